@@ -1,0 +1,72 @@
+# htp_add_plugin(NAME <name> SOURCES <src>... [LINK_LIBRARIES <lib>...]
+#                [OUTPUT_DIRECTORY <dir>] [MANIFEST <file> | NO_MANIFEST] [INSTALL_DESTINATION <dir>])
+#
+# Builds the HTP plugin `htp-<name>.so`: a MODULE library compiled against the SDK headers only, with
+# hidden visibility and a version script so that only `htp_*` symbols are exported. After the build,
+# `htp-host plugins manifest` loads it once and writes its manifest `htp-<name>.plugin.json` next to it
+# (name, version, ABI, declared components); MANIFEST copies a hand-written manifest instead and
+# NO_MANIFEST writes none (test fixtures only). The target is named `htp-<name>`.
+#
+# Used in the HTP build tree and, installed, by out-of-tree plugins through find_package(HTP).
+
+set(_HTP_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+function(htp_add_plugin)
+  cmake_parse_arguments(ARG "NO_MANIFEST" "NAME;OUTPUT_DIRECTORY;MANIFEST;INSTALL_DESTINATION"
+                        "SOURCES;LINK_LIBRARIES" ${ARGN})
+  if(NOT ARG_NAME)
+    message(FATAL_ERROR "htp_add_plugin: NAME is required")
+  endif()
+  if(NOT ARG_NAME MATCHES "^[a-z0-9][a-z0-9-]*$")
+    message(FATAL_ERROR "htp_add_plugin: NAME '${ARG_NAME}' must match [a-z0-9][a-z0-9-]*")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "htp_add_plugin(${ARG_NAME}): SOURCES is required")
+  endif()
+  set(target htp-${ARG_NAME})
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME htp-${ARG_NAME}
+    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY}
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${target} PRIVATE cxx_std_20)
+  target_link_libraries(${target} PRIVATE HTP::sdk ${ARG_LINK_LIBRARIES})
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${_HTP_PLUGIN_CMAKE_DIR}/htp_plugin.map"
+    "LINKER:--no-undefined")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${_HTP_PLUGIN_CMAKE_DIR}/htp_plugin.map)
+
+  set(manifest ${ARG_OUTPUT_DIRECTORY}/htp-${ARG_NAME}.plugin.json)
+  if(ARG_MANIFEST)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E copy ${ARG_MANIFEST} ${manifest}
+      COMMENT "Copying the manifest of HTP plugin ${ARG_NAME}" VERBATIM)
+  elseif(NOT ARG_NO_MANIFEST)
+    if(TARGET htp-host)
+      set(host_cmd $<TARGET_FILE:htp-host>)
+      add_dependencies(${target} htp-host)
+    elseif(TARGET HTP::htp-host)
+      set(host_cmd $<TARGET_FILE:HTP::htp-host>)
+    else()
+      message(FATAL_ERROR "htp_add_plugin: no htp-host executable to generate the manifest with")
+    endif()
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${host_cmd} --log-level error plugins manifest $<TARGET_FILE:${target}> -o ${manifest}
+      COMMENT "Writing the manifest of HTP plugin ${ARG_NAME}" VERBATIM)
+  endif()
+
+  if(ARG_INSTALL_DESTINATION)
+    install(TARGETS ${target} LIBRARY DESTINATION ${ARG_INSTALL_DESTINATION})
+    if(NOT ARG_NO_MANIFEST)
+      install(FILES ${manifest} DESTINATION ${ARG_INSTALL_DESTINATION})
+    endif()
+  endif()
+endfunction()

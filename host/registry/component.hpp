@@ -1,0 +1,61 @@
+// The host's deep copy of one registered component descriptor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace htp {
+
+enum class ComponentKind { Dialect, IntrinsicSet, Layout, Pass, Pipeline, Backend, Binding };
+
+/// "dialect", "intrinsic-set", "layout", "pass", "pipeline", "backend", "binding".
+const char *component_kind_name(ComponentKind k);
+/// Inverse of component_kind_name; false when the name is unknown.
+bool parse_component_kind(std::string_view name, ComponentKind &out);
+
+/// Pass stages in pipeline order (mirrors HtpPassStage).
+enum class PassStage { Canonicalize, Analyze, Typecheck, Schedule, Lower, Emit, Package };
+const char *pass_stage_name(PassStage s);
+bool parse_pass_stage(std::string_view name, PassStage &out);
+
+/// Identity of the plugin that registered a component (for plans, lockfiles and messages).
+struct PluginRef {
+  std::string name;
+  std::string version;
+  std::string path;    ///< Canonical absolute path of the shared object; empty for synthetic components.
+  std::string sha256;  ///< Hex digest of the shared object; empty for synthetic components.
+};
+
+/// One component. Capability lists hold capability text as registered (validated at registration).
+struct Component {
+  ComponentKind kind = ComponentKind::Dialect;
+  std::string id;
+  std::string version;
+  std::string summary;
+  PluginRef plugin;
+
+  std::vector<std::string> provides;
+  std::vector<std::string> requires_;  ///< `requires` is a C++20 keyword.
+  std::vector<std::string> conflicts;
+  std::vector<std::string> accepts;
+
+  // Dialect: name + surface; intrinsic set: set + ops; layout: kind + facets.
+  std::string name;
+  std::vector<std::string> names;
+
+  // Pass.
+  PassStage stage = PassStage::Canonicalize;
+  std::vector<std::string> applies_to;
+  std::vector<std::string> invalidates;
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+
+  // Pipeline (targets + passes), backend and binding (targets + priority).
+  std::vector<std::string> targets;
+  std::vector<std::string> passes;
+  int32_t priority = 0;
+};
+
+}  // namespace htp

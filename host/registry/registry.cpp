@@ -1,0 +1,46 @@
+#include "registry/registry.hpp"
+
+namespace htp {
+
+Expected<const Component *> Registry::add(Component c) {
+  if (c.id.empty())
+    return Diagnostic::error("registry.empty-id",
+                             std::string("plugin '") + c.plugin.name + "' registered a " +
+                                 component_kind_name(c.kind) + " with an empty id");
+  if (auto it = by_id_.find(c.id); it != by_id_.end()) {
+    const Component &prev = *it->second;
+    return Diagnostic::error("registry.duplicate-id",
+                             "component id '" + c.id + "' registered by plugin '" + c.plugin.name +
+                                 "' is already registered by plugin '" + prev.plugin.name + "'")
+        .with_note("first registration: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id +
+                   "' from " + (prev.plugin.path.empty() ? prev.plugin.name : prev.plugin.path))
+        .with_note("second registration: " + std::string(component_kind_name(c.kind)) + " '" + c.id +
+                   "' from " + (c.plugin.path.empty() ? c.plugin.name : c.plugin.path));
+  }
+  auto owned = std::make_unique<Component>(std::move(c));
+  const Component *ptr = owned.get();
+  components_.push_back(std::move(owned));
+  by_id_.emplace(ptr->id, ptr);
+  return ptr;
+}
+
+const Component *Registry::find(std::string_view id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+std::vector<const Component *> Registry::of_kind(ComponentKind kind) const {
+  std::vector<const Component *> out;
+  for (const auto &c : components_)
+    if (c->kind == kind) out.push_back(c.get());
+  return out;
+}
+
+std::vector<const Component *> Registry::of_plugin(std::string_view plugin) const {
+  std::vector<const Component *> out;
+  for (const auto &c : components_)
+    if (c->plugin.name == plugin) out.push_back(c.get());
+  return out;
+}
+
+}  // namespace htp

@@ -1,0 +1,270 @@
+/*
+ * htp/abi.h — the HTP plugin C ABI.
+ *
+ * A plugin is a shared library exporting exactly one symbol, `htp_plugin_query`. The host calls it
+ * (side-effect free) to read a static HtpPluginInfo, checks the ABI version, then calls `init` with the
+ * host function table. Everything a plugin does — registering components, reporting diagnostics,
+ * logging — goes through that table; a plugin never links against the host library.
+ *
+ * Rules that hold for every type below:
+ *  - Every struct passed across the boundary starts with `size_t struct_size` (sizeof as the plugin
+ *    compiled it). The host validates it, copies min(struct_size, its own size) and zero-fills the rest,
+ *    so a plugin built for an older minor version reads new fields as zero.
+ *  - Strings are borrowed HtpStr {ptr,len} UTF-8 views, valid for the duration of the call only; the
+ *    receiver deep-copies what it keeps. ptr may be NULL when len is 0.
+ *  - Every callback returns an HtpStatus and never lets a C++ exception escape (plugin.hpp's guards).
+ *  - ABI compatibility: the host loads a plugin when the majors are equal and the plugin's minor is
+ *    less than or equal to the host's minor. Fields are only ever appended within a major version.
+ */
+#ifndef HTP_ABI_H
+#define HTP_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Versioning ------------------------------------------------------------------------------ */
+
+/** ABI major version: a plugin with a different major is refused. */
+#define HTP_ABI_MAJOR 1u
+/** ABI minor version: 1.1 appended HtpPluginInfo.description and HtpPluginInfo.sdk_version. */
+#define HTP_ABI_MINOR 1u
+
+/** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
+#if defined(_WIN32)
+#define HTP_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define HTP_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/** Name of the single symbol every plugin exports. */
+#define HTP_PLUGIN_QUERY_SYMBOL "htp_plugin_query"
+
+/* ---- Basic types ----------------------------------------------------------------------------- */
+
+/** A borrowed UTF-8 string view; not NUL-terminated in general. */
+typedef struct HtpStr {
+  const char *ptr; /**< First byte, or NULL when len == 0. */
+  size_t len;      /**< Length in bytes. */
+} HtpStr;
+
+/** A borrowed array of strings. */
+typedef struct HtpStrList {
+  const HtpStr *items; /**< First element, or NULL when count == 0. */
+  size_t count;        /**< Number of elements. */
+} HtpStrList;
+
+/** Result of every call across the boundary. */
+typedef int32_t HtpStatus;
+enum {
+  HTP_OK = 0,                   /**< Success. */
+  HTP_ERR = 1,                  /**< Failure already described by a diagnostic. */
+  HTP_ERR_INVALID_ARGUMENT = 2, /**< A malformed argument or descriptor. */
+  HTP_ERR_NOT_FOUND = 3,        /**< A named entity does not exist. */
+  HTP_ERR_UNSUPPORTED = 4,      /**< The request is valid but not supported by the callee. */
+  HTP_ERR_INTERNAL = 5          /**< An unexpected failure (e.g. an exception caught at the boundary). */
+};
+
+/** Log levels, ordered by severity. */
+typedef int32_t HtpLogLevel;
+enum {
+  HTP_LOG_TRACE = 0,
+  HTP_LOG_DEBUG = 1,
+  HTP_LOG_INFO = 2,
+  HTP_LOG_WARN = 3,
+  HTP_LOG_ERROR = 4
+};
+
+/** Diagnostic severities. */
+typedef int32_t HtpSeverity;
+enum { HTP_SEV_NOTE = 0, HTP_SEV_WARNING = 1, HTP_SEV_ERROR = 2 };
+
+/** A source range; lines are 1-based, columns 0-based UTF-8 byte offsets (as Python's ast). */
+typedef struct HtpSpan {
+  HtpStr file;       /**< Source file name; empty when unknown. */
+  uint32_t line;     /**< First line, 0 when unknown. */
+  uint32_t col;      /**< First column. */
+  uint32_t end_line; /**< Last line (inclusive). */
+  uint32_t end_col;  /**< Column one past the end on end_line. */
+} HtpSpan;
+
+/** A diagnostic a plugin reports. */
+typedef struct HtpDiagnostic {
+  size_t struct_size;   /**< sizeof(HtpDiagnostic) as compiled by the reporter. */
+  HtpSeverity severity; /**< Note, warning or error. */
+  HtpStr code;          /**< Stable machine-readable code, e.g. "wsp.arity"; may be empty. */
+  HtpStr message;       /**< Human-readable message, one sentence, no trailing newline. */
+  HtpSpan span;         /**< Where it applies; zero when it has no location. */
+} HtpDiagnostic;
+
+/** Opaque per-plugin host context; passed back to every host function. */
+typedef struct HtpHost HtpHost;
+/** Opaque diagnostic sink owned by the host for the duration of one call. */
+typedef struct HtpDiag HtpDiag;
+
+/* ---- Component descriptors ------------------------------------------------------------------- */
+
+/** The seven component kinds. */
+typedef int32_t HtpComponentKind;
+enum {
+  HTP_KIND_DIALECT = 0,
+  HTP_KIND_INTRINSIC_SET = 1,
+  HTP_KIND_LAYOUT = 2,
+  HTP_KIND_PASS = 3,
+  HTP_KIND_PIPELINE = 4,
+  HTP_KIND_BACKEND = 5,
+  HTP_KIND_BINDING = 6
+};
+
+/**
+ * Fields every component shares. Frozen for ABI major 1: new common fields are appended to each kind
+ * descriptor instead. Capability lists hold text in the capability grammar (docs/capabilities.md),
+ * e.g. "Backend.PTO(variant=a2a3sim)" or "?IR.TaskGraph" for an optional requirement.
+ */
+typedef struct HtpComponentInfo {
+  HtpStr id;            /**< Unique across every loaded plugin, e.g. "wsp.build-task-graph". */
+  HtpStr version;       /**< Semantic version of the component, e.g. "1.2.0". */
+  HtpStr summary;       /**< One line shown by `plugins inspect`. */
+  HtpStrList provides;  /**< Capabilities this component makes true when selected. */
+  HtpStrList requires;  /**< Capabilities that must hold before this component runs or is selected. */
+  HtpStrList conflicts; /**< Capabilities that must not hold together with this component. */
+  HtpStrList accepts;   /**< Program obligations (Uses.*) this component can honour. */
+} HtpComponentInfo;
+
+/** A programming model: surface names for the frontend plus the obligations its programs raise. */
+typedef struct HtpDialectDesc {
+  size_t struct_size;   /**< sizeof(HtpDialectDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStr name;          /**< Dialect name: Uses.Dialect(name=...) and htp.dialects.<name>. */
+  HtpStrList surface;   /**< Python names this dialect exports, e.g. "workload", "P", "schedule". */
+} HtpDialectDesc;
+
+/** A set of intrinsics, e.g. "pto" with ops "add", "matmul", ... */
+typedef struct HtpIntrinsicSetDesc {
+  size_t struct_size;   /**< sizeof(HtpIntrinsicSetDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStr set;           /**< Set name: Uses.Intrinsic(set=...) and htp.intrinsics.<set>. */
+  HtpStrList ops;       /**< Operation names in the set. */
+} HtpIntrinsicSetDesc;
+
+/** A layout system, e.g. "axe", with the facets it describes. */
+typedef struct HtpLayoutDesc {
+  size_t struct_size;   /**< sizeof(HtpLayoutDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStr kind;          /**< Layout kind: Uses.Layout(kind=...). */
+  HtpStrList facets;    /**< Facets it can express, e.g. "dist", "mem", "hw". */
+} HtpLayoutDesc;
+
+/** Pass stages, in pipeline order. */
+typedef int32_t HtpPassStage;
+enum {
+  HTP_STAGE_CANONICALIZE = 0,
+  HTP_STAGE_ANALYZE = 1,
+  HTP_STAGE_TYPECHECK = 2,
+  HTP_STAGE_SCHEDULE = 3,
+  HTP_STAGE_LOWER = 4,
+  HTP_STAGE_EMIT = 5,
+  HTP_STAGE_PACKAGE = 6
+};
+
+/** A transformation or analysis over a module. */
+typedef struct HtpPassDesc {
+  size_t struct_size;      /**< sizeof(HtpPassDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpPassStage stage;      /**< Stage the pass belongs to; orders passes before requires/provides. */
+  HtpStrList applies_to;   /**< The pass is selected when all of these hold for the program/target. */
+  HtpStrList invalidates;  /**< Facts this pass makes false when it runs. */
+  HtpStrList before;       /**< Pass ids this pass must run before (when both are selected). */
+  HtpStrList after;        /**< Pass ids this pass must run after (when both are selected). */
+} HtpPassDesc;
+
+/** A pipeline template: the passes a target needs, in addition to every pass that applies. */
+typedef struct HtpPipelineDesc {
+  size_t struct_size;   /**< sizeof(HtpPipelineDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStrList targets;   /**< Targets this pipeline compiles for, e.g. "pto-a2a3sim". */
+  HtpStrList passes;    /**< Pass ids the template always includes. */
+} HtpPipelineDesc;
+
+/** A code generator for one or more targets. */
+typedef struct HtpBackendDesc {
+  size_t struct_size;   /**< sizeof(HtpBackendDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStrList targets;   /**< Targets it generates code for. */
+  int32_t priority;     /**< Higher wins when several backends claim a target; ties are errors. */
+} HtpBackendDesc;
+
+/** A build/load/run adapter for packages of one or more targets. */
+typedef struct HtpBindingDesc {
+  size_t struct_size;   /**< sizeof(HtpBindingDesc) as compiled by the plugin. */
+  HtpComponentInfo info;
+  HtpStrList targets;   /**< Targets whose packages it can run. */
+  int32_t priority;     /**< Higher wins when several bindings claim a target; ties are errors. */
+} HtpBindingDesc;
+
+/* ---- Host function table --------------------------------------------------------------------- */
+
+/**
+ * Services the host offers a plugin. Append-only within ABI major 1: a plugin checks struct_size
+ * before calling a function appended after the minor version it was built for.
+ */
+typedef struct HtpHostApi {
+  size_t struct_size; /**< sizeof(HtpHostApi) as compiled by the host. */
+  uint32_t abi_major; /**< The host's HTP_ABI_MAJOR. */
+  uint32_t abi_minor; /**< The host's HTP_ABI_MINOR. */
+  HtpHost *host;      /**< Context identifying the calling plugin; pass it to every function. */
+
+  /** Writes a log line attributed to the plugin; never to stdout. */
+  void (*log)(HtpHost *host, HtpLogLevel level, HtpStr message);
+  /** Reports a diagnostic into a sink the host passed to the current call. */
+  void (*report)(HtpHost *host, HtpDiag *sink, const HtpDiagnostic *diagnostic);
+  /** Allocates host-owned memory (for data handed to the host); NULL on failure. */
+  void *(*alloc)(HtpHost *host, size_t size, size_t align);
+  /** Frees memory returned by alloc; NULL is ignored. */
+  void (*free)(HtpHost *host, void *ptr);
+
+  /** Registers a dialect; HTP_ERR with a diagnostic in sink when the descriptor is rejected. */
+  HtpStatus (*register_dialect)(HtpHost *host, const HtpDialectDesc *desc, HtpDiag *sink);
+  /** Registers an intrinsic set; as register_dialect. */
+  HtpStatus (*register_intrinsic_set)(HtpHost *host, const HtpIntrinsicSetDesc *desc, HtpDiag *sink);
+  /** Registers a layout system; as register_dialect. */
+  HtpStatus (*register_layout)(HtpHost *host, const HtpLayoutDesc *desc, HtpDiag *sink);
+  /** Registers a pass; as register_dialect. */
+  HtpStatus (*register_pass)(HtpHost *host, const HtpPassDesc *desc, HtpDiag *sink);
+  /** Registers a pipeline template; as register_dialect. */
+  HtpStatus (*register_pipeline)(HtpHost *host, const HtpPipelineDesc *desc, HtpDiag *sink);
+  /** Registers a backend; as register_dialect. */
+  HtpStatus (*register_backend)(HtpHost *host, const HtpBackendDesc *desc, HtpDiag *sink);
+  /** Registers a binding; as register_dialect. */
+  HtpStatus (*register_binding)(HtpHost *host, const HtpBindingDesc *desc, HtpDiag *sink);
+} HtpHostApi;
+
+/* ---- Plugin entry ---------------------------------------------------------------------------- */
+
+/** What htp_plugin_query returns: a static, immutable description of the plugin. */
+typedef struct HtpPluginInfo {
+  size_t struct_size; /**< sizeof(HtpPluginInfo) as compiled by the plugin. */
+  uint32_t abi_major; /**< HTP_ABI_MAJOR the plugin was built against. */
+  uint32_t abi_minor; /**< HTP_ABI_MINOR the plugin was built against. */
+  const char *name;   /**< Plugin name, NUL-terminated, [a-z0-9-]+, e.g. "dialect-wsp". */
+  const char *version; /**< Plugin semantic version, NUL-terminated. */
+  /** Registers the plugin's components; returns HTP_OK or an error described in diag. */
+  HtpStatus (*init)(const HtpHostApi *api, HtpDiag *diag);
+  /** Releases what init acquired; called once before the host exits; may be NULL. */
+  void (*shutdown)(void);
+  /* ABI 1.1 */
+  const char *description; /**< One line describing the plugin; may be NULL. */
+  const char *sdk_version; /**< HTP SDK version the plugin was built with; may be NULL. */
+} HtpPluginInfo;
+
+/** Signature of the entry symbol: side-effect free; returns static data or NULL. */
+typedef const HtpPluginInfo *(*HtpPluginQueryFn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HTP_ABI_H */
