@@ -2,21 +2,23 @@
 
 namespace htp {
 
-Expected<const Component *> Registry::add(Component c) {
+std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
   if (c.id.empty())
-    return Diagnostic::error("registry.empty-id",
-                             std::string("plugin '") + c.plugin.name + "' registered a " +
-                                 component_kind_name(c.kind) + " with an empty id");
-  if (auto it = by_id_.find(c.id); it != by_id_.end()) {
-    const Component &prev = *it->second;
-    return Diagnostic::error("registry.duplicate-id",
-                             "component id '" + c.id + "' registered by plugin '" + c.plugin.name +
-                                 "' is already registered by plugin '" + prev.plugin.name + "'")
-        .with_note("first registration: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id +
-                   "' from " + (prev.plugin.path.empty() ? prev.plugin.name : prev.plugin.path))
-        .with_note("second registration: " + std::string(component_kind_name(c.kind)) + " '" + c.id +
-                   "' from " + (c.plugin.path.empty() ? c.plugin.name : c.plugin.path));
-  }
+    return Diagnostic::error("registry.empty-id", std::string("plugin '") + c.plugin.name + "' registered a " +
+                                                      component_kind_name(c.kind) + " with an empty id");
+  auto it = by_id_.find(c.id);
+  if (it == by_id_.end()) return std::nullopt;
+  const Component &prev = *it->second;
+  auto where = [](const Component &x) { return x.plugin.path.empty() ? x.plugin.name : x.plugin.path; };
+  return Diagnostic::error("registry.duplicate-id", "component id '" + c.id + "' registered by plugin '" +
+                                                        c.plugin.name + "' is already registered by plugin '" +
+                                                        prev.plugin.name + "'")
+      .with_note("first: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id + "' from " + where(prev))
+      .with_note("second: " + std::string(component_kind_name(c.kind)) + " '" + c.id + "' from " + where(c));
+}
+
+Expected<const Component *> Registry::add(Component c) {
+  if (auto error = check_insertable(c)) return std::move(*error);
   auto owned = std::make_unique<Component>(std::move(c));
   const Component *ptr = owned.get();
   components_.push_back(std::move(owned));

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ public:
   /// Adds a component; an error naming both plugins when its id is already registered, or naming
   /// the field when the descriptor is malformed (empty id, bad capability text, ...).
   Expected<const Component *> add(Component c);
+
+  /// The error add() would report for `c` (empty id, duplicate id naming both plugins), if any.
+  std::optional<Diagnostic> check_insertable(const Component &c) const;
 
   /// The component with this id, or nullptr.
   const Component *find(std::string_view id) const;

@@ -129,7 +129,7 @@ typedef struct HtpComponentInfo {
   HtpStr version;       /**< Semantic version of the component, e.g. "1.2.0". */
   HtpStr summary;       /**< One line shown by `plugins inspect`. */
   HtpStrList provides;  /**< Capabilities this component makes true when selected. */
-  HtpStrList requires;  /**< Capabilities that must hold before this component runs or is selected. */
+  HtpStrList requirements; /**< Capabilities that must hold before this component runs or is selected. */
   HtpStrList conflicts; /**< Capabilities that must not hold together with this component. */
   HtpStrList accepts;   /**< Program obligations (Uses.*) this component can honour. */
 } HtpComponentInfo;

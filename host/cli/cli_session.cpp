@@ -1,0 +1,41 @@
+#include "cli/cli_session.hpp"
+
+#include "diag/log.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+namespace htp::cli {
+
+PluginHost &Session::plugins() {
+  if (host_) return *host_;
+  host_ = std::make_unique<PluginHost>();
+  PluginSearch search;
+  for (const auto &s : plugin_specs) search.specs.push_back(absolute_cli_path(s));
+  DiagnosticList diags;
+  host_->load_all(search, diags);
+  if (!diags.empty()) print(diags);
+  plugin_errors_ = diags.has_errors();
+  return *host_;
+}
+
+void Session::print(const DiagnosticList &diags) { std::cerr << diags.render() << std::flush; }
+
+void Session::print(const Diagnostic &diag) { std::cerr << diag.render() << '\n' << std::flush; }
+
+bool configure_logging(const std::string &level) {
+  if (level.empty()) {
+    (void)htp::log();  // level from HTP_LOG_LEVEL
+    return true;
+  }
+  return set_log_level(level);
+}
+
+std::string absolute_cli_path(const std::string &path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  return (std::filesystem::current_path() / p).lexically_normal().string();
+}
+
+}  // namespace htp::cli

@@ -1,0 +1,52 @@
+// State shared by the htp-host subcommands: global options, the lazily loaded plugin set, exit codes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "diag/diagnostic.hpp"
+#include "loader/plugin_host.hpp"
+
+namespace htp::cli {
+
+/// Exit status of htp-host: 0 success, 1 diagnosed error, 2 usage error.
+enum ExitCode : int { kExitOk = 0, kExitError = 1, kExitUsage = 2 };
+
+class Session {
+public:
+  /// --plugins values as given (made absolute against the working directory when loading).
+  std::vector<std::string> plugin_specs;
+  /// --log-level (else HTP_LOG_LEVEL, else "warn").
+  std::string log_level;
+  /// The action of the chosen subcommand; returns the exit status.
+  std::function<int()> action;
+
+  /// Loads the plugin set once: --plugins if given, else the built-in plugins; plus HTP_PLUGIN_PATH.
+  /// Load failures are printed to stderr and remembered (see plugin_errors()).
+  PluginHost &plugins();
+  /// True when loading the plugin set reported an error.
+  bool plugin_errors() const { return plugin_errors_; }
+
+  /// Prints diagnostics to stderr, one per line.
+  static void print(const DiagnosticList &diags);
+  static void print(const Diagnostic &diag);
+
+private:
+  std::unique_ptr<PluginHost> host_;
+  bool plugin_errors_ = false;
+};
+
+/// Configures spdlog: stderr only, level from `level` (or HTP_LOG_LEVEL); false on an unknown level.
+bool configure_logging(const std::string &level);
+
+/// A path from the command line made absolute against the working directory.
+std::string absolute_cli_path(const std::string &path);
+
+// Each subcommand lives in its own file and registers itself on the app.
+void register_plugins_command(CLI::App &app, Session &session);
+
+}  // namespace htp::cli

@@ -1,0 +1,57 @@
+// htp-host: the command-line front door of HTP.
+#include <iostream>
+
+#include <htp/abi.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_session.hpp"
+
+#ifndef HTP_VERSION_STRING
+#define HTP_VERSION_STRING "unknown"
+#endif
+
+int main(int argc, char **argv) {
+  using namespace htp::cli;
+  Session session;
+  CLI::App app{"htp-host: compile Python tile programs through plugin pipelines into artifact packages",
+               "htp-host"};
+  app.set_version_flag("--version", std::string("htp-host ") + HTP_VERSION_STRING + " (ABI " +
+                                        std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR) + ")");
+  app.add_option("--plugins", session.plugin_specs,
+                 "Plugin directory, plugin library (.so) or plugin-set JSON file; repeatable. "
+                 "Default: the built-in plugins. HTP_PLUGIN_PATH adds more.")
+      ->type_name("PATH");
+  app.add_option("--log-level", session.log_level, "trace|debug|info|warn|error|off (default: HTP_LOG_LEVEL or warn)")
+      ->type_name("LEVEL");
+  app.require_subcommand(1);
+
+  register_plugins_command(app, session);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);  // prints the message and usage hint to stderr
+    return kExitUsage;
+  }
+  if (!configure_logging(session.log_level)) {
+    std::cerr << "htp-host: error: unknown log level '" << session.log_level << "'\n";
+    return kExitUsage;
+  }
+  if (!session.action) {
+    std::cerr << app.help();
+    return kExitUsage;
+  }
+  try {
+    return session.action();
+  } catch (const std::exception &e) {
+    std::cerr << "htp-host: error: internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+}

@@ -1,0 +1,695 @@
+// htp/capability.hpp — the capability grammar: one parser, printer and matcher shared by host and SDK.
+//
+// Header-only, standard library only. The grammar, the value kinds and the matching rules are specified in
+// docs/capabilities.md; in short:
+//
+//   capability  := ['?'] Namespace '.' Name [ '(' [ param { ',' param } ] ')' ]
+//   param       := key '=' value | key ('>=' | '>' | '<=' | '<') range-rest
+//   value       := symbol | integer | "string" | version | range
+//   range       := comparator { ',' comparator }     comparator := ('>='|'>'|'<='|'<'|'='|'^'|'~') version
+//
+// A comma inside a parameter list continues a version range when the next non-blank character is a range
+// operator (= < > ^ ~), and starts the next parameter otherwise (keys begin with a letter), so
+// `IR.Graph(version>=1.2,<2, kind=dense)` needs no quoting. The canonical printer writes no blanks, sorts
+// parameters by key and writes a text value bare when it is a symbol, quoted otherwise; what it prints
+// parses back to an equal value.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace htp {
+
+/// Why capability text is malformed: the 0-based byte column where parsing stopped and a reason.
+struct CapabilityError {
+  std::size_t column = 0;
+  std::string reason;
+};
+
+/// A parsed value or the CapabilityError explaining why there is none.
+template <class T> class CapabilityResult {
+public:
+  CapabilityResult(T value) : v_(std::move(value)) {}
+  CapabilityResult(CapabilityError error) : v_(std::move(error)) {}
+
+  /// True when parsing succeeded.
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return ok(); }
+  /// The parsed value; only valid when ok().
+  const T &value() const { return std::get<T>(v_); }
+  T &value() { return std::get<T>(v_); }
+  const T &operator*() const { return value(); }
+  const T *operator->() const { return &value(); }
+  /// The error; only valid when !ok().
+  const CapabilityError &error() const { return std::get<CapabilityError>(v_); }
+
+private:
+  std::variant<T, CapabilityError> v_;
+};
+
+/// A semantic version (SemVer 2.0). `parts` records how many numeric parts were written (1–3), so a
+/// partial version such as `1.2` prints back as written and acts as a prefix in ranges.
+struct SemanticVersion {
+  std::uint64_t major = 0;
+  std::uint64_t minor = 0;
+  std::uint64_t patch = 0;
+  int parts = 3;
+  std::vector<std::string> prerelease;  ///< Dot-separated pre-release identifiers, e.g. {"rc", "1"}.
+  std::string build;                    ///< Build metadata after '+'; kept for printing, ignored in order.
+
+  friend bool operator==(const SemanticVersion &, const SemanticVersion &) = default;
+};
+
+/// Range operators: = > >= < <= ^ (same left-most non-zero part) ~ (same minor when given).
+enum class VersionOp { Eq, Gt, Ge, Lt, Le, Caret, Tilde };
+
+/// One comparator of a range, e.g. `>=1.2`.
+struct VersionComparator {
+  VersionOp op = VersionOp::Eq;
+  SemanticVersion version;
+
+  friend bool operator==(const VersionComparator &, const VersionComparator &) = default;
+};
+
+/// A conjunction of comparators (`>=1.2,<2`): a version is in the range when every comparator holds.
+struct VersionRange {
+  std::vector<VersionComparator> comparators;
+
+  friend bool operator==(const VersionRange &, const VersionRange &) = default;
+};
+
+/// A parameter value: text (a bare symbol or a quoted string), an integer, a version or a version range.
+using CapabilityValue = std::variant<std::string, std::int64_t, SemanticVersion, VersionRange>;
+
+/// One `key=value` parameter.
+struct CapabilityParam {
+  std::string key;
+  CapabilityValue value;
+
+  friend bool operator==(const CapabilityParam &, const CapabilityParam &) = default;
+};
+
+/// A parsed capability. `params` are sorted by key and keys are unique.
+struct Capability {
+  std::string ns;    ///< Namespace, e.g. "Uses".
+  std::string name;  ///< Name within the namespace, e.g. "Intrinsic".
+  std::vector<CapabilityParam> params;
+  bool optional = false;  ///< A leading '?': an optional requirement.
+
+  /// "Namespace.Name", the key providers are indexed by.
+  std::string qualified_name() const { return ns + "." + name; }
+  /// The value of `key`, or nullptr when the capability does not name it.
+  const CapabilityValue *find(std::string_view key) const {
+    auto it = std::lower_bound(params.begin(), params.end(), key,
+                               [](const CapabilityParam &p, std::string_view k) { return p.key < k; });
+    return it != params.end() && it->key == key ? &it->value : nullptr;
+  }
+
+  friend bool operator==(const Capability &, const Capability &) = default;
+};
+
+/// Facts (what is provided or used) take no '?' and no ranges; requirements and patterns may.
+enum class CapabilityMode { Fact, Requirement };
+
+/// Why a requirement does not match a fact with the same Namespace.Name: the key and a short reason.
+struct CapabilityMismatch {
+  std::string key;     ///< The differing key; empty when Namespace.Name differ.
+  std::string reason;  ///< e.g. "has variant=a2a3, required variant=a2a3sim".
+};
+
+namespace capability_detail {
+
+inline bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
+inline bool is_symbol_char(char c) { return is_ident_char(c) || c == '.' || c == '-'; }
+inline bool is_semver_ident_char(char c) { return (is_ident_char(c) && c != '_') || c == '-'; }
+inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
+inline bool is_range_op_start(char c) { return c == '=' || c == '<' || c == '>' || c == '^' || c == '~'; }
+
+inline bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
+}
+
+/// Compares two numeric strings without leading zeros by value.
+inline int compare_numeric(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+/// Recursive-descent parser over one capability text; `pos` is the byte column.
+class Parser {
+public:
+  explicit Parser(std::string_view text) : s_(text) {}
+
+  std::optional<CapabilityError> error;
+
+  std::size_t pos() const { return pos_; }
+  bool at_end() const { return pos_ >= s_.size(); }
+  char peek(std::size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
+  void skip_blanks() {
+    while (!at_end() && is_blank(s_[pos_])) ++pos_;
+  }
+  bool fail(std::size_t column, std::string reason) {
+    if (!error) error = CapabilityError{column, std::move(reason)};
+    return false;
+  }
+
+  bool identifier(std::string &out, const char *what) {
+    if (!is_ident_start(peek()))
+      return fail(pos_, std::string("expected ") + what + describe_here());
+    std::size_t start = pos_;
+    while (is_ident_char(peek())) ++pos_;
+    out.assign(s_.substr(start, pos_ - start));
+    return true;
+  }
+
+  bool number_part(std::uint64_t &out, const char *what) {
+    std::size_t start = pos_;
+    if (!is_digit(peek())) return fail(pos_, std::string("expected the ") + what + " number" + describe_here());
+    while (is_digit(peek())) ++pos_;
+    std::string_view digits = s_.substr(start, pos_ - start);
+    if (digits.size() > 1 && digits[0] == '0')
+      return fail(start, std::string("the ") + what + " number " + std::string(digits) + " has a leading zero");
+    std::uint64_t v = 0;
+    for (char c : digits) {
+      if (v > (UINT64_MAX - static_cast<std::uint64_t>(c - '0')) / 10)
+        return fail(start, std::string("the ") + what + " number " + std::string(digits) + " is too large");
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    out = v;
+    return true;
+  }
+
+  bool dotted_identifiers(std::vector<std::string> &out, bool numeric_rules, const char *what) {
+    do {
+      std::size_t start = pos_;
+      while (is_semver_ident_char(peek())) ++pos_;
+      std::string_view id = s_.substr(start, pos_ - start);
+      if (id.empty()) return fail(pos_, std::string("expected a ") + what + " identifier" + describe_here());
+      if (numeric_rules && all_digits(id) && id.size() > 1 && id[0] == '0')
+        return fail(start, std::string("the numeric ") + what + " identifier " + std::string(id) +
+                               " has a leading zero");
+      out.emplace_back(id);
+      if (peek() != '.') break;
+      ++pos_;
+    } while (true);
+    return true;
+  }
+
+  bool version(SemanticVersion &v) {
+    v = SemanticVersion{};
+    if (!number_part(v.major, "major")) return false;
+    v.parts = 1;
+    if (peek() == '.') {
+      ++pos_;
+      if (!number_part(v.minor, "minor")) return false;
+      v.parts = 2;
+      if (peek() == '.') {
+        ++pos_;
+        if (!number_part(v.patch, "patch")) return false;
+        v.parts = 3;
+      }
+    }
+    if (peek() == '-' || peek() == '+') {
+      if (v.parts != 3)
+        return fail(pos_, "pre-release and build suffixes need a full MAJOR.MINOR.PATCH version");
+      if (peek() == '-') {
+        ++pos_;
+        if (!dotted_identifiers(v.prerelease, true, "pre-release")) return false;
+      }
+      if (peek() == '+') {
+        ++pos_;
+        std::vector<std::string> build;
+        if (!dotted_identifiers(build, false, "build")) return false;
+        for (std::size_t i = 0; i < build.size(); ++i) v.build += (i ? "." : "") + build[i];
+      }
+    }
+    return true;
+  }
+
+  bool range_op(VersionOp &op) {
+    char c = peek();
+    if (c == '>' || c == '<') {
+      bool eq = peek(1) == '=';
+      op = c == '>' ? (eq ? VersionOp::Ge : VersionOp::Gt) : (eq ? VersionOp::Le : VersionOp::Lt);
+      pos_ += eq ? 2 : 1;
+      return true;
+    }
+    if (c == '=') op = VersionOp::Eq;
+    else if (c == '^') op = VersionOp::Caret;
+    else if (c == '~') op = VersionOp::Tilde;
+    else return fail(pos_, std::string("expected a range operator (>=, >, <=, <, =, ^, ~)") + describe_here());
+    ++pos_;
+    return true;
+  }
+
+  /// Parses comparators; inside a parameter list a ',' continues the range only before a range operator.
+  bool range(VersionRange &r, bool in_params) {
+    while (true) {
+      VersionComparator c;
+      if (!range_op(c.op)) return false;
+      skip_blanks();
+      if (!version(c.version)) return false;
+      r.comparators.push_back(std::move(c));
+      std::size_t save = pos_;
+      skip_blanks();
+      if (peek() != ',') {
+        pos_ = save;
+        return true;
+      }
+      std::size_t comma = pos_;
+      ++pos_;
+      skip_blanks();
+      if (in_params && !is_range_op_start(peek())) {
+        pos_ = comma;
+        return true;
+      }
+    }
+  }
+
+  bool string_literal(std::string &out) {
+    std::size_t open = pos_;
+    ++pos_;  // the opening quote
+    while (true) {
+      if (at_end()) return fail(open, "unterminated string");
+      char c = s_[pos_];
+      if (c == '"') {
+        ++pos_;
+        return true;
+      }
+      if (c == '\\') {
+        char e = peek(1);
+        if (e == '"' || e == '\\') out += e;
+        else if (e == 'n') out += '\n';
+        else if (e == 't') out += '\t';
+        else if (e == '\0') return fail(open, "unterminated string");
+        else return fail(pos_, std::string("unknown escape '\\") + e + "' in string");
+        pos_ += 2;
+        continue;
+      }
+      out += c;
+      ++pos_;
+    }
+  }
+
+  bool value(CapabilityValue &out, CapabilityMode mode) {
+    char c = peek();
+    std::size_t start = pos_;
+    if (c == '"') {
+      std::string s;
+      if (!string_literal(s)) return false;
+      out = std::move(s);
+      return true;
+    }
+    if (is_range_op_start(c)) {
+      if (mode != CapabilityMode::Requirement)
+        return fail(start, "a version range is only allowed in a requirement");
+      VersionRange r;
+      if (!range(r, true)) return false;
+      out = std::move(r);
+      return true;
+    }
+    if (is_ident_start(c)) {
+      while (is_symbol_char(peek())) ++pos_;
+      out = std::string(s_.substr(start, pos_ - start));
+      return true;
+    }
+    if (c == '-' || is_digit(c)) {
+      bool negative = c == '-';
+      std::size_t digits = negative ? pos_ + 1 : pos_;
+      std::size_t end = digits;
+      while (end < s_.size() && is_digit(s_[end])) ++end;
+      if (end == digits) return fail(digits, "expected digits after '-'");
+      if (!negative && end < s_.size() && (s_[end] == '.' || s_[end] == '+' || s_[end] == '-')) {
+        SemanticVersion v;
+        if (!version(v)) return false;
+        out = std::move(v);
+        return true;
+      }
+      std::uint64_t mag = 0;
+      const std::uint64_t limit = negative ? static_cast<std::uint64_t>(INT64_MAX) + 1 : INT64_MAX;
+      for (std::size_t i = digits; i < end; ++i) {
+        std::uint64_t d = static_cast<std::uint64_t>(s_[i] - '0');
+        if (mag > (limit - d) / 10) return fail(start, "integer " + std::string(s_.substr(start, end - start)) +
+                                                           " does not fit in 64 bits");
+        mag = mag * 10 + d;
+      }
+      pos_ = end;
+      out = negative ? (mag == limit ? INT64_MIN : -static_cast<std::int64_t>(mag)) : static_cast<std::int64_t>(mag);
+      return true;
+    }
+    return fail(start, std::string("expected a value (symbol, integer, \"string\", version or range)") +
+                           describe_here());
+  }
+
+  bool param(CapabilityParam &p, CapabilityMode mode) {
+    if (!identifier(p.key, "a parameter key")) return false;
+    skip_blanks();
+    char c = peek();
+    if (c == '>' || c == '<') {
+      if (mode != CapabilityMode::Requirement)
+        return fail(pos_, "a version range is only allowed in a requirement");
+      VersionRange r;
+      if (!range(r, true)) return false;
+      p.value = std::move(r);
+      return true;
+    }
+    if (c != '=') return fail(pos_, "expected '=' after key '" + p.key + "'" + describe_here());
+    ++pos_;
+    skip_blanks();
+    return value(p.value, mode);
+  }
+
+  bool capability(Capability &cap, CapabilityMode mode) {
+    skip_blanks();
+    if (peek() == '?') {
+      if (mode != CapabilityMode::Requirement)
+        return fail(pos_, "'?' marks an optional requirement and is not allowed here");
+      cap.optional = true;
+      ++pos_;
+      skip_blanks();
+    }
+    if (!identifier(cap.ns, "a namespace")) return false;
+    if (peek() != '.') return fail(pos_, "expected '.' between namespace and name" + describe_here());
+    ++pos_;
+    if (!identifier(cap.name, "a name after '.'")) return false;
+    std::vector<std::size_t> key_columns;
+    skip_blanks();
+    if (peek() == '(') {
+      ++pos_;
+      skip_blanks();
+      if (peek() != ')') {
+        while (true) {
+          key_columns.push_back(pos_);
+          CapabilityParam p;
+          if (!param(p, mode)) return false;
+          cap.params.push_back(std::move(p));
+          skip_blanks();
+          if (peek() == ',') {
+            ++pos_;
+            skip_blanks();
+            continue;
+          }
+          if (peek() == ')') break;
+          return fail(pos_, "expected ',' or ')'" + describe_here());
+        }
+      }
+      ++pos_;  // ')'
+      skip_blanks();
+    }
+    if (!at_end()) return fail(pos_, "unexpected '" + std::string(1, peek()) + "' after the capability");
+    // Sort by key (stable, so the first of two equal keys is found first) and reject duplicates.
+    std::vector<std::size_t> order(cap.params.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return cap.params[a].key < cap.params[b].key; });
+    std::vector<CapabilityParam> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i > 0 && cap.params[order[i]].key == cap.params[order[i - 1]].key)
+        return fail(std::max(key_columns[order[i]], key_columns[order[i - 1]]),
+                    "duplicate key '" + cap.params[order[i]].key + "'");
+      sorted.push_back(std::move(cap.params[order[i]]));
+    }
+    cap.params = std::move(sorted);
+    return true;
+  }
+
+  std::string describe_here() const {
+    if (at_end()) return " at the end of the text";
+    return std::string(", found '") + peek() + "'";
+  }
+
+private:
+  std::string_view s_;
+  std::size_t pos_ = 0;
+};
+
+inline SemanticVersion padded(const SemanticVersion &v) {
+  SemanticVersion p = v;
+  if (p.parts < 2) p.minor = 0;
+  if (p.parts < 3) p.patch = 0;
+  p.parts = 3;
+  return p;
+}
+
+/// The smallest version above every version that starts with v's first `part` numbers: X.Y.Z-0 form.
+inline std::optional<SemanticVersion> bump(const SemanticVersion &v, int part) {
+  SemanticVersion b = padded(v);
+  b.prerelease = {"0"};
+  b.build.clear();
+  if (part <= 1) {
+    if (b.major == UINT64_MAX) return std::nullopt;
+    b.major += 1, b.minor = 0, b.patch = 0;
+  } else if (part == 2) {
+    if (b.minor == UINT64_MAX) return std::nullopt;
+    b.minor += 1, b.patch = 0;
+  } else {
+    if (b.patch == UINT64_MAX) return std::nullopt;
+    b.patch += 1;
+  }
+  return b;
+}
+
+}  // namespace capability_detail
+
+/// SemVer 2.0 precedence: <0, 0 or >0. Missing parts count as 0; build metadata is ignored.
+inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) {
+  auto pa = capability_detail::padded(a), pb = capability_detail::padded(b);
+  if (pa.major != pb.major) return pa.major < pb.major ? -1 : 1;
+  if (pa.minor != pb.minor) return pa.minor < pb.minor ? -1 : 1;
+  if (pa.patch != pb.patch) return pa.patch < pb.patch ? -1 : 1;
+  if (pa.prerelease.empty() != pb.prerelease.empty()) return pa.prerelease.empty() ? 1 : -1;
+  for (std::size_t i = 0; i < pa.prerelease.size() && i < pb.prerelease.size(); ++i) {
+    const std::string &x = pa.prerelease[i], &y = pb.prerelease[i];
+    bool nx = capability_detail::all_digits(x), ny = capability_detail::all_digits(y);
+    int c = 0;
+    if (nx && ny) c = capability_detail::compare_numeric(x, y);
+    else if (nx != ny) c = nx ? -1 : 1;
+    else c = x < y ? -1 : (x > y ? 1 : 0);
+    if (c != 0) return c;
+  }
+  if (pa.prerelease.size() != pb.prerelease.size()) return pa.prerelease.size() < pb.prerelease.size() ? -1 : 1;
+  return 0;
+}
+
+/// True when `v` satisfies the comparator. Partial versions act as prefixes: `=1.2` is 1.2.x, `<=1.2`
+/// includes every 1.2.x, `>1.2` starts at 1.3.0-0, `<2` stops before 2.0.0-0.
+inline bool comparator_contains(const VersionComparator &c, const SemanticVersion &v) {
+  using capability_detail::bump;
+  const SemanticVersion &w = c.version;
+  const bool full = w.parts >= 3;
+  auto below = [&](const std::optional<SemanticVersion> &hi) { return !hi || compare_versions(v, *hi) < 0; };
+  switch (c.op) {
+  case VersionOp::Eq:
+    if (full) return compare_versions(v, w) == 0;
+    return compare_versions(v, w) >= 0 && below(bump(w, w.parts));
+  case VersionOp::Gt:
+    if (full) return compare_versions(v, w) > 0;
+    {
+      auto lo = bump(w, w.parts);
+      return lo && compare_versions(v, *lo) >= 0;
+    }
+  case VersionOp::Ge: return compare_versions(v, w) >= 0;
+  case VersionOp::Lt:
+    if (full) return compare_versions(v, w) < 0;
+    {
+      SemanticVersion hi = capability_detail::padded(w);
+      hi.prerelease = {"0"};
+      return compare_versions(v, hi) < 0;
+    }
+  case VersionOp::Le:
+    if (full) return compare_versions(v, w) <= 0;
+    return below(bump(w, w.parts));
+  case VersionOp::Caret: {
+    if (compare_versions(v, w) < 0) return false;
+    int part = (w.major > 0 || w.parts == 1) ? 1 : ((w.minor > 0 || w.parts == 2) ? 2 : 3);
+    return below(bump(w, part));
+  }
+  case VersionOp::Tilde:
+    if (compare_versions(v, w) < 0) return false;
+    return below(bump(w, w.parts >= 2 ? 2 : 1));
+  }
+  return false;
+}
+
+/// True when `v` satisfies every comparator of `r` (an empty range contains everything).
+inline bool range_contains(const VersionRange &r, const SemanticVersion &v) {
+  return std::all_of(r.comparators.begin(), r.comparators.end(),
+                     [&](const VersionComparator &c) { return comparator_contains(c, v); });
+}
+
+/// Parses a whole capability; in Fact mode '?' and ranges are errors.
+inline CapabilityResult<Capability> parse_capability(std::string_view text,
+                                                     CapabilityMode mode = CapabilityMode::Fact) {
+  capability_detail::Parser p(text);
+  Capability cap;
+  if (!p.capability(cap, mode)) return *p.error;
+  return cap;
+}
+
+/// Parses a semantic version such as `1.2.0`, `1.2` or `2.0.0-rc.1+build.5`.
+inline CapabilityResult<SemanticVersion> parse_version(std::string_view text) {
+  capability_detail::Parser p(text);
+  SemanticVersion v;
+  if (!p.version(v)) return *p.error;
+  if (!p.at_end()) return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' after the version"};
+  return v;
+}
+
+/// Parses a version range such as `>=1.2,<2`, `^1.4` or `~0.3.1` (commas separate comparators).
+inline CapabilityResult<VersionRange> parse_version_range(std::string_view text) {
+  capability_detail::Parser p(text);
+  VersionRange r;
+  p.skip_blanks();
+  if (!p.range(r, false)) return *p.error;
+  p.skip_blanks();
+  if (!p.at_end()) return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' in the range"};
+  return r;
+}
+
+/// Prints a version as written: `1.2`, `1.2.0-rc.1+b5`.
+inline std::string to_string(const SemanticVersion &v) {
+  std::string s = std::to_string(v.major);
+  if (v.parts >= 2) s += "." + std::to_string(v.minor);
+  if (v.parts >= 3) s += "." + std::to_string(v.patch);
+  for (std::size_t i = 0; i < v.prerelease.size(); ++i) s += (i ? "." : "-") + v.prerelease[i];
+  if (!v.build.empty()) s += "+" + v.build;
+  return s;
+}
+
+/// The operator's spelling: ">=", "^", ...
+inline const char *version_op_text(VersionOp op) {
+  switch (op) {
+  case VersionOp::Eq: return "=";
+  case VersionOp::Gt: return ">";
+  case VersionOp::Ge: return ">=";
+  case VersionOp::Lt: return "<";
+  case VersionOp::Le: return "<=";
+  case VersionOp::Caret: return "^";
+  case VersionOp::Tilde: return "~";
+  }
+  return "=";
+}
+
+/// Prints a range without blanks: `>=1.2,<2`.
+inline std::string to_string(const VersionRange &r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.comparators.size(); ++i) {
+    if (i) s += ',';
+    s += version_op_text(r.comparators[i].op);
+    s += to_string(r.comparators[i].version);
+  }
+  return s;
+}
+
+/// True when text prints bare (a symbol: letter or '_' first, then letters, digits, '_', '.', '-').
+inline bool is_symbol(std::string_view text) {
+  if (text.empty() || !capability_detail::is_ident_start(text[0])) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return capability_detail::is_symbol_char(c); });
+}
+
+/// Prints a value: symbols bare, other text quoted with \" \\ \n \t escapes, numbers and versions as is.
+inline std::string to_string(const CapabilityValue &value) {
+  if (const auto *s = std::get_if<std::string>(&value)) {
+    if (is_symbol(*s)) return *s;
+    std::string out = "\"";
+    for (char c : *s) {
+      if (c == '"' || c == '\\') out += '\\', out += c;
+      else if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else out += c;
+    }
+    return out + "\"";
+  }
+  if (const auto *i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const auto *v = std::get_if<SemanticVersion>(&value)) return to_string(*v);
+  return to_string(std::get<VersionRange>(value));
+}
+
+/// Prints one parameter: `key=value`, or `key>=1.2,<2` when a range starts with a comparison.
+inline std::string to_string(const CapabilityParam &p) {
+  if (const auto *r = std::get_if<VersionRange>(&p.value)) {
+    if (!r->comparators.empty()) {
+      VersionOp op = r->comparators.front().op;
+      if (op == VersionOp::Gt || op == VersionOp::Ge || op == VersionOp::Lt || op == VersionOp::Le)
+        return p.key + to_string(*r);
+    }
+  }
+  return p.key + "=" + to_string(p.value);
+}
+
+/// The canonical text: `?NS.Name(k1=v1,k2=v2)` with sorted keys and no blanks; parses back equal.
+inline std::string to_string(const Capability &cap) {
+  std::string s = cap.optional ? "?" : "";
+  s += cap.ns;
+  s += '.';
+  s += cap.name;
+  if (!cap.params.empty()) {
+    s += '(';
+    for (std::size_t i = 0; i < cap.params.size(); ++i) {
+      if (i) s += ',';
+      s += to_string(cap.params[i]);
+    }
+    s += ')';
+  }
+  return s;
+}
+
+/// True when a required value is met by a provided one: text and integers compare equal; a version is
+/// the comparator `=version` (so `1.2` matches 1.2.x); a range must contain the provided version; an
+/// integer n required against a provided version acts as `=n`.
+inline bool value_satisfies(const CapabilityValue &required, const CapabilityValue &provided) {
+  const auto *pv = std::get_if<SemanticVersion>(&provided);
+  if (const auto *r = std::get_if<VersionRange>(&required)) return pv && range_contains(*r, *pv);
+  if (const auto *v = std::get_if<SemanticVersion>(&required))
+    return pv && comparator_contains(VersionComparator{VersionOp::Eq, *v}, *pv);
+  if (const auto *i = std::get_if<std::int64_t>(&required)) {
+    if (pv && *i >= 0) {
+      SemanticVersion major;
+      major.major = static_cast<std::uint64_t>(*i);
+      major.parts = 1;
+      return comparator_contains(VersionComparator{VersionOp::Eq, major}, *pv);
+    }
+    const auto *pi = std::get_if<std::int64_t>(&provided);
+    return pi && *pi == *i;
+  }
+  const auto *ps = std::get_if<std::string>(&provided);
+  return ps && *ps == std::get<std::string>(required);
+}
+
+/// The first reason `requirement` does not match `fact` (Namespace.Name differ, a named key is absent
+/// or has another value), or nullopt when it matches. Keys the requirement does not name are ignored.
+inline std::optional<CapabilityMismatch> first_mismatch(const Capability &requirement, const Capability &fact) {
+  if (requirement.ns != fact.ns || requirement.name != fact.name)
+    return CapabilityMismatch{"", "is " + fact.qualified_name() + ", required " + requirement.qualified_name()};
+  for (const CapabilityParam &p : requirement.params) {
+    const CapabilityValue *have = fact.find(p.key);
+    if (!have) return CapabilityMismatch{p.key, "has no key '" + p.key + "', required " + to_string(p)};
+    if (!value_satisfies(p.value, *have)) {
+      std::string why = "has " + p.key + "=" + to_string(*have) + ", required " + to_string(p);
+      return CapabilityMismatch{p.key, std::move(why)};
+    }
+  }
+  return std::nullopt;
+}
+
+/// True when `fact` has the requirement's Namespace.Name and satisfies every key the requirement names.
+inline bool matches(const Capability &requirement, const Capability &fact) {
+  if (requirement.ns != fact.ns || requirement.name != fact.name) return false;
+  return std::all_of(requirement.params.begin(), requirement.params.end(), [&](const CapabilityParam &p) {
+    const CapabilityValue *have = fact.find(p.key);
+    return have && value_satisfies(p.value, *have);
+  });
+}
+
+}  // namespace htp
