@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages HTP's build and tests need, only those that are missing. Idempotent.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache pkg-config
+  libboost-dev            # Boost.DLL and Boost.Graph (header-only parts)
+  pybind11-dev python3-dev python3-numpy python3-pytest
+  nlohmann-json3-dev libspdlog-dev libcli11-dev libdlpack-dev libssl-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  graphviz                # renders `resolve --dot` output; tested
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "bootstrap: error: not root and no sudo; install these packages: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,101 @@
+// htp-host as a user runs it: output, exit codes, and isolation of crashing plugins.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using htp::test::fixture;
+using htp::test::run_host;
+
+TEST(Cli, VersionPrintsTheAbi) {
+  auto r = run_host({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("htp-host 0.1.0 (ABI 1.1)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, PluginsListJsonHasTheSixBuiltinPlugins) {
+  auto r = run_host({"--plugins", HTP_TEST_PLUGIN_DIR, "--log-level", "trace", "plugins", "list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);  // stdout is exactly the JSON: logs go to stderr
+  std::vector<std::string> names;
+  for (const auto &p : j["plugins"]) {
+    names.push_back(p["name"]);
+    EXPECT_EQ(p["version"], "0.1.0");
+    EXPECT_EQ(p["abi"]["major"], 1);
+    EXPECT_EQ(p["abi"]["minor"], 1);
+    EXPECT_EQ(p["sha256"].get<std::string>().size(), 64u);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"backend-aie", "backend-pto", "dialect-csp", "dialect-tile",
+                                             "dialect-wsp", "layout-axe"}));
+}
+
+TEST(Cli, UsageErrorExitsWithTwo) {
+  EXPECT_EQ(run_host({"plugins", "frobnicate"}).exit_code, 2);
+  EXPECT_EQ(run_host({"--no-such-flag", "plugins", "list"}).exit_code, 2);
+  EXPECT_EQ(run_host({}).exit_code, 2);
+  EXPECT_EQ(run_host({"--log-level", "loud", "plugins", "list"}).exit_code, 2);
+}
+
+TEST(Cli, InspectUnknownPluginIsADiagnosedError) {
+  auto r = run_host({"--plugins", HTP_TEST_PLUGIN_DIR, "plugins", "inspect", "dialect-nope"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("error: no loaded plugin is named 'dialect-nope'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, InspectShowsComponentsWithCapabilities) {
+  auto r = run_host({"--plugins", fixture("fixture-good").string(), "plugins", "inspect", "fixture-good", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["components"].size(), 7u);
+  EXPECT_EQ(j["components"][0]["kind"], "dialect");
+  EXPECT_EQ(j["components"][0]["provides"][0], "Dialect.Good");
+}
+
+TEST(Cli, FailedPluginMakesListExitOneButListsTheRest) {
+  auto r = run_host({"--plugins", fixture("fixture-good").string(), "--plugins",
+                     fixture("fixture-init-error").string(), "plugins", "list", "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plugins"].size(), 1u);
+  EXPECT_EQ(j["unloaded"].size(), 1u);
+  EXPECT_NE(r.err.find("cannot find the accelerator this plugin needs"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerifyGoodPlugin) {
+  auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plugin fixture-good 1.2.3 (ABI 1.1), 7 components"), std::string::npos) << r.out;
+}
+
+TEST(Cli, VerifyIsolateReportsASegfaultAndSurvives) {
+  auto r = run_host({"plugins", "verify", "--isolate", fixture("fixture-init-segv").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("htp-fixture-init-segv.so' crashed while loading: SIGSEGV (signal 11"), std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, VerifyIsolateReportsAnAbort) {
+  auto r = run_host({"plugins", "verify", "--isolate", fixture("fixture-init-abort").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("crashed while loading: SIGABRT"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerifyIsolateKillsAHang) {
+  auto r = run_host({"plugins", "verify", "--isolate", "--timeout-ms", "300", fixture("fixture-init-hang").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("did not finish loading within 300 ms"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerifyIsolateOfAGoodPlugin) {
+  auto r = run_host({"plugins", "verify", "--isolate", fixture("fixture-good").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("7 components (verified in an isolated process)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RelativePluginArgumentIsTakenFromTheWorkingDirectory) {
+  // Paths typed on the command line are made absolute; only then does the loader see them.
+  auto r = run_host({"--plugins", "does-not-exist", "plugins", "list"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("does-not-exist' from --plugins does not exist"), std::string::npos) << r.err;
+}
