@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Runs every HTP benchmark binary and prints the figures against the targets in bench/targets.json.
+
+Usage: report.py BUILD_DIR [--filter REGEX] [--json OUT]
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def run(binary, filt):
+    cmd = [str(binary), "--benchmark_format=json"]
+    if filt:
+        cmd.append(f"--benchmark_filter={filt}")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["benchmarks"]
+
+
+def value_of(bench, metric, unit):
+    if metric == "time":
+        seconds = bench["real_time"] * UNIT_SCALE[bench["time_unit"]]
+        return seconds / UNIT_SCALE[unit]
+    return bench.get(metric)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    targets = json.loads((pathlib.Path(__file__).parent / "targets.json").read_text())["targets"]
+    binaries = sorted((build / "bin").glob("htp_bench_*"))
+    if not binaries:
+        sys.exit(f"no benchmark binaries under {build / 'bin'}")
+    results = []
+    for b in binaries:
+        results.extend(run(b, args.filter))
+    rows = []
+    for bench in results:
+        if bench.get("run_type") == "aggregate":
+            continue
+        target = next((t for t in targets if re.search(t["match"], bench["name"])), None)
+        unit = target["unit"] if target else bench["time_unit"]
+        metric = target["metric"] if target else "time"
+        val = value_of(bench, metric, unit)
+        limit = target.get("max") if target else None
+        verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
+        rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
+                     bench.get("label", "")))
+    w = max(len(r[0]) for r in rows)
+    print(f"{'figure':<{w}}  {'measured':>12}  {'target':>10}  verdict  benchmark")
+    for name, bname, val, unit, limit, verdict, label in rows:
+        meas = f"{val:.4g} {unit}" if isinstance(val, (int, float)) else "-"
+        tgt = f"<= {limit:g} {unit}" if limit is not None else ""
+        print(f"{name:<{w}}  {meas:>12}  {tgt:>10}  {verdict:<7}  {bname} {label}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
