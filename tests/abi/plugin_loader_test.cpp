@@ -57,6 +57,17 @@ TEST(PluginLoader, GoodPluginRegistersEveryComponentKind) {
   EXPECT_EQ(host.registry().find("good.dialect")->names, std::vector<std::string>{"good_kernel"});
 }
 
+TEST(PluginLoader, PluginWrittenInPlainCLoads) {
+  htp::PluginHost host;
+  auto o = load_one(host, fixture("fixture-c"));
+  ASSERT_NE(o.plugin, nullptr) << o.text();
+  EXPECT_EQ(o.plugin->sdk_version, "c99");
+  const htp::Component *pass = host.registry().find("c.pass");
+  ASSERT_NE(pass, nullptr);
+  EXPECT_EQ(pass->provides, std::vector<std::string>{"IR.FromC"});
+  EXPECT_EQ(pass->summary, "A pass registered from C");
+}
+
 TEST(PluginLoader, Sha256IsOfTheLibraryFile) {
   htp::PluginHost host;
   auto o = load_one(host, fixture("fixture-good"));
