@@ -1,0 +1,146 @@
+#include "package/package_writer.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "digest/sha256.hpp"
+#include "package/package_path.hpp"
+
+namespace fs = std::filesystem;
+
+namespace htp {
+
+namespace {
+
+Diagnostic io_error(const std::string &what, const fs::path &p, const std::string &why) {
+  return Diagnostic::error("package.io", what + " '" + p.string() + "': " + why);
+}
+
+std::optional<Diagnostic> write_bytes(const fs::path &file, std::string_view bytes) {
+  std::ofstream f(file, std::ios::binary | std::ios::trunc);
+  if (!f) return io_error("cannot create", file, std::strerror(errno));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.flush();
+  if (!f) return io_error("cannot write", file, std::strerror(errno));
+  return std::nullopt;
+}
+
+/// Atomically swaps two directory entries (Linux renameat2 RENAME_EXCHANGE).
+bool exchange(const fs::path &a, const fs::path &b) {
+  return ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+}
+
+std::string unique_suffix() {
+  static std::atomic<unsigned> counter{0};
+  std::random_device rd;
+  return std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd() % 1000000);
+}
+
+bool is_reserved(std::string_view path) { return path == kManifestFile || path == "htp.lock.json"; }
+
+}  // namespace
+
+Expected<std::unique_ptr<PackageWriter>> PackageWriter::begin(const fs::path &out, const PackageOptions &options) {
+  std::unique_ptr<PackageWriter> w(new PackageWriter());
+  std::error_code ec;
+  w->out_ = fs::absolute(out, ec).lexically_normal();
+  if (ec) return io_error("cannot resolve", out, ec.message());
+  if (w->out_.filename().empty()) w->out_ = w->out_.parent_path();
+  w->options_ = options;
+  if (fs::exists(w->out_, ec) && !options.force)
+    return Diagnostic::error("package.exists", "output directory '" + w->out_.string() +
+                                                   "' already exists; pass --force to replace it");
+  if (fs::exists(w->out_, ec) && !fs::is_directory(w->out_, ec))
+    return Diagnostic::error("package.exists", "output '" + w->out_.string() + "' exists and is not a directory");
+  fs::create_directories(w->out_.parent_path(), ec);
+  if (ec) return io_error("cannot create", w->out_.parent_path(), ec.message());
+  w->staging_ = w->out_.parent_path() / ("." + w->out_.filename().string() + ".htp-tmp-" + unique_suffix());
+  if (!fs::create_directory(w->staging_, ec) || ec)
+    return io_error("cannot create staging directory", w->staging_, ec ? ec.message() : "it exists");
+  return w;
+}
+
+PackageWriter::~PackageWriter() {
+  if (!finished_) {
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+  }
+}
+
+std::optional<Diagnostic> PackageWriter::write(std::string_view path, std::string_view bytes, std::string_view role,
+                                               std::string_view writer) {
+  if (finished_) return Diagnostic::error("package.closed", "the package is already finished");
+  std::string p(path);
+  if (auto problem = package_path_problem(path))
+    return Diagnostic::error("package.path", "component '" + std::string(writer) + "' tried to write '" + p +
+                                                 "' outside the rules of the package: " + *problem);
+  if (is_reserved(path) && writer != kHostWriter)
+    return Diagnostic::error("package.reserved", "component '" + std::string(writer) + "' tried to write '" + p +
+                                                     "', which only the host writes");
+  if (auto it = files_.find(p); it != files_.end() && it->second.writer != writer)
+    return Diagnostic::error("package.overwrite", "component '" + std::string(writer) + "' tried to overwrite '" + p +
+                                                      "', written by '" + it->second.writer + "'");
+  fs::path file = staging_ / p;
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return io_error("cannot create", file.parent_path(), ec.message());
+  // A component could have created a directory where a file goes (or the reverse); both are errors.
+  if (fs::is_directory(file, ec))
+    return Diagnostic::error("package.path", "component '" + std::string(writer) + "' tried to write '" + p +
+                                                 "', which is a directory of the package");
+  if (auto e = write_bytes(file, bytes)) return e;
+  files_[p] = PackageFile{std::string(role), std::string(writer), sha256_hex(bytes), bytes.size()};
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> PackageWriter::commit(nlohmann::json manifest) {
+  if (finished_) return Diagnostic::error("package.closed", "the package is already finished");
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto &[path, f] : files_)  // std::map: sorted by path, so the manifest is deterministic
+    files.push_back({{"path", path}, {"role", f.role}, {"writer", f.writer}, {"sha256", f.sha256}, {"size", f.size}});
+  manifest["files"] = std::move(files);
+  if (auto e = write_bytes(staging_ / kManifestFile, manifest.dump(2) + "\n")) return e;
+
+  std::error_code ec;
+  if (fs::exists(out_, ec)) {
+    if (!options_.force)
+      return Diagnostic::error("package.exists", "output directory '" + out_.string() + "' appeared meanwhile");
+    if (!exchange(staging_, out_)) return io_error("cannot replace", out_, std::strerror(errno));
+    fs::remove_all(staging_, ec);  // now holds the previous package
+  } else {
+    fs::rename(staging_, out_, ec);
+    if (ec) return io_error("cannot move the package to", out_, ec.message());
+  }
+  finished_ = true;
+  return std::nullopt;
+}
+
+std::optional<fs::path> PackageWriter::abandon(const DiagnosticList &diagnostics) {
+  if (finished_) return std::nullopt;
+  finished_ = true;
+  std::error_code ec;
+  if (!options_.keep_failed) {
+    fs::remove_all(staging_, ec);
+    return std::nullopt;
+  }
+  fs::path failed = out_;
+  failed += ".failed";
+  (void)write_bytes(staging_ / "diagnostics.txt", diagnostics.render());
+  fs::remove_all(failed, ec);
+  fs::rename(staging_, failed, ec);
+  if (ec) {
+    fs::remove_all(staging_, ec);
+    return std::nullopt;
+  }
+  return failed;
+}
+
+}  // namespace htp

@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "registry/component_json.hpp"
+#include "registry/registry.hpp"
+
+namespace {
+htp::Component make(const char *id, htp::ComponentKind kind, const char *plugin) {
+  htp::Component c;
+  c.id = id;
+  c.kind = kind;
+  c.version = "1.0.0";
+  c.plugin.name = plugin;
+  return c;
+}
+}  // namespace
+
+TEST(Registry, FindsByIdAndKind) {
+  htp::Registry r;
+  ASSERT_TRUE(r.add(make("a", htp::ComponentKind::Pass, "p")));
+  ASSERT_TRUE(r.add(make("b", htp::ComponentKind::Backend, "q")));
+  EXPECT_EQ(r.find("b")->plugin.name, "q");
+  EXPECT_EQ(r.find("zzz"), nullptr);
+  EXPECT_EQ(r.of_kind(htp::ComponentKind::Pass).size(), 1u);
+  EXPECT_EQ(r.of_plugin("q").size(), 1u);
+}
+
+TEST(Registry, DuplicateIdNamesBothPlugins) {
+  htp::Registry r;
+  ASSERT_TRUE(r.add(make("same", htp::ComponentKind::Pass, "first-plugin")));
+  auto second = r.add(make("same", htp::ComponentKind::Pass, "second-plugin"));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().message,
+            "component id 'same' registered by plugin 'second-plugin' is already registered by plugin 'first-plugin'");
+  EXPECT_EQ(r.size(), 1u);
+}
+
+TEST(Registry, EmptyIdIsRejected) {
+  htp::Registry r;
+  EXPECT_FALSE(r.add(make("", htp::ComponentKind::Pass, "p")));
+}
+
+TEST(ComponentJson, RoundTripsEveryKind) {
+  for (int k = 0; k < 7; ++k) {
+    auto c = make("x.y", static_cast<htp::ComponentKind>(k), "p");
+    c.provides = {"A.B(x=1)"};
+    c.requires_ = {"?C.D"};
+    c.accepts = {"Uses.Dialect(name=tile)"};
+    c.name = "n";
+    c.names = {"one", "two"};
+    c.stage = htp::PassStage::Lower;
+    c.targets = {"t1"};
+    c.priority = 3;
+    nlohmann::json j = htp::component_to_json(c);
+    htp::Component back = htp::component_from_json(htp::JsonReader(j));
+    EXPECT_EQ(htp::component_to_json(back), j) << j.dump();
+  }
+}
+
+TEST(ComponentJson, UnknownKindNamesThePath) {
+  nlohmann::json j = {{"kind", "gizmo"}, {"id", "a"}, {"version", "1"}};
+  try {
+    htp::component_from_json(htp::JsonReader(j, "$.components[3]"));
+    FAIL() << "expected an error";
+  } catch (const htp::JsonSchemaError &e) {
+    EXPECT_STREQ(e.what(), "$.components[3].kind: unknown component kind 'gizmo'");
+  }
+}
