@@ -1,0 +1,30 @@
+// The Unicode facts the AST needs: generalized UTF-8 (Python str may hold lone surrogates) and
+// Python's notion of a printable character.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace htp::ast {
+
+inline constexpr uint32_t kReplacementChar = 0xFFFD;
+
+/// Decodes the code point at `pos` of generalized UTF-8 (surrogates accepted) and moves `pos` past it;
+/// an invalid byte decodes as U+FFFD and is skipped alone.
+uint32_t decode_utf8(std::string_view text, size_t &pos);
+
+/// Appends `cp` (<= 0x10FFFF) as generalized UTF-8: a surrogate takes three bytes, like Python's
+/// 'surrogatepass' error handler.
+void append_utf8(std::string &out, uint32_t cp);
+
+/// Whether `text` is strict UTF-8 (no surrogates, no overlong forms).
+bool is_valid_utf8(std::string_view text);
+
+/// Whether `text` (generalized UTF-8) holds a surrogate code point.
+bool has_surrogates(std::string_view text);
+
+/// Python's str.isprintable() for the one character `cp`.
+bool is_printable(uint32_t cp);
+
+} // namespace htp::ast

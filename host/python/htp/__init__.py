@@ -1,0 +1,1 @@
+"""HTP — Heterogeneous Tile Programming: compile Python tile kernels through plugin pass pipelines."""

@@ -1,0 +1,9 @@
+// The _htp extension module: the C++ host as seen from Python. Each component adds its own functions.
+#include <pybind11/pybind11.h>
+
+#include "ast_bindings.hpp"
+
+PYBIND11_MODULE(_htp, m) {
+  m.doc() = "The HTP host library (C++), as used by the htp package.";
+  htp::python::bind_ast(m);
+}
