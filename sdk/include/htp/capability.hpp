@@ -61,8 +61,8 @@ struct SemanticVersion {
   std::uint64_t minor = 0;
   std::uint64_t patch = 0;
   int parts = 3;
-  std::vector<std::string> prerelease;  ///< Dot-separated pre-release identifiers, e.g. {"rc", "1"}.
-  std::string build;                    ///< Build metadata after '+'; kept for printing, ignored in order.
+  std::vector<std::string> prerelease; ///< Dot-separated pre-release identifiers, e.g. {"rc", "1"}.
+  std::string build;                   ///< Build metadata after '+'; kept for printing, ignored in order.
 
   friend bool operator==(const SemanticVersion &, const SemanticVersion &) = default;
 };
@@ -98,10 +98,10 @@ struct CapabilityParam {
 
 /// A parsed capability. `params` are sorted by key and keys are unique.
 struct Capability {
-  std::string ns;    ///< Namespace, e.g. "Uses".
-  std::string name;  ///< Name within the namespace, e.g. "Intrinsic".
+  std::string ns;   ///< Namespace, e.g. "Uses".
+  std::string name; ///< Name within the namespace, e.g. "Intrinsic".
   std::vector<CapabilityParam> params;
-  bool optional = false;  ///< A leading '?': an optional requirement.
+  bool optional = false; ///< A leading '?': an optional requirement.
 
   /// "Namespace.Name", the key providers are indexed by.
   std::string qualified_name() const { return ns + "." + name; }
@@ -120,19 +120,33 @@ enum class CapabilityMode { Fact, Requirement };
 
 /// Why a requirement does not match a fact with the same Namespace.Name: the key and a short reason.
 struct CapabilityMismatch {
-  std::string key;     ///< The differing key; empty when Namespace.Name differ.
-  std::string reason;  ///< e.g. "has variant=a2a3, required variant=a2a3sim".
+  std::string key;    ///< The differing key; empty when Namespace.Name differ.
+  std::string reason; ///< e.g. "has variant=a2a3, required variant=a2a3sim".
 };
 
 namespace capability_detail {
 
-inline bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-inline bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
-inline bool is_symbol_char(char c) { return is_ident_char(c) || c == '.' || c == '-'; }
-inline bool is_semver_ident_char(char c) { return (is_ident_char(c) && c != '_') || c == '-'; }
-inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
-inline bool is_range_op_start(char c) { return c == '=' || c == '<' || c == '>' || c == '^' || c == '~'; }
+inline bool is_ident_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+inline bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+inline bool is_ident_char(char c) {
+  return is_ident_start(c) || is_digit(c);
+}
+inline bool is_symbol_char(char c) {
+  return is_ident_char(c) || c == '.' || c == '-';
+}
+inline bool is_semver_ident_char(char c) {
+  return (is_ident_char(c) && c != '_') || c == '-';
+}
+inline bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+inline bool is_range_op_start(char c) {
+  return c == '=' || c == '<' || c == '>' || c == '^' || c == '~';
+}
 
 inline bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
@@ -156,7 +170,8 @@ public:
   bool at_end() const { return pos_ >= s_.size(); }
   char peek(std::size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
   void skip_blanks() {
-    while (!at_end() && is_blank(s_[pos_])) ++pos_;
+    while (!at_end() && is_blank(s_[pos_]))
+      ++pos_;
   }
   bool fail(std::size_t column, std::string reason) {
     if (!error) error = CapabilityError{column, std::move(reason)};
@@ -164,21 +179,24 @@ public:
   }
 
   bool identifier(std::string &out, const char *what) {
-    if (!is_ident_start(peek()))
-      return fail(pos_, std::string("expected ") + what + describe_here());
+    if (!is_ident_start(peek())) return fail(pos_, std::string("expected ") + what + describe_here());
     std::size_t start = pos_;
-    while (is_ident_char(peek())) ++pos_;
+    while (is_ident_char(peek()))
+      ++pos_;
     out.assign(s_.substr(start, pos_ - start));
     return true;
   }
 
   bool number_part(std::uint64_t &out, const char *what) {
     std::size_t start = pos_;
-    if (!is_digit(peek())) return fail(pos_, std::string("expected the ") + what + " number" + describe_here());
-    while (is_digit(peek())) ++pos_;
+    if (!is_digit(peek()))
+      return fail(pos_, std::string("expected the ") + what + " number" + describe_here());
+    while (is_digit(peek()))
+      ++pos_;
     std::string_view digits = s_.substr(start, pos_ - start);
     if (digits.size() > 1 && digits[0] == '0')
-      return fail(start, std::string("the ") + what + " number " + std::string(digits) + " has a leading zero");
+      return fail(start,
+                  std::string("the ") + what + " number " + std::string(digits) + " has a leading zero");
     std::uint64_t v = 0;
     for (char c : digits) {
       if (v > (UINT64_MAX - static_cast<std::uint64_t>(c - '0')) / 10)
@@ -192,7 +210,8 @@ public:
   bool dotted_identifiers(std::vector<std::string> &out, bool numeric_rules, const char *what) {
     do {
       std::size_t start = pos_;
-      while (is_semver_ident_char(peek())) ++pos_;
+      while (is_semver_ident_char(peek()))
+        ++pos_;
       std::string_view id = s_.substr(start, pos_ - start);
       if (id.empty()) return fail(pos_, std::string("expected a ") + what + " identifier" + describe_here());
       if (numeric_rules && all_digits(id) && id.size() > 1 && id[0] == '0')
@@ -230,7 +249,8 @@ public:
         ++pos_;
         std::vector<std::string> build;
         if (!dotted_identifiers(build, false, "build")) return false;
-        for (std::size_t i = 0; i < build.size(); ++i) v.build += (i ? "." : "") + build[i];
+        for (std::size_t i = 0; i < build.size(); ++i)
+          v.build += (i ? "." : "") + build[i];
       }
     }
     return true;
@@ -244,10 +264,14 @@ public:
       pos_ += eq ? 2 : 1;
       return true;
     }
-    if (c == '=') op = VersionOp::Eq;
-    else if (c == '^') op = VersionOp::Caret;
-    else if (c == '~') op = VersionOp::Tilde;
-    else return fail(pos_, std::string("expected a range operator (>=, >, <=, <, =, ^, ~)") + describe_here());
+    if (c == '=')
+      op = VersionOp::Eq;
+    else if (c == '^')
+      op = VersionOp::Caret;
+    else if (c == '~')
+      op = VersionOp::Tilde;
+    else
+      return fail(pos_, std::string("expected a range operator (>=, >, <=, <, =, ^, ~)") + describe_here());
     ++pos_;
     return true;
   }
@@ -278,7 +302,7 @@ public:
 
   bool string_literal(std::string &out) {
     std::size_t open = pos_;
-    ++pos_;  // the opening quote
+    ++pos_; // the opening quote
     while (true) {
       if (at_end()) return fail(open, "unterminated string");
       char c = s_[pos_];
@@ -288,11 +312,16 @@ public:
       }
       if (c == '\\') {
         char e = peek(1);
-        if (e == '"' || e == '\\') out += e;
-        else if (e == 'n') out += '\n';
-        else if (e == 't') out += '\t';
-        else if (e == '\0') return fail(open, "unterminated string");
-        else return fail(pos_, std::string("unknown escape '\\") + e + "' in string");
+        if (e == '"' || e == '\\')
+          out += e;
+        else if (e == 'n')
+          out += '\n';
+        else if (e == 't')
+          out += '\t';
+        else if (e == '\0')
+          return fail(open, "unterminated string");
+        else
+          return fail(pos_, std::string("unknown escape '\\") + e + "' in string");
         pos_ += 2;
         continue;
       }
@@ -319,7 +348,8 @@ public:
       return true;
     }
     if (is_ident_start(c)) {
-      while (is_symbol_char(peek())) ++pos_;
+      while (is_symbol_char(peek()))
+        ++pos_;
       out = std::string(s_.substr(start, pos_ - start));
       return true;
     }
@@ -327,7 +357,8 @@ public:
       bool negative = c == '-';
       std::size_t digits = negative ? pos_ + 1 : pos_;
       std::size_t end = digits;
-      while (end < s_.size() && is_digit(s_[end])) ++end;
+      while (end < s_.size() && is_digit(s_[end]))
+        ++end;
       if (end == digits) return fail(digits, "expected digits after '-'");
       if (!negative && end < s_.size() && (s_[end] == '.' || s_[end] == '+' || s_[end] == '-')) {
         SemanticVersion v;
@@ -339,12 +370,14 @@ public:
       const std::uint64_t limit = negative ? static_cast<std::uint64_t>(INT64_MAX) + 1 : INT64_MAX;
       for (std::size_t i = digits; i < end; ++i) {
         std::uint64_t d = static_cast<std::uint64_t>(s_[i] - '0');
-        if (mag > (limit - d) / 10) return fail(start, "integer " + std::string(s_.substr(start, end - start)) +
-                                                           " does not fit in 64 bits");
+        if (mag > (limit - d) / 10)
+          return fail(start,
+                      "integer " + std::string(s_.substr(start, end - start)) + " does not fit in 64 bits");
         mag = mag * 10 + d;
       }
       pos_ = end;
-      out = negative ? (mag == limit ? INT64_MIN : -static_cast<std::int64_t>(mag)) : static_cast<std::int64_t>(mag);
+      out = negative ? (mag == limit ? INT64_MIN : -static_cast<std::int64_t>(mag))
+                     : static_cast<std::int64_t>(mag);
       return true;
     }
     return fail(start, std::string("expected a value (symbol, integer, \"string\", version or range)") +
@@ -403,23 +436,24 @@ public:
           return fail(pos_, "expected ',' or ')'" + describe_here());
         }
       }
-      ++pos_;  // ')'
+      ++pos_; // ')'
       skip_blanks();
     }
     if (!at_end()) return fail(pos_, "unexpected '" + std::string(1, peek()) + "' after the capability");
     // Sort by key (stable, so the first of two equal keys is found first) and reject duplicates.
     std::vector<std::size_t> order(cap.params.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return cap.params[a].key < cap.params[b].key; });
-    std::vector<CapabilityParam> sorted;
-    sorted.reserve(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (i > 0 && cap.params[order[i]].key == cap.params[order[i - 1]].key)
+    for (std::size_t i = 1; i < order.size(); ++i)
+      if (cap.params[order[i]].key == cap.params[order[i - 1]].key)
         return fail(std::max(key_columns[order[i]], key_columns[order[i - 1]]),
                     "duplicate key '" + cap.params[order[i]].key + "'");
-      sorted.push_back(std::move(cap.params[order[i]]));
-    }
+    std::vector<CapabilityParam> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i : order)
+      sorted.push_back(std::move(cap.params[i]));
     cap.params = std::move(sorted);
     return true;
   }
@@ -460,7 +494,7 @@ inline std::optional<SemanticVersion> bump(const SemanticVersion &v, int part) {
   return b;
 }
 
-}  // namespace capability_detail
+} // namespace capability_detail
 
 /// SemVer 2.0 precedence: <0, 0 or >0. Missing parts count as 0; build metadata is ignored.
 inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) {
@@ -473,12 +507,16 @@ inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) 
     const std::string &x = pa.prerelease[i], &y = pb.prerelease[i];
     bool nx = capability_detail::all_digits(x), ny = capability_detail::all_digits(y);
     int c = 0;
-    if (nx && ny) c = capability_detail::compare_numeric(x, y);
-    else if (nx != ny) c = nx ? -1 : 1;
-    else c = x < y ? -1 : (x > y ? 1 : 0);
+    if (nx && ny)
+      c = capability_detail::compare_numeric(x, y);
+    else if (nx != ny)
+      c = nx ? -1 : 1;
+    else
+      c = x < y ? -1 : (x > y ? 1 : 0);
     if (c != 0) return c;
   }
-  if (pa.prerelease.size() != pb.prerelease.size()) return pa.prerelease.size() < pb.prerelease.size() ? -1 : 1;
+  if (pa.prerelease.size() != pb.prerelease.size())
+    return pa.prerelease.size() < pb.prerelease.size() ? -1 : 1;
   return 0;
 }
 
@@ -542,7 +580,8 @@ inline CapabilityResult<SemanticVersion> parse_version(std::string_view text) {
   capability_detail::Parser p(text);
   SemanticVersion v;
   if (!p.version(v)) return *p.error;
-  if (!p.at_end()) return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' after the version"};
+  if (!p.at_end())
+    return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' after the version"};
   return v;
 }
 
@@ -553,7 +592,8 @@ inline CapabilityResult<VersionRange> parse_version_range(std::string_view text)
   p.skip_blanks();
   if (!p.range(r, false)) return *p.error;
   p.skip_blanks();
-  if (!p.at_end()) return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' in the range"};
+  if (!p.at_end())
+    return CapabilityError{p.pos(), "unexpected '" + std::string(1, p.peek()) + "' in the range"};
   return r;
 }
 
@@ -562,7 +602,8 @@ inline std::string to_string(const SemanticVersion &v) {
   std::string s = std::to_string(v.major);
   if (v.parts >= 2) s += "." + std::to_string(v.minor);
   if (v.parts >= 3) s += "." + std::to_string(v.patch);
-  for (std::size_t i = 0; i < v.prerelease.size(); ++i) s += (i ? "." : "-") + v.prerelease[i];
+  for (std::size_t i = 0; i < v.prerelease.size(); ++i)
+    s += (i ? "." : "-") + v.prerelease[i];
   if (!v.build.empty()) s += "+" + v.build;
   return s;
 }
@@ -604,10 +645,14 @@ inline std::string to_string(const CapabilityValue &value) {
     if (is_symbol(*s)) return *s;
     std::string out = "\"";
     for (char c : *s) {
-      if (c == '"' || c == '\\') out += '\\', out += c;
-      else if (c == '\n') out += "\\n";
-      else if (c == '\t') out += "\\t";
-      else out += c;
+      if (c == '"' || c == '\\')
+        out += '\\', out += c;
+      else if (c == '\n')
+        out += "\\n";
+      else if (c == '\t')
+        out += "\\t";
+      else
+        out += c;
     }
     return out + "\"";
   }
@@ -669,9 +714,11 @@ inline bool value_satisfies(const CapabilityValue &required, const CapabilityVal
 
 /// The first reason `requirement` does not match `fact` (Namespace.Name differ, a named key is absent
 /// or has another value), or nullopt when it matches. Keys the requirement does not name are ignored.
-inline std::optional<CapabilityMismatch> first_mismatch(const Capability &requirement, const Capability &fact) {
+inline std::optional<CapabilityMismatch> first_mismatch(const Capability &requirement,
+                                                        const Capability &fact) {
   if (requirement.ns != fact.ns || requirement.name != fact.name)
-    return CapabilityMismatch{"", "is " + fact.qualified_name() + ", required " + requirement.qualified_name()};
+    return CapabilityMismatch{"",
+                              "is " + fact.qualified_name() + ", required " + requirement.qualified_name()};
   for (const CapabilityParam &p : requirement.params) {
     const CapabilityValue *have = fact.find(p.key);
     if (!have) return CapabilityMismatch{p.key, "has no key '" + p.key + "', required " + to_string(p)};
@@ -692,4 +739,4 @@ inline bool matches(const Capability &requirement, const Capability &fact) {
   });
 }
 
-}  // namespace htp
+} // namespace htp

@@ -1,0 +1,120 @@
+#include "resolver/explanation.hpp"
+
+#include <algorithm>
+
+namespace htp {
+
+namespace {
+
+std::string joined(const std::vector<std::string> &items, const char *sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i)
+    s += (i ? sep : "") + items[i];
+  return s;
+}
+
+} // namespace
+
+std::vector<std::string> near_matches(const Selection &selection, const Capability &pattern, size_t limit) {
+  const CapabilityIndex &ix = selection.index();
+  std::vector<std::string> out;
+  size_t more = 0;
+  for (FactId f : ix.facts_named(pattern.qualified_name())) {
+    auto mismatch = first_mismatch(pattern, ix.fact(f));
+    if (!mismatch) continue;
+    if (out.size() >= limit) {
+      ++more;
+      continue;
+    }
+    const auto &providers = ix.providers(f);
+    std::string who = providers.empty() ? "nothing" : describe_component(*ix.at(providers.front()).component);
+    if (providers.size() > 1) who += " and " + std::to_string(providers.size() - 1) + " more";
+    out.push_back("nearly: " + who + " provides " + ix.fact_text(f) + " — key '" + mismatch->key +
+                  "' differs: " + mismatch->reason);
+  }
+  if (more > 0)
+    out.push_back("nearly: " + std::to_string(more) + " more facts named " + pattern.qualified_name());
+  return out;
+}
+
+Diagnostic explain_unmet(const Selection &selection, uint32_t need,
+                         const std::vector<Obligation> &obligations, const std::vector<Alternative> &rejected,
+                         const std::vector<Alternative> &failed, const UnloadedCatalog &unloaded) {
+  const CapabilityIndex &ix = selection.index();
+  const Need &n = selection.needs()[need];
+  auto describe = [&](ComponentIndex c) { return describe_component(*ix.at(c).component); };
+
+  Diagnostic d;
+  if (n.kind == Need::Kind::Requirement) {
+    const Capability &req = ix.at(n.owner).requires_[n.entry];
+    std::string tail = rejected.empty() && failed.empty() ? ", which nothing selected provides"
+                                                          : ", and no provider of it can be added";
+    d = Diagnostic::error("resolve.unmet", describe(n.owner) + " requires " + to_string(req) + tail);
+    for (const Alternative &a : rejected)
+      d.with_note(describe(a.component) + " provides it, but " + a.verdict);
+    for (const Alternative &a : failed)
+      d.with_note("choosing " + describe(a.component) + " failed: " + a.verdict);
+    for (const std::string &s : near_matches(selection, req))
+      d.with_note(s);
+    for (const std::string &s : unloaded.providers_of(req))
+      d.with_note(s);
+    if (d.notes.empty()) d.with_note("no loaded or known component provides " + req.qualified_name());
+    return d;
+  }
+
+  const Obligation &o = obligations[n.entry];
+  std::string tail = n.pool.empty() ? ", which is not loaded" : ", and none can be added";
+  d = Diagnostic::error("resolve.unmet",
+                        o.display() + " needs " + n.what + tail + " (" + to_string(o.capability) + ")",
+                        o.span);
+  for (const Alternative &a : rejected)
+    d.with_note(describe(a.component) + " would supply it, but " + a.verdict);
+  for (const Alternative &a : failed)
+    d.with_note("choosing " + describe(a.component) + " failed: " + a.verdict);
+  // Components with the right name but not the op / facet the obligation uses.
+  const char *name_key = n.needed_kind == ComponentKind::Dialect        ? "name"
+                         : n.needed_kind == ComponentKind::IntrinsicSet ? "set"
+                                                                        : "kind";
+  const auto *name = o.capability.find(name_key);
+  const auto *text = name ? std::get_if<std::string>(name) : nullptr;
+  if (text) {
+    for (ComponentIndex c : ix.of_kind(n.needed_kind)) {
+      const Component &comp = *ix.at(c).component;
+      if (comp.name != *text || std::find(n.pool.begin(), n.pool.end(), c) != n.pool.end()) continue;
+      const char *member_key = n.needed_kind == ComponentKind::IntrinsicSet ? "op" : "facet";
+      const auto *member = o.capability.find(member_key);
+      std::string m = member ? to_string(*member) : std::string("?");
+      d.with_note("nearly: " + describe(c) + " has no " + member_key + " '" + m +
+                  "' (it has: " + joined(comp.names) + ")");
+    }
+    for (const std::string &s : unloaded.named(n.needed_kind, *text))
+      d.with_note(s);
+  }
+  if (d.notes.empty()) d.with_note("no loaded or known plugin registers " + n.what);
+  return d;
+}
+
+Diagnostic explain_unaccepted(const Selection &selection, const Obligation &obligation,
+                              const std::string &target, const UnloadedCatalog &unloaded) {
+  const CapabilityIndex &ix = selection.index();
+  std::vector<std::string> hints;
+  for (const PatternRef &ref : ix.acceptors_named(obligation.capability.qualified_name())) {
+    const IndexedComponent &ic = ix.at(ref.component);
+    if (!matches(ic.accepts[ref.entry], obligation.capability)) continue;
+    const Component &c = *ic.component;
+    std::string h = c.id + " accepts it";
+    if (!c.targets.empty())
+      h += " for " + joined(c.targets);
+    else
+      h += " but is not selected";
+    if (hints.empty() || hints.back() != h) hints.push_back(std::move(h));
+  }
+  for (std::string &h : unloaded.acceptors_of(obligation.capability))
+    hints.push_back(std::move(h));
+  std::string message = obligation.display() + " is not accepted by target " + target +
+                        " — no selected component accepts " + to_string(obligation.capability) + "; ";
+  message += hints.empty() ? "no loaded or known component accepts it" : joined(hints, "; ");
+  return Diagnostic::error("resolve.unaccepted", std::move(message), obligation.span);
+}
+
+} // namespace htp

@@ -1,0 +1,339 @@
+#include "resolver/selection.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace htp {
+
+namespace {
+constexpr uint32_t kNeverApplies = UINT32_MAX;
+}
+
+const char *choice_rule_name(ChoiceRule rule) {
+  switch (rule) {
+  case ChoiceRule::TargetBackend: return "target-backend";
+  case ChoiceRule::TargetBinding: return "target-binding";
+  case ChoiceRule::TargetPipeline: return "target-pipeline";
+  case ChoiceRule::PipelineTemplate: return "pipeline-template";
+  case ChoiceRule::ExplicitPassList: return "explicit-pass-list";
+  case ChoiceRule::AppliesTo: return "applies-to";
+  case ChoiceRule::Requirement: return "requirement";
+  case ChoiceRule::Obligation: return "obligation";
+  }
+  return "requirement";
+}
+
+bool is_exclusive_namespace(const std::string &ns) {
+  return ns == "Backend" || ns == "Binding";
+}
+
+std::string describe_component(const Component &c) {
+  std::string s = std::string(component_kind_name(c.kind)) + " '" + c.id + "'";
+  if (!c.plugin.name.empty()) {
+    s += " (plugin '" + c.plugin.name + "'";
+    if (!c.plugin.version.empty()) s += " " + c.plugin.version;
+    s += ")";
+  }
+  return s;
+}
+
+Selection::Selection(const CapabilityIndex &index, std::vector<LocalFact> local_facts, bool auto_apply)
+    : index_(index), auto_apply_(auto_apply) {
+  // Local facts are unique by text; a repeated obligation is one fact.
+  for (LocalFact &l : local_facts) {
+    std::string text = to_string(l.capability);
+    if (std::find(local_text_.begin(), local_text_.end(), text) != local_text_.end()) continue;
+    local_text_.push_back(std::move(text));
+    local_.push_back(std::move(l));
+  }
+  const size_t n = index.components().size();
+  count_.assign(index.fact_count() + local_.size(), 0);
+  pattern_present_.assign(index.applies_patterns().size(), 0);
+  unmet_applies_.assign(n, kNeverApplies);
+  for (ComponentIndex c = 0; c < n; ++c)
+    if (index.required_applies(c) > 0) unmet_applies_[c] = index.required_applies(c);
+  chosen_.assign(n, 0);
+  banned_.assign(n, 0);
+  for (const LocalFact &l : local_) {
+    std::string qn = l.capability.qualified_name();
+    auto &apps = local_appliers_.emplace_back();
+    for (uint32_t p : index.appliers_named(qn)) {
+      PatternRef ref = index.applies_patterns()[p];
+      if (matches(index.at(ref.component).applies_to[ref.entry], l.capability)) apps.push_back(p);
+    }
+    auto &cons = local_conflicters_.emplace_back();
+    for (uint32_t p : index.conflicters_named(qn)) {
+      PatternRef ref = index.conflict_patterns()[p];
+      if (matches(index.at(ref.component).conflicts[ref.entry], l.capability)) cons.push_back(p);
+    }
+  }
+  for (FactId f = index.fact_count(); f < count_.size(); ++f)
+    increment(f);
+}
+
+const Capability &Selection::fact(FactId f) const {
+  return is_local(f) ? local_[f - index_.fact_count()].capability : index_.fact(f);
+}
+
+const std::string &Selection::fact_text(FactId f) const {
+  return is_local(f) ? local_text_[f - index_.fact_count()] : index_.fact_text(f);
+}
+
+std::vector<FactId> Selection::matching(const Capability &pattern) const {
+  std::vector<FactId> out = index_.matching_facts(pattern);
+  for (size_t i = 0; i < local_.size(); ++i)
+    if (matches(pattern, local_[i].capability)) out.push_back(static_cast<FactId>(index_.fact_count() + i));
+  return out;
+}
+
+std::optional<ComponentIndex> Selection::chosen_provider(FactId f) const {
+  if (is_local(f)) return std::nullopt;
+  for (ComponentIndex c : index_.providers(f))
+    if (chosen(c)) return c;
+  return std::nullopt;
+}
+
+std::string Selection::source_of(FactId f) const {
+  if (count_[f] == 0) return {};
+  if (is_local(f)) return local_[f - index_.fact_count()].source;
+  if (auto c = chosen_provider(f)) return describe_component(*index_.at(*c).component);
+  return {};
+}
+
+const std::vector<uint32_t> &Selection::appliers(FactId f) const {
+  return is_local(f) ? local_appliers_[f - index_.fact_count()] : index_.appliers_of(f);
+}
+
+const std::vector<uint32_t> &Selection::conflicters(FactId f) const {
+  return is_local(f) ? local_conflicters_[f - index_.fact_count()] : index_.conflicters_of(f);
+}
+
+void Selection::increment(FactId f) {
+  if (count_[f]++ != 0) return;
+  for (uint32_t p : appliers(f)) {
+    if (pattern_present_[p]++ != 0) continue;
+    ComponentIndex c = index_.applies_patterns()[p].component;
+    if (--unmet_applies_[c] == 0 && auto_apply_ && !chosen_[c]) {
+      pending_.push_back(c);
+      std::push_heap(pending_.begin(), pending_.end(), std::greater<>());
+    }
+  }
+  const Capability &cap = fact(f);
+  if (is_exclusive_namespace(cap.ns)) {
+    std::string qn = cap.qualified_name();
+    auto it =
+        std::find_if(exclusive_.begin(), exclusive_.end(), [&](const auto &e) { return e.first == qn; });
+    if (it == exclusive_.end())
+      exclusive_.emplace_back(std::move(qn), 1);
+    else
+      ++it->second;
+  }
+}
+
+void Selection::decrement(FactId f) {
+  if (--count_[f] != 0) return;
+  for (uint32_t p : appliers(f)) {
+    if (--pattern_present_[p] != 0) continue;
+    ++unmet_applies_[index_.applies_patterns()[p].component];
+  }
+  const Capability &cap = fact(f);
+  if (is_exclusive_namespace(cap.ns)) {
+    std::string qn = cap.qualified_name();
+    auto it =
+        std::find_if(exclusive_.begin(), exclusive_.end(), [&](const auto &e) { return e.first == qn; });
+    if (it != exclusive_.end() && --it->second == 0) exclusive_.erase(it);
+  }
+}
+
+std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
+  const IndexedComponent &ic = index_.at(c);
+  const Component &comp = *ic.component;
+  if (ic.malformed)
+    return Diagnostic::error("resolve.malformed",
+                             describe_component(comp) + " has malformed capability text");
+  // Its conflicts against what holds.
+  for (const Capability &pattern : ic.conflicts) {
+    for (FactId f : matching(pattern)) {
+      if (count_[f] == 0) continue;
+      std::string other = source_of(f);
+      Diagnostic d = Diagnostic::error("resolve.conflict", describe_component(comp) + " conflicts with " +
+                                                               to_string(pattern) + ", which " + other +
+                                                               " provides as " + fact_text(f));
+      d.with_note("one side: " + describe_component(comp) + " declares conflicts " + to_string(pattern));
+      d.with_note("other side: " + other + " provides " + fact_text(f));
+      return d;
+    }
+  }
+  // Chosen components' conflicts against what it provides.
+  for (FactId f : ic.provided) {
+    for (uint32_t p : conflicters(f)) {
+      PatternRef ref = index_.conflict_patterns()[p];
+      if (ref.component == c || !chosen_[ref.component]) continue;
+      const Component &other = *index_.at(ref.component).component;
+      std::string pattern = to_string(index_.at(ref.component).conflicts[ref.entry]);
+      Diagnostic d =
+          Diagnostic::error("resolve.conflict", describe_component(comp) + " provides " + fact_text(f) +
+                                                    ", which conflicts with " + describe_component(other));
+      d.with_note("one side: " + describe_component(comp) + " provides " + fact_text(f));
+      d.with_note("other side: " + describe_component(other) + " declares conflicts " + pattern);
+      return d;
+    }
+  }
+  // Exclusive namespaces hold one name.
+  for (FactId f : ic.provided) {
+    const Capability &cap = index_.fact(f);
+    if (!is_exclusive_namespace(cap.ns)) continue;
+    std::string qn = cap.qualified_name();
+    for (const auto &[held, n] : exclusive_) {
+      if (held == qn || held.compare(0, cap.ns.size() + 1, cap.ns + ".") != 0) continue;
+      std::string holder;
+      for (FactId g : index_.facts_named(held))
+        if (count_[g] > 0) {
+          holder = source_of(g);
+          break;
+        }
+      Diagnostic d = Diagnostic::error("resolve.exclusive", describe_component(comp) + " provides " +
+                                                                fact_text(f) + ", but " + holder +
+                                                                " provides " + held + "; namespace " +
+                                                                cap.ns + " is exclusive (one per plan)");
+      d.with_note("one side: " + describe_component(comp) + " provides " + fact_text(f));
+      d.with_note("other side: " + holder + " provides " + held);
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
+void Selection::add_one(Choice choice) {
+  ComponentIndex c = choice.component;
+  const IndexedComponent &ic = index_.at(c);
+  trail_.push_back({c, needs_.size()});
+  chosen_[c] = 1;
+  order_.push_back(c);
+  choices_.push_back(std::move(choice));
+  for (FactId f : ic.provided)
+    increment(f);
+  for (uint32_t e = 0; e < ic.requires_.size(); ++e) {
+    if (ic.requires_[e].optional) continue;
+    Need n;
+    n.kind = Need::Kind::Requirement;
+    n.owner = c;
+    n.entry = e;
+    n.matches = matching(ic.requires_[e]);
+    for (FactId f : n.matches) {
+      if (is_local(f)) continue;
+      for (ComponentIndex p : index_.providers(f))
+        if (p != c) n.pool.push_back(p);
+    }
+    std::sort(n.pool.begin(), n.pool.end());
+    n.pool.erase(std::unique(n.pool.begin(), n.pool.end()), n.pool.end());
+    needs_.push_back(std::move(n));
+  }
+}
+
+std::optional<AddFailure> Selection::settle() {
+  while (!pending_.empty()) {
+    std::pop_heap(pending_.begin(), pending_.end(), std::greater<>());
+    ComponentIndex p = pending_.back();
+    pending_.pop_back();
+    if (chosen_[p] || banned_[p] || unmet_applies_[p] != 0) continue;
+    if (auto why = incompatibility(p)) return AddFailure{std::move(*why), p};
+    Choice choice;
+    choice.component = p;
+    choice.rule = ChoiceRule::AppliesTo;
+    add_one(std::move(choice));
+  }
+  return std::nullopt;
+}
+
+std::optional<AddFailure> Selection::add(Choice choice) {
+  size_t before = mark();
+  ComponentIndex c = choice.component;
+  if (!chosen_[c]) {
+    if (auto why = incompatibility(c)) return AddFailure{std::move(*why), c};
+    add_one(std::move(choice));
+  }
+  if (auto failure = settle()) {
+    undo(before);
+    return failure;
+  }
+  return std::nullopt;
+}
+
+uint32_t Selection::add_obligation_need(uint32_t obligation, std::string what, ComponentKind kind,
+                                        std::vector<ComponentIndex> pool) {
+  Need n;
+  n.kind = Need::Kind::ObligationComponent;
+  n.entry = obligation;
+  n.what = std::move(what);
+  n.needed_kind = kind;
+  n.pool = std::move(pool);
+  needs_.push_back(std::move(n));
+  return static_cast<uint32_t>(needs_.size() - 1);
+}
+
+bool Selection::satisfied(uint32_t need) const {
+  const Need &n = needs_[need];
+  if (n.kind == Need::Kind::ObligationComponent)
+    return std::any_of(n.pool.begin(), n.pool.end(), [&](ComponentIndex c) { return chosen_[c] != 0; });
+  const std::vector<FactId> &own = index_.at(n.owner).provided;
+  for (FactId f : n.matches) {
+    uint32_t k = count_[f];
+    if (k > 0 && !is_local(f) && std::binary_search(own.begin(), own.end(), f)) --k;
+    if (k > 0) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> Selection::not_selectable(ComponentIndex c) const {
+  const Component &comp = *index_.at(c).component;
+  switch (comp.kind) {
+  case ComponentKind::Backend:
+  case ComponentKind::Binding:
+  case ComponentKind::Pipeline:
+    return std::string("a ") + component_kind_name(comp.kind) +
+           " is chosen for the target, never to satisfy a requirement";
+  case ComponentKind::Pass:
+    if (!auto_apply_) return std::string("it is not in the explicit pass list");
+    return std::nullopt;
+  default: return std::nullopt;
+  }
+}
+
+std::vector<ComponentIndex> Selection::viable(uint32_t need, std::vector<Alternative> *rejected) const {
+  std::vector<ComponentIndex> out;
+  for (ComponentIndex c : needs_[need].pool) {
+    if (chosen_[c]) continue;
+    if (auto why = not_selectable(c)) {
+      if (rejected) rejected->push_back({c, *why});
+      continue;
+    }
+    if (banned_[c]) {
+      if (rejected) rejected->push_back({c, "it was already reported as not composing"});
+      continue;
+    }
+    if (auto why = incompatibility(c)) {
+      if (rejected) rejected->push_back({c, why->message});
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+void Selection::undo(size_t to) {
+  while (trail_.size() > to) {
+    TrailEntry e = trail_.back();
+    trail_.pop_back();
+    for (FactId f : index_.at(e.component).provided)
+      decrement(f);
+    chosen_[e.component] = 0;
+    order_.pop_back();
+    choices_.pop_back();
+    needs_.resize(e.needs_before);
+  }
+  // Marks are taken only when nothing is pending, so nothing is pending after returning to one.
+  pending_.clear();
+}
+
+} // namespace htp
