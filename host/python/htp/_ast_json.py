@@ -1,9 +1,13 @@
 """Python's ``ast`` trees to and from htp.ast.v1 JSON documents (docs/ast-json.md).
 
-Pure Python, no dependencies: the frontend uses it to hand a parsed module to the C++ host, and to take
+Pure Python, no dependencies: the frontend uses it to hand a parsed module to the C++ host and to take
 a tree back. ``from_json(to_json(tree, file))`` equals ``tree`` (attributes included), and the documents
 are the ones the host's C++ reader accepts and writes: ``json.dumps(doc, sort_keys=True,
 ensure_ascii=False, separators=(",", ":"))`` is byte-for-byte what the host's dump_json writes.
+
+Field kinds come from the ASDL signature CPython keeps in each node class's docstring
+(``Call(expr func, expr* args, keyword* keywords)``), so this module and the host's python311.def
+describe the same grammar without sharing code.
 """
 
 from __future__ import annotations
@@ -11,32 +15,44 @@ from __future__ import annotations
 import _ast
 import ast
 import math
+import re
 
 __all__ = ["FORMAT", "AstJsonError", "to_json", "from_json"]
 
 FORMAT = "htp.ast.v1"
 
-# Fields holding a Python constant value rather than a node, identifier, string or int.
-_CONSTANT_FIELDS = frozenset({("Constant", "value"), ("MatchSingleton", "value")})
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+# Field kinds.
+_NODE, _OPT_NODE, _NODE_LIST, _TEXT, _OPT_TEXT, _TEXT_LIST, _CONSTANT, _INT, _OPT_INT = range(9)
+_SCALARS = {"identifier": (_TEXT, _OPT_TEXT, _TEXT_LIST), "string": (_TEXT, _OPT_TEXT, _TEXT_LIST),
+            "int": (_INT, _OPT_INT, None), "constant": (_CONSTANT, None, None)}
 
 
 class AstJsonError(ValueError):
-    """A document that is not valid htp.ast.v1; the message starts with the JSON path of the problem."""
+    """A document that is not valid htp.ast.v1; str() starts with the JSON path of the problem."""
 
-    def __init__(self, message: str, path: list | None = None):
+    def __init__(self, reason: str, path: list | None = None):
         self.path = path or []
-        self.reason = message
-        super().__init__(message)
+        self.reason = reason
+        super().__init__(reason)
 
     def __str__(self) -> str:
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
         return f"{path}: {self.reason}"
 
 
+def _describe(v) -> str:
+    """How the C++ reader names a JSON value's type in messages."""
+    if v is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
+            dict: "an object"}.get(type(v), type(v).__name__)
+
+
 def _node_classes() -> dict[str, type]:
-    """The concrete node types of this Python's grammar: the classes of ``_ast`` that are not
-    abstract categories (the deprecated aliases such as ast.Num live in ``ast``, not ``_ast``)."""
+    """The concrete node types of this Python's grammar: the classes of ``_ast`` that are not abstract
+    categories (the deprecated aliases such as ast.Num live in ``ast``, not ``_ast``)."""
     classes = {
         name: cls
         for name, cls in vars(_ast).items()
@@ -51,22 +67,37 @@ def _node_classes() -> dict[str, type]:
     return {name: cls for name, cls in classes.items() if cls not in abstract}
 
 
+def _field_kinds(cls: type) -> dict[str, tuple[int, type | None]]:
+    """Each field's kind and, for node fields, the category class, from the class's ASDL signature."""
+    match = re.fullmatch(r"\w+\((.*)\)", (cls.__doc__ or "").strip())
+    if not match:
+        return {}
+    kinds = {}
+    for part in match.group(1).split(", "):
+        asdl_type, name = part.split(" ")
+        base, mark = asdl_type.rstrip("*?"), asdl_type[len(asdl_type.rstrip("*?")):]
+        slot = {"": 0, "?": 1, "*": 2}[mark]
+        if base in _SCALARS:
+            kinds[name] = (_SCALARS[base][slot], None)
+        else:
+            kinds[name] = ((_NODE, _OPT_NODE, _NODE_LIST)[slot], getattr(_ast, base))
+    return kinds
+
+
 _CLASSES = _node_classes()
-_LOCATED = {cls: "lineno" in cls._attributes for cls in _CLASSES.values()}
-# Per class: its type name, whether it has a span, and its fields in key order as (name, is_constant).
-_PLANS = {
-    cls: (
-        name,
-        _LOCATED[cls],
-        tuple((f, (name, f) in _CONSTANT_FIELDS) for f in sorted(cls._fields)),
-    )
-    for name, cls in _CLASSES.items()
-}
+# Per class: type name, whether it has a span, fields in key order (for writing) and in _fields order
+# (for constructing), each as (name, kind, category class).
+_PLANS = {}
+for _name, _cls in _CLASSES.items():
+    _kinds = _field_kinds(_cls)
+    _fields = tuple((f, *_kinds.get(f, (None, None))) for f in _cls._fields)
+    _PLANS[_cls] = (_name, "lineno" in _cls._attributes, tuple(sorted(_fields)), _fields)
 
 
 def to_json(tree: ast.AST, file: str, *, source: str | None = None, attrs: dict | None = None) -> dict:
     """The htp.ast.v1 document of ``tree`` parsed from ``file``; ``source`` and the module-level
-    ``attrs`` are included when given. Spans come from lineno/col_offset/end_lineno/end_col_offset."""
+    ``attrs`` are included when given. Spans come from lineno/col_offset/end_lineno/end_col_offset;
+    a node's ``_htp_attrs`` dict, if any, becomes its metadata attributes."""
     doc = {}
     if attrs:
         doc["attrs"] = attrs
@@ -80,9 +111,9 @@ def to_json(tree: ast.AST, file: str, *, source: str | None = None, attrs: dict 
 
 def from_json(doc: dict) -> ast.AST:
     """The tree of an htp.ast.v1 document (or of one node object); AstJsonError names the JSON path of
-    the first problem found."""
-    if not isinstance(doc, dict):
-        raise AstJsonError(f"expected an htp.ast.v1 document (an object), got {type(doc).__name__}")
+    the first problem found. Metadata attributes go to each node's ``_htp_attrs``."""
+    if type(doc) is not dict:
+        raise AstJsonError(f"expected an htp.ast.v1 document (an object), got {_describe(doc)}")
     if "_type" in doc:
         return _decode(doc)
     if doc.get("format") != FORMAT:
@@ -132,7 +163,7 @@ def _encode(node, AST=ast.AST):
     plan = _PLANS.get(node.__class__)
     if plan is None:
         raise AstJsonError(f"not a node of Python's grammar: {node.__class__.__name__}")
-    name, located, fields = plan
+    name, located, fields, _ = plan
     d = {}
     attrs = getattr(node, "_htp_attrs", None)
     if attrs:
@@ -149,9 +180,9 @@ def _encode(node, AST=ast.AST):
                 0 if end_col is None else end_col,
             ]
     d["_type"] = name
-    for field, is_constant in fields:
+    for field, kind, _ in fields:
         v = getattr(node, field, None)
-        if is_constant:
+        if kind == _CONSTANT:
             d[field] = _encode_constant(v)
         elif v is None or v.__class__ is str or v.__class__ is int:
             d[field] = v
@@ -165,13 +196,11 @@ def _encode(node, AST=ast.AST):
 
 
 def _float_payload(v):
-    if v.__class__ is str:
-        if v in ("inf", "-inf", "nan"):
-            return float(v)
-        raise AstJsonError(f'expected a number, "inf", "-inf" or "nan", got "{v}"')
-    if v.__class__ in (int, float):
+    if v.__class__ is str and v in ("inf", "-inf", "nan"):
         return float(v)
-    raise AstJsonError(f"expected a number, got {type(v).__name__}")
+    if v.__class__ is int or v.__class__ is float:
+        return float(v)
+    raise AstJsonError(f'expected a number, "inf", "-inf" or "nan", got {_describe(v)}')
 
 
 def _decode_constant(j):
@@ -180,75 +209,110 @@ def _decode_constant(j):
         return j
     if t is dict and len(j) == 1:
         ((tag, v),) = j.items()
-        if tag == "int":
-            return int(v)
-        if tag == "float":
-            return _float_payload(v)
-        if tag == "complex":
-            re, im = v
-            return complex(_float_payload(re), _float_payload(im))
-        if tag == "bytes":
-            return v.encode("latin-1")
-        if tag == "codepoints":
-            return "".join(map(chr, v))
-        if tag == "ellipsis" and v is True:
-            return ...
-    raise AstJsonError(f"not a constant: {j!r}"[:200])
+        try:
+            if tag == "int" and v.__class__ is str:
+                return int(v)
+            if tag == "float":
+                return _float_payload(v)
+            if tag == "complex" and v.__class__ is list and len(v) == 2:
+                return complex(_float_payload(v[0]), _float_payload(v[1]))
+            if tag == "bytes" and v.__class__ is str:
+                return v.encode("latin-1")
+            if tag == "codepoints" and v.__class__ is list:
+                return "".join(map(chr, v))
+            if tag == "ellipsis" and v is True:
+                return ...
+        except AstJsonError as e:
+            e.path.insert(0, tag)
+            raise
+        except (ValueError, TypeError, UnicodeEncodeError) as e:
+            raise AstJsonError(f"invalid {tag} constant: {e}", [tag]) from None
+    raise AstJsonError(f"expected a constant, got {_describe(j)}")
+
+
+def _decode_node(j, category, dict_=dict):
+    if j.__class__ is not dict_:
+        raise AstJsonError(f"expected a node, got {_describe(j)}")
+    node = _decode(j)
+    if category is not None and not isinstance(node, category):
+        raise AstJsonError(
+            f"expected a node of category {category.__name__}, got {type(node).__name__} "
+            f"({type(node).__bases__[0].__name__})"
+        )
+    return node
+
+
+def _decode_value(v, kind, category, str_=str, int_=int, list_=list):
+    if kind == _CONSTANT:
+        return _decode_constant(v)
+    if kind == _NODE:
+        return _decode_node(v, category)
+    if kind == _NODE_LIST:
+        if v.__class__ is not list_:
+            raise AstJsonError(f"expected a list of nodes, got {_describe(v)}")
+        out = []
+        for i, x in enumerate(v):
+            try:
+                out.append(None if x is None else _decode_node(x, category))
+            except AstJsonError as e:
+                e.path.insert(0, i)
+                raise
+        return out
+    if v is None:
+        if kind in (_OPT_NODE, _OPT_TEXT, _OPT_INT, None):
+            return None
+        raise AstJsonError("expected a value, got null")
+    if kind == _OPT_NODE:
+        return _decode_node(v, category)
+    if kind == _TEXT or kind == _OPT_TEXT:
+        if v.__class__ is str_:
+            return v
+        raise AstJsonError(f"expected a string, got {_describe(v)}")
+    if kind == _INT or kind == _OPT_INT:
+        if v.__class__ is int_:
+            return v
+        raise AstJsonError(f"expected an integer, got {_describe(v)}")
+    if kind == _TEXT_LIST:
+        if v.__class__ is list_ and all(x.__class__ is str_ for x in v):
+            return v
+        raise AstJsonError("expected a list of strings")
+    return v  # a field this Python's docstrings do not describe: taken as is
 
 
 def _decode(j, dict_=dict):
     if j.__class__ is not dict_:
-        raise AstJsonError(f"expected a node, got {type(j).__name__}")
-    type_name = j.get("_type")
-    cls = _CLASSES.get(type_name)
+        raise AstJsonError(f"expected a node, got {_describe(j)}")
+    cls = _CLASSES.get(j.get("_type"))
     if cls is None:
-        raise AstJsonError(f"unknown node type {type_name!r}", ["_type"])
-    name, located, fields = _PLANS[cls]
-    field = None
-    try:
-        args = []
-        for field in cls._fields:
+        raise AstJsonError(f"unknown node type {j.get('_type')!r}", ["_type"])
+    name, located, _, fields = _PLANS[cls]
+    args = []
+    for field, kind, category in fields:
+        try:
             v = j[field]
-            if (name, field) in _CONSTANT_FIELDS:
-                v = _decode_constant(v)
-            elif v.__class__ is dict_:
-                v = _decode(v)
-            elif v.__class__ is list:
-                decoded = []
-                for i, x in enumerate(v):
-                    try:
-                        decoded.append(_decode(x) if x.__class__ is dict_ else x)
-                    except AstJsonError as e:
-                        e.path.insert(0, i)
-                        raise
-                v = decoded
-            args.append(v)
-        field = None
-        extra = len(j) - len(fields) - 1 - ("_span" in j) - ("_attrs" in j)
-        if extra:
-            unknown = sorted(set(j) - set(cls._fields) - {"_type", "_span", "_attrs"})
-            raise AstJsonError(f"unknown field {unknown[0] if unknown else '?'!r} of {name}")
-        span = j.get("_span")
-        if span is not None and located:
-            lineno, col, end_lineno, end_col = span
-            if end_lineno:
-                node = cls(*args, lineno=lineno, col_offset=col, end_lineno=end_lineno, end_col_offset=end_col)
-            else:
-                node = cls(*args, lineno=lineno, col_offset=col, end_lineno=None, end_col_offset=None)
-        else:
-            node = cls(*args)
-        attrs = j.get("_attrs")
-        if attrs:
-            node._htp_attrs = attrs
-        return node
-    except AstJsonError as e:
-        if field is not None:
+        except KeyError:
+            raise AstJsonError(f"missing field '{field}' of {name}") from None
+        try:
+            args.append(_decode_value(v, kind, category))
+        except AstJsonError as e:
             e.path.insert(0, field)
-        raise
-    except KeyError:
-        raise AstJsonError(f"missing field '{field}' of {name}") from None
-    except (TypeError, ValueError, AttributeError) as e:
-        err = AstJsonError(f"invalid value: {e}")
-        if field is not None:
-            err.path.insert(0, field)
-        raise err from None
+            raise
+    if len(j) != len(fields) + 1 + ("_span" in j) + ("_attrs" in j):
+        unknown = sorted(set(j) - set(cls._fields) - {"_type", "_span", "_attrs"})
+        raise AstJsonError(f"unknown field '{unknown[0] if unknown else '?'}' of {name}")
+    span = j.get("_span")
+    if span is not None and located:
+        try:
+            lineno, col, end_lineno, end_col = span
+        except (TypeError, ValueError):
+            raise AstJsonError("expected [line, col, end_line, end_col]", ["_span"]) from None
+        if end_lineno:
+            node = cls(*args, lineno=lineno, col_offset=col, end_lineno=end_lineno, end_col_offset=end_col)
+        else:
+            node = cls(*args, lineno=lineno, col_offset=col, end_lineno=None, end_col_offset=None)
+    else:
+        node = cls(*args)
+    attrs = j.get("_attrs")
+    if attrs:
+        node._htp_attrs = attrs
+    return node
