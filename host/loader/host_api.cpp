@@ -1,7 +1,11 @@
 #include "loader/host_api.hpp"
 
+#include "ast/grammar.hpp"
+#include "pass/invocation.hpp"
+
 #include "diag/log.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -56,15 +60,19 @@ void fill_info(Component &c, const HtpComponentInfo &info) {
   c.accepts = take_list(info.accepts, "info.accepts");
 }
 
+/// Size of each descriptor in ABI 1.0: fields appended by later minors are read as zero when absent.
+template <class Desc> constexpr size_t abi_1_0_size() { return sizeof(Desc); }
+template <> constexpr size_t abi_1_0_size<HtpDialectDesc>() { return offsetof(HtpDialectDesc, scan); }
+template <> constexpr size_t abi_1_0_size<HtpPassDesc>() { return offsetof(HtpPassDesc, run); }
+
 /// Validates struct_size and copies min(struct_size, sizeof(Desc)) bytes into a zeroed Desc.
 template <class Desc> Desc copy_descriptor(const Desc *d, const char *type) {
   if (!d) throw DescriptorError{std::string("NULL ") + type};
   size_t size = d->struct_size;
   if (size == 0) throw DescriptorError{std::string(type) + ".struct_size is 0"};
-  // Every descriptor of ABI 1.x is at least as large as in 1.0, which is the current layout.
-  if (size < sizeof(Desc))
+  if (size < abi_1_0_size<Desc>())
     throw DescriptorError{std::string(type) + ".struct_size " + std::to_string(size) +
-                          " is smaller than the ABI 1.0 size " + std::to_string(sizeof(Desc))};
+                          " is smaller than the ABI 1.0 size " + std::to_string(abi_1_0_size<Desc>())};
   if (size > sizeof(Desc))
     throw DescriptorError{std::string(type) + ".struct_size " + std::to_string(size) +
                           " is larger than this host's " + std::to_string(sizeof(Desc)) +
@@ -157,6 +165,8 @@ HtpStatus api_register_dialect(HtpHost *h, const HtpDialectDesc *d, HtpDiag *s) 
                             [](Component &c, const HtpDialectDesc &x) {
                               c.name = take_str(x.name, "name");
                               c.names = take_list(x.surface, "surface");
+                              c.scan = x.scan;
+                              c.user_data = x.user_data;
                             });
 }
 
@@ -185,6 +195,30 @@ HtpStatus api_register_pass(HtpHost *h, const HtpPassDesc *d, HtpDiag *s) {
     c.invalidates = take_list(x.invalidates, "invalidates");
     c.before = take_list(x.before, "before");
     c.after = take_list(x.after, "after");
+    c.run = x.run;
+    c.user_data = x.user_data;
+    if (x.pattern_count > kMaxListItems) throw DescriptorError{"pattern_count: too many patterns"};
+    if (x.pattern_count > 0 && !x.patterns) throw DescriptorError{"patterns: NULL with a non-zero pattern_count"};
+    // The array stride is the plugin's sizeof(HtpPatternDesc), which its first struct_size states.
+    const size_t stride = x.pattern_count > 0 ? x.patterns[0].struct_size : 0;
+    for (size_t i = 0; i < x.pattern_count; ++i) {
+      std::string where = "patterns[" + std::to_string(i) + "]";
+      const auto *raw = reinterpret_cast<const HtpPatternDesc *>(reinterpret_cast<const char *>(x.patterns) + i * stride);
+      HtpPatternDesc p = copy_descriptor(raw, "HtpPatternDesc");
+      Pattern out;
+      out.name = take_str(p.name, (where + ".name").c_str());
+      if (out.name.empty()) throw DescriptorError{where + ".name: empty pattern name"};
+      out.root_types = take_list(p.root_types, (where + ".root_types").c_str());
+      for (const auto &t : out.root_types)
+        if (!ast::kind_from_name(t))
+          throw DescriptorError{where + ".root_types: '" + t + "' is not a Python 3.11 ast node type"};
+      out.benefit = p.benefit;
+      if (!p.match || !p.apply) throw DescriptorError{where + ": match and apply are required"};
+      out.match = p.match;
+      out.apply = p.apply;
+      out.user_data = p.user_data;
+      c.patterns.push_back(std::move(out));
+    }
   });
 }
 
@@ -248,6 +282,7 @@ HtpHostApi make_host_api(HtpHost *host) {
   api.register_pipeline = &api_register_pipeline;
   api.register_backend = &api_register_backend;
   api.register_binding = &api_register_binding;
+  fill_ast_api(api);
   return api;
 }
 

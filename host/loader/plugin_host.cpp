@@ -111,6 +111,12 @@ const LoadedPlugin *PluginHost::find(std::string_view name) const {
   return nullptr;
 }
 
+const HtpHostApi *PluginHost::api_for(std::string_view plugin) const {
+  for (const auto &c : contexts_)
+    if (c->host.plugin_name == plugin) return &c->api;
+  return nullptr;
+}
+
 std::vector<Component> PluginHost::known_unloaded_components() const {
   std::vector<Component> out;
   for (const auto &u : unloaded_) {

@@ -83,6 +83,9 @@ public:
   /// The loaded plugin with this name, or nullptr.
   const LoadedPlugin *find(std::string_view name) const;
 
+  /// The host function table given to the named plugin (its callbacks must receive this one), or nullptr.
+  const HtpHostApi *api_for(std::string_view plugin) const;
+
   /// Components declared by manifests of plugins that did not load (for resolver explanations).
   std::vector<Component> known_unloaded_components() const;
 

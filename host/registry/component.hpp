@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <htp/abi.h>
+
 namespace htp {
 
 enum class ComponentKind { Dialect, IntrinsicSet, Layout, Pass, Pipeline, Backend, Binding };
@@ -28,6 +30,16 @@ struct PluginRef {
   std::string sha256;  ///< Hex digest of the shared object; empty for synthetic components.
 };
 
+/// A rewrite pattern registered with a pass (strings deep-copied; callbacks live in the resident plugin).
+struct Pattern {
+  std::string name;
+  std::vector<std::string> root_types;
+  int32_t benefit = 0;
+  int32_t (*match)(void *, const HtpHostApi *, HtpPassContext *, const HtpNode *) = nullptr;
+  HtpStatus (*apply)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
+  void *user_data = nullptr;
+};
+
 /// One component. Capability lists hold capability text as registered (validated at registration).
 struct Component {
   ComponentKind kind = ComponentKind::Dialect;
@@ -44,6 +56,8 @@ struct Component {
   // Dialect: name + surface; intrinsic set: set + ops; layout: kind + facets.
   std::string name;
   std::vector<std::string> names;
+  /// Dialect scanner (obligations), or null.
+  HtpStatus (*scan)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
 
   // Pass.
   PassStage stage = PassStage::Canonicalize;
@@ -51,6 +65,11 @@ struct Component {
   std::vector<std::string> invalidates;
   std::vector<std::string> before;
   std::vector<std::string> after;
+  /// Whole-module body, or null when the pass is only its patterns.
+  HtpStatus (*run)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
+  std::vector<Pattern> patterns;
+  /// The plugin's user data for scan/run.
+  void *user_data = nullptr;
 
   // Pipeline (targets + passes), backend and binding (targets + priority).
   std::vector<std::string> targets;

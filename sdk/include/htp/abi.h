@@ -30,7 +30,7 @@ extern "C" {
 
 /** ABI major version: a plugin with a different major is refused. */
 #define HTP_ABI_MAJOR 1u
-/** ABI minor version: 1.1 appended HtpPluginInfo.description and HtpPluginInfo.sdk_version. */
+/** ABI minor version: 1.1 appended plugin descriptions, AST access, pass bodies and patterns, scanners. */
 #define HTP_ABI_MINOR 1u
 
 /** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
@@ -105,6 +105,57 @@ typedef struct HtpHost HtpHost;
 /** Opaque diagnostic sink owned by the host for the duration of one call. */
 typedef struct HtpDiag HtpDiag;
 
+/* ---- AST handles (ABI 1.1) -------------------------------------------------------------------- */
+
+/** A node of the host AST (a faithful image of Python 3.11's ast); owned by the host. */
+typedef struct HtpNode HtpNode;
+/** One compile unit: the tree, module-level attributes, and nodes detached during a pass. */
+typedef struct HtpModule HtpModule;
+/** One invocation of a pass or scanner: the module, diagnostics, options, package output. */
+typedef struct HtpPassContext HtpPassContext;
+
+/** What an HtpConstant holds (everything Python's ast.Constant can). */
+typedef int32_t HtpConstantKind;
+enum {
+  HTP_CONST_NONE = 0,
+  HTP_CONST_BOOL = 1,     /**< i is 0 or 1. */
+  HTP_CONST_INT = 2,      /**< i holds it. */
+  HTP_CONST_BIGINT = 3,   /**< text is the decimal spelling (beyond int64). */
+  HTP_CONST_FLOAT = 4,    /**< real holds it. */
+  HTP_CONST_COMPLEX = 5,  /**< real and imag hold it. */
+  HTP_CONST_STR = 6,      /**< text is its UTF-8 (lone surrogates as 3-byte sequences). */
+  HTP_CONST_BYTES = 7,    /**< text holds the bytes. */
+  HTP_CONST_ELLIPSIS = 8
+};
+
+/** A Python constant value. */
+typedef struct HtpConstant {
+  size_t struct_size;   /**< sizeof(HtpConstant) as compiled by the caller. */
+  HtpConstantKind kind;
+  int64_t i;
+  double real;
+  double imag;
+  HtpStr text;          /**< Borrowed: valid until the node changes (reads) or for the call (writes). */
+} HtpConstant;
+
+struct HtpHostApi;
+
+/**
+ * A rewrite pattern: the host's driver offers it every node of its root types and applies it where it
+ * matches, to a fixpoint (worklist, deterministic order, iteration bound).
+ */
+typedef struct HtpPatternDesc {
+  size_t struct_size;      /**< sizeof(HtpPatternDesc) as compiled by the plugin. */
+  HtpStr name;             /**< Name for traces and diagnostics, e.g. "fold-constant-add". */
+  HtpStrList root_types;   /**< Node type names it can match at ("Call", "BinOp"); empty = every node. */
+  int32_t benefit;         /**< Patterns with a higher benefit are tried first. */
+  /** Returns 1 when the pattern applies at `node`, 0 otherwise; must not change the tree. */
+  int32_t (*match)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx, const HtpNode *node);
+  /** Rewrites at `node` after match returned 1; HTP_OK, or an error reported into the pass's sink. */
+  HtpStatus (*apply)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx, HtpNode *node);
+  void *user_data;         /**< Passed back to match and apply. */
+} HtpPatternDesc;
+
 /* ---- Component descriptors ------------------------------------------------------------------- */
 
 /** The seven component kinds. */
@@ -140,6 +191,10 @@ typedef struct HtpDialectDesc {
   HtpComponentInfo info;
   HtpStr name;          /**< Dialect name: Uses.Dialect(name=...) and htp.dialects.<name>. */
   HtpStrList surface;   /**< Python names this dialect exports, e.g. "workload", "P", "schedule". */
+  /* ABI 1.1 */
+  /** Records the obligations (Uses.*) a module raises, with spans, via obligation_add; may be NULL. */
+  HtpStatus (*scan)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx);
+  void *user_data;      /**< Passed back to scan. */
 } HtpDialectDesc;
 
 /** A set of intrinsics, e.g. "pto" with ops "add", "matmul", ... */
@@ -179,6 +234,12 @@ typedef struct HtpPassDesc {
   HtpStrList invalidates;  /**< Facts this pass makes false when it runs. */
   HtpStrList before;       /**< Pass ids this pass must run before (when both are selected). */
   HtpStrList after;        /**< Pass ids this pass must run after (when both are selected). */
+  /* ABI 1.1 */
+  /** Whole-module pass body; NULL when the pass is only its patterns. Runs before the patterns. */
+  HtpStatus (*run)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx);
+  void *user_data;                 /**< Passed back to run. */
+  const HtpPatternDesc *patterns;  /**< Rewrite patterns the host drives to a fixpoint; may be NULL. */
+  size_t pattern_count;            /**< Number of patterns. */
 } HtpPassDesc;
 
 /** A pipeline template: the passes a target needs, in addition to every pass that applies. */
@@ -240,6 +301,93 @@ typedef struct HtpHostApi {
   HtpStatus (*register_backend)(HtpHost *host, const HtpBackendDesc *desc, HtpDiag *sink);
   /** Registers a binding; as register_dialect. */
   HtpStatus (*register_binding)(HtpHost *host, const HtpBindingDesc *desc, HtpDiag *sink);
+
+  /* ---- ABI 1.1: AST access. Reads never fail on a valid handle; a missing field reads as null/empty.
+   * Strings returned by the host are borrowed: node data stays valid until the node changes; computed
+   * strings (ids, JSON) until the next host call from the same thread. Node handles stay valid until
+   * the module is destroyed, also after a node is detached. ---- */
+
+  /** The kind number of a node type name ("BinOp"), or -1; stable for the process (cache it). */
+  int32_t (*ast_kind_id)(HtpHost *host, HtpStr type_name);
+  /** The node type name of a kind number (empty for an unknown number). */
+  HtpStr (*ast_kind_name)(HtpHost *host, int32_t kind);
+  /** The node's kind number. */
+  int32_t (*node_kind)(HtpHost *host, const HtpNode *node);
+  /** The node's source span (unknown: line 0). */
+  HtpSpan (*node_span)(HtpHost *host, const HtpNode *node);
+  /** The node's parent, or NULL for a root or a detached node. */
+  HtpNode *(*node_parent)(HtpHost *host, const HtpNode *node);
+  /** The node's stable id (symbol path + structural position), e.g. "vector_add/body[2]/value". */
+  HtpStr (*node_id)(HtpHost *host, const HtpNode *node);
+  /** Number of fields of the node's type (Python 3.11 grammar order). */
+  size_t (*node_field_count)(HtpHost *host, const HtpNode *node);
+  /** Name of field `index` of the node's type (static storage; empty when out of range). */
+  HtpStr (*node_field_name)(HtpHost *host, const HtpNode *node, size_t index);
+  /** The node in a node field, or NULL when null or not a node field. */
+  HtpNode *(*node_child)(HtpHost *host, const HtpNode *node, HtpStr field);
+  /** Length of a node-list or identifier-list field (0 when absent). */
+  size_t (*node_list_size)(HtpHost *host, const HtpNode *node, HtpStr field);
+  /** Entry `index` of a node-list field, or NULL (out of range, or a null entry). */
+  HtpNode *(*node_list_item)(HtpHost *host, const HtpNode *node, HtpStr field, size_t index);
+  /** An identifier or string field, or entry `index` of an identifier list when index != SIZE_MAX. */
+  HtpStatus (*node_text)(HtpHost *host, const HtpNode *node, HtpStr field, size_t index, HtpStr *out);
+  /** An integer field. */
+  HtpStatus (*node_int)(HtpHost *host, const HtpNode *node, HtpStr field, int64_t *out);
+  /** A constant field (Constant.value, MatchSingleton.value); out->struct_size must be set. */
+  HtpStatus (*node_constant)(HtpHost *host, const HtpNode *node, HtpStr field, HtpConstant *out);
+  /** A metadata attribute ("wsp.axis") as JSON text; HTP_ERR_NOT_FOUND when absent. */
+  HtpStatus (*node_attr_get)(HtpHost *host, const HtpNode *node, HtpStr key, HtpStr *json_out);
+  /** Sets a namespaced metadata attribute from JSON text; an error for bad JSON or an unnamespaced key. */
+  HtpStatus (*node_attr_set)(HtpHost *host, HtpNode *node, HtpStr key, HtpStr json, HtpDiag *sink);
+
+  /** A new detached node of a type (fields empty), owned by the module until inserted. */
+  HtpNode *(*node_create)(HtpHost *host, HtpModule *module, HtpStr type_name, const HtpSpan *span);
+  /** A detached deep copy of `node` (spans and attributes included). */
+  HtpNode *(*node_clone)(HtpHost *host, HtpModule *module, const HtpNode *node);
+  /** Sets a node field to a detached node (or NULL); the previous child becomes detached. */
+  HtpStatus (*node_set_child)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field, HtpNode *child,
+                              HtpDiag *sink);
+  /** Sets an identifier or string field. */
+  HtpStatus (*node_set_text)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field, HtpStr text,
+                             HtpDiag *sink);
+  /** Sets an integer field. */
+  HtpStatus (*node_set_int)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field, int64_t value,
+                            HtpDiag *sink);
+  /** Sets a constant field. */
+  HtpStatus (*node_set_constant)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field,
+                                 const HtpConstant *value, HtpDiag *sink);
+  /** Inserts a detached node at `index` (== size appends) of a node-list field. */
+  HtpStatus (*node_list_insert)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field, size_t index,
+                                HtpNode *child, HtpDiag *sink);
+  /** Removes entry `index` of a node-list field; the removed node becomes detached. */
+  HtpStatus (*node_list_erase)(HtpHost *host, HtpModule *module, HtpNode *node, HtpStr field, size_t index,
+                               HtpDiag *sink);
+  /** Puts the detached node `with` where `node` is; `node` becomes detached. */
+  HtpStatus (*node_replace)(HtpHost *host, HtpModule *module, HtpNode *node, HtpNode *with, HtpDiag *sink);
+
+  /** The module's root node (a Module node). */
+  HtpNode *(*module_root)(HtpHost *host, HtpModule *module);
+  /** The module's source file name. */
+  HtpStr (*module_file)(HtpHost *host, HtpModule *module);
+  /** A module-level attribute ("wsp.task_graph") as JSON text; HTP_ERR_NOT_FOUND when absent. */
+  HtpStatus (*module_attr_get)(HtpHost *host, HtpModule *module, HtpStr key, HtpStr *json_out);
+  /** Sets a namespaced module-level attribute from JSON text. */
+  HtpStatus (*module_attr_set)(HtpHost *host, HtpModule *module, HtpStr key, HtpStr json, HtpDiag *sink);
+
+  /* ---- ABI 1.1: pass and scanner invocations. ---- */
+
+  /** The module a pass or scanner works on. */
+  HtpModule *(*pass_module)(HtpHost *host, HtpPassContext *ctx);
+  /** The diagnostic sink of the invocation. */
+  HtpDiag *(*pass_diag)(HtpHost *host, HtpPassContext *ctx);
+  /** An invocation option as JSON text ("target", or a pass parameter); HTP_ERR_NOT_FOUND when absent. */
+  HtpStatus (*pass_option)(HtpHost *host, HtpPassContext *ctx, HtpStr key, HtpStr *json_out);
+  /** Writes a package file through the host's package writer (relative path, no ".."); emit passes only. */
+  HtpStatus (*pass_write_file)(HtpHost *host, HtpPassContext *ctx, HtpStr path, HtpStr bytes, HtpStr role,
+                               HtpDiag *sink);
+  /** Records an obligation (capability text, e.g. "Uses.Intrinsic(set=pto,op=add)") raised at `span`. */
+  HtpStatus (*obligation_add)(HtpHost *host, HtpPassContext *ctx, HtpStr capability, const HtpSpan *span,
+                              HtpDiag *sink);
 } HtpHostApi;
 
 /* ---- Plugin entry ---------------------------------------------------------------------------- */

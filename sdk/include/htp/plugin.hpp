@@ -102,11 +102,23 @@ struct ComponentSpec {
   std::vector<std::string> accepts;
 };
 
-/// A programming model: its name and the Python surface names it exports.
+/// A programming model: its name, the Python surface names it exports, and its obligation scanner.
 struct DialectSpec {
   ComponentSpec info;
   std::string name;
   std::vector<std::string> surface;
+  HtpStatus (*scan)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;  ///< e.g. htp::pass_body<fn>
+  void *user_data = nullptr;
+};
+
+/// A rewrite pattern (see htp::pattern<P>() in htp/ast.hpp).
+struct PatternSpec {
+  std::string name;
+  std::vector<std::string> roots;
+  int32_t benefit = 0;
+  int32_t (*match)(void *, const HtpHostApi *, HtpPassContext *, const HtpNode *) = nullptr;
+  HtpStatus (*apply)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
+  void *user_data = nullptr;
 };
 
 /// An intrinsic set: its name and operations.
@@ -131,6 +143,9 @@ struct PassSpec {
   std::vector<std::string> invalidates;
   std::vector<std::string> before;
   std::vector<std::string> after;
+  HtpStatus (*run)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;  ///< e.g. htp::pass_body<fn>
+  std::vector<PatternSpec> patterns;
+  void *user_data = nullptr;
 };
 
 /// A pipeline template for some targets.
@@ -201,6 +216,8 @@ public:
     d.info = detail::component_info(s.info, l);
     d.name = to_htp_str(s.name);
     d.surface = l.list(s.surface);
+    d.scan = s.scan;
+    d.user_data = s.user_data;
     check(host_.api()->register_dialect(host_.api()->host, &d, diag_), s.info.id);
   }
   void add(const IntrinsicSetSpec &s) {
@@ -231,6 +248,22 @@ public:
     d.invalidates = l.list(s.invalidates);
     d.before = l.list(s.before);
     d.after = l.list(s.after);
+    d.run = s.run;
+    d.user_data = s.user_data;
+    std::vector<HtpPatternDesc> patterns;
+    for (const auto &p : s.patterns) {
+      HtpPatternDesc pd{};
+      pd.struct_size = sizeof pd;
+      pd.name = to_htp_str(p.name);
+      pd.root_types = l.list(p.roots);
+      pd.benefit = p.benefit;
+      pd.match = p.match;
+      pd.apply = p.apply;
+      pd.user_data = p.user_data;
+      patterns.push_back(pd);
+    }
+    d.patterns = patterns.empty() ? nullptr : patterns.data();
+    d.pattern_count = patterns.size();
     check(host_.api()->register_pass(host_.api()->host, &d, diag_), s.info.id);
   }
   void add(const PipelineSpec &s) {

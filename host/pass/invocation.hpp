@@ -1,0 +1,67 @@
+// The host objects behind the ABI's opaque HtpModule and HtpPassContext handles.
+#pragma once
+
+#include <htp/abi.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ast/module.hpp"
+#include "diag/diagnostic.hpp"
+#include "loader/host_api.hpp"
+
+namespace htp {
+class PackageWriter;
+
+/// An obligation a scanner recorded: the capability text and the span that raised it.
+struct RaisedObligation {
+  std::string capability;
+  Span span;
+  std::string origin;  ///< The component that recorded it.
+};
+
+/// Wraps a pass's AST node handle conversions.
+inline ast::Node *to_node(HtpNode *n) { return reinterpret_cast<ast::Node *>(n); }
+inline const ast::Node *to_node(const HtpNode *n) { return reinterpret_cast<const ast::Node *>(n); }
+inline HtpNode *to_handle(ast::Node *n) { return reinterpret_cast<HtpNode *>(n); }
+inline const HtpNode *to_handle(const ast::Node *n) { return reinterpret_cast<const HtpNode *>(n); }
+
+}  // namespace htp
+
+/// A module as plugins see it: the tree, plus ownership of nodes detached while passes run (their
+/// handles stay valid until the module handle is destroyed) and a count of changes for traces.
+struct HtpModule {
+  htp::ast::Module *module = nullptr;
+  std::vector<htp::ast::NodePtr> detached;
+  size_t changes = 0;
+
+  /// Takes ownership of a node that left the tree (or was created) and returns its handle.
+  HtpNode *keep(htp::ast::NodePtr node);
+  /// Releases ownership of a detached node so it can be inserted; nullptr when `node` is not detached
+  /// here (it is in a tree, or belongs to another module).
+  htp::ast::NodePtr take(HtpNode *node);
+};
+
+/// One pass or scanner invocation.
+struct HtpPassContext {
+  HtpModule *module = nullptr;
+  HtpDiag diag;                        ///< Sink into `diagnostics`.
+  htp::DiagnosticList diagnostics;
+  nlohmann::json options = nlohmann::json::object();  ///< "target" and pass parameters.
+  htp::PackageWriter *writer = nullptr;  ///< Set for passes allowed to write package files.
+  std::string component;               ///< The pass or dialect id (writer name, provenance).
+  std::vector<htp::RaisedObligation> *obligations = nullptr;  ///< Set for scanners.
+
+  HtpPassContext() { diag.list = &diagnostics; }
+  HtpPassContext(const HtpPassContext &) = delete;
+  HtpPassContext &operator=(const HtpPassContext &) = delete;
+};
+
+namespace htp {
+
+/// Fills the AST, module and pass-invocation functions (ABI 1.1) of a host table.
+void fill_ast_api(HtpHostApi &api);
+
+}  // namespace htp

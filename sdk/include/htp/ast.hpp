@@ -1,0 +1,452 @@
+// htp/ast.hpp — light C++ views over the host AST for pass authors, a matcher DSL, and adapters that
+// turn plain functions and pattern classes into the ABI's pass and pattern callbacks.
+//
+//   // A whole-module pass body:
+//   void annotate(htp::PassContext &ctx) {
+//     ctx.module().root().walk([&](htp::NodeRef n) {
+//       if (n.is("Call") && n.child("func").dotted_name() == "pto.add") n.set_attr("pto.op", "\"add\"");
+//     });
+//   }
+//   // A rewrite pattern (one static instance; the host drives it to a fixpoint):
+//   struct FoldAddZero {
+//     static constexpr const char *name = "fold-add-zero";
+//     static constexpr std::array<const char *, 1> roots{"BinOp"};
+//     static constexpr int32_t benefit = 1;
+//     bool match(htp::NodeRef n, htp::PassContext &) const { ... }
+//     void apply(htp::NodeRef n, htp::PassContext &ctx) const { ... }
+//   };
+//   r.add(htp::PassSpec{.info = {...}, .stage = HTP_STAGE_CANONICALIZE,
+//                       .run = htp::pass_body<annotate>, .patterns = {htp::pattern<FoldAddZero>()}});
+#pragma once
+
+#include <htp/plugin.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace htp {
+
+class ModuleRef;
+class PassContext;
+
+/// Thrown from pass code to stop the pass with an error already reported (or with this message).
+class PassError : public std::runtime_error {
+public:
+  explicit PassError(const std::string &message) : std::runtime_error(message) {}
+};
+
+/// A borrowed view of one AST node: the host table plus the node handle. Cheap to copy.
+class NodeRef {
+public:
+  NodeRef() = default;
+  NodeRef(const HtpHostApi *api, HtpNode *node) : api_(api), node_(node) {}
+
+  explicit operator bool() const { return node_ != nullptr; }
+  HtpNode *handle() const { return node_; }
+  const HtpHostApi *api() const { return api_; }
+  friend bool operator==(const NodeRef &a, const NodeRef &b) { return a.node_ == b.node_; }
+
+  /// The kind number (compare with kind_id(), which can be cached).
+  int32_t kind() const { return node_ ? api_->node_kind(api_->host, node_) : -1; }
+  /// The Python node type name ("Call").
+  std::string_view type() const { return view(api_->ast_kind_name(api_->host, kind())); }
+  /// Whether the node is of type `type_name`.
+  bool is(std::string_view type_name) const { return node_ && type() == type_name; }
+
+  /// The node in a node field (empty view when null).
+  NodeRef child(std::string_view field) const {
+    return NodeRef(api_, node_ ? api_->node_child(api_->host, node_, to_htp_str(field)) : nullptr);
+  }
+  /// Length of a list field.
+  size_t size(std::string_view field) const {
+    return node_ ? api_->node_list_size(api_->host, node_, to_htp_str(field)) : 0;
+  }
+  /// Entry `i` of a node-list field.
+  NodeRef item(std::string_view field, size_t i) const {
+    return NodeRef(api_, node_ ? api_->node_list_item(api_->host, node_, to_htp_str(field), i) : nullptr);
+  }
+  /// All entries of a node-list field.
+  std::vector<NodeRef> items(std::string_view field) const {
+    std::vector<NodeRef> out;
+    for (size_t i = 0, n = size(field); i < n; ++i) out.push_back(item(field, i));
+    return out;
+  }
+  /// An identifier or string field.
+  std::optional<std::string> text(std::string_view field) const {
+    HtpStr s{};
+    if (!node_ || api_->node_text(api_->host, node_, to_htp_str(field), SIZE_MAX, &s) != HTP_OK) return std::nullopt;
+    return from_htp_str(s);
+  }
+  /// An integer field.
+  std::optional<int64_t> integer(std::string_view field) const {
+    int64_t v = 0;
+    if (!node_ || api_->node_int(api_->host, node_, to_htp_str(field), &v) != HTP_OK) return std::nullopt;
+    return v;
+  }
+  /// A constant field ("value" of a Constant node).
+  std::optional<HtpConstant> constant(std::string_view field = "value") const {
+    HtpConstant c{};
+    c.struct_size = sizeof c;
+    if (!node_ || api_->node_constant(api_->host, node_, to_htp_str(field), &c) != HTP_OK) return std::nullopt;
+    return c;
+  }
+  /// The int of a Constant node holding an int64.
+  std::optional<int64_t> int_constant() const {
+    if (!is("Constant")) return std::nullopt;
+    auto c = constant();
+    if (!c || c->kind != HTP_CONST_INT) return std::nullopt;
+    return c->i;
+  }
+  /// The source span.
+  HtpSpan span() const { return node_ ? api_->node_span(api_->host, node_) : HtpSpan{}; }
+  /// The span as a SourceSpan for diagnostics.
+  SourceSpan source_span() const {
+    HtpSpan s = span();
+    return SourceSpan{from_htp_str(s.file), s.line, s.col, s.end_line, s.end_col};
+  }
+  /// The stable id, e.g. "kernel/body[2]/value".
+  std::string id() const { return node_ ? from_htp_str(api_->node_id(api_->host, node_)) : std::string(); }
+  /// The parent node (empty for a root or detached node).
+  NodeRef parent() const { return NodeRef(api_, node_ ? api_->node_parent(api_->host, node_) : nullptr); }
+  /// A metadata attribute as JSON text.
+  std::optional<std::string> attr(std::string_view key) const {
+    HtpStr s{};
+    if (!node_ || api_->node_attr_get(api_->host, node_, to_htp_str(key), &s) != HTP_OK) return std::nullopt;
+    return from_htp_str(s);
+  }
+  /// Sets a namespaced metadata attribute from JSON text; throws PassError when rejected.
+  void set_attr(std::string_view key, std::string_view json, HtpDiag *sink = nullptr) const {
+    if (api_->node_attr_set(api_->host, node_, to_htp_str(key), to_htp_str(json), sink) != HTP_OK)
+      throw PassError("cannot set attribute '" + std::string(key) + "'");
+  }
+
+  /// "a.b.c" for a Name/Attribute chain, else empty.
+  std::string dotted_name() const {
+    if (is("Name")) return text("id").value_or("");
+    if (is("Attribute")) {
+      std::string base = child("value").dotted_name();
+      return base.empty() ? std::string() : base + "." + text("attr").value_or("");
+    }
+    return {};
+  }
+
+  /// Calls f(node) on this node and every node below, pre-order; f may return false to skip children.
+  template <class F> void walk(F &&f) const {
+    if (!node_) return;
+    if constexpr (std::is_same_v<std::invoke_result_t<F &, NodeRef>, bool>) {
+      if (!f(*this)) return;
+    } else {
+      f(*this);
+    }
+    for (size_t i = 0, nf = api_->node_field_count(api_->host, node_); i < nf; ++i) {
+      std::string_view field = view(api_->node_field_name(api_->host, node_, i));
+      if (NodeRef c = child(field)) c.walk(f);
+      for (size_t j = 0, n = size(field); j < n; ++j)
+        if (NodeRef c = item(field, j)) c.walk(f);
+    }
+  }
+
+private:
+  static std::string_view view(HtpStr s) { return s.ptr ? std::string_view(s.ptr, s.len) : std::string_view(); }
+
+  const HtpHostApi *api_ = nullptr;
+  HtpNode *node_ = nullptr;
+};
+
+/// The module a pass works on: its root, attributes, and edits (which keep handles valid).
+class ModuleRef {
+public:
+  ModuleRef(const HtpHostApi *api, HtpModule *m, HtpDiag *sink) : api_(api), m_(m), sink_(sink) {}
+
+  NodeRef root() const { return NodeRef(api_, api_->module_root(api_->host, m_)); }
+  std::string file() const { return from_htp_str(api_->module_file(api_->host, m_)); }
+  /// A module attribute as JSON text.
+  std::optional<std::string> attr(std::string_view key) const {
+    HtpStr s{};
+    if (api_->module_attr_get(api_->host, m_, to_htp_str(key), &s) != HTP_OK) return std::nullopt;
+    return from_htp_str(s);
+  }
+  void set_attr(std::string_view key, std::string_view json) const {
+    check(api_->module_attr_set(api_->host, m_, to_htp_str(key), to_htp_str(json), sink_), "set_attr");
+  }
+  /// A new detached node of `type` at `span`.
+  NodeRef create(std::string_view type, const HtpSpan *span = nullptr) const {
+    HtpNode *n = api_->node_create(api_->host, m_, to_htp_str(type), span);
+    if (!n) throw PassError("cannot create a node of type '" + std::string(type) + "'");
+    return NodeRef(api_, n);
+  }
+  /// A detached deep copy.
+  NodeRef clone(NodeRef n) const { return NodeRef(api_, api_->node_clone(api_->host, m_, n.handle())); }
+  void set_child(NodeRef node, std::string_view field, NodeRef child) const {
+    check(api_->node_set_child(api_->host, m_, node.handle(), to_htp_str(field), child.handle(), sink_), "set_child");
+  }
+  void set_text(NodeRef node, std::string_view field, std::string_view text) const {
+    check(api_->node_set_text(api_->host, m_, node.handle(), to_htp_str(field), to_htp_str(text), sink_), "set_text");
+  }
+  void set_int(NodeRef node, std::string_view field, int64_t v) const {
+    check(api_->node_set_int(api_->host, m_, node.handle(), to_htp_str(field), v, sink_), "set_int");
+  }
+  void set_constant(NodeRef node, const HtpConstant &c, std::string_view field = "value") const {
+    check(api_->node_set_constant(api_->host, m_, node.handle(), to_htp_str(field), &c, sink_), "set_constant");
+  }
+  void insert(NodeRef node, std::string_view field, size_t index, NodeRef child) const {
+    check(api_->node_list_insert(api_->host, m_, node.handle(), to_htp_str(field), index, child.handle(), sink_),
+          "insert");
+  }
+  void erase(NodeRef node, std::string_view field, size_t index) const {
+    check(api_->node_list_erase(api_->host, m_, node.handle(), to_htp_str(field), index, sink_), "erase");
+  }
+  /// Puts `with` (detached) where `node` is; `node` becomes detached.
+  void replace(NodeRef node, NodeRef with) const {
+    check(api_->node_replace(api_->host, m_, node.handle(), with.handle(), sink_), "replace");
+  }
+  /// A new Constant node holding an int, at `span`.
+  NodeRef int_constant(int64_t v, const HtpSpan *span = nullptr) const {
+    NodeRef n = create("Constant", span);
+    HtpConstant c{};
+    c.struct_size = sizeof c;
+    c.kind = HTP_CONST_INT;
+    c.i = v;
+    set_constant(n, c);
+    return n;
+  }
+
+private:
+  static void check(HtpStatus s, const char *what) {
+    if (s != HTP_OK) throw PassError(std::string(what) + " was rejected (see the diagnostic)");
+  }
+  const HtpHostApi *api_;
+  HtpModule *m_;
+  HtpDiag *sink_;
+};
+
+/// One pass or scanner invocation.
+class PassContext {
+public:
+  PassContext(const HtpHostApi *api, HtpPassContext *ctx) : api_(api), ctx_(ctx) {}
+
+  const HtpHostApi *api() const { return api_; }
+  HtpPassContext *handle() const { return ctx_; }
+  HtpDiag *diag() const { return api_->pass_diag(api_->host, ctx_); }
+  ModuleRef module() const { return ModuleRef(api_, api_->pass_module(api_->host, ctx_), diag()); }
+
+  /// An option as JSON text ("target", pass parameters).
+  std::optional<std::string> option(std::string_view key) const {
+    HtpStr s{};
+    if (api_->pass_option(api_->host, ctx_, to_htp_str(key), &s) != HTP_OK) return std::nullopt;
+    return from_htp_str(s);
+  }
+  /// Writes a package file (emit and package passes only); throws PassError when refused.
+  void write_file(std::string_view path, std::string_view bytes, std::string_view role) const {
+    if (api_->pass_write_file(api_->host, ctx_, to_htp_str(path), to_htp_str(bytes), to_htp_str(role), diag()) !=
+        HTP_OK)
+      throw PassError("writing '" + std::string(path) + "' was refused");
+  }
+  /// Records an obligation raised at `at` (scanners only).
+  void add_obligation(std::string_view capability, NodeRef at) const {
+    HtpSpan span = at.span();
+    if (api_->obligation_add(api_->host, ctx_, to_htp_str(capability), &span, diag()) != HTP_OK)
+      throw PassError("obligation '" + std::string(capability) + "' was refused");
+  }
+  /// Reports an error at `at` (the pass continues; it fails at the end when errors were reported).
+  void error(NodeRef at, std::string_view code, std::string_view message) const {
+    Host(api_).error(diag(), code, message, at.source_span());
+  }
+  void warning(NodeRef at, std::string_view code, std::string_view message) const {
+    Host(api_).report(diag(), HTP_SEV_WARNING, code, message, at.source_span());
+  }
+
+private:
+  const HtpHostApi *api_;
+  HtpPassContext *ctx_;
+};
+
+namespace detail {
+
+template <void (*Fn)(PassContext &)>
+HtpStatus pass_body_trampoline(void *, const HtpHostApi *api, HtpPassContext *ctx) {
+  HtpDiag *sink = api->pass_diag(api->host, ctx);
+  try {
+    PassContext pc(api, ctx);
+    Fn(pc);
+    return HTP_OK;
+  } catch (const PassError &e) {
+    Host(api).error(sink, "pass.error", e.what());
+    return HTP_ERR;
+  } catch (...) {
+    return report_exception(api, sink);
+  }
+}
+
+template <class P> P &pattern_instance() {
+  static P instance;
+  return instance;
+}
+
+template <class P> int32_t pattern_match(void *, const HtpHostApi *api, HtpPassContext *ctx, const HtpNode *n) {
+  try {
+    PassContext pc(api, ctx);
+    return pattern_instance<P>().match(NodeRef(api, const_cast<HtpNode *>(n)), pc) ? 1 : 0;
+  } catch (...) {
+    (void)report_exception(api, api->pass_diag(api->host, ctx));
+    return 0;
+  }
+}
+
+template <class P> HtpStatus pattern_apply(void *, const HtpHostApi *api, HtpPassContext *ctx, HtpNode *n) {
+  HtpDiag *sink = api->pass_diag(api->host, ctx);
+  try {
+    PassContext pc(api, ctx);
+    pattern_instance<P>().apply(NodeRef(api, n), pc);
+    return HTP_OK;
+  } catch (const PassError &e) {
+    Host(api).error(sink, "pass.error", std::string(P::name) + ": " + e.what());
+    return HTP_ERR;
+  } catch (...) {
+    return report_exception(api, sink);
+  }
+}
+
+}  // namespace detail
+
+/// The ABI callback for a pass body `void fn(htp::PassContext&)`.
+template <void (*Fn)(PassContext &)> inline constexpr auto pass_body = &detail::pass_body_trampoline<Fn>;
+
+/// The PatternSpec of a pattern class P: `name`, `roots` (node type names), `benefit`,
+/// `match(NodeRef, PassContext&)` and `apply(NodeRef, PassContext&)`; one static instance serves all.
+template <class P> PatternSpec pattern() {
+  PatternSpec s;
+  s.name = P::name;
+  for (const char *r : P::roots) s.roots.push_back(r);
+  s.benefit = P::benefit;
+  s.match = &detail::pattern_match<P>;
+  s.apply = &detail::pattern_apply<P>;
+  return s;
+}
+
+// ---- Matcher DSL ----------------------------------------------------------------------------------
+
+/// Named sub-nodes captured by a match.
+class Captures {
+public:
+  void set(const std::string &name, NodeRef n) { nodes_[name] = n; }
+  /// The captured node (empty view when not captured).
+  NodeRef operator[](const std::string &name) const {
+    auto it = nodes_.find(name);
+    return it == nodes_.end() ? NodeRef() : it->second;
+  }
+  bool has(const std::string &name) const { return nodes_.count(name) != 0; }
+
+private:
+  std::map<std::string, NodeRef> nodes_;
+};
+
+/// A composable node predicate that can capture sub-nodes.
+class Matcher {
+public:
+  using Fn = std::function<bool(NodeRef, Captures &)>;
+  explicit Matcher(Fn fn) : fn_(std::move(fn)) {}
+
+  /// Whether `n` matches; captures are added to `c`.
+  bool operator()(NodeRef n, Captures &c) const { return fn_(n, c); }
+  /// Whether `n` matches, discarding captures.
+  bool matches(NodeRef n) const {
+    Captures c;
+    return fn_(n, c);
+  }
+  /// The same matcher, also capturing the matched node as `name`.
+  Matcher capture(std::string name) const {
+    Fn inner = fn_;
+    return Matcher([inner, name](NodeRef n, Captures &c) {
+      if (!inner(n, c)) return false;
+      c.set(name, n);
+      return true;
+    });
+  }
+
+private:
+  Fn fn_;
+};
+
+namespace match {
+
+/// Any present node.
+inline Matcher any() {
+  return Matcher([](NodeRef n, Captures &) { return static_cast<bool>(n); });
+}
+/// A node of a type.
+inline Matcher type(std::string type_name) {
+  return Matcher([type_name](NodeRef n, Captures &) { return n.is(type_name); });
+}
+/// A Name or Attribute chain spelling `dotted` ("pto.add", "P").
+inline Matcher name(std::string dotted) {
+  return Matcher([dotted](NodeRef n, Captures &) { return n && n.dotted_name() == dotted; });
+}
+/// Every matcher matches the same node.
+inline Matcher all_of(std::vector<Matcher> ms) {
+  return Matcher([ms](NodeRef n, Captures &c) {
+    for (const auto &m : ms)
+      if (!m(n, c)) return false;
+    return true;
+  });
+}
+/// Some matcher matches (the first that does records its captures).
+inline Matcher any_of(std::vector<Matcher> ms) {
+  return Matcher([ms](NodeRef n, Captures &c) {
+    for (const auto &m : ms) {
+      Captures tmp = c;
+      if (m(n, tmp)) {
+        c = tmp;
+        return true;
+      }
+    }
+    return false;
+  });
+}
+/// The node's field `f` matches `m`.
+inline Matcher field(std::string f, Matcher m) {
+  return Matcher([f, m](NodeRef n, Captures &c) { return n && m(n.child(f), c); });
+}
+/// A call whose callee spells `callee` (dotted); when `args` is given, exactly that many positional
+/// arguments, each matching in order.
+inline Matcher call(std::string callee, std::optional<std::vector<Matcher>> args = std::nullopt) {
+  return Matcher([callee, args](NodeRef n, Captures &c) {
+    if (!n.is("Call") || n.child("func").dotted_name() != callee) return false;
+    if (!args) return true;
+    if (n.size("args") != args->size()) return false;
+    for (size_t i = 0; i < args->size(); ++i)
+      if (!(*args)[i](n.item("args", i), c)) return false;
+    return true;
+  });
+}
+/// A call of any callee whose callee node matches `callee`.
+inline Matcher call_of(Matcher callee) {
+  return Matcher([callee](NodeRef n, Captures &c) { return n.is("Call") && callee(n.child("func"), c); });
+}
+/// A subscript `value[slice]`.
+inline Matcher subscript(Matcher value, Matcher slice = any()) {
+  return Matcher([value, slice](NodeRef n, Captures &c) {
+    return n.is("Subscript") && value(n.child("value"), c) && slice(n.child("slice"), c);
+  });
+}
+/// A `for target in iter:` loop whose iterable matches `iter` (e.g. call("P")).
+inline Matcher for_over(Matcher iter, Matcher target = any()) {
+  return Matcher([iter, target](NodeRef n, Captures &c) {
+    return n.is("For") && iter(n.child("iter"), c) && target(n.child("target"), c);
+  });
+}
+/// A Constant holding the int64 `v`.
+inline Matcher int_constant(int64_t v) {
+  return Matcher([v](NodeRef n, Captures &) { return n.int_constant() == std::optional<int64_t>(v); });
+}
+
+}  // namespace match
+
+}  // namespace htp
