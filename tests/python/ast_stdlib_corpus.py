@@ -9,6 +9,7 @@ ast.unparse writes it. Files are checked in batches across worker processes.
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import os
 import sysconfig
@@ -63,6 +64,18 @@ def _parse(source: bytes, path: str):
 
 def check_files(paths: list[str], compare_unparse: bool = True) -> Report:
     """Checks one batch of files in this process."""
+    # Trees hold no reference cycles; the cyclic collector would only rescan them, again and again
+    # (it takes three quarters of the time when left on).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_files(paths, compare_unparse)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _check_files(paths: list[str], compare_unparse: bool) -> Report:
     report = Report()
     parsed = []
     for path in paths:
