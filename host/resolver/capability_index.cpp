@@ -12,28 +12,6 @@ const std::vector<FactId> kNoFacts;
 const std::vector<uint32_t> kNoPatterns;
 const std::vector<PatternRef> kNoRefs;
 
-/// Parses one capability list of a component, reporting malformed entries.
-bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field,
-                CapabilityMode mode, bool allow_optional, std::vector<Capability> &out,
-                DiagnosticList &diagnostics) {
-  bool ok = true;
-  out.reserve(texts.size());
-  for (const std::string &text : texts) {
-    std::string where = std::string(field) + " of " + component_kind_name(c.kind) + " '" + c.id +
-                        "' (plugin '" + c.plugin.name + "')";
-    auto parsed = parse_capability(text, mode);
-    if (parsed && parsed->optional && !allow_optional)
-      parsed = CapabilityError{text.find('?'), std::string("'?' is not allowed in ") + field};
-    if (!parsed) {
-      diagnostics.report(capability_diagnostic(parsed.error(), text, where));
-      ok = false;
-      continue;
-    }
-    out.push_back(std::move(parsed.value()));
-  }
-  return ok;
-}
-
 } // namespace
 
 std::string fact_param_key(const std::string &qualified_name, const std::string &key,
@@ -48,6 +26,21 @@ std::string fact_param_key(const std::string &qualified_name, const std::string 
   return k;
 }
 
+CapabilityIndex::Rows CapabilityIndex::Rows::from_pairs(size_t rows,
+                                                        std::vector<std::pair<uint32_t, uint32_t>> &pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  Rows r;
+  r.offsets.assign(rows + 1, 0);
+  r.data.reserve(pairs.size());
+  for (const auto &[row, id] : pairs) {
+    ++r.offsets[row + 1];
+    r.data.push_back(id);
+  }
+  for (size_t i = 0; i < rows; ++i)
+    r.offsets[i + 1] += r.offsets[i];
+  return r;
+}
+
 CapabilityIndex::CapabilityIndex(const Registry &registry) {
   std::vector<const Component *> sorted;
   sorted.reserve(registry.size());
@@ -56,85 +49,184 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   std::sort(sorted.begin(), sorted.end(),
             [](const Component *a, const Component *b) { return a->id < b->id; });
 
-  components_.resize(sorted.size());
-  by_id_.reserve(sorted.size() * 2);
+  const size_t n = sorted.size();
+  components_.resize(n);
+  by_id_.reserve(n * 2);
   by_kind_.resize(7);
-  applies_needed_.assign(sorted.size(), 0);
-  for (ComponentIndex i = 0; i < sorted.size(); ++i) {
+  applies_needed_.assign(n, 0);
+  size_t texts = 0, provided = 0;
+  for (const Component *c : sorted) {
+    texts += c->provides.size() + c->requires_.size() + c->conflicts.size() + c->accepts.size() +
+             c->applies_to.size() + c->invalidates.size();
+    provided += c->provides.size();
+  }
+  pool_by_text_.reserve(texts);
+  list_arena_.reserve(texts);
+  provided_arena_.reserve(provided);
+  fact_by_text_.reserve(provided);
+  facts_.reserve(provided);
+  facts_by_param_.reserve(provided);
+  // Lists go into the arenas first; spans are taken once the arenas stop growing.
+  constexpr size_t kLists = 6;
+  std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
+  std::vector<std::pair<uint32_t, uint32_t>> provided_range(n);
+  std::vector<std::pair<uint32_t, uint32_t>> provider_pairs;
+  for (ComponentIndex i = 0; i < n; ++i) {
     const Component &c = *sorted[i];
     IndexedComponent &ic = components_[i];
     ic.component = &c;
-    by_id_.emplace(c.id, i);
+    by_id_.emplace(std::string_view(c.id), i);
+    auto &off = list_offsets[i];
     bool ok = true;
-    ok &= parse_list(c, c.provides, "provides", CapabilityMode::Fact, false, ic.provides, diagnostics_);
-    ok &=
-        parse_list(c, c.requires_, "requires", CapabilityMode::Requirement, true, ic.requires_, diagnostics_);
-    ok &= parse_list(c, c.conflicts, "conflicts", CapabilityMode::Requirement, false, ic.conflicts,
-                     diagnostics_);
-    ok &= parse_list(c, c.accepts, "accepts", CapabilityMode::Requirement, false, ic.accepts, diagnostics_);
-    ok &= parse_list(c, c.applies_to, "applies_to", CapabilityMode::Requirement, true, ic.applies_to,
-                     diagnostics_);
-    ok &= parse_list(c, c.invalidates, "invalidates", CapabilityMode::Requirement, false, ic.invalidates,
-                     diagnostics_);
+    off[0] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.provides, "provides", true, false);
+    off[1] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.requires_, "requires", false, true);
+    off[2] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.conflicts, "conflicts", false, false);
+    off[3] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.accepts, "accepts", false, false);
+    off[4] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.applies_to, "applies_to", false, true);
+    off[5] = static_cast<uint32_t>(list_arena_.size());
+    ok &= parse_list(c, c.invalidates, "invalidates", false, false);
+    off[6] = static_cast<uint32_t>(list_arena_.size());
     ic.malformed = !ok;
     by_kind_[static_cast<size_t>(c.kind)].push_back(i);
-    if (ic.malformed) continue;
-    for (const Capability &p : ic.provides)
-      ic.provided.push_back(intern(p));
-    std::sort(ic.provided.begin(), ic.provided.end());
-    ic.provided.erase(std::unique(ic.provided.begin(), ic.provided.end()), ic.provided.end());
-    for (FactId f : ic.provided)
-      providers_[f].push_back(i); // i ascends, so provider lists stay sorted
+    auto first = static_cast<uint32_t>(provided_arena_.size());
+    if (!ic.malformed) {
+      for (uint32_t k = off[0]; k < off[1]; ++k)
+        provided_arena_.push_back(intern(*list_arena_[k]));
+      std::sort(provided_arena_.begin() + first, provided_arena_.end());
+      provided_arena_.erase(std::unique(provided_arena_.begin() + first, provided_arena_.end()),
+                            provided_arena_.end());
+      for (size_t k = first; k < provided_arena_.size(); ++k)
+        provider_pairs.emplace_back(provided_arena_[k], i);
+    }
+    provided_range[i] = {first, static_cast<uint32_t>(provided_arena_.size()) - first};
   }
+  for (ComponentIndex i = 0; i < n; ++i) {
+    IndexedComponent &ic = components_[i];
+    const auto &off = list_offsets[i];
+    auto list = [&](size_t k) {
+      return CapabilityList(
+          std::span<const Capability *const>(list_arena_.data() + off[k], off[k + 1] - off[k]));
+    };
+    if (!ic.malformed) {
+      ic.provides = list(0);
+      ic.requires_ = list(1);
+      ic.conflicts = list(2);
+      ic.accepts = list(3);
+      ic.applies_to = list(4);
+      ic.invalidates = list(5);
+    }
+    ic.provided =
+        std::span<const FactId>(provided_arena_.data() + provided_range[i].first, provided_range[i].second);
+  }
+  providers_ = Rows::from_pairs(facts_.size(), provider_pairs);
 
   // Patterns are matched against the final fact table once, so each resolution only looks them up.
-  appliers_of_.resize(facts_.size());
-  conflicters_of_.resize(facts_.size());
-  for (ComponentIndex i = 0; i < components_.size(); ++i) {
-    const IndexedComponent &ic = components_[i];
-    if (ic.malformed) continue;
+  std::vector<std::pair<uint32_t, uint32_t>> applier_pairs, conflicter_pairs;
+  match_base_.resize(n);
+  for (ComponentIndex i = 0; i < n; ++i) {
+    IndexedComponent &ic = components_[i];
+    auto &base = match_base_[i];
+    base[0] = static_cast<uint32_t>(matches_.offsets.size() - 1);
+    for (const Capability &r : ic.requires_)
+      matches_.push(matching_facts(r));
+    base[1] = static_cast<uint32_t>(matches_.offsets.size() - 1);
+    for (uint32_t e = 0; e < ic.conflicts.size(); ++e) {
+      auto id = static_cast<uint32_t>(conflicts_.size());
+      conflicts_.push_back({i, e});
+      conflict_anchors_.add(ic.conflicts[e], id);
+      std::vector<FactId> hits = matching_facts(ic.conflicts[e]);
+      for (FactId f : hits)
+        conflicter_pairs.emplace_back(f, id);
+      matches_.push(hits);
+    }
+    base[2] = static_cast<uint32_t>(matches_.offsets.size() - 1);
+    for (const Capability &r : ic.invalidates)
+      matches_.push(matching_facts(r));
     if (ic.component->kind == ComponentKind::Pass) {
       for (uint32_t e = 0; e < ic.applies_to.size(); ++e) {
         const Capability &pat = ic.applies_to[e];
         if (pat.optional) continue;
         auto id = static_cast<uint32_t>(applies_.size());
         applies_.push_back({i, e});
-        appliers_by_name_[pat.qualified_name()].push_back(id);
+        applies_anchors_.add(pat, id);
         for (FactId f : matching_facts(pat))
-          appliers_of_[f].push_back(id);
+          applier_pairs.emplace_back(f, id);
         ++applies_needed_[i];
       }
-    }
-    for (uint32_t e = 0; e < ic.conflicts.size(); ++e) {
-      auto id = static_cast<uint32_t>(conflicts_.size());
-      conflicts_.push_back({i, e});
-      conflicters_by_name_[ic.conflicts[e].qualified_name()].push_back(id);
-      for (FactId f : matching_facts(ic.conflicts[e]))
-        conflicters_of_[f].push_back(id);
     }
     for (uint32_t e = 0; e < ic.accepts.size(); ++e)
       acceptors_by_name_[ic.accepts[e].qualified_name()].push_back({i, e});
   }
+  appliers_of_ = Rows::from_pairs(facts_.size(), applier_pairs);
+  conflicters_of_ = Rows::from_pairs(facts_.size(), conflicter_pairs);
+}
+
+std::span<const FactId> CapabilityIndex::requires_matches(ComponentIndex c, uint32_t entry) const {
+  return matches_.row(match_base_[c][0] + entry);
+}
+
+std::span<const FactId> CapabilityIndex::conflicts_matches(ComponentIndex c, uint32_t entry) const {
+  return matches_.row(match_base_[c][1] + entry);
+}
+
+std::span<const FactId> CapabilityIndex::invalidates_matches(ComponentIndex c, uint32_t entry) const {
+  return matches_.row(match_base_[c][2] + entry);
+}
+
+bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::string> &texts, const char *field,
+                                 bool fact, bool allow_optional) {
+  bool ok = true;
+  for (const std::string &text : texts) {
+    // Registry strings outlive the index, so the text itself keys the pool.
+    auto [it, inserted] = pool_by_text_.try_emplace(std::string_view(text), nullptr);
+    if (inserted) {
+      auto parsed = parse_capability(text, CapabilityMode::Requirement);
+      if (parsed) it->second = &pool_.emplace_back(std::move(parsed.value()));
+    }
+    const Capability *cap = it->second;
+    std::optional<CapabilityError> error;
+    if (!cap)
+      error = parse_capability(text, CapabilityMode::Requirement).error();
+    else if (cap->optional && !allow_optional)
+      error = CapabilityError{text.find('?'), std::string("'?' is not allowed in ") + field};
+    else if (fact && std::any_of(cap->params.begin(), cap->params.end(), [](const CapabilityParam &p) {
+               return std::holds_alternative<VersionRange>(p.value);
+             }))
+      error = parse_capability(text, CapabilityMode::Fact).error();
+    if (error) {
+      std::string where = std::string(field) + " of " + component_kind_name(c.kind) + " '" + c.id +
+                          "' (plugin '" + c.plugin.name + "')";
+      diagnostics_.report(capability_diagnostic(*error, text, where));
+      ok = false;
+      continue;
+    }
+    list_arena_.push_back(cap);
+  }
+  return ok;
 }
 
 FactId CapabilityIndex::intern(const Capability &fact) {
   std::string text = to_string(fact);
-  auto [it, inserted] = fact_by_text_.try_emplace(text, static_cast<FactId>(facts_.size()));
-  if (!inserted) return it->second;
-  FactId id = it->second;
+  if (auto it = fact_by_text_.find(text); it != fact_by_text_.end()) return it->second;
+  auto id = static_cast<FactId>(facts_.size());
+  const std::string &stored = fact_texts_.emplace_back(std::move(text));
+  fact_by_text_.emplace(std::string_view(stored), id);
   std::string qn = fact.qualified_name();
   for (const CapabilityParam &p : fact.params)
     if (const auto *s = std::get_if<std::string>(&p.value))
       facts_by_param_[fact_param_key(qn, p.key, *s)].push_back(id);
   facts_by_name_[std::move(qn)].push_back(id);
-  facts_.push_back(fact);
-  fact_texts_.push_back(std::move(text));
-  providers_.emplace_back();
+  facts_.push_back(&fact);
   return id;
 }
 
 std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {
-  auto it = by_id_.find(std::string(id));
+  auto it = by_id_.find(id);
   if (it == by_id_.end()) return std::nullopt;
   return it->second;
 }
@@ -152,7 +244,7 @@ std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) c
   }
   std::vector<FactId> out;
   for (FactId f : *best)
-    if (matches(pattern, facts_[f])) out.push_back(f);
+    if (matches(pattern, *facts_[f])) out.push_back(f);
   return out;
 }
 
@@ -161,14 +253,46 @@ const std::vector<FactId> &CapabilityIndex::facts_named(const std::string &quali
   return it == facts_by_name_.end() ? kNoFacts : it->second;
 }
 
-const std::vector<uint32_t> &CapabilityIndex::appliers_named(const std::string &qualified_name) const {
-  auto it = appliers_by_name_.find(qualified_name);
-  return it == appliers_by_name_.end() ? kNoPatterns : it->second;
+void CapabilityIndex::PatternAnchors::add(const Capability &pattern, uint32_t id) {
+  std::string qn = pattern.qualified_name();
+  for (const CapabilityParam &p : pattern.params)
+    if (const auto *s = std::get_if<std::string>(&p.value)) {
+      by_key[fact_param_key(qn, p.key, *s)].push_back(id);
+      return;
+    }
+  by_key[qn].push_back(id);
 }
 
-const std::vector<uint32_t> &CapabilityIndex::conflicters_named(const std::string &qualified_name) const {
-  auto it = conflicters_by_name_.find(qualified_name);
-  return it == conflicters_by_name_.end() ? kNoPatterns : it->second;
+std::vector<uint32_t> CapabilityIndex::PatternAnchors::candidates(const Capability &fact) const {
+  std::vector<uint32_t> out;
+  std::string qn = fact.qualified_name();
+  auto take = [&](const std::string &key) {
+    auto it = by_key.find(key);
+    if (it != by_key.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  take(qn);
+  for (const CapabilityParam &p : fact.params)
+    if (const auto *s = std::get_if<std::string>(&p.value)) take(fact_param_key(qn, p.key, *s));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<uint32_t> CapabilityIndex::appliers_matching(const Capability &fact) const {
+  std::vector<uint32_t> out;
+  for (uint32_t p : applies_anchors_.candidates(fact)) {
+    PatternRef ref = applies_[p];
+    if (matches(components_[ref.component].applies_to[ref.entry], fact)) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<uint32_t> CapabilityIndex::conflicters_matching(const Capability &fact) const {
+  std::vector<uint32_t> out;
+  for (uint32_t p : conflict_anchors_.candidates(fact)) {
+    PatternRef ref = conflicts_[p];
+    if (matches(components_[ref.component].conflicts[ref.entry], fact)) out.push_back(p);
+  }
+  return out;
 }
 
 const std::vector<PatternRef> &CapabilityIndex::acceptors_named(const std::string &qualified_name) const {

@@ -1,9 +1,15 @@
-// The registry seen by the resolver: every component's capability text parsed once, facts interned, and
-// providers, applies-to patterns, conflicts and targets indexed by Namespace.Name.
+// The registry seen by the resolver: every component's capability text parsed once (each distinct text
+// once), facts interned, and providers, applies-to patterns, conflicts and targets indexed by
+// Namespace.Name. Per-fact and per-pattern lists live in flat arrays so building and dropping an index
+// of 100,000 components stays cheap.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,17 +26,52 @@ namespace htp {
 using FactId = uint32_t;
 using ComponentIndex = uint32_t;
 
+/// A component's capability list: references into the index's pool of parsed capabilities, read like a
+/// vector of Capability.
+class CapabilityList {
+public:
+  class iterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Capability;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Capability *;
+    using reference = const Capability &;
+    explicit iterator(const Capability *const *p) : p_(p) {}
+    reference operator*() const { return **p_; }
+    pointer operator->() const { return *p_; }
+    iterator &operator++() { return ++p_, *this; }
+    iterator operator++(int) { return iterator(p_++); }
+    difference_type operator-(const iterator &o) const { return p_ - o.p_; }
+    bool operator==(const iterator &o) const { return p_ == o.p_; }
+
+  private:
+    const Capability *const *p_;
+  };
+
+  CapabilityList() = default;
+  explicit CapabilityList(std::span<const Capability *const> items) : items_(items) {}
+  const Capability &operator[](size_t i) const { return *items_[i]; }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  iterator begin() const { return iterator(items_.data()); }
+  iterator end() const { return iterator(items_.data() + items_.size()); }
+
+private:
+  std::span<const Capability *const> items_;
+};
+
 /// One component with its capability lists parsed.
 struct IndexedComponent {
   const Component *component = nullptr;
-  std::vector<Capability> provides;    ///< Facts.
-  std::vector<Capability> requires_;   ///< Requirements ('?' = optional; ranges allowed).
-  std::vector<Capability> conflicts;   ///< Patterns.
-  std::vector<Capability> accepts;     ///< Patterns over obligations.
-  std::vector<Capability> applies_to;  ///< Patterns (passes).
-  std::vector<Capability> invalidates; ///< Patterns (passes).
-  std::vector<FactId> provided;        ///< Interned `provides`, ascending, unique.
-  bool malformed = false;              ///< Some capability text did not parse; never selected.
+  CapabilityList provides;          ///< Facts.
+  CapabilityList requires_;         ///< Requirements ('?' = optional; ranges allowed).
+  CapabilityList conflicts;         ///< Patterns.
+  CapabilityList accepts;           ///< Patterns over obligations.
+  CapabilityList applies_to;        ///< Patterns (passes).
+  CapabilityList invalidates;       ///< Patterns (passes).
+  std::span<const FactId> provided; ///< Interned `provides`, ascending, unique.
+  bool malformed = false;           ///< Some capability text did not parse; never selected.
 };
 
 /// A pattern of one component: `entry` indexes its applies_to or conflicts list.
@@ -43,7 +84,10 @@ class CapabilityIndex {
 public:
   /// Parses and indexes every component of `registry`; malformed text becomes a diagnostic and marks
   /// the component unusable. Components are numbered in ascending id order, independent of registration.
+  /// The registry must outlive the index.
   explicit CapabilityIndex(const Registry &registry);
+  CapabilityIndex(const CapabilityIndex &) = delete;
+  CapabilityIndex &operator=(const CapabilityIndex &) = delete;
 
   /// Components in ascending id order.
   const std::vector<IndexedComponent> &components() const { return components_; }
@@ -53,27 +97,33 @@ public:
 
   /// Number of interned facts (every distinct provided capability).
   FactId fact_count() const { return static_cast<FactId>(facts_.size()); }
-  const Capability &fact(FactId f) const { return facts_[f]; }
+  const Capability &fact(FactId f) const { return *facts_[f]; }
   const std::string &fact_text(FactId f) const { return fact_texts_[f]; }
   /// Components providing fact f, ascending.
-  const std::vector<ComponentIndex> &providers(FactId f) const { return providers_[f]; }
+  std::span<const ComponentIndex> providers(FactId f) const { return providers_.row(f); }
   /// Facts that `pattern` matches, ascending.
   std::vector<FactId> matching_facts(const Capability &pattern) const;
   /// Facts with this Namespace.Name, ascending (near-match explanations).
   const std::vector<FactId> &facts_named(const std::string &qualified_name) const;
 
+  /// Index facts that requirement / conflict / invalidates pattern `entry` of component c matches.
+  std::span<const FactId> requires_matches(ComponentIndex c, uint32_t entry) const;
+  std::span<const FactId> conflicts_matches(ComponentIndex c, uint32_t entry) const;
+  std::span<const FactId> invalidates_matches(ComponentIndex c, uint32_t entry) const;
+
   /// All applies-to patterns of passes; appliers_of(f) lists those matching fact f (ids into this list).
   const std::vector<PatternRef> &applies_patterns() const { return applies_; }
-  const std::vector<uint32_t> &appliers_of(FactId f) const { return appliers_of_[f]; }
-  /// Applies-to pattern ids with this Namespace.Name (for facts known only at resolution time).
-  const std::vector<uint32_t> &appliers_named(const std::string &qualified_name) const;
+  std::span<const uint32_t> appliers_of(FactId f) const { return appliers_of_.row(f); }
+  /// Applies-to pattern ids matching a fact that is not interned (an obligation, the target).
+  std::vector<uint32_t> appliers_matching(const Capability &fact) const;
   /// Number of non-optional applies-to patterns of each component (0 = never selected by applies-to).
   uint32_t required_applies(ComponentIndex c) const { return applies_needed_[c]; }
 
   /// All conflict patterns; conflicters_of(f) lists those matching fact f.
   const std::vector<PatternRef> &conflict_patterns() const { return conflicts_; }
-  const std::vector<uint32_t> &conflicters_of(FactId f) const { return conflicters_of_[f]; }
-  const std::vector<uint32_t> &conflicters_named(const std::string &qualified_name) const;
+  std::span<const uint32_t> conflicters_of(FactId f) const { return conflicters_of_.row(f); }
+  /// Conflict pattern ids matching a fact that is not interned.
+  std::vector<uint32_t> conflicters_matching(const Capability &fact) const;
 
   /// Accept patterns with this Namespace.Name as (component, index into accepts).
   const std::vector<PatternRef> &acceptors_named(const std::string &qualified_name) const;
@@ -91,23 +141,56 @@ public:
   const DiagnosticList &diagnostics() const { return diagnostics_; }
 
 private:
+  /// Rows of ids in one array: row r is data[offsets[r], offsets[r + 1]).
+  struct Rows {
+    std::vector<uint32_t> offsets{0};
+    std::vector<uint32_t> data;
+    std::span<const uint32_t> row(size_t r) const {
+      return {data.data() + offsets[r], data.data() + offsets[r + 1]};
+    }
+    /// Appends a row.
+    template <class Range> void push(const Range &ids) {
+      data.insert(data.end(), ids.begin(), ids.end());
+      offsets.push_back(static_cast<uint32_t>(data.size()));
+    }
+    /// Builds `rows` rows from (row, id) pairs; ids ascend within a row.
+    static Rows from_pairs(size_t rows, std::vector<std::pair<uint32_t, uint32_t>> &pairs);
+  };
+
+  /// Patterns by an anchor: Namespace.Name plus their first text parameter, or Namespace.Name alone.
+  struct PatternAnchors {
+    std::unordered_map<std::string, std::vector<uint32_t>> by_key;
+    void add(const Capability &pattern, uint32_t id);
+    std::vector<uint32_t> candidates(const Capability &fact) const;
+  };
+
   FactId intern(const Capability &fact);
+  /// Parses one list of a component through the pool into list_arena_; false when an entry is malformed.
+  bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field, bool fact,
+                  bool allow_optional);
+
+  std::deque<Capability> pool_;                                           ///< Parsed capabilities.
+  std::unordered_map<std::string_view, const Capability *> pool_by_text_; ///< Text as registered.
+  std::vector<const Capability *> list_arena_;                            ///< Every CapabilityList.
+  std::vector<FactId> provided_arena_;                                    ///< Every `provided`.
 
   std::vector<IndexedComponent> components_;
-  std::unordered_map<std::string, ComponentIndex> by_id_;
-  std::vector<Capability> facts_;
-  std::vector<std::string> fact_texts_;
-  std::unordered_map<std::string, FactId> fact_by_text_;
-  std::vector<std::vector<ComponentIndex>> providers_;
+  std::unordered_map<std::string_view, ComponentIndex> by_id_;
+  std::vector<const Capability *> facts_;
+  std::deque<std::string> fact_texts_;
+  std::unordered_map<std::string_view, FactId> fact_by_text_;
+  Rows providers_;
   std::unordered_map<std::string, std::vector<FactId>> facts_by_name_;
   std::unordered_map<std::string, std::vector<FactId>> facts_by_param_;
+  Rows matches_; ///< One row per requirement, conflict, invalidates pattern.
+  std::vector<std::array<uint32_t, 3>> match_base_; ///< Per component: first row of each of the three.
   std::vector<PatternRef> applies_;
-  std::vector<std::vector<uint32_t>> appliers_of_;
-  std::unordered_map<std::string, std::vector<uint32_t>> appliers_by_name_;
+  Rows appliers_of_;
+  PatternAnchors applies_anchors_;
   std::vector<uint32_t> applies_needed_;
   std::vector<PatternRef> conflicts_;
-  std::vector<std::vector<uint32_t>> conflicters_of_;
-  std::unordered_map<std::string, std::vector<uint32_t>> conflicters_by_name_;
+  Rows conflicters_of_;
+  PatternAnchors conflict_anchors_;
   std::unordered_map<std::string, std::vector<PatternRef>> acceptors_by_name_;
   std::vector<std::vector<ComponentIndex>> by_kind_;
   DiagnosticList diagnostics_;

@@ -60,7 +60,7 @@ public:
     if (error) return nullptr;
     auto it = obj.find(key);
     if (it == obj.end()) {
-      fail(path, std::string("missing member '") + key + "'");
+      fail(path + "/" + key, "missing");
       return nullptr;
     }
     return &*it;

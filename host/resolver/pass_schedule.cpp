@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "resolver/pass_order.hpp"
@@ -66,39 +67,35 @@ PassSchedule schedule_passes(const Selection &s,
     req_matches[v].resize(ic.requires_.size());
     for (size_t r = 0; r < ic.requires_.size(); ++r) {
       const Capability &req = ic.requires_[r];
-      std::vector<FactId> &m = req_matches[v][r] = s.matching(req);
+      std::vector<FactId> &m = req_matches[v][r] = s.requirement_matches(nodes[v], static_cast<uint32_t>(r));
       for (FactId f : m)
         consumers[f].push_back({v, &req});
       if (std::any_of(m.begin(), m.end(), [&](FactId f) { return initial[f] != 0; })) continue;
-      // A pass that refines the fact it requires (provides a match too) follows only plain providers.
-      bool refines = std::any_of(m.begin(), m.end(), [&](FactId f) {
-        return std::binary_search(ic.provided.begin(), ic.provided.end(), f);
-      });
-      std::vector<uint32_t> from;
+      // One provider before the consumer is enough: the designated provider is the earliest (stage, id)
+      // chosen pass providing a match, preferring one whose stage is not later than the consumer's.
+      std::optional<uint32_t> from;
+      auto better = [&](uint32_t p, uint32_t q) {
+        bool p_fits = comp(p).stage <= comp(v).stage, q_fits = comp(q).stage <= comp(v).stage;
+        if (p_fits != q_fits) return p_fits;
+        return comp(p).stage != comp(q).stage ? comp(p).stage < comp(q).stage : p < q;
+      };
       for (FactId f : m) {
         auto it = pass_providers.find(f);
         if (it == pass_providers.end()) continue;
-        for (uint32_t p : it->second) {
-          if (p == v) continue;
-          if (refines &&
-              std::any_of(parsed(p).requires_.begin(), parsed(p).requires_.end(),
-                          [&](const Capability &q) { return q.ns == req.ns && q.name == req.name; }))
-            continue;
-          from.push_back(p);
-        }
+        for (uint32_t p : it->second)
+          if (p != v && (!from || better(p, *from))) from = p;
       }
-      std::sort(from.begin(), from.end());
-      from.erase(std::unique(from.begin(), from.end()), from.end());
-      for (uint32_t p : from)
+      if (from)
         edges.push_back(
-            {p, v, comp(v).id + " requires " + to_string(req) + ", which " + comp(p).id + " provides"});
+            {*from, v,
+             comp(v).id + " requires " + to_string(req) + ", which " + comp(*from).id + " provides"});
     }
   }
   // A pass that invalidates a fact runs after the passes of its stage or earlier that read it.
   for (uint32_t q = 0; q < n; ++q) {
     const IndexedComponent &qc = parsed(q);
-    for (const Capability &pattern : qc.invalidates) {
-      for (FactId f : s.matching(pattern)) {
+    for (uint32_t k = 0; k < qc.invalidates.size(); ++k) {
+      for (FactId f : s.invalidation_matches(nodes[q], k)) {
         auto it = consumers.find(f);
         if (it == consumers.end()) continue;
         for (const Consumer &c : it->second) {
@@ -221,8 +218,8 @@ PassSchedule schedule_passes(const Selection &s,
     }
     PlannedPass p;
     p.component = &comp(v);
-    for (const Capability &pattern : ic.invalidates)
-      for (FactId f : s.matching(pattern))
+    for (uint32_t k = 0; k < ic.invalidates.size(); ++k)
+      for (FactId f : s.invalidation_matches(nodes[v], k))
         if (present[f]) {
           present[f] = 0;
           invalidated_by[f] = v;

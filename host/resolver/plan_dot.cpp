@@ -11,7 +11,7 @@ namespace htp {
 namespace {
 
 /// A DOT double-quoted string.
-std::string quoted(const std::string &s) {
+std::string dot_string(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\')
@@ -44,7 +44,8 @@ std::string canonical(const std::string &text, CapabilityMode mode) {
 std::string plan_to_dot(const Plan &plan) {
   std::ostringstream os;
   os << "digraph htp_plan {\n";
-  os << "  graph [rankdir=LR, label=" << quoted("HTP plan for target " + plan.target) << ", labelloc=t];\n";
+  os << "  graph [rankdir=LR, label=" << dot_string("HTP plan for target " + plan.target)
+     << ", labelloc=t];\n";
   os << "  node [fontname=\"Helvetica\", fontsize=10];\n";
   os << "  edge [fontname=\"Helvetica\", fontsize=8];\n";
 
@@ -58,7 +59,7 @@ std::string plan_to_dot(const Plan &plan) {
     auto [it, inserted] = fact_node.try_emplace(key, "f" + std::to_string(fact_node.size()));
     if (inserted) {
       os << "  " << it->second
-         << " [shape=ellipse, style=filled, fillcolor=\"#eef6ee\", label=" << quoted(key) << "];\n";
+         << " [shape=ellipse, style=filled, fillcolor=\"#eef6ee\", label=" << dot_string(key) << "];\n";
       if (auto c = parse_capability(key, CapabilityMode::Fact)) facts.emplace_back(it->second, *c);
     }
     return it->second;
@@ -70,18 +71,21 @@ std::string plan_to_dot(const Plan &plan) {
     std::string label = std::string(component_kind_name(c.kind)) + "\n" + c.id + " " + c.version;
     if (c.kind == ComponentKind::Pass) label += "\n[" + std::string(pass_stage_name(c.stage)) + "]";
     os << "  c" << i
-       << " [shape=box, style=\"rounded,filled\", fillcolor=\"#dde8f8\", label=" << quoted(label) << "];\n";
+       << " [shape=box, style=\"rounded,filled\", fillcolor=\"#dde8f8\", label=" << dot_string(label)
+       << "];\n";
   }
   // Provided capabilities.
   for (size_t i = 0; i < plan.components.size(); ++i)
-    for (const std::string &p : plan.components[i]->provides)
-      os << "  c" << i << " -> " << fact(p) << " [label=\"provides\"];\n";
+    for (const std::string &p : plan.components[i]->provides) {
+      std::string node = fact(p);
+      os << "  c" << i << " -> " << node << " [label=\"provides\"];\n";
+    }
   // Obligations.
   for (size_t i = 0; i < plan.obligations.size(); ++i) {
     const PlannedObligation &o = plan.obligations[i];
     std::string f = fact(to_string(o.obligation.capability));
     os << "  o" << i << " [shape=note, style=filled, fillcolor=\"#fff4d6\", label="
-       << quoted("program uses\n" + o.obligation.display()) << "];\n";
+       << dot_string("program uses\n" + o.obligation.display()) << "];\n";
     os << "  o" << i << " -> " << f << " [label=\"raises\"];\n";
     for (const std::string &a : o.accepted_by)
       if (auto it = component_node.find(a); it != component_node.end())
@@ -93,7 +97,7 @@ std::string plan_to_dot(const Plan &plan) {
       std::string key = canonical(r, CapabilityMode::Requirement);
       auto [it, inserted] = requirement_node.try_emplace(key, "r" + std::to_string(requirement_node.size()));
       if (inserted) {
-        os << "  " << it->second << " [shape=ellipse, style=dashed, label=" << quoted(key) << "];\n";
+        os << "  " << it->second << " [shape=ellipse, style=dashed, label=" << dot_string(key) << "];\n";
         if (auto req = parse_capability(key, CapabilityMode::Requirement))
           for (const auto &[node, f] : facts)
             if (matches(*req, f))
@@ -106,9 +110,21 @@ std::string plan_to_dot(const Plan &plan) {
     auto a = component_node.find(plan.passes[i].component->id);
     auto b = component_node.find(plan.passes[i + 1].component->id);
     if (a != component_node.end() && b != component_node.end())
-      os << "  " << a->second << " -> " << b->second
-         << " [color=\"#1f5fbf\", penwidth=2, label=" << quoted("runs before (" + std::to_string(i + 1) + ")")
-         << "];\n";
+      os << "  " << a->second << " -> " << b->second << " [color=\"#1f5fbf\", penwidth=2, label="
+         << dot_string("runs before (" + std::to_string(i + 1) + ")") << "];\n";
+  }
+  // Components the program or the pipeline template brought in.
+  for (const Derivation &d : plan.derivation) {
+    auto chosen = component_node.find(d.component);
+    if (chosen == component_node.end()) continue;
+    if (d.rule == "pipeline-template" && plan.pipeline)
+      os << "  " << component_node[plan.pipeline->id] << " -> " << chosen->second
+         << " [style=dotted, label=\"lists\"];\n";
+    if (d.rule == "obligation")
+      for (size_t i = 0; i < plan.obligations.size(); ++i)
+        if (to_string(plan.obligations[i].obligation.capability) == d.requirement &&
+            plan.obligations[i].obligation.display() == d.required_by)
+          os << "  o" << i << " -> " << chosen->second << " [style=dotted, label=\"needs\"];\n";
   }
   // Alternatives that were not chosen.
   std::set<std::string> alt_done;
@@ -121,13 +137,13 @@ std::string plan_to_dot(const Plan &plan) {
       std::string node = "a" + std::to_string(alt_count);
       if (alt_done.insert(a.id).second) {
         os << "  " << node << " [shape=box, style=\"rounded,dashed\", color=gray50, fontcolor=gray40, label="
-           << quoted(a.kind + "\n" + a.id + "\n(not chosen)") << "];\n";
+           << dot_string(a.kind + "\n" + a.id + "\n(not chosen)") << "];\n";
         ++alt_count;
       } else {
         continue;
       }
       os << "  " << node << " -> " << chosen->second
-         << " [style=dotted, color=gray50, label=" << quoted(shortened(a.verdict, 60)) << "];\n";
+         << " [style=dotted, color=gray50, label=" << dot_string(shortened(a.verdict, 60)) << "];\n";
     }
   }
   os << "}\n";

@@ -54,18 +54,15 @@ Selection::Selection(const CapabilityIndex &index, std::vector<LocalFact> local_
     if (index.required_applies(c) > 0) unmet_applies_[c] = index.required_applies(c);
   chosen_.assign(n, 0);
   banned_.assign(n, 0);
-  for (const LocalFact &l : local_) {
-    std::string qn = l.capability.qualified_name();
-    auto &apps = local_appliers_.emplace_back();
-    for (uint32_t p : index.appliers_named(qn)) {
-      PatternRef ref = index.applies_patterns()[p];
-      if (matches(index.at(ref.component).applies_to[ref.entry], l.capability)) apps.push_back(p);
-    }
-    auto &cons = local_conflicters_.emplace_back();
-    for (uint32_t p : index.conflicters_named(qn)) {
-      PatternRef ref = index.conflict_patterns()[p];
-      if (matches(index.at(ref.component).conflicts[ref.entry], l.capability)) cons.push_back(p);
-    }
+  for (uint32_t i = 0; i < local_.size(); ++i) {
+    const Capability &cap = local_[i].capability;
+    std::string qn = cap.qualified_name();
+    for (const CapabilityParam &p : cap.params)
+      if (const auto *text = std::get_if<std::string>(&p.value))
+        local_by_param_[fact_param_key(qn, p.key, *text)].push_back(i);
+    local_by_name_[std::move(qn)].push_back(i);
+    local_appliers_.push_back(index.appliers_matching(local_[i].capability));
+    local_conflicters_.push_back(index.conflicters_matching(local_[i].capability));
   }
   for (FactId f = index.fact_count(); f < count_.size(); ++f)
     increment(f);
@@ -79,10 +76,43 @@ const std::string &Selection::fact_text(FactId f) const {
   return is_local(f) ? local_text_[f - index_.fact_count()] : index_.fact_text(f);
 }
 
+void Selection::append_local_matches(const Capability &pattern, std::vector<FactId> &out) const {
+  if (local_.empty()) return;
+  std::string qn = pattern.qualified_name();
+  auto it = local_by_name_.find(qn);
+  if (it == local_by_name_.end()) return;
+  const std::vector<uint32_t> *best = &it->second;
+  // As for index facts: a text parameter must be equal, so its posting list bounds the scan.
+  for (const CapabilityParam &p : pattern.params) {
+    const auto *text = std::get_if<std::string>(&p.value);
+    if (!text) continue;
+    auto hit = local_by_param_.find(fact_param_key(qn, p.key, *text));
+    if (hit == local_by_param_.end()) return;
+    if (hit->second.size() < best->size()) best = &hit->second;
+  }
+  for (uint32_t i : *best)
+    if (matches(pattern, local_[i].capability)) out.push_back(index_.fact_count() + i);
+}
+
 std::vector<FactId> Selection::matching(const Capability &pattern) const {
   std::vector<FactId> out = index_.matching_facts(pattern);
-  for (size_t i = 0; i < local_.size(); ++i)
-    if (matches(pattern, local_[i].capability)) out.push_back(static_cast<FactId>(index_.fact_count() + i));
+  append_local_matches(pattern, out);
+  return out;
+}
+
+std::vector<FactId> Selection::requirement_matches(ComponentIndex c, uint32_t entry) const {
+  const IndexedComponent &ic = index_.at(c);
+  auto hits = index_.requires_matches(c, entry);
+  std::vector<FactId> out(hits.begin(), hits.end());
+  append_local_matches(ic.requires_[entry], out);
+  return out;
+}
+
+std::vector<FactId> Selection::invalidation_matches(ComponentIndex c, uint32_t entry) const {
+  const IndexedComponent &ic = index_.at(c);
+  auto hits = index_.invalidates_matches(c, entry);
+  std::vector<FactId> out(hits.begin(), hits.end());
+  append_local_matches(ic.invalidates[entry], out);
   return out;
 }
 
@@ -100,12 +130,14 @@ std::string Selection::source_of(FactId f) const {
   return {};
 }
 
-const std::vector<uint32_t> &Selection::appliers(FactId f) const {
-  return is_local(f) ? local_appliers_[f - index_.fact_count()] : index_.appliers_of(f);
+std::span<const uint32_t> Selection::appliers(FactId f) const {
+  if (is_local(f)) return local_appliers_[f - index_.fact_count()];
+  return index_.appliers_of(f);
 }
 
-const std::vector<uint32_t> &Selection::conflicters(FactId f) const {
-  return is_local(f) ? local_conflicters_[f - index_.fact_count()] : index_.conflicters_of(f);
+std::span<const uint32_t> Selection::conflicters(FactId f) const {
+  if (is_local(f)) return local_conflicters_[f - index_.fact_count()];
+  return index_.conflicters_of(f);
 }
 
 void Selection::increment(FactId f) {
@@ -152,8 +184,12 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
     return Diagnostic::error("resolve.malformed",
                              describe_component(comp) + " has malformed capability text");
   // Its conflicts against what holds.
-  for (const Capability &pattern : ic.conflicts) {
-    for (FactId f : matching(pattern)) {
+  for (uint32_t e = 0; e < ic.conflicts.size(); ++e) {
+    const Capability &pattern = ic.conflicts[e];
+    auto indexed = index_.conflicts_matches(c, e);
+    std::vector<FactId> hits(indexed.begin(), indexed.end());
+    append_local_matches(pattern, hits);
+    for (FactId f : hits) {
       if (count_[f] == 0) continue;
       std::string other = source_of(f);
       Diagnostic d = Diagnostic::error("resolve.conflict", describe_component(comp) + " conflicts with " +
@@ -219,7 +255,7 @@ void Selection::add_one(Choice choice) {
     n.kind = Need::Kind::Requirement;
     n.owner = c;
     n.entry = e;
-    n.matches = matching(ic.requires_[e]);
+    n.matches = requirement_matches(c, e);
     for (FactId f : n.matches) {
       if (is_local(f)) continue;
       for (ComponentIndex p : index_.providers(f))
@@ -276,7 +312,7 @@ bool Selection::satisfied(uint32_t need) const {
   const Need &n = needs_[need];
   if (n.kind == Need::Kind::ObligationComponent)
     return std::any_of(n.pool.begin(), n.pool.end(), [&](ComponentIndex c) { return chosen_[c] != 0; });
-  const std::vector<FactId> &own = index_.at(n.owner).provided;
+  std::span<const FactId> own = index_.at(n.owner).provided;
   for (FactId f : n.matches) {
     uint32_t k = count_[f];
     if (k > 0 && !is_local(f) && std::binary_search(own.begin(), own.end(), f)) --k;

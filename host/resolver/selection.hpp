@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "diag/diagnostic.hpp"
@@ -82,6 +83,10 @@ public:
   bool is_local(FactId f) const { return f >= index_.fact_count(); }
   /// Facts (index and local) that `pattern` matches, ascending.
   std::vector<FactId> matching(const Capability &pattern) const;
+  /// Facts that requirement `entry` of component c matches (precomputed index part plus local facts).
+  std::vector<FactId> requirement_matches(ComponentIndex c, uint32_t entry) const;
+  /// Facts that invalidates pattern `entry` of component c matches.
+  std::vector<FactId> invalidation_matches(ComponentIndex c, uint32_t entry) const;
   /// How many chosen components (or local sources) make f hold.
   uint32_t count(FactId f) const { return count_[f]; }
   /// Who makes f hold: "pass 'x'", "the program", ...; empty when f does not hold.
@@ -132,8 +137,9 @@ private:
   void add_one(Choice choice);
   void increment(FactId f);
   void decrement(FactId f);
-  const std::vector<uint32_t> &appliers(FactId f) const;
-  const std::vector<uint32_t> &conflicters(FactId f) const;
+  std::span<const uint32_t> appliers(FactId f) const;
+  std::span<const uint32_t> conflicters(FactId f) const;
+  void append_local_matches(const Capability &pattern, std::vector<FactId> &out) const;
 
   struct TrailEntry {
     ComponentIndex component;
@@ -143,6 +149,8 @@ private:
   const CapabilityIndex &index_;
   std::vector<LocalFact> local_;
   std::vector<std::string> local_text_;
+  std::unordered_map<std::string, std::vector<uint32_t>> local_by_name_;  ///< Namespace.Name -> locals.
+  std::unordered_map<std::string, std::vector<uint32_t>> local_by_param_; ///< fact_param_key -> locals.
   std::vector<std::vector<uint32_t>> local_appliers_;
   std::vector<std::vector<uint32_t>> local_conflicters_;
   bool auto_apply_;

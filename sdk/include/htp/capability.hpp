@@ -440,6 +440,10 @@ public:
       skip_blanks();
     }
     if (!at_end()) return fail(pos_, "unexpected '" + std::string(1, peek()) + "' after the capability");
+    bool sorted_already = true;
+    for (std::size_t i = 1; i < cap.params.size(); ++i)
+      if (!(cap.params[i - 1].key < cap.params[i].key)) sorted_already = false;
+    if (sorted_already) return true;
     // Sort by key (stable, so the first of two equal keys is found first) and reject duplicates.
     std::vector<std::size_t> order(cap.params.size());
     for (std::size_t i = 0; i < order.size(); ++i)
@@ -468,43 +472,52 @@ private:
   std::size_t pos_ = 0;
 };
 
-inline SemanticVersion padded(const SemanticVersion &v) {
-  SemanticVersion p = v;
-  if (p.parts < 2) p.minor = 0;
-  if (p.parts < 3) p.patch = 0;
-  p.parts = 3;
-  return p;
+/// Numeric part i (0 major, 1 minor, 2 patch) of v; a part not written counts as 0.
+inline std::uint64_t part(const SemanticVersion &v, int i) {
+  if (i == 0) return v.major;
+  if (i == 1) return v.parts >= 2 ? v.minor : 0;
+  return v.parts >= 3 ? v.patch : 0;
 }
 
-/// The smallest version above every version that starts with v's first `part` numbers: X.Y.Z-0 form.
-inline std::optional<SemanticVersion> bump(const SemanticVersion &v, int part) {
-  SemanticVersion b = padded(v);
-  b.prerelease = {"0"};
-  b.build.clear();
-  if (part <= 1) {
-    if (b.major == UINT64_MAX) return std::nullopt;
-    b.major += 1, b.minor = 0, b.patch = 0;
-  } else if (part == 2) {
-    if (b.minor == UINT64_MAX) return std::nullopt;
-    b.minor += 1, b.patch = 0;
-  } else {
-    if (b.patch == UINT64_MAX) return std::nullopt;
-    b.patch += 1;
-  }
+/// A comparator bound without allocation: X.Y.Z, or X.Y.Z-0 (below every X.Y.Z pre-release) when
+/// `pre_zero`; `infinite` when bumping overflowed.
+struct Bound {
+  std::uint64_t p[3] = {0, 0, 0};
+  bool pre_zero = false;
+  bool infinite = false;
+};
+
+/// The smallest version above every version that starts with v's first `count` numbers: X.Y.Z-0.
+inline Bound bump(const SemanticVersion &v, int count) {
+  Bound b{{part(v, 0), part(v, 1), part(v, 2)}, true, false};
+  int i = count <= 1 ? 0 : (count == 2 ? 1 : 2);
+  if (b.p[i] == UINT64_MAX) return Bound{{0, 0, 0}, false, true};
+  ++b.p[i];
+  for (int k = i + 1; k < 3; ++k)
+    b.p[k] = 0;
   return b;
+}
+
+/// <0, 0 or >0 comparing v with a bound.
+inline int compare_to_bound(const SemanticVersion &v, const Bound &b) {
+  if (b.infinite) return -1;
+  for (int i = 0; i < 3; ++i)
+    if (part(v, i) != b.p[i]) return part(v, i) < b.p[i] ? -1 : 1;
+  if (!b.pre_zero) return v.prerelease.empty() ? 0 : -1;
+  if (v.prerelease.empty()) return 1;
+  return v.prerelease.size() == 1 && v.prerelease[0] == "0" ? 0 : 1;
 }
 
 } // namespace capability_detail
 
 /// SemVer 2.0 precedence: <0, 0 or >0. Missing parts count as 0; build metadata is ignored.
 inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) {
-  auto pa = capability_detail::padded(a), pb = capability_detail::padded(b);
-  if (pa.major != pb.major) return pa.major < pb.major ? -1 : 1;
-  if (pa.minor != pb.minor) return pa.minor < pb.minor ? -1 : 1;
-  if (pa.patch != pb.patch) return pa.patch < pb.patch ? -1 : 1;
-  if (pa.prerelease.empty() != pb.prerelease.empty()) return pa.prerelease.empty() ? 1 : -1;
-  for (std::size_t i = 0; i < pa.prerelease.size() && i < pb.prerelease.size(); ++i) {
-    const std::string &x = pa.prerelease[i], &y = pb.prerelease[i];
+  using capability_detail::part;
+  for (int i = 0; i < 3; ++i)
+    if (part(a, i) != part(b, i)) return part(a, i) < part(b, i) ? -1 : 1;
+  if (a.prerelease.empty() != b.prerelease.empty()) return a.prerelease.empty() ? 1 : -1;
+  for (std::size_t i = 0; i < a.prerelease.size() && i < b.prerelease.size(); ++i) {
+    const std::string &x = a.prerelease[i], &y = b.prerelease[i];
     bool nx = capability_detail::all_digits(x), ny = capability_detail::all_digits(y);
     int c = 0;
     if (nx && ny)
@@ -515,8 +528,7 @@ inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) 
       c = x < y ? -1 : (x > y ? 1 : 0);
     if (c != 0) return c;
   }
-  if (pa.prerelease.size() != pb.prerelease.size())
-    return pa.prerelease.size() < pb.prerelease.size() ? -1 : 1;
+  if (a.prerelease.size() != b.prerelease.size()) return a.prerelease.size() < b.prerelease.size() ? -1 : 1;
   return 0;
 }
 
@@ -524,38 +536,35 @@ inline int compare_versions(const SemanticVersion &a, const SemanticVersion &b) 
 /// includes every 1.2.x, `>1.2` starts at 1.3.0-0, `<2` stops before 2.0.0-0.
 inline bool comparator_contains(const VersionComparator &c, const SemanticVersion &v) {
   using capability_detail::bump;
+  using capability_detail::compare_to_bound;
   const SemanticVersion &w = c.version;
   const bool full = w.parts >= 3;
-  auto below = [&](const std::optional<SemanticVersion> &hi) { return !hi || compare_versions(v, *hi) < 0; };
   switch (c.op) {
   case VersionOp::Eq:
     if (full) return compare_versions(v, w) == 0;
-    return compare_versions(v, w) >= 0 && below(bump(w, w.parts));
+    return compare_versions(v, w) >= 0 && compare_to_bound(v, bump(w, w.parts)) < 0;
   case VersionOp::Gt:
     if (full) return compare_versions(v, w) > 0;
-    {
-      auto lo = bump(w, w.parts);
-      return lo && compare_versions(v, *lo) >= 0;
-    }
+    return compare_to_bound(v, bump(w, w.parts)) >= 0;
   case VersionOp::Ge: return compare_versions(v, w) >= 0;
   case VersionOp::Lt:
     if (full) return compare_versions(v, w) < 0;
-    {
-      SemanticVersion hi = capability_detail::padded(w);
-      hi.prerelease = {"0"};
-      return compare_versions(v, hi) < 0;
-    }
+    return compare_to_bound(
+               v, capability_detail::Bound{{capability_detail::part(w, 0), capability_detail::part(w, 1),
+                                            capability_detail::part(w, 2)},
+                                           true,
+                                           false}) < 0;
   case VersionOp::Le:
     if (full) return compare_versions(v, w) <= 0;
-    return below(bump(w, w.parts));
+    return compare_to_bound(v, bump(w, w.parts)) < 0;
   case VersionOp::Caret: {
     if (compare_versions(v, w) < 0) return false;
-    int part = (w.major > 0 || w.parts == 1) ? 1 : ((w.minor > 0 || w.parts == 2) ? 2 : 3);
-    return below(bump(w, part));
+    int count = (w.major > 0 || w.parts == 1) ? 1 : ((w.minor > 0 || w.parts == 2) ? 2 : 3);
+    return compare_to_bound(v, bump(w, count)) < 0;
   }
   case VersionOp::Tilde:
     if (compare_versions(v, w) < 0) return false;
-    return below(bump(w, w.parts >= 2 ? 2 : 1));
+    return compare_to_bound(v, bump(w, w.parts >= 2 ? 2 : 1)) < 0;
   }
   return false;
 }

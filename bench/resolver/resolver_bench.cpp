@@ -1,0 +1,112 @@
+// Resolver benchmarks: the 10,000-component / 50,000-capability target (≤ 50 ms) and growth from 100 to
+// 100,000 components.
+#include <benchmark/benchmark.h>
+
+#include <htp/capability.hpp>
+
+#include "resolver/resolver.hpp"
+#include "synthetic_registry.hpp"
+
+namespace htp::bench {
+namespace {
+
+void report(benchmark::State &state, const SyntheticStats &stats, const Resolution &r) {
+  state.counters["components"] = static_cast<double>(stats.components);
+  state.counters["capabilities"] = static_cast<double>(stats.capabilities);
+  state.counters["passes"] = r.plan ? static_cast<double>(r.plan->passes.size()) : -1.0;
+  if (!r.ok()) state.SkipWithError(("resolution failed: " + r.diagnostics.render()).c_str());
+}
+
+/// Index (parse every capability once) and resolve: what `htp-host resolve` pays per run.
+void BM_IndexAndResolve(benchmark::State &state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Registry registry;
+  SyntheticStats stats = build_synthetic_registry(registry, n);
+  ResolveRequest request = synthetic_request(n);
+  Resolution last;
+  for (auto _ : state) {
+    Resolver resolver(registry);
+    last = resolver.resolve(request);
+    benchmark::DoNotOptimize(last);
+  }
+  report(state, stats, last);
+  state.SetComplexityN(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_IndexAndResolve)
+    ->RangeMultiplier(10)
+    ->Range(100, 100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
+
+/// Resolve only, against an index built once (a long-lived host resolving several programs).
+void BM_ResolveIndexed(benchmark::State &state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Registry registry;
+  SyntheticStats stats = build_synthetic_registry(registry, n);
+  ResolveRequest request = synthetic_request(n);
+  Resolver resolver(registry);
+  Resolution last;
+  for (auto _ : state) {
+    last = resolver.resolve(request);
+    benchmark::DoNotOptimize(last);
+  }
+  report(state, stats, last);
+  state.SetComplexityN(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_ResolveIndexed)
+    ->RangeMultiplier(10)
+    ->Range(100, 100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
+
+/// Index only: parse every capability once and index providers and patterns.
+void BM_IndexOnly(benchmark::State &state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Registry registry;
+  build_synthetic_registry(registry, n);
+  for (auto _ : state) {
+    CapabilityIndex index(registry);
+    benchmark::DoNotOptimize(index.fact_count());
+  }
+  state.SetComplexityN(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_IndexOnly)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+
+/// The figure: 10,000 components, about 50,000 capabilities, index + resolve.
+void BM_Resolve10kComponents(benchmark::State &state) {
+  BM_IndexAndResolve(state);
+}
+BENCHMARK(BM_Resolve10kComponents)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+/// A set the size of the built-in plugins (about 50 components): target ≤ 1 ms.
+void BM_ResolveBuiltinSized(benchmark::State &state) {
+  BM_IndexAndResolve(state);
+}
+BENCHMARK(BM_ResolveBuiltinSized)->Arg(50)->Unit(benchmark::kMicrosecond);
+
+/// Plan serialisation of the 10,000-component resolution (facts after every pass).
+void BM_PlanJson10k(benchmark::State &state) {
+  Registry registry;
+  build_synthetic_registry(registry, 10000);
+  Resolution r = Resolver(registry).resolve(synthetic_request(10000));
+  if (!r.ok()) {
+    state.SkipWithError("resolution failed");
+    return;
+  }
+  for (auto _ : state)
+    benchmark::DoNotOptimize(r.plan->to_json_text());
+}
+BENCHMARK(BM_PlanJson10k)->Unit(benchmark::kMillisecond);
+
+/// One capability parse with a version range.
+void BM_ParseCapability(benchmark::State &state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        parse_capability("IR.TaskGraph(kind=dense, version>=1.2,<2, slot=3)", CapabilityMode::Requirement));
+}
+BENCHMARK(BM_ParseCapability);
+
+} // namespace
+} // namespace htp::bench
+
+BENCHMARK_MAIN();
