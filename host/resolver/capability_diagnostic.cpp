@@ -12,10 +12,7 @@ Diagnostic capability_diagnostic(const CapabilityError &error, std::string_view 
     span.end_line = span.line;
     span.end_col = span.col + 1;
   }
-  Diagnostic d = Diagnostic::error("capability.syntax", std::move(message), std::move(span));
-  std::string caret(error.column, ' ');
-  d.with_note("  " + std::string(text) + "\n    " + caret + "^");
-  return d;
+  return Diagnostic::error("capability.syntax", std::move(message), std::move(span));
 }
 
 Expected<Capability> parse_capability_or_diagnostic(std::string_view text, CapabilityMode mode,

@@ -64,9 +64,8 @@ Diagnostic explain_unmet(const Selection &selection, uint32_t need,
 
   const Obligation &o = obligations[n.entry];
   std::string tail = n.pool.empty() ? ", which is not loaded" : ", and none can be added";
-  d = Diagnostic::error("resolve.unmet",
-                        o.display() + " needs " + n.what + tail + " (" + to_string(o.capability) + ")",
-                        o.span);
+  std::string program = o.label.empty() ? o.display() : o.display() + " (" + to_string(o.capability) + ")";
+  d = Diagnostic::error("resolve.unmet", program + " needs " + n.what + tail, o.span);
   for (const Alternative &a : rejected)
     d.with_note(describe(a.component) + " would supply it, but " + a.verdict);
   for (const Alternative &a : failed)

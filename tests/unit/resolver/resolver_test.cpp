@@ -370,8 +370,8 @@ TEST_F(ResolverTest, ObligationNeedsAnIntrinsicSetWithTheOp) {
   const Diagnostic *d = find(r, "resolve.unmet");
   ASSERT_NE(d, nullptr) << r.diagnostics.render();
   EXPECT_EQ(d->render(),
-            "k.py:7:5: error: tile.exp needs intrinsic-set 'tile' with op 'exp', which is not loaded "
-            "(Uses.Intrinsic(op=exp,set=tile)) [resolve.unmet]\n"
+            "k.py:7:5: error: tile.exp (Uses.Intrinsic(op=exp,set=tile)) needs intrinsic-set 'tile' with op "
+            "'exp', which is not loaded [resolve.unmet]\n"
             "  note: nearly: intrinsic-set 'tile.ops' (plugin 'plugin-tile.ops' 1.0.0) has no op 'exp' (it "
             "has: add, mul)");
 }
