@@ -211,7 +211,7 @@ private:
     ++pos_;
     size_t base = members_.size();
     std::unordered_set<std::string_view> seen; // used once the object has many keys
-    path_.push_back({});
+    bool keyed = false;                         // the path names this object's current key
     skip_ws();
     if (pos_ < text_.size() && text_[pos_] == '}') {
       ++pos_;
@@ -221,6 +221,8 @@ private:
         if (pos_ >= text_.size() || text_[pos_] != '"') return unexpected("a string key");
         std::string_view key;
         if (!string(key)) return false;
+        if (!keyed) path_.push_back({});
+        keyed = true;
         path_.back().key = key;
         if (is_duplicate(key, base, seen)) return fail("duplicate key");
         skip_ws();
@@ -242,7 +244,7 @@ private:
         return unexpected("',' or '}'");
       }
     }
-    path_.pop_back();
+    if (keyed) path_.pop_back();
     size_t n = members_.size() - base;
     Member *block =
         n ? static_cast<Member *>(doc_.arena_.allocate(n * sizeof(Member), alignof(Member))) : nullptr;

@@ -28,21 +28,19 @@ public:
   std::optional<std::string> error;
 
   bool document(const JValue &doc, Module &out) {
-    if (!doc.is_object())
-      return fail(std::string("expected an htp.ast.v1 document (an object), got ") + doc.describe());
+    if (!doc.is_object()) return fail("expected an htp.ast.v1 document (an object), got ", doc.describe());
     const JValue *format = doc.find("format");
     if (!format) return fail("missing key 'format' (\"htp.ast.v1\")");
     if (!format->is_string() || format->string != kAstJsonFormat) {
       Scope s(this, "format");
-      return fail("expected \"htp.ast.v1\", got " + format->dump());
+      return fail("expected \"htp.ast.v1\", got ", Dump{*format});
     }
     for (const auto &m : doc.members) {
       if (m.key != "format" && m.key != "file" && m.key != "source" && m.key != "attrs" && m.key != "root")
-        return fail("unknown key '" + std::string(m.key) +
-                    "' (a document has format, file, source, attrs, root)");
+        return fail("unknown key '", m.key, "' (a document has format, file, source, attrs, root)");
       Scope s(this, m.key);
       if (m.key == "file" || m.key == "source") {
-        if (!m.value.is_string()) return fail(std::string("expected a string, got ") + m.value.describe());
+        if (!m.value.is_string()) return fail("expected a string, got ", m.value.describe());
         (m.key == "file" ? out.file : out.source) = std::string(m.value.string);
       } else if (m.key == "attrs" && !attributes(m.value, out.attrs)) {
         return false;
@@ -52,7 +50,7 @@ public:
     if (!root) return fail("missing key 'root'");
     file_ = out.file;
     Scope s(this, "root");
-    if (!root->is_object()) return fail(std::string("expected a node, got ") + root->describe());
+    if (!root->is_object()) return fail("expected a node, got ", root->describe());
     out.root = node(*root, 1);
     return out.root != nullptr;
   }
@@ -67,13 +65,42 @@ private:
     Scope &operator=(const Scope &) = delete;
   };
 
-  bool fail(const std::string &message) {
-    if (!error) error = json_dom::render_path(path_) + ": " + message;
+  // Message parts that are formatted only when something is wrong.
+  struct Dump {
+    const JValue &value; // written as JSON
+  };
+  struct FieldList {
+    const KindInfo &info; // " (fields: a, b)"
+  };
+  static void append(std::string &out, std::string_view s) { out.append(s); }
+  static void append(std::string &out, size_t n) { out += std::to_string(n); }
+  static void append(std::string &out, Dump d) { out += d.value.dump(); }
+  static void append(std::string &out, FieldList f) {
+    if (f.info.fields.empty()) {
+      out += ", which has no fields";
+      return;
+    }
+    out += " (fields: ";
+    for (size_t i = 0; i < f.info.fields.size(); ++i) {
+      if (i) out += ", ";
+      out += f.info.fields[i].name;
+    }
+    out += ")";
+  }
+
+  // Records the first error, prefixed with the current path. Kept out of line (and the message built
+  // here, not by the callers) so the recursive frames that call it stay small.
+  template <class... Parts> [[gnu::noinline, gnu::cold]] bool fail(const Parts &...parts) {
+    if (!error) {
+      std::string message = json_dom::render_path(path_) + ": ";
+      (append(message, parts), ...);
+      error = std::move(message);
+    }
     return false;
   }
 
   bool attributes(const JValue &j, Attributes &out) {
-    if (!j.is_object()) return fail(std::string("expected an object of attributes, got ") + j.describe());
+    if (!j.is_object()) return fail("expected an object of attributes, got ", j.describe());
     for (const auto &m : j.members)
       out.emplace(std::string(m.key), m.value.to_json());
     return true;
@@ -81,13 +108,13 @@ private:
 
   bool span(const JValue &j, Span &out) {
     if (!j.is_array() || j.items.size() != 4)
-      return fail(std::string("expected [line, col, end_line, end_col], got ") + j.describe());
+      return fail("expected [line, col, end_line, end_col], got ", j.describe());
     uint32_t v[4];
     for (size_t i = 0; i < 4; ++i) {
       const JValue &e = j.items[i];
       if (e.type != JType::Uint || e.uinteger > std::numeric_limits<uint32_t>::max()) {
         Scope s(this, i);
-        return fail("expected a line or column number (0 to 4294967295), got " + e.dump());
+        return fail("expected a line or column number (0 to 4294967295), got ", Dump{e});
       }
       v[i] = static_cast<uint32_t>(e.uinteger);
     }
@@ -95,23 +122,27 @@ private:
     return true;
   }
 
-  static std::string field_list(const KindInfo &info) {
-    if (info.fields.empty()) return ", which has no fields";
-    std::string s = " (fields: ";
-    for (size_t i = 0; i < info.fields.size(); ++i) {
-      if (i) s += ", ";
-      s += info.fields[i].name;
-    }
-    return s + ")";
+  // _span or _attrs of node `n`. Out of line, like every step off the recursive path, to keep the
+  // recursive frames small: trees may be thousands of nodes deep.
+  [[gnu::noinline]] bool reserved_key(const json_dom::Member &m, const KindInfo &info, Node &n) {
+    if (m.key != "_span" && m.key != "_attrs")
+      return fail("unknown key '", m.key, "' of ", info.name, " (reserved keys are _type, _span, _attrs)");
+    Scope s(this, m.key);
+    if (m.key == "_attrs") return attributes(m.value, n.attrs());
+    if (!info.located) return fail(info.name, " has no location, so no '_span'");
+    Span sp;
+    if (!span(m.value, sp)) return false;
+    n.set_span(std::move(sp));
+    return true;
   }
 
   NodePtr node(const JValue &j, size_t depth) {
     if (depth > limits_.max_depth) {
-      fail("AST nested deeper than " + std::to_string(limits_.max_depth) + " nodes (the depth limit)");
+      fail("AST nested deeper than ", limits_.max_depth, " nodes (the depth limit)");
       return nullptr;
     }
     if (++nodes_ > limits_.max_nodes) {
-      fail("more than " + std::to_string(limits_.max_nodes) + " nodes (the node-count limit)");
+      fail("more than ", limits_.max_nodes, " nodes (the node-count limit)");
       return nullptr;
     }
     const JValue *type = j.find("_type");
@@ -121,13 +152,13 @@ private:
     }
     if (!type->is_string()) {
       Scope s(this, "_type");
-      fail(std::string("expected a node type name, got ") + type->describe());
+      fail("expected a node type name, got ", type->describe());
       return nullptr;
     }
     auto kind = kind_from_name(type->string);
     if (!kind) {
       Scope s(this, "_type");
-      fail("unknown node type '" + std::string(type->string) + "'");
+      fail("unknown node type '", type->string, "'");
       return nullptr;
     }
     const KindInfo &info = kind_info(*kind);
@@ -136,29 +167,12 @@ private:
     for (const auto &m : j.members) {
       std::string_view k = m.key;
       if (!k.empty() && k[0] == '_') {
-        if (k == "_type") continue;
-        if (k != "_span" && k != "_attrs") {
-          fail("unknown key '" + std::string(k) + "' of " + std::string(info.name) +
-               " (reserved keys are _type, _span, _attrs)");
-          return nullptr;
-        }
-        Scope s(this, k);
-        if (k == "_span") {
-          if (!info.located) {
-            fail(std::string(info.name) + " has no location, so no '_span'");
-            return nullptr;
-          }
-          Span sp;
-          if (!span(m.value, sp)) return nullptr;
-          n->set_span(std::move(sp));
-        } else if (!attributes(m.value, n->attrs())) {
-          return nullptr;
-        }
+        if (k != "_type" && !reserved_key(m, info, *n)) return nullptr;
         continue;
       }
       auto index = field_index(*kind, k);
       if (!index) {
-        fail("unknown field '" + std::string(k) + "' of " + std::string(info.name) + field_list(info));
+        fail("unknown field '", k, "' of ", info.name, FieldList{info});
         return nullptr;
       }
       seen |= 1u << *index;
@@ -169,8 +183,7 @@ private:
     }
     for (size_t i = 0; i < info.fields.size(); ++i)
       if (!(seen & (1u << i))) {
-        fail("missing field '" + std::string(info.fields[i].name) + "' of " + std::string(info.name) +
-             field_list(info));
+        fail("missing field '", info.fields[i].name, "' of ", info.name, FieldList{info});
         return nullptr;
       }
     return n;
@@ -179,45 +192,44 @@ private:
   // A node of `field`'s category, or null where `allow_null`.
   bool child(const FieldInfo &field, const JValue &j, NodePtr &out, size_t depth, bool allow_null) {
     if (j.is_null()) return allow_null || fail("expected a node, got null");
-    if (!j.is_object()) return fail(std::string("expected a node, got ") + j.describe());
+    if (!j.is_object()) return fail("expected a node, got ", j.describe());
     out = node(j, depth + 1);
     if (!out) return false;
     if (out->info().category != field.category)
-      return fail("expected a node of category " + std::string(category_name(field.category)) + ", got " +
-                  std::string(out->type_name()) + " (" + std::string(category_name(out->info().category)) +
-                  ")");
+      return fail("expected a node of category ", category_name(field.category), ", got ", out->type_name(),
+                  " (", category_name(out->info().category), ")");
     return true;
   }
 
   bool value(const FieldInfo &field, const JValue &j, Value &out, size_t depth) {
-    auto expected = [&](const char *what) {
-      return fail(std::string("expected ") + what + ", got " + j.describe());
-    };
     if (j.is_null() && is_optional(field.kind)) {
       out = std::monostate{};
       return true;
     }
-    switch (field.kind) {
-    case FieldKind::Node:
-    case FieldKind::OptNode: {
+    if (field.kind == FieldKind::Node || field.kind == FieldKind::OptNode) {
       NodePtr n;
       if (!child(field, j, n, depth, false)) return false;
       out = std::move(n);
       return true;
     }
-    case FieldKind::NodeList: {
-      if (!j.is_array()) return expected("a list of nodes");
-      NodeList list;
-      list.reserve(j.items.size());
-      for (size_t i = 0; i < j.items.size(); ++i) {
-        Scope s(this, i);
-        NodePtr n;
-        if (!child(field, j.items[i], n, depth, true)) return false;
-        list.push_back(std::move(n));
-      }
-      out = std::move(list);
-      return true;
+    if (field.kind != FieldKind::NodeList) return leaf_value(field, j, out);
+    if (!j.is_array()) return fail("expected a list of nodes, got ", j.describe());
+    NodeList list;
+    list.reserve(j.items.size());
+    for (size_t i = 0; i < j.items.size(); ++i) {
+      Scope s(this, i);
+      NodePtr n;
+      if (!child(field, j.items[i], n, depth, true)) return false;
+      list.push_back(std::move(n));
     }
+    out = std::move(list);
+    return true;
+  }
+
+  // A value of a field that holds no nodes.
+  [[gnu::noinline]] bool leaf_value(const FieldInfo &field, const JValue &j, Value &out) {
+    auto expected = [&](const char *what) { return fail("expected ", what, ", got ", j.describe()); };
+    switch (field.kind) {
     case FieldKind::Ident:
     case FieldKind::OptIdent:
       if (!j.is_string())
@@ -236,7 +248,7 @@ private:
       for (size_t i = 0; i < j.items.size(); ++i) {
         if (!j.items[i].is_string()) {
           Scope s(this, i);
-          return fail(std::string("expected an identifier, got ") + j.items[i].describe());
+          return fail("expected an identifier, got ", j.items[i].describe());
         }
         list.emplace_back(j.items[i].string);
       }
@@ -258,6 +270,7 @@ private:
       else
         return expected(field.kind == FieldKind::Int ? "a 64-bit integer" : "a 64-bit integer or null");
       return true;
+    default: break; // node kinds are handled by value()
     }
     return fail("unsupported field kind");
   }
@@ -275,9 +288,9 @@ private:
       else if (j.string == "nan")
         out = std::numeric_limits<double>::quiet_NaN();
       else
-        return fail("expected a number, \"inf\", \"-inf\" or \"nan\", got " + j.dump());
+        return fail("expected a number, \"inf\", \"-inf\" or \"nan\", got ", Dump{j});
       return true;
-    default: return fail(std::string("expected a number, \"inf\", \"-inf\" or \"nan\", got ") + j.describe());
+    default: return fail("expected a number, \"inf\", \"-inf\" or \"nan\", got ", j.describe());
     }
   }
 
@@ -295,26 +308,24 @@ private:
     case JType::String: out = Str{std::string(j.string)}; return true;
     case JType::Object: break;
     default:
-      return fail(
-          std::string("expected a constant (null, true, false, an integer, a string or a tagged object "
-                      "such as {\"float\": 1.5}), got ") +
-          j.describe());
+      return fail("expected a constant (null, true, false, an integer, a string or a tagged object such as "
+                  "{\"float\": 1.5}), got ",
+                  j.describe());
     }
     if (j.members.size() != 1)
       return fail(
           "expected a tagged constant with one key (int, float, complex, bytes, codepoints, ellipsis), "
-          "got an object with " +
-          std::to_string(j.members.size()) + " keys");
+          "got an object with ",
+          j.members.size(), " keys");
     std::string_view tag = j.members[0].key;
     const JValue &v = j.members[0].value;
     if (tag != "int" && tag != "float" && tag != "complex" && tag != "bytes" && tag != "codepoints" &&
         tag != "ellipsis")
-      return fail("unknown constant tag '" + std::string(tag) +
-                  "' (int, float, complex, bytes, codepoints, ellipsis)");
+      return fail("unknown constant tag '", tag, "' (int, float, complex, bytes, codepoints, ellipsis)");
     Scope s(this, tag);
     if (tag == "int") {
       if (!v.is_string() || !parse_int_constant(v.string, out))
-        return fail("expected a decimal integer string, got " + v.dump());
+        return fail("expected a decimal integer string, got ", Dump{v});
       return true;
     }
     if (tag == "float") {
@@ -324,8 +335,7 @@ private:
       return true;
     }
     if (tag == "complex") {
-      if (!v.is_array() || v.items.size() != 2)
-        return fail(std::string("expected [real, imag], got ") + v.describe());
+      if (!v.is_array() || v.items.size() != 2) return fail("expected [real, imag], got ", v.describe());
       double parts[2];
       for (size_t i = 0; i < 2; ++i) {
         Scope e(this, i);
@@ -335,8 +345,7 @@ private:
       return true;
     }
     if (tag == "bytes") {
-      if (!v.is_string())
-        return fail(std::string("expected a string of characters U+0000..U+00FF, got ") + v.describe());
+      if (!v.is_string()) return fail("expected a string of characters U+0000..U+00FF, got ", v.describe());
       std::string data;
       data.reserve(v.string.size());
       for (size_t pos = 0; pos < v.string.size();) {
@@ -344,7 +353,7 @@ private:
         if (cp > 0xFF) {
           char buf[16];
           std::snprintf(buf, sizeof buf, "U+%04X", cp);
-          return fail(std::string("a bytes constant holds characters U+0000..U+00FF only, found ") + buf);
+          return fail("a bytes constant holds characters U+0000..U+00FF only, found ", buf);
         }
         data += static_cast<char>(cp);
       }
@@ -352,20 +361,20 @@ private:
       return true;
     }
     if (tag == "codepoints") {
-      if (!v.is_array()) return fail(std::string("expected a list of code points, got ") + v.describe());
+      if (!v.is_array()) return fail("expected a list of code points, got ", v.describe());
       std::string utf8;
       for (size_t i = 0; i < v.items.size(); ++i) {
         const JValue &cp = v.items[i];
         if (cp.type != JType::Uint || cp.uinteger > 0x10FFFF) {
           Scope e(this, i);
-          return fail("expected a code point (0 to 1114111), got " + cp.dump());
+          return fail("expected a code point (0 to 1114111), got ", Dump{cp});
         }
         append_utf8(utf8, static_cast<uint32_t>(cp.uinteger));
       }
       out = Str{std::move(utf8)};
       return true;
     }
-    if (v.type != JType::Bool || !v.boolean) return fail("expected true, got " + v.dump());
+    if (v.type != JType::Bool || !v.boolean) return fail("expected true, got ", Dump{v});
     out = EllipsisValue{};
     return true;
   }

@@ -515,204 +515,46 @@ private:
     return kind && *kind == "u";
   }
 
+  // Writes "(" now and ")" at scope exit when `open`: the parentheses a context's precedence demands.
+  struct Parens {
+    Printer &p;
+    bool open;
+    Parens(Printer &printer, bool cond) : p(printer), open(cond) {
+      if (open) p.write("(");
+    }
+    ~Parens() {
+      if (open) p.write(")");
+    }
+    Parens(const Parens &) = delete;
+    Parens &operator=(const Parens &) = delete;
+  };
+
+  // One small function per kind: expressions nest thousands deep, and only the frames of the kinds on
+  // the path are on the stack.
   void expression(const Node &n, Prec prec) {
-    auto parens = [&](Prec own, auto &&body) {
-      bool p = prec > own;
-      open_if(p, "(");
-      body();
-      open_if(p, ")");
-    };
     switch (n.kind()) {
-    case Kind::BoolOp: {
-      bool is_and = n.child("op") && n.child("op")->kind() == Kind::And;
-      Prec own = is_and ? Prec::And : Prec::Or;
-      parens(own, [&] {
-        Prec level = own;
-        interleave(n.children("values"), is_and ? " and " : " or ", [&](const Node *v) {
-          level = next(level); // each operand binds one level tighter than the one before, as unparse does
-          visit(v, level);
-        });
-      });
-      return;
-    }
-    case Kind::NamedExpr:
-      parens(Prec::NamedExpr, [&] {
-        visit(n.child("target"), Prec::Atom);
-        write(" := ");
-        visit(n.child("value"), Prec::Atom);
-      });
-      return;
-    case Kind::BinOp: {
-      BinopInfo op = binop(n.child("op") ? n.child("op")->kind() : Kind::Add);
-      bool right_assoc = op.text == "**";
-      parens(op.prec, [&] {
-        visit(n.child("left"), right_assoc ? next(op.prec) : op.prec);
-        write(" ");
-        write(op.text);
-        write(" ");
-        visit(n.child("right"), right_assoc ? op.prec : next(op.prec));
-      });
-      return;
-    }
-    case Kind::UnaryOp: {
-      Kind op = n.child("op") ? n.child("op")->kind() : Kind::Not;
-      std::string_view text = op == Kind::Invert ? "~"
-                              : op == Kind::Not  ? "not"
-                              : op == Kind::UAdd ? "+"
-                                                 : "-";
-      Prec own = op == Kind::Not ? Prec::Not : Prec::Factor;
-      parens(own, [&] {
-        write(text);
-        if (own != Prec::Factor) write(" ");
-        visit(n.child("operand"), own);
-      });
-      return;
-    }
-    case Kind::Lambda:
-      parens(Prec::Test, [&] {
-        write("lambda");
-        std::string args = buffered([&] { visit(n.child("args")); });
-        if (!args.empty()) {
-          write(" ");
-          write(args);
-        }
-        write(": ");
-        visit(n.child("body"), Prec::Test);
-      });
-      return;
-    case Kind::IfExp:
-      parens(Prec::Test, [&] {
-        visit(n.child("body"), next(Prec::Test));
-        write(" if ");
-        visit(n.child("test"), next(Prec::Test));
-        write(" else ");
-        visit(n.child("orelse"), Prec::Test);
-      });
-      return;
-    case Kind::Dict: {
-      write("{");
-      const auto &keys = n.children("keys");
-      const auto &values = n.children("values");
-      for (size_t i = 0; i < std::min(keys.size(), values.size()); ++i) {
-        if (i) write(", ");
-        if (!keys[i]) {
-          write("**");
-          visit(values[i].get(), Prec::Expr);
-        } else {
-          visit(keys[i].get());
-          write(": ");
-          visit(values[i].get());
-        }
-      }
-      write("}");
-      return;
-    }
-    case Kind::Set:
-      if (n.children("elts").empty()) {
-        write("{*()}"); // `{}` is a dict, and `set` may be shadowed
-        return;
-      }
-      write("{");
-      interleave(n.children("elts"), ", ", [&](const Node *e) { visit(e); });
-      write("}");
-      return;
+    case Kind::BoolOp: bool_op(n, prec); return;
+    case Kind::NamedExpr: named_expr(n, prec); return;
+    case Kind::BinOp: bin_op(n, prec); return;
+    case Kind::UnaryOp: unary_op(n, prec); return;
+    case Kind::Lambda: lambda(n, prec); return;
+    case Kind::IfExp: if_exp(n, prec); return;
+    case Kind::Dict: dict(n); return;
+    case Kind::Set: set(n); return;
     case Kind::ListComp:
     case Kind::SetComp:
     case Kind::GeneratorExp:
-    case Kind::DictComp: {
-      std::string_view open = n.kind() == Kind::ListComp ? "[" : n.kind() == Kind::GeneratorExp ? "(" : "{";
-      std::string_view close = n.kind() == Kind::ListComp ? "]" : n.kind() == Kind::GeneratorExp ? ")" : "}";
-      write(open);
-      if (n.kind() == Kind::DictComp) {
-        visit(n.child("key"));
-        write(": ");
-        visit(n.child("value"));
-      } else {
-        visit(n.child("elt"));
-      }
-      for (const auto &g : n.children("generators"))
-        visit(g.get());
-      write(close);
-      return;
-    }
+    case Kind::DictComp: comprehension_expr(n); return;
     case Kind::Await:
-      parens(Prec::Await, [&] {
-        write("await");
-        if (const Node *v = n.child("value")) {
-          write(" ");
-          visit(v, Prec::Atom);
-        }
-      });
-      return;
     case Kind::Yield:
-      parens(Prec::Yield, [&] {
-        write("yield");
-        if (const Node *v = n.child("value")) {
-          write(" ");
-          visit(v, Prec::Atom);
-        }
-      });
-      return;
-    case Kind::YieldFrom:
-      parens(Prec::Yield, [&] {
-        write("yield from ");
-        visit(n.child("value"), Prec::Atom);
-      });
-      return;
-    case Kind::Compare:
-      parens(Prec::Cmp, [&] {
-        visit(n.child("left"), next(Prec::Cmp));
-        const auto &ops = n.children("ops");
-        const auto &comparators = n.children("comparators");
-        for (size_t i = 0; i < std::min(ops.size(), comparators.size()); ++i) {
-          write(" ");
-          write(ops[i] ? cmpop(ops[i]->kind()) : "<?>");
-          write(" ");
-          visit(comparators[i].get(), next(Prec::Cmp));
-        }
-      });
-      return;
-    case Kind::Call: {
-      visit(n.child("func"), Prec::Atom);
-      write("(");
-      bool comma = false;
-      for (const auto *list : {&n.children("args"), &n.children("keywords")})
-        for (const auto &e : *list) {
-          if (comma) write(", ");
-          comma = true;
-          visit(e.get());
-        }
-      write(")");
-      return;
-    }
+    case Kind::YieldFrom: prefix_expr(n, prec); return;
+    case Kind::Compare: compare(n, prec); return;
+    case Kind::Call: call(n); return;
     case Kind::FormattedValue: formatted_value(n); return;
     case Kind::JoinedStr: joined_str(n); return;
     case Kind::Constant: constant(n); return;
-    case Kind::Attribute: {
-      const Node *value = n.child("value");
-      visit(value, Prec::Atom);
-      // `3.__abs__()` is a syntax error; `3 .__abs__()` is not.
-      if (value && value->kind() == Kind::Constant) {
-        const Constant &c = *value->constant("value");
-        if (std::holds_alternative<int64_t>(c) || std::holds_alternative<BigInt>(c) ||
-            std::holds_alternative<bool>(c))
-          write(" ");
-      }
-      write(".");
-      write(*n.text("attr"));
-      return;
-    }
-    case Kind::Subscript: {
-      visit(n.child("value"), Prec::Atom);
-      write("[");
-      const Node *slice = n.child("slice");
-      if (slice && slice->kind() == Kind::Tuple && !slice->children("elts").empty())
-        items_view(slice->children("elts")); // a subscript tuple needs no parentheses
-      else
-        visit(slice);
-      write("]");
-      return;
-    }
+    case Kind::Attribute: attribute(n); return;
+    case Kind::Subscript: subscript(n); return;
     case Kind::Starred:
       write("*");
       visit(n.child("value"), Prec::Expr);
@@ -725,22 +567,189 @@ private:
       return;
     case Kind::Tuple: {
       const auto &elts = n.children("elts");
-      bool p = elts.empty() || prec > Prec::Tuple;
-      open_if(p, "(");
+      Parens p(*this, elts.empty() || prec > Prec::Tuple);
       items_view(elts);
-      open_if(p, ")");
       return;
     }
-    case Kind::Slice:
-      if (const Node *lower = n.child("lower")) visit(lower);
-      write(":");
-      if (const Node *upper = n.child("upper")) visit(upper);
-      if (const Node *step = n.child("step")) {
-        write(":");
-        visit(step);
-      }
-      return;
+    case Kind::Slice: slice(n); return;
     default: return;
+    }
+  }
+
+  void bool_op(const Node &n, Prec prec) {
+    bool is_and = n.child("op") && n.child("op")->kind() == Kind::And;
+    Prec level = is_and ? Prec::And : Prec::Or;
+    Parens p(*this, prec > level);
+    const auto &values = n.children("values");
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) write(is_and ? " and " : " or ");
+      level = next(level); // each operand binds one level tighter than the one before, as unparse does
+      visit(values[i].get(), level);
+    }
+  }
+
+  void named_expr(const Node &n, Prec prec) {
+    Parens p(*this, prec > Prec::NamedExpr);
+    visit(n.child("target"), Prec::Atom);
+    write(" := ");
+    visit(n.child("value"), Prec::Atom);
+  }
+
+  void bin_op(const Node &n, Prec prec) {
+    BinopInfo op = binop(n.child("op") ? n.child("op")->kind() : Kind::Add);
+    bool right_assoc = op.text == "**";
+    Parens p(*this, prec > op.prec);
+    visit(n.child("left"), right_assoc ? next(op.prec) : op.prec);
+    write(" ");
+    write(op.text);
+    write(" ");
+    visit(n.child("right"), right_assoc ? op.prec : next(op.prec));
+  }
+
+  void unary_op(const Node &n, Prec prec) {
+    Kind op = n.child("op") ? n.child("op")->kind() : Kind::Not;
+    Prec own = op == Kind::Not ? Prec::Not : Prec::Factor;
+    Parens p(*this, prec > own);
+    write(op == Kind::Invert ? "~" : op == Kind::Not ? "not " : op == Kind::UAdd ? "+" : "-");
+    visit(n.child("operand"), own);
+  }
+
+  void lambda(const Node &n, Prec prec) {
+    Parens p(*this, prec > Prec::Test);
+    write("lambda");
+    std::string args = buffered([&] { visit(n.child("args")); });
+    if (!args.empty()) {
+      write(" ");
+      write(args);
+    }
+    write(": ");
+    visit(n.child("body"), Prec::Test);
+  }
+
+  void if_exp(const Node &n, Prec prec) {
+    Parens p(*this, prec > Prec::Test);
+    visit(n.child("body"), next(Prec::Test));
+    write(" if ");
+    visit(n.child("test"), next(Prec::Test));
+    write(" else ");
+    visit(n.child("orelse"), Prec::Test);
+  }
+
+  void dict(const Node &n) {
+    write("{");
+    const auto &keys = n.children("keys");
+    const auto &values = n.children("values");
+    for (size_t i = 0; i < std::min(keys.size(), values.size()); ++i) {
+      if (i) write(", ");
+      if (!keys[i]) {
+        write("**");
+        visit(values[i].get(), Prec::Expr);
+      } else {
+        visit(keys[i].get());
+        write(": ");
+        visit(values[i].get());
+      }
+    }
+    write("}");
+  }
+
+  void set(const Node &n) {
+    if (n.children("elts").empty()) {
+      write("{*()}"); // `{}` is a dict, and `set` may be shadowed
+      return;
+    }
+    write("{");
+    interleave(n.children("elts"), ", ", [&](const Node *e) { visit(e); });
+    write("}");
+  }
+
+  void comprehension_expr(const Node &n) {
+    Kind k = n.kind();
+    write(k == Kind::ListComp ? "[" : k == Kind::GeneratorExp ? "(" : "{");
+    if (k == Kind::DictComp) {
+      visit(n.child("key"));
+      write(": ");
+      visit(n.child("value"));
+    } else {
+      visit(n.child("elt"));
+    }
+    for (const auto &g : n.children("generators"))
+      visit(g.get());
+    write(k == Kind::ListComp ? "]" : k == Kind::GeneratorExp ? ")" : "}");
+  }
+
+  // await x, yield x, yield from x.
+  void prefix_expr(const Node &n, Prec prec) {
+    Prec own = n.kind() == Kind::Await ? Prec::Await : Prec::Yield;
+    Parens p(*this, prec > own);
+    write(n.kind() == Kind::Await ? "await" : n.kind() == Kind::Yield ? "yield" : "yield from ");
+    const Node *value = n.child("value");
+    if (n.kind() == Kind::YieldFrom) {
+      visit(value, Prec::Atom);
+    } else if (value) {
+      write(" ");
+      visit(value, Prec::Atom);
+    }
+  }
+
+  void compare(const Node &n, Prec prec) {
+    Parens p(*this, prec > Prec::Cmp);
+    visit(n.child("left"), next(Prec::Cmp));
+    const auto &ops = n.children("ops");
+    const auto &comparators = n.children("comparators");
+    for (size_t i = 0; i < std::min(ops.size(), comparators.size()); ++i) {
+      write(" ");
+      write(ops[i] ? cmpop(ops[i]->kind()) : "<?>");
+      write(" ");
+      visit(comparators[i].get(), next(Prec::Cmp));
+    }
+  }
+
+  void call(const Node &n) {
+    visit(n.child("func"), Prec::Atom);
+    write("(");
+    bool comma = false;
+    for (const auto *list : {&n.children("args"), &n.children("keywords")})
+      for (const auto &e : *list) {
+        if (comma) write(", ");
+        comma = true;
+        visit(e.get());
+      }
+    write(")");
+  }
+
+  void attribute(const Node &n) {
+    const Node *value = n.child("value");
+    visit(value, Prec::Atom);
+    // `3.__abs__()` is a syntax error; `3 .__abs__()` is not.
+    if (value && value->kind() == Kind::Constant) {
+      const Constant &c = *value->constant("value");
+      if (std::holds_alternative<int64_t>(c) || std::holds_alternative<BigInt>(c) ||
+          std::holds_alternative<bool>(c))
+        write(" ");
+    }
+    write(".");
+    write(*n.text("attr"));
+  }
+
+  void subscript(const Node &n) {
+    visit(n.child("value"), Prec::Atom);
+    write("[");
+    const Node *slice = n.child("slice");
+    if (slice && slice->kind() == Kind::Tuple && !slice->children("elts").empty())
+      items_view(slice->children("elts")); // a subscript tuple needs no parentheses
+    else
+      visit(slice);
+    write("]");
+  }
+
+  void slice(const Node &n) {
+    if (const Node *lower = n.child("lower")) visit(lower);
+    write(":");
+    if (const Node *upper = n.child("upper")) visit(upper);
+    if (const Node *step = n.child("step")) {
+      write(":");
+      visit(step);
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include "ast/json_reader.hpp"
 #include "ast/json_writer.hpp"
+#include "ast/printer.hpp"
 #include "ast/walk.hpp"
 
 namespace htp::ast {
@@ -103,6 +104,8 @@ TEST(AstJsonReader, SyntaxErrorsNameThePathAndPosition) {
   EXPECT_EQ(m.error().span, (Span{"bad.ast.json", 2, 27, 2, 27}));
   EXPECT_EQ(error_of(R"({"format":"htp.ast.v1","format":"x"})"), "$.format: invalid JSON: duplicate key");
   EXPECT_EQ(error_of(""), "$: invalid JSON: unexpected end of input; expected a value");
+  EXPECT_EQ(error_of("{"), "$: invalid JSON: unexpected end of input; expected a string key");
+  EXPECT_EQ(error_of(R"({"a":1)"), "$.a: invalid JSON: unexpected end of input; expected ',' or '}'");
   EXPECT_EQ(error_of("{} x"), "$: invalid JSON: unexpected text after the end of the document");
   EXPECT_EQ(error_of("[01]"), "$[0]: invalid JSON: unexpected '1'; expected ',' or ']'");
   EXPECT_EQ(error_of("[\"a\x01\"]"), "$[0]: invalid JSON: unescaped control character 0x01 in a string");
@@ -136,6 +139,23 @@ TEST(AstJsonReader, DeepTreesHitTheDepthLimit) {
   EXPECT_NE(message.find("$.root.operand.operand"), std::string::npos) << message;
   EXPECT_NE(message.find("more)"), std::string::npos) << "a long path is abbreviated: " << message;
   EXPECT_TRUE(load_json(doc(expr)).ok());
+}
+
+TEST(AstJsonReader, TreesAtTheDepthLimitLoadDumpPrintAndClone) {
+  // Deeper than anything Python's parser produces (about 3000); every stage must cope without overflow.
+  std::string expr = R"({"_type":"Name","id":"x","ctx":{"_type":"Load"}})";
+  const int levels = static_cast<int>(JsonLimits{}.max_depth) - 4; // + Module, Expr, Name, Load
+  std::string text;
+  for (int i = 0; i < levels; ++i) text += R"({"_type":"UnaryOp","op":{"_type":"USub"},"operand":)";
+  text = R"({"_type":"Module","body":[{"_type":"Expr","value":)" + text + expr + std::string(levels, '}') +
+         R"(}],"type_ignores":[]})";
+  auto m = load_json(doc(text));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(depth(*m->root), JsonLimits{}.max_depth);
+  EXPECT_EQ(load_json(dump_json(*m))->root->kind(), Kind::Module);
+  EXPECT_EQ(to_source(*m), std::string(levels, '-') + "x");
+  NodePtr copy = m->root->clone();
+  EXPECT_TRUE(equal(*copy, *m->root));
 }
 
 TEST(AstJsonReader, DeepJsonHitsTheNestingLimitWithoutRecursingFurther) {
