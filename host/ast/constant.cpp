@@ -17,12 +17,6 @@ bool operator==(const Complex &a, const Complex &b) {
   return same_bits(a.real, b.real) && same_bits(a.imag, b.imag);
 }
 
-const char *constant_type_name(const Constant &c) {
-  static const char *const names[] = {"NoneType", "bool", "int",   "int",     "float",
-                                      "complex",  "str",  "bytes", "ellipsis"};
-  return names[c.index()];
-}
-
 bool parse_int_constant(std::string_view decimal, Constant &out) {
   size_t digits_at = !decimal.empty() && decimal[0] == '-' ? 1 : 0;
   if (decimal.size() == digits_at) return false;

@@ -47,10 +47,6 @@ struct Bytes {
 /// A Python constant. int64 ints are held as int64_t, larger ones as BigInt.
 using Constant = std::variant<NoneValue, bool, int64_t, BigInt, Float, Complex, Str, Bytes, EllipsisValue>;
 
-/// The Python type name of the constant's value: "NoneType", "bool", "int", "float", "complex", "str",
-/// "bytes" or "ellipsis".
-const char *constant_type_name(const Constant &c);
-
 /// Sets `out` to the int of a decimal spelling (optional '-', digits): int64_t when it fits, else BigInt;
 /// false when the spelling is not a decimal integer.
 bool parse_int_constant(std::string_view decimal, Constant &out);

@@ -211,7 +211,7 @@ private:
     ++pos_;
     size_t base = members_.size();
     std::unordered_set<std::string_view> seen; // used once the object has many keys
-    bool keyed = false;                         // the path names this object's current key
+    bool keyed = false;                        // the path names this object's current key
     skip_ws();
     if (pos_ < text_.size() && text_[pos_] == '}') {
       ++pos_;
@@ -304,9 +304,7 @@ private:
       if (c < 0x20) return fail("unescaped control character 0x" + hex2(c) + " in a string");
       if (c >= 0x80) {
         size_t at = pos_;
-        uint32_t cp = decode_utf8(text_, pos_);
-        if ((cp == kReplacementChar && text_.substr(at, 3) != "\xEF\xBF\xBD") ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) {
+        if (!decode_strict_utf8(text_, pos_)) {
           pos_ = at;
           return fail("invalid UTF-8 in a string");
         }

@@ -29,12 +29,11 @@ struct Value {
   std::span<const Value> items;
   std::span<const Member> members; ///< In document order; keys are unique.
 
+  /// Type tests.
   bool is_null() const { return type == Type::Null; }
   bool is_string() const { return type == Type::String; }
   bool is_array() const { return type == Type::Array; }
   bool is_object() const { return type == Type::Object; }
-  bool is_integer() const { return type == Type::Int || type == Type::Uint; }
-  bool is_number() const { return is_integer() || type == Type::Float; }
   /// The member `key` of an object, or nullptr.
   const Value *find(std::string_view key) const;
   /// "null", "a boolean", "an integer", "a float", "a string", "an array", "an object".
@@ -72,6 +71,7 @@ public:
   /// Parses `text`; nesting deeper than `max_depth` arrays/objects is an error.
   static std::optional<SyntaxError> parse(std::string_view text, size_t max_depth, Document &out);
 
+  /// The top-level value.
   const Value &root() const { return root_; }
 
 private:

@@ -94,12 +94,10 @@ private:
       unsigned char c = static_cast<unsigned char>(s[pos]);
       if (c >= 0x80) {
         size_t at = pos;
-        uint32_t cp = decode_utf8(s, pos);
-        if (cp >= 0xD800 && cp <= 0xDFFF) cp = kReplacementChar;
-        if (cp == kReplacementChar)
-          append_utf8(out, cp);
-        else
+        if (decode_strict_utf8(s, pos))
           out.append(s.substr(at, pos - at));
+        else
+          append_utf8(out, kReplacementChar);
         continue;
       }
       ++pos;

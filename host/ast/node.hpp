@@ -47,7 +47,9 @@ public:
   Node(const Node &) = delete;
   Node &operator=(const Node &) = delete;
 
+  /// The node type.
   Kind kind() const { return kind_; }
+  /// The node type's table entry: name, category, location, fields.
   const KindInfo &info() const { return kind_info(kind_); }
   /// The Python type name ("BinOp").
   std::string_view type_name() const { return info().name; }
@@ -58,13 +60,16 @@ public:
 
   /// The source range; unknown (line 0) for kinds without location and for synthesised nodes.
   const Span &span() const { return span_; }
+  /// Replaces the source range (kept for every kind; written to JSON only for located kinds).
   void set_span(Span span) { span_ = std::move(span); }
 
   /// Metadata attributes of this node.
   Attributes &attrs() { return attrs_; }
   const Attributes &attrs() const { return attrs_; }
 
+  /// The number of fields of this kind (its grammar's field list).
   size_t field_count() const { return fields_.size(); }
+  /// The grammar entry of field `index` (< field_count()).
   const FieldInfo &field_info(size_t index) const { return info().fields[index]; }
   /// The value of field `index` (< field_count()).
   const Value &field(size_t index) const { return fields_[index]; }

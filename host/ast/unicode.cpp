@@ -57,17 +57,17 @@ void append_utf8(std::string &out, uint32_t cp) {
   }
 }
 
+std::optional<uint32_t> decode_strict_utf8(std::string_view text, size_t &pos) {
+  size_t at = pos;
+  uint32_t cp = decode_utf8(text, pos);
+  if (cp >= 0xD800 && cp <= 0xDFFF) return std::nullopt;
+  if (cp == kReplacementChar && text.substr(at, 3) != "\xEF\xBF\xBD") return std::nullopt;
+  return cp;
+}
+
 bool is_valid_utf8(std::string_view text) {
-  for (size_t pos = 0; pos < text.size();) {
-    if (static_cast<uint8_t>(text[pos]) < 0x80) {
-      ++pos;
-      continue;
-    }
-    size_t at = pos;
-    uint32_t cp = decode_utf8(text, pos);
-    if (cp >= 0xD800 && cp <= 0xDFFF) return false;
-    if (cp == kReplacementChar && text.substr(at, 3) != "\xEF\xBF\xBD") return false;
-  }
+  for (size_t pos = 0; pos < text.size();)
+    if (!decode_strict_utf8(text, pos)) return false;
   return true;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ inline constexpr uint32_t kReplacementChar = 0xFFFD;
 /// Decodes the code point at `pos` of generalized UTF-8 (surrogates accepted) and moves `pos` past it;
 /// an invalid byte decodes as U+FFFD and is skipped alone.
 uint32_t decode_utf8(std::string_view text, size_t &pos);
+
+/// As decode_utf8 for strict UTF-8: nothing for an invalid byte (skipped alone) or an encoded surrogate
+/// (its three bytes skipped).
+std::optional<uint32_t> decode_strict_utf8(std::string_view text, size_t &pos);
 
 /// Appends `cp` (<= 0x10FFFF) as generalized UTF-8: a surrogate takes three bytes, like Python's
 /// 'surrogatepass' error handler.
