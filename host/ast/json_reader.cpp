@@ -101,8 +101,13 @@ private:
 
   bool attributes(const JValue &j, Attributes &out) {
     if (!j.is_object()) return fail("expected an object of attributes, got ", j.describe());
-    for (const auto &m : j.members)
+    for (const auto &m : j.members) {
+      if (!is_attribute_key(m.key)) {
+        Scope s(this, m.key);
+        return fail("an attribute key is namespaced: <namespace>.<name>, such as wsp.axis");
+      }
       out.emplace(std::string(m.key), m.value.to_json());
+    }
     return true;
   }
 

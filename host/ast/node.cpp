@@ -43,6 +43,11 @@ Diagnostic edit_error(const Node &node, std::string message) {
 
 } // namespace
 
+bool is_attribute_key(std::string_view key) {
+  size_t dot = key.find('.');
+  return dot != std::string_view::npos && dot > 0 && dot + 1 < key.size();
+}
+
 NodePtr Node::make(Kind kind, Span span) {
   NodePtr n(new Node(kind));
   n->span_ = std::move(span);

@@ -32,6 +32,9 @@ using Value = std::variant<std::monostate, NodePtr, NodeList, std::string, Ident
 /// Namespaced metadata: keys like "wsp.axis" or "layout.dist", each a JSON value.
 using Attributes = std::map<std::string, nlohmann::json>;
 
+/// Whether `key` is namespaced: `<namespace>.<name>`, both parts non-empty ("wsp.axis").
+bool is_attribute_key(std::string_view key);
+
 /// Where a node sits in its parent: a field, and the position in it when the field is a list.
 struct Slot {
   size_t field = 0;

@@ -146,7 +146,8 @@ TEST(AstJsonReader, TreesAtTheDepthLimitLoadDumpPrintAndClone) {
   std::string expr = R"({"_type":"Name","id":"x","ctx":{"_type":"Load"}})";
   const int levels = static_cast<int>(JsonLimits{}.max_depth) - 4; // + Module, Expr, Name, Load
   std::string text;
-  for (int i = 0; i < levels; ++i) text += R"({"_type":"UnaryOp","op":{"_type":"USub"},"operand":)";
+  for (int i = 0; i < levels; ++i)
+    text += R"({"_type":"UnaryOp","op":{"_type":"USub"},"operand":)";
   text = R"({"_type":"Module","body":[{"_type":"Expr","value":)" + text + expr + std::string(levels, '}') +
          R"(}],"type_ignores":[]})";
   auto m = load_json(doc(text));
@@ -223,6 +224,8 @@ TEST(AstJsonReader, AttributesLoadAsJson) {
   EXPECT_EQ(m->attrs.at("csp.graph")["nodes"][1], 2);
   EXPECT_EQ(m->root->attrs().at("wsp.axis"), "b");
   EXPECT_EQ(m->source, "pass\n");
+  EXPECT_EQ(error_of(doc(R"({"_type":"Pass","_attrs":{"axis":1}})")),
+            "$.root._attrs.axis: an attribute key is namespaced: <namespace>.<name>, such as wsp.axis");
   EXPECT_EQ(error_of(doc(R"({"_type":"Pass","_attrs":[]})")),
             "$.root._attrs: expected an object of attributes, got an array");
 }
