@@ -14,16 +14,22 @@ const std::vector<PatternRef> kNoRefs;
 
 } // namespace
 
-std::string fact_param_key(const std::string &qualified_name, const std::string &key,
-                           const std::string &text) {
-  std::string k;
-  k.reserve(qualified_name.size() + key.size() + text.size() + 2);
-  k += qualified_name;
-  k += '\x1f';
-  k += key;
-  k += '\x1f';
-  k += text;
-  return k;
+namespace {
+
+uint64_t mix(uint64_t h, std::string_view part) {
+  uint64_t v = std::hash<std::string_view>{}(part);
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+} // namespace
+
+CapabilityKey name_key(std::string_view ns, std::string_view name) {
+  return mix(mix(0, ns), name);
+}
+
+CapabilityKey param_key(std::string_view ns, std::string_view name, std::string_view key,
+                        std::string_view text) {
+  return mix(mix(name_key(ns, name) + 1, key), text);
 }
 
 CapabilityIndex::Rows CapabilityIndex::Rows::from_pairs(size_t rows,
@@ -216,11 +222,10 @@ FactId CapabilityIndex::intern(const Capability &fact) {
   auto id = static_cast<FactId>(facts_.size());
   const std::string &stored = fact_texts_.emplace_back(std::move(text));
   fact_by_text_.emplace(std::string_view(stored), id);
-  std::string qn = fact.qualified_name();
   for (const CapabilityParam &p : fact.params)
     if (const auto *s = std::get_if<std::string>(&p.value))
-      facts_by_param_[fact_param_key(qn, p.key, *s)].push_back(id);
-  facts_by_name_[std::move(qn)].push_back(id);
+      facts_by_param_[param_key(fact.ns, fact.name, p.key, *s)].push_back(id);
+  facts_by_name_[name_key(fact.ns, fact.name)].push_back(id);
   facts_.push_back(&fact);
   return id;
 }
@@ -232,13 +237,12 @@ std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {
 }
 
 std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) const {
-  std::string qn = pattern.qualified_name();
-  const std::vector<FactId> *best = &facts_named(qn);
+  const std::vector<FactId> *best = &facts_named(pattern.ns, pattern.name);
   // A text parameter must be equal, so the shortest posting list of one bounds the scan.
   for (const CapabilityParam &p : pattern.params) {
     const auto *s = std::get_if<std::string>(&p.value);
     if (!s) continue;
-    auto it = facts_by_param_.find(fact_param_key(qn, p.key, *s));
+    auto it = facts_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *s));
     if (it == facts_by_param_.end()) return {};
     if (it->second.size() < best->size()) best = &it->second;
   }
@@ -248,32 +252,31 @@ std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) c
   return out;
 }
 
-const std::vector<FactId> &CapabilityIndex::facts_named(const std::string &qualified_name) const {
-  auto it = facts_by_name_.find(qualified_name);
+const std::vector<FactId> &CapabilityIndex::facts_named(std::string_view ns, std::string_view name) const {
+  auto it = facts_by_name_.find(name_key(ns, name));
   return it == facts_by_name_.end() ? kNoFacts : it->second;
 }
 
 void CapabilityIndex::PatternAnchors::add(const Capability &pattern, uint32_t id) {
-  std::string qn = pattern.qualified_name();
   for (const CapabilityParam &p : pattern.params)
     if (const auto *s = std::get_if<std::string>(&p.value)) {
-      by_key[fact_param_key(qn, p.key, *s)].push_back(id);
+      by_key[param_key(pattern.ns, pattern.name, p.key, *s)].push_back(id);
       return;
     }
-  by_key[qn].push_back(id);
+  by_key[name_key(pattern.ns, pattern.name)].push_back(id);
 }
 
 std::vector<uint32_t> CapabilityIndex::PatternAnchors::candidates(const Capability &fact) const {
   std::vector<uint32_t> out;
-  std::string qn = fact.qualified_name();
-  auto take = [&](const std::string &key) {
+  auto take = [&](CapabilityKey key) {
     auto it = by_key.find(key);
     if (it != by_key.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   };
-  take(qn);
+  take(name_key(fact.ns, fact.name));
   for (const CapabilityParam &p : fact.params)
-    if (const auto *s = std::get_if<std::string>(&p.value)) take(fact_param_key(qn, p.key, *s));
+    if (const auto *s = std::get_if<std::string>(&p.value)) take(param_key(fact.ns, fact.name, p.key, *s));
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -25,6 +25,7 @@ namespace htp {
 
 using FactId = uint32_t;
 using ComponentIndex = uint32_t;
+using CapabilityKey = uint64_t;
 
 /// A component's capability list: references into the index's pool of parsed capabilities, read like a
 /// vector of Capability.
@@ -103,8 +104,9 @@ public:
   std::span<const ComponentIndex> providers(FactId f) const { return providers_.row(f); }
   /// Facts that `pattern` matches, ascending.
   std::vector<FactId> matching_facts(const Capability &pattern) const;
-  /// Facts with this Namespace.Name, ascending (near-match explanations).
-  const std::vector<FactId> &facts_named(const std::string &qualified_name) const;
+  /// Facts filed under this Namespace.Name, ascending (near-match explanations). A list may hold a
+  /// fact of another name whose key collides: check ns and name before relying on one.
+  const std::vector<FactId> &facts_named(std::string_view ns, std::string_view name) const;
 
   /// Index facts that requirement / conflict / invalidates pattern `entry` of component c matches.
   std::span<const FactId> requires_matches(ComponentIndex c, uint32_t entry) const;
@@ -159,7 +161,7 @@ private:
 
   /// Patterns by an anchor: Namespace.Name plus their first text parameter, or Namespace.Name alone.
   struct PatternAnchors {
-    std::unordered_map<std::string, std::vector<uint32_t>> by_key;
+    std::unordered_map<CapabilityKey, std::vector<uint32_t>> by_key;
     void add(const Capability &pattern, uint32_t id);
     std::vector<uint32_t> candidates(const Capability &fact) const;
   };
@@ -180,8 +182,8 @@ private:
   std::deque<std::string> fact_texts_;
   std::unordered_map<std::string_view, FactId> fact_by_text_;
   Rows providers_;
-  std::unordered_map<std::string, std::vector<FactId>> facts_by_name_;
-  std::unordered_map<std::string, std::vector<FactId>> facts_by_param_;
+  std::unordered_map<CapabilityKey, std::vector<FactId>> facts_by_name_;
+  std::unordered_map<CapabilityKey, std::vector<FactId>> facts_by_param_;
   Rows matches_; ///< One row per requirement, conflict, invalidates pattern.
   std::vector<std::array<uint32_t, 3>> match_base_; ///< Per component: first row of each of the three.
   std::vector<PatternRef> applies_;
@@ -196,8 +198,12 @@ private:
   DiagnosticList diagnostics_;
 };
 
-/// The key of a text parameter in the fact index: Namespace.Name, key and value.
-std::string fact_param_key(const std::string &qualified_name, const std::string &key,
-                           const std::string &text);
+/// A 64-bit key of a Namespace.Name, or of a Namespace.Name with one text parameter, for posting lists.
+/// Keys can collide; that only lengthens a list, because every candidate is checked with matches().
+/// The key of Namespace.Name.
+CapabilityKey name_key(std::string_view ns, std::string_view name);
+/// The key of Namespace.Name with text parameter key=text.
+CapabilityKey param_key(std::string_view ns, std::string_view name, std::string_view key,
+                        std::string_view text);
 
 } // namespace htp

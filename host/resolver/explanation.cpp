@@ -19,7 +19,8 @@ std::vector<std::string> near_matches(const Selection &selection, const Capabili
   const CapabilityIndex &ix = selection.index();
   std::vector<std::string> out;
   size_t more = 0;
-  for (FactId f : ix.facts_named(pattern.qualified_name())) {
+  for (FactId f : ix.facts_named(pattern.ns, pattern.name)) {
+    if (ix.fact(f).ns != pattern.ns || ix.fact(f).name != pattern.name) continue;
     auto mismatch = first_mismatch(pattern, ix.fact(f));
     if (!mismatch) continue;
     if (out.size() >= limit) {

@@ -56,11 +56,10 @@ Selection::Selection(const CapabilityIndex &index, std::vector<LocalFact> local_
   banned_.assign(n, 0);
   for (uint32_t i = 0; i < local_.size(); ++i) {
     const Capability &cap = local_[i].capability;
-    std::string qn = cap.qualified_name();
     for (const CapabilityParam &p : cap.params)
       if (const auto *text = std::get_if<std::string>(&p.value))
-        local_by_param_[fact_param_key(qn, p.key, *text)].push_back(i);
-    local_by_name_[std::move(qn)].push_back(i);
+        local_by_param_[param_key(cap.ns, cap.name, p.key, *text)].push_back(i);
+    local_by_name_[name_key(cap.ns, cap.name)].push_back(i);
     local_appliers_.push_back(index.appliers_matching(local_[i].capability));
     local_conflicters_.push_back(index.conflicters_matching(local_[i].capability));
   }
@@ -78,15 +77,14 @@ const std::string &Selection::fact_text(FactId f) const {
 
 void Selection::append_local_matches(const Capability &pattern, std::vector<FactId> &out) const {
   if (local_.empty()) return;
-  std::string qn = pattern.qualified_name();
-  auto it = local_by_name_.find(qn);
+  auto it = local_by_name_.find(name_key(pattern.ns, pattern.name));
   if (it == local_by_name_.end()) return;
   const std::vector<uint32_t> *best = &it->second;
   // As for index facts: a text parameter must be equal, so its posting list bounds the scan.
   for (const CapabilityParam &p : pattern.params) {
     const auto *text = std::get_if<std::string>(&p.value);
     if (!text) continue;
-    auto hit = local_by_param_.find(fact_param_key(qn, p.key, *text));
+    auto hit = local_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *text));
     if (hit == local_by_param_.end()) return;
     if (hit->second.size() < best->size()) best = &hit->second;
   }
@@ -223,8 +221,9 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
     for (const auto &[held, n] : exclusive_) {
       if (held == qn || held.compare(0, cap.ns.size() + 1, cap.ns + ".") != 0) continue;
       std::string holder;
-      for (FactId g : index_.facts_named(held))
-        if (count_[g] > 0) {
+      std::string_view held_name = std::string_view(held).substr(cap.ns.size() + 1);
+      for (FactId g : index_.facts_named(cap.ns, held_name))
+        if (count_[g] > 0 && index_.fact(g).ns == cap.ns && index_.fact(g).name == held_name) {
           holder = source_of(g);
           break;
         }

@@ -149,8 +149,8 @@ private:
   const CapabilityIndex &index_;
   std::vector<LocalFact> local_;
   std::vector<std::string> local_text_;
-  std::unordered_map<std::string, std::vector<uint32_t>> local_by_name_;  ///< Namespace.Name -> locals.
-  std::unordered_map<std::string, std::vector<uint32_t>> local_by_param_; ///< fact_param_key -> locals.
+  std::unordered_map<CapabilityKey, std::vector<uint32_t>> local_by_name_;  ///< name_key -> locals.
+  std::unordered_map<CapabilityKey, std::vector<uint32_t>> local_by_param_; ///< param_key -> locals.
   std::vector<std::vector<uint32_t>> local_appliers_;
   std::vector<std::vector<uint32_t>> local_conflicters_;
   bool auto_apply_;

@@ -104,6 +104,27 @@ TEST(PlanDeterminism, ShuffledRegistrationGivesByteIdenticalPlan) {
   }
 }
 
+TEST(PlanDeterminism, ShuffledRegistrationGivesTheSameDiagnostics) {
+  std::vector<Component> components = world();
+  components.push_back(
+      pass("x.cyc1").applies_to({"Uses.Dialect(name=graph)"}).requires_({"IR.X2"}).provides({"IR.X1"}));
+  components.push_back(
+      pass("x.cyc2").applies_to({"Uses.Dialect(name=graph)"}).requires_({"IR.X1"}).provides({"IR.X2"}));
+  components.push_back(pass("x.need").applies_to({"Uses.Dialect(name=proc)"}).requires_({"IR.Absent(k=1)"}));
+  auto render = [](const std::vector<Component> &cs) {
+    Registry registry;
+    add_all(registry, cs);
+    return resolve(registry, request()).diagnostics.render();
+  };
+  std::string reference = render(components);
+  EXPECT_NE(reference.find("resolve.unmet"), std::string::npos) << reference;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 10; ++round) {
+    std::shuffle(components.begin(), components.end(), rng);
+    EXPECT_EQ(render(components), reference) << "round " << round;
+  }
+}
+
 TEST(PlanDeterminism, PlanDocumentHasTheV1Shape) {
   Registry registry;
   add_all(registry, world());

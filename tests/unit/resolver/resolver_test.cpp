@@ -419,6 +419,47 @@ TEST_F(ResolverTest, MalformedCapabilityTextIsReportedWithItsColumn) {
             "column 3: expected a name after '.', found '('");
 }
 
+TEST_F(ResolverTest, PipelineListingAnUnloadedPassNamesItsPlugin) {
+  ResolveRequest req;
+  Component known = pass("tile.emit2").plugin("backend-extra", "0.3.0");
+  req.known_unloaded.push_back(known);
+  std::vector<Component> extra = {pipeline("pipe.extra", {"hw"}, {"tile.emit2"}), backend("be.hw", {"hw"}),
+                                  binding("bind.hw", {"hw"})};
+  req.target = "hw";
+  Resolution r = resolve(extra, req);
+  const Diagnostic *d = find(r, "resolve.unknown-pass");
+  ASSERT_NE(d, nullptr) << r.diagnostics.render();
+  EXPECT_EQ(d->message, "pipeline 'pipe.extra' lists pass 'tile.emit2', which is not loaded");
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_EQ(d->notes[0].message,
+            "pass 'tile.emit2' — not loaded; load plugin 'backend-extra' 0.3.0 "
+            "(/plugins/libbackend-extra.so) with --plugins /plugins/libbackend-extra.so");
+}
+
+TEST_F(ResolverTest, UnknownBackendPickListsTheCandidates) {
+  ResolveRequest req;
+  req.backend = "be.nope";
+  Resolution r = resolve({}, req);
+  const Diagnostic *d = find(r, "resolve.unknown-pick");
+  ASSERT_NE(d, nullptr) << r.diagnostics.render();
+  EXPECT_EQ(d->render(), "error: --backend 'be.nope' is not a loaded backend [resolve.unknown-pick]\n"
+                         "  note: backends for target sim: 'be.sim'");
+}
+
+TEST_F(ResolverTest, IndependentFailuresAreAllReported) {
+  ResolveRequest req;
+  req.obligations = {uses("Uses.Dialect(name=tile)"), uses("Uses.Dialect(name=ghost)", "prog.py", 9, 0)};
+  Resolution r = resolve({pass("tile.opt", PassStage::Schedule)
+                              .applies_to({"Uses.Dialect(name=tile)"})
+                              .requires_({"IR.Missing"})},
+                         req);
+  std::vector<std::string> codes;
+  for (const auto &d : r.diagnostics.items())
+    codes.push_back(d.code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"resolve.unmet", "resolve.unmet", "resolve.unaccepted"}))
+      << r.diagnostics.render();
+}
+
 /// The example of the architecture document: an intrinsic accepted by another target's backend.
 TEST(ResolverAcceptance, UnacceptedObligationIsReportedAtItsSpan) {
   Registry registry;
