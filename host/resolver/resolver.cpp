@@ -521,7 +521,6 @@ Resolution ResolveRun::run() {
   }
   locals.push_back({target_fact(req_.target), "the target"});
   sel_.emplace(ix_, std::move(locals), !req_.passes.has_value());
-  settle_reporting();
 
   if (backend) seed(*backend);
   if (binding) seed(*binding);
@@ -557,6 +556,7 @@ Resolution ResolveRun::run() {
     }
   }
 
+  settle_reporting(); // passes that apply to the obligations alone, when no seed settled them
   add_obligation_needs();
   std::vector<uint32_t> open(sel_->needs().size());
   for (uint32_t i = 0; i < open.size(); ++i)

@@ -367,8 +367,12 @@ void Selection::undo(size_t to) {
     choices_.pop_back();
     needs_.resize(e.needs_before);
   }
-  // Marks are taken only when nothing is pending, so nothing is pending after returning to one.
+  // What applied at the mark and is not chosen (e.g. applying only to local facts) is pending again.
   pending_.clear();
+  if (!auto_apply_) return;
+  for (ComponentIndex c : index_.of_kind(ComponentKind::Pass))
+    if (unmet_applies_[c] == 0 && !chosen_[c] && !banned_[c]) pending_.push_back(c);
+  std::make_heap(pending_.begin(), pending_.end(), std::greater<>());
 }
 
 } // namespace htp

@@ -110,7 +110,7 @@ public:
   /// selection is as before the call.
   std::optional<AddFailure> add(Choice choice);
   /// Adds every pass whose applies_to holds but is not chosen yet; stops at the first that cannot join
-  /// (what was added before it stays). Call before the first mark: local facts may already apply passes.
+  /// (what was added before it stays).
   std::optional<AddFailure> settle();
   /// Never auto-select c again (after its failure has been reported).
   void ban(ComponentIndex c) { banned_[c] = 1; }

@@ -223,6 +223,14 @@ TEST_F(ResolverTest, ExplicitConflictNamesBothSides) {
   EXPECT_NE(d->notes[1].message.find("tile.canon"), std::string::npos);
 }
 
+TEST_F(ResolverTest, ConflictDuringTargetSelectionKeepsTheOtherApplicablePasses) {
+  Resolution r = resolve(
+      {pass("p.bad", PassStage::Lower).applies_to({"Uses.Dialect(name=tile)"}).conflicts({"Backend.Sim"})});
+  ASSERT_EQ(r.diagnostics.size(), 1u) << r.diagnostics.render();
+  EXPECT_EQ(r.diagnostics.items()[0].code, "resolve.conflict");
+  EXPECT_NE(r.diagnostics.items()[0].message.find("pass 'p.bad'"), std::string::npos);
+}
+
 TEST_F(ResolverTest, UnmetOptionalRequirementIsANoteNotAnError) {
   Resolution r = resolve({pass("tile.opt", PassStage::Schedule)
                               .applies_to({"Uses.Dialect(name=tile)"})
