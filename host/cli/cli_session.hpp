@@ -48,5 +48,8 @@ std::string absolute_cli_path(const std::string &path);
 
 // Each subcommand lives in its own file and registers itself on the app.
 void register_plugins_command(CLI::App &app, Session &session);
+void register_resolve_command(CLI::App &app, Session &session);
+void register_compile_command(CLI::App &app, Session &session);
+void register_package_commands(CLI::App &app, Session &session);
 
 }  // namespace htp::cli

@@ -27,6 +27,9 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   register_plugins_command(app, session);
+  register_resolve_command(app, session);
+  register_compile_command(app, session);
+  register_package_commands(app, session);
 
   try {
     app.parse(argc, argv);

@@ -111,6 +111,15 @@ const LoadedPlugin *PluginHost::find(std::string_view name) const {
   return nullptr;
 }
 
+const Registry &PluginHost::registry_with_digests() {
+  // Components are only ever appended, so only those registered since the last call need digests.
+  if (digested_ < registry_.size()) {
+    for (const auto &p : plugins_) registry_.set_plugin_sha256(p->name, p->sha256());
+    digested_ = registry_.size();
+  }
+  return registry_;
+}
+
 const HtpHostApi *PluginHost::api_for(std::string_view plugin) const {
   for (const auto &c : contexts_)
     if (c->host.plugin_name == plugin) return &c->api;

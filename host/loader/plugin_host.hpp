@@ -78,6 +78,9 @@ public:
                            const PluginLoadOptions &options = {});
 
   const Registry &registry() const { return registry_; }
+  /// The registry with every component's PluginRef::sha256 filled in (hashing each plugin file once,
+  /// on first call: plans and lockfiles need digests, loading does not).
+  const Registry &registry_with_digests();
   const std::vector<std::unique_ptr<LoadedPlugin>> &plugins() const { return plugins_; }
   const std::vector<UnloadedPlugin> &unloaded() const { return unloaded_; }
   /// The loaded plugin with this name, or nullptr.
@@ -101,7 +104,8 @@ private:
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<UnloadedPlugin> unloaded_;
   std::vector<std::unique_ptr<PluginContext>> contexts_;
-  std::vector<std::pair<uint64_t, uint64_t>> loaded_files_;  // (device, inode) of loaded libraries
+  std::vector<std::pair<uint64_t, uint64_t>> loaded_files_;
+  size_t digested_ = 0;  // components whose PluginRef::sha256 is filled  // (device, inode) of loaded libraries
 };
 
 }  // namespace htp

@@ -76,7 +76,7 @@ PackageWriter::~PackageWriter() {
 }
 
 std::optional<Diagnostic> PackageWriter::write(std::string_view path, std::string_view bytes, std::string_view role,
-                                               std::string_view writer) {
+                                               std::string_view writer, bool volatile_content) {
   if (finished_) return Diagnostic::error("package.closed", "the package is already finished");
   std::string p(path);
   if (auto problem = package_path_problem(path))
@@ -97,16 +97,21 @@ std::optional<Diagnostic> PackageWriter::write(std::string_view path, std::strin
     return Diagnostic::error("package.path", "component '" + std::string(writer) + "' tried to write '" + p +
                                                  "', which is a directory of the package");
   if (auto e = write_bytes(file, bytes)) return e;
-  files_[p] = PackageFile{std::string(role), std::string(writer), sha256_hex(bytes), bytes.size()};
+  files_[p] = PackageFile{std::string(role), std::string(writer), sha256_hex(bytes), bytes.size(), volatile_content};
   return std::nullopt;
 }
 
-std::optional<Diagnostic> PackageWriter::commit(nlohmann::json manifest) {
+std::optional<Diagnostic> PackageWriter::commit(nlohmann::ordered_json manifest) {
   if (finished_) return Diagnostic::error("package.closed", "the package is already finished");
-  nlohmann::json files = nlohmann::json::array();
-  for (const auto &[path, f] : files_)  // std::map: sorted by path, so the manifest is deterministic
-    files.push_back({{"path", path}, {"role", f.role}, {"writer", f.writer}, {"sha256", f.sha256}, {"size", f.size}});
+  nlohmann::ordered_json files = nlohmann::ordered_json::array(), volatile_files = nlohmann::ordered_json::array();
+  for (const auto &[path, f] : files_) {  // std::map: sorted by path, so the manifest is deterministic
+    if (f.volatile_content)
+      volatile_files.push_back({{"path", path}, {"role", f.role}, {"writer", f.writer}});
+    else
+      files.push_back({{"path", path}, {"role", f.role}, {"writer", f.writer}, {"sha256", f.sha256}, {"size", f.size}});
+  }
   manifest["files"] = std::move(files);
+  manifest["volatile_files"] = std::move(volatile_files);
   if (auto e = write_bytes(staging_ / kManifestFile, manifest.dump(2) + "\n")) return e;
 
   std::error_code ec;

@@ -29,6 +29,9 @@ struct PackageFile {
   std::string writer;  ///< The component that wrote it (or "htp").
   std::string sha256;
   uint64_t size = 0;
+  /// Carries measured data (timings) that differs between otherwise identical compiles: listed in the
+  /// manifest's `volatile_files` (path and role, no digest) instead of `files`.
+  bool volatile_content = false;
 };
 
 class PackageWriter {
@@ -45,7 +48,7 @@ public:
   /// Writes `bytes` at `path` for `writer`; an error for a bad path, a reserved name, or a path another
   /// component already wrote. The same writer may overwrite its own file.
   std::optional<Diagnostic> write(std::string_view path, std::string_view bytes, std::string_view role,
-                                  std::string_view writer);
+                                  std::string_view writer, bool volatile_content = false);
 
   /// Files written so far, by path.
   const std::map<std::string, PackageFile> &files() const { return files_; }
@@ -53,9 +56,9 @@ public:
   const std::filesystem::path &out() const { return out_; }
   const std::filesystem::path &staging() const { return staging_; }
 
-  /// Writes manifest.json (`manifest` plus the `files` table) and moves the package into place;
+  /// Writes manifest.json (`manifest` plus the `files` and `volatile_files` tables) and moves the package into place;
   /// replaces an existing directory with one atomic exchange when forced.
-  std::optional<Diagnostic> commit(nlohmann::json manifest);
+  std::optional<Diagnostic> commit(nlohmann::ordered_json manifest);
 
   /// Gives up: removes the staging directory, or keeps it as `<out>.failed/` (with `diagnostics.txt`)
   /// when keep_failed was asked for. Returns the kept path, if any.

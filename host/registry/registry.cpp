@@ -38,6 +38,11 @@ std::vector<const Component *> Registry::of_kind(ComponentKind kind) const {
   return out;
 }
 
+void Registry::set_plugin_sha256(std::string_view plugin, const std::string &sha256) {
+  for (auto &c : components_)
+    if (c->plugin.name == plugin) c->plugin.sha256 = sha256;
+}
+
 std::vector<const Component *> Registry::of_plugin(std::string_view plugin) const {
   std::vector<const Component *> out;
   for (const auto &c : components_)

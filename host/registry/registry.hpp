@@ -37,6 +37,9 @@ public:
   /// Components of one kind, in registration order.
   std::vector<const Component *> of_kind(ComponentKind kind) const;
 
+  /// Records the file digest of `plugin` in each of its components' PluginRef.
+  void set_plugin_sha256(std::string_view plugin, const std::string &sha256);
+
   /// Components registered by one plugin, in registration order.
   std::vector<const Component *> of_plugin(std::string_view plugin) const;
 

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 using htp::test::fixture;
 using htp::test::run_host;

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "loader/plugin_discovery.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
 using htp::test::ScratchDir;

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "loader/plugin_host.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
 using htp::test::fixture;

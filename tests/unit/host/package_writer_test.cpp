@@ -57,7 +57,7 @@ TEST_F(PackageWriterTest, CommitMovesThePackageIntoPlaceWithHashes) {
   ASSERT_EQ((*w)->write("codegen/b.cpp", "int b;", "kernel", "backend-x"), std::nullopt);
   ASSERT_EQ((*w)->write("a.txt", "hello", "note", "backend-x"), std::nullopt);
   EXPECT_FALSE(fs::exists(out));  // nothing visible before commit
-  ASSERT_EQ((*w)->commit({{"schema", "htp.manifest.v1"}}), std::nullopt);
+  ASSERT_EQ((*w)->commit(nlohmann::ordered_json{{"schema", "htp.manifest.v1"}}), std::nullopt);
   EXPECT_EQ(read(out / "codegen/b.cpp"), "int b;");
   auto m = nlohmann::json::parse(read(out / "manifest.json"));
   ASSERT_EQ(m["files"].size(), 2u);
@@ -149,7 +149,7 @@ TEST_F(PackageWriterTest, ForceReplacesAtomically) {
   auto w = htp::PackageWriter::begin(out, o);
   ASSERT_TRUE(w);
   ASSERT_EQ((*w)->write("new.txt", "new", "x", "a"), std::nullopt);
-  ASSERT_EQ((*w)->commit(nlohmann::json::object()), std::nullopt);
+  ASSERT_EQ((*w)->commit(nlohmann::ordered_json::object()), std::nullopt);
   EXPECT_FALSE(fs::exists(out / "old.txt"));
   EXPECT_EQ(read(out / "new.txt"), "new");
   EXPECT_EQ(entries(), 1u);

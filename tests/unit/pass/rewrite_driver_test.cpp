@@ -6,7 +6,7 @@
 #include "loader/plugin_host.hpp"
 #include "package/package_writer.hpp"
 #include "pass/pass_runner.hpp"
-#include "python_source.hpp"
+#include "support/python_source.hpp"
 
 namespace {
 

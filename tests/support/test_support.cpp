@@ -1,4 +1,4 @@
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "python_source.hpp"
+#include "support/python_source.hpp"
 
 #include <unistd.h>
 

@@ -1,0 +1,174 @@
+#include "compile/compiler.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "package/package_writer.hpp"
+#include "pass/pass_runner.hpp"
+#include "resolver/lockfile.hpp"
+
+#ifndef HTP_VERSION_STRING
+#define HTP_VERSION_STRING "unknown"
+#endif
+
+namespace htp {
+
+namespace {
+
+nlohmann::json entrypoints_of(const ast::Module &m) {
+  if (auto it = m.attrs.find("htp.entrypoints"); it != m.attrs.end()) return it->second;
+  if (auto it = m.attrs.find("htp.capture"); it != m.attrs.end() && it->second.contains("entries"))
+    return it->second["entries"];
+  return nlohmann::json::array();
+}
+
+nlohmann::ordered_json obligations_json(const std::vector<Obligation> &obs) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const auto &o : obs)
+    a.push_back({{"capability", to_string(o.capability)}, {"label", o.display()}, {"span", span_to_json(o.span)}});
+  return a;
+}
+
+}  // namespace
+
+nlohmann::ordered_json build_environment() {
+  nlohmann::ordered_json env;
+  env["htp_version"] = HTP_VERSION_STRING;
+  env["abi"] = std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR);
+#if defined(__x86_64__)
+  env["host_arch"] = "x86_64";
+#elif defined(__aarch64__)
+  env["host_arch"] = "aarch64";
+#else
+  env["host_arch"] = "unknown";
+#endif
+  env["host_os"] = "linux";
+#if defined(__clang__)
+  env["host_compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  env["host_compiler"] = std::string("gcc ") + __VERSION__;
+#endif
+  return env;
+}
+
+std::vector<Obligation> Compiler::scan(ast::Module &module, DiagnosticList &diags) const {
+  std::vector<Obligation> out;
+  nlohmann::json options = nlohmann::json::object();
+  for (const Component *d : host_.registry().of_kind(ComponentKind::Dialect)) {
+    if (!d->scan) continue;
+    ScanRun run = run_scanner(*d, host_.api_for(d->plugin.name), module, options);
+    diags.append(run.diagnostics);
+    for (auto &raised : run.obligations) {
+      auto ob = parse_obligation(raised.capability, raised.span);
+      if (ob) out.push_back(std::move(*ob));
+      else diags.report(ob.error());
+    }
+  }
+  // One obligation per (capability, span); the first span of a capability is enough for resolution,
+  // but each use keeps its own span so errors point at every offending site.
+  std::stable_sort(out.begin(), out.end(), [](const Obligation &a, const Obligation &b) {
+    return std::tie(a.span.line, a.span.col) < std::tie(b.span.line, b.span.col);
+  });
+  return out;
+}
+
+CompileResult Compiler::compile(ast::Module module, const CompileOptions &options) const {
+  CompileResult result;
+  auto fail = [&](CompileResult &r) -> CompileResult & {
+    r.ok = false;
+    return r;
+  };
+
+  // 1. Scan: what the program uses.
+  result.obligations = scan(module, result.diagnostics);
+  if (result.diagnostics.has_errors()) return fail(result);
+
+  // 2. Resolve: one backend, one binding, the pipeline and every pass that applies.
+  const Registry &registry = host_.registry_with_digests();
+  ResolveRequest request;
+  request.target = options.target;
+  request.obligations = result.obligations;
+  request.backend = options.backend;
+  request.binding = options.binding;
+  request.passes = options.passes;
+  request.known_unloaded = host_.known_unloaded_components();
+  Resolution resolution = resolve(registry, request);
+  result.diagnostics.append(resolution.diagnostics);
+  if (!resolution.ok()) return fail(result);
+  result.plan = std::move(resolution.plan);
+  const Plan &plan = *result.plan;
+  if (options.locked) {
+    auto lock = read_lockfile(*options.locked);
+    if (!lock) {
+      result.diagnostics.report(lock.error());
+      return fail(result);
+    }
+    result.diagnostics.append(compare_lockfile_plugins(*lock, plan.plugins(), *options.locked));
+    result.diagnostics.append(compare_lockfile_plan(*lock, plan, *options.locked));
+    if (result.diagnostics.has_errors()) return fail(result);
+  }
+
+  // 3. The package, assembled in a temporary sibling.
+  PackageOptions popts;
+  popts.force = options.force;
+  popts.keep_failed = options.keep_failed;
+  auto writer = PackageWriter::begin(options.out, popts);
+  if (!writer) {
+    result.diagnostics.report(writer.error());
+    return fail(result);
+  }
+  PackageWriter &w = **writer;
+  auto abandon = [&]() -> CompileResult & {
+    result.failed = w.abandon(result.diagnostics);
+    return fail(result);
+  };
+  if (auto e = w.write("ir/00_source.py", module.source, "source", kHostWriter)) {
+    result.diagnostics.report(*e);
+    return abandon();
+  }
+
+  // 4. Passes.
+  PassManagerOptions pm;
+  pm.dump = options.dump;
+  pm.pin_timings = options.pin_timings;
+  pm.pass_options = options.pass_options;
+  pm.pass_options["target"] = options.target;
+  PassManager manager([this](std::string_view plugin) { return host_.api_for(plugin); });
+  result.pipeline = manager.run(plan, module, w, pm);
+  result.diagnostics.append(result.pipeline.diagnostics);
+  // Traces are written for failed compiles too (they land in <out>.failed/ when kept).
+  const bool pinned = options.pin_timings;
+  (void)w.write("ir/pass_trace.jsonl", PassManager::pass_trace_jsonl(result.pipeline, pinned), "trace", kHostWriter,
+                !pinned);
+  (void)w.write("ir/trace.json", PassManager::chrome_trace(result.pipeline, pinned), "trace", kHostWriter, !pinned);
+  if (!result.pipeline.ok) return abandon();
+
+  // 5. Manifest and lockfile.
+  Lockfile lock = Lockfile::from_plan(plan);
+  if (auto e = w.write("htp.lock.json", lock.to_json_text(), "lockfile", kHostWriter)) {
+    result.diagnostics.report(*e);
+    return abandon();
+  }
+  nlohmann::ordered_json manifest;
+  manifest["schema"] = kPackageManifestSchema;
+  manifest["htp_version"] = HTP_VERSION_STRING;
+  manifest["target"] = options.target;
+  nlohmann::ordered_json plugins = nlohmann::ordered_json::array();
+  for (const auto &p : plan.plugins())
+    plugins.push_back({{"name", p.name}, {"version", p.version}, {"sha256", p.sha256}});
+  manifest["plugins"] = std::move(plugins);
+  manifest["plan"] = plan.to_json();
+  manifest["capabilities"] = {{"obligations", obligations_json(result.obligations)},
+                              {"facts", result.pipeline.facts}};
+  manifest["entrypoints"] = entrypoints_of(module);
+  manifest["build"] = build_environment();
+  if (auto e = w.commit(std::move(manifest))) {
+    result.diagnostics.report(*e);
+    return abandon();
+  }
+  result.package = w.out();
+  result.ok = true;
+  return result;
+}
+
+}  // namespace htp

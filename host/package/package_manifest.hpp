@@ -1,0 +1,46 @@
+// Reading and verifying an artifact package's manifest.json (htp.manifest.v1, docs/manifest.md).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diag/diagnostic.hpp"
+#include "registry/component.hpp"
+
+namespace htp {
+
+/// The parts of a package manifest the host checks and summarises.
+struct PackageManifest {
+  struct File {
+    std::string path;
+    std::string role;
+    std::string writer;
+    std::string sha256;  ///< Empty for volatile files.
+    uint64_t size = 0;
+    bool volatile_content = false;
+  };
+  std::string htp_version;
+  std::string target;
+  std::vector<PluginRef> plugins;  ///< name, version, sha256
+  std::vector<std::string> passes; ///< Pass ids in run order (from the plan).
+  std::vector<File> files;         ///< Hashed files, then volatile files.
+  nlohmann::json entrypoints;
+  nlohmann::json document;         ///< The whole manifest.
+};
+
+/// Parses manifest text; errors name `file` and the JSON path of the problem.
+Expected<PackageManifest> parse_package_manifest(std::string_view text, const std::string &file);
+
+/// Reads `<dir>/manifest.json`.
+Expected<PackageManifest> read_package_manifest(const std::filesystem::path &dir);
+
+/// Checks a package: the manifest's schema; every listed file present with its size and sha256 (naming
+/// the file and both hashes when they differ); no unlisted files; and, when `loaded` is given, that the
+/// recorded plugin set is loadable (same names, versions and file hashes).
+DiagnosticList verify_package(const std::filesystem::path &dir, const std::vector<PluginRef> *loaded);
+
+}  // namespace htp
