@@ -18,6 +18,8 @@ def run(binary, filt):
     if filt:
         cmd.append(f"--benchmark_filter={filt}")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    if not out.strip():  # the filter matched nothing in this binary
+        return []
     return json.loads(out)["benchmarks"]
 
 
@@ -25,7 +27,10 @@ def value_of(bench, metric, unit):
     if metric == "time":
         seconds = bench["real_time"] * UNIT_SCALE[bench["time_unit"]]
         return seconds / UNIT_SCALE[unit]
-    return bench.get(metric)
+    value = bench.get(metric)
+    if value is not None and metric.startswith("seconds_per_"):
+        return value / UNIT_SCALE[unit]
+    return value
 
 
 def main():
