@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libboost-dev            # Boost.DLL and Boost.Graph (header-only parts)
-  pybind11-dev python3-dev python3-numpy python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-jsonschema
   nlohmann-json3-dev libspdlog-dev libcli11-dev libdlpack-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   graphviz                # renders `resolve --dot` output; tested
