@@ -51,10 +51,15 @@ public:
   };
 
   CapabilityList() = default;
+  /// A list over pointers the index owns.
   explicit CapabilityList(std::span<const Capability *const> items) : items_(items) {}
+  /// The i-th capability.
   const Capability &operator[](size_t i) const { return *items_[i]; }
+  /// Number of entries.
   size_t size() const { return items_.size(); }
+  /// True without entries.
   bool empty() const { return items_.empty(); }
+  /// Iteration yields `const Capability &`.
   iterator begin() const { return iterator(items_.data()); }
   iterator end() const { return iterator(items_.data() + items_.size()); }
 
@@ -92,13 +97,16 @@ public:
 
   /// Components in ascending id order.
   const std::vector<IndexedComponent> &components() const { return components_; }
+  /// The component numbered c.
   const IndexedComponent &at(ComponentIndex c) const { return components_[c]; }
   /// The index of the component with this id.
   std::optional<ComponentIndex> find(std::string_view id) const;
 
   /// Number of interned facts (every distinct provided capability).
   FactId fact_count() const { return static_cast<FactId>(facts_.size()); }
+  /// The interned fact f.
   const Capability &fact(FactId f) const { return *facts_[f]; }
+  /// The canonical text of fact f.
   const std::string &fact_text(FactId f) const { return fact_texts_[f]; }
   /// Components providing fact f, ascending.
   std::span<const ComponentIndex> providers(FactId f) const { return providers_.row(f); }
@@ -115,6 +123,7 @@ public:
 
   /// All applies-to patterns of passes; appliers_of(f) lists those matching fact f (ids into this list).
   const std::vector<PatternRef> &applies_patterns() const { return applies_; }
+  /// Applies-to pattern ids matching fact f.
   std::span<const uint32_t> appliers_of(FactId f) const { return appliers_of_.row(f); }
   /// Applies-to pattern ids matching a fact that is not interned (an obligation, the target).
   std::vector<uint32_t> appliers_matching(const Capability &fact) const;
@@ -123,6 +132,7 @@ public:
 
   /// All conflict patterns; conflicters_of(f) lists those matching fact f.
   const std::vector<PatternRef> &conflict_patterns() const { return conflicts_; }
+  /// Conflict pattern ids matching fact f.
   std::span<const uint32_t> conflicters_of(FactId f) const { return conflicters_of_.row(f); }
   /// Conflict pattern ids matching a fact that is not interned.
   std::vector<uint32_t> conflicters_matching(const Capability &fact) const;

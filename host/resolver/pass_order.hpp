@@ -18,6 +18,7 @@ struct PassEdge {
 struct PassOrder {
   std::vector<uint32_t> order;
   std::vector<std::vector<uint32_t>> cycles;
+  /// True when every node was ordered.
   bool complete() const { return cycles.empty(); }
 };
 

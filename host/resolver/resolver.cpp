@@ -49,7 +49,7 @@ private:
                                           const char *flag);
   std::optional<Choice> choose_pipeline(const std::optional<Choice> &backend);
   void settle_reporting();
-  void seed(Choice choice);
+  void seed(const Choice &choice);
   std::optional<ComponentIndex> pass_by_id(const std::string &id, const std::string &listed_by);
   void add_obligation_needs();
   bool solve(std::vector<uint32_t> open, int depth);
@@ -197,7 +197,7 @@ void ResolveRun::settle_reporting() {
   }
 }
 
-void ResolveRun::seed(Choice choice) {
+void ResolveRun::seed(const Choice &choice) {
   while (!stopped()) {
     auto failure = sel_->add(choice);
     if (!failure) return;

@@ -37,6 +37,7 @@ struct ResolveOptions {
 struct Resolution {
   std::optional<Plan> plan;
   DiagnosticList diagnostics;
+  /// True with a plan and no error.
   bool ok() const { return plan.has_value() && !diagnostics.has_errors(); }
 };
 

@@ -74,12 +74,17 @@ public:
   /// Starts with the local facts holding; `auto_apply` selects passes whose applies_to holds.
   Selection(const CapabilityIndex &index, std::vector<LocalFact> local_facts, bool auto_apply);
 
+  /// The parsed registry.
   const CapabilityIndex &index() const { return index_; }
 
   // ---- Facts: index facts first, then local facts.
+  /// Number of facts: index facts, then local facts.
   FactId fact_total() const { return static_cast<FactId>(count_.size()); }
+  /// Fact f (index or local).
   const Capability &fact(FactId f) const;
+  /// Canonical text of fact f.
   const std::string &fact_text(FactId f) const;
+  /// True for an obligation or the target fact.
   bool is_local(FactId f) const { return f >= index_.fact_count(); }
   /// Facts (index and local) that `pattern` matches, ascending.
   std::vector<FactId> matching(const Capability &pattern) const;
@@ -95,12 +100,15 @@ public:
   std::optional<ComponentIndex> chosen_provider(FactId f) const;
 
   // ---- Components.
+  /// True when c is in the selection.
   bool chosen(ComponentIndex c) const { return chosen_[c] != 0; }
+  /// True when c failed to join and is never auto-selected again.
   bool banned(ComponentIndex c) const { return banned_[c] != 0; }
   /// Chosen components in the order they were chosen.
   const std::vector<ComponentIndex> &chosen_in_order() const { return order_; }
   /// The decision behind each chosen component, parallel to chosen_in_order().
   const std::vector<Choice> &choices() const { return choices_; }
+  /// True unless an explicit pass list is in force.
   bool auto_apply() const { return auto_apply_; }
 
   /// Why c cannot join the current selection (a conflict either way, or a second name in an exclusive
@@ -116,6 +124,7 @@ public:
   void ban(ComponentIndex c) { banned_[c] = 1; }
 
   // ---- Needs.
+  /// Every need created so far (ids are indices).
   const std::vector<Need> &needs() const { return needs_; }
   /// Adds an obligation need; returns its id.
   uint32_t add_obligation_need(uint32_t obligation, std::string what, ComponentKind kind,
@@ -129,6 +138,7 @@ public:
   std::optional<std::string> not_selectable(ComponentIndex c) const;
 
   // ---- Trail.
+  /// A point on the trail to undo() back to.
   size_t mark() const { return trail_.size(); }
   /// Restores the selection to a mark.
   void undo(size_t mark);

@@ -36,11 +36,14 @@ struct CapabilityError {
 /// A parsed value or the CapabilityError explaining why there is none.
 template <class T> class CapabilityResult {
 public:
+  /// A parsed value.
   CapabilityResult(T value) : v_(std::move(value)) {}
+  /// A failure.
   CapabilityResult(CapabilityError error) : v_(std::move(error)) {}
 
   /// True when parsing succeeded.
   bool ok() const { return std::holds_alternative<T>(v_); }
+  /// Same as ok().
   explicit operator bool() const { return ok(); }
   /// The parsed value; only valid when ok().
   const T &value() const { return std::get<T>(v_); }
