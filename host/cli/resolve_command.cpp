@@ -12,9 +12,6 @@
 
 namespace htp::cli {
 
-/// Registers `resolve` on the app (declared here until cli_session.hpp lists it with the others).
-void register_resolve_command(CLI::App &app, Session &session);
-
 namespace {
 
 struct ResolveArgs {
