@@ -5,7 +5,6 @@ Uses host/python/htp/_ast_json.py directly (loaded by path), so it needs no buil
 """
 import ast
 import importlib.util
-import json
 import pathlib
 import sys
 
@@ -21,7 +20,7 @@ def main() -> None:
     path = importlib.util.find_spec(module).origin
     source = pathlib.Path(path).read_text(encoding="utf-8")
     doc = codec.to_json(ast.parse(source, path, type_comments=True), path, source=source)
-    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = codec.dumps(doc)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
 

@@ -18,9 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from htp import _htp
-from htp._ast_json import from_json, to_json
-
-_DUMPS = dict(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+from htp._ast_json import dumps, from_json, to_json
 
 
 def stdlib_files() -> list[str]:
@@ -89,7 +87,7 @@ def _check_files(paths: list[str], compare_unparse: bool) -> Report:
         if plain is None:
             report.skipped += 1
             continue
-        parsed.append((path, plain, typed, json.dumps(to_json(typed, path), **_DUMPS)))
+        parsed.append((path, plain, typed, dumps(to_json(typed, path))))
     results = _htp.ast_json_batch([p[3] for p in parsed], dump=True, unparse=True)
     for (path, plain, typed, sent), (dumped, printed, count) in zip(parsed, results):
         report.files += 1

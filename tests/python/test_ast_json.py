@@ -10,9 +10,7 @@ import math
 import pytest
 
 from htp import _htp
-from htp._ast_json import FORMAT, AstJsonError, from_json, to_json
-
-DUMPS = dict(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+from htp._ast_json import FORMAT, AstJsonError, dumps, from_json, to_json
 
 SNIPPETS = [
     "x = 1\n",
@@ -37,9 +35,9 @@ def roundtrip_text(text: str) -> str:
 @pytest.mark.parametrize("source", SNIPPETS)
 def test_snippet_survives_python_json_cpp_json_python(source):
     tree = ast.parse(source, "s.py", type_comments=True)
-    sent = json.dumps(to_json(tree, "s.py", source=source), **DUMPS)
+    sent = dumps(to_json(tree, "s.py", source=source))
     back_text = roundtrip_text(sent)
-    assert back_text == sent, "the C++ dump is byte-identical to json.dumps(sort_keys=True)"
+    assert back_text == sent, "the C++ dump is byte-identical to _ast_json.dumps"
     back = from_json(json.loads(back_text))
     assert ast.dump(back, include_attributes=True) == ast.dump(tree, include_attributes=True)
 
@@ -70,7 +68,7 @@ CONSTANTS = [
 @pytest.mark.parametrize("value", CONSTANTS, ids=repr)
 def test_every_constant_type_round_trips_exactly(value):
     node = ast.Expression(ast.Constant(value, kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=1))
-    doc = json.dumps(to_json(node, "c.py"), **DUMPS)
+    doc = dumps(to_json(node, "c.py"))
     back = from_json(json.loads(roundtrip_text(doc))).body.value
     assert type(back) is type(value) and repr(back) == repr(value)
     if isinstance(value, float):
@@ -78,7 +76,7 @@ def test_every_constant_type_round_trips_exactly(value):
 
 
 def test_nan_round_trips():
-    doc = json.dumps(to_json(ast.Expression(ast.Constant(math.nan)), "c.py"), **DUMPS)
+    doc = dumps(to_json(ast.Expression(ast.Constant(math.nan)), "c.py"))
     assert math.isnan(from_json(json.loads(roundtrip_text(doc))).body.value)
 
 
@@ -86,7 +84,7 @@ def test_spans_missing_ends_and_metadata_survive():
     name = ast.Name("x", ast.Load(), lineno=3, col_offset=4)  # no end position
     name._htp_attrs = {"wsp.axis": {"extent": 4}}
     doc = to_json(ast.Expression(name), "m.py", source="x\n", attrs={"csp.graph": [1]})
-    back_doc = json.loads(roundtrip_text(json.dumps(doc, **DUMPS)))
+    back_doc = json.loads(roundtrip_text(dumps(doc)))
     assert back_doc["attrs"] == {"csp.graph": [1]} and back_doc["source"] == "x\n"
     back = from_json(back_doc).body
     assert (back.lineno, back.col_offset, back.end_lineno, back.end_col_offset) == (3, 4, None, None)
@@ -96,7 +94,7 @@ def test_spans_missing_ends_and_metadata_survive():
 def bad_doc(func_value) -> str:
     tree = to_json(ast.parse("print(x)"), "k.py")
     tree["root"]["body"][0]["value"]["func"] = func_value
-    return json.dumps(tree, **DUMPS)
+    return dumps(tree)
 
 
 def test_cpp_loader_names_the_json_path_of_a_wrong_kind():
@@ -114,7 +112,7 @@ def test_cpp_loader_rejects_unknown_node_types_and_truncated_text():
 
 
 def test_batch_names_the_bad_document():
-    good = json.dumps(to_json(ast.parse("x"), "a.py"), **DUMPS)
+    good = dumps(to_json(ast.parse("x"), "a.py"))
     results = _htp.ast_json_batch([good, good], dump=True, unparse=True)
     assert [r[1] for r in results] == ["x", "x"]
     assert [r[2] for r in results] == [4, 4]  # Module, Expr, Name, Load
@@ -131,6 +129,11 @@ def test_python_from_json_names_the_path_too():
         from_json(doc)
     with pytest.raises(AstJsonError, match="htp.ast.v1"):
         from_json({"format": "other", "root": {}})
+
+
+def test_indented_dumps_match_the_cpp_writer():
+    doc = to_json(ast.parse("def f(x):\n    return {'k': [1.5, b'\\xff']}\n"), "i.py")
+    assert _htp.ast_roundtrip_json(dumps(doc), 2) == dumps(doc, indent=2)
 
 
 def test_document_envelope():

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ast
-import json
 
 import pytest
 
 from htp import _htp
-from htp._ast_json import to_json
-
-DUMPS = dict(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+from htp._ast_json import dumps, to_json
 
 CASES = [
     # precedence and parentheses
@@ -62,7 +59,7 @@ CASES = [
 
 def printed(source: str, type_comments: bool = False) -> tuple[str, ast.AST]:
     tree = ast.parse(source, type_comments=type_comments)
-    text = _htp.ast_unparse_json(json.dumps(to_json(tree, "c.py"), **DUMPS))
+    text = _htp.ast_unparse_json(dumps(to_json(tree, "c.py")))
     return text, tree
 
 
@@ -82,4 +79,4 @@ def test_printer_writes_type_comments_as_unparse_does(source):
 def test_printer_prints_interactive_and_expression_modes():
     for mode, source, want in [("eval", "a + b", "a + b"), ("single", "x = 1; y = 2", "x = 1\ny = 2")]:
         tree = ast.parse(source, mode=mode)
-        assert _htp.ast_unparse_json(json.dumps(to_json(tree, "c.py"), **DUMPS)) == want
+        assert _htp.ast_unparse_json(dumps(to_json(tree, "c.py"))) == want

@@ -2,8 +2,8 @@
 
 Pure Python, no dependencies: the frontend uses it to hand a parsed module to the C++ host and to take
 a tree back. ``from_json(to_json(tree, file))`` equals ``tree`` (attributes included), and the documents
-are the ones the host's C++ reader accepts and writes: ``json.dumps(doc, sort_keys=True,
-ensure_ascii=False, separators=(",", ":"))`` is byte-for-byte what the host's dump_json writes.
+are the ones the host's C++ reader accepts and writes: ``dumps(doc)`` is byte-for-byte what the host's
+dump_json writes.
 
 Field kinds come from the ASDL signature CPython keeps in each node class's docstring
 (``Call(expr func, expr* args, keyword* keywords)``), so this module and the host's python311.def
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import _ast
 import ast
+import json
 import math
 import re
 
-__all__ = ["FORMAT", "AstJsonError", "to_json", "from_json"]
+__all__ = ["FORMAT", "AstJsonError", "to_json", "from_json", "dumps"]
 
 FORMAT = "htp.ast.v1"
 
@@ -107,6 +108,14 @@ def to_json(tree: ast.AST, file: str, *, source: str | None = None, attrs: dict 
     if source:
         doc["source"] = source
     return doc
+
+
+def dumps(doc: dict, indent: int | None = None) -> str:
+    """The canonical text of a document: sorted keys, no ASCII escaping, compact unless ``indent`` is
+    given; byte-for-byte what the host's dump_json(module, indent) writes for the same tree."""
+    if indent is None:
+        return json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=indent)
 
 
 def from_json(doc: dict) -> ast.AST:
