@@ -10,7 +10,7 @@ import math
 import pytest
 
 from htp import _htp
-from htp._ast_json import FORMAT, AstJsonError, dumps, from_json, to_json
+from htp._ast_json import FORMAT, AstJsonError, dumps, from_json, loads, to_json
 
 SNIPPETS = [
     "x = 1\n",
@@ -134,6 +134,15 @@ def test_python_from_json_names_the_path_too():
 def test_indented_dumps_match_the_cpp_writer():
     doc = to_json(ast.parse("def f(x):\n    return {'k': [1.5, b'\\xff']}\n"), "i.py")
     assert _htp.ast_roundtrip_json(dumps(doc), 2) == dumps(doc, indent=2)
+
+
+def test_trees_deeper_than_ast_unparse_can_handle_cross_both_ways():
+    source = " + ".join(["a"] * 2500)  # a left-leaning BinOp chain 2500 deep; ast.unparse gives up near 600
+    tree = ast.parse(source)
+    text = dumps(to_json(tree, "deep.py"))
+    assert _htp.ast_roundtrip_json(text) == text
+    assert _htp.ast_unparse_json(text) == source
+    assert dumps(to_json(from_json(loads(text)), "deep.py")) == text
 
 
 def test_document_envelope():

@@ -17,12 +17,18 @@ import ast
 import json
 import math
 import re
+import sys
 
-__all__ = ["FORMAT", "AstJsonError", "to_json", "from_json", "dumps"]
+__all__ = ["FORMAT", "AstJsonError", "to_json", "from_json", "dumps", "loads"]
 
 FORMAT = "htp.ast.v1"
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+# The recursion to_json and from_json may need: the host accepts trees 5000 nodes deep, and decoding
+# takes up to four Python frames per level. Python 3.11 runs Python-to-Python calls without growing the
+# C stack, so a higher limit for the duration of a call is safe.
+_RECURSION_LIMIT = 4 * 5000 + 200
 
 # Field kinds.
 _NODE, _OPT_NODE, _NODE_LIST, _TEXT, _OPT_TEXT, _TEXT_LIST, _CONSTANT, _INT, _OPT_INT = range(9)
@@ -104,7 +110,7 @@ def to_json(tree: ast.AST, file: str, *, source: str | None = None, attrs: dict 
         doc["attrs"] = attrs
     doc["file"] = file
     doc["format"] = FORMAT
-    doc["root"] = _encode(tree)
+    doc["root"] = _deep(_encode, tree)
     if source:
         doc["source"] = source
     return doc
@@ -114,8 +120,13 @@ def dumps(doc: dict, indent: int | None = None) -> str:
     """The canonical text of a document: sorted keys, no ASCII escaping, compact unless ``indent`` is
     given; byte-for-byte what the host's dump_json(module, indent) writes for the same tree."""
     if indent is None:
-        return json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=indent)
+        return _deep(json.dumps, doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _deep(json.dumps, doc, sort_keys=True, ensure_ascii=False, indent=indent)
+
+
+def loads(text: str) -> dict:
+    """The document of a JSON text (json.loads, with room for trees as deep as the host accepts)."""
+    return _deep(json.loads, text)
 
 
 def from_json(doc: dict) -> ast.AST:
@@ -124,16 +135,28 @@ def from_json(doc: dict) -> ast.AST:
     if type(doc) is not dict:
         raise AstJsonError(f"expected an htp.ast.v1 document (an object), got {_describe(doc)}")
     if "_type" in doc:
-        return _decode(doc)
+        return _deep(_decode, doc)
     if doc.get("format") != FORMAT:
         raise AstJsonError(f'expected "{FORMAT}", got {doc.get("format")!r}', ["format"])
     if "root" not in doc:
         raise AstJsonError("missing key 'root'")
     try:
-        return _decode(doc["root"])
+        return _deep(_decode, doc["root"])
     except AstJsonError as e:
         e.path.insert(0, "root")
         raise
+
+
+def _deep(fn, *args, **kwargs):
+    """fn(...) with the recursion limit raised to _RECURSION_LIMIT while it runs."""
+    limit = sys.getrecursionlimit()
+    if limit >= _RECURSION_LIMIT:
+        return fn(*args, **kwargs)
+    sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _float(x: float):
