@@ -2,8 +2,10 @@
 #include <pybind11/pybind11.h>
 
 #include "ast_bindings.hpp"
+#include "context_bindings.hpp"
 
 PYBIND11_MODULE(_htp, m) {
   m.doc() = "The HTP host library (C++), as used by the htp package.";
   htp::python::bind_ast(m);
+  htp::python::bind_context(m);
 }

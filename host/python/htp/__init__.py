@@ -1,1 +1,15 @@
 """HTP — Heterogeneous Tile Programming: compile Python tile kernels through plugin pass pipelines."""
+try:
+    from . import _htp as _host  # noqa: F401 - the C++ host; absent only in a partial build
+except ModuleNotFoundError as _e:  # htp._ast_json stays usable without it
+    if _e.name != __name__ + "._htp":
+        raise
+else:
+    from .errors import CaptureError, CompileError, PluginError
+    from .context import Context, Package
+    from . import dialects, intrinsics
+
+# htp.capture (the capture module, also `python -m htp.capture`) is imported on first use, so that running
+# it as __main__ finds no copy of it already imported.
+__all__ = ["Context", "Package", "dialects", "intrinsics", "CaptureError", "CompileError",
+           "PluginError"]

@@ -1,0 +1,334 @@
+"""Capture: from decorated Python functions to an htp.ast.v1 compile unit.
+
+``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
+at the original lines), adds every other captured function they reference, and resolves each global or
+closure name they read: numbers, strings, booleans, None and tuples of these become constants (module
+attribute ``htp.capture``); captured functions are included; surface symbols, modules and builtins are
+fine; anything else is a diagnostic at the name's span.
+
+``python -m htp.capture PROG --output OUT.json --diagnostics DIAG.json [--plugins SPEC ...]`` is the
+contract ``htp-host compile prog.py`` uses: it runs PROG as a module, captures every captured function
+PROG defines, writes the document to OUT.json and the diagnostics (a JSON array, always) to DIAG.json;
+exit status 0 on success, 1 on a diagnosed failure."""
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import json
+import math
+import os
+import sys
+import tokenize
+import traceback
+import types
+
+from . import _ast_json
+from .errors import CaptureError, diagnostic, render, span_of
+from .surface import CapturedFunction, Symbol, SurfaceModule, find, register_plugins
+
+ATTR = "htp.capture"
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _NotConstant(Exception):
+    pass
+
+
+def _constant(v):
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise _NotConstant("non-finite float")
+        return v
+    if isinstance(v, tuple):
+        return [_constant(x) for x in v]
+    raise _NotConstant(type(v).__name__)
+
+
+def _read_source(path: str) -> str:
+    with tokenize.open(path) as f:
+        return f.read()
+
+
+def _args_of(a: ast.arguments):
+    return [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs] + \
+        [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+
+
+def _bound_names(fn: ast.AST) -> set[str]:
+    """Names bound anywhere inside ``fn`` (parameters, assignments, loop / comprehension targets, nested
+    definitions, imports, handlers, match captures) minus those declared ``global``."""
+    bound, declared_global = set(_args_of(fn.args)), set()
+    for stmt in fn.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                bound.add(n.id)
+            elif isinstance(n, (*_FUNCS, ast.ClassDef)):
+                bound.add(n.name)
+                if not isinstance(n, ast.ClassDef):
+                    bound.update(_args_of(n.args))
+            elif isinstance(n, ast.Lambda):
+                bound.update(_args_of(n.args))
+            elif isinstance(n, ast.alias):
+                bound.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                bound.add(n.name)
+            elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                bound.add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                bound.add(n.rest)
+            elif isinstance(n, ast.Global):
+                declared_global.update(n.names)
+    return bound - declared_global
+
+
+def _reads(nodes) -> dict[str, ast.Name]:
+    """First Load of each name in ``nodes``, in source order."""
+    found: dict[str, ast.Name] = {}
+    for root in nodes:
+        for n in ast.walk(root):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                prev = found.get(n.id)
+                if prev is None or (n.lineno, n.col_offset) < (prev.lineno, prev.col_offset):
+                    found[n.id] = n
+    return found
+
+
+def _lookup(fn, name: str):
+    code = fn.__code__
+    if name in code.co_freevars:
+        cell = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            return "closure variable", cell.cell_contents
+        except ValueError:
+            return "unbound", None
+    g = fn.__globals__
+    if name in g:
+        return "global", g[name]
+    b = g.get("__builtins__", builtins)
+    b = b if isinstance(b, dict) else vars(b)
+    if name in b:
+        return "builtin", b[name]
+    return "missing", None
+
+
+class _Unit:
+    def __init__(self, file: str):
+        self.file = file
+        self.source = _read_source(file)
+        self.tree = ast.parse(self.source, filename=file)
+
+    def function_node(self, fn):
+        code = fn.__code__
+        for n in ast.walk(self.tree):
+            if isinstance(n, _FUNCS) and n.name == code.co_name:
+                if min([n.lineno] + [d.lineno for d in n.decorator_list]) == code.co_firstlineno:
+                    return n
+        return None
+
+
+def _decorator_node(node, cf: CapturedFunction):
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        text = ast.unparse(target)
+        if text == cf.decorator or text.endswith("." + cf.decorator):
+            return d
+    return node.decorator_list[0] if node.decorator_list else node
+
+
+def _not_loaded(cf: CapturedFunction, span: dict) -> dict:
+    comp = find("dialect", cf.dialect)
+    where = ""
+    if comp:
+        where = f"; it is declared by plugin '{comp['plugin']}'"
+        if comp.get("path"):
+            where += f" ({comp['path']})"
+        where += ", load it with htp.Context(plugins=[...]) or htp-host --plugins"
+    return diagnostic("capture.dialect-not-loaded",
+                      f"@{cf.decorator} on '{cf.fn.__name__}' comes from dialect '{cf.dialect}', which is not "
+                      f"loaded{where}", span)
+
+
+def capture(functions, *, loaded_dialects=None) -> dict:
+    """The htp.ast.v1 document of the compile unit holding ``functions`` (captured functions) and every
+    captured function they reference. ``loaded_dialects``: names of the dialects the compiling plugin set
+    has (``None``: not checked). Raises CaptureError with every problem found."""
+    roots = list(functions) if isinstance(functions, (list, tuple)) else [functions]
+    diags: list[dict] = []
+    for r in roots:
+        if not isinstance(r, CapturedFunction):
+            raise TypeError(f"expected a function decorated by a dialect decorator, got {type(r).__name__}")
+    units: dict[str, _Unit] = {}
+
+    def unit_of(cf):
+        path = cf.fn.__code__.co_filename
+        if path not in units:
+            units[path] = _Unit(path)
+        return units[path]
+
+    file = roots[0].fn.__code__.co_filename
+    if not os.path.isfile(file):
+        raise CaptureError([diagnostic("capture.no-source",
+                                       f"cannot capture '{roots[0].fn.__name__}': its source file '{file}' "
+                                       "cannot be read (functions defined interactively cannot be captured)")])
+    unit = unit_of(roots[0])
+    included: dict[int, tuple[CapturedFunction, ast.AST]] = {}
+    constants: dict[str, object] = {}
+    work = list(roots)
+    while work:
+        cf = work.pop(0)
+        if id(cf) in included:
+            continue
+        if cf.fn.__code__.co_filename != file:
+            diags.append(diagnostic("capture.other-file",
+                                    f"captured function '{cf.fn.__name__}' is defined in "
+                                    f"'{cf.fn.__code__.co_filename}', not in '{file}': a compile unit holds "
+                                    "the captured functions of one file"))
+            continue
+        node = unit.function_node(cf.fn)
+        if node is None:
+            diags.append(diagnostic("capture.no-source",
+                                    f"cannot find the definition of '{cf.fn.__name__}' in '{file}'"))
+            continue
+        included[id(cf)] = (cf, node)
+        if loaded_dialects is not None and cf.dialect not in loaded_dialects:
+            diags.append(_not_loaded(cf, span_of(_decorator_node(node, cf), file)))
+        bound = _bound_names(node)
+        a = node.args
+        outer = list(node.decorator_list) + list(a.defaults) + [d for d in a.kw_defaults if d is not None]
+        outer += [x.annotation for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                  if x is not None and x.annotation is not None]
+        if node.returns is not None:
+            outer.append(node.returns)
+        strict = _reads(node.body)
+        lenient = _reads(outer)
+        for name, use in list(strict.items()) + [(k, v) for k, v in lenient.items() if k not in strict]:
+            is_strict = name in strict
+            if is_strict and name in bound:
+                continue
+            kind, value = _lookup(cf.fn, name)
+            span = span_of(use, file)
+            if kind in ("missing", "unbound"):
+                if is_strict:
+                    diags.append(diagnostic("capture.undefined", f"name '{name}' is not defined", span))
+                continue
+            if kind == "builtin" or isinstance(value, (Symbol, SurfaceModule, types.ModuleType)):
+                continue
+            if isinstance(value, CapturedFunction):
+                work.append(value)
+                continue
+            try:
+                c = _constant(value)
+            except _NotConstant:
+                if not is_strict:
+                    continue
+                hint = ("decorate it with a dialect decorator to capture it"
+                        if isinstance(value, types.FunctionType) else
+                        "only numbers, strings, booleans, None, tuples of these, captured functions, "
+                        "dialect surfaces and modules can be used in a captured function")
+                diags.append(diagnostic("capture.unsupported-global",
+                                        f"cannot capture {kind} '{name}' of type {type(value).__name__}: {hint}",
+                                        span))
+                continue
+            if name in constants and constants[name] != c:
+                diags.append(diagnostic("capture.conflicting-constant",
+                                        f"'{name}' has different values in the captured functions "
+                                        f"({constants[name]!r} and {c!r})", span))
+                continue
+            constants[name] = c
+    if diags:
+        diags.sort(key=lambda d: (d["span"]["line"], d["span"]["col"]))
+        raise CaptureError(diags)
+    members = sorted(included.values(), key=lambda p: (p[1].lineno, p[1].col_offset))
+    module = ast.Module(body=[node for _, node in members], type_ignores=[])
+    attrs = {ATTR: {
+        "entries": [{"name": cf.fn.__name__, "dialect": cf.dialect, "decorator": cf.decorator,
+                     "line": node.lineno} for cf, node in members],
+        "constants": dict(sorted(constants.items())),
+    }}
+    return _ast_json.to_json(module, file, source=unit.source, attrs=attrs)
+
+
+# --------------------------------------------------------------------------------------------- CLI
+
+
+def _exception_span(exc: BaseException, file: str) -> dict | None:
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == file:
+            line = lineno
+    if line is None:
+        return None
+    return {"file": file, "line": line, "col": 0, "end_line": line, "end_col": 0}
+
+
+def capture_file(path: str, plugin_specs=None) -> tuple[dict | None, list[dict]]:
+    """Runs the program at ``path`` as a module and captures every captured function it defines,
+    checking their dialects against the plugins of ``plugin_specs`` (``None``: the built-in plugins)."""
+    try:
+        source = _read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError) as e:
+        return None, [diagnostic("capture.read", f"cannot read '{path}': {e}")]
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        line = e.lineno or 0
+        col = max((e.offset or 1) - 1, 0)
+        span = {"file": path, "line": line, "col": col, "end_line": e.end_lineno or line,
+                "end_col": max((e.end_offset or (col + 1)) - 1, col)}
+        return None, [diagnostic("capture.syntax", f"{type(e).__name__}: {e.msg}", span)]
+    try:
+        declared = register_plugins(plugin_specs)
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        return None, [diagnostic("capture.plugins", f"cannot read the plugin manifests: {e}")]
+    loaded = {c["name"] for c in declared if c["kind"] == "dialect"}
+
+    module = types.ModuleType("__htp_program__")
+    module.__file__ = path
+    sys.modules[module.__name__] = module
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - the program's failure is a diagnostic
+        if isinstance(e, SystemExit) and not e.code:
+            pass
+        else:
+            return None, [diagnostic("capture.run", f"running '{path}' failed: {type(e).__name__}: {e}",
+                                     _exception_span(e, path))]
+    found = [v for v in module.__dict__.values()
+             if isinstance(v, CapturedFunction) and v.fn.__code__.co_filename == path]
+    unique = list({id(v): v for v in found}.values())
+    unique.sort(key=lambda v: v.fn.__code__.co_firstlineno)
+    if not unique:
+        return None, [diagnostic("capture.empty",
+                                 f"'{path}' defines no captured function (decorate one with a dialect "
+                                 "decorator, e.g. `from htp.dialects import <name>`)",
+                                 {"file": path, "line": 1, "col": 0, "end_line": 1, "end_col": 0})]
+    try:
+        return capture(unique, loaded_dialects=loaded), []
+    except CaptureError as e:
+        return None, e.diagnostics
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m htp.capture", description=__doc__.split("\n\n")[0])
+    p.add_argument("program")
+    p.add_argument("--output", required=True)
+    p.add_argument("--diagnostics", required=True)
+    p.add_argument("--plugins", action="append", default=None)
+    a = p.parse_args(argv)
+    path = os.path.abspath(a.program)
+    doc, diags = capture_file(path, a.plugins)
+    ok = doc is not None and not any(d["severity"] == "error" for d in diags)
+    if ok:
+        with open(a.output, "w", encoding="utf-8") as f:
+            f.write(_ast_json.dumps(doc))
+    with open(a.diagnostics, "w", encoding="utf-8") as f:
+        json.dump(diags, f)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

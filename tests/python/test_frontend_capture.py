@@ -1,0 +1,185 @@
+"""Capture: globals, closures, nested functions, referenced captured functions, diagnostics at spans."""
+import ast
+import importlib
+import os
+
+import pytest
+
+import htp
+from htp.capture import capture
+from htp import _ast_json
+
+# Set by tests/python/CMakeLists.txt: the toy fixture plugin of tests/e2e and htp-host.
+TOY_PLUGIN = os.environ.get("HTP_TOY_PLUGIN", "")
+HTP_HOST = os.environ.get("HTP_HOST_EXE", "")
+needs_toy = pytest.mark.skipif(not os.path.isfile(TOY_PLUGIN), reason="HTP_TOY_PLUGIN not built")
+needs_host = pytest.mark.skipif(not os.path.isfile(HTP_HOST), reason="HTP_HOST_EXE not built")
+
+pytestmark = needs_toy
+
+M = 1024
+SHAPE = (16, 32)
+NAME = "tile"
+FLAG = True
+NOTHING = None
+TABLE = {"a": 1}
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return htp.Context([TOY_PLUGIN])
+
+
+def test_dialect_surface_comes_from_plugin(ctx):
+    names = {d["name"]: d for d in ctx.dialects()}
+    assert "toy" in names and "kernel" in names["toy"]["names"]
+    assert names["toy"]["plugin"]
+    from htp.dialects import toy as t
+    assert t is htp.dialects.toy
+    assert "kernel" in dir(t)
+    with pytest.raises(AttributeError, match="declares no 'nope'"):
+        t.nope  # noqa: B018
+    with pytest.raises(ImportError, match="no known plugin declares the dialect 'nosuchdialect'"):
+        importlib.import_module("htp.dialects.nosuchdialect")
+    sets = {s["name"] for s in ctx.intrinsic_sets()}
+    assert "toy" in sets
+
+
+def test_symbols_are_symbolic(ctx):
+    t = htp.dialects.toy
+    s = t.kernel
+    assert repr(s[16, 16]) and repr(s.seq) and repr(s(1, 2)[3].x)
+
+
+def test_globals_become_constants(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a):
+        x = a + M
+        for i in range(SHAPE[0]):
+            x = t.add(x, i)
+        if FLAG and NOTHING is None:
+            return [NAME for _ in range(2)]
+        return x
+
+    assert isinstance(k, htp.surface.CapturedFunction)
+    assert k.dialect == "toy" and k.decorator == "kernel"
+    doc = capture(k)
+    cap = doc["attrs"]["htp.capture"]
+    assert cap["entries"] == [{"name": "k", "dialect": "toy", "decorator": "kernel", "line": cap["entries"][0]["line"]}]
+    assert cap["constants"] == {"FLAG": True, "M": 1024, "NAME": "tile", "NOTHING": None, "SHAPE": [16, 32]}
+    assert doc["file"] == os.path.abspath(__file__)
+    # Spans point at the original file.
+    tree = _ast_json.from_json(doc)
+    fn = tree.body[0]
+    with open(__file__) as f:
+        lines = f.read().splitlines()
+    assert lines[fn.lineno - 1].strip() == "def k(a):"
+    assert doc["source"].startswith('"""Capture:')
+
+
+def test_closures_and_nested_functions(ctx):
+    t = htp.dialects.toy
+    scale = 3
+    dims = (2, 4)
+
+    def make():
+        @t.kernel
+        def inner(a):
+            def helper(b):
+                return b * scale
+            return helper(a) + dims[1]
+        return inner
+
+    k = make()
+    cap = capture(k)["attrs"]["htp.capture"]
+    assert cap["constants"] == {"dims": [2, 4], "scale": 3}
+    assert [e["name"] for e in cap["entries"]] == ["inner"]
+
+
+def test_referenced_captured_functions_are_included(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def leaf(a):
+        return t.add(a, M)
+
+    @t.kernel
+    def root(a):
+        return leaf(a)
+
+    doc = capture(root)
+    cap = doc["attrs"]["htp.capture"]
+    assert [e["name"] for e in cap["entries"]] == ["leaf", "root"]
+    tree = _ast_json.from_json(doc)
+    assert [f.name for f in tree.body] == ["leaf", "root"]
+
+
+def test_unsupported_global_is_a_diagnostic_at_its_span(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a):
+        return a + TABLE["a"]
+
+    with pytest.raises(htp.CaptureError) as e:
+        capture(k)
+    (d,) = e.value.diagnostics
+    assert d["message"].startswith("cannot capture global 'TABLE' of type dict")
+    with open(__file__) as f:
+        line = f.read().splitlines()[d["span"]["line"] - 1]
+    assert line[d["span"]["col"]:d["span"]["end_col"]] == "TABLE"
+    assert f"{__file__}:{d['span']['line']}:{d['span']['col'] + 1}: error: cannot capture" in str(e.value)
+
+
+def test_unresolved_name_is_a_diagnostic_at_its_span(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a):
+        return a + undefined_thing  # noqa: F821
+
+    with pytest.raises(htp.CaptureError) as e:
+        capture(k)
+    (d,) = e.value.diagnostics
+    assert d["message"] == "name 'undefined_thing' is not defined"
+    assert d["code"] == "capture.undefined"
+    with open(__file__) as f:
+        line = f.read().splitlines()[d["span"]["line"] - 1]
+    assert line[d["span"]["col"]:d["span"]["end_col"]] == "undefined_thing"
+    assert isinstance(e.value, htp.CompileError)
+
+
+def test_plain_function_reference_needs_a_decorator(ctx):
+    t = htp.dialects.toy
+
+    def plain(x):
+        return x
+
+    @t.kernel
+    def k(a):
+        return plain(a)
+
+    with pytest.raises(htp.CaptureError, match="closure variable 'plain' of type function: decorate it"):
+        capture(k)
+
+
+def test_captured_function_cannot_be_called(ctx):
+    @htp.dialects.toy.kernel
+    def k(a):
+        return a
+
+    with pytest.raises(TypeError, match="captured toy function"):
+        k(1)
+
+
+def test_capture_output_is_a_valid_host_module(ctx):
+    @htp.dialects.toy.kernel
+    def k(a):
+        return htp.dialects.toy.add(a, M)
+
+    doc = capture(k)
+    tree = _ast_json.from_json(doc)
+    assert isinstance(tree, ast.Module)
+    assert "def k(a):" in ast.unparse(tree)

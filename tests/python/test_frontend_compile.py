@@ -1,0 +1,181 @@
+"""ctx.compile to the toy target, packages, not-loaded dialects, and htp-host compile of a .py file."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import htp
+
+# Set by tests/python/CMakeLists.txt: the toy fixture plugin of tests/e2e and htp-host.
+TOY_PLUGIN = os.environ.get("HTP_TOY_PLUGIN", "")
+HTP_HOST = os.environ.get("HTP_HOST_EXE", "")
+needs_toy = pytest.mark.skipif(not os.path.isfile(TOY_PLUGIN), reason="HTP_TOY_PLUGIN not built")
+needs_host = pytest.mark.skipif(not os.path.isfile(HTP_HOST), reason="HTP_HOST_EXE not built")
+
+pytestmark = needs_toy
+
+N = 8
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return htp.Context([TOY_PLUGIN])
+
+
+def kernels():
+    toy = htp.dialects.toy  # the toy scanner recognises `@toy.kernel` / `toy.<op>` by their spelling
+
+    @toy.kernel
+    def scale(a):
+        b = toy.mul(a, N)
+        return b
+
+    @toy.kernel
+    def entry(a):
+        return scale(a)
+
+    return entry
+
+
+def test_compile_returns_a_package(ctx, tmp_path):
+    pkg = ctx.compile(kernels(), target="toy-sim", out=tmp_path / "pkg", dump_ir="all")
+    assert isinstance(pkg, htp.Package)
+    assert pkg.path == tmp_path / "pkg" and pkg.path.is_dir()
+    assert pkg.manifest["target"] == "toy-sim"
+    assert "codegen/toy/scale.txt" in pkg.files and "codegen/toy/entry.txt" in pkg.files
+    assert pkg.passes == ["toy.fold", "toy.check", "toy.emit"]
+    text = pkg.dump("toy.emit")
+    assert "def scale(a):" in text and "def entry(a):" in text
+    with pytest.raises(KeyError, match="no dump of 'nope'"):
+        pkg.dump("nope")
+
+
+def test_compile_options_force_and_pipeline(ctx, tmp_path):
+    out = tmp_path / "pkg"
+    ctx.compile(kernels(), target="toy-sim", out=out)
+    with pytest.raises(htp.CompileError):
+        ctx.compile(kernels(), target="toy-sim", out=out)
+    with pytest.raises(htp.CompileError, match="IR.Checked"):
+        ctx.compile(kernels(), target="toy-sim", out=out, force=True, pipeline="toy.fold,toy.emit")
+    pkg = ctx.compile(kernels(), target="toy-sim", out=out, force=True, pin_timings=True,
+                      pipeline=["toy.fold", "toy.check", "toy.emit"])
+    assert pkg.passes == ["toy.fold", "toy.check", "toy.emit"]
+    assert not any("toy.emit" in n for n in pkg.dumps())
+
+
+def test_compile_failure_raises_with_rendered_diagnostics(ctx, tmp_path):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a):
+        return a
+
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(k, target="no-such-target", out=tmp_path / "x")
+    assert "error:" in str(e.value)
+    assert not (tmp_path / "x").exists()
+
+
+def test_context_queries(ctx):
+    plugins = ctx.plugins()
+    assert len(plugins) == 1 and plugins[0]["path"] == os.path.realpath(TOY_PLUGIN)
+    d = {x["name"]: x for x in ctx.dialects()}["toy"]
+    assert d["plugin"] == plugins[0]["name"] and d["id"] == "toy.dialect"
+
+
+def test_bad_plugin_raises_plugin_error(tmp_path):
+    bad = tmp_path / "htp-bad.so"
+    bad.write_bytes(b"not a library")
+    with pytest.raises(htp.PluginError, match="htp-bad"):
+        htp.Context([str(bad)])
+
+
+def test_dialect_not_loaded_names_the_plugin(ctx, tmp_path):
+    t = htp.dialects.toy  # known: the toy plugin was loaded by another context
+
+    @t.kernel
+    def k(a):
+        return a
+
+    empty = htp.Context([], use_environment=False)
+    with pytest.raises(htp.CaptureError) as e:
+        empty.compile(k, target="toy-sim", out=tmp_path / "p")
+    (d,) = e.value.diagnostics
+    assert d["code"] == "capture.dialect-not-loaded"
+    assert "dialect 'toy', which is not loaded" in d["message"]
+    plugin = ctx.plugins()[0]["name"]
+    assert f"plugin '{plugin}'" in d["message"] and "htp-fixture-toy.so" in d["message"]
+    with open(__file__) as f:
+        assert f.read().splitlines()[d["span"]["line"] - 1].strip() == "@t.kernel"
+
+
+def test_stubs_are_generated_from_the_manifests(tmp_path):
+    from htp import stubgen
+    written = stubgen.write_stubs(str(tmp_path), [TOY_PLUGIN], use_environment=False)
+    stub = tmp_path / "dialects" / "toy.pyi"
+    assert str(stub) in written
+    text = stub.read_text()
+    assert "kernel: Any" in text
+    compile(text, str(stub), "exec")
+    assert (tmp_path / "intrinsics" / "toy.pyi").exists()
+
+
+PROGRAM = """\
+from htp.dialects import toy
+
+M = 4
+
+@toy.kernel
+def add(a, b):
+    return toy.add(a, b) + M
+"""
+
+
+def run_host(tmp_path, source, *extra):
+    prog = tmp_path / "prog.py"
+    prog.write_text(source)
+    env = dict(os.environ, HTP_PYTHON=sys.executable)
+    return subprocess.run([HTP_HOST, "--plugins", TOY_PLUGIN, "compile", str(prog), "-t", "toy-sim",
+                           "-o", str(tmp_path / "out"), *extra], capture_output=True, text=True, env=env,
+                          timeout=120), prog
+
+
+@needs_host
+def test_htp_host_compiles_a_python_program(tmp_path):
+    r, _ = run_host(tmp_path, PROGRAM)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["target"] == "toy-sim"
+    assert (tmp_path / "out" / "codegen" / "toy" / "add.txt").exists()
+
+
+@needs_host
+def test_htp_host_syntax_error_is_file_line_col(tmp_path):
+    r, prog = run_host(tmp_path, "from htp.dialects import toy\n\n@toy.kernel\ndef f(a):\n    return a +\n")
+    assert r.returncode == 1
+    assert f"{prog}:5:15: error: SyntaxError: invalid syntax" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@needs_host
+def test_htp_host_unresolved_name(tmp_path):
+    src = textwrap.dedent("""\
+        from htp.dialects import toy
+
+        @toy.kernel
+        def f(a):
+            return a + missing_name
+        """)
+    r, prog = run_host(tmp_path, src)
+    assert r.returncode == 1
+    assert f"{prog}:5:16: error: name 'missing_name' is not defined" in r.stderr, r.stderr
+
+
+@needs_host
+def test_htp_host_runtime_error_in_program(tmp_path):
+    r, prog = run_host(tmp_path, "import htp\nraise RuntimeError('boom')\n")
+    assert r.returncode == 1
+    assert f"{prog}:2:1: error: running" in r.stderr and "boom" in r.stderr, r.stderr
