@@ -59,6 +59,8 @@ def main():
         verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
         rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
                      bench.get("label", "")))
+    if not rows:
+        sys.exit("no benchmark matched")
     w = max(len(r[0]) for r in rows)
     print(f"{'figure':<{w}}  {'measured':>12}  {'target':>10}  verdict  benchmark")
     for name, bname, val, unit, limit, verdict, label in rows:

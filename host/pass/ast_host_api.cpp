@@ -56,11 +56,6 @@ void report(HtpDiag *sink, const char *code, std::string message, const Node *at
 
 std::string where(const Node *n) { return n ? std::string(n->type_name()) + " '" + ast::stable_id(*n) + "'" : "?"; }
 
-bool namespaced_key(std::string_view key) {
-  auto dot = key.find('.');
-  return dot != std::string_view::npos && dot > 0 && dot + 1 < key.size();
-}
-
 /// Reports a failed Expected and returns the status for it.
 template <class T> HtpStatus check(const Expected<T> &r, HtpDiag *sink, const Node *at) {
   if (r) return HTP_OK;
@@ -215,7 +210,7 @@ HtpStatus node_attr_get(HtpHost *, const HtpNode *n, HtpStr key, HtpStr *out) {
 
 /// Parses attribute JSON for `key`; reports and returns false when either is unacceptable.
 bool parse_attr(HtpStr key, HtpStr json, nlohmann::json &value, HtpDiag *sink, const Node *at) {
-  if (!namespaced_key(view(key))) {
+  if (!ast::is_attribute_key(view(key))) {
     report(sink, "ast.attr-key", "attribute key '" + std::string(view(key)) + "' is not namespaced (ns.name)", at);
     return false;
   }
