@@ -77,6 +77,7 @@ def test_globals_become_constants(ctx):
         lines = f.read().splitlines()
     assert lines[fn.lineno - 1].strip() == "def k(a):"
     assert doc["source"].startswith('"""Capture:')
+    assert fn._htp_attrs == {"htp.dialect": "toy", "htp.decorator": "kernel"}
 
 
 def test_closures_and_nested_functions(ctx):
@@ -183,3 +184,29 @@ def test_capture_output_is_a_valid_host_module(ctx):
     tree = _ast_json.from_json(doc)
     assert isinstance(tree, ast.Module)
     assert "def k(a):" in ast.unparse(tree)
+
+
+def test_surface_names_import_from_dialect_and_intrinsic_modules(ctx):
+    from htp.dialects.toy import kernel
+    from htp.intrinsics import toy as toy_ops
+
+    assert "add" in dir(toy_ops) and repr(toy_ops.add)
+
+    @kernel
+    def k(a):
+        return toy_ops.mul(a, M)
+
+    doc = capture(k)
+    assert doc["attrs"]["htp.capture"]["entries"][0]["dialect"] == "toy"
+    assert doc["attrs"]["htp.capture"]["constants"] == {"M": 1024}
+
+
+def test_decorator_factories_capture_too(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel(grid=4)
+    def k(a):
+        return a
+
+    assert isinstance(k, htp.surface.CapturedFunction) and k.decorator == "kernel"
+    assert capture(k)["attrs"]["htp.capture"]["entries"][0]["name"] == "k"

@@ -51,6 +51,10 @@ def test_compile_returns_a_package(ctx, tmp_path):
     assert "def scale(a):" in text and "def entry(a):" in text
     with pytest.raises(KeyError, match="no dump of 'nope'"):
         pkg.dump("nope")
+    # The resolved dialect reaches the host as node attributes of each captured function.
+    dumped = json.loads((pkg.path / "ir" / "03_toy.emit.ast.json").read_text())
+    fns = dumped["root"]["body"]
+    assert [f["_attrs"] for f in fns] == [{"htp.decorator": "kernel", "htp.dialect": "toy"}] * 2
 
 
 def test_compile_options_force_and_pipeline(ctx, tmp_path):

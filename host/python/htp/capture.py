@@ -3,7 +3,8 @@
 ``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
 at the original lines), adds every other captured function they reference, and resolves each global or
 closure name they read: numbers, strings, booleans, None and tuples of these become constants (module
-attribute ``htp.capture``); captured functions are included; surface symbols, modules and builtins are
+attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
+attributes ``htp.dialect`` and ``htp.decorator``, whatever the decorator's spelling); surface symbols, modules and builtins are
 fine; anything else is a diagnostic at the name's span.
 
 ``python -m htp.capture PROG --output OUT.json --diagnostics DIAG.json [--plugins SPEC ...]`` is the
@@ -242,6 +243,9 @@ def capture(functions, *, loaded_dialects=None) -> dict:
         diags.sort(key=lambda d: (d["span"]["line"], d["span"]["col"]))
         raise CaptureError(diags)
     members = sorted(included.values(), key=lambda p: (p[1].lineno, p[1].col_offset))
+    for cf, node in members:  # the resolved dialect, whatever the decorator's spelling (`t.kernel`, `kernel`)
+        node._htp_attrs = {**getattr(node, "_htp_attrs", {}), "htp.dialect": cf.dialect,
+                           "htp.decorator": cf.decorator}
     module = ast.Module(body=[node for _, node in members], type_ignores=[])
     attrs = {ATTR: {
         "entries": [{"name": cf.fn.__name__, "dialect": cf.dialect, "decorator": cf.decorator,
