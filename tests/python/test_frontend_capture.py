@@ -210,3 +210,50 @@ def test_decorator_factories_capture_too(ctx):
 
     assert isinstance(k, htp.surface.CapturedFunction) and k.decorator == "kernel"
     assert capture(k)["attrs"]["htp.capture"]["entries"][0]["name"] == "k"
+
+
+def test_locals_of_every_kind_are_not_globals(ctx):
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a, *rest, key=None, **kw):
+        global M
+        total = M
+        for i, j in zip(rest, rest):
+            total += i + j
+        squares = {n: n * n for n in range(a)}
+        with open(a) as fh:
+            total += len(fh.read())
+        try:
+            total += 1
+        except ValueError as err:
+            total += len(str(err))
+        f = lambda q: q + total  # noqa: E731
+        import math as m
+        while (w := a) > 0:
+            total += w
+        return f(total) + len(squares) + m.floor(1.5) + key + len(kw)
+
+    cap = capture(k)["attrs"]["htp.capture"]
+    assert cap["constants"] == {"M": 1024}
+
+
+def test_unbound_closure_variable_is_not_defined(ctx):
+    t = htp.dialects.toy
+
+    def make():
+        @t.kernel
+        def k(a):
+            return a + later
+
+        return k
+
+        later = 1  # noqa: F841 - never assigned before capture
+
+    with pytest.raises(htp.CaptureError, match="name 'later' is not defined"):
+        capture(make())
+
+
+def test_default_context_loads_builtin_plugins():
+    ctx = htp.Context()
+    assert isinstance(ctx.dialects(), list) and isinstance(ctx.plugins(), list)
