@@ -8,7 +8,6 @@ namespace htp {
 
 namespace {
 
-const std::vector<FactId> kNoFacts;
 const std::vector<uint32_t> kNoPatterns;
 const std::vector<PatternRef> kNoRefs;
 
@@ -71,7 +70,10 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   provided_arena_.reserve(provided);
   fact_by_text_.reserve(provided);
   facts_.reserve(provided);
-  facts_by_param_.reserve(provided);
+  facts_by_param_.heads.reserve(provided);
+  facts_by_param_.entries.reserve(provided);
+  facts_by_name_.heads.reserve(provided);
+  facts_by_name_.entries.reserve(provided);
   // Lists go into the arenas first; spans are taken once the arenas stop growing.
   constexpr size_t kLists = 6;
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
@@ -224,8 +226,8 @@ FactId CapabilityIndex::intern(const Capability &fact) {
   fact_by_text_.emplace(std::string_view(stored), id);
   for (const CapabilityParam &p : fact.params)
     if (const auto *s = std::get_if<std::string>(&p.value))
-      facts_by_param_[param_key(fact.ns, fact.name, p.key, *s)].push_back(id);
-  facts_by_name_[name_key(fact.ns, fact.name)].push_back(id);
+      facts_by_param_.add(param_key(fact.ns, fact.name, p.key, *s), id);
+  facts_by_name_.add(name_key(fact.ns, fact.name), id);
   facts_.push_back(&fact);
   return id;
 }
@@ -236,25 +238,47 @@ std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {
   return it->second;
 }
 
+void CapabilityIndex::Postings::add(CapabilityKey key, uint32_t id) {
+  auto entry = static_cast<uint32_t>(entries.size());
+  entries.emplace_back(id, UINT32_MAX);
+  Head &h = heads[key];
+  if (h.count == 0)
+    h.first = entry;
+  else
+    entries[h.last].second = entry;
+  h.last = entry;
+  ++h.count;
+}
+
+const CapabilityIndex::Postings::Head *CapabilityIndex::Postings::find(CapabilityKey key) const {
+  auto it = heads.find(key);
+  return it == heads.end() ? nullptr : &it->second;
+}
+
 std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) const {
-  const std::vector<FactId> *best = &facts_named(pattern.ns, pattern.name);
+  const Postings::Head *best = facts_by_name_.find(name_key(pattern.ns, pattern.name));
+  if (!best) return {};
+  const Postings *list = &facts_by_name_;
   // A text parameter must be equal, so the shortest posting list of one bounds the scan.
   for (const CapabilityParam &p : pattern.params) {
     const auto *s = std::get_if<std::string>(&p.value);
     if (!s) continue;
-    auto it = facts_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *s));
-    if (it == facts_by_param_.end()) return {};
-    if (it->second.size() < best->size()) best = &it->second;
+    const Postings::Head *h = facts_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *s));
+    if (!h) return {};
+    if (h->count < best->count) best = h, list = &facts_by_param_;
   }
   std::vector<FactId> out;
-  for (FactId f : *best)
+  list->each(*best, [&](FactId f) {
     if (matches(pattern, *facts_[f])) out.push_back(f);
+  });
   return out;
 }
 
-const std::vector<FactId> &CapabilityIndex::facts_named(std::string_view ns, std::string_view name) const {
-  auto it = facts_by_name_.find(name_key(ns, name));
-  return it == facts_by_name_.end() ? kNoFacts : it->second;
+std::vector<FactId> CapabilityIndex::facts_named(std::string_view ns, std::string_view name) const {
+  std::vector<FactId> out;
+  if (const Postings::Head *h = facts_by_name_.find(name_key(ns, name)))
+    facts_by_name_.each(*h, [&](FactId f) { out.push_back(f); });
+  return out;
 }
 
 void CapabilityIndex::PatternAnchors::add(const Capability &pattern, uint32_t id) {

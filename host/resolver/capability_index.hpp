@@ -114,7 +114,7 @@ public:
   std::vector<FactId> matching_facts(const Capability &pattern) const;
   /// Facts filed under this Namespace.Name, ascending (near-match explanations). A list may hold a
   /// fact of another name whose key collides: check ns and name before relying on one.
-  const std::vector<FactId> &facts_named(std::string_view ns, std::string_view name) const;
+  std::vector<FactId> facts_named(std::string_view ns, std::string_view name) const;
 
   /// Index facts that requirement / conflict / invalidates pattern `entry` of component c matches.
   std::span<const FactId> requires_matches(ComponentIndex c, uint32_t entry) const;
@@ -192,8 +192,27 @@ private:
   std::deque<std::string> fact_texts_;
   std::unordered_map<std::string_view, FactId> fact_by_text_;
   Rows providers_;
-  std::unordered_map<CapabilityKey, std::vector<FactId>> facts_by_name_;
-  std::unordered_map<CapabilityKey, std::vector<FactId>> facts_by_param_;
+  /// Posting lists chained through one entry array, so a key costs no allocation of its own.
+  struct Postings {
+    struct Head {
+      uint32_t first = UINT32_MAX;
+      uint32_t last = UINT32_MAX;
+      uint32_t count = 0;
+    };
+    std::unordered_map<CapabilityKey, Head> heads;
+    std::vector<std::pair<uint32_t, uint32_t>> entries; ///< (id, next entry or UINT32_MAX)
+    /// Appends id to the list of key.
+    void add(CapabilityKey key, uint32_t id);
+    /// The list of key, or nullptr.
+    const Head *find(CapabilityKey key) const;
+    /// Calls f(id) for each id of a list, in insertion order.
+    template <class F> void each(const Head &h, F f) const {
+      for (uint32_t e = h.first; e != UINT32_MAX; e = entries[e].second)
+        f(entries[e].first);
+    }
+  };
+  Postings facts_by_name_;
+  Postings facts_by_param_;
   Rows matches_; ///< One row per requirement, conflict, invalidates pattern.
   std::vector<std::array<uint32_t, 3>> match_base_; ///< Per component: first row of each of the three.
   std::vector<PatternRef> applies_;
