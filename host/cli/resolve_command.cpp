@@ -108,13 +108,15 @@ int run_resolve(Session &session, const ResolveArgs &args) {
     }
     lock = std::move(*read);
     lock_diffs.append(compare_lockfile_plugins(*lock, loaded_plugins(registry), args.locked));
-    // Reproduce the locked backend and binding unless the user picks others.
-    if (!request.backend) {
-      if (std::string id = locked_choice(*lock, "backend"); !id.empty()) request.backend = id;
-    }
-    if (!request.binding) {
-      if (std::string id = locked_choice(*lock, "binding"); !id.empty()) request.binding = id;
-    }
+    // Reproduce the locked backend and binding unless the user picks others (a locked one that is no
+    // longer loaded is already reported as a difference).
+    auto pin = [&](std::optional<std::string> &pick, const char *kind) {
+      std::string id = locked_choice(*lock, kind);
+      const Component *c = id.empty() ? nullptr : registry.find(id);
+      if (!pick && c && component_kind_name(c->kind) == std::string_view(kind)) pick = id;
+    };
+    pin(request.backend, "backend");
+    pin(request.binding, "binding");
   }
 
   Resolution resolution = resolve(registry, request);
