@@ -183,3 +183,47 @@ def test_htp_host_runtime_error_in_program(tmp_path):
     r, prog = run_host(tmp_path, "import htp\nraise RuntimeError('boom')\n")
     assert r.returncode == 1
     assert f"{prog}:2:1: error: running" in r.stderr and "boom" in r.stderr, r.stderr
+
+
+
+def test_compile_releases_the_gil(ctx, tmp_path):
+    import copy
+    import threading
+    import time
+
+    from htp import _ast_json
+    from htp.capture import capture
+
+    doc = capture(kernels())
+    fn = doc["root"]["body"][0]
+    body = []
+    for i in range(800):  # enough host work (scan, passes, 800 emitted files) to take a while
+        f = copy.deepcopy(fn)
+        f["name"] = f"k{i}"
+        body.append(f)
+    doc["root"]["body"] = body
+    text = _ast_json.dumps(doc)
+
+    state = {"gap": 0.0, "done": False}
+
+    def spin():  # the longest time this thread went without running Python
+        last = time.perf_counter()
+        while not state["done"]:
+            now = time.perf_counter()
+            state["gap"] = max(state["gap"], now - last)
+            last = now
+
+    th = threading.Thread(target=spin)
+    th.start()
+    try:
+        time.sleep(0.02)
+        state["gap"] = 0.0
+        t0 = time.perf_counter()
+        ctx._host.compile(text, "toy-sim", str(tmp_path / "big"), {})
+        took = time.perf_counter() - t0
+        gap = state["gap"]
+    finally:
+        state["done"] = True
+        th.join()
+    # Holding the GIL for the whole call would stop the other thread for all of it.
+    assert gap < 0.5 * took, (gap, took)
