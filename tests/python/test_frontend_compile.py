@@ -227,3 +227,26 @@ def test_compile_releases_the_gil(ctx, tmp_path):
         th.join()
     # Holding the GIL for the whole call would stop the other thread for all of it.
     assert gap < 0.5 * took, (gap, took)
+
+
+def test_failing_pass_with_keep_failed(ctx, tmp_path):
+    toy = htp.dialects.toy
+
+    @toy.kernel
+    def boom(a):
+        return toy.explode(a)
+
+    out = tmp_path / "pkg"
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(boom, target="toy-sim", out=out, keep_failed=True)
+    text = str(e.value)
+    assert "toy.explode cannot be lowered" in text and f"{__file__}:" in text, text
+    assert "kept the failed compile in" in text
+    assert not out.exists() and (tmp_path / "pkg.failed").is_dir()
+
+
+@needs_host
+def test_htp_host_program_without_captured_functions(tmp_path):
+    r, prog = run_host(tmp_path, "X = 1\n")
+    assert r.returncode == 1
+    assert f"{prog}:1:1: error: '{prog}' defines no captured function" in r.stderr, r.stderr
