@@ -130,7 +130,7 @@ int run_resolve(Session &session, const ResolveArgs &args) {
     std::cout << plan.to_json_text();
   else if (args.explain)
     std::cout << plan.explain();
-  else
+  else if (args.dot != "-")  // `--dot -` alone prints only the graph
     std::cout << summary(plan);
   std::cout << std::flush;
 

@@ -105,6 +105,13 @@ std::string plan_to_dot(const Plan &plan) {
       }
       os << "  " << it->second << " -> c" << i << " [style=dashed, label=\"required by\"];\n";
     }
+  // Facts that made passes apply.
+  for (size_t i = 0; i < plan.components.size(); ++i)
+    for (const std::string &a : plan.components[i]->applies_to)
+      if (auto pattern = parse_capability(a, CapabilityMode::Requirement))
+        for (const auto &[node, f] : facts)
+          if (matches(*pattern, f))
+            os << "  " << node << " -> c" << i << " [style=dotted, label=\"applies\"];\n";
   // Pass order.
   for (size_t i = 0; i + 1 < plan.passes.size(); ++i) {
     auto a = component_node.find(plan.passes[i].component->id);
