@@ -1,6 +1,7 @@
 """Capture: globals, closures, nested functions, referenced captured functions, diagnostics at spans."""
 import ast
 import importlib
+import importlib.util
 import os
 
 import pytest
@@ -257,3 +258,22 @@ def test_unbound_closure_variable_is_not_defined(ctx):
 def test_default_context_loads_builtin_plugins():
     ctx = htp.Context()
     assert isinstance(ctx.dialects(), list) and isinstance(ctx.plugins(), list)
+
+
+def test_captured_function_of_another_file_is_a_diagnostic(ctx, tmp_path):
+    other = tmp_path / "other_kernels.py"
+    other.write_text("from htp.dialects import toy\n\n@toy.kernel\ndef leaf(a):\n    return a\n")
+    spec = importlib.util.spec_from_file_location("other_kernels", other)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    leaf = mod.leaf
+
+    @htp.dialects.toy.kernel
+    def root(a):
+        return leaf(a)
+
+    with pytest.raises(htp.CaptureError, match="captured function 'leaf' is defined in .*other_kernels.py") as e:
+        capture(root)
+    (d,) = e.value.diagnostics
+    with open(__file__) as f:
+        assert f.read().splitlines()[d["span"]["line"] - 1].strip() == "return leaf(a)"

@@ -218,7 +218,13 @@ def capture(functions, *, loaded_dialects=None) -> dict:
             if kind == "builtin" or isinstance(value, (Symbol, SurfaceModule, types.ModuleType)):
                 continue
             if isinstance(value, CapturedFunction):
-                work.append(value)
+                if value.fn.__code__.co_filename != file:
+                    diags.append(diagnostic("capture.other-file",
+                                            f"captured function '{name}' is defined in "
+                                            f"'{value.fn.__code__.co_filename}', not in '{file}': a compile "
+                                            "unit holds the captured functions of one file", span))
+                else:
+                    work.append(value)
                 continue
             try:
                 c = _constant(value)
