@@ -1,5 +1,7 @@
 #include "loader/host_api.hpp"
 
+#include <htp/capability.hpp>
+
 #include "ast/grammar.hpp"
 #include "pass/invocation.hpp"
 
@@ -86,6 +88,25 @@ void report_to(HtpDiag *sink, Diagnostic d) {
   if (sink && sink->list) sink->list->report(std::move(d));
 }
 
+/// Every capability list must parse: provided facts as facts, everything else as requirements.
+void check_capabilities(const Component &c) {
+  auto check = [&](const std::vector<std::string> &list, const char *field, CapabilityMode mode) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto parsed = parse_capability(list[i], mode);
+      if (!parsed)
+        throw DescriptorError{std::string(field) + "[" + std::to_string(i) + "]: '" + list[i] +
+                              "' is not a valid capability (column " + std::to_string(parsed.error().column + 1) +
+                              ": " + parsed.error().reason + ")"};
+    }
+  };
+  check(c.provides, "provides", CapabilityMode::Fact);
+  check(c.requires_, "requires", CapabilityMode::Requirement);
+  check(c.conflicts, "conflicts", CapabilityMode::Requirement);
+  check(c.accepts, "accepts", CapabilityMode::Requirement);
+  check(c.applies_to, "applies_to", CapabilityMode::Requirement);
+  check(c.invalidates, "invalidates", CapabilityMode::Requirement);
+}
+
 template <class Desc, class Fill>
 HtpStatus register_component(HtpHost *host, const Desc *desc, HtpDiag *sink, ComponentKind kind,
                              const char *type, Fill fill) {
@@ -98,6 +119,7 @@ HtpStatus register_component(HtpHost *host, const Desc *desc, HtpDiag *sink, Com
     c.kind = kind;
     fill_info(c, d.info);
     fill(c, d);
+    check_capabilities(c);
     host->pending.push_back(std::move(c));
     return HTP_OK;
   } catch (const DescriptorError &e) {

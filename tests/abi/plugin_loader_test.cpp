@@ -164,6 +164,15 @@ INSTANTIATE_TEST_SUITE_P(
       return n.substr(n.rfind('-') + 1);
     });
 
+TEST(PluginLoader, MalformedCapabilityTextIsRejectedAtRegistration) {
+  htp::PluginHost host;
+  auto o = load_one(host, fixture("fixture-bad-capability"));
+  EXPECT_EQ(o.plugin, nullptr);
+  EXPECT_NE(o.text().find("provides[1]: 'Backend.PTO(variant=' is not a valid capability (column 21:"),
+            std::string::npos)
+      << o.text();
+}
+
 TEST(PluginLoader, InitErrorCarriesThePluginsMessage) {
   htp::PluginHost host;
   auto o = load_one(host, fixture("fixture-init-error"));

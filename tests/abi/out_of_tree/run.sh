@@ -23,3 +23,11 @@ print("ok: the installed htp-host loads", len(names), "plugins:", ", ".join(name
 "$host" --plugins "$plugin" plugins inspect hello | grep -q "pass hello.greet 0.1.0" || { echo "FAIL: inspect"; exit 1; }
 nm -D --defined-only "$plugin" | awk '{print $NF}' | grep -v '^htp_' && { echo "FAIL: non-htp exports"; exit 1; }
 echo "ok: out-of-tree plugin built against the installed SDK"
+# The installed Python package imports and loads the installed plugins.
+PYTHONPATH="$work/prefix/lib/python3/dist-packages" /usr/bin/python3 -c '
+import htp, sys
+ctx = htp.Context()
+names = sorted(p["name"] for p in ctx.plugins())
+assert len(names) == 6, names
+print("ok: installed htp package imports from", htp.__file__, "and loads", len(names), "plugins")
+'
