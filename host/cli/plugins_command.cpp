@@ -32,12 +32,6 @@ nlohmann::json plugin_json(const LoadedPlugin &p, bool with_components) {
   return j;
 }
 
-std::string join(const std::vector<std::string> &v) {
-  std::string out;
-  for (const auto &s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 int list_plugins(Session &session, bool json) {
   PluginHost &host = session.plugins();
   if (json) {
@@ -79,7 +73,7 @@ int inspect_plugin(Session &session, const std::string &name, bool json) {
     if (!c->summary.empty()) std::cout << " — " << c->summary;
     std::cout << '\n';
     auto line = [](const char *label, const std::vector<std::string> &v) {
-      if (!v.empty()) std::cout << "      " << label << ": " << join(v) << '\n';
+      if (!v.empty()) std::cout << "      " << label << ": " << join_text(v) << '\n';
     };
     if (!c->name.empty()) std::cout << "      name: " << c->name << '\n';
     line("names", c->names);

@@ -13,6 +13,15 @@ const char *severity_name(Severity s) {
   return "error";
 }
 
+std::string join_text(const std::vector<std::string> &items, const char *separator) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += separator;
+    s += items[i];
+  }
+  return s;
+}
+
 Diagnostic Diagnostic::error(std::string code, std::string message, Span span) {
   return Diagnostic{Severity::Error, std::move(code), std::move(message), std::move(span), {}};
 }

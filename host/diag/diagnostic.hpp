@@ -45,6 +45,9 @@ struct Diagnostic {
 
 const char *severity_name(Severity s);
 
+/// The items joined by `separator` ("a, b, c"), for messages that list things.
+std::string join_text(const std::vector<std::string> &items, const char *separator = ", ");
+
 /// Collects diagnostics of one operation.
 class DiagnosticList {
 public:

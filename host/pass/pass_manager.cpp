@@ -112,11 +112,7 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
                                                                      "', which no chosen component or earlier pass "
                                                                      "provided");
       auto held = facts.sorted();
-      d.with_note("facts before '" + pass.id + "': " + (held.empty() ? std::string("none") : [&] {
-        std::string s;
-        for (const auto &f : held) s += (s.empty() ? "" : ", ") + f;
-        return s;
-      }()));
+      d.with_note("facts before '" + pass.id + "': " + (held.empty() ? std::string("none") : join_text(held)));
       event.diagnostics.report(d);
       result.diagnostics.report(std::move(d));
       result.events.push_back(std::move(event));

@@ -6,12 +6,6 @@ namespace htp {
 
 namespace {
 
-std::string joined(const std::vector<std::string> &items, const char *sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i ? sep : "") + items[i];
-  return s;
-}
 
 } // namespace
 
@@ -85,7 +79,7 @@ Diagnostic explain_unmet(const Selection &selection, uint32_t need,
       const auto *member = o.capability.find(member_key);
       std::string m = member ? to_string(*member) : std::string("?");
       d.with_note("nearly: " + describe(c) + " has no " + member_key + " '" + m +
-                  "' (it has: " + joined(comp.names) + ")");
+                  "' (it has: " + join_text(comp.names) + ")");
     }
     for (const std::string &s : unloaded.named(n.needed_kind, *text))
       d.with_note(s);
@@ -104,7 +98,7 @@ Diagnostic explain_unaccepted(const Selection &selection, const Obligation &obli
     const Component &c = *ic.component;
     std::string h = c.id + " accepts it";
     if (!c.targets.empty())
-      h += " for " + joined(c.targets);
+      h += " for " + join_text(c.targets);
     else
       h += " but is not selected";
     if (hints.empty() || hints.back() != h) hints.push_back(std::move(h));
@@ -113,7 +107,7 @@ Diagnostic explain_unaccepted(const Selection &selection, const Obligation &obli
     hints.push_back(std::move(h));
   std::string message = obligation.display() + " is not accepted by target " + target +
                         " — no selected component accepts " + to_string(obligation.capability) + "; ";
-  message += hints.empty() ? "no loaded or known component accepts it" : joined(hints, "; ");
+  message += hints.empty() ? "no loaded or known component accepts it" : join_text(hints, "; ");
   return Diagnostic::error("resolve.unaccepted", std::move(message), obligation.span);
 }
 

@@ -21,12 +21,6 @@ Capability target_fact(const std::string &target) {
 
 namespace {
 
-std::string joined(const std::vector<std::string> &items, const char *sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i ? sep : "") + items[i];
-  return s;
-}
 
 std::string span_text(const Span &span) {
   if (!span.known()) return {};
@@ -90,7 +84,7 @@ ResolveRun::choose_for_target(ComponentKind kind, const std::optional<std::strin
     std::vector<std::string> out;
     for (ComponentIndex c : cs)
       out.push_back("'" + comp(c).id + "'");
-    return joined(out);
+    return join_text(out);
   };
   Choice choice;
   choice.rule = kind == ComponentKind::Backend ? ChoiceRule::TargetBackend : ChoiceRule::TargetBinding;
@@ -108,7 +102,7 @@ ResolveRun::choose_for_target(ComponentKind kind, const std::optional<std::strin
     if (std::find(claim.begin(), claim.end(), *c) == claim.end()) {
       Diagnostic d = Diagnostic::error("resolve.pick-target", kind_name + " '" + *pick + "' (" + flag +
                                                                   ") does not support target " + req_.target);
-      d.with_note("it supports: " + joined(comp(*c).targets));
+      d.with_note("it supports: " + join_text(comp(*c).targets));
       d.with_note(kind_name + "s for target " + req_.target + ": " + (claim.empty() ? "none" : ids(claim)));
       report(std::move(d));
       return std::nullopt;
@@ -173,7 +167,7 @@ std::optional<Choice> ResolveRun::choose_pipeline(const std::optional<Choice> &b
     for (ComponentIndex c : pick)
       ids.push_back("'" + comp(c).id + "'");
     Diagnostic d = Diagnostic::error("resolve.ambiguous-pipeline",
-                                     "pipelines " + joined(ids) + " all target " + req_.target +
+                                     "pipelines " + join_text(ids) + " all target " + req_.target +
                                          "; pass an explicit pass list instead");
     for (ComponentIndex c : pick)
       d.with_note(describe_component(comp(c)));
@@ -432,7 +426,7 @@ Derivation ResolveRun::derive(const Choice &choice) const {
         }
       parts.push_back(std::move(part));
     }
-    d.because = "applies: " + joined(parts, "; ");
+    d.because = "applies: " + join_text(parts, "; ");
     break;
   }
   case ChoiceRule::Requirement: {
@@ -502,7 +496,7 @@ Resolution ResolveRun::run() {
     Diagnostic d =
         Diagnostic::error("resolve.unknown-target",
                           "unknown target '" + req_.target + "'; known targets: " +
-                              (known.empty() ? std::string("none (no backend is loaded)") : joined(known)));
+                              (known.empty() ? std::string("none (no backend is loaded)") : join_text(known)));
     for (const auto &h : unloaded_.claiming(req_.target))
       d.with_note(h);
     report(std::move(d));

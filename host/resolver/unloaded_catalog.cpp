@@ -1,5 +1,7 @@
 #include "resolver/unloaded_catalog.hpp"
 
+#include "diag/diagnostic.hpp"
+
 #include <algorithm>
 
 namespace htp {
@@ -16,13 +18,6 @@ namespace {
 std::string load_hint(const Component &c) {
   std::string s = " — not loaded; load " + describe_plugin_file(c.plugin);
   if (!c.plugin.path.empty()) s += " with --plugins " + c.plugin.path;
-  return s;
-}
-
-std::string joined(const std::vector<std::string> &items) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i ? ", " : "") + items[i];
   return s;
 }
 
@@ -63,7 +58,7 @@ std::vector<std::string> UnloadedCatalog::acceptors_of(const Capability &obligat
     for (const Capability &a : e.accepts)
       if (matches(a, obligation)) {
         std::string s = e.component->id + " accepts it";
-        if (!e.component->targets.empty()) s += " for " + joined(e.component->targets);
+        if (!e.component->targets.empty()) s += " for " + join_text(e.component->targets);
         out.push_back(s + load_hint(*e.component));
         break;
       }
