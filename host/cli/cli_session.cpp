@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace htp::cli {
@@ -30,6 +31,26 @@ bool configure_logging(const std::string &level) {
     return true;
   }
   return set_log_level(level);
+}
+
+std::optional<Diagnostic> write_output_file(const std::string &path, const std::string &text) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return std::nullopt;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) return Diagnostic::error("io.write", "cannot write '" + path + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Diagnostic::error("io.write", "cannot write '" + path + "': " + ec.message());
+  }
+  return std::nullopt;
 }
 
 std::string absolute_cli_path(const std::string &path) {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ private:
 
 /// Configures spdlog: stderr only, level from `level` (or HTP_LOG_LEVEL); false on an unknown level.
 bool configure_logging(const std::string &level);
+
+/// Writes text to `path` through a temporary sibling renamed into place, or to stdout for "-".
+std::optional<Diagnostic> write_output_file(const std::string &path, const std::string &text);
 
 /// A path from the command line made absolute against the working directory.
 std::string absolute_cli_path(const std::string &path);

@@ -133,23 +133,8 @@ int write_manifest(const std::string &path, const std::string &out) {
     m.components.push_back(std::move(copy));
   }
   std::string text = plugin_manifest_to_json(m).dump(2) + "\n";
-  if (out.empty() || out == "-") {
-    std::cout << text;
-    return kExitOk;
-  }
-  std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) {
-      Session::print(Diagnostic::error("io.write", "cannot write '" + tmp + "'"));
-      return kExitError;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) {
-    Session::print(Diagnostic::error("io.write", "cannot rename '" + tmp + "' to '" + out + "': " + ec.message()));
+  if (auto e = write_output_file(out.empty() ? "-" : out, text)) {
+    Session::print(*e);
     return kExitError;
   }
   return kExitOk;

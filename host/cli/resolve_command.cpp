@@ -27,27 +27,6 @@ struct ResolveArgs {
   std::string locked;
 };
 
-/// Writes text to a file (through a temporary sibling) or to stdout for "-"; a diagnostic on failure.
-std::optional<Diagnostic> write_output(const std::string &path, const std::string &text) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return std::nullopt;
-  }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return Diagnostic::error("io.write", "cannot write '" + path + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Diagnostic::error("io.write", "cannot write '" + path + "'");
-  }
-  return std::nullopt;
-}
-
 /// The default output: what was chosen, one line each, and the passes in run order.
 std::string summary(const Plan &plan) {
   std::string s = "target " + plan.target + "\n";
@@ -136,7 +115,7 @@ int run_resolve(Session &session, const ResolveArgs &args) {
 
   DiagnosticList io;
   if (!args.dot.empty())
-    if (auto e = write_output(args.dot == "-" ? "-" : absolute_cli_path(args.dot), plan_to_dot(plan)))
+    if (auto e = write_output_file(args.dot == "-" ? "-" : absolute_cli_path(args.dot), plan_to_dot(plan)))
       io.report(*e);
   if (!args.lock.empty())
     if (auto e = write_lockfile(Lockfile::from_plan(plan), absolute_cli_path(args.lock))) io.report(*e);
