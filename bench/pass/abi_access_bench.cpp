@@ -51,6 +51,17 @@ void BM_AbiNodeChild(benchmark::State &state) {
 }
 BENCHMARK(BM_AbiNodeChild);
 
+// node_child_at with a field index looked up once: the hot-loop form.
+void BM_AbiNodeChildAt(benchmark::State &state) {
+  Setup &s = setup();
+  const HtpNode *n = htp::to_handle(s.binop.get());
+  int32_t left = s.api.ast_field_index(s.api.host, s.api.node_kind(s.api.host, n), HtpStr{"left", 4});
+  for (auto _ : state) benchmark::DoNotOptimize(s.api.node_child_at(s.api.host, n, left));
+  state.counters["seconds_per_call"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AbiNodeChildAt);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -111,6 +111,20 @@ HtpNode *node_child(HtpHost *, const HtpNode *n, HtpStr field) {
   return n ? to_handle(to_node(n)->child(view(field))) : nullptr;
 }
 
+int32_t ast_field_index(HtpHost *, int32_t kind, HtpStr name) {
+  if (kind < 0 || static_cast<size_t>(kind) >= ast::kKindCount) return -1;
+  auto i = ast::field_index(static_cast<ast::Kind>(kind), view(name));
+  return i ? static_cast<int32_t>(*i) : -1;
+}
+
+HtpNode *node_child_at(HtpHost *, const HtpNode *n, int32_t index) {
+  if (!n || index < 0) return nullptr;
+  const Node *node = to_node(n);
+  if (static_cast<size_t>(index) >= node->field_count()) return nullptr;
+  auto *p = std::get_if<NodePtr>(&node->field(static_cast<size_t>(index)));
+  return p ? to_handle(p->get()) : nullptr;
+}
+
 size_t node_list_size(HtpHost *, const HtpNode *n, HtpStr field) {
   if (!n) return 0;
   const ast::Value *v = to_node(n)->field(view(field));
@@ -500,6 +514,8 @@ void fill_ast_api(HtpHostApi &api) {
   api.pass_option = &pass_option;
   api.pass_write_file = &pass_write_file;
   api.obligation_add = &obligation_add;
+  api.ast_field_index = &ast_field_index;
+  api.node_child_at = &node_child_at;
 }
 
 }  // namespace htp

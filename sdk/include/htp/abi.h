@@ -388,6 +388,13 @@ typedef struct HtpHostApi {
   /** Records an obligation (capability text, e.g. "Uses.Intrinsic(set=pto,op=add)") raised at `span`. */
   HtpStatus (*obligation_add)(HtpHost *host, HtpPassContext *ctx, HtpStr capability, const HtpSpan *span,
                               HtpDiag *sink);
+
+  /* ---- ABI 1.1: field access by index, for hot loops (look the index up once per kind, then reuse). ---- */
+
+  /** The index of field `name` in node kind `kind`, or -1; stable for the process. */
+  int32_t (*ast_field_index)(HtpHost *host, int32_t kind, HtpStr name);
+  /** The node in field `index` of `node` (NULL when null, not a node field, or out of range). */
+  HtpNode *(*node_child_at)(HtpHost *host, const HtpNode *node, int32_t index);
 } HtpHostApi;
 
 /* ---- Plugin entry ---------------------------------------------------------------------------- */

@@ -64,6 +64,14 @@ public:
   NodeRef child(std::string_view field) const {
     return NodeRef(api_, node_ ? api_->node_child(api_->host, node_, to_htp_str(field)) : nullptr);
   }
+  /// The node in field number `index` (see field_index()): the fast path for hot matchers.
+  NodeRef child_at(int32_t index) const {
+    return NodeRef(api_, node_ ? api_->node_child_at(api_->host, node_, index) : nullptr);
+  }
+  /// The field number of `field` in nodes of this node's kind, or -1 (cache it per kind).
+  int32_t field_index(std::string_view field) const {
+    return api_->ast_field_index(api_->host, kind(), to_htp_str(field));
+  }
   /// Length of a list field.
   size_t size(std::string_view field) const {
     return node_ ? api_->node_list_size(api_->host, node_, to_htp_str(field)) : 0;

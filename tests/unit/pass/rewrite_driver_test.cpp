@@ -5,6 +5,7 @@
 #include "ast/printer.hpp"
 #include "loader/plugin_host.hpp"
 #include "package/package_writer.hpp"
+#include "pass/invocation.hpp"
 #include "pass/pass_runner.hpp"
 #include "support/python_source.hpp"
 
@@ -112,4 +113,16 @@ TEST_F(PassTest, WritingOutsideThePackageFailsThePass) {
       << r.diagnostics.render();
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(tmpl) / "escape.txt"));
   std::filesystem::remove_all(tmpl);
+}
+
+TEST_F(PassTest, FieldIndexAccessorsMatchTheNamedOnes) {
+  auto m = htp::test::parse_python("y = a + b\n");
+  const HtpHostApi *api = host->api_for("fixture-rewrite");
+  auto *binop = htp::to_handle(m.root->children("body")[0]->child("value"));
+  int32_t kind = api->node_kind(api->host, binop);
+  int32_t right = api->ast_field_index(api->host, kind, HtpStr{"right", 5});
+  EXPECT_EQ(right, 2);
+  EXPECT_EQ(api->node_child_at(api->host, binop, right), api->node_child(api->host, binop, HtpStr{"right", 5}));
+  EXPECT_EQ(api->ast_field_index(api->host, kind, HtpStr{"nope", 4}), -1);
+  EXPECT_EQ(api->node_child_at(api->host, binop, 99), nullptr);
 }
