@@ -46,13 +46,6 @@ std::string summary(const Plan &plan) {
   return s;
 }
 
-/// The locked choice of one kind (backend, binding), to reproduce it.
-std::string locked_choice(const Lockfile &lock, const char *kind) {
-  for (const LockedComponent &c : lock.components)
-    if (c.kind == kind) return c.id;
-  return {};
-}
-
 int run_resolve(Session &session, const ResolveArgs &args) {
   ResolveRequest request;
   request.target = args.target;
@@ -86,16 +79,7 @@ int run_resolve(Session &session, const ResolveArgs &args) {
       return kExitError;
     }
     lock = std::move(*read);
-    lock_diffs.append(compare_lockfile_plugins(*lock, loaded_plugins(registry), args.locked));
-    // Reproduce the locked backend and binding unless the user picks others (a locked one that is no
-    // longer loaded is already reported as a difference).
-    auto pin = [&](std::optional<std::string> &pick, const char *kind) {
-      std::string id = locked_choice(*lock, kind);
-      const Component *c = id.empty() ? nullptr : registry.find(id);
-      if (!pick && c && component_kind_name(c->kind) == std::string_view(kind)) pick = id;
-    };
-    pin(request.backend, "backend");
-    pin(request.binding, "binding");
+    lock_diffs.append(apply_lockfile(*lock, registry, request, args.locked));
   }
 
   Resolution resolution = resolve(registry, request);

@@ -92,21 +92,22 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   request.binding = options.binding;
   request.passes = options.passes;
   request.known_unloaded = host_.known_unloaded_components();
-  Resolution resolution = resolve(registry, request);
-  result.diagnostics.append(resolution.diagnostics);
-  if (!resolution.ok()) return fail(result);
-  result.plan = std::move(resolution.plan);
-  const Plan &plan = *result.plan;
+  std::optional<Lockfile> lock;
   if (options.locked) {
-    auto lock = read_lockfile(*options.locked);
-    if (!lock) {
-      result.diagnostics.report(lock.error());
+    auto read = read_lockfile(*options.locked);
+    if (!read) {
+      result.diagnostics.report(read.error());
       return fail(result);
     }
-    result.diagnostics.append(compare_lockfile_plugins(*lock, plan.plugins(), *options.locked));
-    result.diagnostics.append(compare_lockfile_plan(*lock, plan, *options.locked));
-    if (result.diagnostics.has_errors()) return fail(result);
+    lock = std::move(*read);
+    result.diagnostics.append(apply_lockfile(*lock, registry, request, *options.locked));
   }
+  Resolution resolution = resolve(registry, request);
+  result.diagnostics.append(resolution.diagnostics);
+  if (lock && resolution.plan) result.diagnostics.append(compare_lockfile_plan(*lock, *resolution.plan, *options.locked));
+  if (!resolution.ok() || result.diagnostics.has_errors()) return fail(result);
+  result.plan = std::move(resolution.plan);
+  const Plan &plan = *result.plan;
 
   // 3. The package, assembled in a temporary sibling.
   PackageOptions popts;
@@ -144,8 +145,8 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   if (!result.pipeline.ok) return abandon();
 
   // 5. Manifest and lockfile.
-  Lockfile lock = Lockfile::from_plan(plan);
-  if (auto e = w.write("htp.lock.json", lock.to_json_text(), "lockfile", kHostWriter)) {
+  Lockfile written = Lockfile::from_plan(plan);
+  if (auto e = w.write("htp.lock.json", written.to_json_text(), "lockfile", kHostWriter)) {
     result.diagnostics.report(*e);
     return abandon();
   }

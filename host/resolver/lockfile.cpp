@@ -251,3 +251,24 @@ DiagnosticList compare_lockfile_plan(const Lockfile &lock, const Plan &plan, con
 }
 
 } // namespace htp
+
+namespace htp {
+
+DiagnosticList apply_lockfile(const Lockfile &lock, const Registry &registry, ResolveRequest &request,
+                              const std::string &file) {
+  DiagnosticList diffs = compare_lockfile_plugins(lock, loaded_plugins(registry), file);
+  auto pin = [&](std::optional<std::string> &pick, const char *kind) {
+    if (pick) return;
+    for (const LockedComponent &c : lock.components) {
+      if (c.kind != kind) continue;
+      const Component *found = registry.find(c.id);
+      if (found && component_kind_name(found->kind) == std::string_view(kind)) pick = c.id;
+      return;
+    }
+  };
+  pin(request.backend, "backend");
+  pin(request.binding, "binding");
+  return diffs;
+}
+
+}  // namespace htp

@@ -13,6 +13,7 @@
 #include "registry/component.hpp"
 #include "registry/registry.hpp"
 #include "resolver/plan.hpp"
+#include "resolver/resolver.hpp"
 
 namespace htp {
 
@@ -56,6 +57,12 @@ std::vector<PluginRef> loaded_plugins(const Registry &registry);
 /// that is not loaded, loaded at another version, or loaded from a file with another hash.
 DiagnosticList compare_lockfile_plugins(const Lockfile &lock, const std::vector<PluginRef> &loaded,
                                         const std::string &file);
+/// Prepares `request` to reproduce `lock`: compares the locked plugins with the ones in `registry`
+/// (one `lock.*` error per difference) and pins the locked backend and binding unless the request
+/// already picks them (a locked one that is no longer loaded is one of the differences).
+DiagnosticList apply_lockfile(const Lockfile &lock, const Registry &registry, ResolveRequest &request,
+                              const std::string &file);
+
 /// One `lock.*` error per difference between the lockfile and a new plan: another target, a locked
 /// component no longer chosen or chosen at another version, a component chosen that was not locked.
 DiagnosticList compare_lockfile_plan(const Lockfile &lock, const Plan &plan, const std::string &file);
