@@ -89,6 +89,8 @@ Expected<nlohmann::json> parse_json_text(std::string_view text, const std::strin
     } catch (const nlohmann::json::parse_error &e) {
       return Diagnostic::error("json.syntax", "'" + file + "' is not valid JSON: byte " +
                                                   std::to_string(e.byte) + ": " + e.what());
+    } catch (const nlohmann::json::exception &e) {  // e.g. a number out of range
+      return Diagnostic::error("json.syntax", "'" + file + "' is not valid JSON: " + e.what());
     }
     return Diagnostic::error("json.syntax", "'" + file + "' is not valid JSON");
   }

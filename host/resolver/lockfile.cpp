@@ -109,6 +109,11 @@ Expected<Lockfile> parse_lockfile(std::string_view text, const std::string &file
     std::string what = e.what();
     if (auto p = what.find("; "); p != std::string::npos) what = what.substr(p + 2);
     return Diagnostic::error("lock.syntax", "malformed lockfile: " + what, span_at(text, offset, file));
+  } catch (const nlohmann::json::exception &e) {
+    // Not a syntax error with a position: e.g. a number out of range.
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return Diagnostic::error("lock.syntax", "malformed lockfile: " + what, Span{file, 0, 0, 0, 0});
   }
   LockReader r(file);
   Lockfile lock;
