@@ -7,16 +7,6 @@
 
 namespace htp {
 
-nlohmann::ordered_json span_to_json(const Span &span) {
-  if (!span.known() && span.file.empty()) return nullptr;
-  nlohmann::ordered_json j;
-  j["file"] = span.file;
-  j["line"] = span.line;
-  j["col"] = span.col;
-  j["end_line"] = span.end_line;
-  j["end_col"] = span.end_col;
-  return j;
-}
 
 std::vector<std::string> Plan::facts_after(size_t index) const {
   std::set<std::string> facts(initial_facts.begin(), initial_facts.end());

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diag/diagnostic.hpp"
+#include "diag/diagnostic_json.hpp"
 #include "registry/component.hpp"
 #include "resolver/obligation.hpp"
 
@@ -80,8 +81,5 @@ struct Plan {
 
 /// The schema tag of plan documents.
 inline constexpr const char *kPlanSchema = "htp.plan.v1";
-
-/// A span as JSON: {"file","line","col","end_line","end_col"}, or null when unknown.
-nlohmann::ordered_json span_to_json(const Span &span);
 
 } // namespace htp
