@@ -64,8 +64,8 @@ std::vector<Obligation> Compiler::scan(ast::Module &module, DiagnosticList &diag
       else diags.report(ob.error());
     }
   }
-  // One obligation per (capability, span); the first span of a capability is enough for resolution,
-  // but each use keeps its own span so errors point at every offending site.
+  // Every use keeps its own span so errors point at each offending site; source order makes the
+  // obligation list deterministic whatever order the dialects registered in.
   std::stable_sort(out.begin(), out.end(), [](const Obligation &a, const Obligation &b) {
     return std::tie(a.span.line, a.span.col) < std::tie(b.span.line, b.span.col);
   });

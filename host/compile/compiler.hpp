@@ -12,13 +12,12 @@
 #include "ast/module.hpp"
 #include "diag/diagnostic.hpp"
 #include "loader/plugin_host.hpp"
+#include "package/package_manifest.hpp"
 #include "pass/pass_manager.hpp"
 #include "resolver/plan.hpp"
 #include "resolver/resolver.hpp"
 
 namespace htp {
-
-inline constexpr const char *kPackageManifestSchema = "htp.manifest.v1";
 
 struct CompileOptions {
   std::string target;

@@ -21,8 +21,8 @@ Expected<PackageManifest> parse_package_manifest(std::string_view text, const st
     r.object();
     PackageManifest m;
     auto schema = r.at("schema");
-    if (schema.str() != "htp.manifest.v1")
-      schema.fail("unsupported schema '" + schema.str() + "', expected 'htp.manifest.v1'");
+    if (schema.str() != kPackageManifestSchema)
+      schema.fail("unsupported schema '" + schema.str() + "', expected '" + kPackageManifestSchema + "'");
     m.htp_version = r.at("htp_version").str();
     m.target = r.at("target").str();
     for (const auto &p : r.at("plugins").items())

@@ -1,4 +1,4 @@
-// Reading and verifying an artifact package's manifest.json (htp.manifest.v1, docs/manifest.md).
+// Reading and verifying an artifact package's manifest.json (htp.manifest.v1, docs/packages.md).
 #pragma once
 
 #include <filesystem>
@@ -12,6 +12,8 @@
 #include "registry/component.hpp"
 
 namespace htp {
+
+inline constexpr const char *kPackageManifestSchema = "htp.manifest.v1";
 
 /// The parts of a package manifest the host checks and summarises.
 struct PackageManifest {

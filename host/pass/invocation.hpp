@@ -55,6 +55,11 @@ struct HtpPassContext {
   std::vector<htp::RaisedObligation> *obligations = nullptr;  ///< Set for scanners.
 
   HtpPassContext() { diag.list = &diagnostics; }
+  /// An invocation of `component` over `m` with `opts`.
+  HtpPassContext(HtpModule *m, const nlohmann::json &opts, std::string component_id)
+      : module(m), options(opts), component(std::move(component_id)) {
+    diag.list = &diagnostics;
+  }
   HtpPassContext(const HtpPassContext &) = delete;
   HtpPassContext &operator=(const HtpPassContext &) = delete;
 };

@@ -34,12 +34,8 @@ PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &modu
                  PackageWriter *writer) {
   PassRun out;
   auto start = std::chrono::steady_clock::now();
-  HtpModule handle;
-  handle.module = &module;
-  HtpPassContext ctx;
-  ctx.module = &handle;
-  ctx.options = options;
-  ctx.component = pass.id;
+  HtpModule handle{&module, {}, 0};
+  HtpPassContext ctx(&handle, options, pass.id);
   if (pass.stage == PassStage::Emit || pass.stage == PassStage::Package) ctx.writer = writer;
   bool ok = true;
   if (pass.run) ok = call_body(pass.run, pass.user_data, api, ctx, "pass");
@@ -65,12 +61,8 @@ ScanRun run_scanner(const Component &dialect, const HtpHostApi *api, ast::Module
     out.ok = true;
     return out;
   }
-  HtpModule handle;
-  handle.module = &module;
-  HtpPassContext ctx;
-  ctx.module = &handle;
-  ctx.options = options;
-  ctx.component = dialect.id;
+  HtpModule handle{&module, {}, 0};
+  HtpPassContext ctx(&handle, options, dialect.id);
   ctx.obligations = &out.obligations;
   out.ok = call_body(dialect.scan, dialect.user_data, api, ctx, "scanner");
   out.diagnostics = std::move(ctx.diagnostics);
