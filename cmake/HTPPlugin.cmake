@@ -1,18 +1,22 @@
 # htp_add_plugin(NAME <name> SOURCES <src>... [LINK_LIBRARIES <lib>...]
-#                [OUTPUT_DIRECTORY <dir>] [MANIFEST <file> | NO_MANIFEST] [INSTALL_DESTINATION <dir>])
+#                [OUTPUT_DIRECTORY <dir>] [MANIFEST <file> | NO_MANIFEST] [INSTALL_DESTINATION <dir>]
+#                [STUBS <dir>])
 #
 # Builds the HTP plugin `htp-<name>.so`: a MODULE library compiled against the SDK headers only, with
 # hidden visibility and a version script so that only `htp_*` symbols are exported. After the build,
 # `htp-host plugins manifest` loads it once and writes its manifest `htp-<name>.plugin.json` next to it
 # (name, version, ABI, declared components); MANIFEST copies a hand-written manifest instead and
-# NO_MANIFEST writes none (test fixtures only). The target is named `htp-<name>`.
+# NO_MANIFEST writes none (test fixtures only). STUBS ships hand-written editor stubs: every `*.pyi` under
+# <dir> (`<dialect>.pyi`, and `intrinsics/<set>.pyi` for an intrinsic set) is copied, keeping its relative
+# path, to `htp-<name>.stubs/` next to the plugin and installed with it; `python -m htp.stubgen` prefers
+# them to the stubs it would generate from the manifest. The target is named `htp-<name>`.
 #
 # Used in the HTP build tree and, installed, by out-of-tree plugins through find_package(HTP).
 
 set(_HTP_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(htp_add_plugin)
-  cmake_parse_arguments(ARG "NO_MANIFEST" "NAME;OUTPUT_DIRECTORY;MANIFEST;INSTALL_DESTINATION"
+  cmake_parse_arguments(ARG "NO_MANIFEST" "NAME;OUTPUT_DIRECTORY;MANIFEST;INSTALL_DESTINATION;STUBS"
                         "SOURCES;LINK_LIBRARIES" ${ARGN})
   if(NOT ARG_NAME)
     message(FATAL_ERROR "htp_add_plugin: NAME is required")
@@ -63,10 +67,38 @@ function(htp_add_plugin)
       COMMENT "Writing the manifest of HTP plugin ${ARG_NAME}" VERBATIM)
   endif()
 
+  set(stubs_dir ${ARG_OUTPUT_DIRECTORY}/htp-${ARG_NAME}.stubs)
+  if(ARG_STUBS)
+    _htp_plugin_stubs(${target} ${ARG_STUBS} ${stubs_dir})
+  endif()
+
   if(ARG_INSTALL_DESTINATION)
     install(TARGETS ${target} LIBRARY DESTINATION ${ARG_INSTALL_DESTINATION})
     if(NOT ARG_NO_MANIFEST)
       install(FILES ${manifest} DESTINATION ${ARG_INSTALL_DESTINATION})
     endif()
+    if(ARG_STUBS)
+      install(DIRECTORY ${stubs_dir} DESTINATION ${ARG_INSTALL_DESTINATION})
+    endif()
   endif()
+endfunction()
+
+# Copies the `*.pyi` files under <src> to <dst> (same relative paths) whenever one changes, as a
+# dependency of <target>; a missing or empty <src> is a configuration error, not a silent no-op.
+function(_htp_plugin_stubs target src dst)
+  get_filename_component(src ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  file(GLOB_RECURSE stubs CONFIGURE_DEPENDS RELATIVE ${src} ${src}/*.pyi)
+  if(NOT stubs)
+    message(FATAL_ERROR "htp_add_plugin(${target}): STUBS directory '${src}' holds no .pyi file")
+  endif()
+  set(outputs)
+  foreach(f IN LISTS stubs)
+    add_custom_command(OUTPUT ${dst}/${f}
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${src}/${f} ${dst}/${f}
+      DEPENDS ${src}/${f}
+      COMMENT "Copying the type stub ${f} of ${target}" VERBATIM)
+    list(APPEND outputs ${dst}/${f})
+  endforeach()
+  add_custom_target(${target}-stubs DEPENDS ${outputs})
+  add_dependencies(${target} ${target}-stubs)
 endfunction()

@@ -1,11 +1,17 @@
 """Type stubs for editors: ``htp/dialects/<name>.pyi`` and ``htp/intrinsics/<set>.pyi`` for every dialect
 and intrinsic set a plugin set declares (read from the plugin manifests; nothing is loaded).
 
+A plugin may ship its own stubs (``htp_add_plugin(... STUBS <dir>)`` copies them next to the library as
+``htp-<name>.stubs/<dialect>.pyi`` and ``htp-<name>.stubs/intrinsics/<set>.pyi``): a shipped stub is used
+instead of the generated ``Any`` one, and every declared name it does not define is appended as ``Any``
+so the stub never hides a name the surface accepts.
+
     python -m htp.stubgen --out <dir containing htp/ or the htp package dir> [--plugins SPEC ...]
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
 
@@ -23,6 +29,52 @@ def stub_text(component: dict, extra_names=()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shipped_stub_path(component: dict) -> str | None:
+    """The stub the component's plugin ships for it, or None: ``<lib stem>.stubs/<name>.pyi`` for a dialect,
+    ``<lib stem>.stubs/intrinsics/<name>.pyi`` for an intrinsic set."""
+    lib = component.get("path")
+    if not lib:
+        return None
+    stem, _ = os.path.splitext(lib)
+    sub = () if component["kind"] == "dialect" else ("intrinsics",)
+    path = os.path.join(stem + ".stubs", *sub, component["name"] + ".pyi")
+    return path if os.path.isfile(path) else None
+
+
+def _defined_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.If):  # e.g. `if sys.version_info >= ...:` blocks
+            names |= _defined_names(ast.Module(body=node.body + node.orelse, type_ignores=[]))
+    return names
+
+
+def shipped_stub_text(component: dict, path: str, extra_names=()) -> str:
+    """The shipped stub at ``path``, headed by its origin, with every declared name it lacks as ``Any``.
+    Raises SyntaxError (naming the file) when the shipped stub is not valid Python."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    missing = sorted(n for n in (set(component.get("names", [])) | set(extra_names)) - _defined_names(
+        ast.parse(text, path)) if n.isidentifier())
+    kind = "dialect" if component["kind"] == "dialect" else "intrinsic set"
+    head = (f"# Shipped by plugin '{component['plugin']}' for {kind} '{component['name']}' "
+            f"({component['id']} {component.get('version', '')}); copied by htp.stubgen. Do not edit.\n")
+    if not text.endswith("\n"):
+        text += "\n"
+    if missing:
+        text += "\n# Declared by the plugin but not in its shipped stub:\nfrom typing import Any as _Any\n"
+        text += "".join(f"{n}: _Any\n" for n in missing)
+    return head + text
+
+
 def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> list[str]:
     """Writes the stubs into ``package_dir`` (the ``htp`` package directory); returns the files written."""
     comps = _htp.read_plugin_manifests(specs, use_environment)["components"]
@@ -35,7 +87,8 @@ def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> l
         extra = sets[c["name"]].get("names", []) if c["kind"] == "dialect" and c["name"] in sets else []
         path = os.path.join(package_dir, sub, c["name"] + ".pyi")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        text = stub_text(c, extra)
+        shipped = shipped_stub_path(c)
+        text = shipped_stub_text(c, shipped, extra) if shipped else stub_text(c, extra)
         old = None
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
