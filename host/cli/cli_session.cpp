@@ -59,4 +59,12 @@ std::string absolute_cli_path(const std::string &path) {
   return (std::filesystem::current_path() / p).lexically_normal().string();
 }
 
+std::optional<std::pair<std::string, nlohmann::json>> parse_key_json(const std::string &kv) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) return std::nullopt;
+  auto value = nlohmann::json::parse(kv.substr(eq + 1), nullptr, false);
+  if (value.is_discarded()) value = kv.substr(eq + 1);  // a bare word is a string
+  return std::make_pair(kv.substr(0, eq), std::move(value));
+}
+
 }  // namespace htp::cli

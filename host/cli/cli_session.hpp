@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "diag/diagnostic.hpp"
 #include "loader/plugin_host.hpp"
@@ -47,6 +48,9 @@ bool configure_logging(const std::string &level);
 /// Writes text to `path` through a temporary sibling renamed into place, or to stdout for "-".
 std::optional<Diagnostic> write_output_file(const std::string &path, const std::string &text);
 
+/// Parses `KEY=JSON` (a value that is not JSON is taken as a string); nullopt without '='.
+std::optional<std::pair<std::string, nlohmann::json>> parse_key_json(const std::string &kv);
+
 /// A path from the command line made absolute against the working directory.
 std::string absolute_cli_path(const std::string &path);
 
@@ -55,5 +59,6 @@ void register_plugins_command(CLI::App &app, Session &session);
 void register_resolve_command(CLI::App &app, Session &session);
 void register_compile_command(CLI::App &app, Session &session);
 void register_package_commands(CLI::App &app, Session &session);
+void register_run_command(CLI::App &app, Session &session);
 
 }  // namespace htp::cli

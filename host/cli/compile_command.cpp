@@ -69,14 +69,12 @@ int run_compile(Session &session, const CompileArgs &a) {
   if (!a.pipeline.empty()) o.passes = split_commas(a.pipeline);
   if (!a.locked.empty()) o.locked = absolute_cli_path(a.locked);
   for (const auto &kv : a.options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) {
+    auto parsed = parse_key_json(kv);
+    if (!parsed) {
       Session::print(Diagnostic::error("cli.option", "--option expects KEY=JSON, got '" + kv + "'"));
       return kExitUsage;
     }
-    auto value = nlohmann::json::parse(kv.substr(eq + 1), nullptr, false);
-    if (value.is_discarded()) value = kv.substr(eq + 1);  // a bare word is a string
-    o.pass_options[kv.substr(0, eq)] = value;
+    o.pass_options[parsed->first] = parsed->second;
   }
 
   Compiler compiler(host);

@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   register_resolve_command(app, session);
   register_compile_command(app, session);
   register_package_commands(app, session);
+  register_run_command(app, session);
 
   try {
     app.parse(argc, argv);

@@ -265,6 +265,8 @@ HtpStatus api_register_binding(HtpHost *h, const HtpBindingDesc *d, HtpDiag *s) 
                             [](Component &c, const HtpBindingDesc &x) {
                               c.targets = take_list(x.targets, "targets");
                               c.priority = x.priority;
+                              c.binding_run = x.run;
+                              c.user_data = x.user_data;
                             });
 }
 

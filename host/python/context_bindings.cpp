@@ -2,8 +2,10 @@
 // released. Diagnostics cross into Python rendered (`file:line:col: error: ...`) and as dicts.
 #include "context_bindings.hpp"
 
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -20,6 +22,7 @@
 #include "loader/plugin_host.hpp"
 #include "loader/plugin_manifest.hpp"
 #include "registry/component.hpp"
+#include "run/runner.hpp"
 
 namespace py = pybind11;
 namespace fs = std::filesystem;
@@ -34,6 +37,31 @@ struct PluginError : std::runtime_error {
 struct CompileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A NumPy array as a host array (copied, C order); dtype must be one HTP knows.
+HostArray host_array(const std::string &name, const py::array &in) {
+  std::string descr = py::str(in.dtype().attr("str"));
+  auto dtype = dtype_from_numpy(descr);
+  if (!dtype) throw py::value_error("argument '" + name + "' has dtype " + descr + ", which HTP does not support");
+  py::array a = py::array::ensure(in, py::array::c_style);
+  HostArray h;
+  h.dtype = *dtype;
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) h.shape.push_back(a.shape(i));
+  const auto *p = static_cast<const uint8_t *>(a.data());
+  h.data.assign(p, p + a.nbytes());
+  return h;
+}
+
+py::array numpy_array(const HostArray &h) {
+  py::dtype dt(dtype_to_numpy(h.dtype).value_or("|u1"));
+  std::vector<py::ssize_t> shape(h.shape.begin(), h.shape.end());
+  py::array out(dt, shape);
+  std::memcpy(out.mutable_data(), h.data.data(), h.data.size());
+  return out;
+}
 
 py::dict span_dict(const Span &s) {
   py::dict d;
@@ -164,6 +192,46 @@ public:
     return d;
   }
 
+  py::dict run(const std::string &package, const std::string &entry, const py::dict &arrays,
+               const py::dict &scalars, const std::string &cache_dir, const std::string &run_dir,
+               const std::string &options_json, bool verify) {
+    RunRequest req;
+    req.package = fs::absolute(package).lexically_normal();
+    req.entry = entry;
+    for (auto item : arrays) {
+      std::string name = py::str(item.first);
+      req.tensors[name] = host_array(name, py::reinterpret_borrow<py::array>(py::array::ensure(item.second)));
+    }
+    for (auto item : scalars) {
+      std::string name = py::str(item.first);
+      py::handle v = item.second;
+      if (py::isinstance<py::bool_>(v)) req.scalars[name] = v.cast<bool>();
+      else if (py::isinstance<py::int_>(v)) req.scalars[name] = v.cast<int64_t>();
+      else req.scalars[name] = v.cast<double>();
+    }
+    if (!cache_dir.empty()) req.cache_dir = cache_dir;
+    if (!run_dir.empty()) req.run_dir = run_dir;
+    req.options = nlohmann::json::parse(options_json.empty() ? "{}" : options_json, nullptr, false);
+    if (req.options.is_discarded() || !req.options.is_object()) throw py::value_error("options must be a JSON object");
+    req.verify = verify;
+    DiagnosticList diags;
+    std::optional<RunOutcome> outcome;
+    {
+      py::gil_scoped_release release;
+      outcome = run_package(host_, req, diags);
+    }
+    if (!outcome) throw RunError(diags.empty() ? std::string("run failed") : diags.render());
+    py::dict outputs;
+    for (const auto &[name, arr] : outcome->outputs) outputs[py::str(name)] = numpy_array(arr);
+    py::dict d;
+    d["outputs"] = outputs;
+    d["report"] = outcome->report.dump();
+    d["run_dir"] = outcome->run_dir.string();
+    d["binding"] = outcome->binding;
+    d["diagnostics"] = diag_list(diags);
+    return d;
+  }
+
 private:
   PluginHost host_;
   DiagnosticList load_diags_;
@@ -199,6 +267,7 @@ py::dict read_plugin_manifests(std::optional<std::vector<std::string>> specs, bo
 void bind_context(py::module_ &m) {
   py::register_exception<PluginError>(m, "PluginError");
   py::register_exception<CompileError>(m, "CompileError");
+  py::register_exception<RunError>(m, "RunError");
 
   py::class_<Context>(m, "Context", "A loaded plugin set (plugins stay resident for the process).")
       .def(py::init<std::optional<std::vector<std::string>>, bool>(), py::arg("plugins") = py::none(),
@@ -213,7 +282,12 @@ void bind_context(py::module_ &m) {
       .def("compile", &Context::compile, py::arg("module_json"), py::arg("target"), py::arg("out"),
            py::arg("options") = py::dict(),
            "Compiles an htp.ast.v1 document (GIL released); returns {package, diagnostics, rendered} or "
-           "raises CompileError with the rendered diagnostics.");
+           "raises CompileError with the rendered diagnostics.")
+      .def("run", &Context::run, py::arg("package"), py::arg("entry") = "", py::arg("arrays") = py::dict(),
+           py::arg("scalars") = py::dict(), py::arg("cache_dir") = "", py::arg("run_dir") = "",
+           py::arg("options") = "{}", py::arg("verify") = true,
+           "Runs a package entry with its binding (GIL released); returns {outputs, report (JSON text), "
+           "run_dir, binding, diagnostics} or raises RunError with the rendered diagnostics.");
   m.def("read_plugin_manifests", &read_plugin_manifests, py::arg("plugins") = py::none(),
         py::arg("use_environment") = true,
         "Components declared by the manifests of a plugin search, without loading any library.");

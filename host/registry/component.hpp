@@ -75,6 +75,8 @@ struct Component {
   std::vector<std::string> targets;
   std::vector<std::string> passes;
   int32_t priority = 0;
+  /// Binding (ABI 1.2): runs a package entry, or null for a compile-only binding; uses user_data.
+  HtpStatus (*binding_run)(void *, const HtpHostApi *, const HtpRunRequest *, HtpDiag *) = nullptr;
 };
 
 }  // namespace htp

@@ -11,7 +11,7 @@ using htp::test::run_host;
 TEST(Cli, VersionPrintsTheAbi) {
   auto r = run_host({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("htp-host 0.1.0 (ABI 1.1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("htp-host 0.1.0 (ABI 1.2)"), std::string::npos) << r.out;
 }
 
 TEST(Cli, PluginsListJsonHasTheSixBuiltinPlugins) {
@@ -65,7 +65,7 @@ TEST(Cli, FailedPluginMakesListExitOneButListsTheRest) {
 TEST(Cli, VerifyGoodPlugin) {
   auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("plugin fixture-good 1.2.3 (ABI 1.1), 7 components"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin fixture-good 1.2.3 (ABI 1.2), 7 components"), std::string::npos) << r.out;
 }
 
 TEST(Cli, VerifyIsolateReportsASegfaultAndSurvives) {

@@ -42,7 +42,7 @@ TEST(PluginLoader, GoodPluginRegistersEveryComponentKind) {
   EXPECT_EQ(o.plugin->name, "fixture-good");
   EXPECT_EQ(o.plugin->version, "1.2.3");
   EXPECT_EQ(o.plugin->abi_major, 1u);
-  EXPECT_EQ(o.plugin->abi_minor, 1u);
+  EXPECT_EQ(o.plugin->abi_minor, HTP_ABI_MINOR);
   EXPECT_EQ(o.plugin->description, "Fixture: every component kind");
   ASSERT_EQ(host.registry().size(), 7u);
   for (auto kind : {htp::ComponentKind::Dialect, htp::ComponentKind::IntrinsicSet, htp::ComponentKind::Layout,
@@ -110,7 +110,7 @@ TEST(PluginLoader, MajorVersionMismatchIsRefused) {
   auto o = load_one(host, fixture("fixture-abi-major"));
   EXPECT_EQ(o.plugin, nullptr);
   EXPECT_TRUE(o.has_code("abi.major")) << o.text();
-  EXPECT_NE(o.text().find("was built for ABI 2.0, this host speaks ABI 1.1 (the major versions differ)"),
+  EXPECT_NE(o.text().find("was built for ABI 2.0, this host speaks ABI 1.2 (the major versions differ)"),
             std::string::npos)
       << o.text();
 }
@@ -120,7 +120,7 @@ TEST(PluginLoader, NewerMinorIsRefused) {
   auto o = load_one(host, fixture("fixture-abi-newer-minor"));
   EXPECT_EQ(o.plugin, nullptr);
   EXPECT_TRUE(o.has_code("abi.minor")) << o.text();
-  EXPECT_NE(o.text().find("was built for ABI 1.9, newer than this host's 1.1"), std::string::npos) << o.text();
+  EXPECT_NE(o.text().find("was built for ABI 1.9, newer than this host's 1.2"), std::string::npos) << o.text();
 }
 
 TEST(PluginLoader, OlderMinorLoadsWithNewFieldsReadAsZero) {

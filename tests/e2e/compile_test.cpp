@@ -69,7 +69,7 @@ TEST_F(CompileTest, CompileWritesThePackage) {
   EXPECT_EQ(m["target"], "toy-sim");
   EXPECT_EQ(m["plugins"][0]["name"], "fixture-toy");
   EXPECT_EQ(m["plugins"][0]["sha256"].get<std::string>().size(), 64u);
-  EXPECT_EQ(m["entrypoints"], nlohmann::json::parse(R"([{"name":"scale","kind":"kernel"},{"name":"shift","kind":"kernel"}])"));
+  EXPECT_EQ(m["entrypoints"], nlohmann::json::parse(R"([{"name":"scale","kind":"kernel","params":[{"name":"x","kind":"tensor","dir":"in","shape":["N"],"dtype":"f32"}]},{"name":"shift","kind":"kernel","params":[{"name":"x","kind":"tensor","dir":"in","shape":["N"],"dtype":"f32"}]}])"));
   std::vector<std::string> passes;
   for (const auto &p : m["plan"]["passes"]) passes.push_back(p["id"]);
   EXPECT_EQ(passes, (std::vector<std::string>{"toy.fold", "toy.check", "toy.emit"}));

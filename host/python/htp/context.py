@@ -97,5 +97,63 @@ class Package:
         raise KeyError(f"no dump of '{pass_id}' in {self.path / 'ir'} (compile with dump_ir='all' or "
                        f"dump_ir='{pass_id}'); present: {', '.join(self.dumps()) or 'none'}")
 
+    @property
+    def entrypoints(self) -> list[dict]:
+        return list(self.manifest.get("entrypoints") or [])
+
+    def bind(self, context: "Context | None" = None) -> "BoundPackage":
+        """This package bound to the binding its plan chose (see ``htp.bind``)."""
+        return BoundPackage(self, context)
+
     def __repr__(self):
         return f"<htp.Package {self.path} target={self.target!r}>"
+
+
+class RunResult:
+    """Outputs of one run: ``outputs`` (out/inout tensors by name, NumPy arrays; also ``result["C"]``),
+    ``report`` (the binding's htp.run.v1 report: which path ran, build cache, timings, trace file),
+    ``run_dir`` and ``binding``."""
+
+    def __init__(self, raw: dict):
+        self.outputs = dict(raw["outputs"])
+        self.report = json.loads(raw["report"]) if raw["report"] not in ("", "null") else None
+        self.run_dir = pathlib.Path(raw["run_dir"])
+        self.binding = raw["binding"]
+        self.diagnostics = list(raw["diagnostics"])
+
+    def __getitem__(self, name):
+        return self.outputs[name]
+
+    def __repr__(self):
+        return f"<htp.RunResult binding={self.binding!r} outputs={sorted(self.outputs)}>"
+
+
+class BoundPackage:
+    """A package ready to run with the binding of its plan (loaded from ``context``, else the built-in
+    plugins). ``run(**arguments)`` takes NumPy arrays for tensors and numbers for scalars by parameter
+    name; ``out`` tensors may be omitted (they are allocated). Raises ``htp.RunError`` with the rendered
+    diagnostics (a wrong shape or dtype names the argument)."""
+
+    def __init__(self, package, context: "Context | None" = None):
+        self.package = package if isinstance(package, Package) else Package(package)
+        self.context = context or Context()
+
+    def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
+            verify: bool = True, **arguments) -> RunResult:
+        import numpy as np
+
+        arrays, scalars = {}, {}
+        for name, value in arguments.items():
+            if isinstance(value, (bool, int, float)):
+                scalars[name] = value
+            else:
+                arrays[name] = np.asarray(value)
+        raw = self.context._host.run(os.fspath(self.package.path), entry or "", arrays, scalars,
+                                     os.fspath(cache_dir) if cache_dir else "", os.fspath(run_dir) if run_dir else "",
+                                     json.dumps(options or {}), verify)
+        return RunResult(raw)
+
+
+def bind(package, context: "Context | None" = None) -> BoundPackage:
+    """``htp.bind(pkg).run(**arrays)``: runs a package (a path or an ``htp.Package``) with its binding."""
+    return BoundPackage(package, context)

@@ -9,6 +9,7 @@ from . import _htp
 
 PluginError = _htp.PluginError
 CompileError = _htp.CompileError
+RunError = _htp.RunError
 
 
 def span_of(node, file: str) -> dict:

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dlpack/dlpack.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,8 +32,9 @@ extern "C" {
 
 /** ABI major version: a plugin with a different major is refused. */
 #define HTP_ABI_MAJOR 1u
-/** ABI minor version: 1.1 appended plugin descriptions, AST access, pass bodies and patterns, scanners. */
-#define HTP_ABI_MINOR 1u
+/** ABI minor version: 1.1 appended plugin descriptions, AST access, pass bodies and patterns, scanners;
+ *  1.2 appended running packages (HtpBindingDesc.run, HtpRunRequest, DLPack tensors). */
+#define HTP_ABI_MINOR 2u
 
 /** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
 #if defined(_WIN32)
@@ -258,12 +261,44 @@ typedef struct HtpBackendDesc {
   int32_t priority;     /**< Higher wins when several backends claim a target; ties are errors. */
 } HtpBackendDesc;
 
+/* ---- ABI 1.2: running packages ---------------------------------------------------------------- */
+
+/** One argument of an entrypoint, in the order of the entry's parameters in the package manifest. */
+typedef struct HtpRunArg {
+  size_t struct_size; /**< sizeof(HtpRunArg) as compiled by the host. */
+  HtpStr name;        /**< Parameter name. */
+  /** Tensor parameters: host memory (kDLCPU), C-contiguous (strides NULL), shape and dtype checked by the
+   *  host against the manifest. `out` and `inout` tensors are written in place. NULL for scalars. */
+  DLTensor *tensor;
+  int64_t scalar_int;   /**< Integer and boolean scalars. */
+  double scalar_float;  /**< Floating-point scalars. */
+} HtpRunArg;
+
+/** What the host asks a binding to run. Everything is borrowed for the duration of the call. */
+typedef struct HtpRunRequest {
+  size_t struct_size;   /**< sizeof(HtpRunRequest) as compiled by the host. */
+  HtpStr package_dir;   /**< The package; its manifest and file hashes were verified by the host. */
+  HtpStr target;        /**< The package's target, e.g. "pto-a2a3sim". */
+  HtpStr entry;         /**< Entrypoint name (from the manifest's entrypoints). */
+  const HtpRunArg *args; /**< Arguments in parameter order. */
+  size_t arg_count;      /**< Number of arguments. */
+  HtpStr cache_dir;     /**< Content-hash build cache shared by packages (exists, writable). */
+  HtpStr run_dir;       /**< Directory for this run's outputs (exists): the binding writes report.json
+                             (htp.run.v1) there, plus logs and traces it names in the report. */
+  HtpStr options_json;  /**< JSON object of binding options (`--option K=JSON`), "{}" when none. */
+} HtpRunRequest;
+
 /** A build/load/run adapter for packages of one or more targets. */
 typedef struct HtpBindingDesc {
   size_t struct_size;   /**< sizeof(HtpBindingDesc) as compiled by the plugin. */
   HtpComponentInfo info;
   HtpStrList targets;   /**< Targets whose packages it can run. */
   int32_t priority;     /**< Higher wins when several bindings claim a target; ties are errors. */
+  /* ABI 1.2 */
+  /** Builds (if needed) and runs an entry of a package; reports problems as diagnostics into sink and
+   *  returns HTP_ERR. NULL when the binding cannot run packages (compile-only). */
+  HtpStatus (*run)(void *user_data, const struct HtpHostApi *api, const HtpRunRequest *request, HtpDiag *sink);
+  void *user_data;      /**< Passed back to run. */
 } HtpBindingDesc;
 
 /* ---- Host function table --------------------------------------------------------------------- */

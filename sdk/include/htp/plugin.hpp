@@ -167,6 +167,9 @@ struct BindingSpec {
   ComponentSpec info;
   std::vector<std::string> targets;
   int32_t priority = 0;
+  /// Runs a package entry (ABI 1.2), e.g. htp::run_body<fn> from <htp/run.hpp>; null for compile-only.
+  HtpStatus (*run)(void *, const HtpHostApi *, const HtpRunRequest *, HtpDiag *) = nullptr;
+  void *user_data = nullptr;
 };
 
 namespace detail {
@@ -291,6 +294,8 @@ public:
     d.info = detail::component_info(s.info, l);
     d.targets = l.list(s.targets);
     d.priority = s.priority;
+    d.run = s.run;
+    d.user_data = s.user_data;
     check(host_.api()->register_binding(host_.api()->host, &d, diag_), s.info.id);
   }
 

@@ -1,0 +1,111 @@
+// `htp-host run PKG --inputs NAME=file.npy ... --outputs DIR`: run a package entry with its binding.
+#include <iostream>
+
+#include "cli/cli_session.hpp"
+#include "run/runner.hpp"
+
+namespace htp::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string package;
+  std::string entry;
+  std::vector<std::string> inputs;
+  std::vector<std::string> scalars;
+  std::string outputs;
+  std::string cache;
+  std::string run_dir;
+  std::vector<std::string> options;
+  bool json = false;
+};
+
+int usage(const std::string &message) {
+  Session::print(Diagnostic::error("cli.usage", message));
+  return kExitUsage;
+}
+
+int run_run(Session &session, const RunArgs &a) {
+  PluginHost &host = session.plugins();
+  if (session.plugin_errors()) return kExitError;
+  RunRequest req;
+  req.package = absolute_cli_path(a.package);
+  req.entry = a.entry;
+  if (!a.cache.empty()) req.cache_dir = absolute_cli_path(a.cache);
+  if (!a.run_dir.empty()) req.run_dir = absolute_cli_path(a.run_dir);
+  DiagnosticList diags;
+  for (const auto &kv : a.inputs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return usage("--inputs expects NAME=file.npy, got '" + kv + "'");
+    auto arr = read_npy(absolute_cli_path(kv.substr(eq + 1)));
+    if (!arr) {
+      diags.report(arr.error());
+      continue;
+    }
+    req.tensors[kv.substr(0, eq)] = std::move(*arr);
+  }
+  for (const auto &kv : a.scalars) {
+    auto parsed = parse_key_json(kv);
+    if (!parsed) return usage("--scalar expects NAME=NUMBER, got '" + kv + "'");
+    req.scalars[parsed->first] = parsed->second;
+  }
+  for (const auto &kv : a.options) {
+    auto parsed = parse_key_json(kv);
+    if (!parsed) return usage("--option expects KEY=JSON, got '" + kv + "'");
+    req.options[parsed->first] = parsed->second;
+  }
+  if (diags.has_errors()) {
+    Session::print(diags);
+    return kExitError;
+  }
+  auto outcome = run_package(host, req, diags);
+  if (!diags.empty()) Session::print(diags);
+  if (!outcome) return kExitError;
+
+  std::filesystem::path out_dir = a.outputs.empty() ? outcome->run_dir : std::filesystem::path(absolute_cli_path(a.outputs));
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  nlohmann::ordered_json written = nlohmann::ordered_json::object();
+  for (const auto &[name, arr] : outcome->outputs) {
+    auto path = out_dir / (name + ".npy");
+    if (auto err = write_npy(path, arr)) {
+      Session::print(*err);
+      return kExitError;
+    }
+    written[name] = path.string();
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["binding"] = outcome->binding;
+    j["run_dir"] = outcome->run_dir.string();
+    j["outputs"] = written;
+    j["report"] = outcome->report;
+    std::cout << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << "ran " << (a.entry.empty() ? "the entry" : "'" + a.entry + "'") << " with binding " << outcome->binding;
+  if (outcome->report.is_object() && outcome->report.contains("path"))
+    std::cout << " (" << outcome->report["path"].dump() << ")";
+  std::cout << "\n  run directory " << outcome->run_dir.string() << '\n';
+  for (const auto &[name, path] : written.items()) std::cout << "  output " << name << " -> " << path.get<std::string>() << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_run_command(CLI::App &app, Session &session) {
+  auto args = std::make_shared<RunArgs>();
+  auto *cmd = app.add_subcommand("run", "Run a package entry with the binding its plan chose");
+  cmd->add_option("PACKAGE", args->package, "Package directory")->required();
+  cmd->add_option("--entry,-e", args->entry, "Entrypoint name (default: the only one)");
+  cmd->add_option("--inputs,-i", args->inputs, "Tensor argument NAME=file.npy (repeatable)");
+  cmd->add_option("--scalar,-s", args->scalars, "Scalar argument NAME=NUMBER (repeatable)");
+  cmd->add_option("--outputs,-o", args->outputs, "Directory for out/inout tensors as NAME.npy (default: the run directory)");
+  cmd->add_option("--cache", args->cache, "Build cache directory (default: $HTP_CACHE_DIR or ~/.cache/htp)");
+  cmd->add_option("--run-dir", args->run_dir, "Directory for the binding's report, logs and trace (default: PKG/logs/run)");
+  cmd->add_option("--option", args->options, "Binding option KEY=JSON (repeatable)");
+  cmd->add_flag("--json", args->json, "Print the outcome and the run report as JSON");
+  cmd->callback([&session, args] { session.action = [&session, args] { return run_run(session, *args); }; });
+}
+
+}  // namespace htp::cli

@@ -1,0 +1,285 @@
+#include "run/runner.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "loader/host_api.hpp"
+#include "package/package_manifest.hpp"
+
+namespace htp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_text(const nlohmann::json &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + (shape[i].is_string() ? shape[i].get<std::string>() : shape[i].dump());
+  return s + "]";
+}
+
+std::string param_text(const nlohmann::json &p) {
+  std::string dir = p.value("dir", "in");
+  if (p.value("kind", "tensor") == "scalar") return dir + " scalar " + p.value("dtype", "?");
+  return dir + " " + p.value("dtype", "?") + shape_text(p.value("shape", nlohmann::json::array()));
+}
+
+// Checks `a` against a tensor parameter, binding symbolic dims; false with a diagnostic on mismatch.
+bool check_tensor(const nlohmann::json &p, const HostArray &a, std::map<std::string, int64_t> &dims,
+                  DiagnosticList &diags) {
+  const std::string name = p.value("name", "?");
+  const std::string dtype = p.value("dtype", "");
+  bool dtype_ok = a.dtype == dtype || (dtype == "bf16" && a.dtype == "u16");
+  const auto &shape = p.value("shape", nlohmann::json::array());
+  bool shape_ok = shape.size() == a.shape.size();
+  for (size_t i = 0; shape_ok && i < shape.size(); ++i) {
+    if (shape[i].is_number_integer()) {
+      shape_ok = shape[i].get<int64_t>() == a.shape[i];
+    } else if (shape[i].is_string()) {
+      auto [it, fresh] = dims.emplace(shape[i].get<std::string>(), a.shape[i]);
+      shape_ok = fresh || it->second == a.shape[i];
+    }
+  }
+  if (dtype_ok && shape_ok) return true;
+  diags.report(Diagnostic::error("run.argument", "argument '" + name + "' is " + a.describe() + ", but the entry expects " +
+                                                     param_text(p)));
+  return false;
+}
+
+// The zero-filled array for an output parameter, its symbolic dims bound by the inputs.
+std::optional<HostArray> allocate(const nlohmann::json &p, const std::map<std::string, int64_t> &dims,
+                                  DiagnosticList &diags) {
+  HostArray a;
+  a.dtype = p.value("dtype", "");
+  if (!dtype_size(a.dtype)) {
+    diags.report(Diagnostic::error("run.argument", "output '" + p.value("name", "?") + "' has unsupported dtype '" +
+                                                       a.dtype + "'"));
+    return std::nullopt;
+  }
+  for (const auto &d : p.value("shape", nlohmann::json::array())) {
+    if (d.is_number_integer()) {
+      a.shape.push_back(d.get<int64_t>());
+      continue;
+    }
+    auto it = d.is_string() ? dims.find(d.get<std::string>()) : dims.end();
+    if (it == dims.end()) {
+      diags.report(Diagnostic::error("run.argument", "cannot size output '" + p.value("name", "?") + "': dimension " +
+                                                         d.dump() + " is not bound by any input; pass the output"));
+      return std::nullopt;
+    }
+    a.shape.push_back(it->second);
+  }
+  a.data.assign(size_t(a.elements()) * dtype_size(a.dtype), 0);
+  return a;
+}
+
+const nlohmann::json *find_entry(const nlohmann::json &entrypoints, const std::string &name, DiagnosticList &diags) {
+  std::string names;
+  if (entrypoints.is_array())
+    for (const auto &e : entrypoints) {
+      std::string n = e.value("name", "");
+      if (n == name || (name.empty() && entrypoints.size() == 1)) return &e;
+      names += (names.empty() ? "" : ", ") + n;
+    }
+  if (name.empty())
+    diags.report(Diagnostic::error("run.entry", names.empty() ? "the package has no entrypoints"
+                                                               : "the package has several entrypoints (" + names +
+                                                                     "); choose one with --entry"));
+  else
+    diags.report(Diagnostic::error("run.entry", "the package has no entrypoint '" + name + "' (it has: " +
+                                                    (names.empty() ? "none" : names) + ")"));
+  return nullptr;
+}
+
+const Component *find_binding(PluginHost &host, const PackageManifest &m, DiagnosticList &diags) {
+  std::string id = m.document.contains("plan") ? m.document["plan"].value("binding", "") : "";
+  if (id.empty()) {
+    diags.report(Diagnostic::error("run.binding", "the package's plan names no binding"));
+    return nullptr;
+  }
+  const Component *c = host.registry().find(id);
+  if (!c || c->kind != ComponentKind::Binding) {
+    diags.report(Diagnostic::error("run.binding", "binding '" + id + "' of target " + m.target +
+                                                      " is not loaded; load its plugin with --plugins"));
+    return nullptr;
+  }
+  if (!c->binding_run) {
+    diags.report(Diagnostic::error("run.binding", "binding '" + id + "' (plugin '" + c->plugin.name +
+                                                      "') cannot run packages: it registers no run callback"));
+    return nullptr;
+  }
+  return c;
+}
+
+}  // namespace
+
+fs::path default_cache_dir() {
+  if (const char *d = std::getenv("HTP_CACHE_DIR"); d && *d) return d;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "htp";
+  if (const char *h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "htp";
+  return fs::temp_directory_path() / "htp-cache";
+}
+
+std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, DiagnosticList &diags) {
+  const fs::path pkg = fs::absolute(req.package).lexically_normal();
+  auto manifest = read_package_manifest(pkg);
+  if (!manifest) {
+    diags.report(manifest.error());
+    return std::nullopt;
+  }
+  if (req.verify) {
+    std::vector<PluginRef> loaded;
+    for (const auto &p : host.plugins()) loaded.push_back(p->ref());
+    DiagnosticList v = verify_package(pkg, &loaded);
+    if (v.has_errors()) {
+      diags.append(v);
+      diags.report(Diagnostic::error("run.unverified", "refusing to run '" + pkg.string() +
+                                                           "': the package does not verify (see above)"));
+      return std::nullopt;
+    }
+  }
+  const nlohmann::json *entry = find_entry(manifest->entrypoints, req.entry, diags);
+  const Component *binding = find_binding(host, *manifest, diags);
+  if (!entry || !binding) return std::nullopt;
+
+  // Arguments in parameter order: inputs checked, outputs allocated, scalars converted.
+  const auto &params = entry->value("params", nlohmann::json::array());
+  RunOutcome out;
+  std::map<std::string, HostArray> arrays;
+  std::map<std::string, int64_t> dims;
+  std::set<std::string> known;
+  bool ok = true;
+  for (const auto &p : params) {
+    const std::string name = p.value("name", "");
+    known.insert(name);
+    if (p.value("kind", "tensor") == "scalar") {
+      if (!req.scalars.count(name)) {
+        diags.report(Diagnostic::error("run.argument", "missing scalar argument '" + name + "' (" + param_text(p) + ")"));
+        ok = false;
+      }
+      continue;
+    }
+    auto it = req.tensors.find(name);
+    if (it != req.tensors.end()) {
+      ok = check_tensor(p, it->second, dims, diags) && ok;
+      arrays[name] = it->second;
+    } else if (p.value("dir", "in") != "out") {
+      diags.report(Diagnostic::error("run.argument", "missing input '" + name + "' (" + param_text(p) + ")"));
+      ok = false;
+    }
+  }
+  for (const auto &[name, _] : req.tensors)
+    if (!known.count(name)) {
+      diags.report(Diagnostic::error("run.argument", "entry '" + entry->value("name", "") + "' has no parameter '" + name + "'"));
+      ok = false;
+    }
+  for (const auto &[name, _] : req.scalars)
+    if (!known.count(name)) {
+      diags.report(Diagnostic::error("run.argument", "entry '" + entry->value("name", "") + "' has no parameter '" + name + "'"));
+      ok = false;
+    }
+  if (!ok) return std::nullopt;
+  for (const auto &p : params)
+    if (p.value("kind", "tensor") != "scalar" && !arrays.count(p.value("name", ""))) {
+      auto a = allocate(p, dims, diags);
+      if (!a) return std::nullopt;
+      arrays[p.value("name", "")] = std::move(*a);
+    }
+
+  std::vector<DLTensor> tensors(params.size());
+  std::vector<HtpRunArg> args(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto &p = params[i];
+    const std::string &name = p["name"].get_ref<const std::string &>();
+    HtpRunArg &a = args[i];
+    a.struct_size = sizeof(HtpRunArg);
+    a.name = HtpStr{name.data(), name.size()};
+    if (p.value("kind", "tensor") == "scalar") {
+      const auto &v = req.scalars.at(name);
+      if (!v.is_number() && !v.is_boolean()) {
+        diags.report(Diagnostic::error("run.argument", "scalar argument '" + name + "' must be a number, not " + v.dump()));
+        return std::nullopt;
+      }
+      a.scalar_int = v.is_boolean() ? int64_t(v.get<bool>()) : v.is_number_integer() ? v.get<int64_t>() : int64_t(v.get<double>());
+      a.scalar_float = v.is_boolean() ? double(v.get<bool>()) : v.get<double>();
+      continue;
+    }
+    HostArray &arr = arrays[name];
+    DLTensor &t = tensors[i];
+    t.data = arr.data.data();
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(arr.shape.size());
+    std::string dtype = p.value("dtype", arr.dtype);
+    if (!dtype_to_dlpack(dtype, t.dtype)) {
+      diags.report(Diagnostic::error("run.argument", "argument '" + name + "' has unsupported dtype '" + dtype + "'"));
+      return std::nullopt;
+    }
+    t.shape = arr.shape.data();
+    t.strides = nullptr;
+    t.byte_offset = 0;
+    a.tensor = &t;
+  }
+
+  fs::path cache = req.cache_dir.empty() ? default_cache_dir() : fs::absolute(req.cache_dir);
+  fs::path run_dir = req.run_dir.empty() ? pkg / "logs" / "run" : fs::absolute(req.run_dir);
+  std::error_code ec;
+  fs::create_directories(cache, ec);
+  if (ec) {
+    diags.report(Diagnostic::error("run.cache", "cannot create the build cache '" + cache.string() + "': " + ec.message()));
+    return std::nullopt;
+  }
+  fs::remove_all(run_dir, ec);
+  fs::create_directories(run_dir, ec);
+  if (ec) {
+    diags.report(Diagnostic::error("run.dir", "cannot create the run directory '" + run_dir.string() + "': " + ec.message()));
+    return std::nullopt;
+  }
+
+  const std::string pkg_s = pkg.string(), target = manifest->target, entry_name = entry->value("name", "");
+  const std::string cache_s = cache.string(), run_s = run_dir.string(), options = req.options.dump();
+  HtpRunRequest r{};
+  r.struct_size = sizeof r;
+  r.package_dir = HtpStr{pkg_s.data(), pkg_s.size()};
+  r.target = HtpStr{target.data(), target.size()};
+  r.entry = HtpStr{entry_name.data(), entry_name.size()};
+  r.args = args.data();
+  r.arg_count = args.size();
+  r.cache_dir = HtpStr{cache_s.data(), cache_s.size()};
+  r.run_dir = HtpStr{run_s.data(), run_s.size()};
+  r.options_json = HtpStr{options.data(), options.size()};
+
+  const HtpHostApi *api = host.api_for(binding->plugin.name);
+  HtpDiag sink{&diags, binding->plugin.name};
+  const size_t reported_before = diags.size();
+  HtpStatus status = binding->binding_run(binding->user_data, api, &r, &sink);
+  if (status != HTP_OK) {
+    bool binding_reported = false;
+    for (size_t i = reported_before; i < diags.size(); ++i)
+      binding_reported = binding_reported || diags.items()[i].severity == Severity::Error;
+    if (!binding_reported)
+      diags.report(Diagnostic::error("run.failed", "binding '" + binding->id + "' failed with status " +
+                                                       std::to_string(int(status)) + " and no diagnostic"));
+    return std::nullopt;
+  }
+
+  if (std::ifstream f(run_dir / "report.json"); f) {
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out.report = nlohmann::json::parse(ss.str(), nullptr, false);
+    if (out.report.is_discarded()) {
+      diags.report(Diagnostic::warning("run.report", "binding '" + binding->id + "' wrote a report.json that is not JSON"));
+      out.report = nullptr;
+    }
+  }
+  for (const auto &p : params)
+    if (p.value("kind", "tensor") != "scalar" && p.value("dir", "in") != "in")
+      out.outputs[p["name"].get<std::string>()] = std::move(arrays[p["name"].get<std::string>()]);
+  out.run_dir = run_dir;
+  out.binding = binding->id;
+  return out;
+}
+
+}  // namespace htp

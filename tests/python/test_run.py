@@ -1,0 +1,67 @@
+"""htp.bind(pkg).run(**arrays): running a package entry from Python with the toy fixture binding
+(every output = sum of the inputs + scalars)."""
+import os
+
+import numpy as np
+import pytest
+
+import htp
+
+TOY_PLUGIN = os.environ.get("HTP_TOY_PLUGIN", "")
+pytestmark = pytest.mark.skipif(not os.path.isfile(TOY_PLUGIN), reason="HTP_TOY_PLUGIN not built")
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return htp.Context([TOY_PLUGIN])
+
+
+def axpy_kernel():
+    toy = htp.dialects.toy
+
+    @toy.kernel
+    def axpy(x, y, n_bias, out):
+        return toy.add(x, y)
+
+    return axpy
+
+
+@pytest.fixture
+def pkg(ctx, tmp_path):
+    return ctx.compile(axpy_kernel(), target="toy-sim", out=tmp_path / "pkg")
+
+
+def test_run_returns_outputs_and_report(ctx, pkg, tmp_path):
+    x = np.arange(6, dtype=np.float32)
+    y = np.full(6, 10, dtype=np.float32)
+    r = htp.bind(pkg, ctx).run(x=x, y=y, n_bias=100, cache_dir=tmp_path / "cache")
+    assert isinstance(r, htp.RunResult)
+    np.testing.assert_array_equal(r["out"], x + y + 100)
+    assert r.outputs["out"].dtype == np.float32
+    assert r.report == {"schema": "htp.run.v1", "path": "toy-interpreter", "entry": "axpy"}
+    assert r.binding == "toy.binding"
+    assert (r.run_dir / "report.json").is_file()
+
+
+def test_package_bind_and_entrypoints(ctx, pkg, tmp_path):
+    assert [e["name"] for e in pkg.entrypoints] == ["axpy"]
+    r = pkg.bind(ctx).run("axpy", x=np.ones(3, np.float32), y=np.ones(3, np.float32), n_bias=0,
+                          cache_dir=tmp_path / "cache")
+    np.testing.assert_array_equal(r["out"], np.full(3, 2, np.float32))
+
+
+def test_wrong_shape_names_the_argument(ctx, pkg, tmp_path):
+    with pytest.raises(htp.RunError, match=r"argument 'y' is f32\[4\], but the entry expects in f32\[N\]"):
+        htp.bind(pkg, ctx).run(x=np.ones(3, np.float32), y=np.ones(4, np.float32), n_bias=0,
+                               cache_dir=tmp_path / "cache")
+
+
+def test_wrong_dtype_names_the_argument(ctx, pkg, tmp_path):
+    with pytest.raises(htp.RunError, match=r"argument 'x' is f64\[3\], but the entry expects in f32\[N\]"):
+        htp.bind(pkg, ctx).run(x=np.ones(3), y=np.ones(3, np.float32), n_bias=0, cache_dir=tmp_path / "cache")
+
+
+def test_binding_failure_raises(ctx, pkg, tmp_path):
+    with pytest.raises(htp.RunError, match=r"the toy binding was asked to fail"):
+        htp.bind(pkg, ctx).run(x=np.ones(1, np.float32), y=np.ones(1, np.float32), n_bias=0,
+                               options={"fail": True}, cache_dir=tmp_path / "cache")
