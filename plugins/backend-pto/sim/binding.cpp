@@ -1,0 +1,50 @@
+#include "binding.hpp"
+
+#include <htp/run.hpp>
+
+#include "sim_run.hpp"
+
+namespace htp_ptosim {
+
+namespace {
+
+void run_a2a3sim(htp::RunContext &ctx) {
+  SimRunRequest req;
+  req.package_dir = ctx.package_dir();
+  req.entry = ctx.entry();
+  req.target = ctx.target();
+  req.cache_dir = ctx.cache_dir();
+  req.run_dir = ctx.run_dir();
+  try {
+    req.options = nlohmann::json::parse(ctx.options_json().empty() ? "{}" : ctx.options_json());
+  } catch (const nlohmann::json::exception &e) {
+    throw htp::RunError(std::string("the binding options are not valid JSON: ") + e.what(), "pto.sim.option");
+  }
+  for (size_t i = 0; i < ctx.arg_count(); ++i) {
+    const HtpRunArg &a = ctx.arg(i);
+    req.args.push_back(RunArgument{ctx.arg_name(i), a.tensor, a.scalar_int, a.scalar_float});
+  }
+  try {
+    const nlohmann::json report = run_package(req);
+    const nlohmann::json &build = report["build"];
+    ctx.log(HTP_LOG_INFO, "pto.a2a3sim: " + std::to_string(report["tasks"].get<uint64_t>()) + " tasks on the CPU simulator, build cache " +
+                              build["cache"].get<std::string>() + ", " +
+                              std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
+  } catch (const RunFailure &e) {
+    throw htp::RunError(e.what(), e.code);
+  }
+}
+
+}  // namespace
+
+void register_bindings(htp::Registrar &r) {
+  r.add(htp::BindingSpec{.info = {.id = "pto.a2a3sim",
+                                  .version = "0.1.0",
+                                  .summary = "pto-a2a3sim packages on HTP's PTO CPU simulator (or a built pto-runtime)",
+                                  .provides = {"Binding.PTO(variant=a2a3sim)"}},
+                         .targets = {"pto-a2a3sim"},
+                         .priority = 10,
+                         .run = htp::run_body<run_a2a3sim>});
+}
+
+}  // namespace htp_ptosim

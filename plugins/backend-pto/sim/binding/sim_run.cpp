@@ -1,0 +1,318 @@
+#include "sim_run.hpp"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "build_cache.hpp"
+
+namespace htp_ptosim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kOptionKeys = {"dispatch", "aiv_cores", "aic_cores", "aicpu_thread_num", "task_window",
+                                           "trace",    "cxx",       "sim_include", "runtime"};
+
+int int_option(const json &obj, const char *key, int fallback, int lo, int hi, const std::string &where) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_number_integer() || obj[key].get<int64_t>() < lo || obj[key].get<int64_t>() > hi)
+    throw RunFailure("pto.sim.option", where + " " + key + " must be an integer in [" + std::to_string(lo) + ", " +
+                                           std::to_string(hi) + "]");
+  return obj[key].get<int>();
+}
+
+/// Applies one layer of settings (registry runtime_config.sim or the run options).
+void apply(RuntimeOptions &o, const json &obj, const std::string &where) {
+  o.aiv_cores = int_option(obj, "aiv_cores", o.aiv_cores, 0, 64, where);
+  o.aic_cores = int_option(obj, "aic_cores", o.aic_cores, 0, 64, where);
+  o.task_window = int_option(obj, "task_window", o.task_window, 1, 1 << 24, where);
+  if (obj.contains("aicpu_thread_num"))
+    o.schedulers = std::max(1, int_option(obj, "aicpu_thread_num", 2, 1, 16, where) - 1);
+  if (obj.contains("dispatch")) {
+    const auto p = obj["dispatch"].is_string() ? parse_policy(obj["dispatch"].get<std::string>()) : std::nullopt;
+    if (!p)
+      throw RunFailure("pto.sim.option", where + " dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "
+                                               "\"work_steal\", not " + obj["dispatch"].dump());
+    o.dispatch = *p;
+  }
+  if (obj.contains("trace")) {
+    if (!obj["trace"].is_boolean()) throw RunFailure("pto.sim.option", where + " trace must be true or false");
+    o.trace = obj["trace"].get<bool>();
+  }
+}
+
+std::string runtime_choice(const json &options) {
+  const std::string r = options.value("runtime", std::string("auto"));
+  if (r != "auto" && r != "sim" && r != "pto-runtime")
+    throw RunFailure("pto.sim.option", "option runtime must be \"auto\", \"sim\" or \"pto-runtime\", not \"" + r + "\"");
+  return r;
+}
+
+/// Throws the exact reason when the real pto-runtime is requested (docs §7).
+void check_pto_runtime_request(const json &options) {
+  const std::string choice = runtime_choice(options);
+  if (choice == "sim") return;
+  const char *rt = std::getenv("PTO_RUNTIME_ROOT");
+  const char *isa = std::getenv("PTO_ISA_ROOT");
+  const bool has_rt = rt && *rt, has_isa = isa && *isa;
+  if (!has_rt && !has_isa) {
+    if (choice == "pto-runtime")
+      throw RunFailure("pto.runtime.missing", "option runtime=\"pto-runtime\" needs PTO_RUNTIME_ROOT (a built "
+                                              "pto-runtime, hw-native-sys/simpler) and PTO_ISA_ROOT (PTO-ISA) to be set");
+    return;
+  }
+  if (has_rt != has_isa)
+    throw RunFailure("pto.runtime.missing", std::string(has_rt ? "PTO_RUNTIME_ROOT" : "PTO_ISA_ROOT") + " is set but " +
+                                                (has_rt ? "PTO_ISA_ROOT" : "PTO_RUNTIME_ROOT") +
+                                                " is not: set both to run on the real pto-runtime, or neither to use "
+                                                "HTP's CPU simulator");
+  const std::pair<std::string, fs::path> required[] = {
+      {"PTO_RUNTIME_ROOT", fs::path(rt) / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h"},
+      {"PTO_RUNTIME_ROOT", fs::path(rt) / "python/simpler/worker.py"},
+      {"PTO_ISA_ROOT", fs::path(isa) / "include/pto/pto-inst.hpp"},
+  };
+  for (const auto &[var, file] : required)
+    if (!fs::exists(file))
+      throw RunFailure("pto.runtime.missing", var + "=" + (var == "PTO_ISA_ROOT" ? isa : rt) + ": missing " +
+                                                  file.string() + " (expected a pto-runtime 6ebaf7715 / PTO-ISA "
+                                                                  "cd4a3d3f checkout)");
+  throw RunFailure("pto.runtime.unsupported",
+                   std::string("found pto-runtime at ") + rt + " and PTO-ISA at " + isa +
+                       ", but running packages on the real pto-runtime is not implemented by this binding yet; unset "
+                       "PTO_RUNTIME_ROOT and PTO_ISA_ROOT or pass --option runtime=\"sim\" to use HTP's CPU simulator");
+}
+
+/// dlopen'ed objects, closed after the runtime's threads have ended.
+struct Library {
+  void *handle = nullptr;
+  explicit Library(const std::string &path, const std::string &label) : handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (!handle) throw RunFailure("pto.sim.load", "cannot load the build of " + label + ": " + ::dlerror());
+  }
+  ~Library() { ::dlclose(handle); }
+  Library(const Library &) = delete;
+  Library &operator=(const Library &) = delete;
+  void *symbol(const std::string &name, const std::string &label) const {
+    void *s = ::dlsym(handle, name.c_str());
+    if (!s) throw RunFailure("pto.sim.load", label + " does not export '" + name + "'");
+    return s;
+  }
+};
+
+std::optional<DataType> data_type(const DLDataType &t) {
+  if (t.lanes != 1) return std::nullopt;
+  switch (t.code) {
+    case kDLFloat: return t.bits == 32 ? std::optional(DataType::FLOAT32) : t.bits == 16 ? std::optional(DataType::FLOAT16) : std::nullopt;
+    case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
+    case kDLInt:
+      switch (t.bits) {
+        case 8: return DataType::INT8;
+        case 16: return DataType::INT16;
+        case 32: return DataType::INT32;
+        case 64: return DataType::INT64;
+      }
+      return std::nullopt;
+    case kDLUInt:
+      switch (t.bits) {
+        case 8: return DataType::UINT8;
+        case 16: return DataType::UINT16;
+        case 32: return DataType::UINT32;
+        case 64: return DataType::UINT64;
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+ChipTensor chip_tensor(const RunArgument &a) {
+  const DLTensor &t = *a.tensor;
+  const auto dtype = data_type(t.dtype);
+  if (!dtype) throw RunFailure("pto.sim.args", "argument '" + a.name + "': this element type has no pto-runtime DataType");
+  if (t.ndim > MAX_TENSOR_DIMS)
+    throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(t.ndim) +
+                                         " dimensions; pto-runtime tensors have at most 5");
+  uint32_t shapes[MAX_TENSOR_DIMS] = {1};
+  for (int i = 0; i < t.ndim; ++i) shapes[i] = static_cast<uint32_t>(t.shape[i]);
+  void *data = static_cast<char *>(t.data) + t.byte_offset;
+  return make_tensor_external(data, shapes, t.ndim > 0 ? static_cast<uint32_t>(t.ndim) : 1u, *dtype);
+}
+
+uint64_t scalar_bits(const RunArgument &a, const std::string &dtype) {
+  if (dtype == "f64") return to_u64(a.scalar_float);
+  if (dtype == "f16") return to_u64(static_cast<_Float16>(a.scalar_float));
+  if (!dtype.empty() && (dtype[0] == 'f' || dtype == "bf16")) return to_u64(static_cast<float>(a.scalar_float));
+  if (dtype.empty() && a.scalar_int == 0 && a.scalar_float != 0) return to_u64(static_cast<float>(a.scalar_float));
+  return to_u64(a.scalar_int);
+}
+
+json worker_report(const Runtime &rt) {
+  json out = json::array();
+  for (const WorkerStats &w : rt.worker_stats()) out.push_back({{"name", w.name}, {"tasks", w.tasks}, {"steals", w.steals}});
+  return out;
+}
+
+void write_text(const fs::path &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f) throw RunFailure("pto.sim.io", "cannot write " + path.string());
+}
+
+}  // namespace
+
+RuntimeOptions resolve_runtime_options(const json &runtime_config, const json &options) {
+  RuntimeOptions o;
+  if (runtime_config.contains("aicpu_thread_num")) {
+    json only = {{"aicpu_thread_num", runtime_config["aicpu_thread_num"]}};
+    apply(o, only, "kernel_registry.json runtime_config:");
+  }
+  if (runtime_config.contains("sim") && runtime_config["sim"].is_object())
+    apply(o, runtime_config["sim"], "kernel_registry.json runtime_config.sim:");
+  apply(o, options, "option");
+  return o;
+}
+
+json run_package(const SimRunRequest &req) {
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  if (!req.options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
+  for (const auto &[k, v] : req.options.items())
+    if (!kOptionKeys.count(k))
+      throw RunFailure("pto.sim.option", "unknown option '" + k + "' (known: dispatch, aiv_cores, aic_cores, "
+                                         "aicpu_thread_num, task_window, trace, cxx, sim_include, runtime)");
+  check_pto_runtime_request(req.options);
+
+  const PackageSpec pkg = read_package(req.package_dir, req.entry);
+  const RuntimeOptions ropts = resolve_runtime_options(pkg.runtime_config, req.options);
+  const std::string include_dir = locate_sim_include(req.options);
+  const char *env_cxx = std::getenv("CXX");
+  const std::string cxx = req.options.value("cxx", std::string(env_cxx && *env_cxx ? env_cxx : "c++"));
+
+  // Build.
+  const auto t_build = clock::now();
+  std::vector<CompileJob> jobs;
+  const std::vector<std::string> common = {"-std=c++17", "-O2", "-fPIC", "-shared", "-w"};
+  auto source_path = [&](const std::string &rel) {
+    const fs::path p = pkg.codegen_dir / rel;
+    if (!fs::exists(p)) throw RunFailure("pto.sim.package", "the package has no codegen/pto/" + rel);
+    return p.string();
+  };
+  jobs.push_back(CompileJob{source_path(pkg.orchestration.source), "codegen/pto/" + pkg.orchestration.source, common, {}, false});
+  for (const KernelSpec &k : pkg.kernels) {
+    std::vector<std::string> flags = common;
+    flags.insert(flags.end(), {"-D__CPU_SIM", "-DHTP_PTOSIM=1", k.core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
+    jobs.push_back(CompileJob{source_path(k.source), "codegen/pto/" + k.source, flags, {}, false});
+  }
+  BuildStats stats;
+  try {
+    BuildCache cache((fs::path(req.cache_dir) / "pto-sim").string(), cxx, include_dir);
+    cache.build(jobs, stats);
+  } catch (const BuildError &e) {
+    throw RunFailure("pto.sim.build", e.what());
+  }
+  stats.seconds = std::chrono::duration<double>(clock::now() - t_build).count();
+
+  // Load.
+  std::vector<std::unique_ptr<Library>> libs;
+  for (const CompileJob &j : jobs) libs.push_back(std::make_unique<Library>(j.output, j.label));
+  const std::string orch_label = jobs[0].label;
+  using Entry = void (*)(const ChipTaskArgs &);
+  using Config = PTO2OrchestrationConfig (*)(const ChipTaskArgs &);
+  using Bind = void (*)(PTO2Runtime *);
+  auto entry = reinterpret_cast<Entry>(libs[0]->symbol(pkg.orchestration.function_name, orch_label));
+  auto bind = reinterpret_cast<Bind>(libs[0]->symbol("framework_bind_runtime", orch_label));
+  auto config = reinterpret_cast<Config>(::dlsym(libs[0]->handle, pkg.orchestration.config_name.c_str()));
+
+  // Arguments: tensors first, then scalars, each in parameter order.
+  std::vector<ChipTensor> tensors;
+  tensors.reserve(req.args.size());
+  ChipTaskArgs args;
+  for (const RunArgument &a : req.args)
+    if (a.tensor) {
+      tensors.push_back(chip_tensor(a));
+      args.add_input(tensors.back());
+    }
+  for (size_t i = 0; i < req.args.size(); ++i) {
+    const RunArgument &a = req.args[i];
+    if (a.tensor) continue;
+    std::string dtype;
+    for (const ParamSpec &p : pkg.params)
+      if (p.name == a.name) dtype = p.dtype;
+    args.add_scalar(scalar_bits(a, dtype));
+  }
+  if (args.has_error) throw RunFailure("pto.sim.args", std::string("the entry's arguments: ") + args.error_msg);
+  const int given = args.tensor_count() + args.scalar_count();
+  if (config) {
+    const int expected = config(args).expected_arg_count;
+    if (expected != given)
+      throw RunFailure("pto.sim.args", orch_label + " expects " + std::to_string(expected) + " arguments (" +
+                                           pkg.orchestration.config_name + "), the run passes " + std::to_string(given));
+  }
+
+  // Run.
+  json report;
+  {
+    Runtime rt(ropts);
+    for (size_t i = 0; i < pkg.kernels.size(); ++i) {
+      const KernelSpec &k = pkg.kernels[i];
+      rt.set_kernel(k.func_id, k.core, reinterpret_cast<KernelFn>(libs[i + 1]->symbol("kernel_entry", jobs[i + 1].label)),
+                    k.name);
+    }
+    const auto t_run = clock::now();
+    bind(rt.api());
+    try {
+      entry(args);
+    } catch (const std::exception &e) {
+      rt.fail(orch_label + ": " + e.what());
+    }
+    const double orch_seconds = std::chrono::duration<double>(clock::now() - t_run).count();
+    rt.wait_all();
+    const double run_seconds = std::chrono::duration<double>(clock::now() - t_run).count();
+    bind(nullptr);
+
+    const fs::path run_dir(req.run_dir);
+    if (ropts.trace) write_text(run_dir / "trace.json", rt.trace_json());
+    const auto lines = rt.log_lines();
+    std::string log;
+    for (const auto &l : lines) log += l + "\n";
+    if (!lines.empty()) write_text(run_dir / "orchestration.log", log);
+    report = {{"schema", "htp.run.v1"},
+              {"binding", "pto.a2a3sim"},
+              {"target", req.target},
+              {"entry", req.entry},
+              {"path", "htp-cpu-sim"},
+              {"ok", !rt.failed()},
+              {"build",
+               {{"cache", stats.misses == 0 ? "hit" : "miss"},
+                {"hits", stats.hits},
+                {"misses", stats.misses},
+                {"compiler_invocations", stats.compiler_invocations},
+                {"cxx", find_program(cxx)},
+                {"seconds", stats.seconds}}},
+              {"runtime",
+               {{"dispatch", policy_name(ropts.dispatch)},
+                {"aiv_cores", ropts.aiv_cores},
+                {"aic_cores", ropts.aic_cores},
+                {"schedulers", ropts.schedulers},
+                {"task_window", ropts.task_window}}},
+              {"tasks", rt.task_count()},
+              {"run_seconds", run_seconds},
+              {"orchestration_seconds", orch_seconds},
+              {"wall_seconds", std::chrono::duration<double>(clock::now() - t_start).count()},
+              {"workers", worker_report(rt)}};
+    if (ropts.trace) report["trace"] = "trace.json";
+    if (!lines.empty()) report["log"] = "orchestration.log";
+    if (rt.failed()) report["error"] = rt.error();
+  }  // the runtime's threads end before the libraries are closed
+  write_text(fs::path(req.run_dir) / "report.json", report.dump(2) + "\n");
+  if (report.contains("error")) throw RunFailure("pto.sim.run", report["error"].get<std::string>());
+  return report;
+}
+
+}  // namespace htp_ptosim

@@ -1,0 +1,351 @@
+// HTP PTO CPU simulator: PTO-ISA instructions over tiles (PTO-ISA cd4a3d3f names and signatures; independent
+// implementation). Every instruction acts on the valid region of its destination, computes half and bfloat16
+// in float, and completes before it returns. Trailing wait-event operands are accepted and ignored.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <pto/sim/tile.hpp>
+
+namespace pto {
+namespace sim {
+
+template <typename T> struct compute_type { using type = T; };
+template <> struct compute_type<_Float16> { using type = float; };
+#if defined(__STDCPP_BFLOAT16_T__) && __cplusplus >= 202302L
+template <> struct compute_type<std::bfloat16_t> { using type = float; };
+#endif
+/// The type an element is computed in.
+template <typename T> using compute_t = typename compute_type<std::remove_cv_t<T>>::type;
+
+template <typename T> inline compute_t<T> load(T v) { return static_cast<compute_t<T>>(v); }
+
+template <typename Dst, typename... Srcs> inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
+  auto covers = [&](auto &s) { return s.GetValidRow() >= dst.GetValidRow() && s.GetValidCol() >= dst.GetValidCol(); };
+  if (!(covers(srcs) && ...))
+    throw IsaError(std::string(op) + ": a source's valid region is smaller than the destination's " +
+                   std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
+}
+
+/// dst(r, c) = f(r, c) over dst's valid region.
+template <typename Dst, typename F> inline void for_each(Dst &dst, F &&f) {
+  const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) dst.at(r, c) = static_cast<typename Dst::DType>(f(r, c));
+}
+
+template <typename Dst, typename S0, typename S1, typename F>
+inline void binary(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+  require_covers(op, dst, s0, s1);
+  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, c))); });
+}
+template <typename Dst, typename Src, typename F> inline void unary(const char *op, Dst &dst, Src &src, F &&f) {
+  require_covers(op, dst, src);
+  for_each(dst, [&](int r, int c) { return f(load(src.at(r, c))); });
+}
+/// dst(r, c) = f(src0(r, c), src1(r, 0)): src1 holds one value per row.
+template <typename Dst, typename S0, typename S1, typename F>
+inline void row_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+  require_covers(op, dst, s0);
+  if (s1.GetValidRow() < dst.GetValidRow()) throw IsaError(std::string(op) + ": the row operand has too few rows");
+  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, 0))); });
+}
+/// dst(r, c) = f(src0(r, c), src1(0, c)): src1 holds one value per column.
+template <typename Dst, typename S0, typename S1, typename F>
+inline void col_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+  require_covers(op, dst, s0);
+  if (s1.GetValidCol() < dst.GetValidCol()) throw IsaError(std::string(op) + ": the column operand has too few columns");
+  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(0, c))); });
+}
+/// dst(r, 0) = fold over src's row r.
+template <typename Dst, typename Src, typename F> inline void row_reduce(Dst &dst, Src &src, F &&f) {
+  using C = compute_t<typename Src::DType>;
+  for (int r = 0; r < src.GetValidRow(); ++r) {
+    C acc = load(src.at(r, 0));
+    for (int c = 1; c < src.GetValidCol(); ++c) acc = f(acc, load(src.at(r, c)));
+    dst.at(r, 0) = static_cast<typename Dst::DType>(acc);
+  }
+}
+/// dst(0, c) = fold over src's column c.
+template <typename Dst, typename Src, typename F> inline void col_reduce(Dst &dst, Src &src, F &&f) {
+  using C = compute_t<typename Src::DType>;
+  for (int c = 0; c < src.GetValidCol(); ++c) {
+    C acc = load(src.at(0, c));
+    for (int r = 1; r < src.GetValidRow(); ++r) acc = f(acc, load(src.at(r, c)));
+    dst.at(0, c) = static_cast<typename Dst::DType>(acc);
+  }
+}
+
+template <typename To, typename From> inline To round_to(From v, RoundMode mode) {
+  if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
+    const double d = static_cast<double>(v);
+    switch (mode) {
+      case RoundMode::CAST_FLOOR: return static_cast<To>(std::floor(d));
+      case RoundMode::CAST_CEIL: return static_cast<To>(std::ceil(d));
+      case RoundMode::CAST_ROUND: return static_cast<To>(std::round(d));
+      case RoundMode::CAST_TRUNC: return static_cast<To>(std::trunc(d));
+      default: return static_cast<To>(std::nearbyint(d));
+    }
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+constexpr auto add = [](auto a, auto b) { return a + b; };
+constexpr auto sub = [](auto a, auto b) { return a - b; };
+constexpr auto mul = [](auto a, auto b) { return a * b; };
+constexpr auto div = [](auto a, auto b) { return a / b; };
+constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
+constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
+
+}  // namespace sim
+
+// ---- memory ---------------------------------------------------------------------------------------
+
+/// Loads the global tensor's 2-D view into the tile (rows = dims 0..3, columns = dim 4).
+template <typename TileData, typename GlobalData, typename... WaitEvents>
+PTO_INST RecordEvent TLOAD(TileData &dst, GlobalData &src, WaitEvents &...) {
+  const int64_t rows = src.rows(), cols = src.cols();
+  if (rows > TileData::Rows || cols > TileData::Cols)
+    throw sim::IsaError("TLOAD: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " does not fit the tile " + std::to_string(TileData::Rows) + "x" + std::to_string(TileData::Cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst.at(static_cast<int>(r), static_cast<int>(c)) =
+          static_cast<typename TileData::DType>(sim::load(src.data()[src.offset(r, c)]));
+  return {};
+}
+
+/// Stores the tile into the global tensor's 2-D view (converting the element type, e.g. Acc float → half).
+template <typename GlobalData, typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TSTORE(GlobalData &dst, TileData &src, WaitEvents &...) {
+  const int64_t rows = dst.rows(), cols = dst.cols();
+  if (rows > src.GetValidRow() || cols > src.GetValidCol())
+    throw sim::IsaError("TSTORE: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " is larger than the tile's valid region " + std::to_string(src.GetValidRow()) + "x" +
+                        std::to_string(src.GetValidCol()));
+  using G = typename GlobalData::DType;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst.data()[dst.offset(r, c)] = static_cast<G>(sim::load(src.at(static_cast<int>(r), static_cast<int>(c))));
+  return {};
+}
+
+/// Copies between tiles of any types (Mat → Left/Right, Acc → Vec, ...), converting the element type.
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TMOV(DstTileData &dst, SrcTileData &src, WaitEvents &...) {
+  sim::unary("TMOV", dst, src, [](auto v) { return v; });
+  return {};
+}
+
+/// Fills the tile's valid region with a scalar.
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TEXPANDS(TileData &dst, typename TileData::DType scalar, WaitEvents &...) {
+  sim::for_each(dst, [&](int, int) { return scalar; });
+  return {};
+}
+
+// ---- elementwise ----------------------------------------------------------------------------------
+
+#define HTP_PTOSIM_BINARY(NAME, FN)                                                                   \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents> \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) { \
+    sim::binary(#NAME, dst, src0, src1, FN);                                                           \
+    return {};                                                                                         \
+  }
+HTP_PTOSIM_BINARY(TADD, sim::add)
+HTP_PTOSIM_BINARY(TSUB, sim::sub)
+HTP_PTOSIM_BINARY(TMUL, sim::mul)
+HTP_PTOSIM_BINARY(TDIV, sim::div)
+HTP_PTOSIM_BINARY(TMAX, sim::max)
+HTP_PTOSIM_BINARY(TMIN, sim::min)
+#undef HTP_PTOSIM_BINARY
+
+#define HTP_PTOSIM_SCALAR(NAME, FN)                                                                        \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                            \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType scalar,        \
+                            WaitEvents &...) {                                                             \
+    const auto s = sim::load(scalar);                                                                      \
+    sim::unary(#NAME, dst, src, [&](auto v) { return FN(v, s); });                                         \
+    return {};                                                                                             \
+  }
+HTP_PTOSIM_SCALAR(TADDS, sim::add)
+HTP_PTOSIM_SCALAR(TSUBS, sim::sub)
+HTP_PTOSIM_SCALAR(TMULS, sim::mul)
+HTP_PTOSIM_SCALAR(TDIVS, sim::div)
+HTP_PTOSIM_SCALAR(TMAXS, sim::max)
+HTP_PTOSIM_SCALAR(TMINS, sim::min)
+#undef HTP_PTOSIM_SCALAR
+
+/// dst = scalar / src.
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TDIVS(TileDataDst &dst, typename TileDataDst::DType scalar, TileDataSrc &src, WaitEvents &...) {
+  const auto s = sim::load(scalar);
+  sim::unary("TDIVS", dst, src, [&](auto v) { return s / v; });
+  return {};
+}
+
+#define HTP_PTOSIM_UNARY(NAME, EXPR)                                                                  \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                       \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {                    \
+    sim::unary(#NAME, dst, src, [](auto v) -> decltype(v) { return EXPR; });                          \
+    return {};                                                                                        \
+  }
+HTP_PTOSIM_UNARY(TEXP, std::exp(v))
+HTP_PTOSIM_UNARY(TLOG, std::log(v))
+HTP_PTOSIM_UNARY(TSQRT, std::sqrt(v))
+HTP_PTOSIM_UNARY(TRSQRT, decltype(v)(1) / std::sqrt(v))
+HTP_PTOSIM_UNARY(TABS, v < decltype(v)(0) ? -v : v)
+HTP_PTOSIM_UNARY(TNEG, -v)
+HTP_PTOSIM_UNARY(TRELU, v > decltype(v)(0) ? v : decltype(v)(0))
+HTP_PTOSIM_UNARY(TRECIP, decltype(v)(1) / v)
+#undef HTP_PTOSIM_UNARY
+
+/// Leaky ReLU: v > 0 ? v : v * slope.
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TLRELU(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType slope, WaitEvents &...) {
+  const auto s = sim::load(slope);
+  sim::unary("TLRELU", dst, src, [&](auto v) { return v > decltype(v)(0) ? v : v * s; });
+  return {};
+}
+
+/// Converts element types with a rounding mode (float → integer honours the mode).
+template <typename TileDataD, typename TileDataS, typename... WaitEvents>
+PTO_INST RecordEvent TCVT(TileDataD &dst, TileDataS &src, RoundMode mode, WaitEvents &...) {
+  sim::require_covers("TCVT", dst, src);
+  sim::for_each(dst, [&](int r, int c) { return sim::round_to<typename TileDataD::DType>(sim::load(src.at(r, c)), mode); });
+  return {};
+}
+
+// ---- reductions -----------------------------------------------------------------------------------
+
+#define HTP_PTOSIM_ROW_REDUCE(NAME, FN)                                                               \
+  template <typename TileDataOut, typename TileDataIn, typename TileDataTmp, typename... WaitEvents>   \
+  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, TileDataTmp &, WaitEvents &...) {      \
+    sim::row_reduce(dst, src, FN);                                                                    \
+    return {};                                                                                        \
+  }
+HTP_PTOSIM_ROW_REDUCE(TROWSUM, sim::add)
+HTP_PTOSIM_ROW_REDUCE(TROWMAX, sim::max)
+HTP_PTOSIM_ROW_REDUCE(TROWMIN, sim::min)
+#undef HTP_PTOSIM_ROW_REDUCE
+
+#define HTP_PTOSIM_COL_REDUCE(NAME, FN)                                                               \
+  template <typename TileDataOut, typename TileDataIn, typename... WaitEvents>                        \
+  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, WaitEvents &...) {                     \
+    sim::col_reduce(dst, src, FN);                                                                    \
+    return {};                                                                                        \
+  }
+HTP_PTOSIM_COL_REDUCE(TCOLSUM, sim::add)
+HTP_PTOSIM_COL_REDUCE(TCOLMAX, sim::max)
+HTP_PTOSIM_COL_REDUCE(TCOLMIN, sim::min)
+#undef HTP_PTOSIM_COL_REDUCE
+
+// ---- broadcasts -----------------------------------------------------------------------------------
+
+/// dst(r, c) = src(r, 0).
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TROWEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
+  if (src.GetValidRow() < dst.GetValidRow()) throw sim::IsaError("TROWEXPAND: the source has too few rows");
+  sim::for_each(dst, [&](int r, int) { return sim::load(src.at(r, 0)); });
+  return {};
+}
+/// dst(r, c) = src(0, c).
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TCOLEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
+  if (src.GetValidCol() < dst.GetValidCol()) throw sim::IsaError("TCOLEXPAND: the source has too few columns");
+  sim::for_each(dst, [&](int, int c) { return sim::load(src.at(0, c)); });
+  return {};
+}
+
+#define HTP_PTOSIM_EXPAND(NAME, HOW, FN)                                                                        \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>         \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {        \
+    sim::HOW(#NAME, dst, src0, src1, FN);                                                                      \
+    return {};                                                                                                 \
+  }                                                                                                            \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename TileDataTmp,           \
+            typename... WaitEvents>                                                                            \
+  PTO_INST std::enable_if_t<is_tile_data_v<TileDataTmp>, RecordEvent> NAME(                                     \
+      TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, TileDataTmp &, WaitEvents &...) {               \
+    sim::HOW(#NAME, dst, src0, src1, FN);                                                                      \
+    return {};                                                                                                 \
+  }
+HTP_PTOSIM_EXPAND(TROWEXPANDADD, row_expand, sim::add)
+HTP_PTOSIM_EXPAND(TROWEXPANDSUB, row_expand, sim::sub)
+HTP_PTOSIM_EXPAND(TROWEXPANDMUL, row_expand, sim::mul)
+HTP_PTOSIM_EXPAND(TROWEXPANDDIV, row_expand, sim::div)
+HTP_PTOSIM_EXPAND(TROWEXPANDMAX, row_expand, sim::max)
+HTP_PTOSIM_EXPAND(TROWEXPANDMIN, row_expand, sim::min)
+HTP_PTOSIM_EXPAND(TROWEXPANDEXPDIF, row_expand, [](auto a, auto b) { return std::exp(a - b); })
+HTP_PTOSIM_EXPAND(TCOLEXPANDADD, col_expand, sim::add)
+HTP_PTOSIM_EXPAND(TCOLEXPANDSUB, col_expand, sim::sub)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMUL, col_expand, sim::mul)
+HTP_PTOSIM_EXPAND(TCOLEXPANDDIV, col_expand, sim::div)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMAX, col_expand, sim::max)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMIN, col_expand, sim::min)
+HTP_PTOSIM_EXPAND(TCOLEXPANDEXPDIF, col_expand, [](auto a, auto b) { return std::exp(a - b); })
+#undef HTP_PTOSIM_EXPAND
+
+// ---- cube -----------------------------------------------------------------------------------------
+
+namespace sim {
+/// acc(m, n) = (accumulate ? in(m, n) : 0) + bias(n) + sum_k left(m, k) * right(k, n), over M x N of the operands.
+template <typename Acc, typename In, typename Left, typename Right, typename BiasF>
+inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
+  const int M = left.GetValidRow(), K = left.GetValidCol(), N = right.GetValidCol();
+  if (right.GetValidRow() != K)
+    throw IsaError("TMATMUL: left is " + std::to_string(M) + "x" + std::to_string(K) + " but right has " +
+                   std::to_string(right.GetValidRow()) + " rows");
+  if (M > Acc::Rows || N > Acc::Cols)
+    throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) + " result does not fit the accumulator");
+  using C = compute_t<typename Acc::DType>;
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      C sum = in ? load(in->at(m, n)) : C(0);
+      sum += static_cast<C>(bias(n));
+      for (int k = 0; k < K; ++k) sum += static_cast<C>(load(left.at(m, k))) * static_cast<C>(load(right.at(k, n)));
+      acc.at(m, n) = static_cast<typename Acc::DType>(sum);
+    }
+}
+constexpr auto no_bias = [](int) { return 0.0f; };
+}  // namespace sim
+
+/// acc = left · right.
+template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL(TileRes &cMatrix, TileLeft &aMatrix, TileRight &bMatrix, WaitEvents &...) {
+  sim::matmul(cMatrix, static_cast<TileRes *>(nullptr), aMatrix, bMatrix, sim::no_bias);
+  return {};
+}
+template <AccPhase Phase, typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL(TileRes &cMatrix, TileLeft &aMatrix, TileRight &bMatrix, WaitEvents &...) {
+  sim::matmul(cMatrix, static_cast<TileRes *>(nullptr), aMatrix, bMatrix, sim::no_bias);
+  return {};
+}
+/// acc += left · right.
+template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL_ACC(TileRes &cMatrix, TileLeft &aMatrix, TileRight &bMatrix, WaitEvents &...) {
+  sim::matmul(cMatrix, &cMatrix, aMatrix, bMatrix, sim::no_bias);
+  return {};
+}
+/// accOut = accIn + left · right.
+template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL_ACC(TileRes &cOutMatrix, TileRes &cInMatrix, TileLeft &aMatrix, TileRight &bMatrix,
+                                 WaitEvents &...) {
+  sim::matmul(cOutMatrix, &cInMatrix, aMatrix, bMatrix, sim::no_bias);
+  return {};
+}
+/// acc = left · right + bias (bias: a 1 x N tile).
+template <typename TileRes, typename TileLeft, typename TileRight, typename TileBias, typename... WaitEvents>
+PTO_INST std::enable_if_t<is_tile_data_v<TileBias>, RecordEvent>
+TMATMUL_BIAS(TileRes &cMatrix, TileLeft &aMatrix, TileRight &bMatrix, TileBias &biasData, WaitEvents &...) {
+  sim::matmul(cMatrix, static_cast<TileRes *>(nullptr), aMatrix, bMatrix,
+              [&](int n) { return static_cast<float>(sim::load(biasData.at(0, n))); });
+  return {};
+}
+
+}  // namespace pto

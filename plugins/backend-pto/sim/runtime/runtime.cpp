@@ -1,0 +1,593 @@
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "intrinsic.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HTP_PTOSIM_PAUSE() _mm_pause()
+#else
+#define HTP_PTOSIM_PAUSE() std::this_thread::yield()
+#endif
+
+namespace htp_ptosim {
+
+struct Task {
+  uint64_t id = 0;
+  int32_t func_id = -1;
+  CoreType core = CoreType::None;
+  KernelFn fn = nullptr;
+  int64_t key = -1;
+  int preferred = -1;  // worker of the last producer (work stealing locality)
+  std::vector<ChipTensor> tensors;
+  uint64_t scalars[MAX_SCALAR_ARGS] = {};
+  int32_t scalar_count = 0;
+  int fanin = 1;  // unfinished dependencies + the submission guard; under graph_mu_
+  bool done = false;
+  std::vector<Task *> deps;
+  std::vector<Task *> fanout;
+  TaskRecord rec;
+};
+
+namespace {
+
+thread_local Runtime *tls_log_runtime = nullptr;
+
+std::string vformat(const char *fmt, va_list ap) {
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  return buf;
+}
+
+void log_with(const char *level, const char *func, const char *fmt, va_list ap) {
+  std::string line = std::string(level) + " " + (func ? func : "") + ": " + vformat(fmt, ap);
+  if (tls_log_runtime)
+    tls_log_runtime->log(line);
+  else
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+#define HTP_PTOSIM_LOG_FN(NAME, LEVEL)                        \
+  void NAME(const char *func, const char *fmt, ...) {          \
+    va_list ap;                                                \
+    va_start(ap, fmt);                                         \
+    log_with(LEVEL, func, fmt, ap);                            \
+    va_end(ap);                                                \
+  }
+HTP_PTOSIM_LOG_FN(op_log_error, "error")
+HTP_PTOSIM_LOG_FN(op_log_warn, "warning")
+HTP_PTOSIM_LOG_FN(op_log_timing, "timing")
+HTP_PTOSIM_LOG_FN(op_log_info, "info")
+HTP_PTOSIM_LOG_FN(op_log_debug, "debug")
+#undef HTP_PTOSIM_LOG_FN
+
+Runtime &self_of(PTO2Runtime *rt) { return *reinterpret_cast<RuntimeHandle *>(rt)->self; }
+
+void op_report_fatal(PTO2Runtime *rt, int32_t code, const char *func, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string msg = vformat(fmt, ap);
+  va_end(ap);
+  self_of(rt).fail(std::string(func ? func : "orchestration") + ": " + msg + " (code " + std::to_string(code) + ")");
+}
+
+const PTO2RuntimeOps kOps = {
+    [](PTO2Runtime *rt, const MixedKernels &k, const CoreTaskArgs &a) { return self_of(rt).submit(k, a); },
+    [](PTO2Runtime *rt) { self_of(rt).scope_begin(); },
+    [](PTO2Runtime *rt) { self_of(rt).scope_end(); },
+    [](PTO2Runtime *) {},
+    [](PTO2Runtime *rt) { return self_of(rt).failed(); },
+    op_report_fatal,
+    op_log_error,
+    op_log_warn,
+    op_log_timing,
+    op_log_info,
+    op_log_debug,
+    [](PTO2Runtime *rt, const ChipTensor &t, uint32_t n, const uint32_t idx[]) {
+      return self_of(rt).read_element(t, n, idx);
+    },
+    [](PTO2Runtime *rt, const ChipTensor &t, uint32_t n, const uint32_t idx[], uint64_t v) {
+      self_of(rt).write_element(t, n, idx, v);
+    },
+    [](PTO2Runtime *rt, const CoreTaskArgs &a) { return self_of(rt).alloc(a); },
+    [](PTO2Runtime *rt, const CoreTaskArgs &a) { return self_of(rt).submit_dummy(a); },
+    [](PTO2Runtime *rt) { return self_of(rt).options().aic_cores; },
+    [](PTO2Runtime *rt) { return self_of(rt).options().aiv_cores; },
+};
+
+}  // namespace
+
+/// An AICore worker thread with its own queue.
+struct Worker {
+  Runtime *rt = nullptr;
+  int index = 0;
+  CoreType core = CoreType::AIV;
+  std::string name;
+  std::mutex mu;
+  std::deque<Task *> queue;
+  std::atomic<uint32_t> signal{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> tasks{0}, steals{0};
+  GlobalContext gctx{};
+  std::thread thread;
+
+  void push(Task *t) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      queue.push_back(t);
+    }
+    wake();
+  }
+  void wake() {
+    signal.fetch_add(1, std::memory_order_release);
+    signal.notify_one();
+  }
+  Task *pop() {
+    std::lock_guard<std::mutex> lk(mu);
+    if (queue.empty()) return nullptr;
+    Task *t = queue.front();
+    queue.pop_front();
+    return t;
+  }
+  Task *steal_back() {
+    std::lock_guard<std::mutex> lk(mu);
+    if (queue.empty()) return nullptr;
+    Task *t = queue.back();
+    queue.pop_back();
+    return t;
+  }
+  Task *steal() {
+    const auto &ws = rt->workers_;
+    for (size_t i = 1; i < ws.size(); ++i) {
+      Worker &peer = *ws[(index + i) % ws.size()];
+      if (peer.core != core) continue;
+      if (Task *t = peer.steal_back()) {
+        steals.fetch_add(1, std::memory_order_relaxed);
+        return t;
+      }
+    }
+    return nullptr;
+  }
+  Task *next() {
+    if (Task *t = pop()) return t;
+    if (rt->options_.dispatch == DispatchPolicy::WorkSteal) return steal();
+    return nullptr;
+  }
+  void loop() {
+    while (true) {
+      const uint32_t seen = signal.load(std::memory_order_acquire);
+      if (Task *t = next()) {
+        run(t);
+        continue;
+      }
+      if (stop.load(std::memory_order_acquire)) return;
+      bool woke = false;
+      for (int i = 0; i < 256 && !woke; ++i) {
+        HTP_PTOSIM_PAUSE();
+        woke = signal.load(std::memory_order_acquire) != seen;
+      }
+      if (!woke) signal.wait(seen, std::memory_order_acquire);
+    }
+  }
+  void run(Task *t);
+};
+
+Runtime::Runtime(const RuntimeOptions &options) : options_(options), epoch_(std::chrono::steady_clock::now()) {
+  options_.aiv_cores = std::max(0, options_.aiv_cores);
+  options_.aic_cores = std::max(0, options_.aic_cores);
+  options_.schedulers = std::max(1, options_.schedulers);
+  options_.task_window = std::max(1, options_.task_window);
+  handle_.base.ops = &kOps;
+  handle_.base.pending_scope_mode = PTO2ScopeMode::AUTO;
+  handle_.self = this;
+  scopes_.emplace_back();  // the outermost scope: the run
+  const int total = options_.aiv_cores + options_.aic_cores;
+  for (int i = 0; i < total; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->rt = this;
+    w->index = i;
+    w->core = i < options_.aiv_cores ? CoreType::AIV : CoreType::AIC;
+    w->name = worker_name(i);
+    workers_.push_back(std::move(w));
+  }
+  for (auto &w : workers_) w->thread = std::thread([p = w.get()] { p->loop(); });
+  for (int i = 0; i < options_.schedulers; ++i) schedulers_.emplace_back([this, i] { scheduler_loop(i); });
+}
+
+Runtime::~Runtime() {
+  wait_all();
+  {
+    std::lock_guard<std::mutex> lk(ready_mu_);
+    stopping_ = true;
+  }
+  ready_cv_.notify_all();
+  for (auto &s : schedulers_) s.join();
+  for (auto &w : workers_) {
+    w->stop.store(true, std::memory_order_release);
+    w->wake();
+  }
+  for (auto &w : workers_) w->thread.join();
+}
+
+std::string Runtime::worker_name(int index) const {
+  return index < options_.aiv_cores ? "AIV" + std::to_string(index) : "AIC" + std::to_string(index - options_.aiv_cores);
+}
+
+void Runtime::set_kernel(int32_t func_id, CoreType core, KernelFn fn, std::string name) {
+  if (func_id < 0) return;
+  if (static_cast<size_t>(func_id) >= kernels_.size()) kernels_.resize(func_id + 1);
+  kernels_[func_id] = KernelInfo{core, fn, std::move(name)};
+}
+
+PTO2Runtime *Runtime::api() {
+  tls_log_runtime = this;
+  return &handle_.base;
+}
+
+void Runtime::log(const std::string &line) {
+  std::lock_guard<std::mutex> lk(error_mu_);
+  log_.push_back(line);
+}
+
+std::vector<std::string> Runtime::log_lines() const {
+  std::lock_guard<std::mutex> lk(error_mu_);
+  return log_;
+}
+
+void Runtime::fail(const std::string &message) {
+  std::lock_guard<std::mutex> lk(error_mu_);
+  if (error_.empty()) error_ = message;
+  fatal_.store(true, std::memory_order_release);
+}
+
+std::string Runtime::error() const {
+  std::lock_guard<std::mutex> lk(error_mu_);
+  return error_;
+}
+
+unsigned char *Runtime::allocate(uint64_t bytes) {
+  auto buf = std::unique_ptr<unsigned char[]>(new unsigned char[std::max<uint64_t>(bytes, 1)]());
+  unsigned char *p = buf.get();
+  scopes_.back().buffers.push_back(std::move(buf));
+  return p;
+}
+
+void Runtime::scope_begin() {
+  std::lock_guard<std::mutex> lk(graph_mu_);
+  scopes_.emplace_back();
+}
+
+void Runtime::scope_end() {
+  std::lock_guard<std::mutex> lk(graph_mu_);
+  if (scopes_.size() <= 1) return;
+  // Tasks of the scope may still read its buffers: they are released when the run ends.
+  retired_.push_back(std::move(scopes_.back()));
+  scopes_.pop_back();
+}
+
+void Runtime::wait_window() {
+  while (true) {
+    const uint64_t done = completed_.load(std::memory_order_acquire);
+    if (submitted_.load(std::memory_order_relaxed) - done < static_cast<uint64_t>(options_.task_window)) return;
+    completed_.wait(done, std::memory_order_acquire);
+  }
+}
+
+Task *Runtime::new_task(const MixedKernels &kernels, const CoreTaskArgs &args, TaskOutputTensors &outs) {
+  auto owned = std::make_unique<Task>();
+  Task *t = owned.get();
+  t->id = tasks_.size();
+  tasks_.push_back(std::move(owned));
+  if (kernels.aic_kernel_id != INVALID_KERNEL_ID) {
+    t->func_id = kernels.aic_kernel_id;
+    t->core = CoreType::AIC;
+  } else if (kernels.aiv0_kernel_id != INVALID_KERNEL_ID || kernels.aiv1_kernel_id != INVALID_KERNEL_ID) {
+    t->func_id = kernels.aiv0_kernel_id != INVALID_KERNEL_ID ? kernels.aiv0_kernel_id : kernels.aiv1_kernel_id;
+    t->core = CoreType::AIV;
+  }
+  t->key = args.htp_key >= 0 ? args.htp_key : static_cast<int64_t>(t->id);
+  t->tensors.resize(args.tensor_count());
+  for (int32_t i = 0; i < args.tensor_count(); ++i) {
+    ChipTensor &dst = t->tensors[i];
+    if (args.tag(i) == TensorArgType::OUTPUT) {
+      const TensorCreateInfo &ci = args.tensor(i).create_info();
+      const uint64_t bytes = ci.buffer_size_bytes();
+      unsigned char *buf = allocate(bytes);
+      if (ci.has_initial_value) {
+        const uint64_t es = get_element_size(ci.dtype);
+        for (uint64_t off = 0; off + es <= bytes; off += es) std::memcpy(buf + off, &ci.initial_value, es);
+      }
+      dst.init_external(buf, bytes, ci.shapes, ci.ndims, ci.dtype, 0, ci.manual_dep);
+      dst.owner_task_id = PTO2TaskId{t->id};
+      outs.materialize_output(dst);
+    } else {
+      dst = args.tensor(i).ref();
+    }
+  }
+  t->scalar_count = args.scalar_count();
+  std::copy(args.scalar_data(), args.scalar_data() + args.scalar_count(), t->scalars);
+  t->rec.id = t->id;
+  t->rec.func_id = t->func_id;
+  t->rec.core = t->core;
+  t->rec.key = t->key;
+  outs.set_task_id(PTO2TaskId{t->id});
+  return t;
+}
+
+void Runtime::depend(Task *task, Task *producer) {
+  if (producer == task || producer->done) return;
+  if (std::find(task->deps.begin(), task->deps.end(), producer) != task->deps.end()) return;
+  task->deps.push_back(producer);
+  producer->fanout.push_back(task);
+  ++task->fanin;
+}
+
+void Runtime::prune(std::vector<Access> &accesses) {
+  accesses.erase(std::remove_if(accesses.begin(), accesses.end(), [](const Access &a) { return a.task->done; }),
+                 accesses.end());
+}
+
+void Runtime::track(Task *task, const ChipTensor &t, bool reads, bool writes) {
+  const uint64_t es = get_element_size(t.dtype);
+  const uint64_t lo = t.buffer.addr + t.start_offset * es;
+  const uint64_t hi = lo + t.extent_elem() * es;
+  if (hi == lo || (!reads && !writes)) return;
+  auto &accesses = accesses_[t.buffer.addr];
+  for (const Access &a : accesses)
+    if (a.lo < hi && lo < a.hi && (writes || a.write)) depend(task, a.task);
+  if (writes)  // a covered access is ordered before this write: later accessors find it through this task
+    accesses.erase(std::remove_if(accesses.begin(), accesses.end(),
+                                  [&](const Access &a) { return a.lo >= lo && a.hi <= hi; }),
+                   accesses.end());
+  accesses.push_back(Access{lo, hi, task, writes});
+  if (accesses.size() >= 32 && accesses.size() % 32 == 0) prune(accesses);
+}
+
+void Runtime::wire_dependencies(Task *task, const CoreTaskArgs &args) {
+  for (int32_t i = 0; i < args.tensor_count(); ++i) {
+    const TensorArgType tag = args.tag(i);
+    if (tag == TensorArgType::NO_DEP) continue;
+    const bool reads = tag == TensorArgType::INPUT || tag == TensorArgType::INOUT;
+    const bool writes = tag != TensorArgType::INPUT;
+    track(task, task->tensors[i], reads, writes);
+  }
+  for (uint32_t i = 0; i < args.explicit_dep_count(); ++i) {
+    const PTO2TaskId id = args.explicit_dep(i);
+    if (id.is_valid() && id.raw < tasks_.size()) depend(task, tasks_[id.raw].get());
+  }
+  if (args.htp_stream >= 0) {
+    Task *&last = streams_[args.htp_stream];
+    if (last) depend(task, last);
+    last = task;
+  }
+}
+
+TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArgs &args) {
+  TaskOutputTensors outs;
+  if (failed()) return outs;
+  if (args.has_error) {
+    fail(std::string("submit: ") + (args.error_msg ? args.error_msg : "malformed task arguments"));
+    return outs;
+  }
+  const bool is_dummy = kernels.aic_kernel_id == INVALID_KERNEL_ID && kernels.aiv0_kernel_id == INVALID_KERNEL_ID &&
+                        kernels.aiv1_kernel_id == INVALID_KERNEL_ID;
+  const int32_t fid = kernels.aic_kernel_id != INVALID_KERNEL_ID ? kernels.aic_kernel_id : kernels.aiv0_kernel_id;
+  if (!is_dummy) {
+    const bool aic = kernels.aic_kernel_id != INVALID_KERNEL_ID;
+    if (fid < 0 || static_cast<size_t>(fid) >= kernels_.size() || !kernels_[fid].fn) {
+      fail("submit: no kernel with func_id " + std::to_string(fid));
+      return outs;
+    }
+    if (kernels_[fid].core != (aic ? CoreType::AIC : CoreType::AIV)) {
+      fail("submit: kernel " + kernels_[fid].name + " (func_id " + std::to_string(fid) + ") is an " +
+           (aic ? "AIV" : "AIC") + " kernel but was submitted with rt_submit_" + (aic ? "aic" : "aiv") + "_task");
+      return outs;
+    }
+    if ((aic ? options_.aic_cores : options_.aiv_cores) == 0) {
+      fail(std::string("submit: the simulator has no ") + (aic ? "AIC" : "AIV") + " cores");
+      return outs;
+    }
+  }
+  wait_window();
+  Task *task;
+  {
+    std::lock_guard<std::mutex> lk(graph_mu_);
+    task = new_task(kernels, args, outs);
+    if (!is_dummy) task->fn = kernels_[fid].fn;
+    wire_dependencies(task, args);
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+  }
+  release(task);
+  return outs;
+}
+
+TaskOutputTensors Runtime::submit_dummy(const CoreTaskArgs &args) { return submit(MixedKernels{}, args); }
+
+TaskOutputTensors Runtime::alloc(const CoreTaskArgs &args) {
+  TaskOutputTensors outs;
+  std::lock_guard<std::mutex> lk(graph_mu_);
+  auto holder = std::make_unique<Task>();  // owns the ChipTensors; never scheduled
+  holder->tensors.resize(args.tensor_count());
+  for (int32_t i = 0; i < args.tensor_count(); ++i) {
+    if (args.tag(i) != TensorArgType::OUTPUT) continue;
+    const TensorCreateInfo &ci = args.tensor(i).create_info();
+    unsigned char *buf = allocate(ci.buffer_size_bytes());
+    holder->tensors[i].init_external(buf, ci.buffer_size_bytes(), ci.shapes, ci.ndims, ci.dtype, 0, ci.manual_dep);
+    outs.materialize_output(holder->tensors[i]);
+  }
+  holder->done = true;
+  holder->id = UINT64_MAX;
+  allocations_.push_back(std::move(holder));
+  return outs;
+}
+
+void Runtime::release(Task *task) {
+  bool ready;
+  {
+    std::lock_guard<std::mutex> lk(graph_mu_);
+    ready = --task->fanin == 0;
+  }
+  if (ready) make_ready(task);
+}
+
+void Runtime::make_ready(Task *task) {
+  {
+    std::lock_guard<std::mutex> lk(ready_mu_);
+    ready_.push_back(task);
+  }
+  ready_cv_.notify_one();
+}
+
+void Runtime::scheduler_loop(int) {
+  std::deque<Task *> batch;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lk(ready_mu_);
+      ready_cv_.wait(lk, [&] { return stopping_ || !ready_.empty(); });
+      if (ready_.empty()) return;
+      batch.swap(ready_);
+    }
+    for (Task *t : batch) dispatch(t);
+    batch.clear();
+  }
+}
+
+int Runtime::choose_worker(Task *task) {
+  const bool aic = task->core == CoreType::AIC;
+  const int base = aic ? options_.aiv_cores : 0;
+  const int n = aic ? options_.aic_cores : options_.aiv_cores;
+  switch (options_.dispatch) {
+    case DispatchPolicy::Affinity: return base + static_cast<int>(static_cast<uint64_t>(task->key) % n);
+    case DispatchPolicy::Hash: return base + static_cast<int>(dispatch_hash(static_cast<uint64_t>(task->key)) % n);
+    case DispatchPolicy::WorkSteal:
+      if (task->preferred >= base && task->preferred < base + n) return task->preferred;
+      [[fallthrough]];
+    case DispatchPolicy::RoundRobin:
+    default: return base + static_cast<int>(rr_[aic ? 1 : 0].fetch_add(1, std::memory_order_relaxed) % n);
+  }
+}
+
+void Runtime::dispatch(Task *task) {
+  if (task->core == CoreType::None) {
+    const double now = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_).count();
+    task->rec.start_us = task->rec.end_us = now;
+    complete(task, -1);
+    return;
+  }
+  const int w = choose_worker(task);
+  task->rec.assigned = w;
+  workers_[w]->push(task);
+  if (options_.dispatch == DispatchPolicy::WorkSteal)  // idle peers may steal it
+    for (auto &peer : workers_)
+      if (peer->core == task->core && peer->index != w) peer->wake();
+}
+
+void Worker::run(Task *t) {
+  using clock = std::chrono::steady_clock;
+  t->rec.start_us = std::chrono::duration<double, std::micro>(clock::now() - rt->epoch_).count();
+  if (!rt->failed() && t->fn) {
+    int64_t args[HTP_PTOSIM_KERNEL_ARG_SLOTS] = {};
+    const size_t nt = t->tensors.size();
+    for (size_t i = 0; i < nt; ++i) args[i] = reinterpret_cast<int64_t>(&t->tensors[i]);
+    for (int32_t i = 0; i < t->scalar_count; ++i) args[nt + i] = static_cast<int64_t>(t->scalars[i]);
+    LocalContext local{0, 1};
+    args[SPMD_LOCAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&local);
+    args[SPMD_GLOBAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&gctx);
+    try {
+      t->fn(args);
+    } catch (const std::exception &e) {
+      rt->fail("task " + std::to_string(t->id) + " (kernel " + rt->kernels_[t->func_id].name + " on " + name +
+               "): " + e.what());
+    } catch (...) {
+      rt->fail("task " + std::to_string(t->id) + " (kernel " + rt->kernels_[t->func_id].name + " on " + name +
+               "): unknown exception");
+    }
+  }
+  t->rec.end_us = std::chrono::duration<double, std::micro>(clock::now() - rt->epoch_).count();
+  t->rec.worker = index;
+  tasks.fetch_add(1, std::memory_order_relaxed);
+  rt->complete(t, index);
+}
+
+void Runtime::complete(Task *task, int worker) {
+  std::vector<Task *> ready;
+  {
+    std::lock_guard<std::mutex> lk(graph_mu_);
+    task->done = true;
+    for (Task *s : task->fanout) {
+      s->preferred = worker;
+      if (--s->fanin == 0) ready.push_back(s);
+    }
+    task->fanout.clear();
+    task->fanout.shrink_to_fit();
+  }
+  if (!ready.empty()) {
+    {
+      std::lock_guard<std::mutex> lk(ready_mu_);
+      ready_.insert(ready_.end(), ready.begin(), ready.end());
+    }
+    ready_cv_.notify_one();
+  }
+  completed_.fetch_add(1, std::memory_order_acq_rel);
+  completed_.notify_all();
+}
+
+void Runtime::wait_all() {
+  while (true) {
+    const uint64_t done = completed_.load(std::memory_order_acquire);
+    if (done >= submitted_.load(std::memory_order_acquire)) return;
+    completed_.wait(done, std::memory_order_acquire);
+  }
+}
+
+void Runtime::wait_range(const ChipTensor &t, bool for_write) {
+  const uint64_t es = get_element_size(t.dtype);
+  const uint64_t lo = t.buffer.addr + t.start_offset * es, hi = lo + t.extent_elem() * es;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lk(graph_mu_);
+      auto it = accesses_.find(t.buffer.addr);
+      if (it == accesses_.end()) return;
+      const bool pending = std::any_of(it->second.begin(), it->second.end(), [&](const Access &a) {
+        return !a.task->done && a.lo < hi && lo < a.hi && (for_write || a.write);
+      });
+      if (!pending) return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+uint64_t Runtime::read_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[]) {
+  wait_range(t, false);
+  const uint64_t es = get_element_size(t.dtype);
+  uint64_t v = 0;
+  std::memcpy(&v, reinterpret_cast<const unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es, es);
+  return v;
+}
+
+void Runtime::write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value) {
+  wait_range(t, true);
+  const uint64_t es = get_element_size(t.dtype);
+  std::memcpy(reinterpret_cast<unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es, &value, es);
+}
+
+std::vector<TaskRecord> Runtime::records() const {
+  std::lock_guard<std::mutex> lk(graph_mu_);
+  std::vector<TaskRecord> out;
+  out.reserve(tasks_.size());
+  for (const auto &t : tasks_) out.push_back(t->rec);
+  return out;
+}
+
+std::vector<WorkerStats> Runtime::worker_stats() const {
+  std::vector<WorkerStats> out;
+  for (const auto &w : workers_) out.push_back(WorkerStats{w->name, w->tasks.load(), w->steals.load()});
+  return out;
+}
+
+}  // namespace htp_ptosim

@@ -1,0 +1,163 @@
+// htp_ptosim: the simulated pto-runtime. An orchestrator (the thread that calls run_orchestration) submits
+// tasks through the pto-runtime orchestration API; dependencies come from the tensor argument directions
+// (tensormap semantics: RAW, WAW and WAR on overlapping byte ranges), explicit dependencies and streams;
+// AICPU scheduler threads dispatch ready tasks to AIV / AIC worker threads under a dispatch policy; a task
+// window bounds the tasks in flight. Every task's worker and times are recorded for the Chrome trace.
+#pragma once
+
+#define HTP_PTOSIM_RUNTIME_IMPL 1
+#include "pto_orchestration_api.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "options.hpp"
+
+namespace htp_ptosim {
+
+/// A kernel's entry: `kernel_entry(__gm__ int64_t *args)`.
+using KernelFn = void (*)(int64_t *args);
+
+enum class CoreType : int8_t { AIV = 0, AIC = 1, None = 2 };
+
+/// What the trace and the tests see of one finished task.
+struct TaskRecord {
+  uint64_t id = 0;
+  int32_t func_id = -1;
+  CoreType core = CoreType::None;
+  int worker = -1;       ///< global worker index (AIV workers first, then AIC), -1 for dummy tasks
+  int64_t key = -1;      ///< dispatch key (hint, else the task index)
+  int assigned = -1;     ///< worker the policy chose; differs from `worker` when stolen
+  double start_us = 0, end_us = 0;
+};
+
+struct WorkerStats {
+  std::string name;  ///< "AIV0", "AIC1", ...
+  uint64_t tasks = 0;
+  uint64_t steals = 0;
+};
+
+struct Task;
+struct Worker;
+class Runtime;
+
+/// What the orchestration's PTO2Runtime* points at: the ops table, then the runtime.
+struct RuntimeHandle {
+  PTO2Runtime base;
+  Runtime *self;
+};
+
+class Runtime {
+public:
+  explicit Runtime(const RuntimeOptions &options);
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  /// Registers kernel `func_id` (before tasks use it).
+  void set_kernel(int32_t func_id, CoreType core, KernelFn fn, std::string name);
+
+  /// The PTO2Runtime the orchestration code calls (bind it with framework_bind_runtime).
+  PTO2Runtime *api();
+
+  /// Submits one task as rt_submit_task does (also used directly by tests and benchmarks).
+  TaskOutputTensors submit(const MixedKernels &kernels, const CoreTaskArgs &args);
+  TaskOutputTensors submit_dummy(const CoreTaskArgs &args);
+  TaskOutputTensors alloc(const CoreTaskArgs &args);
+  void scope_begin();
+  void scope_end();
+
+  /// Waits until every submitted task finished.
+  void wait_all();
+
+  /// Reports a fatal error: later submits are ignored, later kernels skipped.
+  void fail(const std::string &message);
+  bool failed() const { return fatal_.load(std::memory_order_acquire); }
+  std::string error() const;
+
+  uint64_t task_count() const { return submitted_.load(); }
+  std::vector<TaskRecord> records() const;
+  std::vector<WorkerStats> worker_stats() const;
+  std::vector<std::string> log_lines() const;
+  void log(const std::string &line);
+  const RuntimeOptions &options() const { return options_; }
+  /// Name of worker `index` ("AIV0", "AIC0").
+  std::string worker_name(int index) const;
+  /// Chrome trace-event JSON of the recorded timeline.
+  std::string trace_json() const;
+
+  uint64_t read_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[]);
+  void write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value);
+
+private:
+  friend struct Worker;
+  struct Access {
+    uint64_t lo, hi;
+    Task *task;
+    bool write;
+  };
+  struct Scope {
+    std::vector<std::unique_ptr<unsigned char[]>> buffers;
+  };
+
+  Task *new_task(const MixedKernels &kernels, const CoreTaskArgs &args, TaskOutputTensors &outs);
+  void wire_dependencies(Task *task, const CoreTaskArgs &args);
+  void depend(Task *task, Task *producer);
+  void track(Task *task, const ChipTensor &t, bool reads, bool writes);
+  void prune(std::vector<Access> &accesses);
+  void release(Task *task);  // drops the submission guard
+  void make_ready(Task *task);
+  void scheduler_loop(int index);
+  void dispatch(Task *task);
+  int choose_worker(Task *task);
+  void complete(Task *task, int worker);
+  void wait_window();
+  void wait_range(const ChipTensor &t, bool for_write);
+  unsigned char *allocate(uint64_t bytes);
+
+  RuntimeOptions options_;
+  RuntimeHandle handle_;
+  std::chrono::steady_clock::time_point epoch_;
+
+  struct KernelInfo {
+    CoreType core = CoreType::None;
+    KernelFn fn = nullptr;
+    std::string name;
+  };
+  std::vector<KernelInfo> kernels_;
+
+  mutable std::mutex graph_mu_;  // tasks_, accesses_, fanout, done flags, scopes_, streams_
+  std::deque<std::unique_ptr<Task>> tasks_;
+  std::vector<std::unique_ptr<Task>> allocations_;  // holders of alloc_tensors results
+  std::unordered_map<uint64_t, std::vector<Access>> accesses_;
+  std::unordered_map<int32_t, Task *> streams_;
+  std::vector<Scope> scopes_;
+  std::vector<Scope> retired_;
+
+  std::mutex ready_mu_;
+  std::condition_variable ready_cv_;
+  std::deque<Task *> ready_;
+  bool stopping_ = false;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> schedulers_;
+  std::atomic<uint64_t> rr_[2] = {0, 0};
+
+  std::atomic<uint64_t> submitted_{0};
+  std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> fatal_{false};
+  mutable std::mutex error_mu_;
+  std::string error_;
+  std::vector<std::string> log_;
+};
+
+}  // namespace htp_ptosim
