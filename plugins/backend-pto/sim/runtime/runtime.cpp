@@ -112,16 +112,21 @@ struct Worker {
   std::deque<Task *> queue;
   std::atomic<uint32_t> signal{0};
   std::atomic<bool> stop{false};
+  std::atomic<bool> idle{false};  // found no work and is polling or asleep
   std::atomic<uint64_t> tasks{0}, steals{0};
   GlobalContext gctx{};
   std::thread thread;
 
-  void push(Task *t) {
+  /// Queues a task; returns how many tasks now wait in the queue.
+  size_t push(Task *t) {
+    size_t waiting;
     {
       std::lock_guard<std::mutex> lk(mu);
       queue.push_back(t);
+      waiting = queue.size();
     }
     wake();
+    return waiting;
   }
   void wake() {
     signal.fetch_add(1, std::memory_order_release);
@@ -166,15 +171,27 @@ struct Worker {
         continue;
       }
       if (stop.load(std::memory_order_acquire)) return;
-      bool woke = false;
-      for (int i = 0; i < 256 && !woke; ++i) {
-        HTP_PTOSIM_PAUSE();
-        woke = signal.load(std::memory_order_acquire) != seen;
-      }
-      if (!woke) signal.wait(seen, std::memory_order_acquire);
+      idle.store(true, std::memory_order_relaxed);
+      if (!spin_until_signal(seen)) signal.wait(seen, std::memory_order_acquire);
+      idle.store(false, std::memory_order_relaxed);
     }
   }
   void run(Task *t);
+
+  /// Polls for new work for a short while (a hand-off to a polling core costs far less than a futex wake).
+  bool spin_until_signal(uint32_t seen) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+    for (int i = 0;; ++i) {
+      if (signal.load(std::memory_order_acquire) != seen) return true;
+      if (i % 16 == 15) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::yield();
+      } else {
+        HTP_PTOSIM_PAUSE();
+      }
+    }
+  }
+  static constexpr int kSpinMicros = 50;
 };
 
 Runtime::Runtime(const RuntimeOptions &options) : options_(options), epoch_(std::chrono::steady_clock::now()) {
@@ -481,10 +498,15 @@ void Runtime::dispatch(Task *task) {
   }
   const int w = choose_worker(task);
   task->rec.assigned = w;
-  workers_[w]->push(task);
-  if (options_.dispatch == DispatchPolicy::WorkSteal)  // idle peers may steal it
-    for (auto &peer : workers_)
-      if (peer->core == task->core && peer->index != w) peer->wake();
+  const size_t waiting = workers_[w]->push(task);
+  if (options_.dispatch == DispatchPolicy::WorkSteal && waiting > 1)  // a backlog: let an idle peer steal
+    for (size_t i = 1; i < workers_.size(); ++i) {
+      Worker &peer = *workers_[(w + i) % workers_.size()];
+      if (peer.core == task->core && peer.idle.load(std::memory_order_relaxed)) {
+        peer.wake();
+        break;
+      }
+    }
 }
 
 void Worker::run(Task *t) {
@@ -526,13 +548,9 @@ void Runtime::complete(Task *task, int worker) {
     task->fanout.clear();
     task->fanout.shrink_to_fit();
   }
-  if (!ready.empty()) {
-    {
-      std::lock_guard<std::mutex> lk(ready_mu_);
-      ready_.insert(ready_.end(), ready.begin(), ready.end());
-    }
-    ready_cv_.notify_one();
-  }
+  // Successors made ready by a completion are dispatched right here, as an AICPU scheduler that polls
+  // completions would, instead of paying a second thread hand-off through the ready queue.
+  for (Task *s : ready) dispatch(s);
   completed_.fetch_add(1, std::memory_order_acq_rel);
   completed_.notify_all();
 }
