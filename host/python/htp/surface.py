@@ -130,6 +130,8 @@ class SurfaceModule(types.ModuleType):
         return sorted(names)
 
     def __getattr__(self, attr):
+        if attr == "__all__":  # `from htp.dialects.<name> import *`: every declared surface name
+            return [n for n in self._names() if n.isidentifier()]
         if attr.startswith("__"):
             raise AttributeError(attr)
         comp = find(self._kind, self._name) or {}

@@ -1,0 +1,444 @@
+// Intrinsic contracts: operand kinds, shapes and dtypes of every portable intrinsic, and the register op
+// each one lowers to (docs/dialects/tile.md has the table).
+#include "kernel_checker.hpp"
+
+namespace tile {
+
+namespace {
+
+struct ParamList {
+  std::vector<std::string> names;
+  size_t required;
+};
+
+ParamList params_of(OpClass c) {
+  switch (c) {
+  case OpClass::Elementwise: return {{"a", "b"}, 2};
+  case OpClass::ScalarForm: return {{"a", "s"}, 2};
+  case OpClass::Unary:
+  case OpClass::RowReduce:
+  case OpClass::ColReduce: return {{"a"}, 1};
+  case OpClass::RowExpand: return {{"s", "cols"}, 2};
+  case OpClass::RowExpandBinary: return {{"a", "s"}, 2};
+  case OpClass::Matmul: return {{"a", "b", "acc"}, 2};
+  case OpClass::Cast: return {{"a", "dtype"}, 2};
+  case OpClass::Load: return {{"view"}, 1};
+  case OpClass::Store: return {{"view", "value"}, 2};
+  case OpClass::Full: return {{"shape", "value", "dtype"}, 2};
+  }
+  return {{}, 0};
+}
+
+std::string usage(const Intrinsic &op, const ParamList &p) {
+  std::string s = std::string(op.name) + "(";
+  for (size_t i = 0; i < p.names.size(); ++i) s += (i ? ", " : "") + p.names[i] + (i >= p.required ? "=..." : "");
+  return s + ")";
+}
+
+bool commutative(std::string_view op) { return op == "add" || op == "mul" || op == "max" || op == "min"; }
+
+}  // namespace
+
+Value KernelChecker::intrinsic(const Intrinsic &op, htp::NodeRef call, const std::string *hint) {
+  ParamList p = params_of(op.cls);
+  auto args = bind_args(op, call, p.names, p.required);
+  if (!args) return {};
+  switch (op.cls) {
+  case OpClass::Elementwise: return elementwise(op, call, *args, hint);
+  case OpClass::ScalarForm: {
+    Value t = eval((*args)[0]), s = eval((*args)[1]);
+    if (t.is(Value::Kind::None) || s.is(Value::Kind::None)) return {};
+    return scalar_form(std::string(op.name), call, (*args)[0], t, s, (*args)[1], hint);
+  }
+  case OpClass::Unary: return unary(op, call, *args, hint);
+  case OpClass::RowReduce:
+  case OpClass::ColReduce: return reduce(op, call, *args, hint);
+  case OpClass::RowExpand: return rowexpand(op, call, *args, hint);
+  case OpClass::RowExpandBinary: return rowexpand_binary(op, call, *args, hint);
+  case OpClass::Matmul: return matmul(op, call, *args, hint);
+  case OpClass::Cast: return cast(op, call, *args, hint);
+  case OpClass::Load: return load(op, call, *args, hint);
+  case OpClass::Store: return store(op, call, *args);
+  case OpClass::Full: return full(op, call, *args, hint);
+  }
+  return {};
+}
+
+std::optional<std::vector<htp::NodeRef>> KernelChecker::bind_args(const Intrinsic &op, htp::NodeRef call,
+                                                                  const std::vector<std::string> &names,
+                                                                  size_t required) {
+  ParamList p{names, required};
+  std::vector<htp::NodeRef> out(names.size());
+  auto positional = call.items("args");
+  for (auto a : positional)
+    if (a.is("Starred")) {
+      error(a, "tile.arity", "'*' arguments are not supported: " + usage(op, p));
+      return std::nullopt;
+    }
+  if (positional.size() > names.size()) {
+    error(call, "tile.arity",
+          std::string(op.name) + " takes " + std::to_string(names.size()) + " argument" + (names.size() > 1 ? "s" : "") +
+              ", got " + std::to_string(positional.size()) + ": " + usage(op, p));
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < positional.size(); ++i) out[i] = positional[i];
+  for (auto kw : call.items("keywords")) {
+    auto key = kw.text("arg");
+    auto it = key ? std::find(names.begin(), names.end(), *key) : names.end();
+    if (it == names.end()) {
+      error(kw, "tile.arity",
+            std::string(op.name) + " has no parameter '" + key.value_or("**") + "': " + usage(op, p));
+      return std::nullopt;
+    }
+    size_t i = static_cast<size_t>(it - names.begin());
+    if (out[i]) {
+      error(kw, "tile.arity", std::string(op.name) + " got '" + *key + "' twice: " + usage(op, p));
+      return std::nullopt;
+    }
+    out[i] = kw.child("value");
+  }
+  for (size_t i = 0; i < required; ++i)
+    if (!out[i]) {
+      error(call, "tile.arity",
+            std::string(op.name) + " is missing its argument '" + names[i] + "': " + usage(op, p));
+      return std::nullopt;
+    }
+  return out;
+}
+
+bool KernelChecker::expect_tile(htp::NodeRef at, const Value &v, const Intrinsic &op, const std::string &role) {
+  if (v.is(Value::Kind::Tile)) return true;
+  if (v.is(Value::Kind::None)) return false;
+  if (v.is(Value::Kind::View))
+    error(at, "tile.type-mismatch",
+          std::string(op.name) + ": '" + role + "' is " + describe(at, v) + "; load it into a tile first: load(...)");
+  else
+    error(at, "tile.type-mismatch", std::string(op.name) + ": '" + role + "' must be a tile, got " + describe(at, v));
+  return false;
+}
+
+Value KernelChecker::tile_result(const std::string &op, htp::NodeRef call, const Type &type,
+                                 std::vector<std::string> args, const std::string *hint) {
+  std::string dst = result_register(hint, type, call);
+  emit(ojson{{"op", op}, {"dst", dst}, {"args", std::move(args)}}, call);
+  return Value{Value::Kind::Tile, type, dst, {}, {}};
+}
+
+Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                                 const std::string *hint) {
+  Value x = eval(args[0]), y = eval(args[1]);
+  if (x.is(Value::Kind::None) || y.is(Value::Kind::None)) return {};
+  if (x.scalar_like() && y.scalar_like() && (op.name == "max" || op.name == "min")) {
+    auto a = scalar_operand(args[0], x, "an operand"), b = scalar_operand(args[1], y, "an operand");
+    if (!a || !b) return {};
+    return scalar_value(make_op(std::string(op.name), {*a, *b}), scalar_dtype(x, y));  // Python's builtin
+  }
+  if (x.is(Value::Kind::Tile) && y.scalar_like())
+    return scalar_form(std::string(op.scalar_form), call, args[0], x, y, args[1], hint);
+  if (x.scalar_like() && y.is(Value::Kind::Tile)) {
+    if (commutative(op.name)) return scalar_form(std::string(op.scalar_form), call, args[1], y, x, args[0], hint);
+    error(call, "tile.type-mismatch",
+          std::string(op.name) + "(scalar, tile) is not supported: the scalar forms take the tile first (" +
+              std::string(op.scalar_form) + "(tile, scalar))");
+    return {};
+  }
+  if (!expect_tile(args[0], x, op, "a") || !expect_tile(args[1], y, op, "b")) return {};
+  if (x.type.shape != y.type.shape) {
+    std::string hint_text;
+    if (y.type.shape.size() == 2 && y.type.shape[1] == 1 && y.type.shape[0] == x.type.shape[0])
+      hint_text = "; to broadcast a [R, 1] tile over the columns use rowexpand_" + std::string(op.name) + "(a, b)";
+    error(call, "tile.shape-mismatch",
+          std::string(op.name) + ": operand shapes differ: " + describe(args[0], x) + " and " + describe(args[1], y) +
+              " (elementwise operands have the same shape" + hint_text + ")");
+    return {};
+  }
+  if (x.type.dtype != y.type.dtype) {
+    error(call, "tile.dtype-mismatch",
+          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], x) + " and " + describe(args[1], y) +
+              "; convert one with cast(x, " + x.type.dtype + ")");
+    return {};
+  }
+  return tile_result(std::string(op.name), call, x.type, {x.reg, y.reg}, hint);
+}
+
+Value KernelChecker::scalar_form(const std::string &op, htp::NodeRef call, htp::NodeRef tile_node, const Value &t,
+                                 const Value &s, htp::NodeRef s_node, const std::string *hint) {
+  const Intrinsic &info = *find_intrinsic(op);
+  if (!expect_tile(tile_node, t, info, "a")) return {};
+  auto e = scalar_operand(s_node, s, op + ": the scalar operand");
+  if (!e) return {};
+  if (!is_float_dtype(t.type.dtype) && (e->is_number_float() || (s.is(Value::Kind::Scalar) && is_float_dtype(s.type.dtype)))) {
+    error(s_node, "tile.dtype-mismatch",
+          op + ": a floating-point scalar with the integer tile " + describe(tile_node, t) + "; cast the tile first");
+    return {};
+  }
+  std::string dst = result_register(hint, t.type, call);
+  emit(ojson{{"op", op}, {"dst", dst}, {"args", {t.reg}}, {"scalar", *e}}, call);
+  return Value{Value::Kind::Tile, t.type, dst, {}, {}};
+}
+
+Value KernelChecker::unary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                           const std::string *hint) {
+  Value x = eval(args[0]);
+  if (x.scalar_like() && (op.name == "abs" || op.name == "neg")) {
+    auto a = scalar_operand(args[0], x, "the operand");
+    if (!a) return {};
+    Expr neg = make_op("neg", {*a});
+    Expr e = op.name == "neg" ? neg : make_op("select", {make_op("lt", {*a, Expr(0)}), neg, *a});
+    return scalar_value(e, x.is(Value::Kind::Scalar) ? x.type.dtype : "i64");  // Python's abs / unary minus
+  }
+  if (!expect_tile(args[0], x, op, "a")) return {};
+  if (op.float_only && !is_float_dtype(x.type.dtype)) {
+    error(call, "tile.dtype-mismatch",
+          std::string(op.name) + " needs a floating-point tile (f16, bf16, f32); " + describe(args[0], x) +
+              " is not: cast it first");
+    return {};
+  }
+  return tile_result(std::string(op.name), call, x.type, {x.reg}, hint);
+}
+
+Value KernelChecker::reduce(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                            const std::string *hint) {
+  Value x = eval(args[0]);
+  if (!expect_tile(args[0], x, op, "a")) return {};
+  bool rows = op.cls == OpClass::RowReduce;
+  Type t = Type::tile(rows ? std::vector<int64_t>{x.type.shape[0], 1} : std::vector<int64_t>{1, x.type.shape[1]},
+                      x.type.dtype);
+  return tile_result(std::string(op.name), call, t, {x.reg}, hint);
+}
+
+Value KernelChecker::rowexpand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                               const std::string *hint) {
+  Value s = eval(args[0]);
+  if (!expect_tile(args[0], s, op, "s")) return {};
+  if (s.type.shape[1] != 1) {
+    error(args[0], "tile.shape-mismatch",
+          "rowexpand expands a [R, 1] tile (e.g. a rowsum) over columns; " + describe(args[0], s) + " is not [R, 1]");
+    return {};
+  }
+  Value c = eval(args[1]);
+  if (c.is(Value::Kind::None)) return {};
+  int64_t cols = 0;
+  if (c.is(Value::Kind::Const) && c.expr.is_array() && c.expr.size() == 2 && int_literal(c.expr[0]) &&
+      int_literal(c.expr[1])) {
+    if (*int_literal(c.expr[0]) != s.type.shape[0]) {
+      error(args[1], "tile.shape-mismatch",
+            "rowexpand: the target shape " + c.expr.dump() + " must keep the " + std::to_string(s.type.shape[0]) +
+                " rows of " + describe(args[0], s));
+      return {};
+    }
+    cols = *int_literal(c.expr[1]);
+  } else {
+    auto i = static_int(args[1], c, "rowexpand's column count");
+    if (!i) return {};
+    cols = *i;
+  }
+  if (cols <= 0) {
+    error(args[1], "tile.shape-mismatch", "rowexpand: the column count must be positive");
+    return {};
+  }
+  return tile_result("rowexpand", call, Type::tile({s.type.shape[0], cols}, s.type.dtype), {s.reg}, hint);
+}
+
+Value KernelChecker::rowexpand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                                      const std::string *hint) {
+  Value a = eval(args[0]), s = eval(args[1]);
+  if (!expect_tile(args[0], a, op, "a") || !expect_tile(args[1], s, op, "s")) return {};
+  if (s.type.shape != std::vector<int64_t>{a.type.shape[0], 1}) {
+    error(call, "tile.shape-mismatch",
+          std::string(op.name) + " combines a [R, C] tile with a [R, 1] tile: " + describe(args[0], a) + " needs 's' of "
+              "shape " + shape_str({a.type.shape[0], 1}) + ", got " + describe(args[1], s));
+    return {};
+  }
+  if (a.type.dtype != s.type.dtype) {
+    error(call, "tile.dtype-mismatch",
+          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], a) + " and " + describe(args[1], s));
+    return {};
+  }
+  return tile_result(std::string(op.name), call, a.type, {a.reg, s.reg}, hint);
+}
+
+Value KernelChecker::matmul(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                            const std::string *hint) {
+  Value a = eval(args[0]), b = eval(args[1]);
+  if (!expect_tile(args[0], a, op, "a") || !expect_tile(args[1], b, op, "b")) return {};
+  const auto &sa = a.type.shape, &sb = b.type.shape;
+  if (sa[1] != sb[0]) {
+    error(call, "tile.shape-mismatch",
+          "matmul: inner dimensions differ: " + describe(args[0], a) + " is [M, K] with K = " + std::to_string(sa[1]) +
+              " but " + describe(args[1], b) + " is [K, N] with K = " + std::to_string(sb[0]));
+    return {};
+  }
+  if (a.type.dtype != b.type.dtype) {
+    error(call, "tile.dtype-mismatch",
+          "matmul: operand dtypes differ: " + describe(args[0], a) + " and " + describe(args[1], b));
+    return {};
+  }
+  const std::string &dt = a.type.dtype;
+  if (!(is_float_dtype(dt) || dt == "i8")) {
+    error(call, "tile.dtype-mismatch", "matmul takes f16, bf16, f32 or i8 operands, got " + dt);
+    return {};
+  }
+  Type result = Type::tile({sa[0], sb[1]}, dt == "i8" ? "i32" : "f32");
+  // The accumulator: `acc=` / third argument, or the target of `acc += matmul(a, b)`.
+  std::optional<Value> acc;
+  htp::NodeRef acc_node = args[2];
+  if (acc_node) {
+    acc = eval(acc_node);
+  } else if (accumulate_into_) {
+    acc = lookup(*accumulate_into_)->value;
+    acc_node = call;
+  }
+  if (acc) {
+    if (!expect_tile(acc_node, *acc, op, "acc")) return {};
+    if (!(acc->type == result)) {
+      error(acc_node, "tile.shape-mismatch",
+            "matmul: the accumulator must be " + result.str() + " (the product's shape and dtype), got " +
+                describe(acc_node, *acc));
+      return {};
+    }
+    std::string dst = (hint && *hint == acc->reg) ? acc->reg : result_register(hint, result, call);
+    if (dst != acc->reg) emit(ojson{{"op", "copy"}, {"dst", dst}, {"args", {acc->reg}}}, call);
+    emit(ojson{{"op", "matmul"}, {"dst", dst}, {"args", {a.reg, b.reg}}, {"accumulate", true}}, call);
+    return Value{Value::Kind::Tile, result, dst, {}, {}};
+  }
+  std::string dst = result_register(hint, result, call);
+  emit(ojson{{"op", "matmul"}, {"dst", dst}, {"args", {a.reg, b.reg}}, {"accumulate", false}}, call);
+  return Value{Value::Kind::Tile, result, dst, {}, {}};
+}
+
+Value KernelChecker::cast(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                          const std::string *hint) {
+  Value x = eval(args[0]), d = eval(args[1]);
+  if (!expect_tile(args[0], x, op, "a")) return {};
+  if (!d.is(Value::Kind::DType)) {
+    if (!d.is(Value::Kind::None))
+      error(args[1], "tile.type-mismatch", "cast: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[1], d));
+    return {};
+  }
+  return tile_result("cast", call, Type::tile(x.type.shape, d.reg), {x.reg}, hint);
+}
+
+std::optional<std::vector<int64_t>> KernelChecker::view_tile_shape(htp::NodeRef at, const Value &view,
+                                                                   const std::string &op) {
+  const auto &s = view.type.shape;
+  if (s.size() == 1) return std::vector<int64_t>{1, s[0]};
+  for (size_t d = 0; d + 2 < s.size(); ++d)
+    if (s[d] != 1) {
+      error(at, "tile.view",
+            op + ": tiles are 2-D but this view of '" + view.reg + "' is " + shape_str(s) +
+                "; index the leading dims (x[b, r0:r1, c0:c1])");
+      return std::nullopt;
+    }
+  return std::vector<int64_t>{s[s.size() - 2], s[s.size() - 1]};
+}
+
+namespace {
+
+const Param *param_named(const std::vector<Param> &params, const std::string &name) {
+  for (const auto &p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+Value KernelChecker::load(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                          const std::string *hint) {
+  Value v = eval(args[0]);
+  if (v.is(Value::Kind::None)) return {};
+  if (!v.is(Value::Kind::View)) {
+    error(args[0], "tile.type-mismatch",
+          "load takes a view of a tensor parameter (x, x[r0:r1, c0:c1] or x.tile(i, j, shape=(R, C))), got " +
+              describe(args[0], v));
+    return {};
+  }
+  const Param *p = param_named(params_, v.reg);
+  if (p && p->dir == "out") {
+    error(args[0], "tile.load-from-out",
+          "load from '" + v.reg + "', which is an Out parameter of '" + fn_name_ + "': declare it InOut[...] to read it");
+    return {};
+  }
+  auto shape = view_tile_shape(args[0], v, "load");
+  if (!shape) return {};
+  Type t = Type::tile(*shape, v.type.dtype);
+  std::string dst = result_register(hint, t, call);
+  emit(ojson{{"op", "load"}, {"dst", dst}, {"src", v.reg}, {"offset", v.offset}}, call);
+  return Value{Value::Kind::Tile, t, dst, {}, {}};
+}
+
+Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args) {
+  Value view = eval(args[0]), value = eval(args[1]);
+  if (view.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
+  if (!view.is(Value::Kind::View)) {
+    error(args[0], "tile.type-mismatch",
+          "store writes to a view of a tensor parameter (y, y[r0:r1, c0:c1] or y.tile(i, j, shape=(R, C))), got " +
+              describe(args[0], view));
+    return {};
+  }
+  const Param *p = param_named(params_, view.reg);
+  if (p && p->dir == "in") {
+    error(args[0], "tile.store-to-in",
+          "store to '" + view.reg + "', which is an In parameter of '" + fn_name_ + "': declare it Out[...] or InOut[...]");
+    return {};
+  }
+  if (!expect_tile(args[1], value, op, "value")) return {};
+  auto shape = view_tile_shape(args[0], view, "store");
+  if (!shape) return {};
+  if (*shape != value.type.shape) {
+    error(call, "tile.shape-mismatch",
+          "store: the view of '" + view.reg + "' is " + shape_str(view.type.shape) + " but " + describe(args[1], value) +
+              " is " + shape_str(value.type.shape));
+    return {};
+  }
+  if (view.type.dtype != value.type.dtype) {
+    error(call, "tile.dtype-mismatch",
+          "store: '" + view.reg + "' holds " + view.type.dtype + " but " + describe(args[1], value) +
+              " is " + value.type.dtype + "; convert it with cast(" +
+              (args[1].is("Name") ? args[1].text("id").value_or("x") : std::string("x")) + ", " + view.type.dtype + ")");
+    return {};
+  }
+  emit(ojson{{"op", "store"}, {"dst", view.reg}, {"offset", view.offset}, {"value", value.reg}}, call);
+  stored_.insert(view.reg);
+  flow_.must.insert(view.reg);
+  flow_.if_loops.insert(view.reg);
+  if (!open_loops_.empty() && !first_loop_store_.count(view.reg)) first_loop_store_[view.reg] = open_loops_.front();
+  return {};
+}
+
+Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                          const std::string *hint) {
+  Value shape = eval(args[0]), value = eval(args[1]);
+  if (shape.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
+  bool valid = shape.is(Value::Kind::Const) && shape.expr.is_array() && shape.expr.size() == 2;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; valid && i < 2; ++i) {
+    auto d = int_literal(shape.expr[i]);
+    valid = d && *d > 0;
+    if (valid) dims.push_back(*d);
+  }
+  if (!valid) {
+    error(args[0], "tile.static", "full: 'shape' must be a tuple (R, C) of positive compile-time integers, got " +
+                                      describe(args[0], shape));
+    return {};
+  }
+  auto e = scalar_operand(args[1], value, "full: 'value'");
+  if (!e) return {};
+  std::string dtype = "f32";
+  if (args[2]) {
+    Value d = eval(args[2]);
+    if (!d.is(Value::Kind::DType)) {
+      if (!d.is(Value::Kind::None))
+        error(args[2], "tile.type-mismatch", "full: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[2], d));
+      return {};
+    }
+    dtype = d.reg;
+  }
+  (void)op;
+  Type t = Type::tile(dims, dtype);
+  std::string dst = result_register(hint, t, call);
+  emit(ojson{{"op", "full"}, {"dst", dst}, {"value", *e}}, call);
+  return Value{Value::Kind::Tile, t, dst, {}, {}};
+}
+
+}  // namespace tile

@@ -1,0 +1,107 @@
+#include "functions.hpp"
+
+#include "surface.hpp"
+
+namespace tile {
+
+nlohmann::json node_attr_json(htp::NodeRef n, std::string_view key) {
+  auto text = n.attr(key);
+  if (!text) return nullptr;
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+namespace {
+
+bool decorator_is_kernel(htp::NodeRef d) {
+  if (d.is("Call")) d = d.child("func");
+  std::string name = d.dotted_name();
+  return name == "kernel" || name == "tile.kernel";
+}
+
+}  // namespace
+
+bool is_tile_kernel(htp::NodeRef fn) {
+  if (!fn.is("FunctionDef")) return false;
+  auto dialect = node_attr_json(fn, "htp.dialect");
+  if (dialect.is_string()) return dialect.get<std::string>() == "tile";
+  for (auto d : fn.items("decorator_list"))
+    if (decorator_is_kernel(d)) return true;
+  return false;
+}
+
+std::optional<std::string> tile_lower_kind(htp::NodeRef fn) {
+  auto mark = node_attr_json(fn, "tile.lower");
+  if (mark.is_null()) return std::nullopt;
+  if (mark.is_object() && mark.contains("kind") && mark["kind"].is_string()) return mark["kind"].get<std::string>();
+  return std::string("process");
+}
+
+std::vector<TileFunction> tile_functions(htp::NodeRef root) {
+  std::vector<TileFunction> out;
+  for (auto stmt : root.items("body")) {
+    if (!stmt.is("FunctionDef")) continue;
+    if (is_tile_kernel(stmt))
+      out.push_back({stmt, "kernel"});
+    else if (auto kind = tile_lower_kind(stmt))
+      out.push_back({stmt, *kind});
+  }
+  return out;
+}
+
+std::set<std::string> bound_names(htp::NodeRef fn) {
+  std::set<std::string> bound;
+  auto args = fn.child("args");
+  for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
+    for (auto a : args.items(field)) bound.insert(a.text("arg").value_or(""));
+  for (const char *field : {"vararg", "kwarg"})
+    if (auto a = args.child(field)) bound.insert(a.text("arg").value_or(""));
+  for (auto stmt : fn.items("body"))
+    stmt.walk([&](htp::NodeRef n) {
+      if (n.is("Name") && !n.child("ctx").is("Load")) bound.insert(n.text("id").value_or(""));
+      if (n.is("FunctionDef") || n.is("ClassDef") || n.is("AsyncFunctionDef")) bound.insert(n.text("name").value_or(""));
+    });
+  return bound;
+}
+
+std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<std::string> &bound,
+                                            bool tile_prefix_only) {
+  if (!call.is("Call")) return std::nullopt;
+  auto func = call.child("func");
+  if (func.is("Name")) {
+    std::string name = func.text("id").value_or("");
+    if (bound.count(name) || !find_intrinsic(name)) return std::nullopt;
+    if (tile_prefix_only && (name == "abs" || name == "max" || name == "min")) return std::nullopt;
+    return name;
+  }
+  if (func.is("Attribute") && func.child("value").is("Name")) {
+    std::string base = func.child("value").text("id").value_or("");
+    std::string op = func.text("attr").value_or("");
+    if (bound.count(base) || !find_intrinsic(op)) return std::nullopt;
+    if (tile_prefix_only && base != "tile") return std::nullopt;
+    return op;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json captured_constants(const htp::ModuleRef &m) {
+  auto text = m.attr("htp.capture");
+  if (!text) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("constants") || !j["constants"].is_object())
+    return nlohmann::json::object();
+  return j["constants"];
+}
+
+nlohmann::ordered_json span_json(htp::NodeRef n) {
+  HtpSpan s = n.span();
+  nlohmann::ordered_json j;
+  j["file"] = htp::from_htp_str(s.file);
+  j["line"] = s.line;
+  j["col"] = s.col;
+  j["end_line"] = s.end_line;
+  j["end_col"] = s.end_col;
+  return j;
+}
+
+}  // namespace tile

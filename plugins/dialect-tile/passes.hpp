@@ -1,0 +1,21 @@
+// The pass bodies of the tile dialect (registered in plugin.cpp).
+#pragma once
+
+#include <htp/ast.hpp>
+
+#include <vector>
+
+namespace tile {
+
+/// Scanner: Uses.Dialect(name=tile) and Uses.Intrinsic(set=tile,op=X) obligations (scan.cpp).
+void scan(htp::PassContext &ctx);
+/// tile.fold, whole-module part: captured constants read by kernels become literals (fold.cpp).
+void fold_captured_constants(htp::PassContext &ctx);
+/// tile.fold, patterns: integer arithmetic on literals inside kernels (fold.cpp).
+std::vector<htp::PatternSpec> fold_patterns();
+/// tile.typecheck: tile.signature and tile.type, every diagnostic of kernel bodies (typecheck.cpp).
+void typecheck(htp::PassContext &ctx);
+/// tile.lower: the module attribute tile.kernels (lower.cpp).
+void lower(htp::PassContext &ctx);
+
+}  // namespace tile
