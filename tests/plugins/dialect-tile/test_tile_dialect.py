@@ -4,10 +4,12 @@ with its diagnostic code, message and span.
 
 Run by ctest (label `tile`) with HTP_HOST_EXE, HTP_TILE_PLUGIN and HTP_CHECK_PLUGIN set; regenerate the
 goldens after an intended change with HTP_UPDATE_GOLDEN=1 (and review the diff)."""
+import ast
 import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -17,6 +19,7 @@ GOLDEN = os.path.join(HERE, "golden")
 HOST = os.environ.get("HTP_HOST_EXE", "")
 TILE = os.environ.get("HTP_TILE_PLUGIN", "")
 CHECK = os.environ.get("HTP_CHECK_PLUGIN", "")
+PYTHON_DIR = os.environ.get("HTP_PYTHON_DIR", "")  # the build tree's htp package (for htp.ast.v1 input)
 
 pytestmark = pytest.mark.skipif(not all(os.path.isfile(p) for p in (HOST, TILE, CHECK)),
                                 reason="HTP_HOST_EXE, HTP_TILE_PLUGIN or HTP_CHECK_PLUGIN is not built")
@@ -59,7 +62,7 @@ def kernels_of(out):
 
 # ------------------------------------------------------------------------------------------- goldens
 
-@pytest.mark.parametrize("name", ["vadd", "rmsnorm", "softmax", "gemm"])
+@pytest.mark.parametrize("name", ["vadd", "rmsnorm", "softmax", "gemm", "features"])
 def test_tile_kernels_match_the_golden(tmp_path, name):
     got = kernels_of(compile_ok(tmp_path, name + ".py"))
     golden = os.path.join(GOLDEN, name + ".tile.kernels.json")
@@ -240,3 +243,146 @@ def test_an_untyped_kernel_parameter_is_an_error(tmp_path):
     proc = compile_program(str(prog), tmp_path / "out")
     (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.untyped-param"]
     assert "parameter 'x' of kernel 'k' has no type" in d["msg"] and (d["line"], d["col"]) == ("5", "7")
+
+
+# ------------------------------------------------------------------------------- marks of other plugins
+
+def ast_program(tmp_path, source, attrs):
+    """An htp.ast.v1 program from `source` whose nodes get the attributes `attrs(node)` returns (what the
+    passes of other plugins set: layout.local_shape, tile.lower, tile.foreign)."""
+    if not os.path.isdir(os.path.join(PYTHON_DIR, "htp")):
+        pytest.skip("HTP_PYTHON_DIR does not hold the htp package")
+    sys.path.insert(0, PYTHON_DIR)
+    try:
+        from htp import _ast_json
+    finally:
+        sys.path.remove(PYTHON_DIR)
+    py = tmp_path / "prog.py"
+    py.write_text(source)
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        a = attrs(node)
+        if a:
+            node._htp_attrs = a
+    doc = _ast_json.to_json(tree, str(py), source=source)
+    path = tmp_path / "prog.json"
+    path.write_text(_ast_json.dumps(doc))
+    return str(path)
+
+
+LAYOUT_PROGRAM = """\
+@kernel
+def k(x: In[Tensor[64, 128, f32]], z: Out[Tensor[64, 128, f32]]):
+    t = load(x)
+    store(z, exp(t))
+"""
+
+
+def local_shape_on_params(node):
+    if isinstance(node, ast.arg):
+        return {"layout.local_shape": [32, 128]}
+    return None
+
+
+def test_a_layout_local_shape_types_the_body_per_core(tmp_path):
+    prog = ast_program(tmp_path, LAYOUT_PROGRAM, local_shape_on_params)
+    out = tmp_path / "pkg"
+    proc = compile_program(prog, out)
+    assert proc.returncode == 0, proc.stderr
+    (k,) = kernels_of(out)["kernels"]
+    assert [p["local_shape"] for p in k["params"]] == [[32, 128], [32, 128]]
+    assert [p["type"]["shape"] for p in k["params"]] == [[64, 128], [64, 128]]  # the global shape stays
+    assert {l["name"]: l["shape"] for l in k["locals"]}["t"] == [32, 128]
+
+
+def test_views_are_checked_against_the_local_shape(tmp_path):
+    prog = ast_program(tmp_path, LAYOUT_PROGRAM.replace("load(x)", "load(x[0:64, :])"), local_shape_on_params)
+    proc = compile_program(prog, tmp_path / "pkg")
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.view-out-of-bounds"]
+    assert "is 64 long in dim 0 but 'x' (Tensor[32, 128, f32]) has 32" in d["msg"] and d["line"] == "3"
+
+
+def test_an_invalid_local_shape_is_diagnosed(tmp_path):
+    prog = ast_program(tmp_path, LAYOUT_PROGRAM,
+                       lambda n: {"layout.local_shape": [128, 128]} if isinstance(n, ast.arg) and n.arg == "x" else None)
+    proc = compile_program(prog, tmp_path / "pkg")
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.local-shape"]
+    assert "parameter 'x' (Tensor[64, 128, f32]) has an invalid layout.local_shape [128,128]" in d["msg"]
+
+
+PROCESS_PROGRAM = """\
+def proc(x: In[Tensor[32, 128, f32]], c, n: Scalar[i32]):
+    t = exp(load(x))
+    send(c, t, n)
+    u = recv(c)
+    v = add(t, u)
+    done(c)
+"""
+
+TILE_F32 = {"kind": "tile", "shape": [32, 128], "dtype": "f32"}
+
+
+def process_marks(node):
+    if isinstance(node, ast.FunctionDef):
+        return {"htp.dialect": "csp", "tile.lower": {"kind": "process"}}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        marks = {"send": ("csp.send", None), "recv": ("csp.recv", TILE_F32), "done": ("csp.close", None)}
+        if node.func.id in marks:
+            op, ty = marks[node.func.id]
+            return {"tile.foreign": {"op": op, "type": ty, "attrs": {"channel": "c1"}}}
+    return None
+
+
+def test_a_marked_process_is_lowered_with_its_foreign_ops(tmp_path):
+    out = tmp_path / "pkg"
+    proc = compile_program(ast_program(tmp_path, PROCESS_PROGRAM, process_marks), out)
+    assert proc.returncode == 0, proc.stderr
+    (p,) = kernels_of(out)["kernels"]
+    assert (p["name"], p["kind"]) == ("proc", "process")
+    assert [q["name"] for q in p["params"]] == ["x", "n"]  # the channel is the csp dialect's
+    ops = [{k: v for k, v in op.items() if k != "span"} for op in p["body"]]
+    assert ops[2] == {"op": "csp.send", "args": ["c", "t", {"param": "n"}], "attrs": {"channel": "c1"}}
+    assert ops[3] == {"op": "csp.recv", "dst": "u", "args": ["c"], "attrs": {"channel": "c1"}}
+    assert ops[4] == {"op": "add", "dst": "v", "args": ["t", "u"]}
+    assert ops[5]["op"] == "csp.close"
+    with open(out / "manifest.json") as f:
+        caps = [o["capability"] for o in json.load(f)["capabilities"]["obligations"]]
+    # bare intrinsic names in another dialect's function count; the dialect is raised at the first one
+    assert sorted(caps) == sorted(["Uses.Intrinsic(op=exp,set=tile)", "Uses.Intrinsic(op=load,set=tile)",
+                                   "Uses.Intrinsic(op=add,set=tile)", "Uses.Dialect(name=tile)"])
+
+
+def test_an_invalid_foreign_mark_is_diagnosed(tmp_path):
+    def marks(node):
+        m = process_marks(node)
+        if m and "tile.foreign" in m and m["tile.foreign"]["op"] == "csp.recv":
+            m["tile.foreign"]["type"] = {"kind": "tile", "shape": [32], "dtype": "f32"}
+        return m
+    proc = compile_program(ast_program(tmp_path, PROCESS_PROGRAM, marks), tmp_path / "pkg")
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.foreign"]
+    assert "the tile.foreign mark of 'csp.recv' has an invalid result type" in d["msg"] and d["line"] == "4"
+
+
+def test_a_kernel_is_recognised_by_its_decorator_without_the_capture(tmp_path):
+    out = tmp_path / "pkg"
+    src = "@tile.kernel(mapping=[4])\ndef k(x: In[Tensor[16, f32]], z: Out[Tensor[16, f32]]):\n    store(z, tile.neg(load(x)))\n"
+    proc = compile_program(ast_program(tmp_path, src, lambda n: None), out)
+    assert proc.returncode == 0, proc.stderr
+    (k,) = kernels_of(out)["kernels"]
+    assert k["mapping"] == [4] and [op["op"] for op in k["body"]] == ["load", "neg", "store"]
+    assert {l["name"]: l["shape"] for l in k["locals"]}["_t0"] == [1, 16]
+
+
+def test_the_plugin_ships_its_stub_and_stubgen_uses_it(tmp_path):
+    stub = os.path.join(os.path.splitext(TILE)[0] + ".stubs", "tile.pyi")
+    assert os.path.isfile(stub)
+    if not os.path.isdir(os.path.join(PYTHON_DIR, "htp")):
+        pytest.skip("HTP_PYTHON_DIR does not hold the htp package")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    subprocess.run([sys.executable, "-m", "htp.stubgen", "--out", str(tmp_path), "--plugins", TILE], env=env,
+                   check=True, capture_output=True, timeout=120)
+    text = (tmp_path / "dialects" / "tile.pyi").read_text()
+    assert text.startswith("# Shipped by plugin 'dialect-tile' for dialect 'tile'")
+    assert "def matmul(a: Tile, b: Tile, acc: Tile | None = ...) -> Tile: ..." in text
+    assert "_Any" not in text  # the shipped stub declares every surface name
+    compile(text, "tile.pyi", "exec")
