@@ -1,0 +1,69 @@
+// csp.build-graph: the published process/channel graph (htp.csp.graph.v1, docs/dialects/csp.md).
+#include "passes.hpp"
+#include "program_model.hpp"
+
+#include <algorithm>
+
+namespace csp {
+
+namespace {
+
+/// Values the tile dialect typed (tile.type) must have the element type of the channel they are sent on.
+int check_sent_types(htp::PassContext &ctx, const ProgramDecl &program) {
+  int errors = 0;
+  for (const auto &p : program.processes) {
+    htp::NodeRef fn = find_function(ctx.module(), p.function);
+    if (!fn) throw htp::PassError("process function '" + p.function + "' is missing from the module");
+    fn.walk([&](htp::NodeRef n) {
+      auto op = node_json(n, kOpAttr);
+      if (!op || (*op)["op"] != "send" || n.size("args") != 1) return;
+      const ChannelDecl *c = program.channel((*op)["channel"]);
+      auto type = node_json(n.item("args", 0), "tile.type");
+      if (!c || !c->elem.is_object() || !type || !type->is_object()) return;
+      Json t = *type;
+      if (t.value("kind", "") != c->elem.value("kind", "") || t.value("shape", Json()) != c->elem["shape"] ||
+          t.value("dtype", "") != c->elem.value("dtype", "")) {
+        ctx.error(n, "csp.type-mismatch",
+                  "process '" + p.name + "' sends a value of type " + type_text(t) + " on channel '" + c->name +
+                      "', which carries " + type_text(c->elem));
+        ++errors;
+      }
+    });
+  }
+  return errors;
+}
+
+Json graph_of(const ProgramDecl &program) {
+  Json channels = Json::array(), processes = Json::array();
+  for (const auto &c : program.channels) {
+    Json producers = Json::array(), consumers = Json::array();
+    for (const auto &p : program.processes) {
+      if (std::count(p.produces.begin(), p.produces.end(), c.name)) producers.push_back(p.name);
+      if (std::count(p.consumes.begin(), p.consumes.end(), c.name)) consumers.push_back(p.name);
+    }
+    channels.push_back({{"name", c.name}, {"kind", c.kind}, {"elem", c.elem}, {"depth", c.depth}, {"pack", c.pack},
+                        {"producers", producers}, {"consumers", consumers}, {"span", c.span}});
+  }
+  for (const auto &p : program.processes)
+    processes.push_back({{"name", p.name}, {"replicas", p.replicas}, {"function", p.function}, {"span", p.span},
+                         {"produces", p.produces}, {"consumes", p.consumes}, {"args", p.args}, {"counts", p.counts}});
+  return {{"name", program.name}, {"span", program.span}, {"params", program.params}, {"channels", channels},
+          {"processes", processes}};
+}
+
+}  // namespace
+
+void build_graph(htp::PassContext &ctx) {
+  auto m = ctx.module();
+  auto doc = module_json(m, kProgramsAttr);
+  if (!doc) throw htp::PassError(std::string("module attribute ") + kProgramsAttr + " is missing: csp.canonicalize did not run");
+  std::vector<ProgramDecl> programs = programs_from_json(*doc);
+  int errors = 0;
+  for (const auto &p : programs) errors += check_sent_types(ctx, p);
+  if (errors) return;  // reported: the pass fails
+  Json out = Json::array();
+  for (const auto &p : programs) out.push_back(graph_of(p));
+  m.set_attr(kGraphAttr, Json{{"schema", kGraphSchema}, {"programs", out}}.dump());
+}
+
+}  // namespace csp

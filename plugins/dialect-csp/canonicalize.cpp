@@ -1,0 +1,194 @@
+// csp.canonicalize: programs read, ends checked, process functions lifted and marked for the tile dialect.
+#include "ast_build.hpp"
+#include "passes.hpp"
+#include "surface.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace csp {
+
+namespace {
+
+/// The names a function binds itself (parameters, stores, nested definitions, comprehension targets).
+std::set<std::string> bound_names(htp::NodeRef fn) {
+  std::set<std::string> bound;
+  fn.walk([&](htp::NodeRef n) {
+    if (n.is("Name") && !n.child("ctx").is("Load")) bound.insert(n.text("id").value_or(""));
+    else if (n.is("arg")) bound.insert(n.text("arg").value_or(""));
+    else if ((n.is("FunctionDef") || n.is("ClassDef")) && !(n == fn)) bound.insert(n.text("name").value_or(""));
+  });
+  return bound;
+}
+
+/// Moves one process function out of its program and makes it a tile body.
+class ProcessLifter {
+public:
+  ProcessLifter(htp::PassContext &ctx, ParsedProgram &prog, int &errors) : ctx_(ctx), prog_(prog), errors_(errors) {}
+
+  /// Checks and rewrites the body of `p`; lifting happens in lift() once every process is checked.
+  void rewrite(ProcessDecl &p) {
+    htp::NodeRef fn = prog_.bodies.at(p.name);
+    htp::NodeRef args = fn.child("args");
+    if (args.size("args") || args.size("posonlyargs") || args.size("kwonlyargs") || args.child("vararg") ||
+        args.child("kwarg"))
+      error(fn, "csp.process",
+            "process function '" + p.function + "' takes no parameters: it reads the program's tensors and "
+            "channels directly");
+    std::set<std::string> bound = bound_names(fn);
+    std::vector<htp::NodeRef> ops;
+    std::set<HtpNode *> channel_args;
+    auto walk_body = [&](auto &&f) {
+      for (auto stmt : fn.items("body")) stmt.walk(f);
+    };
+    walk_body([&](htp::NodeRef n) {
+      if (is_call_of(n, "send") || is_call_of(n, "recv") || is_call_of(n, "consume")) {
+        ops.push_back(n);
+        if (n.size("args") && n.item("args", 0).is("Name")) channel_args.insert(n.item("args", 0).handle());
+      }
+    });
+    std::set<std::string> reads;
+    walk_body([&](htp::NodeRef n) {
+      if (!n.is("Name") || !n.child("ctx").is("Load")) return;
+      std::string id = n.text("id").value_or("");
+      if (bound.count(id)) return;
+      if (prog_.decl.channel(id)) {
+        if (!channel_args.count(n.handle()))
+          error(n, "csp.channel-use",
+                "channel '" + id + "' can only be used as the first argument of send, recv or consume");
+      } else if (prog_.decl.param(id)) {
+        reads.insert(id);
+      } else if (prog_.locals.count(id)) {
+        error(n, "csp.closure",
+              "process '" + p.name + "' reads '" + id + "', a local of program '" + prog_.decl.name +
+                  "' that is neither a channel nor a parameter; use a module constant");
+      }
+    });
+    for (const auto &param : prog_.decl.params) {
+      std::string name = param["name"];
+      if (!reads.count(name)) continue;
+      used_params_[p.name].push_back(name);
+      if (param["type"]["kind"] == "tensor") p.args.push_back({{"param", name}, {"tensor", name}});
+      else p.args.push_back({{"param", name}, {"scalar", Json{{"param", name}}}});
+    }
+    for (auto op : ops) rewrite_op(p, op);
+  }
+
+  /// Moves the function of `p` after the program, with its parameters, and marks it.
+  void lift(const ProcessDecl &p, size_t &insert_at) {
+    htp::NodeRef fn = prog_.bodies.at(p.name);
+    auto m = ctx_.module();
+    htp::NodeRef body_owner = fn.parent();
+    auto siblings = body_owner.items("body");
+    for (size_t i = 0; i < siblings.size(); ++i)
+      if (siblings[i] == fn) m.erase(body_owner, "body", i);
+    while (fn.size("decorator_list")) m.erase(fn, "decorator_list", 0);
+    HtpSpan span = fn.span();
+    AstBuilder b(m, span);
+    htp::NodeRef args = fn.child("args");
+    for (const auto &name : used_params_[p.name]) {
+      htp::NodeRef annotation = prog_.param_nodes.at(name).child("annotation");
+      m.insert(args, "args", args.size("args"), b.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
+    }
+    m.insert(m.root(), "body", insert_at++, fn);
+    fn.set_attr("tile.lower", R"({"kind":"process"})");
+    fn.set_attr(kProcessAttr, Json{{"program", prog_.decl.name}, {"process", p.name}}.dump());
+  }
+
+private:
+  void rewrite_op(const ProcessDecl &p, htp::NodeRef call) {
+    std::string op = surface_name(call.child("func"));
+    if (!call.size("args") || !call.item("args", 0).is("Name") ||
+        !prog_.decl.channel(call.item("args", 0).text("id").value_or(""))) {
+      error(call, "csp.channel-use", op + " takes a channel of the program as its first argument");
+      return;
+    }
+    std::string ch = call.item("args", 0).text("id").value_or("");
+    const ChannelDecl &c = *prog_.decl.channel(ch);
+    bool sends = op == "send";
+    const auto &ends = sends ? p.produces : p.consumes;
+    if (std::find(ends.begin(), ends.end(), ch) == ends.end()) {
+      error(call, "csp.undeclared-channel",
+            "process '" + p.name + "' " + (sends ? "sends on" : "receives from") + " channel '" + ch +
+                "', which it does not declare: add it to " + (sends ? "produces" : "consumes") + "(...)");
+      return;
+    }
+    size_t want = (sends && c.kind == "fifo") ? 2 : 1;
+    if (call.size("args") != want || call.size("keywords")) {
+      std::string form = sends ? (c.kind == "fifo" ? "send(" + ch + ", value)" : "send(" + ch + ")")
+                               : op + "(" + ch + ")";
+      error(call, "csp.arity", op + " on " + (c.kind == "fifo" ? "channel '" : "event '") + ch + "' is " + form);
+      return;
+    }
+    if (op == "consume") {
+      htp::NodeRef parent = call.parent();
+      if (!parent.is("For") || !(parent.child("iter") == call) || !parent.child("target").is("Name")) {
+        error(call, "csp.consume", "consume(" + ch + ") is iterated by a loop: for x in consume(" + ch + "):");
+        return;
+      }
+    }
+    auto m = ctx_.module();
+    m.erase(call, "args", 0);
+    AstBuilder b(m, call.span());
+    m.insert(call, "keywords", 0, b.keyword("channel", b.str(ch)));
+    call.set_attr(kOpAttr, Json{{"op", op}, {"channel", ch}}.dump());
+    if (op == "send")
+      call.set_attr("tile.foreign", Json{{"op", "csp.send"}, {"type", nullptr}, {"attrs", {{"channel", ch}}}}.dump());
+    else if (op == "recv")
+      call.set_attr("tile.foreign", Json{{"op", "csp.recv"}, {"type", c.elem}, {"attrs", {{"channel", ch}}}}.dump());
+  }
+
+  void error(htp::NodeRef at, std::string_view code, const std::string &message) {
+    ctx_.error(at, code, message);
+    ++errors_;
+  }
+
+  htp::PassContext &ctx_;
+  ParsedProgram &prog_;
+  int &errors_;
+  std::map<std::string, std::vector<std::string>> used_params_;
+};
+
+}  // namespace
+
+void canonicalize(htp::PassContext &ctx) {
+  auto m = ctx.module();
+  Json constants = captured_constants(m);
+  int errors = 0;
+  std::vector<ParsedProgram> programs;
+  std::set<std::string> top_names;
+  for (auto stmt : m.root().items("body")) {
+    if (stmt.is("FunctionDef")) top_names.insert(stmt.text("name").value_or(""));
+    if (is_csp_function(stmt, "program")) programs.push_back(parse_program(ctx, stmt, constants, errors));
+    else if (is_csp_function(stmt, "process")) {
+      ctx.error(stmt, "csp.process",
+                "@process function '" + stmt.text("name").value_or("") +
+                    "' must be defined inside a @program, which declares the channels it uses");
+      ++errors;
+    }
+  }
+  std::vector<ProgramDecl> decls;
+  for (auto &prog : programs) {
+    ProcessLifter lifter(ctx, prog, errors);
+    for (auto &p : prog.decl.processes) {
+      if (!top_names.insert(p.function).second) {
+        ctx.error(prog.bodies.at(p.name), "csp.name-clash",
+                  "process function '" + p.function + "' would clash with another function of the module; rename it");
+        ++errors;
+      }
+      lifter.rewrite(p);
+    }
+    if (errors) continue;
+    size_t insert_at = 0;
+    auto top = m.root().items("body");
+    for (size_t i = 0; i < top.size(); ++i)
+      if (top[i] == prog.def) insert_at = i + 1;
+    for (const auto &p : prog.decl.processes) lifter.lift(p, insert_at);
+    if (prog.def.size("body") == 0) m.insert(prog.def, "body", 0, m.create("Pass", nullptr));
+    decls.push_back(prog.decl);
+  }
+  if (errors) return;  // reported: the pass fails
+  m.set_attr(kProgramsAttr, programs_to_json(decls).dump());
+}
+
+}  // namespace csp

@@ -1,0 +1,400 @@
+// csp.effects: counts, balance, element types and deadlock freedom of every program; consume loops
+// become counted loops of recv once the stream lengths are known.
+#include "ast_build.hpp"
+#include "deadlock.hpp"
+#include "passes.hpp"
+#include "types.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace csp {
+
+namespace {
+
+std::string quoted_list(const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + ("'" + names[i] + "'");
+  return out;
+}
+
+Json stream_atom(const std::string &channel) { return Json{{"stream", channel}}; }
+
+/// The analysis of one program.
+class ProgramEffects {
+public:
+  ProgramEffects(htp::PassContext &ctx, ProgramDecl &program, const Json &constants, int &errors)
+      : ctx_(ctx), program_(program), constants_(constants), errors_(errors) {}
+
+  void run() {
+    read_processes();
+    if (errors_) return;
+    resolve_streams();
+    if (errors_) return;
+    check_declared_ends();
+    check_balance();
+    check_types();
+    if (errors_) return;
+    check_deadlock();
+    if (errors_) return;
+    rewrite_consume_loops();
+    record_counts();
+  }
+
+private:
+  struct Body {
+    ProcessDecl *decl;
+    htp::NodeRef fn;
+    std::vector<Op> ops;
+    Counts counts;
+  };
+
+  void error(const Json &span, std::string_view code, const std::string &message) {
+    report_at(ctx_, HTP_SEV_ERROR, span, code, message);
+    ++errors_;
+  }
+  void note(htp::NodeRef at, const std::string &message) {
+    htp::Host(ctx_.api()).report(ctx_.diag(), HTP_SEV_NOTE, "csp.note", message, at.source_span());
+  }
+
+  void read_processes() {
+    ExprScope scope{&constants_, {}, {}};
+    for (const auto &p : program_.params)
+      if (p["type"]["kind"] != "tensor") scope.params.insert(p["name"].get<std::string>());
+    for (auto &p : program_.processes) {
+      htp::NodeRef fn = find_function(ctx_.module(), p.function);
+      if (!fn) throw htp::PassError("process function '" + p.function + "' is missing from the module");
+      Body b{&p, fn, extract_ops(ctx_, fn, scope, errors_), {}};
+      bodies_.push_back(std::move(b));
+    }
+    for (auto &b : bodies_) {
+      b.counts = count_ops(ctx_, b.ops, errors_);
+      for (const auto &[ch, n] : b.counts)
+        if (!n.get.is_zero() && n.get.has_atom([&](const Json &a) { return a == stream_atom(ch); }) &&
+            n.get != Poly::atom(stream_atom(ch)))
+          error(span_json(first_op(b.ops, ch, Op::Kind::Recv)->node), "csp.consume",
+                "process '" + b.decl->name + "' receives from '" + ch + "' both with consume(" + ch +
+                    ") and with recv: a stream is consumed by one loop");
+    }
+  }
+
+  /// Items all processes put (or get) on `ch`: the sum of replicas * count.
+  Poly total(const std::string &ch, bool put) const {
+    Poly sum;
+    for (const auto &b : bodies_)
+      if (auto it = b.counts.find(ch); it != b.counts.end())
+        sum = sum + Poly::constant(b.decl->replicas) * (put ? it->second.put : it->second.get);
+    return sum;
+  }
+
+  bool consumes_stream(const Body &b, const std::string &ch) const {
+    auto it = b.counts.find(ch);
+    return it != b.counts.end() && it->second.get == Poly::atom(stream_atom(ch));
+  }
+
+  /// Items taken from `ch` by receivers other than consume loops.
+  Poly fixed_gets(const std::string &ch) const {
+    Poly sum;
+    for (const auto &b : bodies_)
+      if (!consumes_stream(b, ch))
+        if (auto it = b.counts.find(ch); it != b.counts.end())
+          sum = sum + Poly::constant(b.decl->replicas) * it->second.get;
+    return sum;
+  }
+
+  /// Process instances consuming `ch` with a consume loop.
+  int64_t stream_consumers(const std::string &ch) const {
+    int64_t k = 0;
+    for (const auto &b : bodies_)
+      if (consumes_stream(b, ch)) k += b.decl->replicas;
+    return k;
+  }
+
+  static bool has_stream(const Poly &p) {
+    return p.has_atom([](const Json &a) { return a.is_object() && a.contains("stream"); });
+  }
+
+  /// A consume loop gets what the producers put minus what fixed receivers take, shared by its replicas.
+  void resolve_streams() {
+    std::set<std::string> pending;
+    for (const auto &c : program_.channels)
+      if (stream_consumers(c.name) > 0) pending.insert(c.name);
+    while (!pending.empty()) {
+      bool progressed = false;
+      for (const auto &ch : std::vector<std::string>(pending.begin(), pending.end())) {
+        Poly put = total(ch, true), fixed = fixed_gets(ch);
+        if (has_stream(put) || has_stream(fixed)) continue;
+        int64_t k = stream_consumers(ch);
+        auto share = (put - fixed).divided_by(k);
+        if (!share) {
+          error(program_.channel(ch)->span, "csp.count-mismatch",
+                "the stream of channel '" + ch + "' holds " + (put - fixed).to_text() +
+                    " items, which its " + std::to_string(k) + " consume(" + ch + ") loops cannot share evenly");
+          share = Poly::constant(0);
+        } else if (auto v = share->constant_value(); v && *v < 0) {
+          error(program_.channel(ch)->span, "csp.count-mismatch",
+                "channel '" + ch + "' is unbalanced: its producers send " + put.to_text() + " items but recv takes " +
+                    fixed.to_text() + " before the consume(" + ch + ") loops");
+          share = Poly::constant(0);
+        }
+        streams_[ch] = *share;
+        for (auto &b : bodies_) {
+          for (auto &[c, n] : b.counts) n = {n.put.substitute(stream_atom(ch).dump(), *share),
+                                             n.get.substitute(stream_atom(ch).dump(), *share)};
+          visit_ops(b.ops, [&](Op &o) {
+            if (o.kind == Op::Kind::Consume && o.channel == ch) o.trips = *share;
+            else o.trips = o.trips.substitute(stream_atom(ch).dump(), *share);
+          });
+        }
+        pending.erase(ch);
+        progressed = true;
+      }
+      if (!progressed) {
+        for (const auto &ch : pending)
+          error(program_.channel(ch)->span, "csp.count-mismatch",
+                "the length of the stream of channel '" + ch +
+                    "' depends on other streams in a cycle; give one of the loops a fixed range(n)");
+        return;
+      }
+    }
+  }
+
+  void check_declared_ends() {
+    for (auto &b : bodies_)
+      for (bool put : {true, false})
+        for (const auto &ch : put ? b.decl->produces : b.decl->consumes) {
+          const ChannelCount &n = b.counts[ch];
+          if (!(put ? n.put : n.get).is_zero()) continue;
+          error(b.decl->span, put ? "csp.unused-end" : "csp.unused-end",
+                "process '" + b.decl->name + "' declares " + (put ? "produces(" : "consumes(") + ch + ") but never " +
+                    (put ? "sends on it" : "receives from it"));
+        }
+  }
+
+  std::string per_process(const std::string &ch, bool put) const {
+    std::string out;
+    for (const auto &b : bodies_) {
+      auto it = b.counts.find(ch);
+      if (it == b.counts.end() || (put ? it->second.put : it->second.get).is_zero()) continue;
+      out += std::string(out.empty() ? "" : ", ") + b.decl->name + ": " + (put ? it->second.put : it->second.get).to_text() +
+             (b.decl->replicas > 1 ? " each x" + std::to_string(b.decl->replicas) + " replicas" : "");
+    }
+    return out;
+  }
+
+  void check_balance() {
+    for (const auto &c : program_.channels) {
+      Poly put = total(c.name, true), get = total(c.name, false);
+      if (put.is_zero() && get.is_zero()) continue;
+      if (put != get) {
+        const Op *at = nullptr;
+        std::string who;
+        for (const auto &b : bodies_)
+          if (!at && (at = first_op(b.ops, c.name, Op::Kind::Recv))) who = b.decl->name;
+        const Op *send = nullptr;
+        for (const auto &b : bodies_)
+          if (!send) send = first_op(b.ops, c.name, Op::Kind::Send);
+        std::string what = c.kind == "event" ? "event '" : "channel '";
+        error(at ? span_json(at->node) : c.span, "csp.count-mismatch",
+              what + c.name + "' is unbalanced: its producers send " + put.to_text() + " items (" +
+                  per_process(c.name, true) + ") but its consumers receive " + get.to_text() + " (" +
+                  per_process(c.name, false) + ")");
+        if (send) note(send->node, "the first send on '" + c.name + "' is here");
+        continue;
+      }
+      if (auto v = put.constant_value(); v && c.pack > 1 && *v % c.pack != 0)
+        error(c.span, "csp.pack",
+              "channel '" + c.name + "' packs " + std::to_string(c.pack) + " elements per transfer but carries " +
+                  std::to_string(*v) + " items, not a multiple of " + std::to_string(c.pack));
+    }
+  }
+
+  /// Element types end to end: values received and then sent, annotations of received values.
+  void check_types() {
+    for (auto &b : bodies_) {
+      std::map<std::string, Json> known;  // local -> element type it holds
+      b.fn.walk([&](htp::NodeRef n) {
+        if (n.is("Assign") || n.is("AnnAssign")) {
+          htp::NodeRef value = n.child("value");
+          auto op = value ? node_json(value, kOpAttr) : std::nullopt;
+          std::optional<Json> type;
+          if (op && (*op)["op"] == "recv") type = program_.channel((*op)["channel"])->elem;
+          htp::NodeRef target = n.is("Assign") ? (n.size("targets") == 1 ? n.item("targets", 0) : htp::NodeRef())
+                                               : n.child("target");
+          if (n.is("AnnAssign")) {
+            std::string why;
+            auto declared = type_of(n.child("annotation"), constants_, why);
+            if (declared && type && *declared != *type)
+              error(span_json(value), "csp.type-mismatch",
+                    "recv from channel '" + (*op)["channel"].get<std::string>() + "' yields " + type_text(*type) +
+                        " but '" + target.text("id").value_or("?") + "' is annotated " + type_text(*declared));
+            if (declared) type = declared;
+          }
+          if (target.is("Name")) {
+            std::string id = target.text("id").value_or("");
+            if (type) known[id] = *type;
+            else known.erase(id);
+          }
+        }
+        if (n.is("For") && n.child("target").is("Name")) known.erase(n.child("target").text("id").value_or(""));
+        auto op = node_json(n, kOpAttr);
+        if (!op || (*op)["op"] != "send" || n.size("args") != 1) return;
+        const ChannelDecl *c = program_.channel((*op)["channel"]);
+        htp::NodeRef value = n.item("args", 0);
+        std::optional<Json> type;
+        std::string from;
+        if (value.is("Name") && known.count(value.text("id").value_or(""))) {
+          type = known[value.text("id").value_or("")];
+          from = "'" + value.text("id").value_or("") + "' ";
+        } else if (auto inner = node_json(value, kOpAttr); inner && (*inner)["op"] == "recv") {
+          type = program_.channel((*inner)["channel"])->elem;
+          from = "the item received from '" + (*inner)["channel"].get<std::string>() + "' ";
+        }
+        if (type && c->elem.is_object() && *type != c->elem)
+          error(span_json(n), "csp.type-mismatch",
+                "process '" + b.decl->name + "' sends " + from + "of type " + type_text(*type) + " on channel '" +
+                    c->name + "', which carries " + type_text(c->elem));
+      });
+    }
+  }
+
+  void check_deadlock() {
+    std::vector<SimProcess> procs;
+    for (const auto &b : bodies_) procs.push_back({b.decl, &b.ops});
+    bool has_if = false, has_params = false;
+    for (auto &b : bodies_) visit_ops(b.ops, [&](Op &o) { has_if |= o.kind == Op::Kind::If; });
+    for (const auto &p : program_.params) has_params |= p["type"]["kind"] != "tensor";
+    for (int64_t value : has_params ? std::vector<int64_t>{1, 2, 3} : std::vector<int64_t>{1})
+      for (bool take_else : has_if ? std::vector<bool>{false, true} : std::vector<bool>{false})
+        if (auto d = find_deadlock(program_, procs, value, take_else)) return report(*d);
+  }
+
+  void report(const Deadlock &d) {
+    std::vector<std::string> members;
+    for (const auto &w : d.cycle) members.push_back(w.process);
+    auto describe = [&](const Waiter &w) {
+      const ChannelDecl *c = program_.channel(w.op->channel);
+      bool send = w.op->kind == Op::Kind::Send;
+      std::string peers = quoted_list(w.waits_on);
+      if (c->kind == "event")
+        return "'" + w.process + "' waits at " + (send ? "send(" : "recv(") + c->name + ") for " + peers + " to meet it";
+      if (send)
+        return "'" + w.process + "' waits for a free slot of '" + c->name + "' (" + std::to_string(w.used) + " of " +
+               std::to_string(c->depth) + " used) until " + peers + " receives";
+      return "'" + w.process + "' waits to receive from '" + c->name + "' (empty) until " + peers + " sends";
+    };
+    std::string chain;
+    for (const auto &w : d.cycle) chain += (chain.empty() ? "" : "; ") + describe(w);
+    const Waiter *full = nullptr;
+    for (const auto &w : d.cycle)
+      if (!full && w.op->kind == Op::Kind::Send && program_.channel(w.op->channel)->kind == "fifo") full = &w;
+    if (full) {
+      const ChannelDecl *c = program_.channel(full->op->channel);
+      std::string consumers;
+      for (const auto &w : d.cycle)
+        if (std::count(w.waits_on.begin(), w.waits_on.end(), w.process) == 0 &&
+            std::count(full->waits_on.begin(), full->waits_on.end(), w.process))
+          consumers = w.process;
+      error(span_json(full->op->node), "csp.depth",
+            "channel '" + c->name + "' has depth " + std::to_string(c->depth) + " but process '" + full->process +
+                "' needs " + std::to_string(full->used + 1) + " slots before " +
+                (consumers.empty() ? std::string("its consumer") : "'" + consumers + "'") + " receives " +
+                (full->received == 0 ? "the first item" : "the next item") + ": deadlock between " +
+                quoted_list(members) + " (" + chain + ")");
+    } else {
+      error(span_json(d.cycle.front().op->node), "csp.deadlock",
+            "deadlock: processes " + quoted_list(members) + " wait on each other in a cycle (" + chain + ")");
+    }
+    for (const auto &w : d.cycle)
+      if (&w != (full ? full : &d.cycle.front())) note(w.op->node, describe(w));
+  }
+
+  /// Adds program parameter `name` to a process function that reads it only through a stream length.
+  void ensure_param(Body &b, const std::string &name) {
+    for (const auto &a : b.decl->args)
+      if (a["param"] == name) return;
+    auto m = ctx_.module();
+    htp::NodeRef prog = find_function(m, program_.name);
+    htp::NodeRef annotation;
+    for (auto a : prog.child("args").items("args"))
+      if (a.text("arg") == name) annotation = a.child("annotation");
+    AstBuilder build(m, b.fn.span());
+    htp::NodeRef args = b.fn.child("args");
+    m.insert(args, "args", args.size("args"), build.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
+    b.decl->args.push_back({{"param", name}, {"scalar", Json{{"param", name}}}});
+  }
+
+  static void params_of(const Json &e, std::set<std::string> &out) {
+    if (e.is_object() && e.contains("param")) out.insert(e["param"].get<std::string>());
+    if (e.is_object() && e.contains("args"))
+      for (const auto &a : e["args"]) params_of(a, out);
+  }
+
+  /// `for x in consume(ch): body` -> `for _csp_x in range(len): x = recv(channel="ch"); body`.
+  void rewrite_consume_loops() {
+    auto m = ctx_.module();
+    for (auto &b : bodies_)
+      visit_ops(b.ops, [&](Op &o) {
+        if (o.kind != Op::Kind::Consume) return;
+        Json len = o.trips.to_expr();
+        std::set<std::string> params;
+        params_of(len, params);
+        for (const auto &p : params) ensure_param(b, p);
+        htp::NodeRef loop = o.node;
+        AstBuilder build(m, loop.child("iter").span());
+        htp::NodeRef target = loop.child("target");
+        std::string var = "_csp_" + target.text("id").value_or("item");
+        m.set_child(loop, "target", build.name(var, /*store=*/true));
+        m.set_child(loop, "iter", build.call("range", {build.expr(len)}));
+        htp::NodeRef recv = build.call("recv", {}, {build.keyword("channel", build.str(o.channel))});
+        recv.set_attr(kOpAttr, Json{{"op", "recv"}, {"channel", o.channel}}.dump());
+        recv.set_attr("tile.foreign", Json{{"op", "csp.recv"},
+                                           {"type", program_.channel(o.channel)->elem},
+                                           {"attrs", {{"channel", o.channel}}}}.dump());
+        m.insert(loop, "body", 0, build.assign(target, recv));
+        loop.set_attr("csp.stream", Json{{"channel", o.channel}, {"length", len}}.dump());
+      });
+  }
+
+  void record_counts() {
+    for (auto &b : bodies_) {
+      Json counts = Json::object();
+      std::vector<std::string> channels = b.decl->produces;
+      for (const auto &c : b.decl->consumes)
+        if (std::find(channels.begin(), channels.end(), c) == channels.end()) channels.push_back(c);
+      for (const auto &c : channels) {
+        const ChannelCount &n = b.counts[c];
+        counts[c] = {{"put", n.put.to_expr()}, {"get", n.get.to_expr()}};
+      }
+      b.decl->counts = counts;
+    }
+  }
+
+  htp::PassContext &ctx_;
+  ProgramDecl &program_;
+  const Json &constants_;
+  int &errors_;
+  std::vector<Body> bodies_;
+  std::map<std::string, Poly> streams_;
+};
+
+}  // namespace
+
+void check_effects(htp::PassContext &ctx) {
+  auto m = ctx.module();
+  auto doc = module_json(m, kProgramsAttr);
+  if (!doc) throw htp::PassError(std::string("module attribute ") + kProgramsAttr + " is missing: csp.canonicalize did not run");
+  std::vector<ProgramDecl> programs = programs_from_json(*doc);
+  Json constants = captured_constants(m);
+  int errors = 0;
+  for (auto &p : programs) {
+    int program_errors = 0;
+    ProgramEffects(ctx, p, constants, program_errors).run();
+    errors += program_errors;
+  }
+  if (errors) return;  // reported: the pass fails
+  m.set_attr(kProgramsAttr, programs_to_json(programs).dump());
+}
+
+}  // namespace csp

@@ -1,0 +1,48 @@
+// The declarations of a CSP program — channels, processes, their ends and replication — as read from
+// the surface by csp.canonicalize and carried between the passes in the module attribute csp.programs.
+#pragma once
+
+#include "csp_common.hpp"
+
+#include <string>
+#include <vector>
+
+namespace csp {
+
+struct ChannelDecl {
+  std::string name;
+  std::string kind;   ///< "fifo" or "event"
+  Json elem;          ///< contract type of the elements; null for an event
+  int64_t depth = 0;  ///< slots; 0 for an event (rendezvous)
+  int64_t pack = 1;   ///< elements bundled per transfer
+  Json span;
+};
+
+struct ProcessDecl {
+  std::string name;
+  std::string function;  ///< the lifted FunctionDef
+  int64_t replicas = 1;
+  std::vector<std::string> produces, consumes;
+  Json args = Json::array();     ///< [{"param": p, "tensor": T}] or [{"param": p, "scalar": Expr}]
+  Json span;                     ///< the declaration (decorator or builder)
+  Json counts = Json::object();  ///< channel -> {"put": Expr, "get": Expr}, filled by csp.effects
+};
+
+struct ProgramDecl {
+  std::string name;
+  Json span;
+  Json params = Json::array();  ///< [{"name", "dir", "type"}]
+  std::vector<ChannelDecl> channels;
+  std::vector<ProcessDecl> processes;
+
+  const ChannelDecl *channel(const std::string &n) const;
+  ProcessDecl *process(const std::string &n);
+  const Json *param(const std::string &n) const;
+};
+
+/// The csp.programs document.
+Json programs_to_json(const std::vector<ProgramDecl> &programs);
+/// Reads csp.programs back; throws htp::PassError naming the problem when malformed.
+std::vector<ProgramDecl> programs_from_json(const Json &doc);
+
+}  // namespace csp

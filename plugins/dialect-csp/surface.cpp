@@ -1,0 +1,357 @@
+#include "surface.hpp"
+
+#include "symbolic.hpp"
+#include "types.hpp"
+
+#include <algorithm>
+
+namespace csp {
+
+namespace {
+
+/// Reports an error and counts it.
+struct Reporter {
+  htp::PassContext &ctx;
+  int &errors;
+  void operator()(htp::NodeRef at, std::string_view code, const std::string &message) const {
+    ctx.error(at, code, message);
+    ++errors;
+  }
+};
+
+std::string decorator_name(htp::NodeRef d) { return surface_name(d.is("Call") ? d.child("func") : d); }
+
+/// One `process(...)` declaration before its names are resolved.
+struct RawProcess {
+  std::string name;
+  htp::NodeRef at;                                      ///< decorator or builder call
+  htp::NodeRef body;                                    ///< the FunctionDef (nested def)
+  std::vector<std::pair<std::string, htp::NodeRef>> produces, consumes;
+  std::string body_name;                                ///< builder: the name passed to .body()
+};
+
+class ProgramReader {
+public:
+  ProgramReader(htp::PassContext &ctx, const Json &constants, int &errors)
+      : report_{ctx, errors}, constants_(constants) {}
+
+  ParsedProgram read(htp::NodeRef def) {
+    out_.def = def;
+    out_.decl.name = def.text("name").value_or("");
+    out_.decl.span = span_json(def);
+    read_params(def);
+    for (auto stmt : def.items("body")) statement(stmt);
+    resolve_processes();
+    for (auto &[stmt, target, count] : replicates_) replicate(stmt, target, count);
+    check_ends();
+    return std::move(out_);
+  }
+
+private:
+  void read_params(htp::NodeRef def) {
+    htp::NodeRef args = def.child("args");
+    for (auto a : args.items("args")) {
+      std::string name = a.text("arg").value_or("");
+      std::string why;
+      auto t = param_type_of(a.child("annotation"), constants_, why);
+      if (!t) {
+        report_(a, "csp.param", "parameter '" + name + "' of program '" + out_.decl.name + "': " + why);
+        continue;
+      }
+      out_.decl.params.push_back({{"name", name}, {"dir", t->dir}, {"type", t->type}});
+      out_.param_nodes[name] = a;
+    }
+    for (const char *field : {"posonlyargs", "kwonlyargs"})
+      for (auto a : args.items(field))
+        report_(a, "csp.param", "program parameters are positional: '" + a.text("arg").value_or("") + "'");
+  }
+
+  void statement(htp::NodeRef stmt) {
+    if (stmt.is("Pass")) return;
+    if (stmt.is("Expr") && stmt.child("value").is("Constant")) return;  // docstring
+    if (stmt.is("FunctionDef")) return nested_function(stmt);
+    if (stmt.is("Assign") && stmt.size("targets") == 1 && stmt.item("targets", 0).is("Name")) {
+      std::string target = stmt.item("targets", 0).text("id").value_or("");
+      out_.locals.insert(target);
+      return assignment(target, stmt.child("value"));
+    }
+    if (stmt.is("Expr") && stmt.child("value").is("Call")) return call_statement(stmt.child("value"));
+    report_(stmt, "csp.program-statement",
+            "a program body declares channels and wires processes; this " + std::string(stmt.type()) +
+                " statement is not one of Channel[T](depth=N), Event(), a @process function, "
+                "process(...).body(fn), replicate(p, n)");
+  }
+
+  void nested_function(htp::NodeRef fn) {
+    std::string fname = fn.text("name").value_or("");
+    out_.locals.insert(fname);
+    htp::NodeRef deco;
+    for (auto d : fn.items("decorator_list"))
+      if (decorator_name(d) == "process") deco = d;
+    if (!deco) {
+      plain_defs_[fname] = fn;
+      return;
+    }
+    RawProcess p{fname, deco, fn, {}, {}, {}};
+    if (deco.is("Call")) {
+      for (auto a : deco.items("args")) report_(a, "csp.process", "@process takes keyword arguments only");
+      for (auto kw : deco.items("keywords")) {
+        std::string key = kw.text("arg").value_or("");
+        htp::NodeRef v = kw.child("value");
+        if (key == "name" && v.is("Constant") && v.constant() && v.constant()->kind == HTP_CONST_STR)
+          p.name = htp::from_htp_str(v.constant()->text);
+        else if (key == "produces" || key == "consumes")
+          channel_list(v, key == "produces" ? p.produces : p.consumes);
+        else
+          report_(kw, "csp.process", "@process accepts name=\"...\", produces=[...] and consumes=[...], not '" + key + "'");
+      }
+    }
+    aliases_[fname] = p.name;
+    raw_.push_back(std::move(p));
+  }
+
+  void channel_list(htp::NodeRef v, std::vector<std::pair<std::string, htp::NodeRef>> &into) {
+    std::vector<htp::NodeRef> elts = (v.is("List") || v.is("Tuple")) ? v.items("elts") : std::vector<htp::NodeRef>{v};
+    for (auto e : elts) {
+      if (!e.is("Name")) {
+        report_(e, "csp.process", "expected a channel name");
+        continue;
+      }
+      into.emplace_back(e.text("id").value_or(""), e);
+    }
+  }
+
+  void assignment(const std::string &target, htp::NodeRef value) {
+    if (value.is("Call") && value.child("func").is("Subscript") &&
+        surface_name(value.child("func").child("value")) == "Channel")
+      return channel(target, value);
+    if (is_call_of(value, "Event")) return event(target, value);
+    if (builder_base(value)) {
+      if (auto p = builder(value)) aliases_[target] = p->name, raw_.push_back(std::move(*p));
+      return;
+    }
+    report_(value, "csp.program-statement",
+            "'" + target + "' must be a Channel[T](depth=N), an Event() or a process(...) builder");
+  }
+
+  void declare_channel(ChannelDecl c, htp::NodeRef at) {
+    if (out_.decl.channel(c.name)) {
+      report_(at, "csp.duplicate", "channel '" + c.name + "' is declared twice");
+      return;
+    }
+    out_.decl_nodes[c.name] = at;
+    out_.decl.channels.push_back(std::move(c));
+  }
+
+  void channel(const std::string &name, htp::NodeRef call) {
+    ChannelDecl c{name, "fifo", nullptr, 1, 1, span_json(call)};
+    std::string why;
+    auto elem = type_of(call.child("func").child("slice"), constants_, why);
+    if (!elem) return report_(call, "csp.channel-type", "channel '" + name + "': " + why);
+    if (elem->value("kind", "") != "tile" && elem->value("kind", "") != "tensor")
+      return report_(call, "csp.channel-type",
+                     "channel '" + name + "' carries " + type_text(*elem) + "; elements are Tile[...] or Tensor[...]");
+    c.elem = *elem;
+    bool has_depth = false;
+    for (auto kw : call.items("keywords")) {
+      std::string key = kw.text("arg").value_or("");
+      if (key != "depth" && key != "pack") {
+        report_(kw, "csp.channel", "Channel accepts depth=N and pack=P, not '" + key + "'");
+        continue;
+      }
+      auto v = static_int(kw.child("value"), "channel '" + name + "': " + key);
+      if (!v) continue;
+      if (*v < 1) {
+        report_(kw, "csp.channel",
+                "channel '" + name + "': " + key + " must be at least 1, got " + std::to_string(*v) +
+                    (key == "depth" ? " (use Event() for a rendezvous of depth 0)" : ""));
+        continue;
+      }
+      (key == "depth" ? c.depth : c.pack) = *v;
+      has_depth |= key == "depth";
+    }
+    if (call.size("args") > 0) report_(call, "csp.channel", "Channel takes keyword arguments: Channel[T](depth=N)");
+    if (!has_depth) report_(call, "csp.channel", "channel '" + name + "' needs a depth: Channel[T](depth=N)");
+    declare_channel(std::move(c), call);
+  }
+
+  void event(const std::string &name, htp::NodeRef call) {
+    if (call.size("args") || call.size("keywords")) report_(call, "csp.channel", "Event() takes no arguments");
+    declare_channel(ChannelDecl{name, "event", nullptr, 0, 1, span_json(call)}, call);
+  }
+
+  std::optional<int64_t> static_int(htp::NodeRef n, const std::string &what) {
+    ExprScope scope{&constants_, {}, {}};
+    std::string why;
+    auto e = expr_of(n, scope, why);
+    auto v = e ? poly_of(*e).constant_value() : std::nullopt;
+    if (!v) report_(n, "csp.static", what + " must be a compile-time integer" + (why.empty() ? "" : ": " + why));
+    return v;
+  }
+
+  /// The `process("name")` call at the base of a builder chain, or an empty view.
+  static htp::NodeRef builder_base(htp::NodeRef n) {
+    while (n.is("Call") && n.child("func").is("Attribute")) n = n.child("func").child("value");
+    return is_call_of(n, "process") ? n : htp::NodeRef();
+  }
+
+  std::optional<RawProcess> builder(htp::NodeRef call) {
+    htp::NodeRef base = builder_base(call);
+    RawProcess p{"", base, {}, {}, {}, {}};
+    htp::NodeRef name = base.size("args") == 1 ? base.item("args", 0) : htp::NodeRef();
+    auto c = name ? name.constant() : std::nullopt;
+    if (!c || c->kind != HTP_CONST_STR || base.size("keywords")) {
+      report_(base, "csp.process", "process(...) takes the process name as one string: process(\"loader\")");
+      return std::nullopt;
+    }
+    p.name = htp::from_htp_str(c->text);
+    for (htp::NodeRef n = call; n.is("Call") && n.child("func").is("Attribute"); n = n.child("func").child("value")) {
+      std::string method = n.child("func").text("attr").value_or("");
+      if (method == "produces" || method == "consumes") {
+        for (auto a : n.items("args")) channel_list(a, method == "produces" ? p.produces : p.consumes);
+      } else if (method == "body" && n.size("args") == 1 && n.item("args", 0).is("Name")) {
+        p.body_name = n.item("args", 0).text("id").value_or("");
+        p.at = n;
+      } else {
+        report_(n, "csp.process",
+                "a process builder is process(\"name\").produces(ch, ...).consumes(ch, ...).body(fn); '." + method +
+                    "(...)' is not part of it");
+      }
+    }
+    if (p.body_name.empty()) {
+      report_(call, "csp.process", "process '" + p.name + "' has no body: add .body(fn) with a function of the program");
+      return std::nullopt;
+    }
+    p.at = call;
+    return p;
+  }
+
+  void call_statement(htp::NodeRef call) {
+    if (builder_base(call)) {
+      if (auto p = builder(call)) raw_.push_back(std::move(*p));
+      return;
+    }
+    if (is_call_of(call, "replicate")) {
+      if (call.size("args") != 2 || !call.item("args", 0).is("Name") || call.size("keywords"))
+        return report_(call, "csp.replicate", "replicate takes a process and a count: replicate(worker, 4)");
+      replicates_.emplace_back(call, call.item("args", 0).text("id").value_or(""), call.item("args", 1));
+      return;
+    }
+    if (is_call_of(call, "connect"))
+      return report_(call, "csp.connect",
+                     "connect([...], [...]) is not supported yet: declare the ends with produces/consumes");
+    report_(call, "csp.program-statement",
+            "this call is not part of a program's wiring (Channel, Event, process, replicate)");
+  }
+
+  void resolve_processes() {
+    for (auto &raw : raw_) {
+      if (raw.body) {  // a @process function
+      } else if (auto it = plain_defs_.find(raw.body_name); it != plain_defs_.end()) {
+        raw.body = it->second;
+        if (!used_bodies_.insert(raw.body_name).second) {
+          report_(raw.at, "csp.process",
+                  "function '" + raw.body_name + "' is already the body of another process; use replicate(p, n) for copies");
+          continue;
+        }
+      } else {
+        report_(raw.at, "csp.process",
+                "the body of process '" + raw.name + "' must be a function defined in program '" + out_.decl.name +
+                    "' before it; '" + raw.body_name + "' is not");
+        continue;
+      }
+      if (out_.decl.process(raw.name) || out_.decl.channel(raw.name)) {
+        report_(raw.at, "csp.duplicate", "process '" + raw.name + "' is declared twice");
+        continue;
+      }
+      ProcessDecl p;
+      p.name = raw.name;
+      p.function = raw.body.text("name").value_or("");
+      p.span = span_json(raw.at);
+      for (auto &[c, at] : raw.produces) add_end(p, p.produces, c, at, "produces");
+      for (auto &[c, at] : raw.consumes) add_end(p, p.consumes, c, at, "consumes");
+      out_.bodies[p.name] = raw.body;
+      out_.decl_nodes[p.name] = raw.at;
+      out_.decl.processes.push_back(std::move(p));
+    }
+  }
+
+  void add_end(ProcessDecl &p, std::vector<std::string> &ends, const std::string &c, htp::NodeRef at,
+               const char *what) {
+    if (!out_.decl.channel(c)) {
+      report_(at, "csp.unknown-channel",
+              "process '" + p.name + "' " + what + " '" + c + "', which is not a channel of program '" +
+                  out_.decl.name + "'");
+      return;
+    }
+    if (std::find(ends.begin(), ends.end(), c) == ends.end()) ends.push_back(c);
+  }
+
+  void replicate(htp::NodeRef call, const std::string &target, htp::NodeRef count) {
+    auto alias = aliases_.find(target);
+    ProcessDecl *p = out_.decl.process(alias == aliases_.end() ? target : alias->second);
+    if (!p) return report_(call, "csp.replicate", "replicate: '" + target + "' is not a process of this program");
+    auto n = static_int(count, "the replica count of process '" + p->name + "'");
+    if (!n) return;
+    if (*n < 1) return report_(count, "csp.replicate", "process '" + p->name + "' needs at least 1 replica, got " + std::to_string(*n));
+    if (!replicated_.insert(p->name).second)
+      return report_(call, "csp.replicate", "process '" + p->name + "' is replicated twice");
+    p->replicas = *n;
+  }
+
+  /// Declared ends: every channel needs a producer and a consumer.
+  void check_ends() {
+    for (const auto &c : out_.decl.channels) {
+      std::vector<std::string> producers, consumers;
+      for (const auto &p : out_.decl.processes) {
+        if (std::count(p.produces.begin(), p.produces.end(), c.name)) producers.push_back(p.name);
+        if (std::count(p.consumes.begin(), p.consumes.end(), c.name)) consumers.push_back(p.name);
+      }
+      htp::NodeRef at = out_.decl_nodes[c.name];
+      if (producers.empty() && consumers.empty())
+        report_(at, "csp.unused-channel", "channel '" + c.name + "' is declared but no process produces or consumes it");
+      else if (consumers.empty())
+        report_(at, "csp.no-consumer",
+                "channel '" + c.name + "' has no consumer: " + join(producers) +
+                    " produce" + (producers.size() == 1 ? "s" : "") + " into it but no process declares consumes(" + c.name + ")");
+      else if (producers.empty())
+        report_(at, "csp.no-producer",
+                "channel '" + c.name + "' has no producer: " + join(consumers) +
+                    " consume" + (consumers.size() == 1 ? "s" : "") + " from it but no process declares produces(" + c.name + ")");
+    }
+  }
+
+  static std::string join(const std::vector<std::string> &names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i)
+      out += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + ("'" + names[i] + "'");
+    return out;
+  }
+
+  Reporter report_;
+  const Json &constants_;
+  ParsedProgram out_;
+  std::vector<RawProcess> raw_;
+  std::map<std::string, htp::NodeRef> plain_defs_;
+  std::map<std::string, std::string> aliases_;  ///< variable or def name -> process name
+  std::set<std::string> used_bodies_, replicated_;
+  std::vector<std::tuple<htp::NodeRef, std::string, htp::NodeRef>> replicates_;
+};
+
+}  // namespace
+
+bool is_csp_function(htp::NodeRef def, std::string_view decorator) {
+  if (!def.is("FunctionDef")) return false;
+  auto dialect = node_json(def, "htp.dialect");
+  auto deco = node_json(def, "htp.decorator");
+  if (dialect && deco) return *dialect == "csp" && *deco == std::string(decorator);
+  for (auto d : def.items("decorator_list"))  // AST JSON written without the frontend's attributes
+    if (decorator_name(d) == decorator) return true;
+  return false;
+}
+
+ParsedProgram parse_program(htp::PassContext &ctx, htp::NodeRef def, const Json &constants, int &errors) {
+  return ProgramReader(ctx, constants, errors).read(def);
+}
+
+}  // namespace csp

@@ -1,0 +1,96 @@
+#include "types.hpp"
+
+#include <set>
+
+namespace csp {
+
+namespace {
+
+const std::set<std::string> &dtypes() {
+  static const std::set<std::string> d = {"f16", "bf16", "f32", "i8", "i16", "i32", "i64", "u8"};
+  return d;
+}
+
+/// The subscript's index expressions (a Tuple's elements, or the single index).
+std::vector<htp::NodeRef> indices(htp::NodeRef subscript) {
+  htp::NodeRef s = subscript.child("slice");
+  if (s.is("Tuple")) return s.items("elts");
+  return {s};
+}
+
+std::optional<Json> dim_of(htp::NodeRef n, const Json &constants, std::string &why) {
+  if (auto v = n.int_constant()) return *v;
+  if (n.is("Name")) {
+    std::string id = n.text("id").value_or("");
+    if (constants.contains(id) && constants[id].is_number_integer()) return constants[id];
+    why = "dimension '" + id + "' is not an integer constant";
+    return std::nullopt;
+  }
+  why = "a dimension must be an integer or an integer constant";
+  return std::nullopt;
+}
+
+std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json &constants, std::string &why) {
+  auto idx = indices(sub);
+  if (idx.size() < 2 || (kind == "tile" && idx.size() != 3)) {
+    why = kind == "tile" ? "Tile takes [rows, cols, dtype]" : "Tensor takes [dim, ..., dtype]";
+    return std::nullopt;
+  }
+  std::string dt = surface_name(idx.back());
+  if (!dtypes().count(dt)) {
+    why = "unknown dtype '" + dt + "' (expected one of f16 bf16 f32 i8 i16 i32 i64 u8)";
+    return std::nullopt;
+  }
+  Json shape = Json::array();
+  for (size_t i = 0; i + 1 < idx.size(); ++i) {
+    auto d = dim_of(idx[i], constants, why);
+    if (!d) return std::nullopt;
+    shape.push_back(*d);
+  }
+  return Json{{"kind", kind}, {"shape", shape}, {"dtype", dt}};
+}
+
+}  // namespace
+
+std::optional<Json> type_of(htp::NodeRef a, const Json &constants, std::string &why) {
+  if (a.is("Subscript")) {
+    std::string head = surface_name(a.child("value"));
+    if (head == "Tile") return shaped("tile", a, constants, why);
+    if (head == "Tensor") return shaped("tensor", a, constants, why);
+    if (head == "Scalar") {
+      std::string dt = surface_name(a.child("slice"));
+      if (dtypes().count(dt)) return Json{{"kind", "scalar"}, {"dtype", dt}};
+      why = "unknown dtype '" + dt + "'";
+      return std::nullopt;
+    }
+    if (head == "Constexpr") return Json{{"kind", "constexpr"}, {"value", nullptr}};
+    why = "'" + head + "[...]' is not a tile type";
+    return std::nullopt;
+  }
+  std::string name = surface_name(a);
+  if (name == "int") return Json{{"kind", "scalar"}, {"dtype", "i64"}};
+  if (name == "float") return Json{{"kind", "scalar"}, {"dtype", "f32"}};
+  if (name == "bool") return Json{{"kind", "scalar"}, {"dtype", "i8"}};
+  if (name == "Constexpr") return Json{{"kind", "constexpr"}, {"value", nullptr}};
+  if (dtypes().count(name)) return Json{{"kind", "scalar"}, {"dtype", name}};
+  why = a ? "'" + (name.empty() ? std::string(a.type()) : name) + "' is not a tile type" : "a type annotation is missing";
+  return std::nullopt;
+}
+
+std::optional<ParamType> param_type_of(htp::NodeRef a, const Json &constants, std::string &why) {
+  static const std::map<std::string, std::string> dirs = {{"In", "in"}, {"Out", "out"}, {"InOut", "inout"}};
+  ParamType p;
+  if (a.is("Subscript")) {
+    auto it = dirs.find(surface_name(a.child("value")));
+    if (it != dirs.end()) {
+      p.dir = it->second;
+      a = a.child("slice");
+    }
+  }
+  auto t = type_of(a, constants, why);
+  if (!t) return std::nullopt;
+  p.type = *t;
+  return p;
+}
+
+}  // namespace csp

@@ -1,0 +1,169 @@
+// dialect-csp end to end through htp-host: golden csp.graph documents of the example programs, the
+// canonical process bodies handed to the tile dialect, and the diagnostic of every bad program.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using htp::test::run_host;
+using htp::test::ScratchDir;
+
+namespace {
+
+const fs::path kTestDir = HTP_CSP_TEST_DIR;
+
+std::string read(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+class CspCompile : public ::testing::Test {
+protected:
+  fs::path program(const std::string &name) { return kTestDir / "programs" / (name + ".py"); }
+
+  htp::test::CommandResult compile(const std::string &name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_TILE_FIXTURE, "--plugins",
+                                     HTP_CHECK_PLUGIN, "compile", program(name).string(), "--target", "check",
+                                     "-o", out().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_host(args);
+    r.err = replace_all(r.err, program(name).string(), name + ".py");
+    return r;
+  }
+
+  fs::path out() const { return dir.path() / "pkg"; }
+
+  /// ir/NN_<pass><suffix>, the dump after `pass` (not the .before one).
+  fs::path dump_after(const std::string &pass, const std::string &suffix) const {
+    for (const auto &e : fs::directory_iterator(out() / "ir")) {
+      std::string f = e.path().filename().string();
+      if (f.size() > pass.size() + suffix.size() && f.substr(f.size() - pass.size() - suffix.size()) == pass + suffix)
+        return e.path();
+    }
+    return {};
+  }
+
+  /// The csp.graph the check backend wrote, with the program's path shortened to its file name.
+  std::string graph(const std::string &name) {
+    return replace_all(read(out() / "codegen/check/csp.graph.json"), program(name).string(), name + ".py");
+  }
+
+  /// Compares the graph of `name` with golden/<name>.csp.graph.json (HTP_UPDATE_GOLDENS=1 rewrites it).
+  void expect_golden(const std::string &name) {
+    auto r = compile(name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    fs::path golden = kTestDir / "golden" / (name + ".csp.graph.json");
+    std::string actual = graph(name);
+    if (std::getenv("HTP_UPDATE_GOLDENS")) std::ofstream(golden, std::ios::binary) << actual;
+    EXPECT_EQ(actual, read(golden)) << "golden " << golden;
+  }
+
+  /// Compiles a bad program: it fails, leaves no package, and reports `line` among its diagnostics.
+  void expect_rejected(const std::string &name, const std::string &line) {
+    auto r = compile(name);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_FALSE(fs::exists(out()));
+    EXPECT_NE(r.err.find(line), std::string::npos) << "expected:\n" << line << "\ngot:\n" << r.err;
+  }
+
+  ScratchDir dir;
+};
+
+}  // namespace
+
+TEST_F(CspCompile, PipelineGraphMatchesGolden) { expect_golden("pipeline"); }
+TEST_F(CspCompile, ReplicatedWorkersGraphMatchesGolden) { expect_golden("generator"); }
+TEST_F(CspCompile, EventRendezvousGraphMatchesGolden) { expect_golden("event"); }
+TEST_F(CspCompile, SymbolicCountsGraphMatchesGolden) { expect_golden("symbolic"); }
+
+TEST_F(CspCompile, ProcessesAreLiftedAndMarkedForTheTileDialect) {
+  auto r = compile("pipeline", {"--dump-ir", "csp.effects"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string dump = read(dump_after("csp.effects", ".py"));
+  EXPECT_NE(dump.find("def loader(X: In[Tensor[256, 128, f32]]):\n    for i in range(TILES):\n"
+                      "        send(load(X.tile(i, 0, shape=(ROWS, 128))), channel='loaded')"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("def compute():\n    for _csp_t in range(8):\n        t = recv(channel='loaded')\n"
+                      "        send(exp(t), channel='computed')"),
+            std::string::npos)
+      << dump;
+  auto ast = nlohmann::json::parse(read(dump_after("csp.effects", ".ast.json")));
+  int lowered = 0, foreign = 0;
+  std::function<void(const nlohmann::json &)> walk = [&](const nlohmann::json &n) {
+    if (n.is_object()) {
+      if (n.contains("_attrs") && n["_attrs"].contains("tile.lower")) {
+        EXPECT_EQ(n["_attrs"]["tile.lower"], nlohmann::json::parse(R"({"kind":"process"})"));
+        ++lowered;
+      }
+      if (n.contains("_attrs") && n["_attrs"].contains("tile.foreign")) ++foreign;
+      for (const auto &[k, v] : n.items()) walk(v);
+    } else if (n.is_array()) {
+      for (const auto &v : n) walk(v);
+    }
+  };
+  walk(ast["root"]);
+  EXPECT_EQ(lowered, 3);
+  EXPECT_EQ(foreign, 4);  // loader's send, compute's recv (from its consume loop) and send, storer's recv
+}
+
+TEST_F(CspCompile, CountMismatchNamesChannelAndCounts) {
+  expect_rejected("bad_count_mismatch",
+                  "bad_count_mismatch.py:18:50: error: channel 'tiles' is unbalanced: its producers send 8 items "
+                  "(loader: 8) but its consumers receive 6 (storer: 6) [csp.count-mismatch]");
+}
+
+TEST_F(CspCompile, ChannelWithoutConsumerIsRejected) {
+  expect_rejected("bad_no_consumer",
+                  "bad_no_consumer.py:9:12: error: channel 'side' has no consumer: 'loader' produces into it but no "
+                  "process declares consumes(side) [csp.no-consumer]");
+}
+
+TEST_F(CspCompile, DeadlockCycleNamesEveryMember) {
+  expect_rejected("bad_deadlock",
+                  "bad_deadlock.py:14:17: error: deadlock: processes 'ping' and 'pong' wait on each other in a cycle "
+                  "('ping' waits to receive from 'b_to_a' (empty) until 'pong' sends; 'pong' waits to receive from "
+                  "'a_to_b' (empty) until 'ping' sends) [csp.deadlock]");
+}
+
+TEST_F(CspCompile, DepthTooSmallForTwoSendsBeforeTheFirstReceive) {
+  expect_rejected("bad_depth",
+                  "bad_depth.py:14:9: error: channel 'tiles' has depth 1 but process 'producer' needs 2 slots before "
+                  "'consumer' receives the first item: deadlock between 'producer' and 'consumer' ('producer' waits for "
+                  "a free slot of 'tiles' (1 of 1 used) until 'consumer' receives; 'consumer' waits to receive from "
+                  "'header' (empty) until 'producer' sends) [csp.depth]");
+}
+
+TEST_F(CspCompile, ReceivedTypeMismatchIsRejected) {
+  expect_rejected("bad_type_mismatch",
+                  "bad_type_mismatch.py:18:37: error: recv from channel 'tiles' yields Tile[32, 128, f32] but 't' is "
+                  "annotated Tile[16, 128, f32] [csp.type-mismatch]");
+}
+
+TEST_F(CspCompile, ForwardedTypeMismatchIsRejected) {
+  expect_rejected("bad_type_forward",
+                  "bad_type_forward.py:20:13: error: process 'forward' sends 't' of type Tile[32, 128, f32] on channel "
+                  "'narrow', which carries Tile[32, 128, f16] [csp.type-mismatch]");
+}
+
+TEST_F(CspCompile, RecvOnUndeclaredChannelIsRejected) {
+  expect_rejected("bad_undeclared",
+                  "bad_undeclared.py:25:21: error: process 'storer' receives from channel 'raw', which it does not "
+                  "declare: add it to consumes(...) [csp.undeclared-channel]");
+}
