@@ -153,6 +153,28 @@ TEST(PtoSimBinding, SoftmaxTakesTheScaleScalar) {
   }
 }
 
+TEST(PtoSimBinding, OrchestrationBranchesOnAProducedValue) {
+  HostTensor x({4}, 0.0f), y({4}, -7.0f);
+  x.data = {1, 2, 3, 4};
+  x.bind();
+  SimRunRequest r = request(kPackages / "api_tour", "tour", "tour");
+  RunArgument n{"n", nullptr, 3, 0};
+  r.args = {{"X", &x.dl}, {"Y", &y.dl}, n};
+  json report = run_package(r);
+  EXPECT_EQ(y.data, (std::vector<float>{3, 6, 9, 12}));
+  EXPECT_EQ(report["tasks"], 3);  // scale, copy, barrier
+  std::ifstream log(fs::path(r.run_dir) / "orchestration.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "info aicpu_orchestration_entry: extra 5.0, clusters 2");
+
+  y.data.assign(4, -7.0f);
+  r.args[2].scalar_int = -1;  // negative scale: the copy is not submitted
+  report = run_package(r);
+  EXPECT_EQ(y.data, (std::vector<float>(4, -7.0f)));
+  EXPECT_EQ(report["tasks"], 2);
+}
+
 TEST(PtoSimBinding, SecondRunOfAnUnchangedPackageInvokesNoCompiler) {
   const fs::path cache = fresh_dir("cache-unchanged");
   HostTensor a({128, 256}, 1u), b({128, 256}, 2u), c({128, 256}, 0.0f);

@@ -113,10 +113,13 @@ PTO_INST RecordEvent TLOAD(TileData &dst, GlobalData &src, WaitEvents &...) {
   if (rows > TileData::Rows || cols > TileData::Cols)
     throw sim::IsaError("TLOAD: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
                         " does not fit the tile " + std::to_string(TileData::Rows) + "x" + std::to_string(TileData::Cols));
-  for (int64_t r = 0; r < rows; ++r)
+  const int64_t col_stride = src.GetStride(4);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto *row = src.data() + src.offset(r, 0);
     for (int64_t c = 0; c < cols; ++c)
       dst.at(static_cast<int>(r), static_cast<int>(c)) =
-          static_cast<typename TileData::DType>(sim::load(src.data()[src.offset(r, c)]));
+          static_cast<typename TileData::DType>(sim::load(row[c * col_stride]));
+  }
   return {};
 }
 
@@ -129,9 +132,12 @@ PTO_INST RecordEvent TSTORE(GlobalData &dst, TileData &src, WaitEvents &...) {
                         " is larger than the tile's valid region " + std::to_string(src.GetValidRow()) + "x" +
                         std::to_string(src.GetValidCol()));
   using G = typename GlobalData::DType;
-  for (int64_t r = 0; r < rows; ++r)
+  const int64_t col_stride = dst.GetStride(4);
+  for (int64_t r = 0; r < rows; ++r) {
+    G *row = dst.data() + dst.offset(r, 0);
     for (int64_t c = 0; c < cols; ++c)
-      dst.data()[dst.offset(r, c)] = static_cast<G>(sim::load(src.at(static_cast<int>(r), static_cast<int>(c))));
+      row[c * col_stride] = static_cast<G>(sim::load(src.at(static_cast<int>(r), static_cast<int>(c))));
+  }
   return {};
 }
 
