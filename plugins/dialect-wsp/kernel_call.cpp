@@ -1,0 +1,303 @@
+#include "kernel_call.hpp"
+
+#include "signature.hpp"
+
+#include <set>
+
+namespace wsp {
+
+namespace {
+
+/// A view of a tensor passed to a kernel: per tensor dimension its offset and extent, and which
+/// dimensions the view keeps (an integer index drops its dimension).
+struct View {
+  const TensorDecl *tensor = nullptr;
+  json offset = json::array();
+  json extent = json::array();
+  std::vector<bool> kept;
+};
+
+std::string shape_text(const json &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i].is_string() ? shape[i].get<std::string>() : shape[i].dump();
+  }
+  return s + "]";
+}
+
+std::string join_names(const json &params) {
+  std::string s;
+  for (const auto &p : params)
+    s += (s.empty() ? "" : ", ") + p["name"].get<std::string>();
+  return s;
+}
+
+bool is_constexpr(const json &p) {
+  return p["type"]["kind"] == "constexpr";
+}
+
+/// The kernel parameters a call must bind (constexpr parameters are fixed by the kernel).
+json bindable(const json &sig) {
+  json out = json::array();
+  for (const auto &p : sig["params"])
+    if (!is_constexpr(p)) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
+                                                          const std::string &kernel) {
+  json params = bindable(sig);
+  size_t given = call.size("args") + call.size("keywords");
+  auto arity = [&](const std::string &detail) {
+    return WspError(call, "wsp.arity",
+                    "kernel '" + kernel + "' takes " + std::to_string(params.size()) + " argument(s) (" +
+                        join_names(params) + "), but " + std::to_string(given) + " were given" + detail);
+  };
+  if (call.size("args") > params.size()) throw arity("");
+  std::vector<htp::NodeRef> bound(params.size());
+  for (size_t i = 0; i < call.size("args"); ++i) {
+    if (call.item("args", i).is("Starred"))
+      throw WspError(call.item("args", i), "wsp.argument",
+                     "*args cannot be bound statically; pass each argument");
+    bound[i] = call.item("args", i);
+  }
+  for (auto kw : call.items("keywords")) {
+    auto name = kw.text("arg");
+    if (!name) throw WspError(kw, "wsp.argument", "**kwargs cannot be bound statically; pass each argument");
+    size_t i = 0;
+    while (i < params.size() && params[i]["name"] != *name)
+      ++i;
+    if (i == params.size()) {
+      bool fixed = false;
+      for (const auto &p : sig["params"])
+        fixed |= p["name"] == *name;
+      throw WspError(kw, "wsp.argument",
+                     fixed ? "parameter '" + *name + "' of kernel '" + kernel +
+                                 "' is a Constexpr fixed by the kernel; it is not passed"
+                           : "kernel '" + kernel + "' has no parameter '" + *name + "' (it has " +
+                                 join_names(params) + ")");
+    }
+    if (bound[i])
+      throw WspError(kw, "wsp.argument",
+                     "parameter '" + *name + "' of kernel '" + kernel + "' is given twice");
+    bound[i] = kw.child("value");
+  }
+  std::string missing;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!bound[i]) missing += (missing.empty() ? "" : ", ") + params[i]["name"].get<std::string>();
+  if (!missing.empty()) throw arity(": missing " + missing);
+  std::vector<std::pair<json, htp::NodeRef>> out;
+  for (size_t i = 0; i < params.size(); ++i)
+    out.emplace_back(params[i], bound[i]);
+  return out;
+}
+
+View view_over(const TensorDecl &t) {
+  View v;
+  v.tensor = &t;
+  return v;
+}
+
+void full_dim(View &v, size_t d) {
+  v.offset.push_back(0);
+  v.extent.push_back(v.tensor->shape[d]);
+  v.kept.push_back(true);
+}
+
+View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const Env &env) {
+  View v = view_over(t);
+  size_t rank = t.shape.size();
+  if (arg.size("args") != rank || arg.size("keywords") != 0)
+    throw WspError(arg, "wsp.tile-shape",
+                   "'" + t.name + "' is " + std::to_string(rank) + "-D, so " + t.name + ".tile(...) takes " +
+                       std::to_string(rank) + " tile index(es), got " + std::to_string(arg.size("args")));
+  if (pshape.size() != rank)
+    throw WspError(arg, "wsp.tile-shape",
+                   "the kernel parameter is a " + std::to_string(pshape.size()) + "-D tile " +
+                       shape_text(pshape) + ", but '" + t.name + "' is " + std::to_string(rank) + "-D " +
+                       shape_text(t.shape) + "; slice it instead of tiling it");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t r = pshape[d].get<int64_t>();
+    if (t.shape[d].is_number_integer() && t.shape[d].get<int64_t>() % r != 0)
+      throw WspError(arg, "wsp.tile-shape",
+                     "tiles " + shape_text(pshape) + " do not divide '" + t.name + "' " +
+                         shape_text(t.shape) + ": dimension " + std::to_string(d) + " (" + t.shape[d].dump() +
+                         ") is not a multiple of " + std::to_string(r));
+    v.offset.push_back(make_op("mul", {lower_expr(arg.item("args", d), env), r}));
+    v.extent.push_back(r);
+    v.kept.push_back(true);
+  }
+  return v;
+}
+
+View slice_view(htp::NodeRef arg, const TensorDecl &t, const Env &env) {
+  View v = view_over(t);
+  htp::NodeRef slice = arg.child("slice");
+  std::vector<htp::NodeRef> parts =
+      slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
+  if (parts.size() > t.shape.size())
+    throw WspError(arg, "wsp.tile-shape",
+                   "'" + t.name + "' has " + std::to_string(t.shape.size()) +
+                       " dimension(s) but is indexed with " + std::to_string(parts.size()));
+  for (size_t d = 0; d < parts.size(); ++d) {
+    htp::NodeRef p = parts[d];
+    if (!p.is("Slice")) {
+      v.offset.push_back(lower_expr(p, env));
+      v.extent.push_back(1);
+      v.kept.push_back(false);
+      continue;
+    }
+    if (p.child("step"))
+      throw WspError(p, "wsp.tile-shape", "strided slices are not supported in kernel arguments");
+    json lo = p.child("lower") ? lower_expr(p.child("lower"), env) : json(0);
+    json hi = p.child("upper") ? lower_expr(p.child("upper"), env) : dim_expr(t.shape[d]);
+    auto extent = constant_difference(hi, lo);
+    bool whole = !p.child("lower") && !p.child("upper");
+    if (!extent && !whole)
+      throw WspError(p, "wsp.tile-shape",
+                     "the extent of this slice of '" + t.name +
+                         "' is not a compile-time constant; a kernel tile has a static shape");
+    if (extent && *extent <= 0)
+      throw WspError(p, "wsp.tile-shape",
+                     "this slice of '" + t.name + "' is empty (extent " + std::to_string(*extent) + ")");
+    v.offset.push_back(lo);
+    v.extent.push_back(extent ? json(*extent) : t.shape[d]);
+    v.kept.push_back(true);
+  }
+  for (size_t d = parts.size(); d < t.shape.size(); ++d)
+    full_dim(v, d);
+  return v;
+}
+
+View view_of(htp::NodeRef arg, const json &pshape, const Env &env, const std::string &what) {
+  if (const TensorDecl *t = tensor_of(arg, env)) {
+    View v = view_over(*t);
+    for (size_t d = 0; d < t->shape.size(); ++d)
+      full_dim(v, d);
+    return v;
+  }
+  if (arg.is("Call") && arg.child("func").is("Attribute") && arg.child("func").text("attr") == "tile")
+    if (const TensorDecl *t = tensor_of(arg.child("func").child("value"), env))
+      return tile_view(arg, *t, pshape, env);
+  if (arg.is("Subscript"))
+    if (const TensorDecl *t = tensor_of(arg.child("value"), env)) return slice_view(arg, *t, env);
+  throw WspError(arg, "wsp.argument",
+                 what +
+                     " is a tensor, so pass a workload tensor or a view of one (A, A.tile(i, j), "
+                     "A[i, a:b]); got " +
+                     describe(arg));
+}
+
+/// Whether the view's shape is the kernel parameter's: its kept dimensions, or all of them with the
+/// dropped ones as 1. A symbolic extent matches any size (checked at run time).
+bool shape_matches(const View &v, const json &pshape) {
+  auto same = [&](const json &dims) {
+    if (dims.size() != pshape.size()) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (!dims[i].is_string() && dims[i] != pshape[i]) return false;
+    return true;
+  };
+  json kept = json::array();
+  for (size_t d = 0; d < v.kept.size(); ++d)
+    if (v.kept[d]) kept.push_back(v.extent[d]);
+  return same(kept) || same(v.extent);
+}
+
+void check_bounds(htp::NodeRef arg, const View &v) {
+  for (size_t d = 0; d < v.offset.size(); ++d) {
+    auto off = int_of(v.offset[d]), ext = int_of(v.extent[d]), dim = int_of(v.tensor->shape[d]);
+    if (off && ext && dim && (*off < 0 || *off + *ext > *dim))
+      throw WspError(arg, "wsp.tile-shape",
+                     "this view of '" + v.tensor->name + "' " + shape_text(v.tensor->shape) + " covers [" +
+                         std::to_string(*off) + ", " + std::to_string(*off + *ext) + ") in dimension " +
+                         std::to_string(d) + ", out of bounds");
+  }
+}
+
+json tensor_arg(htp::NodeRef arg, const json &param, const Env &env, const std::string &kernel,
+                std::set<std::string> &reads, std::set<std::string> &writes) {
+  const std::string pname = param["name"], pdir = param.value("dir", "in");
+  const json &ptype = param["type"];
+  const json pshape = ptype["shape"];
+  std::string what = "parameter '" + pname + "' of kernel '" + kernel + "'";
+  View v = view_of(arg, pshape, env, what);
+  const TensorDecl &t = *v.tensor;
+  if (ptype.value("dtype", t.dtype) != t.dtype)
+    throw WspError(arg, "wsp.dtype",
+                   what + " holds " + ptype["dtype"].get<std::string>() + ", but '" + t.name + "' holds " +
+                       t.dtype);
+  if (pdir != "in" && t.dir == "in")
+    throw WspError(arg, "wsp.direction",
+                   "kernel '" + kernel + "' writes its parameter '" + pname + "' (" +
+                       (pdir == "out" ? "Out" : "InOut") + "), but '" + t.name +
+                       "' is an input of the workload (In); declare it Out[...] or InOut[...]");
+  if (!shape_matches(v, pshape)) {
+    json shown = json::array();
+    for (size_t d = 0; d < v.kept.size(); ++d)
+      if (v.kept[d]) shown.push_back(v.extent[d]);
+    throw WspError(arg, "wsp.tile-shape",
+                   what + " is a " + shape_text(pshape) + " tile, but the argument is a " +
+                       shape_text(shown) + " view of '" + t.name + "' " + shape_text(t.shape));
+  }
+  // Symbolic extents take the kernel's static size (the only size that matches at run time).
+  json shape = json::array();
+  for (size_t d = 0, k = 0; d < v.extent.size(); ++d) {
+    json e = v.extent[d];
+    if (e.is_string()) e = pshape[pshape.size() == v.extent.size() ? d : k];
+    if (v.kept[d]) ++k;
+    shape.push_back(e);
+  }
+  v.extent = shape;
+  check_bounds(arg, v);
+  if (pdir != "out") reads.insert(t.name);
+  if (pdir != "in") writes.insert(t.name);
+  return json{{"param", pname}, {"tensor", t.name}, {"dir", pdir}, {"offset", v.offset}, {"shape", shape}};
+}
+
+json scalar_arg(htp::NodeRef arg, const json &param, const Env &env, const std::string &kernel) {
+  if (const TensorDecl *t = tensor_of(arg, env))
+    throw WspError(arg, "wsp.argument",
+                   "parameter '" + param["name"].get<std::string>() + "' of kernel '" + kernel +
+                       "' is a scalar, but '" + t->name + "' is a tensor");
+  return json{{"param", param["name"]}, {"scalar", lower_expr(arg, env)}};
+}
+
+} // namespace
+
+htp::NodeRef launched_kernel(htp::NodeRef call, const htp::ModuleRef &m) {
+  htp::NodeRef callee = call.child("func");
+  if (callee.is("Subscript")) callee = callee.child("value");
+  if (!callee.is("Name")) return {};
+  htp::NodeRef fn = function_named(m, *callee.text("id"));
+  if (!fn) return {};
+  std::string dialect = dialect_of(fn), decorator = decorator_of(fn);
+  if (dialect == "tile" && decorator == "kernel") return fn;
+  throw WspError(call, "wsp.call",
+                 "'" + *callee.text("id") + "' is a @" + dialect + "." + decorator +
+                     " function, not a kernel: a workload launches @kernel functions");
+}
+
+json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, const std::string &id) {
+  std::string name = *kernel.text("name");
+  json sig = kernel_signature(kernel, call);
+  json task = {{"kind", "task"}, {"id", id}, {"kernel", name}, {"span", span_json(call)}};
+  if (htp::NodeRef func = call.child("func"); func.is("Subscript")) {
+    htp::NodeRef s = func.child("slice");
+    json index = json::array();
+    for (auto e : s.is("Tuple") ? s.items("elts") : std::vector<htp::NodeRef>{s})
+      index.push_back(lower_expr(e, env));
+    task["index"] = index;
+  }
+  std::set<std::string> reads, writes;
+  json args = json::array();
+  for (const auto &[param, arg] : bind_arguments(call, sig, name))
+    args.push_back(param["type"]["kind"] == "tensor" ? tensor_arg(arg, param, env, name, reads, writes)
+                                                     : scalar_arg(arg, param, env, name));
+  task["args"] = args;
+  task["reads"] = reads;
+  task["writes"] = writes;
+  return task;
+}
+
+} // namespace wsp

@@ -1,0 +1,96 @@
+#include "program.hpp"
+
+namespace wsp {
+
+void report(htp::PassContext &ctx, const WspError &e) {
+  ctx.error(e.at(), e.code(), e.what());
+}
+
+namespace {
+
+std::string string_attr(htp::NodeRef n, std::string_view key) {
+  auto text = n.attr(key);
+  if (!text) return {};
+  json v = json::parse(*text, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+std::vector<htp::NodeRef> captured(const htp::ModuleRef &m, std::string_view decorator) {
+  std::vector<htp::NodeRef> out;
+  for (auto stmt : m.root().items("body"))
+    if (is_captured(stmt, "wsp", decorator)) out.push_back(stmt);
+  return out;
+}
+
+} // namespace
+
+std::string dialect_of(htp::NodeRef fn) {
+  return string_attr(fn, "htp.dialect");
+}
+std::string decorator_of(htp::NodeRef fn) {
+  return string_attr(fn, "htp.decorator");
+}
+
+bool is_captured(htp::NodeRef fn, std::string_view dialect, std::string_view decorator) {
+  return fn.is("FunctionDef") && dialect_of(fn) == dialect && decorator_of(fn) == decorator;
+}
+
+std::vector<htp::NodeRef> workloads(const htp::ModuleRef &m) {
+  return captured(m, "workload");
+}
+std::vector<htp::NodeRef> schedules(const htp::ModuleRef &m) {
+  return captured(m, "schedule");
+}
+
+htp::NodeRef function_named(const htp::ModuleRef &m, std::string_view name) {
+  for (auto stmt : m.root().items("body"))
+    if (stmt.is("FunctionDef") && stmt.text("name") == name) return stmt;
+  return {};
+}
+
+htp::NodeRef schedule_decorator(htp::NodeRef fn) {
+  for (auto d : fn.items("decorator_list"))
+    if (d.is("Call") && last_name(d.child("func").dotted_name()) == "schedule") return d;
+  return {};
+}
+
+json span_json(htp::NodeRef n) {
+  HtpSpan s = n.span();
+  return json{{"line", s.line}, {"col", s.col}, {"end_line", s.end_line}, {"end_col", s.end_col}};
+}
+
+json captured_constants(const htp::ModuleRef &m) {
+  auto text = m.attr("htp.capture");
+  if (!text) return json::object();
+  json capture = json::parse(*text, nullptr, false);
+  if (!capture.is_object() || !capture.contains("constants") || !capture["constants"].is_object())
+    return json::object();
+  return capture["constants"];
+}
+
+std::string last_name(const std::string &dotted) {
+  auto dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::string surface_name(htp::NodeRef callee) {
+  std::string dotted = callee.dotted_name();
+  if (dotted.empty()) return {};
+  std::string last = last_name(dotted);
+  std::string head = dotted.size() > last.size() ? dotted.substr(0, dotted.size() - last.size() - 1) : "";
+  return last_name(head) == "P" ? "P." + last : last;
+}
+
+std::string describe(htp::NodeRef n) {
+  if (!n) return "nothing";
+  if (auto d = n.dotted_name(); !d.empty()) return "'" + d + "'";
+  if (n.is("Call")) {
+    auto callee = n.child("func").dotted_name();
+    return callee.empty() ? "a call" : "a call of '" + callee + "'";
+  }
+  if (n.is("Constant")) return "a constant";
+  if (n.is("Subscript")) return "a subscript";
+  return "a " + std::string(n.type()) + " expression";
+}
+
+} // namespace wsp

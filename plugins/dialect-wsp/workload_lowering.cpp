@@ -1,0 +1,379 @@
+#include "workload_lowering.hpp"
+
+#include "kernel_call.hpp"
+#include "signature.hpp"
+
+#include <set>
+
+namespace wsp {
+
+namespace {
+
+const std::map<std::string, std::string> kStatementWords = {{"If", "if"},
+                                                            {"Return", "return"},
+                                                            {"Break", "break"},
+                                                            {"Continue", "continue"},
+                                                            {"Raise", "raise"},
+                                                            {"Import", "import"},
+                                                            {"ImportFrom", "import"},
+                                                            {"FunctionDef", "def"},
+                                                            {"AsyncFunctionDef", "async def"},
+                                                            {"ClassDef", "class"},
+                                                            {"Global", "global"},
+                                                            {"Nonlocal", "nonlocal"},
+                                                            {"Delete", "del"},
+                                                            {"AugAssign", "augmented assignment"},
+                                                            {"Assert", "assert"},
+                                                            {"Match", "match"},
+                                                            {"AsyncFor", "async for"},
+                                                            {"AsyncWith", "async with"}};
+
+[[noreturn]] void unsupported(htp::NodeRef at, const std::string &message) {
+  throw WspError(at, "wsp.unsupported", message);
+}
+
+std::string unsupported_statement_message(htp::NodeRef stmt) {
+  std::string type(stmt.type());
+  if (type == "While")
+    return "`while` is not accepted in a workload: its condition would be evaluated while the tasks run, so "
+           "the "
+           "task graph would depend on data; iterate with `for i in P.seq(n)` (n may be symbolic) and guard "
+           "tasks with `with P.when(pred):`";
+  if (type == "Try" || type == "TryStar")
+    return "`try` is not accepted in a workload: a workload describes tasks, it runs no code that could "
+           "raise";
+  auto it = kStatementWords.find(type);
+  std::string word = it == kStatementWords.end() ? type : it->second;
+  return "`" + word +
+         "` is not accepted in a workload: a workload holds loops over P(...), P.seq(...) and "
+         "P.sel(...), P.when/P.otherwise blocks, combine/sequential/P.pipe blocks, kernel launches, scalar "
+         "lets and intermediate tensors";
+}
+
+/// The variables a `for` target binds: a name or a tuple of names.
+std::vector<std::string> loop_vars(htp::NodeRef target) {
+  std::vector<htp::NodeRef> names =
+      target.is("Tuple") ? target.items("elts") : std::vector<htp::NodeRef>{target};
+  std::vector<std::string> out;
+  for (auto n : names) {
+    if (!n.is("Name"))
+      unsupported(n, "a workload loop binds plain names (`for b, h in P(B, H)`), got " + describe(n));
+    out.push_back(*n.text("id"));
+  }
+  return out;
+}
+
+class WorkloadLowering {
+public:
+  WorkloadLowering(htp::NodeRef fn, htp::PassContext &ctx) : fn_(fn), ctx_(ctx), module_(ctx.module()) {
+    env_.constants = captured_constants(module_);
+  }
+
+  std::optional<json> run() {
+    json params = json::array();
+    guarded([&] { params = lower_params(); });
+    json body = lower_block(fn_.items("body"), env_);
+    if (failed_) return std::nullopt;
+    return json{{"name", *fn_.text("name")},       {"span", span_json(fn_)}, {"params", params},
+                {"intermediates", intermediates_}, {"axes", axes_},          {"body", body}};
+  }
+
+private:
+  template <class F> void guarded(F &&f) {
+    try {
+      f();
+    } catch (const WspError &e) {
+      report(ctx_, e);
+      failed_ = true;
+    }
+  }
+
+  json lower_params() {
+    htp::NodeRef a = fn_.child("args");
+    if (a.child("vararg") || a.child("kwarg"))
+      unsupported(
+          a.child("vararg") ? a.child("vararg") : a.child("kwarg"),
+          "a workload's parameters are named tensors and scalars; *args and **kwargs are not accepted");
+    json params = json::array();
+    for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
+      for (auto arg : a.items(field)) {
+        json p = parse_workload_param(arg, env_.constants);
+        if (p["type"]["kind"] == "tensor")
+          env_.tensors[p["name"]] = tensor_decl(p, false);
+        else
+          env_.values[p["name"]] = json{{"param", p["name"]}};
+        params.push_back(p);
+      }
+    return params;
+  }
+
+  json lower_block(const std::vector<htp::NodeRef> &stmts, Env &env) {
+    json out = json::array();
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      guarded([&] {
+        htp::NodeRef next = i + 1 < stmts.size() ? stmts[i + 1] : htp::NodeRef();
+        if (is_with(next, "P.otherwise") && is_with(stmts[i], "P.when")) {
+          out.push_back(lower_when(stmts[i], next, env));
+          ++i;
+          return;
+        }
+        if (auto node = lower_statement(stmts[i], env)) out.push_back(*node);
+      });
+    }
+    return out;
+  }
+
+  static bool is_with(htp::NodeRef stmt, const std::string &name) {
+    return stmt.is("With") && stmt.size("items") == 1 &&
+           surface_name(stmt.item("items", 0).child("context_expr").child("func")) == name;
+  }
+
+  std::optional<json> lower_statement(htp::NodeRef s, Env &env) {
+    std::string_view type = s.type();
+    if (type == "For") return lower_loop(s, env);
+    if (type == "With") return lower_with(s, env);
+    if (type == "Expr") return lower_expr_statement(s, env);
+    if (type == "AnnAssign") return declare_intermediate(s, env);
+    if (type == "Assign") return bind_local(s, env);
+    if (type == "Pass") return std::nullopt;
+    unsupported(s, unsupported_statement_message(s));
+  }
+
+  std::optional<json> lower_expr_statement(htp::NodeRef s, Env &env) {
+    htp::NodeRef v = s.child("value");
+    if (v.is("Constant")) return std::nullopt; // a docstring
+    if (v.is("Call"))
+      if (htp::NodeRef kernel = launched_kernel(v, module_))
+        return lower_kernel_call(v, kernel, env, "t" + std::to_string(next_task_++));
+    unsupported(s, "a workload statement is a kernel launch such as `k[i](A.tile(i, 0), ...)`; " +
+                       describe(v) + " is not a @kernel of this program");
+  }
+
+  // ---- loops
+
+  struct Axis {
+    json extent;
+    std::string lengths; ///< set for Ragged(n, lengths)
+  };
+
+  Axis axis_of(htp::NodeRef arg, const Env &env) {
+    std::string kind = arg.is("Call")        ? surface_name(arg.child("func"))
+                       : arg.is("Subscript") ? surface_name(arg.child("value"))
+                                             : "";
+    if (kind == "Dense" && arg.is("Subscript")) return Axis{positive_extent(arg.child("slice"), env), ""};
+    if (kind == "DenseDyn" && arg.is("Call") && arg.size("args") == 1)
+      return Axis{lower_expr(arg.item("args", 0), env), ""};
+    if (kind == "Ragged") {
+      if (arg.size("args") != 2)
+        throw WspError(
+            arg, "wsp.ragged-lengths",
+            "a Ragged axis needs its lengths: Ragged(n, lengths) names the integer tensor holding the "
+            "extent of each of its n rows");
+      return Axis{lower_expr(arg.item("args", 0), env),
+                  index_tensor(arg.item("args", 1), env, "Ragged lengths")};
+    }
+    if (kind == "Sparse")
+      unsupported(arg, "a Sparse axis is iterated with P.sel(sparse, row), not with P(...) or P.seq(...)");
+    if (kind == "Dense" || kind == "DenseDyn") unsupported(arg, "write Dense[N] or DenseDyn(n)");
+    return Axis{positive_extent(arg, env), ""};
+  }
+
+  json positive_extent(htp::NodeRef n, const Env &env) {
+    json e = lower_expr(n, env);
+    if (auto v = int_of(e); v && *v <= 0)
+      throw WspError(n, "wsp.expr", "a loop extent must be positive, got " + std::to_string(*v));
+    return e;
+  }
+
+  /// The name of a 1-D integer tensor parameter (ragged lengths, CSR indptr / indices).
+  std::string index_tensor(htp::NodeRef n, const Env &env, const std::string &role) {
+    const TensorDecl *t = tensor_of(n, env);
+    if (!t)
+      throw WspError(n, "wsp.axis",
+                     role + " must name a tensor parameter of the workload, got " + describe(n));
+    if (!is_integer_dtype(t->dtype) || t->shape.size() != 1)
+      throw WspError(n, "wsp.axis",
+                     role + " '" + t->name + "' must be a 1-D integer tensor, but it is " +
+                         std::to_string(t->shape.size()) + "-D " + t->dtype);
+    return t->name;
+  }
+
+  json lower_loop(htp::NodeRef loop, const Env &outer) {
+    if (loop.size("orelse")) unsupported(loop.item("orelse", 0), "a workload loop has no `else` block");
+    std::vector<std::string> vars = loop_vars(loop.child("target"));
+    htp::NodeRef iter = loop.child("iter");
+    std::string ctor = iter.is("Call") ? surface_name(iter.child("func")) : "";
+    json domain, dep;
+    if (ctor == "P") {
+      domain = dense_domain(iter, vars, outer);
+      dep = "independent";
+    } else if (ctor == "P.seq") {
+      if (iter.size("args") != 1)
+        unsupported(iter, "P.seq(n) takes one axis: an extent or Ragged(n, lengths)");
+      domain = single_axis_domain(iter.item("args", 0), "seq", vars, outer);
+      dep = "sequential";
+    } else if (ctor == "P.sel") {
+      domain = sparse_domain(iter, vars, outer);
+      dep = "selected";
+    } else {
+      unsupported(iter,
+                  "a workload loop iterates over P(...), P.seq(n) or P.sel(sparse, row); got " +
+                      describe(iter) +
+                      (ctor == "range" ? " (range with a start or step has no task-graph meaning)" : ""));
+    }
+    Env inner = outer;
+    for (const auto &v : vars) {
+      if (inner.values.count(v) || inner.tensors.count(v))
+        throw WspError(loop.child("target"), "wsp.axis",
+                       "loop variable '" + v + "' shadows a name already bound in the workload");
+      inner.values[v] = json{{"var", v}};
+      if (std::find(axes_.begin(), axes_.end(), v) == axes_.end()) axes_.push_back(v);
+    }
+    return json{{"kind", "loop"},   {"vars", vars}, {"span", span_json(loop)},
+                {"domain", domain}, {"dep", dep},   {"body", lower_block(loop.items("body"), inner)}};
+  }
+
+  json dense_domain(htp::NodeRef iter, const std::vector<std::string> &vars, const Env &env) {
+    if (iter.size("args") == 0 || iter.size("keywords")) unsupported(iter, "P(...) takes one or more axes");
+    if (iter.size("args") == 1) return single_axis_domain(iter.item("args", 0), "dense", vars, env);
+    json extents = json::array();
+    for (auto a : iter.items("args")) {
+      Axis axis = axis_of(a, env);
+      if (!axis.lengths.empty())
+        unsupported(a, "a Ragged axis binds two variables and must be the only axis of its loop");
+      extents.push_back(axis.extent);
+    }
+    check_var_count(iter, vars, extents.size());
+    return json{{"type", "dense"}, {"extents", extents}};
+  }
+
+  /// A loop over one axis: dense (or seq) over an extent, or ragged over (row, position).
+  json single_axis_domain(htp::NodeRef arg, const std::string &type, const std::vector<std::string> &vars,
+                          const Env &env) {
+    Axis axis = axis_of(arg, env);
+    if (!axis.lengths.empty()) {
+      check_var_count(arg, vars, 2, true);
+      return json{{"type", "ragged"}, {"extent", axis.extent}, {"lengths", axis.lengths}};
+    }
+    check_var_count(arg, vars, 1);
+    if (type == "dense") return json{{"type", "dense"}, {"extents", json::array({axis.extent})}};
+    return json{{"type", type}, {"extent", axis.extent}};
+  }
+
+  static void check_var_count(htp::NodeRef at, const std::vector<std::string> &vars, size_t n,
+                              bool ragged = false) {
+    if (vars.size() != n)
+      throw WspError(at, "wsp.axis",
+                     "this loop binds " + std::to_string(vars.size()) + " variable(s) but iterates " +
+                         std::to_string(n) + " axis variable(s)" +
+                         (ragged ? " (a Ragged axis binds its row and the position in the row)" : ""));
+  }
+
+  json sparse_domain(htp::NodeRef iter, const std::vector<std::string> &vars, const Env &env) {
+    htp::NodeRef sparse = iter.size("args") >= 1 ? iter.item("args", 0) : htp::NodeRef();
+    if (iter.size("args") != 2 || !sparse.is("Call") || surface_name(sparse.child("func")) != "Sparse")
+      unsupported(iter, "P.sel iterates the selected indices of one row of a Sparse axis: P.sel(S[row]) or "
+                        "P.sel(Sparse(n, indptr, indices), row)");
+    if (sparse.size("args") != 3)
+      throw WspError(sparse, "wsp.axis",
+                     "Sparse(n, indptr, indices) takes the row count and the CSR indptr and indices tensors");
+    check_var_count(iter, vars, 1);
+    return json{{"type", "sparse"},
+                {"rows", positive_extent(sparse.item("args", 0), env)},
+                {"indptr", index_tensor(sparse.item("args", 1), env, "Sparse indptr")},
+                {"indices", index_tensor(sparse.item("args", 2), env, "Sparse indices")},
+                {"row", lower_expr(iter.item("args", 1), env)}};
+  }
+
+  // ---- blocks
+
+  json lower_when(htp::NodeRef when, htp::NodeRef otherwise, const Env &env) {
+    htp::NodeRef call = when.item("items", 0).child("context_expr");
+    if (call.size("args") != 1 || call.size("keywords"))
+      unsupported(call, "P.when(pred) takes one predicate");
+    Env then_env = env, else_env = env;
+    json node = {{"kind", "when"},
+                 {"span", span_json(when)},
+                 {"dep", "conditional"},
+                 {"cond", lower_expr(call.item("args", 0), env)},
+                 {"then", lower_block(when.items("body"), then_env)},
+                 {"else", json::array()}};
+    if (otherwise) node["else"] = lower_block(otherwise.items("body"), else_env);
+    return node;
+  }
+
+  json lower_with(htp::NodeRef w, const Env &env) {
+    if (w.size("items") != 1)
+      unsupported(w, "a workload `with` opens one block: P.when, P.otherwise, P.pipe, combine or sequential");
+    htp::NodeRef item = w.item("items", 0), call = item.child("context_expr");
+    if (item.child("optional_vars"))
+      unsupported(item.child("optional_vars"), "workload blocks bind no name (`with P.when(p):`)");
+    std::string name = call.is("Call") ? surface_name(call.child("func")) : "";
+    if (name == "P.when") return lower_when(w, htp::NodeRef(), env);
+    if (name == "P.otherwise")
+      unsupported(w, "`with P.otherwise():` must directly follow a `with P.when(pred):` block");
+    static const std::map<std::string, std::string> orders = {
+        {"combine", "unordered"}, {"sequential", "ordered"}, {"P.pipe", "pipeline"}};
+    auto it = orders.find(name);
+    if (it == orders.end())
+      unsupported(w, "a workload `with` opens P.when, P.otherwise, P.pipe, combine or sequential; got " +
+                         describe(call));
+    if (call.size("args") || call.size("keywords"))
+      unsupported(call, name + "() takes no arguments as a block");
+    Env inner = env;
+    return json{{"kind", "group"},
+                {"order", it->second},
+                {"span", span_json(w)},
+                {"body", lower_block(w.items("body"), inner)}};
+  }
+
+  // ---- declarations
+
+  std::optional<json> declare_intermediate(htp::NodeRef s, Env &env) {
+    htp::NodeRef target = s.child("target");
+    if (!target.is("Name") || s.child("value"))
+      unsupported(s, "an intermediate tensor is declared as `name: Tensor[d0, ..., dtype]`, without a value");
+    std::string name = *target.text("id");
+    if (env.tensors.count(name) || env.values.count(name))
+      throw WspError(target, "wsp.axis", "intermediate '" + name + "' redeclares a name of the workload");
+    json entry = {{"name", name}, {"type", parse_tensor_type(s.child("annotation"), env.constants)}};
+    env.tensors[name] = tensor_decl(entry, true);
+    intermediates_.push_back(entry);
+    return std::nullopt;
+  }
+
+  std::optional<json> bind_local(htp::NodeRef s, Env &env) {
+    if (s.size("targets") != 1 || !s.item("targets", 0).is("Name"))
+      unsupported(
+          s, "a workload local is bound once to one name: `n = expr` or `S = Sparse(n, indptr, indices)`");
+    std::string name = *s.item("targets", 0).text("id");
+    if (env.tensors.count(name) || (env.values.count(name) && env.values[name].contains("var")) ||
+        (env.values.count(name) && env.values[name].contains("param") && env.values[name]["param"] == name))
+      throw WspError(s.item("targets", 0), "wsp.axis",
+                     "'" + name + "' is a parameter or loop variable; bind the value to a new name");
+    htp::NodeRef value = s.child("value");
+    if (value.is("Call") && surface_name(value.child("func")) == "Sparse") {
+      env.sparse[name] = value; // its uses P.sel(S[row]) were rewritten to P.sel(Sparse(...), row)
+      return std::nullopt;
+    }
+    env.values[name] = lower_expr(value, env);
+    return std::nullopt;
+  }
+
+  htp::NodeRef fn_;
+  htp::PassContext &ctx_;
+  htp::ModuleRef module_;
+  Env env_;
+  json intermediates_ = json::array();
+  std::vector<std::string> axes_;
+  int next_task_ = 0;
+  bool failed_ = false;
+};
+
+} // namespace
+
+std::optional<json> lower_workload(htp::NodeRef fn, htp::PassContext &ctx) {
+  return WorkloadLowering(fn, ctx).run();
+}
+
+} // namespace wsp

@@ -1,0 +1,309 @@
+// Bad input: every diagnostic of dialect-wsp with its message and span (file:line:col), and no package
+// left behind. Each program starts with kPrelude, so the workload's first line is line 10.
+#include <gtest/gtest.h>
+
+#include "wsp_test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char *kPrelude =
+    R"(from htp.dialects.tile import kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add
+from htp.dialects.wsp import workload, schedule, P, Ragged, Sparse, dispatch, affinity, round_robin, streams, tile
+
+
+@kernel
+def add_tile(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]]):
+    store(z, add(load(x), load(y)))
+
+
+)";
+
+class WspDiagnostics : public ::testing::Test {
+protected:
+  /// Compiles kPrelude + `body` and returns stderr; the compile must fail and leave no package.
+  std::string errors_of(const std::string &body, const std::string &target = "check") {
+    prog_ = dir_.write("bad.py", std::string(kPrelude) + body);
+    fs::path out = dir_.path() / "pkg";
+    auto r = wsp_test::compile(prog_, out, target);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    return r.err;
+  }
+  /// `bad.py:line:col: error: ` as the host prints it (columns 1-based).
+  std::string at(int line, int col) const {
+    return prog_.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: ";
+  }
+  htp::test::ScratchDir dir_;
+  fs::path prog_;
+};
+
+const char *kVadd = R"(@workload
+def vadd(A: In[Tensor[1024, 1024, f32]], B: In[Tensor[1024, 1024, f32]], C: Out[Tensor[1024, 1024, f32]]):
+    for i, j in P(32, 8):
+)";
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+TEST_F(WspDiagnostics, KernelCalledWithTooFewArguments) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile[i, j](A.tile(i, j), B.tile(i, j))\n");
+  EXPECT_HAS(err,
+             at(13, 9) +
+                 "kernel 'add_tile' takes 3 argument(s) (x, y, z), but 2 were given: missing z [wsp.arity]");
+}
+
+TEST_F(WspDiagnostics, KernelCalledWithTooManyArguments) {
+  auto err = errors_of(std::string(kVadd) +
+                       "        add_tile(A.tile(i, j), B.tile(i, j), C.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err,
+             at(13, 9) + "kernel 'add_tile' takes 3 argument(s) (x, y, z), but 4 were given [wsp.arity]");
+}
+
+TEST_F(WspDiagnostics, KernelCalledWithAnUnknownKeyword) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j), B.tile(i, j), w=C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 46) + "kernel 'add_tile' has no parameter 'w' (it has x, y, z) [wsp.argument]");
+}
+
+TEST_F(WspDiagnostics, MisShapedSliceIsNamedWithBothShapes) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A[0:16, 0:128], B.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 18) +
+                      "parameter 'x' of kernel 'add_tile' is a [32, 128] tile, but the argument is a "
+                      "[16, 128] view of 'A' [1024, 1024] [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, TilesThatDoNotDivideTheTensor) {
+  auto err = errors_of(R"(@workload
+def vadd(A: In[Tensor[1000, 1024, f32]], B: In[Tensor[1024, 1024, f32]], C: Out[Tensor[1024, 1024, f32]]):
+    for i, j in P(32, 8):
+        add_tile(A.tile(i, j), B.tile(i, j), C.tile(i, j))
+)");
+  EXPECT_HAS(err, at(13, 18) + "tiles [32, 128] do not divide 'A' [1000, 1024]: dimension 0 (1000) is not a "
+                               "multiple of 32 [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, TileWithTheWrongNumberOfIndices) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i), B.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 18) + "'A' is 2-D, so A.tile(...) takes 2 tile index(es), got 1 [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, ConstantViewOutOfBounds) {
+  auto err =
+      errors_of(std::string(kVadd) + "        add_tile(A[1000:1032, 0:128], B.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 18) +
+                      "this view of 'A' [1024, 1024] covers [1000, 1032) in dimension 0, out of bounds "
+                      "[wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, WritingAnInputTensor) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j), B.tile(i, j), A.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 46) + "kernel 'add_tile' writes its parameter 'z' (Out), but 'A' is an input of the "
+                               "workload (In); declare it Out[...] or InOut[...] [wsp.direction]");
+}
+
+TEST_F(WspDiagnostics, DtypeMismatch) {
+  auto err = errors_of(R"(@workload
+def vadd(A: In[Tensor[1024, 1024, i32]], B: In[Tensor[1024, 1024, f32]], C: Out[Tensor[1024, 1024, f32]]):
+    for i, j in P(32, 8):
+        add_tile(A.tile(i, j), B.tile(i, j), C.tile(i, j))
+)");
+  EXPECT_HAS(err, at(13, 18) + "parameter 'x' of kernel 'add_tile' holds f32, but 'A' holds i32 [wsp.dtype]");
+}
+
+TEST_F(WspDiagnostics, TensorPassedForAScalar) {
+  auto err = errors_of(R"(@kernel
+def scale(x: In[Tensor[32, 128, f32]], n: Scalar[i32]):
+    store(x, load(x))
+
+
+@workload
+def w(A: In[Tensor[1024, 1024, f32]]):
+    for i in P(32):
+        scale(A.tile(i, 0), A)
+)");
+  EXPECT_HAS(err,
+             at(18, 29) + "parameter 'n' of kernel 'scale' is a scalar, but 'A' is a tensor [wsp.argument]");
+}
+
+TEST_F(WspDiagnostics, SeqOverARaggedAxisWithoutItsLengths) {
+  auto err = errors_of(R"(@workload
+def w(A: In[Tensor[1024, 1024, f32]], n: int):
+    for b, j in P.seq(Ragged(n)):
+        add_tile(A.tile(b, j), A.tile(b, j), A.tile(b, j))
+)");
+  EXPECT_HAS(err, at(12, 23) + "a Ragged axis needs its lengths: Ragged(n, lengths) names the integer tensor "
+                               "holding the extent of each of its n rows [wsp.ragged-lengths]");
+}
+
+TEST_F(WspDiagnostics, RaggedLengthsMustBeAnIntegerVector) {
+  auto err = errors_of(R"(@workload
+def w(A: In[Tensor[1024, 1024, f32]], n: int):
+    for b, j in P.seq(Ragged(n, A)):
+        add_tile(A.tile(b, j), A.tile(b, j), A.tile(b, j))
+)");
+  EXPECT_HAS(err,
+             at(12, 33) + "Ragged lengths 'A' must be a 1-D integer tensor, but it is 2-D f32 [wsp.axis]");
+}
+
+TEST_F(WspDiagnostics, LoopBindingTheWrongNumberOfVariables) {
+  auto err = errors_of(R"(@workload
+def w(A: In[Tensor[1024, 1024, f32]]):
+    for i in P(32, 8):
+        pass
+)");
+  EXPECT_HAS(err, at(12, 14) + "this loop binds 1 variable(s) but iterates 2 axis variable(s) [wsp.axis]");
+}
+
+TEST_F(WspDiagnostics, ScheduleNamingAnAxisTheWorkloadLacks) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    dispatch(affinity("h"))
+)");
+  EXPECT_HAS(err, at(18, 23) + "schedule 's' names axis 'h', but workload 'vadd' has the axes i, j "
+                               "[wsp.schedule-axis]");
+}
+
+TEST_F(WspDiagnostics, ScheduleTilingAnAxisTheWorkloadLacks) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    tile("b", 2)
+)");
+  EXPECT_HAS(err,
+             at(18, 10) +
+                 "schedule 's' names axis 'b', but workload 'vadd' has the axes i, j [wsp.schedule-axis]");
+}
+
+TEST_F(WspDiagnostics, ScheduleDirectiveGivenTwice) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    streams(2)
+    streams(4)
+)");
+  EXPECT_HAS(err, at(19, 5) + "directive 'streams' is given twice (first at line 18) [wsp.schedule]");
+}
+
+TEST_F(WspDiagnostics, DirectiveTheTargetCannotHonourIsRejectedAtTheDirective) {
+  // check-strict accepts dispatch(round_robin) only: streams(2) is rejected by the resolver at its span.
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    dispatch(round_robin(4))
+    streams(2)
+)",
+                "check-strict");
+  EXPECT_HAS(err, at(19, 5));
+  EXPECT_HAS(err, "Uses.Schedule(directive=streams)");
+  EXPECT_HAS(err, "[resolve.unaccepted]");
+  EXPECT_EQ(err.find(at(18, 5)), std::string::npos) << err; // round_robin is honoured
+}
+
+TEST_F(WspDiagnostics, DispatchPolicyTheTargetCannotHonour) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    dispatch(affinity("i"))
+)",
+                "check-strict");
+  EXPECT_HAS(err, at(18, 5));
+  EXPECT_HAS(err, "Uses.Schedule(directive=dispatch,policy=affinity)");
+}
+
+TEST_F(WspDiagnostics, WhileWithADataDependentCondition) {
+  auto err = errors_of(R"(@workload
+def w(A: In[Tensor[1024, 1024, f32]], L: In[Tensor[4, i32]]):
+    while L[0] > 0:
+        add_tile(A.tile(0, 0), A.tile(0, 0), A.tile(0, 0))
+)");
+  EXPECT_HAS(err, at(12, 5) +
+                      "`while` is not accepted in a workload: its condition would be evaluated while the "
+                      "tasks run");
+  EXPECT_HAS(err, "[wsp.unsupported]");
+}
+
+TEST_F(WspDiagnostics, TryIsNotAccepted) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    try:
+        add_tile(A.tile(0, 0), A.tile(0, 0), A.tile(0, 0))
+    except Exception:
+        pass
+)");
+  EXPECT_HAS(err, at(12, 5) +
+                      "`try` is not accepted in a workload: a workload describes tasks, it runs no code "
+                      "that could raise [wsp.unsupported]");
+}
+
+TEST_F(WspDiagnostics, EveryBadStatementIsReported) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], L: In[Tensor[4, i32]]):
+    while L[0] > 0:
+        pass
+    try:
+        pass
+    finally:
+        pass
+)");
+  EXPECT_HAS(err, at(12, 5) + "`while`");
+  EXPECT_HAS(err, at(14, 5) + "`try`");
+}
+
+TEST_F(WspDiagnostics, OtherwiseWithoutWhen) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    with P.otherwise():
+        pass
+)");
+  EXPECT_HAS(err,
+             at(12, 5) +
+                 "`with P.otherwise():` must directly follow a `with P.when(pred):` block [wsp.unsupported]");
+}
+
+TEST_F(WspDiagnostics, TrueDivisionInAnExtent) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    for i in P(n / 2):
+        pass
+)");
+  EXPECT_HAS(err, at(12, 16) + "'/' is true division; workload expressions are integer: use '//' [wsp.expr]");
+}
+
+TEST_F(WspDiagnostics, ReadingAFloatTensorInAPredicate) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    for i in P(4):
+        with P.when(A[i, 0] > 0):
+            pass
+)");
+  EXPECT_HAS(err,
+             at(13, 21) + "reading 'A' in an expression needs an integer tensor, but 'A' is f32 [wsp.expr]");
+}
+
+TEST_F(WspDiagnostics, ScheduleOfAFunctionThatIsNoWorkload) {
+  auto err = errors_of(R"(@schedule(add_tile)
+def s():
+    streams(2)
+)");
+  EXPECT_HAS(err, at(10, 11) +
+                      "@schedule(...) names a @workload function of this program; 'add_tile' is not one "
+                      "[wsp.schedule]");
+}
+
+} // namespace

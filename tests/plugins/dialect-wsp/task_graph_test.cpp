@@ -1,0 +1,102 @@
+// Golden task graphs: each program of programs/ compiled for target `check`, its module attribute
+// `wsp.task_graph` compared with golden/<name>.json. HTP_UPDATE_GOLDENS=1 rewrites the goldens (review
+// the diff before committing it).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "wsp_test_support.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json task_graph_of(const std::string &program, htp::test::ScratchDir &dir,
+                   std::vector<std::string> extra = {}) {
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(wsp_test::program(program), out, "check", extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(wsp_test::read_file(out / "codegen/check/wsp.task_graph.json"), nullptr, false);
+}
+
+/// The workload entry named `name`.
+json workload(const json &graph, const std::string &name) {
+  for (const auto &w : graph["workloads"])
+    if (w["name"] == name) return w;
+  return nullptr;
+}
+
+/// `v` without its "span" keys, at any depth.
+json without_spans(json v) {
+  if (v.is_object()) {
+    v.erase("span");
+    for (auto &[k, x] : v.items())
+      x = without_spans(x);
+  } else if (v.is_array()) {
+    for (auto &x : v)
+      x = without_spans(x);
+  }
+  return v;
+}
+
+class TaskGraphGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TaskGraphGolden, MatchesGolden) {
+  htp::test::ScratchDir dir;
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(wsp_test::program(GetParam() + ".py"), out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string actual = wsp_test::read_file(out / "codegen/check/wsp.task_graph.json");
+  ASSERT_FALSE(actual.empty());
+  fs::path golden = fs::path(HTP_WSP_TEST_DIR) / "golden" / (GetParam() + ".json");
+  if (const char *update = std::getenv("HTP_UPDATE_GOLDENS"); update && std::string(update) == "1")
+    std::ofstream(golden, std::ios::binary) << actual;
+  EXPECT_EQ(actual, wsp_test::read_file(golden)) << "golden " << golden << " differs";
+  EXPECT_EQ(json::parse(actual)["schema"], "htp.wsp.task_graph.v1");
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, TaskGraphGolden,
+                         ::testing::Values("grid_2d", "seq_scan", "moe_routing", "ragged_attention",
+                                           "tiered_when", "groups"));
+
+TEST(TaskGraph, IfElifElseLowersLikePWhenAndPOtherwise) {
+  htp::test::ScratchDir dir;
+  json graph = task_graph_of("tiered_when.py", dir);
+  json when = without_spans(workload(graph, "tiers")["body"]);
+  json sugar = without_spans(workload(graph, "tiers_if")["body"]);
+  // Task ids are per workload, so the two trees are equal once spans are set aside.
+  EXPECT_EQ(when, sugar);
+  EXPECT_EQ(when[0]["body"][0]["kind"], "when");
+  EXPECT_EQ(when[0]["body"][0]["else"][0]["kind"], "when");
+}
+
+TEST(TaskGraph, CanonicalizeDumpShowsTheCanonicalSurface) {
+  htp::test::ScratchDir dir;
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(wsp_test::program("groups.py"), out, "check", {"--dump-ir=wsp.canonicalize"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string after;
+  for (const auto &e : fs::directory_iterator(out / "ir"))
+    if (e.path().filename().string().find("wsp.canonicalize.py") != std::string::npos &&
+        e.path().filename().string().find("before") == std::string::npos)
+      after = wsp_test::read_file(e.path());
+  EXPECT_NE(after.find("for k in P.seq(half):"), std::string::npos) << after;
+  EXPECT_NE(after.find("with combine():"), std::string::npos) << after;
+}
+
+TEST(TaskGraph, ScheduleAbsentIsAnEmptyScheduleObject) {
+  htp::test::ScratchDir dir;
+  json graph = task_graph_of("groups.py", dir);
+  EXPECT_EQ(workload(graph, "staged")["schedule"], json::parse(R"({"name": null, "span": null})"));
+}
+
+TEST(TaskGraph, TwoCompilesGiveTheSameGraph) {
+  htp::test::ScratchDir a, b;
+  EXPECT_EQ(task_graph_of("ragged_attention.py", a), task_graph_of("ragged_attention.py", b));
+}
+
+} // namespace
