@@ -167,3 +167,67 @@ TEST_F(CspCompile, RecvOnUndeclaredChannelIsRejected) {
                   "bad_undeclared.py:25:21: error: process 'storer' receives from channel 'raw', which it does not "
                   "declare: add it to consumes(...) [csp.undeclared-channel]");
 }
+
+TEST_F(CspCompile, BranchesWithDifferentCountsAreRejected) {
+  expect_rejected("bad_path_imbalance",
+                  "bad_path_imbalance.py:12:9: error: the branches of this if send 1 and 0 items on channel 'tiles': "
+                  "put/get counts must agree on every path [csp.path-imbalance]");
+}
+
+TEST_F(CspCompile, ReplicaCountsEnterTheBalance) {
+  expect_rejected("bad_replicas",
+                  "bad_replicas.py:17:29: error: channel 'work' is unbalanced: its producers send 16 items (generator: 16) "
+                  "but its consumers receive 12 (worker: 4 each x3 replicas) [csp.count-mismatch]");
+}
+
+// With the real tile dialect: process bodies are typed and lowered as tile bodies with foreign csp ops.
+class CspWithTileDialect : public CspCompile {
+protected:
+  htp::test::CommandResult compile_with_tile(const std::string &name) {
+    std::vector<std::string> args = {"--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_TILE_PLUGIN, "--plugins",
+                                     HTP_CHECK_PLUGIN, "compile", program(name).string(), "--target", "check",
+                                     "-o", out().string()};
+    auto r = run_host(args);
+    r.err = replace_all(r.err, program(name).string(), name + ".py");
+    return r;
+  }
+  /// Whether the tile plugin of this build registers no `tile` dialect yet (then these tests skip).
+  static bool tile_dialect_missing(const htp::test::CommandResult &r) {
+    return r.exit_code != 0 && r.err.find("needs dialect 'tile'") != std::string::npos;
+  }
+};
+
+TEST_F(CspWithTileDialect, ProcessBodiesLowerToTileKernels) {
+  auto r = compile_with_tile("pipeline");
+  if (tile_dialect_missing(r)) GTEST_SKIP() << "the tile plugin of this build has no tile dialect: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (!fs::exists(out() / "codegen/check/tile.kernels.json"))
+    GTEST_SKIP() << "the tile dialect of this build writes no tile.kernels (its lowering is not built yet)";
+  auto kernels = nlohmann::json::parse(read(out() / "codegen/check/tile.kernels.json"));
+  std::vector<std::string> names, ops;
+  std::function<void(const nlohmann::json &)> collect = [&](const nlohmann::json &body) {
+    for (const auto &op : body) {
+      if (op["op"].get<std::string>().rfind("csp.", 0) == 0)
+        ops.push_back(op["op"].get<std::string>() + "(" + op["attrs"]["channel"].get<std::string>() + ")");
+      if (op.contains("body")) collect(op["body"]);
+    }
+  };
+  for (const auto &k : kernels["kernels"]) {
+    EXPECT_EQ(k["kind"], "process");
+    names.push_back(k["name"]);
+    collect(k["body"]);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"loader", "compute", "storer"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"csp.send(loaded)", "csp.recv(loaded)", "csp.send(computed)",
+                                           "csp.recv(computed)"}));
+}
+
+TEST_F(CspWithTileDialect, SentValueTypedByTheTileDialectMustMatchTheChannel) {
+  auto r = compile_with_tile("bad_type_computed");
+  if (tile_dialect_missing(r)) GTEST_SKIP() << "the tile plugin of this build has no tile dialect: " << r.err;
+  if (r.exit_code == 0) GTEST_SKIP() << "the tile dialect of this build does not type values (no tile.type)";
+  EXPECT_NE(r.err.find("bad_type_computed.py:13:13: error: process 'loader' sends a value of type Tile[32, 128, f16] "
+                       "on channel 'tiles', which carries Tile[32, 128, f32] [csp.type-mismatch]"),
+            std::string::npos)
+      << r.err;
+}
