@@ -1,0 +1,22 @@
+// The layout-axe scanner and passes (bodies for htp::pass_body).
+#pragma once
+
+#include <htp/ast.hpp>
+
+namespace htp::axe {
+
+/// Scanner of dialect `layout`: Uses.Layout(kind=axe, facet=dist|mem|hw) at every layout expression and
+/// collective call.
+void scan(htp::PassContext &ctx);
+/// axe.infer (analyze): layouts of parameters and values, local shapes, join/contraction/effect rules;
+/// node attributes layout.type, layout.local_shape, layout.store, layout.return, layout.alloc and the
+/// module attribute layout.signatures.
+void infer(htp::PassContext &ctx);
+/// axe.check (typecheck): pending effects discharged before stores and returns, stores agree with their
+/// tensor's layout, hardware-facet footprints fit the target's memory spaces.
+void check(htp::PassContext &ctx);
+
+/// The names of the collectives and relayout in kernel bodies.
+bool is_collective(const std::string &callee);
+
+}  // namespace htp::axe
