@@ -1,5 +1,6 @@
 #include "cli/cli_session.hpp"
 
+#include "cache/cache_dir.hpp"
 #include "diag/log.hpp"
 
 #include <cstdlib>
@@ -14,6 +15,13 @@ PluginHost &Session::plugins() {
   host_ = std::make_unique<PluginHost>();
   PluginSearch search;
   for (const auto &s : plugin_specs) search.specs.push_back(absolute_cli_path(s));
+  if (safe_plugins) {
+    SafeLoadOptions safe;
+    safe.probe_cache = probe_cache.empty() ? default_cache_dir() / "plugin-probes.json"
+                                           : std::filesystem::path(absolute_cli_path(probe_cache));
+    safe.timeout = std::chrono::milliseconds(probe_timeout_ms);
+    search.safe = safe;
+  }
   DiagnosticList diags;
   host_->load_all(search, diags);
   if (!diags.empty()) print(diags);

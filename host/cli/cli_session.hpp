@@ -24,6 +24,11 @@ public:
   std::vector<std::string> plugin_specs;
   /// --log-level (else HTP_LOG_LEVEL, else "warn").
   std::string log_level;
+  /// --safe-plugins: probe each plugin in a child process before loading it; skip the unsafe ones.
+  bool safe_plugins = false;
+  /// --probe-cache (default: <cache dir>/plugin-probes.json) and --probe-timeout-ms for --safe-plugins.
+  std::string probe_cache;
+  int probe_timeout_ms = 5000;
   /// The action of the chosen subcommand; returns the exit status.
   std::function<int()> action;
 

@@ -24,6 +24,14 @@ int main(int argc, char **argv) {
       ->type_name("PATH");
   app.add_option("--log-level", session.log_level, "trace|debug|info|warn|error|off (default: HTP_LOG_LEVEL or warn)")
       ->type_name("LEVEL");
+  app.add_flag("--safe-plugins", session.safe_plugins,
+               "Probe every plugin's query and init in a child process first; skip (with a warning) those that "
+               "crash, abort, hang or fail. Verdicts are remembered by path, size and mtime.");
+  app.add_option("--probe-cache", session.probe_cache, "Verdict file of --safe-plugins (default: "
+                                                       "$HTP_CACHE_DIR or ~/.cache/htp, plugin-probes.json)")
+      ->type_name("FILE");
+  app.add_option("--probe-timeout-ms", session.probe_timeout_ms, "Time limit of one --safe-plugins probe")
+      ->check(CLI::PositiveNumber);
   app.require_subcommand(1);
 
   register_plugins_command(app, session);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "diag/diagnostic.hpp"
+#include "loader/safe_loading.hpp"
 
 namespace htp {
 
@@ -19,6 +21,8 @@ struct PluginSearch {
   bool default_when_empty = true;
   /// Also search the colon-separated HTP_PLUGIN_PATH (never when running set-uid/set-gid).
   bool use_environment = true;
+  /// --safe-plugins: probe every library in a child process first and skip the unsafe ones.
+  std::optional<SafeLoadOptions> safe;
 };
 
 /// The built-in plugin directory: `htp/plugins` next to the host library.

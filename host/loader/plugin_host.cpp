@@ -140,7 +140,14 @@ std::vector<Component> PluginHost::known_unloaded_components() const {
 
 size_t PluginHost::load_all(const PluginSearch &search, DiagnosticList &diags) {
   size_t before = plugins_.size();
-  for (const auto &path : discover_plugins(search, diags)) load(path, diags);
+  auto libraries = discover_plugins(search, diags);
+  if (search.safe) {
+    SafeLoadResult r = filter_safe_plugins(libraries, *search.safe, diags);
+    for (const auto &skipped : r.skipped)
+      record_unloaded(skipped, std::nullopt, Diagnostic::error("plugins.unsafe", "skipped by --safe-plugins"));
+    libraries = std::move(r.safe);
+  }
+  for (const auto &path : libraries) load(path, diags);
   return plugins_.size() - before;
 }
 

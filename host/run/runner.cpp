@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "cache/cache_dir.hpp"
 #include "loader/host_api.hpp"
 #include "package/package_manifest.hpp"
 
@@ -115,13 +116,6 @@ const Component *find_binding(PluginHost &host, const PackageManifest &m, Diagno
 }
 
 }  // namespace
-
-fs::path default_cache_dir() {
-  if (const char *d = std::getenv("HTP_CACHE_DIR"); d && *d) return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "htp";
-  if (const char *h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "htp";
-  return fs::temp_directory_path() / "htp-cache";
-}
 
 std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, DiagnosticList &diags) {
   const fs::path pkg = fs::absolute(req.package).lexically_normal();

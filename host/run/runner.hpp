@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cache_dir.hpp"
 #include "diag/diagnostic.hpp"
 #include "loader/plugin_host.hpp"
 #include "run/npy.hpp"
@@ -31,9 +32,6 @@ struct RunOutcome {
   std::filesystem::path run_dir;
   std::string binding;                       ///< Binding component id.
 };
-
-/// $HTP_CACHE_DIR, else $XDG_CACHE_HOME/htp, else $HOME/.cache/htp, else <tmp>/htp-cache.
-std::filesystem::path default_cache_dir();
 
 /// Runs an entry of a package with the binding its plan chose (which must be loaded in `host`).
 /// Every problem is a diagnostic in `diags` naming the argument, file or component; returns nullopt then.
