@@ -1,9 +1,60 @@
-// The backend-aie plugin: its identity. Components are registered as the issues implementing them land.
-#include <htp/plugin.hpp>
+// The backend-aie plugin: targets aie-npu1 / aie-npu2 and their partial-column devices, the passes that
+// map a program's IR contracts onto an NPU design, validate it and emit it for MLIR-AIE, and the bindings
+// aie-sim (functional simulator) and aie-xrt (aiecc + Peano + XRT). docs/backends/aie.md.
+#include "device.hpp"
+#include "passes.hpp"
 
 namespace {
 
-void register_components(htp::Registrar &) {}
+constexpr const char *kVersion = "0.1.0";
+
+void register_components(htp::Registrar &r) {
+  const auto targets = htp::aie::aie_targets();
+  r.add(htp::BackendSpec{
+      .info = {.id = "aie.backend", .version = kVersion,
+               .summary = "AMD AIE NPUs: spatial mapping, object FIFOs and DMA patterns, aie.mlir for MLIR-AIE",
+               .provides = {"Backend.AIE"},
+               .accepts = {"Uses.Dialect(name=tile)", "Uses.Dialect(name=wsp)", "Uses.Dialect(name=csp)",
+                           "Uses.Intrinsic(set=tile)", "Uses.Layout(kind=axe,facet=dist)",
+                           "Uses.Layout(kind=axe,facet=hw)", "Uses.Channel(kind=fifo)",
+                           "Uses.Schedule(directive=dispatch,policy=round_robin)"}},
+      .targets = targets});
+  r.add(htp::BindingSpec{.info = {.id = "aie.sim", .version = kVersion,
+                                  .summary = "Functional CPU simulation of the emitted design (FIFOs, cores, DMA)",
+                                  .provides = {"Binding.AIE(mode=sim)"}},
+                         .targets = targets,
+                         .priority = 10,
+                         .run = htp::run_body<htp::aie::run_sim>});
+  r.add(htp::BindingSpec{.info = {.id = "aie.xrt", .version = kVersion,
+                                  .summary = "Builds with Peano + aiecc and runs on the NPU through XRT",
+                                  .provides = {"Binding.AIE(mode=xrt)"}},
+                         .targets = targets,
+                         .priority = 0,
+                         .run = htp::run_body<htp::aie::run_xrt>});
+  r.add(htp::PipelineSpec{.info = {.id = "aie.pipeline", .version = kVersion},
+                          .targets = targets,
+                          .passes = {"aie.map", "aie.validate", "aie.emit"}});
+  r.add(htp::PassSpec{.info = {.id = "aie.map", .version = kVersion,
+                               .summary = "One AIE design per entrypoint: placement, object FIFOs, links, DMA patterns",
+                               .provides = {"IR.AIEDesign"},
+                               .requires_ = {"IR.TileKernels", "?IR.WSPTaskGraph", "?IR.CSPGraph", "?IR.Layout(state=checked)"}},
+                      .stage = HTP_STAGE_LOWER,
+                      .run = htp::pass_body<htp::aie::map_pass>});
+  r.add(htp::PassSpec{.info = {.id = "aie.validate", .version = kVersion,
+                               .summary = "Device rules over each design (rows, coordinates, FIFO arity, ports, DMA limits, "
+                                          "BD ids, memory, channels)",
+                               .provides = {"IR.AIEValidated"},
+                               .requires_ = {"IR.AIEDesign"}},
+                      .stage = HTP_STAGE_LOWER,
+                      .run = htp::pass_body<htp::aie::validate_pass>});
+  r.add(htp::PassSpec{.info = {.id = "aie.emit", .version = kVersion,
+                               .summary = "codegen/aie/<entry>/: aie.mlir, kernels/*.cc, mapping.json, fifos.json, host.cpp, "
+                                          "build.sh; htp.entrypoints",
+                               .provides = {"Artifact.AIE"},
+                               .requires_ = {"IR.AIEValidated"}},
+                      .stage = HTP_STAGE_EMIT,
+                      .run = htp::pass_body<htp::aie::emit_pass>});
+}
 
 }  // namespace
 

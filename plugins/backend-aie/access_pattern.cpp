@@ -1,0 +1,107 @@
+#include "access_pattern.hpp"
+
+#include <algorithm>
+
+namespace htp::aie {
+
+namespace {
+
+struct Level {
+  int64_t size;
+  int64_t stride;
+};
+
+/// Whether seq splits into blocks of `r` elements, each an arithmetic run of step `d`.
+bool blocks_are_runs(const std::vector<int64_t> &seq, size_t r, int64_t d) {
+  if (seq.size() % r != 0) return false;
+  for (size_t b = 0; b < seq.size(); b += r)
+    for (size_t k = 1; k < r; ++k)
+      if (seq[b + k] != seq[b] + static_cast<int64_t>(k) * d) return false;
+  return true;
+}
+
+/// Factors the address sequence into nested arithmetic runs, innermost first (unbounded dims).
+std::optional<std::vector<Level>> factor(std::vector<int64_t> seq) {
+  std::vector<Level> levels;
+  while (seq.size() > 1) {
+    if (levels.size() == 8) return std::nullopt;
+    const int64_t d = seq[1] - seq[0];
+    size_t run = 1;
+    while (run < seq.size() && seq[run] - seq[run - 1] == d) ++run;
+    size_t r = run;
+    while (r > 1 && !blocks_are_runs(seq, r, d)) --r;
+    if (r <= 1) return std::nullopt;
+    levels.push_back({static_cast<int64_t>(r), d});
+    std::vector<int64_t> starts;
+    for (size_t b = 0; b < seq.size(); b += r) starts.push_back(seq[b]);
+    seq = std::move(starts);
+  }
+  return levels;
+}
+
+/// Largest divisor of n that is <= cap.
+int64_t divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t f = std::min(n, cap); f > 1; --f)
+    if (n % f == 0) return f;
+  return 1;
+}
+
+/// Splits levels whose size exceeds the limit of their position (innermost counted in 32-bit words).
+bool split_to_limits(std::vector<Level> &levels, int64_t elem_bytes, const DmaLimits &lim) {
+  const int64_t inner_cap = std::max<int64_t>(1, lim.max_wrap * 4 / std::max<int64_t>(1, elem_bytes));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const int64_t cap = i == 0 ? inner_cap : i < 3 ? lim.max_wrap : lim.max_repeat;
+    if (levels[i].size <= cap) continue;
+    const int64_t f = divisor_at_most(levels[i].size, cap);
+    if (f == 1) return false;
+    Level outer{levels[i].size / f, levels[i].stride * f};
+    levels[i].size = f;
+    levels.insert(levels.begin() + static_cast<long>(i) + 1, outer);
+  }
+  if (levels.size() > 4) return false;
+  return levels.size() < 4 || levels[3].size <= lim.max_repeat;
+}
+
+}  // namespace
+
+std::optional<AccessPattern> fit_pattern(const std::vector<int64_t> &addrs, int64_t elem_bytes, const DmaLimits &limits) {
+  if (addrs.empty()) return std::nullopt;
+  auto levels = factor(addrs);
+  if (!levels) return std::nullopt;
+  if (levels->empty()) levels->push_back({1, 1});
+  if ((*levels)[0].stride != 1) return std::nullopt;  // the innermost dim must be contiguous
+  if (!split_to_limits(*levels, elem_bytes, limits)) return std::nullopt;
+  AccessPattern p;
+  p.base = addrs[0];
+  for (size_t i = 0; i < levels->size(); ++i) {
+    p.sizes[3 - i] = (*levels)[i].size;
+    p.strides[3 - i] = (*levels)[i].size == 1 ? 0 : (*levels)[i].stride;
+  }
+  p.strides[3] = 1;
+  return p;
+}
+
+std::vector<int64_t> enumerate(const AccessPattern &p) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(std::max<int64_t>(0, p.elements())));
+  for (int64_t a = 0; a < p.sizes[0]; ++a)
+    for (int64_t b = 0; b < p.sizes[1]; ++b)
+      for (int64_t c = 0; c < p.sizes[2]; ++c)
+        for (int64_t d = 0; d < p.sizes[3]; ++d)
+          out.push_back(p.base + a * p.strides[0] + b * p.strides[1] + c * p.strides[2] + d * p.strides[3]);
+  return out;
+}
+
+std::array<int64_t, 4> offsets_for(const AccessPattern &p) {
+  std::array<int64_t, 4> off{0, 0, 0, 0};
+  int64_t rest = p.base;
+  for (size_t i = 0; i < 3; ++i) {
+    if (p.strides[i] <= 0) continue;
+    off[i] = rest / p.strides[i];
+    rest -= off[i] * p.strides[i];
+  }
+  off[3] = rest;  // innermost stride is 1
+  return off;
+}
+
+}  // namespace htp::aie

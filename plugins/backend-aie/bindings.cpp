@@ -1,0 +1,127 @@
+// The bindings: aie-sim runs a package's design on the functional simulator; aie-xrt builds it with
+// Peano + aiecc and runs it on an NPU through XRT, or says exactly which of the three is missing.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "design.hpp"
+#include "passes.hpp"
+#include "sim/kernel_library.hpp"
+#include "sim/simulator.hpp"
+#include "xrt_toolchain.hpp"
+
+namespace htp::aie {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw htp::RunError("cannot read " + p.string(), "aie.package");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Json read_json(const fs::path &p) {
+  auto j = Json::parse(read_text(p), nullptr, false);
+  if (j.is_discarded()) throw htp::RunError(p.string() + " is not valid JSON", "aie.package");
+  return j;
+}
+
+fs::path design_dir(const htp::RunContext &ctx) { return fs::path(ctx.package_dir()) / "codegen" / "aie" / ctx.entry(); }
+
+Design load_design(const htp::RunContext &ctx) {
+  const fs::path dir = design_dir(ctx);
+  try {
+    return design_from_json(read_json(dir / "mapping.json"), read_json(dir / "fifos.json"));
+  } catch (const htp::RunError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw htp::RunError("the design of entry '" + ctx.entry() + "' in " + dir.string() + " is malformed: " + e.what(), "aie.package");
+  }
+}
+
+std::map<std::string, sim::HostBuffer> host_buffers(const htp::RunContext &ctx, const Design &d) {
+  std::map<std::string, sim::HostBuffer> out;
+  for (const auto &p : d.params) {
+    htp::RunTensor t = ctx.tensor(p.name);
+    if (static_cast<int64_t>(t.element_bytes()) != dtype_bytes(p.dtype))
+      throw htp::RunError("argument '" + p.name + "' has " + std::to_string(t.element_bytes()) + "-byte elements; the design expects " + p.dtype, "aie.argument");
+    out[p.name] = {t.bytes(), static_cast<size_t>(t.elements()) * t.element_bytes()};
+  }
+  return out;
+}
+
+double option_number(const htp::RunContext &ctx, const char *key, double fallback) {
+  auto j = Json::parse(ctx.options_json(), nullptr, false);
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return fallback;
+}
+
+}  // namespace
+
+void run_sim(htp::RunContext &ctx) {
+  const Design d = load_design(ctx);
+  std::map<std::string, std::string> sources;
+  for (const auto &k : d.kernels) sources[k.name] = read_text(design_dir(ctx) / k.source);
+  const fs::path run_dir = ctx.run_dir();
+  sim::CompiledKernels lib;
+  sim::SimResult result;
+  try {
+    lib = sim::compile_kernels(sources, ctx.cache_dir(), run_dir / "aie-sim-build.log");
+    result = sim::simulate(d, lib.entries, host_buffers(ctx, d), {option_number(ctx, "timeout_s", 30.0)});
+  } catch (const sim::SimError &e) {
+    throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
+  }
+  std::ofstream(run_dir / "trace.json", std::ios::binary) << result.trace.dump() << "\n";
+  Json report = {{"schema", "htp.run.v1"},
+                 {"binding", "aie.sim"},
+                 {"target", ctx.target()},
+                 {"entry", ctx.entry()},
+                 {"path", "simulator"},
+                 {"description", "aie-sim: functional simulation of codegen/aie/" + ctx.entry() +
+                                     " on host threads (object FIFOs with depths, one thread per core, DMA patterns)"},
+                 {"device", d.device},
+                 {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
+                 {"cores", result.summary["cores"]},
+                 {"fifo_objects", result.summary["fifo_objects"]},
+                 {"trace", "trace.json"}};
+  ctx.write_report(report.dump(2) + "\n");
+}
+
+void run_xrt(htp::RunContext &ctx) {
+  const XrtToolchain tc = find_xrt_toolchain();
+  if (!tc.missing.empty()) throw htp::RunError(missing_toolchain_message(ctx.entry(), tc), "aie.xrt.missing");
+  const Design d = load_design(ctx);
+  const fs::path run_dir = ctx.run_dir();
+  const fs::path build = run_dir / "xrt-build";
+  const std::string env = "PEANO_INSTALL_DIR='" + tc.peano + "' XILINX_XRT='" + tc.xrt + "' PATH='" + tc.aiecc_dir + ":'\"$PATH\" ";
+  const std::string cmd = env + "sh '" + (design_dir(ctx) / "build.sh").string() + "' '" + build.string() + "' > '" +
+                          (run_dir / "xrt-build.log").string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    throw htp::RunError("aie-xrt: building entry '" + ctx.entry() + "' failed; see " + (run_dir / "xrt-build.log").string(), "aie.xrt.build");
+  for (const auto &p : d.params) {
+    if (p.dir == "out") continue;
+    htp::RunTensor t = ctx.tensor(p.name);
+    std::ofstream(run_dir / (p.name + ".bin"), std::ios::binary)
+        .write(static_cast<const char *>(t.bytes()), static_cast<std::streamsize>(t.elements() * t.element_bytes()));
+  }
+  const std::string run = "'" + (build / "host").string() + "' '" + (build / "final.xclbin").string() + "' '" +
+                          (build / "insts.bin").string() + "' '" + run_dir.string() + "' > '" + (run_dir / "xrt-run.log").string() + "' 2>&1";
+  if (std::system(run.c_str()) != 0)
+    throw htp::RunError("aie-xrt: running entry '" + ctx.entry() + "' on the NPU failed; see " + (run_dir / "xrt-run.log").string(), "aie.xrt.run");
+  for (const auto &p : d.params) {
+    if (p.dir == "in") continue;
+    htp::RunTensor t = ctx.tensor(p.name);
+    std::ifstream(run_dir / (p.name + ".bin"), std::ios::binary)
+        .read(static_cast<char *>(t.bytes()), static_cast<std::streamsize>(t.elements() * t.element_bytes()));
+  }
+  ctx.write_report(Json({{"schema", "htp.run.v1"}, {"binding", "aie.xrt"}, {"target", ctx.target()}, {"entry", ctx.entry()},
+                         {"path", "device"}, {"device", d.device}, {"build_log", "xrt-build.log"}, {"run_log", "xrt-run.log"}})
+                       .dump(2) + "\n");
+}
+
+}  // namespace htp::aie

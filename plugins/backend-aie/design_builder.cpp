@@ -1,0 +1,366 @@
+// From an entry plan to a design: placement of the cores, object FIFOs for every tensor stream
+// (broadcast when cores share a view, distribute / join through a mem tile when they split a tensor)
+// and every CSP channel, the core programs (acquire / call / release), and the runtime sequence whose
+// 4-D DMA patterns visit exactly the elements the FIFOs carry.
+#include <map>
+#include <set>
+
+#include "access_pattern.hpp"
+#include "entry_plan.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+struct Channels {
+  int in = 0;   // S2MM: into the tile
+  int out = 0;  // MM2S: out of the tile
+};
+
+class Builder {
+public:
+  Builder(const EntryPlan &plan, const DeviceProfile &dev, std::vector<Problem> &problems)
+      : plan_(plan), dev_(dev), problems_(problems) {}
+
+  std::optional<Design> run() {
+    d_.entry = plan_.name;
+    d_.kind = plan_.kind;
+    d_.device = dev_.name;
+    d_.span = plan_.span;
+    d_.params = plan_.params;
+    d_.kernels = plan_.kernels;
+    d_.sources = plan_.sources;
+    place();
+    if (!streams() || !channels()) return std::nullopt;
+    programs();
+    if (!sequence()) return std::nullopt;
+    return d_;
+  }
+
+private:
+  bool fail(const std::string &code, const std::string &message, const Json &span) {
+    problems_.push_back({code, message, span.is_null() ? plan_.span : span});
+    return false;
+  }
+
+  void place() {
+    const int rows = dev_.compute_rows();
+    for (size_t i = 0; i < plan_.cores.size(); ++i) {
+      const int l = static_cast<int>(i);
+      tiles_.push_back(plan_.chain_placement ? TileCoord{l / rows, 2 + l % rows}
+                                             : TileCoord{l % dev_.columns, 2 + l / dev_.columns});
+    }
+  }
+
+  /// A shim (row 0) or mem tile (row 1) with `in`/`out` free channels, preferring column `col`.
+  std::optional<TileCoord> allocate(int row, int col, int in, int out) {
+    const TileResources &r = dev_.resources(dev_.kind_of(row));
+    for (int k = 0; k < dev_.columns; ++k) {
+      TileCoord t{(col + k) % dev_.columns, row};
+      Channels &u = used_[t];
+      if (u.in + in <= r.dma_in && u.out + out <= r.dma_out) {
+        u.in += in;
+        u.out += out;
+        return t;
+      }
+    }
+    return std::nullopt;
+  }
+
+  int64_t depth_for(int64_t iterations) const { return iterations > 1 ? 2 : 1; }
+
+  ObjectFifo fifo(std::string name, TileCoord producer, std::vector<TileCoord> consumers, int64_t depth,
+                  std::vector<int64_t> shape, std::string dtype, Json span) {
+    return ObjectFifo{std::move(name), producer, std::move(consumers), {depth}, std::move(shape), std::move(dtype), {},
+                      std::move(span)};
+  }
+
+  struct Group {
+    std::vector<size_t> streams;  // indices into plan_.streams
+    std::vector<TileCoord> tiles;
+  };
+
+  bool streams() {
+    // Cores and ports of every stream.
+    for (size_t c = 0; c < plan_.cores.size(); ++c)
+      for (const auto &p : plan_.cores[c].ports)
+        if (p.kind == PortPlan::Kind::Stream) stream_core_[p.stream] = c;
+    std::vector<std::pair<std::string, bool>> keys;
+    for (const auto &s : plan_.streams)
+      if (std::find(keys.begin(), keys.end(), std::make_pair(s.tensor, s.in)) == keys.end()) keys.emplace_back(s.tensor, s.in);
+    for (const auto &[tensor, in] : keys)
+      if (!tensor_fifos(tensor, in)) return false;
+    return true;
+  }
+
+  bool tensor_fifos(const std::string &tensor, bool in) {
+    const RuntimeParam *rp = d_.param(tensor);
+    if (!rp) return fail("aie.param", "tensor '" + tensor + "' is not a parameter of entry '" + plan_.name + "'", Json());
+    std::vector<Group> groups;
+    for (size_t i = 0; i < plan_.streams.size(); ++i) {
+      const auto &s = plan_.streams[i];
+      if (s.tensor != tensor || s.in != in) continue;
+      const TileCoord tile = tiles_[stream_core_[i]];
+      Group *g = nullptr;
+      for (auto &x : groups)
+        if (plan_.streams[x.streams[0]].views == s.views &&
+            std::find(x.tiles.begin(), x.tiles.end(), tile) == x.tiles.end())
+          g = &x;
+      if (g && !in)
+        return fail("aie.replicated-output", "output '" + tensor + "' is written identically by the cores of " +
+                                                 plan_.cores[stream_core_[g->streams[0]]].name + " and " +
+                                                 plan_.cores[stream_core_[i]].name +
+                                                 "; an AIE design needs one writer per element (shard the output)", s.span);
+      if (!g) g = &groups.emplace_back();
+      g->streams.push_back(i);
+      g->tiles.push_back(tile);
+    }
+    const StreamPlan &first = plan_.streams[groups[0].streams[0]];
+    const size_t iterations = first.views.size();
+    for (const auto &g : groups) {
+      const auto &s = plan_.streams[g.streams[0]];
+      if (s.views.size() != iterations)
+        return fail("aie.csp-balance", "the cores moving '" + tensor + "' run different iteration counts (" +
+                                           std::to_string(iterations) + " and " + std::to_string(s.views.size()) + ")", s.span);
+      for (const auto &v : s.views) {
+        if (v.shape != s.views[0].shape)
+          return fail("aie.dynamic-view", "the views of '" + tensor + "' change shape between iterations", s.span);
+        if (v.offset.size() != rp->shape.size() || v.shape.size() != rp->shape.size())
+          return fail("aie.view", "a view of '" + tensor + "' does not match its rank " + std::to_string(rp->shape.size()), s.span);
+        for (size_t k = 0; k < v.shape.size(); ++k)
+          if (v.offset[k] < 0 || v.offset[k] + v.shape[k] > rp->shape[k])
+            return fail("aie.view", "a view of '" + tensor + "' at " + Json(v.offset).dump() + " of shape " +
+                                        Json(v.shape).dump() + " leaves the tensor " + Json(rp->shape).dump(), s.span);
+      }
+    }
+    const std::string base = (in ? "in_" : "out_") + tensor;
+    const int64_t depth = depth_for(static_cast<int64_t>(iterations));
+    const int col = groups[0].tiles[0].col;
+    auto shim = allocate(0, col, in ? 0 : 1, in ? 1 : 0);
+    if (!shim)
+      return fail("aie.route", "no shim DMA channel is left for " + std::string(in ? "input '" : "output '") + tensor +
+                                   "' (each shim tile has " + std::to_string(dev_.shim.dma_out) + " channels each way)", first.span);
+    std::vector<std::string> names;
+    if (groups.size() == 1) {
+      const auto &g = groups[0];
+      d_.fifos.push_back(in ? fifo(base, *shim, g.tiles, depth, first.views[0].shape, rp->dtype, first.span)
+                            : fifo(base, g.tiles[0], {*shim}, depth, first.views[0].shape, rp->dtype, first.span));
+      names.push_back(base);
+    } else {
+      const int k = static_cast<int>(groups.size());
+      auto mem = allocate(1, shim->col, in ? 1 : k, in ? k : 1);
+      if (!mem)
+        return fail("aie.route", "no mem tile has " + std::to_string(k + 1) + " free DMA channels to " +
+                                     (in ? "distribute '" : "join '") + tensor + "' over " + std::to_string(k) + " core groups", first.span);
+      FifoLink link;
+      int64_t offset = 0;
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        const auto &s = plan_.streams[groups[gi].streams[0]];
+        const std::string name = base + "_" + std::to_string(gi);
+        d_.fifos.push_back(in ? fifo(name, *mem, groups[gi].tiles, depth, s.views[0].shape, rp->dtype, s.span)
+                              : fifo(name, groups[gi].tiles[0], {*mem}, depth, s.views[0].shape, rp->dtype, s.span));
+        names.push_back(name);
+        (in ? link.dsts : link.srcs).push_back(name);
+        (in ? link.dst_offsets : link.src_offsets).push_back(offset);
+        offset += product(s.views[0].shape);
+      }
+      const std::string l2 = base + "_L2";
+      d_.fifos.push_back(in ? fifo(l2, *shim, {*mem}, depth, {offset}, rp->dtype, first.span)
+                            : fifo(l2, *mem, {*shim}, depth, {offset}, rp->dtype, first.span));
+      (in ? link.srcs : link.dsts).push_back(l2);
+      d_.links.push_back(link);
+      shim_fifo_[tensor + (in ? "/in" : "/out")] = l2;
+    }
+    if (groups.size() == 1) shim_fifo_[tensor + (in ? "/in" : "/out")] = base;
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      for (size_t s : groups[gi].streams) stream_fifo_[s] = names[gi];
+    // Addresses the shim transfer visits: per iteration, the groups' views in link order.
+    std::vector<std::vector<int64_t>> chunks;
+    for (size_t t = 0; t < iterations; ++t) {
+      std::vector<int64_t> chunk;
+      for (const auto &g : groups) view_addresses(plan_.streams[g.streams[0]].views[t], rp->shape, chunk);
+      chunks.push_back(std::move(chunk));
+    }
+    transfers_.push_back({tensor, shim_fifo_[tensor + (in ? "/in" : "/out")], in, std::move(chunks), first.span});
+    return true;
+  }
+
+  static void view_addresses(const View &v, const std::vector<int64_t> &shape, std::vector<int64_t> &out) {
+    const size_t n = shape.size();
+    std::vector<int64_t> stride(n, 1);
+    for (size_t k = n; k-- > 1;) stride[k - 1] = stride[k] * shape[k];
+    std::vector<int64_t> idx(n, 0);
+    const int64_t total = product(v.shape);
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t a = 0;
+      for (size_t k = 0; k < n; ++k) a += (v.offset[k] + idx[k]) * stride[k];
+      out.push_back(a);
+      for (size_t k = n; k-- > 0;) {
+        if (++idx[k] < v.shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+  }
+
+  bool channels() {
+    for (const auto &ch : plan_.channels) {
+      std::vector<size_t> producers, consumers;
+      for (size_t c = 0; c < plan_.cores.size(); ++c)
+        for (const auto &p : plan_.cores[c].ports) {
+          if (p.channel != ch.name) continue;
+          if (p.kind == PortPlan::Kind::ChannelOut) producers.push_back(c);
+          if (p.kind == PortPlan::Kind::ChannelIn) consumers.push_back(c);
+        }
+      auto names = [&](const std::vector<size_t> &v) {
+        std::string s;
+        for (size_t c : v) s += (s.empty() ? "'" : ", '") + plan_.cores[c].name + "'";
+        return s;
+      };
+      if (producers.size() != 1)
+        return fail("aie.csp-route", "channel '" + ch.name + "' has " + std::to_string(producers.size()) + " producers" +
+                                         (producers.empty() ? "" : " (" + names(producers) + ")") +
+                                         "; an AIE object FIFO has exactly one producer core", ch.span);
+      if (consumers.empty())
+        return fail("aie.csp-route", "channel '" + ch.name + "' has no consumer; an AIE object FIFO needs at least one", ch.span);
+      std::vector<TileCoord> ctiles;
+      for (size_t c : consumers) {
+        if (plan_.cores[c].iterations != plan_.cores[producers[0]].iterations)
+          return fail("aie.csp-balance", "channel '" + ch.name + "': '" + plan_.cores[producers[0]].name + "' sends " +
+                                             std::to_string(plan_.cores[producers[0]].iterations) + " times but '" +
+                                             plan_.cores[c].name + "' receives " + std::to_string(plan_.cores[c].iterations) +
+                                             " times", ch.span);
+        ctiles.push_back(tiles_[c]);
+      }
+      d_.fifos.push_back(fifo("ch_" + ch.name, tiles_[producers[0]], ctiles, ch.depth, ch.shape, ch.dtype, ch.span));
+      channel_fifo_[ch.name] = "ch_" + ch.name;
+    }
+    return true;
+  }
+
+  void programs() {
+    std::map<std::string, int64_t> locals;
+    for (const auto &k : plan_.kernels) locals[k.name] = k.locals_bytes;
+    for (size_t c = 0; c < plan_.cores.size(); ++c) {
+      const CorePlan &cp = plan_.cores[c];
+      std::vector<CoreOp> acquires, releases;
+      CoreOp call;
+      call.kind = CoreOp::Kind::Call;
+      call.callee = cp.kernel;
+      for (const auto &p : cp.ports) {
+        CallArg a;
+        std::string fifo, port;
+        switch (p.kind) {
+          case PortPlan::Kind::Stream:
+            fifo = stream_fifo_[p.stream];
+            port = plan_.streams[p.stream].in ? "Consume" : "Produce";
+            break;
+          case PortPlan::Kind::ChannelIn: fifo = channel_fifo_[p.channel]; port = "Consume"; break;
+          case PortPlan::Kind::ChannelOut: fifo = channel_fifo_[p.channel]; port = "Produce"; break;
+          case PortPlan::Kind::Const:
+            a.kind = CallArg::Kind::Const;
+            a.value = p.value;
+            a.dtype = p.dtype;
+            break;
+          case PortPlan::Kind::Iteration:
+            a.kind = CallArg::Kind::Iteration;
+            a.start = p.start;
+            a.step = p.step;
+            a.dtype = p.dtype;
+            break;
+        }
+        if (!fifo.empty()) {
+          a.fifo = fifo;
+          acquires.push_back({CoreOp::Kind::Acquire, fifo, port, 1});
+          releases.push_back({CoreOp::Kind::Release, fifo, port, 1});
+        }
+        call.args.push_back(a);
+      }
+      std::vector<CoreOp> body = acquires;
+      body.push_back(call);
+      body.insert(body.end(), releases.begin(), releases.end());
+      Core core{cp.name, tiles_[c], 1024 + ((locals[cp.kernel] + 15) / 16) * 16, {}, cp.span};
+      if (cp.iterations > 1) {
+        CoreOp loop;
+        loop.kind = CoreOp::Kind::Loop;
+        loop.trip = cp.iterations;
+        loop.body = std::move(body);
+        core.body.push_back(std::move(loop));
+      } else {
+        core.body = std::move(body);
+      }
+      d_.cores.push_back(std::move(core));
+    }
+  }
+
+  struct Transfer {
+    std::string tensor, fifo;
+    bool in;
+    std::vector<std::vector<int64_t>> chunks;  // per iteration
+    Json span;
+  };
+
+  bool sequence() {
+    std::map<int, int64_t> next_bd;
+    std::vector<std::string> waits;
+    for (const auto &t : transfers_) {
+      const ObjectFifo *f = d_.fifo(t.fifo);
+      const int col = t.in ? f->producer.col : f->consumers[0].col;
+      const int64_t eb = dtype_bytes(f->dtype);
+      std::vector<int64_t> all;
+      for (const auto &c : t.chunks) all.insert(all.end(), c.begin(), c.end());
+      std::vector<AccessPattern> patterns;
+      if (auto p = fit_pattern(all, eb, dev_.dma)) {
+        patterns.push_back(*p);
+      } else {
+        for (const auto &c : t.chunks) {
+          auto q = fit_pattern(c, eb, dev_.dma);
+          if (!q)
+            return fail("aie.dma-pattern", "the transfer of '" + t.tensor + "' through @" + t.fifo +
+                                               " is not a 4-D DMA access pattern (innermost stride 1, sizes within 1023 / repeat 64)", t.span);
+          patterns.push_back(*q);
+        }
+      }
+      for (const auto &p : patterns) {
+        DmaOp op;
+        op.param = t.tensor;
+        op.fifo = t.fifo;
+        op.id = next_bd[col]++;
+        op.sizes = p.sizes;
+        op.strides = p.strides;
+        op.offsets = offsets_for(p);
+        op.issue_token = !t.in;
+        if (op.id >= dev_.dma.shim_bds)
+          return fail("aie.route", "the runtime sequence needs more than " + std::to_string(dev_.dma.shim_bds) +
+                                       " buffer descriptors on the shim of column " + std::to_string(col), t.span);
+        d_.sequence.push_back(op);
+      }
+      if (!t.in) waits.push_back(t.fifo);
+    }
+    for (const auto &w : waits) {
+      DmaOp op;
+      op.kind = DmaOp::Kind::Wait;
+      op.fifo = w;
+      d_.sequence.push_back(op);
+    }
+    return true;
+  }
+
+  const EntryPlan &plan_;
+  const DeviceProfile &dev_;
+  std::vector<Problem> &problems_;
+  Design d_;
+  std::vector<TileCoord> tiles_;
+  std::map<TileCoord, Channels> used_;
+  std::map<size_t, size_t> stream_core_;
+  std::map<size_t, std::string> stream_fifo_;
+  std::map<std::string, std::string> channel_fifo_, shim_fifo_;
+  std::vector<Transfer> transfers_;
+};
+
+}  // namespace
+
+std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems) {
+  return Builder(plan, device, problems).run();
+}
+
+}  // namespace htp::aie

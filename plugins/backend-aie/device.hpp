@@ -1,0 +1,63 @@
+// The NPU hardware profile as data: device sizes, tile kinds by row, memories, DMA channels, buffer
+// descriptors and DMA addressing limits for npu1 / npu2 and their partial-column devices.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace htp::aie {
+
+enum class TileKind { Shim, Mem, Compute, Invalid };
+
+/// "shim", "mem tile", "compute tile".
+std::string_view tile_kind_name(TileKind k);
+
+/// What one kind of tile has: data memory and DMA channels (S2MM = into the tile, MM2S = out of it).
+struct TileResources {
+  int64_t memory_bytes = 0;
+  int dma_in = 0;
+  int dma_out = 0;
+};
+
+/// Addressing limits of a DMA buffer descriptor (MLIR-AIE's verifiers for AIE-ML).
+struct DmaLimits {
+  int dims_from_compute = 3;        ///< dimensionsToStream entries on a compute-tile end
+  int dims_from_mem = 4;            ///< dimensionsToStream entries on a mem-tile end
+  int64_t max_wrap = 1023;          ///< sizes of dims 0-2 (dim 0 counted in 32-bit words)
+  int64_t max_repeat = 64;          ///< size of the outermost dim of a shim transfer
+  int64_t max_stride_words = 1 << 20;  ///< strides in 32-bit words
+  int shim_bds = 16;                ///< buffer descriptor ids 0..shim_bds-1 per shim tile
+};
+
+struct DeviceProfile {
+  std::string name;          ///< MLIR-AIE device name: npu1, npu1_2col, npu2, ...
+  std::string arch;          ///< aie2 (npu1) or aie2p (npu2): the Peano target
+  int columns = 0;
+  int rows = 6;              ///< row 0 shim, row 1 mem tile, rows 2..5 compute
+  TileResources shim{0, 2, 2};
+  TileResources mem{512 * 1024, 6, 6};
+  TileResources compute{64 * 1024, 2, 2};
+  DmaLimits dma;
+
+  TileKind kind_of(int row) const;
+  bool contains(int col, int row) const { return col >= 0 && col < columns && row >= 0 && row < rows; }
+  int compute_rows() const { return rows - 2; }
+  int compute_tiles() const { return columns * compute_rows(); }
+  const TileResources &resources(TileKind k) const;
+  /// "npu1 (4 columns x 4 compute rows = 16 compute tiles)".
+  std::string describe() const;
+};
+
+/// Every device of the profile table.
+const std::vector<DeviceProfile> &device_profiles();
+/// The device of an HTP target: "aie-npu1" -> npu1, "aie-npu1_2col" -> npu1_2col.
+const DeviceProfile *device_for_target(std::string_view target);
+/// The device named `name`, or null.
+const DeviceProfile *device_named(std::string_view name);
+/// The targets the backend registers: "aie-" + every device name.
+std::vector<std::string> aie_targets();
+
+}  // namespace htp::aie

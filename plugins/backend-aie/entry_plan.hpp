@@ -1,0 +1,111 @@
+// What the front-ends (mapped kernels, WSP workloads, CSP programs) hand to the design builder: the
+// cores of one entrypoint, the external kernel each calls with which ports, the tensor views every
+// port moves per iteration, and the channels between cores. Placement, object FIFOs, links and DMA
+// patterns are derived from it by build_design (design_builder.cpp).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "design.hpp"
+#include "device.hpp"
+#include "expr.hpp"
+
+namespace htp::aie {
+
+/// A problem with a location (the span JSON of the IR contracts, or null).
+struct Problem {
+  std::string code;
+  std::string message;
+  Json span;
+};
+
+/// A box of a tensor: element offsets and shape (rank of the tensor).
+struct View {
+  std::vector<int64_t> offset;
+  std::vector<int64_t> shape;
+  friend bool operator==(const View &, const View &) = default;
+};
+
+/// A tensor moved between the host and one core: the view of every iteration.
+struct StreamPlan {
+  std::string tensor;
+  bool in = true;
+  std::vector<View> views;  ///< one per iteration
+  Json span;
+};
+
+/// One argument of a core's kernel call.
+struct PortPlan {
+  enum class Kind { Stream, ChannelIn, ChannelOut, Const, Iteration } kind = Kind::Stream;
+  size_t stream = 0;        ///< Stream: index into EntryPlan::streams
+  std::string channel;      ///< ChannelIn / ChannelOut
+  Json value;               ///< Const
+  std::string dtype;        ///< Const / Iteration
+  int64_t start = 0, step = 1;  ///< Iteration
+};
+
+struct CorePlan {
+  std::string name;
+  std::string kernel;       ///< external kernel function
+  int64_t iterations = 1;
+  std::vector<PortPlan> ports;
+  Json span;
+};
+
+struct ChannelPlan {
+  std::string name;
+  int64_t depth = 2;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  Json span;
+};
+
+struct EntryPlan {
+  std::string name;
+  std::string kind;                 ///< kernel | workload | csp-program
+  Json span;
+  std::vector<RuntimeParam> params;
+  std::vector<CorePlan> cores;      ///< in placement order
+  bool chain_placement = false;     ///< CSP: consecutive cores are neighbours in a column
+  std::vector<StreamPlan> streams;
+  std::vector<ChannelPlan> channels;
+  std::vector<KernelFunc> kernels;
+  std::map<std::string, std::string> sources;  ///< kernel name -> .cc text
+};
+
+/// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
+std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems);
+
+/// The inputs of the mapper: module attributes (null when absent).
+struct ProgramDocs {
+  Json kernels;   ///< tile.kernels
+  Json layouts;   ///< layout.signatures
+  Json tasks;     ///< wsp.task_graph
+  Json csp;       ///< csp.graph
+};
+
+/// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches).
+std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems);
+
+// Front-ends (one file each).
+std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layouts, const DeviceProfile &device,
+                                           std::vector<Problem> &problems);
+std::optional<EntryPlan> plan_workload_entry(const Json &workload, const Json &kernels, const DeviceProfile &device,
+                                             std::vector<Problem> &problems);
+std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels, const DeviceProfile &device,
+                                        std::vector<Problem> &problems);
+
+// Shared by the front-ends.
+/// The kernel named `name` in tile.kernels, or null.
+const Json *find_kernel(const Json &kernels, const std::string &name);
+/// A runtime parameter from a contract parameter ({"name","dir","type":{"kind":"tensor",...}}).
+std::optional<RuntimeParam> runtime_param(const Json &param);
+/// Constexpr parameters of a kernel as an environment.
+ExprEnv constexpr_env(const Json &kernel);
+/// Product of a shape.
+int64_t product(const std::vector<int64_t> &shape);
+
+}  // namespace htp::aie

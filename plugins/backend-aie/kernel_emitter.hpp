@@ -1,0 +1,49 @@
+// External kernels: a tile kernel body (tile.kernels, docs/ir-contracts.md §4) printed as portable C++
+// with an `extern "C"` entry, compiled by Peano for the AIE core and by the host compiler for aie-sim
+// (which calls it through the generated `htp_aie_call_<name>(void **args)` wrapper).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "design.hpp"
+#include "expr.hpp"
+
+namespace htp::aie {
+
+/// What a load / store / csp.send / csp.recv of the body reads or writes: a pointer parameter.
+struct TensorAccess {
+  std::string param;              ///< C parameter name
+  std::vector<int64_t> shape;     ///< shape of the memory behind the pointer
+  bool use_offsets = true;        ///< false: the pointer is exactly the tile the op moves
+};
+
+/// How the body's names become C parameters.
+struct KernelPlan {
+  std::string function;                                   ///< C symbol
+  std::vector<std::pair<std::string, KernelArg>> params;  ///< C parameters in order
+  /// The memory a data-movement op touches (`op` is the body op; `index` counts such ops in order).
+  std::function<std::optional<TensorAccess>(const Json &op, int index)> access;
+  std::map<std::string, std::string> scalars;  ///< IR scalar parameter -> C expression
+  std::map<std::string, std::string> vars;     ///< extra variables (process iterations) -> C expression
+  ExprEnv constants;                           ///< constexpr parameters
+  Json body;                                   ///< the ops to emit
+};
+
+struct EmittedKernel {
+  std::string source;          ///< the .cc text
+  int64_t locals_bytes = 0;
+};
+
+/// Prints the kernel; nullopt with `error` naming the op that cannot be emitted.
+std::optional<EmittedKernel> emit_kernel(const Json &kernel, const KernelPlan &plan, std::string *error);
+
+/// C type of an HTP dtype ("float" for f32).
+std::string c_type(const std::string &dtype);
+
+/// Whether an op of a tile body moves data in or out (load, store, csp.send, csp.recv).
+bool is_data_movement(const Json &op);
+
+}  // namespace htp::aie

@@ -1,0 +1,122 @@
+#include "passes.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "build_files.hpp"
+#include "dialect_spelling.hpp"
+#include "entry_plan.hpp"
+#include "mlir_printer.hpp"
+#include "validator.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+constexpr const char *kDesigns = "aie.designs";
+
+Json attr(htp::PassContext &ctx, const char *key) {
+  auto text = ctx.module().attr(key);
+  if (!text) return Json();
+  auto j = Json::parse(*text, nullptr, false);
+  return j.is_discarded() ? Json() : j;
+}
+
+htp::SourceSpan source_span(const Json &span, const std::string &file) {
+  htp::SourceSpan s;
+  if (!span.is_object()) return s;
+  s.file = span.value("file", file);
+  s.line = span.value("line", 0u);
+  s.col = span.value("col", 0u);
+  s.end_line = span.value("end_line", s.line);
+  s.end_col = span.value("end_col", s.col);
+  return s;
+}
+
+void report(htp::PassContext &ctx, const std::string &code, const std::string &message, const Json &span) {
+  htp::Host(ctx.api()).error(ctx.diag(), code, message, source_span(span, ctx.module().file()));
+}
+
+const DeviceProfile &device(htp::PassContext &ctx) {
+  std::string target;
+  if (auto t = ctx.option("target")) {
+    auto j = Json::parse(*t, nullptr, false);
+    target = j.is_string() ? j.get<std::string>() : *t;
+  }
+  const DeviceProfile *d = device_for_target(target);
+  if (!d) throw htp::PassError("target '" + target + "' is not an AIE target (known: aie-npu1, aie-npu2, aie-npu1_1col, ...)");
+  return *d;
+}
+
+/// Rejects an unknown major version of a consumed document.
+bool schema_ok(htp::PassContext &ctx, const Json &doc, const char *key, const char *schema) {
+  if (!doc.is_object()) return true;
+  const std::string s = doc.value("schema", "");
+  const std::string major = std::string(schema).substr(0, std::string(schema).rfind('.'));
+  if (s.rfind(major + ".", 0) == 0) return true;
+  report(ctx, "aie.schema", std::string("module attribute ") + key + " has schema '" + s + "'; backend-aie reads " + schema, Json());
+  return false;
+}
+
+std::vector<Design> designs(htp::PassContext &ctx) {
+  std::vector<Design> out;
+  for (const auto &j : attr(ctx, kDesigns)) out.push_back(design_from_combined_json(j));
+  return out;
+}
+
+}  // namespace
+
+void map_pass(htp::PassContext &ctx) {
+  const DeviceProfile &dev = device(ctx);
+  ProgramDocs docs{attr(ctx, "tile.kernels"), attr(ctx, "layout.signatures"), attr(ctx, "wsp.task_graph"), attr(ctx, "csp.graph")};
+  if (!schema_ok(ctx, docs.kernels, "tile.kernels", "htp.tile.kernels.v1") ||
+      !schema_ok(ctx, docs.tasks, "wsp.task_graph", "htp.wsp.task_graph.v1") ||
+      !schema_ok(ctx, docs.csp, "csp.graph", "htp.csp.graph.v1") ||
+      !schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
+    return;
+  std::vector<Problem> problems;
+  Json out = Json::array();
+  for (const auto &plan : plan_entries(docs, dev, problems))
+    if (auto d = build_design(plan, dev, problems)) out.push_back(design_to_json(*d));
+  for (const auto &p : problems) report(ctx, p.code, p.message, p.span);
+  if (problems.empty() && out.empty())
+    report(ctx, "aie.no-entry", "the program has no kernel, workload or CSP program to map onto " + dev.name, Json());
+  ctx.module().set_attr(kDesigns, out.dump());
+}
+
+void validate_pass(htp::PassContext &ctx) {
+  const DeviceProfile &dev = device(ctx);
+  for (const auto &d : designs(ctx))
+    for (const auto &v : validate(d, dev)) report(ctx, v.code, "entry '" + d.entry + "': " + v.text(), v.span);
+}
+
+void emit_pass(htp::PassContext &ctx) {
+  const DeviceProfile &dev = device(ctx);
+  const DialectSpelling *sp = &default_spelling();
+  if (auto opt = ctx.option("aie.release")) {
+    auto j = Json::parse(*opt, nullptr, false);
+    std::string id = j.is_string() ? j.get<std::string>() : *opt;
+    sp = spelling_named(id);
+    if (!sp) {
+      std::string known;
+      for (const auto &s : spelling_ids()) known += (known.empty() ? "" : ", ") + s;
+      throw htp::PassError("option aie.release='" + id + "' is not a known MLIR-AIE spelling (known: " + known + ")");
+    }
+  }
+  Json entries = Json::array();
+  for (const auto &d : designs(ctx)) {
+    const std::string dir = "codegen/aie/" + d.entry + "/";
+    ctx.write_file(dir + "aie.mlir", print_mlir(d, *sp), "aie-design");
+    ctx.write_file(dir + "mapping.json", mapping_to_json(d).dump(2) + "\n", "aie-mapping");
+    ctx.write_file(dir + "fifos.json", fifos_to_json(d).dump(2) + "\n", "aie-fifos");
+    for (const auto &k : d.kernels) ctx.write_file(dir + k.source, d.sources.count(k.name) ? d.sources.at(k.name) : "", "kernel");
+    ctx.write_file(dir + "host.cpp", host_program(d), "host-program");
+    ctx.write_file(dir + "build.sh", build_script(d, dev), "build-script");
+    Json params = Json::array();
+    for (const auto &p : d.params)
+      params.push_back({{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}});
+    entries.push_back({{"name", d.entry}, {"kind", d.kind}, {"params", params}});
+  }
+  ctx.module().set_attr("htp.entrypoints", entries.dump());
+}
+
+}  // namespace htp::aie

@@ -1,0 +1,83 @@
+// Shared pieces of the front-ends and the choice of entrypoints.
+#include <set>
+
+#include "entry_plan.hpp"
+
+namespace htp::aie {
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+const Json *find_kernel(const Json &kernels, const std::string &name) {
+  if (!kernels.is_object() || !kernels.contains("kernels")) return nullptr;
+  for (const auto &k : kernels["kernels"])
+    if (k.value("name", "") == name) return &k;
+  return nullptr;
+}
+
+std::optional<RuntimeParam> runtime_param(const Json &param) {
+  const Json &t = param.value("type", Json::object());
+  if (t.value("kind", "") != "tensor") return std::nullopt;
+  RuntimeParam p;
+  p.name = param.value("name", "");
+  p.dtype = t.value("dtype", "f32");
+  p.dir = param.value("dir", "in");
+  for (const auto &d : t.value("shape", Json::array())) {
+    if (!d.is_number_integer()) return std::nullopt;
+    p.shape.push_back(d.get<int64_t>());
+  }
+  return p;
+}
+
+ExprEnv constexpr_env(const Json &kernel) {
+  ExprEnv env;
+  for (const auto &p : kernel.value("params", Json::array())) {
+    const Json &t = p.value("type", Json::object());
+    if (t.value("kind", "") == "constexpr") env.params[p.value("name", "")] = t.value("value", Json(0));
+  }
+  return env;
+}
+
+namespace {
+
+/// Kernels some workload launches (they are not entrypoints of their own).
+std::set<std::string> launched_kernels(const Json &tasks) {
+  std::set<std::string> out;
+  std::function<void(const Json &)> walk = [&](const Json &n) {
+    if (n.is_array()) {
+      for (const auto &x : n) walk(x);
+    } else if (n.is_object()) {
+      if (n.value("kind", "") == "task" && n.contains("kernel")) out.insert(n["kernel"].get<std::string>());
+      for (const auto &[k, v] : n.items())
+        if (v.is_structured()) walk(v);
+    }
+  };
+  if (tasks.is_object()) walk(tasks.value("workloads", Json::array()));
+  return out;
+}
+
+}  // namespace
+
+std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems) {
+  std::vector<EntryPlan> out;
+  auto add = [&](std::optional<EntryPlan> p) {
+    if (p) out.push_back(std::move(*p));
+  };
+  if (docs.csp.is_object())
+    for (const auto &program : docs.csp.value("programs", Json::array()))
+      add(plan_csp_entry(program, docs.kernels, device, problems));
+  if (docs.tasks.is_object())
+    for (const auto &w : docs.tasks.value("workloads", Json::array()))
+      add(plan_workload_entry(w, docs.kernels, device, problems));
+  const auto launched = launched_kernels(docs.tasks);
+  if (docs.kernels.is_object())
+    for (const auto &k : docs.kernels.value("kernels", Json::array()))
+      if (k.value("kind", "kernel") == "kernel" && !launched.count(k.value("name", "")))
+        add(plan_kernel_entry(k, docs.layouts, device, problems));
+  return out;
+}
+
+}  // namespace htp::aie

@@ -1,0 +1,216 @@
+// Front-end for CSP programs: one core per process, placed as a chain down the columns so that
+// neighbouring stages share memory; channels become core-to-core object FIFOs of their depth. A
+// process body must be one counted loop whose iteration sends / receives / loads / stores each port
+// once: the loop becomes the core loop, the iteration body the external kernel.
+#include "entry_plan.hpp"
+#include "kernel_emitter.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+bool nested_movement(const Json &ops) {
+  for (const auto &op : ops) {
+    for (const char *k : {"body", "then", "else"})
+      if (op.contains(k)) {
+        for (const auto &inner : op[k])
+          if (is_data_movement(inner) || nested_movement(Json::array({inner}))) return true;
+      }
+  }
+  return false;
+}
+
+std::vector<int64_t> tile_shape(const Json &kernel, const std::string &local) {
+  for (const auto &l : kernel.value("locals", Json::array()))
+    if (l.value("name", "") == local) return l.value("shape", std::vector<int64_t>{});
+  return {};
+}
+
+std::string dtype_of(const Json &kernel, const std::string &local) {
+  for (const auto &l : kernel.value("locals", Json::array()))
+    if (l.value("name", "") == local) return l.value("dtype", "f32");
+  return "f32";
+}
+
+struct ProcessCtx {
+  const Json &process;
+  const Json &kernel;
+  const std::string &program;
+  std::vector<Problem> &problems;
+  Json span() const { return process.value("span", kernel.value("span", Json())); }
+  std::string bound(const std::string &param, const char *key) const {
+    for (const auto &a : process.value("args", Json::array()))
+      if (a.value("param", "") == param && a.contains(key)) return a[key].get<std::string>();
+    return param;
+  }
+  bool fail(const std::string &code, const std::string &msg) const {
+    problems.push_back({code, "process '" + process.value("name", "") + "' of CSP program '" + program + "': " + msg, span()});
+    return false;
+  }
+};
+
+/// The loop of a process body: var, start, step, trip count and the iteration body.
+struct Loop {
+  std::string var;
+  int64_t start = 0, step = 1, trip = 1;
+  Json body;
+};
+
+bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
+  const Json &body = c.kernel.value("body", Json::array());
+  if (body.size() == 1 && body[0].value("op", "") == "for") {
+    const Json &f = body[0];
+    std::string why;
+    auto start = eval_int(f["start"], env, &why), stop = eval_int(f["stop"], env, &why),
+         step = eval_int(f.value("step", Json(1)), env, &why);
+    if (!start || !stop || !step || *step <= 0) return c.fail("aie.csp-shape", "the loop bounds must be static on AIE: " + why);
+    loop = {f.value("var", "i"), *start, *step, std::max<int64_t>(0, (*stop - *start + *step - 1) / *step),
+            f.value("body", Json::array())};
+  } else {
+    for (const auto &op : body)
+      if (op.value("op", "") == "for")
+        return c.fail("aie.csp-shape", "the body must be exactly one counted loop (or straight-line code) to become a core loop");
+    loop.body = body;
+  }
+  if (nested_movement(loop.body))
+    return c.fail("aie.csp-shape", "sends, receives, loads and stores must be at the top of the loop body (once per iteration)");
+  return true;
+}
+
+}  // namespace
+
+std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels, const DeviceProfile &device,
+                                        std::vector<Problem> &problems) {
+  const std::string name = program.value("name", "");
+  EntryPlan plan{name, "csp-program", program.value("span", Json())};
+  plan.chain_placement = true;
+  for (const auto &p : program.value("params", Json::array())) {
+    auto rp = runtime_param(p);
+    if (!rp) {
+      problems.push_back({"aie.runtime-scalar", "parameter '" + p.value("name", "") + "' of CSP program '" + name +
+                                                    "' is not a static tensor; AIE designs take static tensors", plan.span});
+      return std::nullopt;
+    }
+    plan.params.push_back(*rp);
+  }
+  for (const auto &ch : program.value("channels", Json::array())) {
+    const Json &elem = ch.value("elem", Json::object());
+    ChannelPlan cp{ch.value("name", ""), ch.value("depth", int64_t{2}), elem.value("shape", std::vector<int64_t>{}),
+                   elem.value("dtype", "f32"), ch.value("span", plan.span)};
+    if (cp.depth < 1) {
+      problems.push_back({"aie.csp-route", "channel '" + cp.name + "' has depth " + std::to_string(cp.depth) +
+                                               ": an AIE object FIFO needs at least one buffer (events are not lowered)", cp.span});
+      return std::nullopt;
+    }
+    plan.channels.push_back(cp);
+  }
+  const auto &processes = program.value("processes", Json::array());
+  if (static_cast<int64_t>(processes.size()) > device.compute_tiles()) {
+    problems.push_back({"aie.grid-too-large", "CSP program '" + name + "' has " + std::to_string(processes.size()) +
+                                                  " processes, but device " + device.describe() + " has " +
+                                                  std::to_string(device.compute_tiles()), plan.span});
+    return std::nullopt;
+  }
+  for (const auto &proc : processes) {
+    const std::string fn = proc.value("function", proc.value("name", ""));
+    const Json *kernel = find_kernel(kernels, fn);
+    if (!kernel) {
+      problems.push_back({"aie.kernel", "process '" + proc.value("name", "") + "' runs '" + fn + "', which tile.kernels does not define", proc.value("span", plan.span)});
+      return std::nullopt;
+    }
+    ProcessCtx c{proc, *kernel, name, problems};
+    if (proc.value("replicas", 1) != 1) {
+      c.fail("aie.csp-replicas", "replicated processes are not lowered to AIE yet; write the replicas as separate processes");
+      return std::nullopt;
+    }
+    const ExprEnv env = constexpr_env(*kernel);
+    Loop loop;
+    if (!read_loop(c, env, loop)) return std::nullopt;
+    const std::string pname = proc.value("name", fn);
+    const std::string kname = "proc_" + pname;
+    KernelPlan kp;
+    kp.function = kname;
+    kp.constants = env;
+    kp.body = loop.body;
+    CorePlan core{pname, kname, loop.trip, {}, c.span()};
+    std::vector<TensorAccess> accesses;
+    std::map<std::string, int> per_port;
+    for (const auto &op : loop.body) {
+      if (!is_data_movement(op)) continue;
+      const std::string k = op.value("op", "");
+      const std::string pn = "a" + std::to_string(accesses.size());
+      if (k == "csp.send" || k == "csp.recv") {
+        std::string ch = c.bound(op.value("attrs", Json::object()).value("channel", ""), "channel");
+        const ChannelPlan *cp = nullptr;
+        for (const auto &x : plan.channels)
+          if (x.name == ch) cp = &x;
+        if (!cp) {
+          c.fail("aie.csp-route", "it uses channel '" + ch + "', which the program does not declare");
+          return std::nullopt;
+        }
+        if (per_port[k + ch]++) {
+          c.fail("aie.csp-shape", std::string("it ") + (k == "csp.send" ? "sends to" : "receives from") + " channel '" + ch + "' more than once per iteration");
+          return std::nullopt;
+        }
+        core.ports.push_back({k == "csp.send" ? PortPlan::Kind::ChannelOut : PortPlan::Kind::ChannelIn, 0, ch});
+        kp.params.push_back({pn, KernelArg{true, cp->shape, cp->dtype}});
+        accesses.push_back({pn, cp->shape, false});
+        continue;
+      }
+      const bool load = k == "load";
+      const std::string local = load ? op.value("dst", "") : op.value("value", "");
+      const std::string tensor = c.bound(load ? op.value("src", "") : op.value("dst", ""), "tensor");
+      const RuntimeParam *rp = nullptr;
+      for (const auto &p : plan.params)
+        if (p.name == tensor) rp = &p;
+      if (!rp) {
+        c.fail("aie.csp-route", "it moves tensor '" + tensor + "', which is not a parameter of the program");
+        return std::nullopt;
+      }
+      std::vector<int64_t> shape = tile_shape(*kernel, local);
+      StreamPlan sp{tensor, load, {}, op.value("span", c.span())};
+      for (int64_t t = 0; t < loop.trip; ++t) {
+        ExprEnv e = env;
+        e.vars[loop.var] = loop.start + t * loop.step;
+        View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
+        for (const auto &o : op.value("offset", Json::array())) {
+          std::string why;
+          auto x = eval_int(o, e, &why);
+          if (!x) {
+            c.fail("aie.dynamic-view", "the offset of its " + k + " of '" + tensor + "' must be static on AIE: " + why);
+            return std::nullopt;
+          }
+          v.offset.push_back(*x);
+        }
+        v.offset.resize(rp->shape.size(), 0);
+        sp.views.push_back(std::move(v));
+      }
+      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+      plan.streams.push_back(std::move(sp));
+      kp.params.push_back({pn, KernelArg{true, shape, dtype_of(*kernel, local)}});
+      accesses.push_back({pn, shape, false});
+    }
+    if (!loop.var.empty()) {
+      core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
+      kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
+    }
+    kp.access = [&](const Json &, int index) -> std::optional<TensorAccess> {
+      if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
+      return accesses[index];
+    };
+    std::string error;
+    auto emitted = emit_kernel(*kernel, kp, &error);
+    if (!emitted) {
+      c.fail("aie.kernel", error);
+      return std::nullopt;
+    }
+    KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes};
+    for (const auto &[n, a] : kp.params) kf.args.push_back(a);
+    plan.kernels.push_back(kf);
+    plan.sources[kname] = emitted->source;
+    plan.cores.push_back(std::move(core));
+  }
+  return plan;
+}
+
+}  // namespace htp::aie

@@ -1,0 +1,212 @@
+// Front-end for WSP workloads: the parallel grid of the outer `P(...)` loop is placed on compute tiles
+// (one core per grid point); an inner `P.seq(n)` loop becomes the core loop (n iterations, one kernel
+// call each); every task argument's tensor view per (grid point, iteration) is what its FIFO moves.
+#include "entry_plan.hpp"
+#include "kernel_emitter.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+struct Shape {
+  std::vector<std::string> grid_vars;
+  std::vector<int64_t> grid;
+  std::string seq_var;
+  int64_t iterations = 1;
+  Json task;
+};
+
+bool fail(std::vector<Problem> &problems, const std::string &code, const std::string &message, const Json &span) {
+  problems.push_back({code, message, span});
+  return false;
+}
+
+/// Recognises `for i,... in P(...): [for s in P.seq(n):] task` and evaluates its extents.
+bool read_shape(const Json &w, const ExprEnv &env, Shape &s, std::vector<Problem> &problems) {
+  const std::string name = w.value("name", "");
+  const Json &body = w.value("body", Json::array());
+  const Json wspan = w.value("span", Json());
+  const std::string expected = "workload '" + name + "' must be `for ... in P(...):` around one kernel launch "
+                               "(optionally inside one `P.seq(n)` loop) to map onto AIE cores";
+  if (body.size() != 1 || body[0].value("kind", "") != "loop" ||
+      body[0].value("domain", Json::object()).value("type", "") != "dense")
+    return fail(problems, "aie.workload-shape", expected, wspan);
+  const Json &grid = body[0];
+  s.grid_vars = grid.value("vars", std::vector<std::string>{});
+  for (const auto &e : grid["domain"].value("extents", Json::array())) {
+    std::string why;
+    auto v = eval_int(e, env, &why);
+    if (!v) return fail(problems, "aie.dynamic-grid", "the grid of workload '" + name + "' must be static on AIE: " + why, grid.value("span", wspan));
+    s.grid.push_back(*v);
+  }
+  Json inner = grid.value("body", Json::array());
+  if (inner.size() == 1 && inner[0].value("kind", "") == "loop") {
+    const Json seq = inner[0];
+    if (seq.value("domain", Json::object()).value("type", "") != "seq")
+      return fail(problems, "aie.workload-shape", expected, seq.value("span", wspan));
+    std::string why;
+    auto n = eval_int(seq["domain"].value("extent", Json()), env, &why);
+    if (!n) return fail(problems, "aie.dynamic-grid", "the P.seq extent of workload '" + name + "' must be static on AIE: " + why, seq.value("span", wspan));
+    s.seq_var = seq.value("vars", std::vector<std::string>{""})[0];
+    s.iterations = *n;
+    inner = seq.value("body", Json::array());
+  }
+  if (inner.size() != 1 || inner[0].value("kind", "") != "task")
+    return fail(problems, "aie.workload-shape", expected, wspan);
+  s.task = inner[0];
+  return true;
+}
+
+std::vector<int64_t> grid_coord(int64_t l, const std::vector<int64_t> &grid) {
+  std::vector<int64_t> m(grid.size());
+  for (size_t i = grid.size(); i-- > 0;) {
+    m[i] = l % grid[i];
+    l /= grid[i];
+  }
+  return m;
+}
+
+}  // namespace
+
+std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels, const DeviceProfile &device,
+                                             std::vector<Problem> &problems) {
+  const std::string name = w.value("name", "");
+  const Json wspan = w.value("span", Json());
+  EntryPlan plan{name, "workload", wspan};
+  for (const auto &p : w.value("params", Json::array())) {
+    auto rp = runtime_param(p);
+    if (!rp) {
+      problems.push_back({"aie.runtime-scalar", "parameter '" + p.value("name", "") + "' of workload '" + name +
+                                                    "' is not a static tensor; AIE designs take static tensors", wspan});
+      return std::nullopt;
+    }
+    plan.params.push_back(*rp);
+  }
+  Shape s;
+  if (!read_shape(w, ExprEnv{}, s, problems)) return std::nullopt;
+  const int64_t ncores = product(s.grid);
+  if (ncores > device.compute_tiles()) {
+    problems.push_back({"aie.grid-too-large", "the parallel grid of workload '" + name + "' " + Json(s.grid).dump() +
+                                                  " needs " + std::to_string(ncores) + " cores, but device " +
+                                                  device.describe() + " has " + std::to_string(device.compute_tiles()),
+                        w["body"][0].value("span", wspan)});
+    return std::nullopt;
+  }
+  const Json &task = s.task;
+  const Json tspan = task.value("span", wspan);
+  const std::string kname = task.value("kernel", "");
+  const Json *kernel = find_kernel(kernels, kname);
+  if (!kernel) {
+    problems.push_back({"aie.kernel", "workload '" + name + "' launches '" + kname + "', which tile.kernels does not define", tspan});
+    return std::nullopt;
+  }
+  // The external kernel: the tile kernel with its tensor parameters as pointers to the task's views.
+  KernelPlan kp;
+  kp.function = kname;
+  kp.constants = constexpr_env(*kernel);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &p : kernel->value("params", Json::array())) {
+    const Json &t = p.value("type", Json::object());
+    const std::string pn = p.value("name", "");
+    if (t.value("kind", "") == "tensor") {
+      shapes[pn] = p.value("local_shape", t.value("shape", std::vector<int64_t>{}));
+      kp.params.push_back({"p_" + pn, KernelArg{true, shapes[pn], t.value("dtype", "f32")}});
+    } else if (t.value("kind", "") == "scalar") {
+      kp.scalars[pn] = "p_" + pn;
+      kp.params.push_back({"p_" + pn, KernelArg{false, {}, t.value("dtype", "i32")}});
+    }
+  }
+  kp.access = [&](const Json &op, int) -> std::optional<TensorAccess> {
+    const std::string t = op.value("op", "") == "load" ? op.value("src", "") : op.value("dst", "");
+    if (!shapes.count(t)) return std::nullopt;
+    return TensorAccess{"p_" + t, shapes[t], true};
+  };
+  kp.body = kernel->value("body", Json::array());
+  std::string error;
+  auto emitted = emit_kernel(*kernel, kp, &error);
+  if (!emitted) {
+    problems.push_back({"aie.kernel", "kernel '" + kname + "': " + error, kernel->value("span", tspan)});
+    return std::nullopt;
+  }
+  KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes};
+  for (const auto &[n, a] : kp.params) kf.args.push_back(a);
+  plan.kernels.push_back(kf);
+  plan.sources[kname] = emitted->source;
+
+  const Json &args = task.value("args", Json::array());
+  for (int64_t l = 0; l < ncores; ++l) {
+    auto m = grid_coord(l, s.grid);
+    ExprEnv env;
+    std::string label;
+    for (size_t i = 0; i < m.size() && i < s.grid_vars.size(); ++i) {
+      env.vars[s.grid_vars[i]] = m[i];
+      label += (label.empty() ? "" : ", ") + std::to_string(m[i]);
+    }
+    CorePlan core{kname + "[" + label + "]", kname, s.iterations, {}, tspan};
+    for (const auto &kparam : kernel->value("params", Json::array())) {
+      const std::string pn = kparam.value("name", "");
+      const std::string kind = kparam.value("type", Json::object()).value("kind", "");
+      if (kind == "constexpr") continue;
+      const Json *arg = nullptr;
+      for (const auto &a : args)
+        if (a.value("param", "") == pn) arg = &a;
+      if (!arg) {
+        problems.push_back({"aie.task", "the launch of '" + kname + "' passes nothing for parameter '" + pn + "'", tspan});
+        return std::nullopt;
+      }
+      if (arg->contains("scalar")) {
+        // A scalar is a constant per core, or start + step * iteration along the P.seq loop.
+        std::vector<int64_t> values;
+        std::string why;
+        for (int64_t t = 0; t < std::min<int64_t>(s.iterations, 3); ++t) {
+          env.vars[s.seq_var] = t;
+          auto v = eval_int((*arg)["scalar"], env, &why);
+          if (!v) {
+            problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' must be known at compile time on AIE: " + why, tspan});
+            return std::nullopt;
+          }
+          values.push_back(*v);
+        }
+        const std::string dt = kparam["type"].value("dtype", "i32");
+        if (values.size() < 2 || values[1] == values[0]) {
+          core.ports.push_back({PortPlan::Kind::Const, 0, "", Json(values[0]), dt});
+        } else {
+          const int64_t step = values[1] - values[0];
+          if (values.size() == 3 && values[2] - values[1] != step) {
+            problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' is not affine in the P.seq variable", tspan});
+            return std::nullopt;
+          }
+          core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), dt, values[0], step});
+        }
+        continue;
+      }
+      if (arg->value("dir", "in") == "inout") {
+        problems.push_back({"aie.inout", "InOut argument '" + pn + "' of '" + kname +
+                                             "': AIE object FIFOs move data one way; split it into In and Out", tspan});
+        return std::nullopt;
+      }
+      StreamPlan sp{arg->value("tensor", ""), arg->value("dir", "in") == "in", {}, tspan};
+      for (int64_t t = 0; t < s.iterations; ++t) {
+        env.vars[s.seq_var] = t;
+        View v;
+        v.shape = arg->value("shape", std::vector<int64_t>{});
+        for (const auto &e : arg->value("offset", Json::array())) {
+          std::string why;
+          auto o = eval_int(e, env, &why);
+          if (!o) {
+            problems.push_back({"aie.dynamic-view", "the view of '" + sp.tensor + "' passed to '" + kname + "' must be static on AIE: " + why, tspan});
+            return std::nullopt;
+          }
+          v.offset.push_back(*o);
+        }
+        sp.views.push_back(std::move(v));
+      }
+      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+      plan.streams.push_back(std::move(sp));
+    }
+    plan.cores.push_back(std::move(core));
+  }
+  return plan;
+}
+
+}  // namespace htp::aie

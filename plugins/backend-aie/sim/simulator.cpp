@@ -1,0 +1,360 @@
+#include "simulator.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "../access_pattern.hpp"
+#include "sim_fifo.hpp"
+
+namespace htp::aie::sim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Simulation {
+public:
+  Simulation(const Design &d, const std::map<std::string, KernelEntry> &kernels,
+             const std::map<std::string, HostBuffer> &buffers, const SimOptions &opt)
+      : d_(d), kernels_(kernels), buffers_(buffers), opt_(opt), start_(Clock::now()) {
+    flag_.deadline = start_ + std::chrono::milliseconds(static_cast<int64_t>(opt.timeout_seconds * 1000));
+  }
+
+  SimResult run() {
+    check_inputs();
+    build_fifos();
+    std::vector<std::thread> workers;
+    start_links(workers);
+    std::vector<std::thread> cores;
+    for (size_t i = 0; i < d_.cores.size(); ++i) cores.emplace_back([this, i] { guarded([&] { run_core(i); }); });
+    guarded([&] { run_sequence(workers); });
+    for (auto &t : cores) t.join();
+    stop();
+    for (auto &t : workers) t.join();
+    if (!error_.empty()) throw SimError(error_);
+    return {trace(), summary()};
+  }
+
+private:
+  // ---- setup ----
+  void check_inputs() {
+    for (const auto &k : d_.kernels)
+      if (!kernels_.count(k.name)) throw SimError("kernel @" + k.name + " was not compiled for the simulator");
+    for (const auto &p : d_.params) {
+      auto it = buffers_.find(p.name);
+      if (it == buffers_.end()) throw SimError("no host buffer for runtime parameter %" + p.name);
+      int64_t bytes = dtype_bytes(p.dtype);
+      for (auto s : p.shape) bytes *= s;
+      if (static_cast<int64_t>(it->second.bytes) != bytes)
+        throw SimError("host buffer of %" + p.name + " has " + std::to_string(it->second.bytes) + " bytes, the design expects " + std::to_string(bytes));
+    }
+  }
+
+  void build_fifos() {
+    std::map<std::string, int> parts, readers;
+    for (const auto &l : d_.links) {
+      if (l.srcs.size() == 1) readers[l.srcs[0]] = static_cast<int>(l.dsts.size());
+      else if (l.dsts.size() == 1) parts[l.dsts[0]] = static_cast<int>(l.srcs.size());
+    }
+    for (const auto &f : d_.fifos) {
+      int64_t depth = f.depth.empty() ? 1 : *std::min_element(f.depth.begin(), f.depth.end());
+      const int producers = parts.count(f.name) ? parts[f.name] : 1;
+      const int consumers = readers.count(f.name) ? readers[f.name] : static_cast<int>(f.consumers.size());
+      fifos_[f.name] = std::make_unique<SimFifo>(f.name, static_cast<size_t>(f.elements() * dtype_bytes(f.dtype)), depth,
+                                                 producers, consumers, flag_);
+    }
+  }
+
+  SimFifo &fifo(const std::string &name) {
+    auto it = fifos_.find(name);
+    if (it == fifos_.end()) throw SimError("@" + name + " is not an object FIFO of the design");
+    return *it->second;
+  }
+
+  // ---- mem tile links: one thread per link channel ----
+  void start_links(std::vector<std::thread> &workers) {
+    for (const auto &l : d_.links) {
+      if (l.srcs.size() == 1) {
+        for (size_t i = 0; i < l.dsts.size(); ++i) {
+          const int64_t off = i < l.dst_offsets.size() ? l.dst_offsets[i] : 0;
+          workers.emplace_back([this, &l, i, off] {
+            guarded([&] { forward(fifo(l.srcs[0]), static_cast<int>(i), off, fifo(l.dsts[i]), 0, 0, "link @" + l.dsts[i]); });
+          });
+        }
+      } else {
+        for (size_t i = 0; i < l.srcs.size(); ++i) {
+          const int64_t off = i < l.src_offsets.size() ? l.src_offsets[i] : 0;
+          workers.emplace_back([this, &l, i, off] {
+            guarded([&] { forward(fifo(l.srcs[i]), 0, 0, fifo(l.dsts[0]), static_cast<int>(i), off, "link @" + l.srcs[i]); });
+          });
+        }
+      }
+    }
+  }
+
+  int64_t elem_bytes(const std::string &fifo_name) const {
+    const ObjectFifo *f = d_.fifo(fifo_name);
+    return f ? dtype_bytes(f->dtype) : 1;
+  }
+
+  /// Copies objects from `in` (read at element offset in_off) to `out` (written at out_off) until stopped.
+  void forward(SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off, const std::string &who) {
+    const int64_t eb = elem_bytes(in.name());
+    const size_t bytes = std::min(in.object_bytes(), out.object_bytes());
+    for (;;) {
+      char *src = in.acquire_consume(reader, 1, who);
+      char *dst = out.acquire_produce(part, 1, who);
+      std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
+      out.release_produce(part, 1);
+      in.release_consume(reader, 1);
+    }
+  }
+
+  // ---- cores ----
+  void run_core(size_t index) {
+    const Core &c = d_.cores[index];
+    CoreState st{c, static_cast<int>(index), {}, 0, 0, 0};
+    run_ops(st, c.body, 0);
+    std::lock_guard<std::mutex> l(m_);
+    core_stats_.push_back({{"name", c.name}, {"tile", {c.tile.col, c.tile.row}}, {"calls", st.calls},
+                           {"busy_us", st.busy_us}, {"blocked_us", st.blocked_us}});
+  }
+
+  struct CoreState {
+    const Core &core;
+    int tid;
+    std::map<std::string, char *> held;
+    int64_t calls;
+    double busy_us, blocked_us;
+  };
+
+  int consumer_index(const std::string &name, const TileCoord &t) {
+    const ObjectFifo *f = d_.fifo(name);
+    if (!f) throw SimError("@" + name + " is not an object FIFO of the design");
+    for (size_t i = 0; i < f->consumers.size(); ++i)
+      if (f->consumers[i] == t) return static_cast<int>(i);
+    throw SimError("core '" + d_.cores.front().name + "' on " + t.text() + " consumes @" + name + " but is not its consumer");
+  }
+
+  double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - start_).count(); }
+
+  void run_ops(CoreState &st, const std::vector<CoreOp> &ops, int64_t iteration) {
+    const std::string who = "core '" + st.core.name + "' on " + st.core.tile.text();
+    for (const auto &op : ops) {
+      switch (op.kind) {
+        case CoreOp::Kind::Loop:
+          for (int64_t t = 0; t < op.trip; ++t) run_ops(st, op.body, t);
+          break;
+        case CoreOp::Kind::Acquire: {
+          const double t0 = now_us();
+          SimFifo &f = fifo(op.fifo);
+          st.held[op.fifo] = op.port == "Produce" ? f.acquire_produce(0, op.count, who)
+                                                  : f.acquire_consume(consumer_index(op.fifo, st.core.tile), op.count, who);
+          const double t1 = now_us();
+          st.blocked_us += t1 - t0;
+          if (t1 - t0 > 1.0) event("acquire @" + op.fifo, "wait", t0, t1 - t0, st.tid);
+          break;
+        }
+        case CoreOp::Kind::Release: {
+          SimFifo &f = fifo(op.fifo);
+          if (op.port == "Produce") f.release_produce(0, op.count);
+          else f.release_consume(consumer_index(op.fifo, st.core.tile), op.count);
+          st.held.erase(op.fifo);
+          break;
+        }
+        case CoreOp::Kind::Call:
+          call(st, op, iteration);
+          break;
+      }
+    }
+  }
+
+  void call(CoreState &st, const CoreOp &op, int64_t iteration) {
+    std::vector<void *> args;
+    std::vector<int64_t> ints(op.args.size());
+    std::vector<double> reals(op.args.size());
+    std::vector<float> floats(op.args.size());
+    std::vector<int32_t> i32(op.args.size());
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      const CallArg &a = op.args[i];
+      if (a.kind == CallArg::Kind::Fifo) {
+        auto it = st.held.find(a.fifo);
+        if (it == st.held.end()) throw SimError("core '" + st.core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
+        args.push_back(it->second);
+        continue;
+      }
+      const double v = a.kind == CallArg::Kind::Const ? a.value.get<double>() : double(a.start + a.step * iteration);
+      if (a.dtype == "f32") { floats[i] = static_cast<float>(v); args.push_back(&floats[i]); }
+      else if (a.dtype == "i64") { ints[i] = static_cast<int64_t>(v); args.push_back(&ints[i]); }
+      else if (a.dtype == "f64") { reals[i] = v; args.push_back(&reals[i]); }
+      else { i32[i] = static_cast<int32_t>(v); args.push_back(&i32[i]); }
+    }
+    const double t0 = now_us();
+    kernels_.at(op.callee)(args.data());
+    const double t1 = now_us();
+    st.busy_us += t1 - t0;
+    st.calls++;
+    event(op.callee, "kernel", t0, t1 - t0, st.tid);
+  }
+
+  // ---- shim DMA and the runtime sequence ----
+  struct ShimChannel {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<const DmaOp *> queue;
+    int64_t issued = 0, done = 0;
+  };
+
+  ShimChannel &channel(const std::string &name, std::vector<std::thread> &workers) {
+    std::lock_guard<std::mutex> l(m_);
+    auto &c = shim_[name];
+    if (!c) {
+      c = std::make_unique<ShimChannel>();
+      ShimChannel *ch = c.get();
+      const int tid = 100 + static_cast<int>(shim_.size());
+      workers.emplace_back([this, ch, name, tid] { guarded([&] { run_shim(*ch, name, tid); }); });
+    }
+    return *c;
+  }
+
+  void run_shim(ShimChannel &ch, const std::string &name, int tid) {
+    const ObjectFifo *f = d_.fifo(name);
+    if (!f) throw SimError("dma_memcpy_nd names @" + name + ", which is not an object FIFO");
+    const bool to_array = f->producer.row == 0;
+    SimFifo &sf = fifo(name);
+    const int64_t eb = dtype_bytes(f->dtype);
+    const int64_t per_object = f->elements();
+    char *obj = nullptr;
+    int64_t filled = 0;
+    const std::string who = "shim DMA of @" + name;
+    for (;;) {
+      const DmaOp *op = nullptr;
+      {
+        std::unique_lock<std::mutex> l(ch.m);
+        while (ch.queue.empty()) {
+          if (flag_.stop) return;
+          ch.cv.wait_for(l, std::chrono::milliseconds(20));
+        }
+        op = ch.queue.front();
+      }
+      const double t0 = now_us();
+      const HostBuffer &buf = buffers_.at(op->param);
+      const int64_t limit = static_cast<int64_t>(buf.bytes) / eb;
+      AccessPattern p;
+      p.base = op->base();
+      p.sizes = op->sizes;
+      p.strides = op->strides;
+      for (int64_t a : enumerate(p)) {
+        if (a < 0 || a >= limit)
+          throw SimError("aiex.npu.dma_memcpy_nd (id " + std::to_string(op->id) + ", @" + name + ") touches element " +
+                         std::to_string(a) + " outside %" + op->param + " (" + std::to_string(limit) + " elements)");
+        if (!obj) obj = to_array ? sf.acquire_produce(0, 1, who) : sf.acquire_consume(0, 1, who);
+        char *host = static_cast<char *>(buf.data) + a * eb;
+        if (to_array) std::memcpy(obj + filled * eb, host, static_cast<size_t>(eb));
+        else std::memcpy(host, obj + filled * eb, static_cast<size_t>(eb));
+        if (++filled == per_object) {
+          if (to_array) sf.release_produce(0, 1);
+          else sf.release_consume(0, 1);
+          obj = nullptr;
+          filled = 0;
+        }
+      }
+      event("dma " + op->param + " -> @" + name, "dma", t0, now_us() - t0, tid);
+      {
+        std::lock_guard<std::mutex> l(ch.m);
+        ch.queue.pop_front();
+        ch.done++;
+      }
+      ch.cv.notify_all();
+    }
+  }
+
+  void run_sequence(std::vector<std::thread> &workers) {
+    for (const auto &op : d_.sequence) {
+      ShimChannel &ch = channel(op.fifo, workers);
+      std::unique_lock<std::mutex> l(ch.m);
+      if (op.kind == DmaOp::Kind::Memcpy) {
+        ch.queue.push_back(&op);
+        ch.issued++;
+        l.unlock();
+        ch.cv.notify_all();
+        continue;
+      }
+      while (ch.done < ch.issued) {
+        if (flag_.stop) return;
+        if (Clock::now() > flag_.deadline)
+          throw Deadlock("aiex.npu.dma_wait {symbol = @" + op.fifo + "} waited past the deadline (" +
+                         std::to_string(ch.done) + " of " + std::to_string(ch.issued) + " transfers done)");
+        ch.cv.wait_for(l, std::chrono::milliseconds(20));
+      }
+    }
+  }
+
+  // ---- errors, stop, trace ----
+  template <class F> void guarded(F &&f) {
+    try {
+      f();
+    } catch (const Stopped &) {
+    } catch (const std::exception &e) {
+      {
+        std::lock_guard<std::mutex> l(m_);
+        if (error_.empty()) error_ = e.what();
+      }
+      stop();
+    }
+  }
+
+  void stop() {
+    flag_.stop = true;
+    for (auto &[n, f] : fifos_) f->wake();
+    std::lock_guard<std::mutex> l(m_);
+    for (auto &[n, c] : shim_) c->cv.notify_all();
+  }
+
+  void event(const std::string &name, const char *cat, double ts, double dur, int tid) {
+    std::lock_guard<std::mutex> l(m_);
+    events_.push_back({{"name", name}, {"cat", cat}, {"ph", "X"}, {"ts", ts}, {"dur", dur}, {"pid", 1}, {"tid", tid}});
+  }
+
+  Json trace() {
+    Json ev = Json::array();
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "aie-sim " + d_.entry + " (" + d_.device + ")"}}}});
+    for (size_t i = 0; i < d_.cores.size(); ++i)
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", static_cast<int>(i)},
+                    {"args", {{"name", "core " + d_.cores[i].tile.text() + " " + d_.cores[i].name}}}});
+    for (auto &e : events_) ev.push_back(e);
+    return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+  }
+
+  Json summary() {
+    Json fifos = Json::object();
+    for (const auto &[n, f] : fifos_) fifos[n] = f->committed();
+    return {{"cores", core_stats_}, {"fifo_objects", fifos}};
+  }
+
+  const Design &d_;
+  const std::map<std::string, KernelEntry> &kernels_;
+  const std::map<std::string, HostBuffer> &buffers_;
+  SimOptions opt_;
+  Clock::time_point start_;
+  StopFlag flag_;
+  std::map<std::string, std::unique_ptr<SimFifo>> fifos_;
+  std::map<std::string, std::unique_ptr<ShimChannel>> shim_;
+  std::mutex m_;
+  std::string error_;
+  Json events_ = Json::array();
+  Json core_stats_ = Json::array();
+};
+
+}  // namespace
+
+SimResult simulate(const Design &design, const std::map<std::string, KernelEntry> &kernels,
+                   const std::map<std::string, HostBuffer> &buffers, const SimOptions &options) {
+  return Simulation(design, kernels, buffers, options).run();
+}
+
+}  // namespace htp::aie::sim
