@@ -330,6 +330,7 @@ Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
   if (mark.is_object()) return foreign_call(e, ojson::parse(mark.dump()), hint);
   if (auto op = intrinsic_callee(e, bound_)) return intrinsic(*find_intrinsic(*op), e, hint);
   auto func = e.child("func");
+  if (!func.is("Name") && !func.is("Attribute")) return unsupported_expression(func);  // (lambda: ...)()
   if (func.is("Attribute") && func.text("attr") == std::optional<std::string>("tile") && func.child("value").is("Name") &&
       bound_.count(func.child("value").text("id").value_or(""))) {
     Value base = eval(func.child("value"));
@@ -358,9 +359,12 @@ Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
     error(e, "tile.unknown-intrinsic",
           "'" + callee + "' is not a tile intrinsic" + hint_text + " (tile bodies can only call tile intrinsics)");
   } else {
+    std::string how;
+    if (find_intrinsic(last))
+      how = " (spell them tile." + last + "(...) or import them: from htp.dialects.tile import " + last + ")";
     error(e, "tile.call",
           "call of '" + (callee.empty() ? std::string(func.type()) : callee) +
-              "' is not supported in tile bodies: only tile intrinsics can be called");
+              "' is not supported in tile bodies: only tile intrinsics can be called" + how);
   }
   return {};
 }

@@ -25,11 +25,16 @@ const char *unsupported_statement_text(std::string_view type) {
   return nullptr;
 }
 
-const char *operator_intrinsic(std::string_view op) {
-  if (op == "Add") return "add";
-  if (op == "Sub") return "sub";
-  if (op == "Mult") return "mul";
-  if (op == "Div") return "div";
+struct AugOp {
+  std::string_view py, symbol, intrinsic, scalar_op;
+};
+constexpr AugOp kAugOps[] = {{"Add", "+=", "add", "add"},       {"Sub", "-=", "sub", "sub"},
+                             {"Mult", "*=", "mul", "mul"},      {"Div", "/=", "div", ""},
+                             {"FloorDiv", "//=", "", "floordiv"}, {"Mod", "%=", "", "mod"}};
+
+const AugOp *aug_op(std::string_view py) {
+  for (const auto &a : kAugOps)
+    if (a.py == py) return &a;
   return nullptr;
 }
 
@@ -200,13 +205,14 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
       accumulate_into_.reset();
       return;
     }
-    const char *intr = operator_intrinsic(op);
+    const AugOp *info = aug_op(op);
+    std::string symbol = info ? std::string(info->symbol) : "op=";
+    std::string intr = info && !info->intrinsic.empty() ? std::string(info->intrinsic) : "<intrinsic>";
     error(s, "tile.operator",
-          std::string("operator '") + std::string(op) + "=' does not apply to tiles: write '" + name + " = " +
-              (intr ? intr : "<intrinsic>") + "(" + name + ", ...)'");
+          "operator '" + symbol + "' does not apply to tiles: write '" + name + " = " + intr + "(" + name + ", ...)'");
     return;
   }
-  if (b && b->kind != Binding::Kind::ScalarReg && b->kind != Binding::Kind::ConstLocal) {
+  if (b && b->kind != Binding::Kind::ScalarReg) {  // (a name updated later is never a ConstLocal)
     error(target, "tile.assign", "cannot update '" + name + "', which is " + binding_kind_text(*b));
     return;
   }
@@ -217,23 +223,16 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
   // scalar: name = name <op> value (BinOp semantics), evaluated by building the expression.
   Value rhs = eval(value);
   if (rhs.is(Value::Kind::None)) return;
-  static const std::map<std::string_view, std::string> ops = {
-      {"Add", "add"}, {"Sub", "sub"}, {"Mult", "mul"}, {"FloorDiv", "floordiv"}, {"Mod", "mod"}};
-  auto it = ops.find(op);
-  auto r = scalar_operand(value, rhs, "the right-hand side of '" + std::string(op) + "='");
-  if (it == ops.end()) {
-    error(s, "tile.unsupported", "operator '" + std::string(op) + "=' is not supported on scalars");
+  const AugOp *info = aug_op(op);
+  if (!info || info->scalar_op.empty()) {
+    error(s, "tile.unsupported",
+          "operator '" + (info ? std::string(info->symbol) : std::string(op)) + "' is not supported on scalars");
     return;
   }
+  auto r = scalar_operand(value, rhs, "the right-hand side of '" + std::string(info->symbol) + "'");
   if (!r) return;
-  Value cur = b->value;
-  Value v = scalar_value(make_op(it->second, {cur.expr, *r}), scalar_dtype(cur, rhs));
-  if (cur.is(Value::Kind::Const) && is_literal(v.expr)) v = Value{Value::Kind::Const, Type::constexpr_(v.expr), "", v.expr, {}};
-  if (b->kind == Binding::Kind::ConstLocal) {
-    // A constant updated later is a scalar register from its first assignment on.
-    env_.erase(name);
-  }
-  bind_value(name, v, target);
+  bind_value(name, scalar_value(make_op(std::string(info->scalar_op), {b->value.expr, *r}), scalar_dtype(b->value, rhs)),
+             target);
 }
 
 void KernelChecker::for_loop(htp::NodeRef s) {

@@ -65,23 +65,21 @@ std::set<std::string> bound_names(htp::NodeRef fn) {
 }
 
 std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<std::string> &bound,
-                                            bool tile_prefix_only) {
+                                            bool other_dialect) {
   if (!call.is("Call")) return std::nullopt;
   auto func = call.child("func");
   if (func.is("Name")) {
     std::string name = func.text("id").value_or("");
     if (bound.count(name) || !find_intrinsic(name)) return std::nullopt;
-    if (tile_prefix_only && (name == "abs" || name == "max" || name == "min")) return std::nullopt;
+    if (other_dialect && (name == "abs" || name == "max" || name == "min")) return std::nullopt;
     return name;
   }
-  if (func.is("Attribute") && func.child("value").is("Name")) {
-    std::string base = func.child("value").text("id").value_or("");
-    std::string op = func.text("attr").value_or("");
-    if (bound.count(base) || !find_intrinsic(op)) return std::nullopt;
-    if (tile_prefix_only && base != "tile") return std::nullopt;
-    return op;
-  }
-  return std::nullopt;
+  if (!func.is("Attribute")) return std::nullopt;
+  std::string module = func.child("value").dotted_name();
+  std::string op = func.text("attr").value_or("");
+  bool tile_module = module == "tile" || (module.size() > 5 && module.ends_with(".tile"));
+  if (!tile_module || bound.count(module.substr(0, module.find('.'))) || !find_intrinsic(op)) return std::nullopt;
+  return op;
 }
 
 nlohmann::json captured_constants(const htp::ModuleRef &m) {

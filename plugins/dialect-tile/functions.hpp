@@ -32,11 +32,10 @@ std::vector<TileFunction> tile_functions(htp::NodeRef root);
 std::set<std::string> bound_names(htp::NodeRef fn);
 
 /// The intrinsic a call names, or nullopt: `op(...)` (an imported intrinsic not rebound in the function) or
-/// `m.op(...)` where `m` is a plain name not bound in the function (`tile.add`, an alias of the module).
-/// With `tile_prefix_only`, `m.op` must be spelled `tile.op` and the builtins abs/max/min are not taken
-/// for intrinsics (used for the functions of other dialects).
+/// `tile.op(...)` (also `htp.dialects.tile.op(...)`: any module path ending in `tile`). With
+/// `other_dialect` (the functions of other dialects) the builtins abs / max / min stay Python's.
 std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<std::string> &bound,
-                                            bool tile_prefix_only = false);
+                                            bool other_dialect = false);
 
 /// The captured global constants (`htp.capture.constants`), an empty object when absent.
 nlohmann::json captured_constants(const htp::ModuleRef &m);

@@ -149,6 +149,12 @@ BAD = [
     ("c = helper(a)", "tile.call", "'helper' is a captured function", 9, 9),
     ("c = k(x, y, z, q)", "tile.recursion", "'k' calls itself", 9, 9),
     ("c = a + a", "tile.operator", "operator '+' does not apply to tiles", 9, 9),
+    ("a += a", "tile.operator", "operator '+=' does not apply to tiles: write 'a = add(a, ...)'", 9, 5),
+    ("c = (lambda: a)()", "tile.unsupported", "lambda is not supported in tile bodies", 9, 10),
+    ("c = math.exp(a)", "tile.call", "call of 'math.exp' is not supported in tile bodies: only tile intrinsics "
+     "can be called (spell them tile.exp(...) or import them: from htp.dialects.tile import exp)", 9, 9),
+    ("for i in range(0, 4, 0):\n        pass", "tile.range", "range() step must not be zero", 9, 26),
+    ("c = load(x[::2, :])", "tile.view", "strided views are not supported", 9, 18),
     ("c = load(x[0:16, 0:256])", "tile.view-out-of-bounds", "this view of 'x' is 256 long in dim 1", 9, 14),
     ("for i in range(3):\n        c = load(x[i * 16:i * 16 + 16, :])", "tile.view-out-of-bounds",
      "covers [0, 48) in dim 0 for i in [0, 2], outside [0, 32)", 10, 18),
@@ -163,9 +169,9 @@ BAD = [
 ]
 
 BAD_TEMPLATE = """\
+import math
 from htp.dialects import tile
 from htp.dialects.tile import *
-
 
 @kernel
 def k(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 64, f32]], z: Out[Tensor[32, 128, f32]], q: In[Tensor[32, 128, i32]], n: Scalar[i32]):
