@@ -1,5 +1,7 @@
 #include "program.hpp"
 
+#include <map>
+
 namespace wsp {
 
 void report(htp::PassContext &ctx, const WspError &e) {
@@ -88,8 +90,11 @@ std::string describe(htp::NodeRef n) {
     auto callee = n.child("func").dotted_name();
     return callee.empty() ? "a call" : "a call of '" + callee + "'";
   }
-  if (n.is("Constant")) return "a constant";
-  if (n.is("Subscript")) return "a subscript";
+  static const std::map<std::string_view, const char *> kinds = {
+      {"Constant", "a constant"},     {"Subscript", "a subscript"}, {"Assign", "an assignment"},
+      {"AugAssign", "an assignment"}, {"For", "a for loop"},        {"If", "an if statement"},
+      {"With", "a with block"},       {"Lambda", "a lambda"},       {"Starred", "a starred expression"}};
+  if (auto it = kinds.find(n.type()); it != kinds.end()) return it->second;
   return "a " + std::string(n.type()) + " expression";
 }
 

@@ -10,8 +10,8 @@ namespace {
 
 const char *kPrelude =
     R"(from htp.dialects.tile import kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add
-from htp.dialects.wsp import workload, schedule, P, Ragged, Sparse, dispatch, affinity, round_robin, streams, tile
-
+from htp.dialects.wsp import (workload, schedule, P, Ragged, Sparse, dispatch, affinity, round_robin, streams,
+                              stream_by, buffer, tile)
 
 @kernel
 def add_tile(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]]):
@@ -304,6 +304,145 @@ def s():
   EXPECT_HAS(err, at(10, 11) +
                       "@schedule(...) names a @workload function of this program; 'add_tile' is not one "
                       "[wsp.schedule]");
+}
+
+TEST_F(WspDiagnostics, SelOverSomethingThatIsNoSparseRow) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    for e in P.sel(n):
+        pass
+)");
+  EXPECT_HAS(err, at(12, 14) +
+                      "P.sel iterates the selected indices of one row of a Sparse axis: P.sel(S[row]) or "
+                      "P.sel(Sparse(n, indptr, indices), row) [wsp.unsupported]");
+}
+
+TEST_F(WspDiagnostics, SparseIndicesMustBeIntegerVectors) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], ptr: In[Tensor[9, i32]], idx: In[Tensor[64, f32]]):
+    routing = Sparse(8, ptr, idx)
+    for t in P(8):
+        for e in P.sel(routing[t]):
+            pass
+)");
+  EXPECT_HAS(err,
+             at(12, 30) + "Sparse indices 'idx' must be a 1-D integer tensor, but it is 1-D f32 [wsp.axis]");
+}
+
+TEST_F(WspDiagnostics, SliceWithARuntimeExtent) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    add_tile(A[0:n, 0:128], A.tile(0, 0), A.tile(0, 0))
+)");
+  EXPECT_HAS(err, at(12, 16) +
+                      "the extent of this slice of 'A' is not a compile-time constant; a kernel tile has a "
+                      "static shape [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, LaunchingAWorkloadFromAWorkload) {
+  auto err = errors_of(R"(@workload
+def inner(A: InOut[Tensor[1024, 1024, f32]]):
+    add_tile(A.tile(0, 0), A.tile(0, 0), A.tile(0, 0))
+
+
+@workload
+def outer(A: InOut[Tensor[1024, 1024, f32]]):
+    inner(A)
+)");
+  EXPECT_HAS(err, at(17, 5) +
+                      "'inner' is a @wsp.workload function, not a kernel: a workload launches @kernel "
+                      "functions [wsp.call]");
+}
+
+TEST_F(WspDiagnostics, CallingSomethingThatIsNoKernel) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    print(A)
+)");
+  EXPECT_HAS(err, at(12, 5) +
+                      "a workload statement is a kernel launch such as `k[i](A.tile(i, 0), ...)`; a call "
+                      "of 'print' is not a @kernel of this program [wsp.unsupported]");
+}
+
+TEST_F(WspDiagnostics, LoopVariableShadowingAParameter) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    for n in P(4):
+        pass
+)");
+  EXPECT_HAS(err, at(12, 9) + "loop variable 'n' shadows a name already bound in the workload [wsp.axis]");
+}
+
+TEST_F(WspDiagnostics, SecondScheduleForOneWorkload) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s1():
+    streams(2)
+
+
+@schedule(vadd)
+def s2():
+    streams(4)
+)");
+  EXPECT_HAS(err, at(21, 2) + "workload 'vadd' already has the schedule 's1'; a workload has one schedule "
+                              "[wsp.schedule]");
+}
+
+TEST_F(WspDiagnostics, StreamByOverAnAxisTheWorkloadLacks) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    streams(2)
+    stream_by(lambda h: h % 2)
+)");
+  EXPECT_HAS(err, at(19, 22) + "schedule 's' names axis 'h', but workload 'vadd' has the axes i, j "
+                               "[wsp.schedule-axis]");
+}
+
+TEST_F(WspDiagnostics, BufferOfATensorTheWorkloadLacks) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    buffer("K", "L1")
+)");
+  EXPECT_HAS(err, at(18, 12) + "workload 'vadd' has no tensor 'K' [wsp.schedule]");
+}
+
+TEST_F(WspDiagnostics, MalformedDispatchPolicy) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    dispatch(round_robin())
+)");
+  EXPECT_HAS(err, at(18, 14) +
+                      "a dispatch policy is round_robin(n), affinity(axis), hash(axis) or work_steal(); "
+                      "got a call of 'round_robin' [wsp.schedule]");
+}
+
+TEST_F(WspDiagnostics, ScheduleStatementThatIsNoDirective) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    x = 4
+)");
+  EXPECT_HAS(err, at(18, 5) +
+                      "a schedule body is a list of directives (dispatch, streams, stream_by, timing, tile, "
+                      "pipeline, buffer, task_window); got an assignment [wsp.schedule]");
 }
 
 } // namespace

@@ -99,4 +99,50 @@ TEST(TaskGraph, TwoCompilesGiveTheSameGraph) {
   EXPECT_EQ(task_graph_of("ragged_attention.py", a), task_graph_of("ragged_attention.py", b));
 }
 
+TEST(TaskGraph, TheThreeSpellingsOfASparseRowGiveOneDomain) {
+  htp::test::ScratchDir dir;
+  fs::path prog =
+      dir.write("sparse.py", R"(from htp.dialects.tile import kernel, Tensor, In, InOut, f32, i32, load, store
+from htp.dialects.wsp import workload, P, Sparse
+
+
+@kernel
+def k(x: In[Tensor[1, 64, f32]], y: InOut[Tensor[1, 64, f32]]):
+    store(y, load(x))
+
+
+@workload
+def alias(X: In[Tensor[16, 64, f32]], Y: InOut[Tensor[8, 64, f32]], ptr: In[Tensor[17, i32]], idx: In[Tensor[32, i32]]):
+    routing = Sparse(16, ptr, idx)
+    for t in P(16):
+        for e in P.sel(routing[t]):
+            k(X[t:t + 1, :], Y[e:e + 1, :])
+
+
+@workload
+def in_place(X: In[Tensor[16, 64, f32]], Y: InOut[Tensor[8, 64, f32]], ptr: In[Tensor[17, i32]], idx: In[Tensor[32, i32]]):
+    for t in P(16):
+        for e in P.sel(Sparse(16, ptr, idx)[t]):
+            k(X[t:t + 1, :], Y[e:e + 1, :])
+
+
+@workload
+def canonical(X: In[Tensor[16, 64, f32]], Y: InOut[Tensor[8, 64, f32]], ptr: In[Tensor[17, i32]], idx: In[Tensor[32, i32]]):
+    for t in P(16):
+        for e in P.sel(Sparse(16, ptr, idx), t):
+            k(X[t:t + 1, :], Y[e:e + 1, :])
+)");
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(prog, out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json graph = json::parse(wsp_test::read_file(out / "codegen/check/wsp.task_graph.json"));
+  json body = without_spans(workload(graph, "canonical")["body"]);
+  EXPECT_EQ(body[0]["body"][0]["domain"],
+            json::parse(
+                R"({"type": "sparse", "rows": 16, "indptr": "ptr", "indices": "idx", "row": {"var": "t"}})"));
+  EXPECT_EQ(body[0]["body"][0]["dep"], "selected");
+  EXPECT_EQ(without_spans(workload(graph, "alias")["body"]), body);
+  EXPECT_EQ(without_spans(workload(graph, "in_place")["body"]), body);
+}
+
 } // namespace
