@@ -1,10 +1,75 @@
-// The backend-pto plugin: its identity. Components are registered as the issues implementing them land.
-#include <htp/plugin.hpp>
+// The backend-pto plugin: targets pto-a2a3sim and pto-a2a3, the `pto` intrinsic set, the legality and
+// emission passes, the `a2a3` binding and (when plugins/backend-pto/sim is built) the `a2a3sim` binding.
+#include <htp/ast.hpp>
+#include <htp/run.hpp>
+
+#include "a2a3_binding.hpp"
+#include "intrinsics.hpp"
+#include "passes.hpp"
+
+#ifdef HTP_PTO_HAVE_SIM
+#include "sim/binding.hpp"
+#endif
 
 namespace {
 
-void register_components(htp::Registrar &) {}
+constexpr const char *kVersion = "0.1.0";
+
+/// The program features backend-pto lowers; the resolver rejects every other obligation.
+std::vector<std::string> accepted() {
+  std::vector<std::string> out = {
+      "Uses.Dialect(name=tile)",
+      "Uses.Dialect(name=wsp)",
+      "Uses.Dialect(name=csp)",
+      "Uses.Intrinsic(set=pto)",
+      "Uses.Layout(kind=axe,facet=hw)",
+      "Uses.Schedule(directive=dispatch)",
+      "Uses.Schedule(directive=streams)",
+      "Uses.Schedule(directive=stream_by)",
+      "Uses.Schedule(directive=task_window)",
+      "Uses.Schedule(directive=timing,policy=immediate)",
+      "Uses.Channel(kind=fifo)",
+      "Uses.Channel(kind=event)",
+  };
+  for (const std::string &op : ptobe::intrinsic_op_names()) out.push_back("Uses.Intrinsic(set=tile,op=" + op + ")");
+  return out;
+}
+
+void register_components(htp::Registrar &r) {
+  const std::vector<std::string> targets = {"pto-a2a3sim", "pto-a2a3"};
+  r.add(htp::IntrinsicSetSpec{.info = {.id = "pto.intrinsics", .version = kVersion, .summary = "PTO tile intrinsics",
+                                       .provides = {"Intrinsics.PTO"}},
+                              .set = "pto",
+                              .ops = ptobe::intrinsic_op_names()});
+  r.add(htp::BackendSpec{.info = {.id = "pto.backend", .version = kVersion,
+                                  .summary = "PTO-ISA kernels and pto-runtime orchestration packages",
+                                  .provides = {"Backend.PTO"}, .accepts = accepted()},
+                         .targets = targets});
+  r.add(htp::PipelineSpec{.info = {.id = "pto.pipeline", .version = kVersion}, .targets = targets,
+                          .passes = {"pto.legalize", "pto.emit"}});
+  r.add(htp::PassSpec{.info = {.id = "pto.legalize", .version = kVersion,
+                               .summary = "intrinsic contracts and hardware-profile legality of every kernel",
+                               .provides = {"IR.PTOLegal"}, .requires_ = {"IR.TileKernels", "?IR.WSPTaskGraph",
+                                                                         "?IR.CSPGraph", "?IR.Layout(state=checked)"}},
+                      .stage = HTP_STAGE_LOWER,
+                      .run = htp::pass_body<ptobe::legalize_pass>});
+  r.add(htp::PassSpec{.info = {.id = "pto.emit", .version = kVersion,
+                               .summary = "kernels, orchestration, kernel_config.py and kernel_registry.json",
+                               .provides = {"Artifact.PTO"}, .requires_ = {"IR.PTOLegal"}},
+                      .stage = HTP_STAGE_EMIT,
+                      .run = htp::pass_body<ptobe::emit_pass>});
+  r.add(htp::BindingSpec{.info = {.id = "pto.a2a3", .version = kVersion,
+                                  .summary = "Ascend device through CANN and pto-runtime",
+                                  .provides = {"Binding.PTO(variant=a2a3)"}},
+                         .targets = {"pto-a2a3"},
+                         .run = htp::run_body<ptobe::run_a2a3>});
+#ifdef HTP_PTO_HAVE_SIM
+  htp_ptosim::register_bindings(r);
+#endif
+}
 
 }  // namespace
 
-HTP_DEFINE_PLUGIN("backend-pto", "0.1.0", "Huawei Ascend PTO backend: PTO-ISA kernels and pto-runtime packages (a2a3sim, a2a3)", register_components)
+HTP_DEFINE_PLUGIN("backend-pto", "0.1.0",
+                  "Huawei Ascend PTO backend: PTO-ISA kernels and pto-runtime packages (a2a3sim, a2a3)",
+                  register_components)

@@ -1,0 +1,46 @@
+// Lowers a CSP program (csp.graph, docs/ir-contracts.md §6) whose processes each run one counted loop:
+// every loop iteration of a process becomes a task of a per-iteration kernel; channel `c` of depth D
+// becomes a runtime-owned ring of D slots, item i in slot i mod D. A producer task writes its slot
+// (out), the consumer task reads and releases it (inout), so the runtime orders producer i before
+// consumer i before producer i + D: the channel's bound.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernel_ir.hpp"
+
+namespace ptobe {
+
+/// A channel as a ring of slots.
+struct CspChannel {
+  std::string name;
+  std::vector<int64_t> shape;  ///< one item (a tile)
+  std::string dtype;
+  int64_t depth = 1;           ///< slots (an Event, depth 0, gets one)
+};
+
+/// One process: its per-iteration kernel and how its arguments bind.
+struct CspProcess {
+  std::string name;
+  std::string kernel;  ///< the derived kernel's name: <program>_<process>
+  json args;           ///< [{"param", "tensor"} | {"param", "scalar"}] of the process
+  std::vector<std::pair<std::string, std::string>> channels;  ///< (channel, "out" | "inout") in kernel order
+  std::string loop_var;
+};
+
+/// A lowered program.
+struct CspProgram {
+  std::string name;
+  Span span;
+  json params;  ///< the program's tensor parameters (as workload params)
+  std::vector<CspChannel> channels;
+  std::vector<CspProcess> processes;  ///< producers before consumers
+  json start, stop, step;             ///< the common loop of every process
+};
+
+/// Lowers `program`, appending the per-iteration kernels to `derived`; throws IrError (code pto.csp)
+/// for a program outside the supported form, naming the process and why.
+CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &kernels, std::vector<Kernel> &derived);
+
+}  // namespace ptobe

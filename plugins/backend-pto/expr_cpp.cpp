@@ -1,0 +1,87 @@
+#include "expr_cpp.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include "kernel_ir.hpp"
+
+namespace ptobe {
+
+std::string literal_cpp(const nlohmann::json &v) {
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) {
+    int64_t i = v.get<int64_t>();
+    if (i >= INT32_MIN && i <= INT32_MAX) return std::to_string(i);
+    return "INT64_C(" + std::to_string(i) + ")";
+  }
+  if (v.is_number_float()) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+    std::string s = buf;
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+  }
+  throw IrError("expected a numeric literal, found " + v.dump());
+}
+
+namespace {
+
+const std::map<std::string, std::string> kInfix = {
+    {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"lt", "<"}, {"le", "<="}, {"eq", "=="},
+    {"ne", "!="}, {"gt", ">"}, {"ge", ">="}, {"and", "&&"}, {"or", "||"}};
+const std::map<std::string, std::string> kHelper = {
+    {"floordiv", "htp_floordiv"}, {"mod", "htp_mod"}, {"min", "htp_min"}, {"max", "htp_max"}};
+
+}  // namespace
+
+std::string expr_to_cpp(const nlohmann::json &e, const ExprNames &names) {
+  if (e.is_number() || e.is_boolean()) return literal_cpp(e);
+  if (!e.is_object()) throw IrError("malformed expression " + e.dump());
+  if (e.contains("var")) return names.var(e["var"].get<std::string>());
+  if (e.contains("param")) return names.param(e["param"].get<std::string>());
+  if (e.contains("read")) {
+    std::vector<std::string> idx;
+    for (const auto &i : e.value("index", nlohmann::json::array())) idx.push_back(expr_to_cpp(i, names));
+    return names.read(e["read"].get<std::string>(), idx);
+  }
+  if (!e.contains("op") || !e.contains("args") || !e["args"].is_array())
+    throw IrError("malformed expression " + e.dump());
+  const std::string op = e["op"].get<std::string>();
+  std::vector<std::string> a;
+  for (const auto &x : e["args"]) a.push_back(expr_to_cpp(x, names));
+  auto arity = [&](size_t n) {
+    if (a.size() != n) throw IrError("expression '" + op + "' takes " + std::to_string(n) + " operands: " + e.dump());
+  };
+  if (auto it = kInfix.find(op); it != kInfix.end()) {
+    arity(2);
+    return "(" + a[0] + " " + it->second + " " + a[1] + ")";
+  }
+  if (auto it = kHelper.find(op); it != kHelper.end()) {
+    arity(2);
+    return it->second + "(" + a[0] + ", " + a[1] + ")";
+  }
+  if (op == "neg" || op == "not") {
+    arity(1);
+    return std::string(op == "neg" ? "(-" : "(!") + a[0] + ")";
+  }
+  if (op == "select") {
+    arity(3);
+    return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+  }
+  throw IrError("unknown expression operator '" + op + "'");
+}
+
+std::string expr_helpers_cpp() {
+  return "static inline int64_t htp_floordiv(int64_t a, int64_t b) {\n"
+         "    int64_t q = a / b;\n"
+         "    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
+         "}\n"
+         "static inline int64_t htp_mod(int64_t a, int64_t b) {\n"
+         "    int64_t r = a % b;\n"
+         "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+         "}\n"
+         "template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }\n"
+         "template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }\n";
+}
+
+}  // namespace ptobe

@@ -1,0 +1,380 @@
+#include "kernel_emitter.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "dtype.hpp"
+#include "expr_cpp.hpp"
+#include "runtime_api.hpp"
+
+namespace ptobe {
+
+namespace {
+
+/// The hardware pipes PTO-ISA synchronises with set_flag/wait_flag.
+enum class Pipe { None, MTE2, MTE1, V, M, MTE3, FIX };
+
+const char *pipe_name(Pipe p) {
+  switch (p) {
+  case Pipe::MTE2: return "PIPE_MTE2";
+  case Pipe::MTE1: return "PIPE_MTE1";
+  case Pipe::V: return "PIPE_V";
+  case Pipe::M: return "PIPE_M";
+  case Pipe::MTE3: return "PIPE_MTE3";
+  case Pipe::FIX: return "PIPE_FIX";
+  case Pipe::None: break;
+  }
+  return "PIPE_S";
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+std::string var_name(const std::string &n) { return "i_" + n; }
+/// A tile's C++ name: `t_<register>`, or `tmp<register>` for compiler temporaries (`_t0`), so that no
+/// generated name holds a double underscore.
+std::string tile_var(const TileBuffer &b) { return b.name.rfind('_', 0) == 0 ? "tmp" + b.name : "t_" + b.name; }
+
+class KernelWriter;
+using Emitter = std::function<void(KernelWriter &, const Op &, const IntrinsicContract &)>;
+
+/// Writes one kernel: arguments, tiles, body statements with pipe synchronisation.
+class KernelWriter {
+public:
+  KernelWriter(const Kernel &k, const KernelPlan &plan) : k_(k), plan_(plan) {
+    names_.var = [this](const std::string &n) {
+      const Local *l = k_.local(n);
+      if (l && l->scalar) return "s_" + n;
+      const Param *p = k_.param(n);
+      return p && !p->is_tensor() ? "p_" + n : var_name(n);
+    };
+    names_.param = [](const std::string &n) { return "p_" + n; };
+    names_.read = [this](const std::string &t, const std::vector<std::string> &idx) {
+      if (!k_.param(t) || !k_.param(t)->is_tensor())
+        throw IrError(k_.kind + " '" + k_.name + "' reads '" + t + "', which is not a tensor parameter", k_.span);
+      if (idx.size() == 1) return "g_" + t + "[" + idx[0] + "]";
+      if (idx.size() == 2) return "g_" + t + "[(" + idx[0] + ") * " + t + "_row_stride + (" + idx[1] + ")]";
+      throw IrError(k_.kind + " '" + k_.name + "' reads '" + t + "' with " + std::to_string(idx.size()) + " indices",
+                    k_.span);
+    };
+  }
+
+  std::string run(const KernelOrigin &origin);
+
+  // ---- used by the emitters ----
+  std::string expr(const json &e) const { return expr_to_cpp(e, names_); }
+  const TileBuffer &tile(const std::string &reg) const { return plan_.buffer(reg); }
+  std::string tv(const std::string &reg) const { return tile_var(tile(reg)); }
+  std::string ctype(const std::string &reg) const { return std::string(dtype(tile(reg).dtype).cpp); }
+  const KernelPlan &plan() const { return plan_; }
+  void line(const std::string &text) { out_ << indent_ << text << "\n"; }
+  /// Synchronises every pipe that may still be running with `p`, then records `p` as the last one.
+  void on_pipe(Pipe p) {
+    if (p == Pipe::None) return;
+    for (Pipe q : pending_)
+      if (q != p) {
+        line(std::string("set_flag(") + pipe_name(q) + ", " + pipe_name(p) + ", EVENT_ID0);");
+        line(std::string("wait_flag(") + pipe_name(q) + ", " + pipe_name(p) + ", EVENT_ID0);");
+      }
+    pending_ = {p};
+  }
+  /// `g` bound to the view of tensor param `pname` at `offset` with the shape of tile register `reg`.
+  void global_view(const std::string &g, const std::string &pname, const json &offset, const std::string &reg) {
+    const Param *p = k_.param(pname);
+    const TileBuffer &b = tile(reg);
+    std::string addr = "g_" + pname;
+    if (offset.is_array() && offset.size() == 2)
+      addr += " + (" + expr(offset[0]) + ") * " + pname + "_row_stride + (" + expr(offset[1]) + ")";
+    else if (offset.is_array() && offset.size() == 1)
+      addr += " + (" + expr(offset[0]) + ")";
+    const std::string type = g + "_type";
+    line("using " + type + " = GlobalTensor<" + std::string(dtype(p->dtype).cpp) + ", Shape<1, 1, 1, " +
+         std::to_string(b.rows) + ", " + std::to_string(b.cols) + ">, Stride<1, 1, 1, -1, 1>>;");
+    line(type + " " + g + "(" + addr + ", " + type + "::Shape(), " + type + "::Stride(" + pname + "_row_stride));");
+  }
+  void open_block() { line("{"); indent_ += "    "; }
+  void close_block() { indent_.resize(indent_.size() - 4); line("}"); }
+  std::string acc_flag(const std::string &reg) const { return "acc_live_" + reg; }
+
+private:
+  void arguments();
+  void tiles();
+  void statements(const std::vector<Op> &ops);
+  void statement(const Op &o);
+  void control(const Op &o);
+  static std::set<Pipe> pipes_of(const std::vector<Op> &ops);
+
+  const Kernel &k_;
+  const KernelPlan &plan_;
+  ExprNames names_;
+  std::ostringstream out_;
+  std::string indent_ = "    ";
+  std::set<Pipe> pending_;
+};
+
+// ---- one emitter per intrinsic family; the instruction comes from the table below ----
+
+Pipe store_pipe(const TileBuffer &b) { return b.tile_type == "Acc" ? Pipe::FIX : Pipe::MTE3; }
+
+void emit_load(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  w.on_pipe(Pipe::MTE2);
+  w.open_block();
+  w.global_view("src", o.raw.value("src", std::string()), o.raw.value("offset", json()), o.dst);
+  w.line("TLOAD(" + w.tv(o.dst) + ", src);");
+  w.close_block();
+}
+
+void emit_store(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  const std::string value = o.raw.value("value", std::string());
+  w.on_pipe(store_pipe(w.tile(value)));
+  w.open_block();
+  w.global_view("dst", o.dst, o.raw.value("offset", json()), value);
+  w.line("TSTORE(dst, " + w.tv(value) + ");");
+  w.close_block();
+}
+
+void emit_full(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  if (w.tile(o.dst).tile_type == "Acc") {  // a zero accumulator: the next matmul overwrites instead of adding
+    w.line(w.acc_flag(o.dst) + " = false;");
+    return;
+  }
+  w.on_pipe(Pipe::V);
+  w.line("TEXPANDS(" + w.tv(o.dst) + ", static_cast<" + w.ctype(o.dst) + ">(" + literal_cpp(o.raw["value"]) + "));");
+}
+
+void emit_nothing(KernelWriter &, const Op &, const IntrinsicContract &) {}
+
+/// dst <- INSTR(dst, args...) for the binary, unary, expansion and copy families.
+void emit_vector(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
+  w.on_pipe(Pipe::V);
+  std::string call = std::string(c.isa) + "(" + w.tv(o.dst);
+  for (const auto &a : o.args) call += ", " + w.tv(a);
+  w.line(call + ");");
+}
+
+void emit_scalar_binary(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
+  w.on_pipe(Pipe::V);
+  w.line(std::string(c.isa) + "(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", static_cast<" + w.ctype(o.dst) + ">(" +
+         w.expr(o.raw["scalar"]) + "));");
+}
+
+void emit_row_reduce(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
+  w.on_pipe(Pipe::V);
+  const TileBuffer &scratch = w.plan().tiles.at(w.plan().scratch_of.at(&o));
+  w.line(std::string(c.isa) + "(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", " + tile_var(scratch) + ");");
+}
+
+void emit_sigmoid_into(KernelWriter &w, const std::string &d, const std::string &s, const std::string &t) {
+  w.line("TNEG(" + d + ", " + s + ");");
+  w.line("TEXP(" + d + ", " + d + ");");
+  w.line("TADDS(" + d + ", " + d + ", static_cast<" + t + ">(1.0));");
+  w.line("TRECIP(" + d + ", " + d + ");");
+}
+
+void emit_sigmoid(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  w.on_pipe(Pipe::V);
+  emit_sigmoid_into(w, w.tv(o.dst), w.tv(o.args[0]), w.ctype(o.dst));
+}
+
+void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 sigmoid(2x) - 1
+  w.on_pipe(Pipe::V);
+  const std::string d = w.tv(o.dst), t = w.ctype(o.dst);
+  w.line("TMULS(" + d + ", " + w.tv(o.args[0]) + ", static_cast<" + t + ">(2.0));");
+  emit_sigmoid_into(w, d, d, t);
+  w.line("TMULS(" + d + ", " + d + ", static_cast<" + t + ">(2.0));");
+  w.line("TADDS(" + d + ", " + d + ", static_cast<" + t + ">(-1.0));");
+}
+
+void emit_cast(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  w.on_pipe(Pipe::V);
+  bool widen = dtype(w.tile(o.dst).dtype).is_float && dtype(w.tile(o.args[0]).dtype).is_float &&
+               dtype(w.tile(o.dst).dtype).bytes >= dtype(w.tile(o.args[0]).dtype).bytes;
+  w.line("TCVT(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", RoundMode::" + (widen ? "CAST_NONE" : "CAST_RINT") + ");");
+}
+
+void emit_matmul(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  const KernelPlan &plan = w.plan();
+  const std::string left = tile_var(plan.tiles.at(plan.left_of.at(o.args[0])));
+  const std::string right = tile_var(plan.tiles.at(plan.right_of.at(o.args[1])));
+  w.on_pipe(Pipe::MTE1);
+  w.line("TMOV(" + left + ", " + w.tv(o.args[0]) + ");");
+  w.line("TMOV(" + right + ", " + w.tv(o.args[1]) + ");");
+  w.on_pipe(Pipe::M);
+  const std::string acc = w.tv(o.dst), flag = w.acc_flag(o.dst);
+  bool accumulate = o.raw.value("accumulate", false) || o.args.size() == 3;
+  if (!accumulate) {
+    w.line("TMATMUL(" + acc + ", " + left + ", " + right + ");");
+  } else {
+    w.line("if (" + flag + ") {");
+    w.line("    TMATMUL_ACC(" + acc + ", " + acc + ", " + left + ", " + right + ");");
+    w.line("} else {");
+    w.line("    TMATMUL(" + acc + ", " + left + ", " + right + ");");
+    w.line("}");
+  }
+  w.line(flag + " = true;");
+}
+
+const std::map<std::string_view, Emitter> &emitters() {
+  static const std::map<std::string_view, Emitter> table = [] {
+    std::map<std::string_view, Emitter> t;
+    for (const IntrinsicContract &c : intrinsic_contracts()) {
+      switch (c.kind) {
+      case OpKind::Load: t[c.op] = emit_load; break;
+      case OpKind::Store: t[c.op] = emit_store; break;
+      case OpKind::Alloc: t[c.op] = emit_nothing; break;
+      case OpKind::Full: t[c.op] = emit_full; break;
+      case OpKind::ScalarBinary: t[c.op] = emit_scalar_binary; break;
+      case OpKind::RowReduce: t[c.op] = emit_row_reduce; break;
+      case OpKind::Matmul: t[c.op] = emit_matmul; break;
+      case OpKind::Cast: t[c.op] = emit_cast; break;
+      default: t[c.op] = emit_vector; break;
+      }
+    }
+    t["sigmoid"] = emit_sigmoid;
+    t["tanh"] = emit_tanh;
+    return t;
+  }();
+  return table;
+}
+
+std::set<Pipe> KernelWriter::pipes_of(const std::vector<Op> &ops) {
+  std::set<Pipe> out;
+  for_each_op(ops, [&](const Op &o) {
+    const IntrinsicContract *c = find_intrinsic(o.op);
+    if (!c) return;
+    switch (c->kind) {
+    case OpKind::Load: out.insert(Pipe::MTE2); break;
+    case OpKind::Store: out.insert(Pipe::MTE3); out.insert(Pipe::FIX); break;
+    case OpKind::Alloc: break;
+    case OpKind::Matmul: out.insert(Pipe::MTE1); out.insert(Pipe::M); break;
+    default: out.insert(Pipe::V); break;
+    }
+  });
+  return out;
+}
+
+void KernelWriter::arguments() {
+  int index = 0;
+  out_ << "    // Tensor arguments: ChipTensor views (data = buffer.addr + start_offset elements).\n";
+  for (const Param *p : k_.tensor_params())
+    out_ << rt::kernel_tensor_arg(index++, p->name + "_view", "g_" + p->name, p->name + "_row_stride",
+                                  std::string(dtype(p->dtype).cpp));
+  if (!k_.scalar_params().empty()) out_ << "    // Scalar arguments (raw 64-bit slots after the tensors).\n";
+  for (const Param *p : k_.scalar_params()) {
+    DType t = dtype(p->dtype);
+    out_ << rt::kernel_scalar_arg(index++, "p_" + p->name, std::string(t.cpp), t.is_float);
+  }
+  for (const Param &p : k_.params)
+    if (p.kind == "constexpr") out_ << "    constexpr auto p_" << p.name << " = " << literal_cpp(p.value) << ";\n";
+  for (const Local &l : k_.locals)
+    if (l.scalar) out_ << "    " << dtype(l.dtype).cpp << " s_" << l.name << " = 0;\n";
+}
+
+std::string tile_type_text(const TileBuffer &b) {
+  const std::string t = std::string(dtype(b.dtype).cpp);
+  const std::string dims = std::to_string(b.prows) + ", " + std::to_string(b.pcols) + ", " + std::to_string(b.rows) +
+                           ", " + std::to_string(b.cols);
+  if (b.tile_type == "Left") return "TileLeft<" + t + ", " + dims + ">";
+  if (b.tile_type == "Right") return "TileRight<" + t + ", " + dims + ">";
+  if (b.tile_type == "Acc") return "TileAcc<" + t + ", " + dims + ">";
+  const std::string shape = std::to_string(b.prows) + ", " + std::to_string(b.pcols);
+  const std::string valid = std::to_string(b.rows) + ", " + std::to_string(b.cols);
+  if (b.tile_type == "Mat")
+    return "Tile<TileType::Mat, " + t + ", " + shape + ", BLayout::ColMajor, " + valid + ", SLayout::RowMajor, 512>";
+  return "Tile<TileType::Vec, " + t + ", " + shape + ", BLayout::" + (b.col_major ? "ColMajor" : "RowMajor") + ", " +
+         valid + ">";
+}
+
+void KernelWriter::tiles() {
+  std::string current_space;
+  for (const TileBuffer &b : plan_.tiles) {
+    if (b.space != current_space) {
+      out_ << "    // Tiles in " << b.space << ".\n";
+      current_space = b.space;
+    }
+    const std::string v = tile_var(b);
+    out_ << "    using " << v << "_type = " << tile_type_text(b) << ";\n";
+    out_ << "    " << v << "_type " << v << ";\n";
+    out_ << "    TASSIGN(" << v << ", " << hex(b.address) << ");\n";
+    if (b.tile_type == "Acc") out_ << "    bool " << acc_flag(b.register_) << " = false;\n";
+  }
+}
+
+void KernelWriter::control(const Op &o) {
+  if (o.op == "scalar") {
+    line(names_.var(o.dst) + " = " + expr(o.raw.at("value")) + ";");
+    return;
+  }
+  if (o.op == "for") {
+    const std::string v = var_name(o.raw.value("var", std::string("k")));
+    const json step = o.raw.value("step", json(1));
+    std::set<Pipe> before = pending_, body = pipes_of(o.body);
+    pending_.insert(body.begin(), body.end());  // iteration i+1 starts after iteration i's last pipe
+    line("for (int64_t " + v + " = " + expr(o.raw.value("start", json(0))) + "; " + v + " < " +
+         expr(o.raw.at("stop")) + "; " + v + " += " + expr(step) + ") {");
+    indent_ += "    ";
+    statements(o.body);
+    indent_.resize(indent_.size() - 4);
+    line("}");
+    pending_.insert(before.begin(), before.end());
+    return;
+  }
+  // if
+  std::set<Pipe> before = pending_;
+  line("if (" + expr(o.raw.at("cond")) + ") {");
+  indent_ += "    ";
+  statements(o.then_body);
+  std::set<Pipe> after_then = pending_;
+  indent_.resize(indent_.size() - 4);
+  pending_ = before;
+  if (!o.else_body.empty()) {
+    line("} else {");
+    indent_ += "    ";
+    statements(o.else_body);
+    indent_.resize(indent_.size() - 4);
+  }
+  line("}");
+  pending_.insert(after_then.begin(), after_then.end());
+}
+
+void KernelWriter::statement(const Op &o) {
+  if (o.op == "scalar" || o.op == "for" || o.op == "if") return control(o);
+  const IntrinsicContract *c = find_intrinsic(o.op);
+  auto it = emitters().find(o.op);
+  if (!c || it == emitters().end())
+    throw IrError(k_.kind + " '" + k_.name + "': backend-pto cannot lower '" + o.op + "'", o.span, "pto.unsupported");
+  it->second(*this, o, *c);
+}
+
+void KernelWriter::statements(const std::vector<Op> &ops) {
+  for (const Op &o : ops) statement(o);
+}
+
+std::string KernelWriter::run(const KernelOrigin &origin) {
+  out_ << "// " << k_.kind << " '" << k_.name << "' (" << origin.file << ":" << k_.span.line
+       << "): generated by HTP backend-pto for " << origin.target << ".\n"
+       << "// PTO-ISA " << rt::kIsaRevision << " kernel for pto-runtime " << rt::kRuntimeRevision
+       << "; core type " << core_type_name(plan_.core) << ".\n"
+       << rt::kernel_prologue() << "\n"
+       << expr_helpers_cpp() << "\n"
+       << rt::kernel_entry_open();
+  arguments();
+  tiles();
+  out_ << "    // Body.\n";
+  statements(k_.body);
+  out_ << rt::kernel_epilogue() << "}\n";
+  return out_.str();
+}
+
+}  // namespace
+
+std::string emit_kernel(const Kernel &k, const KernelPlan &plan, const KernelOrigin &origin) {
+  return KernelWriter(k, plan).run(origin);
+}
+
+}  // namespace ptobe

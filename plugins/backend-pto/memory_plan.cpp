@@ -1,0 +1,187 @@
+#include "memory_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "dtype.hpp"
+
+namespace ptobe {
+
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return a == 0 ? v : (v + a - 1) / a * a; }
+
+/// The registers by cube role.
+struct CubeRoles {
+  std::set<std::string> left, right, acc;
+  const Op *first_matmul = nullptr;
+};
+
+CubeRoles cube_roles(const Kernel &k) {
+  CubeRoles r;
+  for_each_op(k.body, [&](const Op &o) {
+    if (o.op != "matmul" || o.args.size() < 2) return;
+    if (!r.first_matmul) r.first_matmul = &o;
+    r.left.insert(o.args[0]);
+    r.right.insert(o.args[1]);
+    r.acc.insert(o.dst);
+  });
+  return r;
+}
+
+/// A cube kernel holds only data movement, matmuls, accumulator resets and control flow.
+void check_cube_only(const Kernel &k, const CubeRoles &roles) {
+  static const std::set<std::string> kCubeOps = {"load", "store", "matmul", "alloc", "full", "for", "if", "scalar"};
+  for_each_op(k.body, [&](const Op &o) {
+    if (kCubeOps.count(o.op) && !(o.op == "full" && !roles.acc.count(o.dst))) return;
+    throw IrError(k.kind + " '" + k.name + "' uses pto.matmul (cube core, AIC) and pto." + o.op +
+                      " (vector core, AIV); a kernel runs on one core type: split it into a cube kernel and a "
+                      "vector kernel that exchange tensors",
+                  o.span, "pto.core-type");
+  });
+  for (const std::string &reg : roles.left)
+    if (roles.right.count(reg) || roles.acc.count(reg))
+      throw IrError("tile '" + reg + "' of " + k.kind + " '" + k.name +
+                        "' is used in two cube roles (left operand and right operand or accumulator)",
+                    roles.first_matmul->span, "pto.core-type");
+  for (const std::string &reg : roles.right)
+    if (roles.acc.count(reg))
+      throw IrError("tile '" + reg + "' of " + k.kind + " '" + k.name + "' is both a right operand and an accumulator",
+                    roles.first_matmul->span, "pto.core-type");
+}
+
+class Planner {
+public:
+  Planner(const Kernel &k, const HardwareProfile &hw) : k_(k), hw_(hw) {}
+
+  KernelPlan run() {
+    CubeRoles roles = cube_roles(k_);
+    plan_.core = roles.acc.empty() ? CoreType::Aiv : CoreType::Aic;
+    if (plan_.core == CoreType::Aic) check_cube_only(k_, roles);
+    for (const Local &l : k_.locals) {
+      if (l.scalar) continue;
+      if (plan_.core == CoreType::Aiv) {
+        plan_.by_register[l.name] = add_vec(l.name, l.name, l.rows(), l.cols(), l.dtype);
+      } else if (roles.acc.count(l.name)) {
+        plan_.by_register[l.name] = add_cube(l, "Acc", "L0C", hw_.m_align, hw_.n_align, "");
+      } else if (roles.right.count(l.name)) {
+        plan_.by_register[l.name] = add_cube(l, "Mat", "L1", k_align(l), hw_.n_align, "");
+        plan_.right_of[l.name] = add_cube(l, "Right", "L0B", k_align(l), hw_.n_align, "_l0b");
+      } else {  // left operands, and tiles a cube kernel only moves
+        plan_.by_register[l.name] = add_cube(l, "Mat", "L1", hw_.m_align, k_align(l), "");
+        if (roles.left.count(l.name)) plan_.left_of[l.name] = add_cube(l, "Left", "L0A", hw_.m_align, k_align(l), "_l0a");
+      }
+    }
+    for_each_op(k_.body, [&](const Op &o) {
+      const IntrinsicContract *c = find_intrinsic(o.op);
+      if (!c || c->kind != OpKind::RowReduce || o.args.empty()) return;
+      const Local *src = k_.local(o.args[0]);
+      if (!src) return;
+      plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()), "scratch for pto." + o.op,
+                                     src->rows(), src->cols(), src->dtype);
+    });
+    return std::move(plan_);
+  }
+
+private:
+  /// Elements of the contraction-dimension padding for `l`'s dtype.
+  int64_t k_align(const Local &l) const { return std::max<int64_t>(1, hw_.k_align_bytes / dtype(l.dtype).bytes); }
+
+  size_t place(TileBuffer b) {
+    const MemorySpace &space = hw_.space(b.space);
+    uint64_t &used = plan_.used[b.space];
+    b.address = align_up(used, space.alignment);
+    used = b.address + b.bytes;
+    plan_.tiles.push_back(std::move(b));
+    return plan_.tiles.size() - 1;
+  }
+
+  size_t add_vec(const std::string &name, const std::string &reg, int64_t rows, int64_t cols, const std::string &dt) {
+    TileBuffer b;
+    b.name = name;
+    b.register_ = reg;
+    b.space = "UB";
+    b.tile_type = "Vec";
+    b.col_major = cols == 1;
+    b.dtype = dt;
+    b.rows = b.prows = rows;
+    b.cols = b.pcols = cols;
+    uint64_t e = dtype(dt).bytes;
+    b.bytes = b.col_major ? align_up(rows * e, hw_.block_bytes) : static_cast<uint64_t>(rows * cols) * e;
+    return place(std::move(b));
+  }
+
+  size_t add_cube(const Local &l, const char *type, const char *space, int64_t row_align, int64_t col_align,
+                  const char *suffix) {
+    TileBuffer b;
+    b.name = l.name + suffix;
+    b.register_ = l.name;
+    b.space = space;
+    b.tile_type = type;
+    b.dtype = l.dtype;
+    b.rows = l.rows();
+    b.cols = l.cols();
+    b.prows = static_cast<int64_t>(align_up(b.rows, row_align));
+    b.pcols = static_cast<int64_t>(align_up(b.cols, col_align));
+    b.bytes = static_cast<uint64_t>(b.prows * b.pcols) * dtype(l.dtype).bytes;
+    return place(std::move(b));
+  }
+
+  const Kernel &k_;
+  const HardwareProfile &hw_;
+  KernelPlan plan_;
+};
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+KernelPlan plan_memory(const Kernel &k, const HardwareProfile &hw) {
+  for (const Local &l : k.locals)
+    if (!l.scalar && !find_dtype(l.dtype))
+      throw IrError("tile '" + l.name + "' of " + k.kind + " '" + k.name + "' has unknown element type '" + l.dtype + "'",
+                    k.span);
+  return Planner(k, hw).run();
+}
+
+std::vector<std::string> check_memory(const Kernel &k, const KernelPlan &plan, const HardwareProfile &hw) {
+  std::vector<std::string> out;
+  const std::string core = plan.core == CoreType::Aic ? "AIC" : "AIV";
+  for (const TileBuffer &b : plan.tiles) {
+    const MemorySpace &space = hw.space(b.space);
+    if (b.bytes > space.capacity)
+      out.push_back("tile '" + b.name + "' " + describe_tile({b.rows, b.cols}, b.dtype) + " needs " +
+                    std::to_string(b.bytes) + " bytes of " + b.space + ", but " + b.space + " holds " +
+                    std::to_string(space.capacity) + " bytes per " + core + " core (" + hw.name + ")");
+    uint64_t row_bytes = static_cast<uint64_t>(b.cols) * dtype(b.dtype).bytes;
+    if (b.tile_type == "Vec" && !b.col_major && row_bytes % hw.block_bytes != 0)
+      out.push_back("tile '" + b.name + "' " + describe_tile({b.rows, b.cols}, b.dtype) + ": a row is " +
+                    std::to_string(row_bytes) + " bytes, not a multiple of the " + std::to_string(hw.block_bytes) +
+                    "-byte vector block");
+    if ((b.tile_type == "Left" || b.tile_type == "Right") && !contains(hw.cube_input_dtypes, b.dtype))
+      out.push_back("matmul operand '" + b.register_ + "' is " + b.dtype + "; the " + hw.name +
+                    " cube unit multiplies " + [&] {
+                      std::string s;
+                      for (const auto &d : hw.cube_input_dtypes) s += (s.empty() ? "" : ", ") + d;
+                      return s;
+                    }());
+    if (b.tile_type == "Acc" && !contains(hw.acc_dtypes, b.dtype))
+      out.push_back("matmul accumulator '" + b.register_ + "' is " + b.dtype + "; the cube unit accumulates in f32 or i32");
+  }
+  if (!out.empty()) return out;
+  for (const auto &[space_name, used] : plan.used) {
+    const MemorySpace &space = hw.space(space_name);
+    if (used <= space.capacity) continue;
+    std::string list;
+    for (const TileBuffer &b : plan.tiles)
+      if (b.space == space_name) list += (list.empty() ? "" : ", ") + b.name + " " + std::to_string(b.bytes);
+    out.push_back("the tiles of " + k.kind + " '" + k.name + "' need " + std::to_string(used) + " bytes of " +
+                  space_name + " (" + list + "), but " + space_name + " holds " + std::to_string(space.capacity) +
+                  " bytes per " + core + " core (" + hw.name + ")");
+  }
+  return out;
+}
+
+}  // namespace ptobe

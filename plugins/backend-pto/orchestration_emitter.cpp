@@ -1,0 +1,383 @@
+#include "orchestration_emitter.hpp"
+
+#include <set>
+#include <sstream>
+
+#include "dtype.hpp"
+#include "expr_cpp.hpp"
+#include "runtime_api.hpp"
+
+namespace ptobe {
+
+namespace {
+
+/// A tensor argument of a task: the kernel parameter and the view of an orchestration tensor.
+struct TaskTensor {
+  const Param *param;
+  std::string tensor;              ///< C++ variable of the whole tensor
+  std::vector<std::string> offset; ///< per tensor dim (empty: the whole tensor)
+  std::vector<std::string> shape;
+};
+
+/// Writes one orchestration source: parameter binding, then statements with indentation.
+class OrchestrationWriter {
+public:
+  OrchestrationWriter(std::string entry, const Origin &origin) : entry_(std::move(entry)), origin_(origin) {
+    names_.var = [](const std::string &n) { return "v_" + n; };
+    names_.param = [](const std::string &n) { return "p_" + n; };
+    names_.read = [this](const std::string &t, const std::vector<std::string> &idx) {
+      auto it = tensor_dtype_.find(t);
+      if (it == tensor_dtype_.end()) throw IrError("'" + entry_ + "' reads '" + t + "', which is not a tensor parameter");
+      return rt::read_element("w_" + t, std::string(dtype(it->second).cpp), idx);
+    };
+  }
+
+  std::string expr(const json &e) const { return expr_to_cpp(e, names_); }
+  void line(const std::string &text) { body_ << indent_ << text << "\n"; }
+  void raw(const std::string &text) { body_ << text; }
+  void open(const std::string &head) {
+    line(head.empty() ? "{" : head + " {");
+    indent_ += "    ";
+  }
+  void close() { indent_.resize(indent_.size() - 4); line("}"); }
+  const std::string &indent() const { return indent_; }
+  std::string fresh(const std::string &stem) { return stem + std::to_string(counter_++); }
+
+  /// Binds the entry parameters (tensors first, then scalars) and the dimension symbols.
+  std::vector<EntryParam> bind(const json &params) {
+    std::vector<EntryParam> out;
+    for (const auto &p : params) {
+      EntryParam e;
+      e.name = p.at("name").get<std::string>();
+      e.dir = p.value("dir", std::string("in"));
+      const json &type = p.at("type");
+      e.kind = type.at("kind").get<std::string>();
+      e.dtype = type.value("dtype", std::string("i64"));
+      if (e.kind == "tensor") e.shape = type.at("shape");
+      if (e.kind != "tensor" && e.kind != "scalar")
+        throw IrError("entry '" + entry_ + "' parameter '" + e.name + "' is a " + e.kind + "; entries take tensors and scalars");
+      out.push_back(e);
+    }
+    int index = 0;
+    std::set<std::string> symbols;
+    for (const EntryParam &e : out) {
+      if (e.kind != "tensor") continue;
+      tensor_dtype_[e.name] = e.dtype;
+      raw(rt::entry_tensor(index++, "w_" + e.name));
+      for (size_t d = 0; d < e.shape.size(); ++d)
+        if (e.shape[d].is_string() && symbols.insert(e.shape[d].get<std::string>()).second)
+          raw("    const int64_t p_" + e.shape[d].get<std::string>() + " = " +
+              rt::tensor_dim("w_" + e.name, static_cast<int>(d)) + ";\n");
+    }
+    for (const EntryParam &e : out) {
+      if (e.kind != "scalar") continue;
+      DType t = dtype(e.dtype);
+      raw(rt::entry_scalar(index++, "p_" + e.name, std::string(t.cpp), t.is_float));
+    }
+    arg_count_ = index;
+    return out;
+  }
+
+  void intermediate(const std::string &name, const json &type) {
+    std::vector<int64_t> shape;
+    for (const auto &d : type.at("shape")) {
+      if (!d.is_number_integer())
+        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the symbolic dimension " + d.dump() +
+                      "; backend-pto allocates intermediates of static shape", {}, "pto.unsupported");
+      shape.push_back(d.get<int64_t>());
+    }
+    const std::string dt = type.at("dtype").get<std::string>();
+    tensor_dtype_[name] = dt;
+    raw(rt::create_intermediate("w_" + name, shape, std::string(dtype(dt).runtime), indent_));
+  }
+
+  /// Emits one task of kernel `unit` with its tensors (kernel order) and scalar values.
+  void task(const KernelUnit &unit, const std::string &label, const std::vector<TaskTensor> &tensors,
+            const std::vector<std::string> &scalars, const std::string &key, const std::string &stream) {
+    if (tensors.size() > rt::kMaxTaskTensors || scalars.size() > rt::kMaxTaskScalars)
+      throw IrError("kernel '" + unit.kernel.name + "' takes " + std::to_string(tensors.size()) + " tensors and " +
+                    std::to_string(scalars.size()) + " scalars; a pto-runtime task takes at most 32 and 16",
+                    unit.kernel.span, "pto.unsupported");
+    const std::string t = fresh("task");
+    line("{  // " + label);
+    indent_ += "    ";
+    for (const TaskTensor &a : tensors) {
+      if (a.offset.empty()) continue;
+      raw(rt::tensor_view(t + "_" + a.param->name, a.tensor, a.shape, a.offset, indent_));
+    }
+    raw(indent_ + rt::task_args_decl(t + "_args"));
+    for (const TaskTensor &a : tensors)
+      raw(indent_ + rt::task_add_tensor(t + "_args", a.param->dir, a.offset.empty() ? a.tensor : t + "_" + a.param->name));
+    const auto sp = unit.kernel.scalar_params();
+    for (size_t i = 0; i < sp.size(); ++i) {
+      DType d = dtype(sp[i]->dtype);
+      raw(indent_ + rt::task_add_scalar(t + "_args", scalars.at(i), std::string(d.cpp), d.is_float));
+    }
+    if (!key.empty() || !stream.empty())
+      raw(rt::sim_hint(t + "_args", key.empty() ? "-1" : key, stream.empty() ? "-1" : stream, indent_));
+    raw(indent_ + rt::submit(unit.plan.core, unit.func_id, t + "_args", t + "_outs"));
+    line("(void)" + t + "_outs;");
+    close();
+  }
+
+  std::string finish(const std::string &description) const {
+    std::ostringstream out;
+    out << "// Orchestration of " << description << " (" << origin_.file << "): generated by HTP backend-pto for "
+        << origin_.target << ".\n// pto-runtime " << rt::kRuntimeRevision << " (" << rt::kRuntimeVariant
+        << "): tasks are ordered by the directions of their tensor arguments.\n"
+        << rt::orchestration_prologue() << "\n"
+        << expr_helpers_cpp() << "\n"
+        << "extern \"C\" {\n\n"
+        << rt::orchestration_config(arg_count_) << "\n"
+        << rt::orchestration_entry_open() << body_.str() << rt::orchestration_close() << "\n}  // extern \"C\"\n";
+    return out.str();
+  }
+
+  int arg_count() const { return arg_count_; }
+
+private:
+  std::string entry_;
+  Origin origin_;
+  ExprNames names_;
+  std::map<std::string, std::string> tensor_dtype_;
+  std::ostringstream body_;
+  std::string indent_ = "    ";
+  int counter_ = 0;
+  int arg_count_ = 0;
+};
+
+const KernelUnit &find_kernel(const KernelIndex &kernels, const std::string &name, const Span &span) {
+  auto it = kernels.find(name);
+  if (it == kernels.end()) throw IrError("task launches kernel '" + name + "', which tile.kernels does not define", span);
+  return *it->second;
+}
+
+std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.line) : std::string(); }
+
+/// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
+class WorkloadLowering {
+public:
+  WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const json &schedule)
+      : w_(w), kernels_(k), schedule_(schedule) {}
+
+  void nodes(const json &body) {
+    for (const auto &n : body) node(n);
+  }
+
+private:
+  void node(const json &n) {
+    const std::string kind = n.at("kind").get<std::string>();
+    if (kind == "loop") return loop(n);
+    if (kind == "when") return when(n);
+    if (kind == "group") {
+      w_.open("");
+      nodes(n.value("body", json::array()));
+      w_.close();
+      return;
+    }
+    if (kind == "task") return task(n);
+    throw IrError("unknown task-graph node kind '" + kind + "'", Span::from_json(n.value("span", json())));
+  }
+
+  void for_range(const std::string &var, const std::string &lo, const std::string &hi) {
+    w_.open("for (int64_t v_" + var + " = " + lo + "; v_" + var + " < " + hi + "; ++v_" + var + ")");
+    in_scope_.insert(var);
+  }
+
+  void loop(const json &n) {
+    const json &d = n.at("domain");
+    const std::string type = d.at("type").get<std::string>();
+    std::vector<std::string> vars = n.at("vars").get<std::vector<std::string>>();
+    int opened = 0;
+    if (type == "dense") {
+      const json &ext = d.at("extents");
+      for (size_t i = 0; i < vars.size(); ++i, ++opened) for_range(vars[i], "0", w_.expr(ext.at(i)));
+    } else if (type == "seq") {
+      for_range(vars.at(0), "0", w_.expr(d.at("extent")));
+      opened = 1;
+    } else if (type == "ragged") {
+      for_range(vars.at(0), "0", w_.expr(d.at("extent")));
+      const json len = {{"read", d.at("lengths")}, {"index", json::array({json{{"var", vars.at(0)}}})}};
+      for_range(vars.at(1), "0", w_.expr(len));
+      opened = 2;
+    } else if (type == "sparse") {
+      const json row = d.at("row");
+      const json row1 = {{"op", "add"}, {"args", json::array({row, 1})}};
+      const std::string k = w_.fresh("nz");
+      const json lo = {{"read", d.at("indptr")}, {"index", json::array({row})}};
+      const json hi = {{"read", d.at("indptr")}, {"index", json::array({row1})}};
+      w_.open("for (int64_t " + k + " = " + w_.expr(lo) + "; " + k + " < " + w_.expr(hi) + "; ++" + k + ")");
+      w_.line("const int64_t v_" + vars.at(0) + " = " +
+              rt::read_element("w_" + d.at("indices").get<std::string>(), "int32_t", {k}) + ";");
+      in_scope_.insert(vars.at(0));
+      opened = 1;
+    } else {
+      throw IrError("unknown loop domain '" + type + "'", Span::from_json(n.value("span", json())));
+    }
+    nodes(n.value("body", json::array()));
+    for (int i = 0; i < opened; ++i) w_.close();
+    for (const auto &v : vars) in_scope_.erase(v);
+  }
+
+  void when(const json &n) {
+    w_.open("if (" + w_.expr(n.at("cond")) + ")");
+    nodes(n.value("then", json::array()));
+    if (!n.value("else", json::array()).empty()) {
+      w_.close();
+      w_.open("else");
+    }
+    nodes(n.value("else", json::array()));
+    w_.close();
+  }
+
+  std::string key() const {
+    const json &d = schedule_.value("dispatch", json());
+    if (!d.is_object() || !d.contains("axis")) return "";
+    const std::string axis = d["axis"].get<std::string>();
+    return in_scope_.count(axis) ? "v_" + axis : "";
+  }
+
+  std::string stream() const {
+    if (!schedule_.contains("stream_by") || schedule_["stream_by"].is_null()) return "";
+    std::string s = w_.expr(schedule_["stream_by"]);
+    if (schedule_.contains("streams") && schedule_["streams"].is_number_integer())
+      s = "htp_mod(" + s + ", " + std::to_string(schedule_["streams"].get<int64_t>()) + ")";
+    return s;
+  }
+
+  void task(const json &n) {
+    const Span span = Span::from_json(n.value("span", json()));
+    const KernelUnit &unit = find_kernel(kernels_, n.at("kernel").get<std::string>(), span);
+    std::map<std::string, const json *> by_param;
+    for (const auto &a : n.at("args")) by_param[a.at("param").get<std::string>()] = &a;
+    std::vector<TaskTensor> tensors;
+    std::vector<std::string> scalars;
+    for (const Param &p : unit.kernel.params) {
+      if (p.kind == "constexpr") continue;
+      auto it = by_param.find(p.name);
+      if (it == by_param.end())
+        throw IrError("task " + n.value("id", std::string()) + " binds no argument to parameter '" + p.name +
+                      "' of kernel '" + unit.kernel.name + "'", span);
+      const json &a = *it->second;
+      if (p.is_scalar()) {
+        scalars.push_back(w_.expr(a.at("scalar")));
+        continue;
+      }
+      TaskTensor t{&p, "w_" + a.at("tensor").get<std::string>(), {}, {}};
+      for (const auto &o : a.value("offset", json::array())) t.offset.push_back(w_.expr(o));
+      for (const auto &s : a.value("shape", json::array())) t.shape.push_back(w_.expr(s));
+      if (t.offset.size() != t.shape.size())
+        throw IrError("task " + n.value("id", std::string()) + ": argument '" + p.name + "' has " +
+                      std::to_string(t.offset.size()) + " offsets and " + std::to_string(t.shape.size()) + " extents",
+                      span);
+      tensors.push_back(std::move(t));
+    }
+    std::string label = n.value("id", std::string("task")) + ": " + unit.kernel.name + span_label(span);
+    w_.task(unit, label, tensors, scalars, key(), stream());
+  }
+
+  OrchestrationWriter &w_;
+  const KernelIndex &kernels_;
+  const json &schedule_;
+  std::set<std::string> in_scope_;
+};
+
+json sim_config(const json &schedule) {
+  json sim = json::object();
+  if (schedule.contains("dispatch") && schedule["dispatch"].is_object())
+    sim["dispatch"] = schedule["dispatch"].value("policy", std::string("round_robin"));
+  if (schedule.contains("task_window") && schedule["task_window"].is_number_integer())
+    sim["task_window"] = schedule["task_window"];
+  return sim;
+}
+
+}  // namespace
+
+EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const Origin &origin) {
+  EntryUnit e;
+  e.name = w.at("name").get<std::string>();
+  e.kind = "workload";
+  e.path = rt::orchestration_path(e.name);
+  OrchestrationWriter out(e.name, origin);
+  e.params = out.bind(w.value("params", json::array()));
+  for (const auto &i : w.value("intermediates", json::array()))
+    out.intermediate(i.at("name").get<std::string>(), i.at("type"));
+  const json schedule = w.value("schedule", json::object());
+  WorkloadLowering(out, kernels, schedule).nodes(w.value("body", json::array()));
+  e.sim = sim_config(schedule);
+  e.source = out.finish("workload '" + e.name + "'");
+  return e;
+}
+
+EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin) {
+  EntryUnit e;
+  e.name = p.name;
+  e.kind = "csp-program";
+  e.path = rt::orchestration_path(e.name);
+  OrchestrationWriter out(e.name, origin);
+  e.params = out.bind(p.params);
+  for (const CspChannel &c : p.channels) {  // one ring of `depth` slots per channel
+    std::vector<int64_t> ring = c.shape;
+    ring[0] *= c.depth;
+    out.intermediate("ring_" + c.name, json{{"shape", ring}, {"dtype", c.dtype}});
+  }
+  std::map<std::string, const CspChannel *> channels;
+  for (const CspChannel &c : p.channels) channels[c.name] = &c;
+  const std::string var = p.processes.front().loop_var;
+  out.open("for (int64_t v_" + var + " = " + out.expr(p.start) + "; v_" + var + " < " + out.expr(p.stop) + "; v_" +
+           var + " += " + out.expr(p.step) + ")");
+  for (const CspProcess &proc : p.processes) {
+    const KernelUnit &unit = find_kernel(kernels, proc.kernel, p.span);
+    std::map<std::string, const json *> bound;
+    for (const auto &a : proc.args) bound[a.at("param").get<std::string>()] = &a;
+    std::vector<TaskTensor> tensors;
+    std::vector<std::string> scalars;
+    for (const Param &prm : unit.kernel.params) {
+      if (prm.kind == "constexpr") continue;
+      if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
+        const CspChannel &c = *channels.at(prm.name.substr(3));
+        const std::string slot = "htp_mod(v_" + var + ", " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
+        tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
+      } else if (prm.is_scalar()) {
+        scalars.push_back(prm.name == proc.loop_var ? "v_" + var
+                                                    : (bound.count(prm.name) ? out.expr(bound[prm.name]->at("scalar")) : "0"));
+      } else {
+        auto it = bound.find(prm.name);
+        if (it == bound.end() || !it->second->contains("tensor"))
+          throw IrError("process '" + proc.name + "' binds no tensor to parameter '" + prm.name + "'", p.span, "pto.csp");
+        tensors.push_back({&prm, "w_" + it->second->at("tensor").get<std::string>(), {}, {}});
+      }
+    }
+    out.task(unit, "process " + proc.name + ": " + unit.kernel.name, tensors, scalars, "", "");
+  }
+  out.close();
+  e.sim = json::object();
+  e.source = out.finish("CSP program '" + e.name + "'");
+  return e;
+}
+
+EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin) {
+  EntryUnit e;
+  e.name = k.kernel.name;
+  e.kind = "kernel";
+  e.path = rt::orchestration_path(e.name);
+  OrchestrationWriter out(e.name, origin);
+  json params = json::array();
+  for (const Param &p : k.kernel.params) {
+    if (p.kind == "constexpr") continue;
+    json type = {{"kind", p.kind}, {"dtype", p.dtype}};
+    if (p.is_tensor()) type["shape"] = p.shape;
+    params.push_back({{"name", p.name}, {"dir", p.dir}, {"type", type}});
+  }
+  e.params = out.bind(params);
+  std::vector<TaskTensor> tensors;
+  std::vector<std::string> scalars;
+  for (const Param *p : k.kernel.tensor_params()) tensors.push_back({p, "w_" + p->name, {}, {}});
+  for (const Param *p : k.kernel.scalar_params()) scalars.push_back("p_" + p->name);
+  out.task(k, "kernel " + k.kernel.name, tensors, scalars, "", "");
+  e.sim = json::object();
+  e.source = out.finish("kernel '" + e.name + "'");
+  return e;
+}
+
+}  // namespace ptobe

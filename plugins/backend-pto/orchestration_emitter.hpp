@@ -1,0 +1,20 @@
+// Emits orchestration sources (kernels/orchestration/<entry>.cpp) for pto-runtime: WSP task graphs
+// (loops and branches over runtime tensors, views per task, dependencies from argument directions),
+// CSP programs (channels as bounded rings of runtime-owned slots) and standalone kernels.
+#pragma once
+
+#include "csp_lowering.hpp"
+#include "package_model.hpp"
+
+namespace ptobe {
+
+/// The entry of workload `w` (an element of wsp.task_graph "workloads"); throws IrError.
+EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const Origin &origin);
+
+/// The entry of CSP program `p` lowered by lower_csp_program; throws IrError.
+EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);
+
+/// An entry that runs kernel `k` once over whole tensors.
+EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin);
+
+}  // namespace ptobe

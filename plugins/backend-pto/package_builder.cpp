@@ -1,0 +1,197 @@
+#include "package_builder.hpp"
+
+#include <cctype>
+
+#include "csp_lowering.hpp"
+#include "kernel_emitter.hpp"
+#include "orchestration_emitter.hpp"
+#include "runtime_api.hpp"
+
+namespace ptobe {
+
+namespace {
+
+void add_problem(std::vector<Problem> &problems, const IrError &e) {
+  problems.push_back({e.code(), e.what(), e.span()});
+}
+
+/// The kernels to emit, legality-checked and planned, with func_ids in order.
+std::vector<KernelUnit> plan_kernels(std::vector<Kernel> kernels, const HardwareProfile &hw,
+                                     std::vector<Problem> &problems) {
+  std::vector<KernelUnit> out;
+  for (Kernel &k : kernels) {
+    if (k.kind != "kernel") continue;
+    std::vector<Problem> found = check_kernel(k, hw);
+    if (k.name.size() > rt::kMaxSymbolLength)
+      found.push_back({"pto.unsupported", "kernel name '" + k.name + "' is longer than pto-runtime's 64 characters", k.span});
+    if (!found.empty()) {
+      problems.insert(problems.end(), found.begin(), found.end());
+      continue;
+    }
+    KernelUnit u;
+    u.plan = plan_memory(k, hw);
+    u.func_id = static_cast<int>(out.size());
+    u.path = rt::kernel_path(u.plan.core, k.name);
+    u.kernel = std::move(k);
+    out.push_back(std::move(u));
+  }
+  if (out.size() > static_cast<size_t>(rt::kMaxFuncId))
+    problems.push_back({"pto.unsupported", "the package has " + std::to_string(out.size()) +
+                                               " kernels; pto-runtime func_ids stop at 1024", {}});
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> signature(const Kernel &k) {
+  std::vector<std::string> out;
+  for (const Param *p : k.tensor_params()) out.push_back(p->dir);
+  return out;
+}
+
+std::string py_string(const std::string &s) { return json(s).dump(); }
+
+std::string py_list(const std::vector<std::string> &v, bool upper_case) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + py_string(upper_case ? upper(v[i]) : v[i]);
+  return s + "]";
+}
+
+std::vector<std::string> entry_signature(const EntryUnit &e) {
+  std::vector<std::string> out;
+  for (const EntryParam &p : e.params)
+    if (p.kind == "tensor") out.push_back(p.dir);
+  return out;
+}
+
+json runtime_config(const BuiltPackage &p) {
+  json sim = p.entries.empty() ? json::object() : p.entries.front().sim;
+  json rc = {{"runtime", rt::kRuntimeVariant}, {"aicpu_thread_num", 2}};
+  if (!sim.empty()) rc["sim"] = sim;
+  return rc;
+}
+
+}  // namespace
+
+BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, std::vector<Problem> &problems) {
+  BuiltPackage pkg;
+  std::vector<Kernel> kernels;
+  try {
+    if (in.tile_kernels.is_null()) throw IrError("the module has no tile.kernels attribute: nothing to emit");
+    kernels = parse_tile_kernels(in.tile_kernels);
+  } catch (const IrError &e) {
+    add_problem(problems, e);
+    return pkg;
+  }
+  const size_t before = problems.size();
+  std::vector<CspProgram> programs;
+  std::vector<Kernel> derived;
+  if (in.csp_graph.is_object())
+    for (const auto &prog : in.csp_graph.value("programs", json::array())) {
+      try {
+        programs.push_back(lower_csp_program(prog, kernels, derived));
+      } catch (const IrError &e) {
+        add_problem(problems, e);
+      } catch (const json::exception &e) {
+        problems.push_back({"pto.ir", std::string("malformed csp.graph: ") + e.what(), {}});
+      }
+    }
+  kernels.insert(kernels.end(), derived.begin(), derived.end());
+  pkg.kernels = plan_kernels(std::move(kernels), hw, problems);
+  if (problems.size() != before) return BuiltPackage{};
+  KernelIndex index;
+  for (const KernelUnit &u : pkg.kernels) index[u.kernel.name] = &u;
+  try {
+    if (in.task_graph.is_object())
+      for (const auto &w : in.task_graph.value("workloads", json::array()))
+        pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
+    for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
+    if (pkg.entries.empty())
+      for (const KernelUnit &u : pkg.kernels) pkg.entries.push_back(emit_kernel_entry(u, in.origin));
+  } catch (const IrError &e) {
+    add_problem(problems, e);
+  } catch (const json::exception &e) {
+    problems.push_back({"pto.ir", std::string("malformed wsp.task_graph: ") + e.what(), {}});
+  }
+  if (problems.size() != before) return BuiltPackage{};
+  return pkg;
+}
+
+std::vector<std::pair<std::string, std::string>> package_files(const BuiltPackage &p, const Origin &origin) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KernelUnit &u : p.kernels)
+    out.emplace_back(u.path, emit_kernel(u.kernel, u.plan, KernelOrigin{origin.target, origin.file}));
+  for (const EntryUnit &e : p.entries) out.emplace_back(e.path, e.source);
+  out.emplace_back("kernel_config.py", kernel_config_py(p, origin));
+  out.emplace_back("kernel_registry.json", kernel_registry(p).dump(2) + "\n");
+  return out;
+}
+
+json entrypoints_json(const BuiltPackage &p) {
+  json out = json::array();
+  for (const EntryUnit &e : p.entries) {
+    json params = json::array();
+    for (const EntryParam &prm : e.params) {
+      json j = {{"name", prm.name}, {"kind", prm.kind}, {"dir", prm.dir}};
+      if (prm.kind == "tensor") j["shape"] = prm.shape;
+      j["dtype"] = prm.dtype;
+      params.push_back(j);
+    }
+    out.push_back({{"name", e.name}, {"kind", e.kind}, {"params", params}});
+  }
+  return out;
+}
+
+std::string kernel_config_py(const BuiltPackage &p, const Origin &origin) {
+  std::string s = "# pto-runtime kernel configuration: generated by HTP backend-pto for " + origin.target + " from " +
+                  origin.file + ".\n# pto-runtime " + rt::kRuntimeRevision + ", PTO-ISA " + rt::kIsaRevision +
+                  ". Paths are relative to this file.\n\n";
+  auto orchestration = [&](const EntryUnit &e, const std::string &indent) {
+    return "{\n" + indent + "    \"source\": " + py_string(e.path) + ",\n" + indent +
+           "    \"function_name\": " + py_string(rt::kEntrySymbol) + ",\n" + indent +
+           "    \"config_name\": " + py_string(rt::kConfigSymbol) + ",\n" + indent +
+           "    \"signature\": " + py_list(entry_signature(e), true) + ",\n" + indent + "}";
+  };
+  if (!p.entries.empty()) s += "ORCHESTRATION = " + orchestration(p.entries.front(), "") + "\n\n";
+  s += "KERNELS = [\n";
+  for (const KernelUnit &u : p.kernels)
+    s += "    {\"func_id\": " + std::to_string(u.func_id) + ", \"name\": " + py_string(u.kernel.name) +
+         ", \"source\": " + py_string(u.path) + ", \"core_type\": " + py_string(std::string(core_type_name(u.plan.core))) +
+         ", \"signature\": " + py_list(signature(u.kernel), true) + "},\n";
+  s += "]\n\n";
+  json rc = runtime_config(p);
+  s += "RUNTIME_CONFIG = {\n    \"runtime\": " + py_string(rc["runtime"]) + ",\n    \"aicpu_thread_num\": " +
+       rc["aicpu_thread_num"].dump() + ",\n}\n\n";
+  s += "# HTP: every entry point of the package and its orchestration (ORCHESTRATION is the first).\nENTRIES = {\n";
+  for (const EntryUnit &e : p.entries) s += "    " + py_string(e.name) + ": " + orchestration(e, "    ") + ",\n";
+  s += "}\n";
+  return s;
+}
+
+json kernel_registry(const BuiltPackage &p) {
+  auto orchestration = [](const EntryUnit &e) {
+    return json{{"source", e.path}, {"function_name", rt::kEntrySymbol}, {"config_name", rt::kConfigSymbol}};
+  };
+  json reg = {{"schema", "htp.pto.kernel_registry.v1"}, {"pto_runtime_revision", rt::kRuntimeRevision},
+              {"pto_isa_revision", rt::kIsaRevision}};
+  if (!p.entries.empty()) reg["orchestration"] = orchestration(p.entries.front());
+  json entries = json::object();
+  for (const EntryUnit &e : p.entries) {
+    json j = orchestration(e);
+    j["kind"] = e.kind;
+    entries[e.name] = j;
+  }
+  reg["entries"] = entries;
+  json kernels = json::array();
+  for (const KernelUnit &u : p.kernels)
+    kernels.push_back({{"func_id", u.func_id}, {"name", u.kernel.name}, {"source", u.path},
+                       {"core_type", core_type_name(u.plan.core)}, {"signature", signature(u.kernel)}});
+  reg["kernels"] = kernels;
+  reg["runtime_config"] = runtime_config(p);
+  return reg;
+}
+
+}  // namespace ptobe

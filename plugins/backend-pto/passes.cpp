@@ -1,0 +1,64 @@
+#include "passes.hpp"
+
+#include "package_builder.hpp"
+
+namespace ptobe {
+
+namespace {
+
+json module_json(const htp::ModuleRef &m, const char *key) {
+  auto text = m.attr(key);
+  if (!text) return json();
+  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw htp::PassError(std::string("module attribute '") + key + "' is not valid JSON");
+  return doc;
+}
+
+std::string option_text(const htp::PassContext &ctx, const char *key) {
+  auto text = ctx.option(key);
+  if (!text) return {};
+  json v = json::parse(*text, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+std::string base_name(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+PackageInputs inputs(const htp::PassContext &ctx) {
+  htp::ModuleRef m = ctx.module();
+  return PackageInputs{module_json(m, "tile.kernels"), module_json(m, "wsp.task_graph"), module_json(m, "csp.graph"),
+                       Origin{option_text(ctx, "target"), base_name(m.file())}};
+}
+
+/// Builds the package, reporting every problem at its span; nullopt when there were problems.
+std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInputs &in) {
+  std::vector<Problem> problems;
+  BuiltPackage pkg = build_package(in, a2a3_profile(), problems);
+  if (problems.empty()) return pkg;
+  const std::string file = ctx.module().file();
+  for (const Problem &p : problems) {
+    htp::SourceSpan span{p.span.file.empty() ? file : p.span.file, p.span.line, p.span.col, p.span.end_line,
+                         p.span.end_col};
+    htp::Host(ctx.api()).error(ctx.diag(), p.code, p.message, span);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void legalize_pass(htp::PassContext &ctx) { (void)build(ctx, inputs(ctx)); }
+
+void emit_pass(htp::PassContext &ctx) {
+  const PackageInputs in = inputs(ctx);
+  auto pkg = build(ctx, in);
+  if (!pkg) return;
+  for (const auto &[path, text] : package_files(*pkg, in.origin))
+    ctx.write_file("codegen/pto/" + path, text,
+                   path.rfind("kernels/", 0) == 0 ? (path.find("orchestration") != std::string::npos ? "orchestration" : "kernel")
+                                                  : "config");
+  ctx.module().set_attr("htp.entrypoints", entrypoints_json(*pkg).dump());
+}
+
+}  // namespace ptobe

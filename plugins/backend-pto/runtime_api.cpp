@@ -1,0 +1,155 @@
+#include "runtime_api.hpp"
+
+namespace ptobe::rt {
+
+namespace {
+std::string join(const std::vector<std::string> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+std::string u32_list(const std::vector<std::string> &v) {
+  std::vector<std::string> cast;
+  for (const auto &e : v) cast.push_back("static_cast<uint32_t>(" + e + ")");
+  return join(cast);
+}
+}  // namespace
+
+std::string kernel_path(CoreType core, const std::string &kernel) {
+  return std::string("kernels/") + (core == CoreType::Aic ? "aic/" : "aiv/") + kernel + ".cpp";
+}
+
+std::string orchestration_path(const std::string &entry) { return "kernels/orchestration/" + entry + ".cpp"; }
+
+std::string kernel_prologue() {
+  return "#include <cstdint>\n"
+         "#include <pto/pto-inst.hpp>\n"
+         "\n"
+         "#include \"tensor.h\"\n"
+         "\n"
+         "using namespace pto;\n"
+         "\n"
+         "#include \"pipe_sync.h\"\n"
+         "\n"
+         "#ifndef __gm__\n#define __gm__\n#endif\n"
+         "#ifndef __aicore__\n#define __aicore__ [aicore]\n#endif\n";
+}
+
+std::string kernel_entry_open() {
+  return std::string("extern \"C\" __aicore__ void ") + kKernelEntry + "(__gm__ int64_t *args) {\n";
+}
+
+std::string kernel_tensor_arg(int index, const std::string &view, const std::string &data,
+                              const std::string &row_stride, const std::string &ctype) {
+  const std::string i = std::to_string(index);
+  return "    __gm__ ChipTensor *" + view + " = reinterpret_cast<__gm__ ChipTensor *>(args[" + i + "]);\n" +
+         "    __gm__ " + ctype + " *" + data + " = reinterpret_cast<__gm__ " + ctype + " *>(" + view +
+         "->buffer.addr) + " + view + "->start_offset;\n" +
+         "    const int64_t " + row_stride + " = " + view + "->ndims >= 2 ? static_cast<int64_t>(" + view +
+         "->strides[" + view + "->ndims - 2]) : static_cast<int64_t>(" + view + "->shapes[0]);\n";
+}
+
+std::string kernel_scalar_arg(int index, const std::string &var, const std::string &ctype, bool is_float) {
+  const std::string slot = "static_cast<uint64_t>(args[" + std::to_string(index) + "])";
+  if (is_float) return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(from_u64<float>(" + slot + "));\n";
+  return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(" + slot + ");\n";
+}
+
+std::string kernel_epilogue() { return "    pipe_sync();\n"; }
+
+std::string orchestration_prologue() {
+  return "#include <stddef.h>\n"
+         "#include <stdint.h>\n"
+         "\n"
+         "#include <initializer_list>\n"
+         "\n"
+         "#include \"pto_orchestration_api.h\"\n"
+         "\n"
+         "// Element `idx` of a runtime tensor (waits for the tasks that write it).\n"
+         "template <class T>\n"
+         "static inline int64_t htp_read(const ChipTensor &t, std::initializer_list<uint32_t> idx) {\n"
+         "    uint32_t at[5] = {0, 0, 0, 0, 0};\n"
+         "    uint32_t n = 0;\n"
+         "    for (uint32_t v : idx) at[n++] = v;\n"
+         "    return static_cast<int64_t>(get_tensor_data<T>(t, n, at));\n"
+         "}\n";
+}
+
+std::string orchestration_config(int expected_arg_count) {
+  return std::string("__attribute__((visibility(\"default\"))) PTO2OrchestrationConfig ") + kConfigSymbol +
+         "(const ChipTaskArgs &args) {\n"
+         "    (void)args;\n"
+         "    return PTO2OrchestrationConfig{.expected_arg_count = " +
+         std::to_string(expected_arg_count) + "};\n}\n";
+}
+
+std::string orchestration_entry_open() {
+  return std::string("__attribute__((visibility(\"default\"))) void ") + kEntrySymbol + "(const ChipTaskArgs &args) {\n";
+}
+
+std::string orchestration_close() { return "}\n"; }
+
+std::string entry_tensor(int index, const std::string &var) {
+  return "    const ChipTensor &" + var + " = args.tensor(" + std::to_string(index) + ").ref();\n";
+}
+
+std::string entry_scalar(int index, const std::string &var, const std::string &ctype, bool is_float) {
+  const std::string slot = "args.scalar(" + std::to_string(index) + ")";
+  if (is_float) return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(from_u64<float>(" + slot + "));\n";
+  return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(" + slot + ");\n";
+}
+
+std::string tensor_dim(const std::string &tensor, int dim) {
+  return "static_cast<int64_t>(" + tensor + ".shapes[" + std::to_string(dim) + "])";
+}
+
+std::string tensor_view(const std::string &var, const std::string &tensor, const std::vector<std::string> &shape,
+                        const std::vector<std::string> &offset, const std::string &indent) {
+  return indent + "const uint32_t " + var + "_shape[" + std::to_string(shape.size()) + "] = {" + u32_list(shape) +
+         "};\n" + indent + "const uint32_t " + var + "_offset[" + std::to_string(offset.size()) + "] = {" +
+         u32_list(offset) + "};\n" + indent + "ChipTensor " + var + " = " + tensor + ".view(" + var + "_shape, " +
+         var + "_offset);\n";
+}
+
+std::string create_intermediate(const std::string &var, const std::vector<int64_t> &shape,
+                                const std::string &runtime_dtype, const std::string &indent) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(std::to_string(d));
+  const std::string n = std::to_string(shape.size());
+  return indent + "const uint32_t " + var + "_shape[" + n + "] = {" + join(dims) + "};\n" + indent +
+         "TensorCreateInfo " + var + "_info(" + var + "_shape, " + n + ", DataType::" + runtime_dtype + ");\n" +
+         indent + "TaskOutputTensors " + var + "_alloc = alloc_tensors(" + var + "_info);\n" + indent +
+         "const ChipTensor &" + var + " = " + var + "_alloc.get_ref(0);\n";
+}
+
+std::string task_args_decl(const std::string &var) { return "CoreTaskArgs " + var + ";\n"; }
+
+std::string task_add_tensor(const std::string &args, const std::string &dir, const std::string &tensor) {
+  const char *method = dir == "in" ? "add_input" : dir == "out" ? "add_output" : "add_inout";
+  return args + "." + method + "(" + tensor + ");\n";
+}
+
+std::string task_add_scalar(const std::string &args, const std::string &value, const std::string &ctype,
+                            bool is_float) {
+  if (is_float) return args + ".add_scalar(to_u64(static_cast<float>(" + value + ")));\n";
+  return args + ".add_scalar(static_cast<uint64_t>(static_cast<" + ctype + ">(" + value + ")));\n";
+}
+
+std::string submit(CoreType core, int func_id, const std::string &args, const std::string &outs) {
+  const char *fn = core == CoreType::Aic ? "rt_submit_aic_task" : "rt_submit_aiv_task";
+  return "TaskOutputTensors " + outs + " = " + fn + "(" + std::to_string(func_id) + ", " + args + ");\n";
+}
+
+std::string sim_hint(const std::string &args, const std::string &key, const std::string &stream,
+                     const std::string &indent) {
+  return "#ifdef HTP_PTOSIM\n" + indent + "htp_ptosim_hint(" + args + ", static_cast<int64_t>(" + key +
+         "), static_cast<int64_t>(" + stream + "));\n#endif\n";
+}
+
+std::string read_element(const std::string &tensor, const std::string &ctype, const std::vector<std::string> &index) {
+  return "htp_read<" + ctype + ">(" + tensor + ", {" + u32_list(index) + "})";
+}
+
+std::string scope_open() { return "PTO2_SCOPE() {\n"; }
+
+}  // namespace ptobe::rt

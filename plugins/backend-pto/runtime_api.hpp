@@ -1,0 +1,77 @@
+// The one place that spells pto-runtime's API (hw-native-sys/simpler, pinned below) and the file
+// layout it consumes. The API was renamed several times in 2026; when it changes again, this file and
+// runtime_api.cpp change, and the emitters do not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "intrinsics.hpp"
+
+namespace ptobe::rt {
+
+inline constexpr const char *kRuntimeRevision = "6ebaf7715";  ///< hw-native-sys/simpler
+inline constexpr const char *kIsaRevision = "cd4a3d3f";       ///< hw-native-sys/pto-isa
+inline constexpr const char *kRuntimeVariant = "tensormap_and_ringbuffer";
+inline constexpr const char *kEntrySymbol = "aicpu_orchestration_entry";
+inline constexpr const char *kConfigSymbol = "aicpu_orchestration_config";
+inline constexpr const char *kKernelEntry = "kernel_entry";
+inline constexpr int kMaxFuncId = 1024;      ///< func_id < 1024
+inline constexpr int kMaxTaskTensors = 32;   ///< tensors per task
+inline constexpr int kMaxTaskScalars = 16;   ///< scalars per task
+inline constexpr size_t kMaxSymbolLength = 64;
+
+// ---- package layout (relative to codegen/pto/) ----
+std::string kernel_path(CoreType core, const std::string &kernel);  ///< kernels/aiv/<k>.cpp
+std::string orchestration_path(const std::string &entry);           ///< kernels/orchestration/<e>.cpp
+
+// ---- kernel side ----
+/// Includes, macros and `using namespace pto;` every kernel starts with.
+std::string kernel_prologue();
+/// `extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {`
+std::string kernel_entry_open();
+/// Declarations of tensor argument `index` as `<ctype> *data` plus its row stride variable.
+std::string kernel_tensor_arg(int index, const std::string &view, const std::string &data,
+                              const std::string &row_stride, const std::string &ctype);
+/// A scalar argument `index` (raw 64-bit slot) converted to `ctype`.
+std::string kernel_scalar_arg(int index, const std::string &var, const std::string &ctype, bool is_float);
+/// The statement that drains every pipe before the kernel returns.
+std::string kernel_epilogue();
+
+// ---- orchestration side ----
+std::string orchestration_prologue();
+/// The exported config function returning expected_arg_count.
+std::string orchestration_config(int expected_arg_count);
+/// `extern "C" ... void aicpu_orchestration_entry(const ChipTaskArgs &args) {`
+std::string orchestration_entry_open();
+std::string orchestration_close();
+/// `const ChipTensor &<var> = args.tensor(i).ref();`
+std::string entry_tensor(int index, const std::string &var);
+/// A scalar argument converted to `ctype`.
+std::string entry_scalar(int index, const std::string &var, const std::string &ctype, bool is_float);
+/// Dimension `dim` of tensor `tensor` as int64_t.
+std::string tensor_dim(const std::string &tensor, int dim);
+/// `ChipTensor <var> = <tensor>.view(shape, offset)` over uint32 arrays.
+std::string tensor_view(const std::string &var, const std::string &tensor, const std::vector<std::string> &shape,
+                        const std::vector<std::string> &offset, const std::string &indent);
+/// A runtime-owned intermediate tensor named `var` (shape literals, dtype enumerator name).
+std::string create_intermediate(const std::string &var, const std::vector<int64_t> &shape,
+                                const std::string &runtime_dtype, const std::string &indent);
+/// The declaration of a task's argument list.
+std::string task_args_decl(const std::string &var);
+/// Adds tensor `tensor` to `args` with direction in/out/inout (and "inout" for consumer-released slots).
+std::string task_add_tensor(const std::string &args, const std::string &dir, const std::string &tensor);
+/// Adds a scalar (converted to 64 bits from `ctype`).
+std::string task_add_scalar(const std::string &args, const std::string &value, const std::string &ctype,
+                            bool is_float);
+/// Submits `args` to the core type's queue with func_id; keeps the outputs in `outs`.
+std::string submit(CoreType core, int func_id, const std::string &args, const std::string &outs);
+/// A dispatch key / stream hint for the simulator (absent from the real runtime: guarded).
+std::string sim_hint(const std::string &args, const std::string &key, const std::string &stream,
+                     const std::string &indent);
+/// Reads element `index` of a 1-D integer tensor as int64_t (waits for its writers).
+std::string read_element(const std::string &tensor, const std::string &ctype, const std::vector<std::string> &index);
+/// Opens/closes a scope whose intermediates are freed at its end.
+std::string scope_open();
+
+}  // namespace ptobe::rt

@@ -1,0 +1,323 @@
+// backend-pto library tests: golden packages, intrinsic contracts, hardware legality, CSP lowering limits,
+// the hardware profile and the a2a3 toolchain messages.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "a2a3_toolchain.hpp"
+#include "hardware_profile.hpp"
+#include "intrinsics.hpp"
+#include "pto_test_support.hpp"
+
+using ptotest::emit_files;
+using ptotest::expect_golden;
+using ptotest::load_fixture;
+using ptotest::problems_of;
+
+namespace {
+
+void golden(const std::string &name) { expect_golden(name, emit_files(load_fixture(name))); }
+
+/// The only problem building `in`; fails when there is not exactly one.
+ptobe::Problem only_problem(const ptobe::PackageInputs &in) {
+  auto problems = problems_of(in);
+  EXPECT_EQ(problems.size(), 1u);
+  for (const auto &p : problems) std::cerr << p.code << ": " << p.message << "\n";
+  return problems.empty() ? ptobe::Problem{} : problems.front();
+}
+
+nlohmann::json &kernel0(ptobe::PackageInputs &in) { return in.tile_kernels["kernels"][0]; }
+
+}  // namespace
+
+// ---- golden packages: codegen/pto/ files, kernel_config.py, kernel_registry.json, htp.entrypoints ----
+
+TEST(PtoPackageGolden, ElementwiseAddOver2DGrid) { golden("vadd"); }
+TEST(PtoPackageGolden, TiledGemmOnCube) { golden("gemm"); }
+TEST(PtoPackageGolden, SoftmaxRows) { golden("softmax"); }
+TEST(PtoPackageGolden, RmsnormWith1DWeight) { golden("rmsnorm"); }
+TEST(PtoPackageGolden, RaggedDecodeAttention) { golden("ragged_decode"); }
+TEST(PtoPackageGolden, MoeRoutingWithSel) { golden("moe"); }
+TEST(PtoPackageGolden, CspPipeline) { golden("csp_pipeline"); }
+
+TEST(PtoPackage, SameInputsGiveIdenticalFiles) {
+  EXPECT_EQ(emit_files(load_fixture("ragged_decode")), emit_files(load_fixture("ragged_decode")));
+}
+
+TEST(PtoPackage, LayoutPutsKernelsByCoreType) {
+  std::map<std::string, std::string> gemm, vadd;
+  for (auto &[p, t] : emit_files(load_fixture("gemm"))) gemm[p] = t;
+  for (auto &[p, t] : emit_files(load_fixture("vadd"))) vadd[p] = t;
+  EXPECT_TRUE(gemm.count("kernels/aic/gemm_tile.cpp"));
+  EXPECT_TRUE(gemm.count("kernels/orchestration/gemm.cpp"));
+  EXPECT_TRUE(vadd.count("kernels/aiv/add_tile.cpp"));
+  EXPECT_NE(gemm["kernels/orchestration/gemm.cpp"].find("rt_submit_aic_task(0, "), std::string::npos);
+  EXPECT_NE(vadd["kernels/orchestration/vadd.cpp"].find("rt_submit_aiv_task(0, "), std::string::npos);
+}
+
+TEST(PtoPackage, RegistryDescribesKernelsAndEntries) {
+  std::vector<ptobe::Problem> problems;
+  auto pkg = ptobe::build_package(load_fixture("csp_pipeline"), ptobe::a2a3_profile(), problems);
+  ASSERT_TRUE(problems.empty());
+  nlohmann::json reg = ptobe::kernel_registry(pkg);
+  EXPECT_EQ(reg["schema"], "htp.pto.kernel_registry.v1");
+  EXPECT_EQ(reg["pto_runtime_revision"], "6ebaf7715");
+  EXPECT_EQ(reg["orchestration"]["source"], "kernels/orchestration/pipeline.cpp");
+  EXPECT_EQ(reg["orchestration"]["function_name"], "aicpu_orchestration_entry");
+  ASSERT_EQ(reg["kernels"].size(), 3u);
+  EXPECT_EQ(reg["kernels"][0]["name"], "pipeline_storer");  // producers-first order is the task order, not func_ids
+  EXPECT_EQ(reg["kernels"][1]["signature"], nlohmann::json::array({"in", "out"}));  // loader: X, the c1 slot
+  EXPECT_EQ(reg["kernels"][2]["signature"], nlohmann::json::array({"inout", "out"}));  // compute: c1 in, c2 out
+}
+
+// ---- bad input: intrinsic contracts ----
+
+TEST(PtoContracts, MisShapedOperandIsReportedAtTheCall) {
+  auto in = load_fixture("vadd");
+  kernel0(in)["locals"][1]["shape"] = {32, 64};
+  kernel0(in)["body"][1]["src"] = "y";
+  auto p = only_problem(in);
+  EXPECT_EQ(p.code, "pto.contract");
+  EXPECT_EQ(p.message, "pto.add: operand '_t1' is [32, 64] f32 but must be [32, 128] f32 for the result '_t2' "
+                       "[32, 128] f32");
+  EXPECT_EQ(p.span.line, 11u);
+  EXPECT_EQ(p.span.col, 17u);
+}
+
+TEST(PtoContracts, MatmulContractionMismatch) {
+  auto in = load_fixture("gemm");
+  kernel0(in)["locals"][2]["shape"] = {32, 64};
+  auto p = only_problem(in);
+  EXPECT_EQ(p.code, "pto.contract");
+  EXPECT_NE(p.message.find("contraction mismatch: 'ta' is [64, 64] f32 and 'tb' is [32, 64] f32 (64 != 32)"),
+            std::string::npos)
+      << p.message;
+}
+
+TEST(PtoContracts, DtypeMismatchNamesTheCast) {
+  auto in = load_fixture("softmax");
+  kernel0(in)["locals"][1]["dtype"] = "f16";
+  auto problems = problems_of(in);
+  ASSERT_EQ(problems.size(), 2u);  // rowmax writes it, rowexpand_sub reads it
+  EXPECT_EQ(problems[0].message, "pto.rowmax: operand 'a' is f32 but the result 'm' is f16; convert with pto.cast");
+}
+
+TEST(PtoContracts, StoreToAnInParameter) {
+  auto in = load_fixture("vadd");
+  kernel0(in)["params"][2]["dir"] = "in";
+  EXPECT_EQ(only_problem(in).message, "pto.store: 'z' is an In parameter and cannot be stored to");
+}
+
+TEST(PtoContracts, UnknownOperationIsUnsupported) {
+  auto in = load_fixture("vadd");
+  kernel0(in)["body"][2]["op"] = "pto.fft";
+  auto p = only_problem(in);
+  EXPECT_EQ(p.code, "pto.unsupported");
+  EXPECT_EQ(p.message, "'fft' is not an operation backend-pto can lower (kernel 'add_tile')");
+}
+
+TEST(PtoContracts, EveryOperationHasAContractAndACoreType) {
+  for (const auto &c : ptobe::intrinsic_contracts()) {
+    EXPECT_EQ(ptobe::find_intrinsic(c.op), &c);
+    EXPECT_FALSE(c.isa.empty()) << c.op;
+  }
+  EXPECT_EQ(ptobe::find_intrinsic("matmul")->core, ptobe::CoreType::Aic);
+  EXPECT_EQ(ptobe::find_intrinsic("add")->core, ptobe::CoreType::Aiv);
+}
+
+// ---- bad input: hardware legality ----
+
+TEST(PtoLegality, TileLargerThanUB) {
+  auto in = load_fixture("vadd");
+  for (int i = 0; i < 3; ++i) kernel0(in)["locals"][i]["shape"] = {512, 128};
+  for (int i = 0; i < 3; ++i) kernel0(in)["params"][i]["type"]["shape"] = {512, 128};
+  auto problems = problems_of(in);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0].code, "pto.memory");
+  EXPECT_EQ(problems[0].message,
+            "tile '_t0' [512, 128] f32 needs 262144 bytes of UB, but UB holds 196608 bytes per AIV core (a2a3)");
+  EXPECT_EQ(problems[0].span.line, 10u);
+}
+
+TEST(PtoLegality, TilesThatOverflowUBTogether) {
+  auto in = load_fixture("vadd");
+  for (int i = 0; i < 3; ++i) kernel0(in)["locals"][i]["shape"] = {128, 256};
+  for (int i = 0; i < 3; ++i) kernel0(in)["params"][i]["type"]["shape"] = {128, 256};
+  EXPECT_EQ(only_problem(in).message,
+            "the tiles of kernel 'add_tile' need 393216 bytes of UB (_t0 131072, _t1 131072, _t2 131072), but UB "
+            "holds 196608 bytes per AIV core (a2a3)");
+}
+
+TEST(PtoLegality, RowNotAMultipleOfTheVectorBlock) {
+  auto in = load_fixture("vadd");
+  for (int i = 0; i < 3; ++i) kernel0(in)["locals"][i]["shape"] = {32, 6};
+  for (int i = 0; i < 3; ++i) kernel0(in)["params"][i]["type"]["shape"] = {32, 6};
+  auto problems = problems_of(in);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0].message, "tile '_t0' [32, 6] f32: a row is 24 bytes, not a multiple of the 32-byte vector block");
+}
+
+TEST(PtoLegality, CubeAndVectorWorkInOneKernel) {
+  auto in = load_fixture("gemm");
+  kernel0(in)["body"][1]["body"].push_back({{"op", "exp"}, {"dst", "ta"}, {"args", {"ta"}}, {"span", {{"line", 13}}}});
+  auto p = only_problem(in);
+  EXPECT_EQ(p.code, "pto.core-type");
+  EXPECT_EQ(p.message, "kernel 'gemm_tile' uses pto.matmul (cube core, AIC) and pto.exp (vector core, AIV); a kernel "
+                       "runs on one core type: split it into a cube kernel and a vector kernel that exchange tensors");
+}
+
+TEST(PtoLegality, AccumulatorFilledWithNonZero) {
+  auto in = load_fixture("gemm");
+  kernel0(in)["body"][0]["value"] = 1.0;
+  EXPECT_EQ(only_problem(in).message, "pto.full: accumulator 'acc' can only be reset to 0 (the cube unit has no fill)");
+}
+
+TEST(PtoLegality, CubeOperandDtypeFromTheProfile) {
+  auto in = load_fixture("gemm");
+  for (int i : {1, 2}) kernel0(in)["locals"][i]["dtype"] = "i32";
+  for (int i : {0, 1}) kernel0(in)["params"][i]["type"]["dtype"] = "i32";
+  auto problems = problems_of(in);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].message, "matmul operand 'ta' is i32; the a2a3 cube unit multiplies f16, bf16, f32, i8");
+}
+
+// ---- CSP and task-graph limits ----
+
+TEST(PtoCsp, ReplicatedProcessIsRejectedWithItsName) {
+  auto in = load_fixture("csp_pipeline");
+  in.csp_graph["programs"][0]["processes"][2]["replicas"] = 4;
+  auto p = only_problem(in);
+  EXPECT_EQ(p.code, "pto.csp");
+  EXPECT_EQ(p.message, "process 'compute' is replicated 4 times; backend-pto lowers processes with one replica");
+}
+
+TEST(PtoCsp, ProcessesWithDifferentTripCounts) {
+  auto in = load_fixture("csp_pipeline");
+  in.tile_kernels["kernels"][1]["body"][0]["stop"] = 8;
+  auto p = only_problem(in);
+  EXPECT_EQ(p.message, "process 'compute' loops over range(0, 8, 1) but the first process over range(0, 4, 1); "
+                       "backend-pto lowers processes that run the same iterations");
+}
+
+TEST(PtoTaskGraph, LaunchOfAnUnknownKernel) {
+  auto in = load_fixture("vadd");
+  in.task_graph["workloads"][0]["body"][0]["body"][0]["kernel"] = "ghost";
+  auto p = only_problem(in);
+  EXPECT_EQ(p.message, "task launches kernel 'ghost', which tile.kernels does not define");
+  EXPECT_EQ(p.span.line, 17u);
+}
+
+TEST(PtoTaskGraph, MissingTileKernels) {
+  auto in = load_fixture("vadd");
+  in.tile_kernels = nullptr;
+  EXPECT_EQ(only_problem(in).message, "the module has no tile.kernels attribute: nothing to emit");
+}
+
+TEST(PtoTaskGraph, WrongSchemaVersion) {
+  auto in = load_fixture("vadd");
+  in.tile_kernels["schema"] = "htp.tile.kernels.v2";
+  EXPECT_EQ(only_problem(in).message, "tile.kernels has schema 'htp.tile.kernels.v2', expected htp.tile.kernels.v1");
+}
+
+TEST(PtoTaskGraph, KernelWithoutTaskGraphIsItsOwnEntry) {
+  auto in = load_fixture("vadd");
+  in.task_graph = nullptr;
+  std::vector<ptobe::Problem> problems;
+  auto pkg = ptobe::build_package(in, ptobe::a2a3_profile(), problems);
+  ASSERT_TRUE(problems.empty());
+  auto eps = ptobe::entrypoints_json(pkg);
+  ASSERT_EQ(eps.size(), 1u);
+  EXPECT_EQ(eps[0]["name"], "add_tile");
+  EXPECT_EQ(eps[0]["kind"], "kernel");
+  EXPECT_EQ(eps[0]["params"][2], nlohmann::json({{"name", "z"}, {"kind", "tensor"}, {"dir", "out"},
+                                                 {"shape", {32, 128}}, {"dtype", "f32"}}));
+}
+
+// ---- hardware profile ----
+
+TEST(PtoHardwareProfile, BuiltInA2A3) {
+  const auto &hw = ptobe::a2a3_profile();
+  EXPECT_EQ(hw.name, "a2a3");
+  EXPECT_EQ(hw.aic_cores, 24);
+  EXPECT_EQ(hw.aiv_cores, 48);
+  EXPECT_EQ(hw.space("UB").capacity, 196608u);
+  EXPECT_EQ(hw.space("L0C").capacity, 131072u);
+  EXPECT_EQ(hw.space("L1").alignment, 32u);
+}
+
+TEST(PtoHardwareProfile, MalformedProfileNamesTheKey) {
+  auto doc = nlohmann::json::parse(ptobe::a2a3_profile_json());
+  doc["memory"]["UB"].erase("capacity");
+  try {
+    ptobe::parse_hardware_profile(doc);
+    FAIL() << "accepted a profile without UB capacity";
+  } catch (const std::runtime_error &e) {
+    EXPECT_STREQ(e.what(), "hardware profile: missing key /memory/UB/capacity");
+  }
+}
+
+// ---- a2a3 toolchain ----
+
+namespace {
+ptobe::ToolchainEnv fake_env(std::map<std::string, std::string> vars, std::set<std::string> files,
+                             std::set<std::string> dirs) {
+  ptobe::ToolchainEnv env;
+  env.getenv = [vars](const std::string &k) -> std::optional<std::string> {
+    auto it = vars.find(k);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  env.is_file = [files](const std::string &p) { return files.count(p) != 0; };
+  env.is_dir = [dirs](const std::string &p) { return dirs.count(p) != 0; };
+  return env;
+}
+}  // namespace
+
+TEST(PtoA2A3Toolchain, EverythingMissingIsNamedExactly) {
+  auto tc = ptobe::find_a2a3_toolchain(fake_env({{"PATH", "/usr/bin"}}, {}, {}));
+  EXPECT_FALSE(tc.complete());
+  EXPECT_EQ(ptobe::missing_toolchain_message(tc, "/pkg/build/a2a3/build_recipe.sh"),
+            "target pto-a2a3 builds and runs on an Ascend device with the CANN toolchain, which is incomplete: "
+            "missing ASCEND_HOME_PATH (the CANN installation: not set); ccec (the AI Core compiler: not in "
+            "$ASCEND_HOME_PATH/compiler/ccec_compiler/bin nor on PATH); the aarch64 cross compiler (CROSS_CXX, "
+            "aarch64-linux-gnu-g++ on PATH, or $ASCEND_HOME_PATH/toolkit/toolchain/hcc/bin/aarch64-target-linux-gnu-g++); "
+            "PTO_RUNTIME_ROOT (a pto-runtime checkout, hw-native-sys/simpler 6ebaf7715: not set); PTO_ISA_ROOT (a "
+            "PTO-ISA checkout, hw-native-sys/pto-isa cd4a3d3f: not set). The build recipe is in "
+            "/pkg/build/a2a3/build_recipe.sh");
+}
+
+TEST(PtoA2A3Toolchain, OnlyTheCrossCompilerMissing) {
+  auto tc = ptobe::find_a2a3_toolchain(fake_env(
+      {{"PATH", "/usr/bin"}, {"ASCEND_HOME_PATH", "/cann"}, {"PTO_RUNTIME_ROOT", "/rt"}, {"PTO_ISA_ROOT", "/isa"}},
+      {"/cann/compiler/ccec_compiler/bin/ccec",
+       "/rt/src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h",
+       "/isa/include/pto/pto-inst.hpp"},
+      {"/cann", "/rt", "/isa"}));
+  ASSERT_EQ(tc.missing.size(), 1u);
+  EXPECT_EQ(tc.ccec, "/cann/compiler/ccec_compiler/bin/ccec");
+  EXPECT_EQ(tc.missing[0].rfind("the aarch64 cross compiler", 0), 0u);
+}
+
+TEST(PtoA2A3Toolchain, CompleteToolchainFromPath) {
+  auto tc = ptobe::find_a2a3_toolchain(fake_env(
+      {{"PATH", "/opt/x:/usr/bin"}, {"ASCEND_HOME_PATH", "/cann"}, {"PTO_RUNTIME_ROOT", "/rt"}, {"PTO_ISA_ROOT", "/isa"}},
+      {"/opt/x/ccec", "/usr/bin/aarch64-linux-gnu-g++",
+       "/rt/src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h",
+       "/isa/include/pto/pto-inst.hpp"},
+      {"/cann", "/rt", "/isa"}));
+  EXPECT_TRUE(tc.complete());
+  EXPECT_EQ(tc.ccec, "/opt/x/ccec");
+  EXPECT_EQ(tc.cross_cxx, "/usr/bin/aarch64-linux-gnu-g++");
+}
+
+TEST(PtoA2A3Toolchain, RecipeBuildsEveryKernelForItsCore) {
+  std::vector<ptobe::Problem> problems;
+  auto pkg = ptobe::build_package(load_fixture("gemm"), ptobe::a2a3_profile(), problems);
+  ASSERT_TRUE(problems.empty());
+  std::string recipe = ptobe::a2a3_build_recipe(ptobe::kernel_registry(pkg));
+  EXPECT_NE(recipe.find("--cce-aicore-arch=dav-c220-cube -D__DAV_CUBE__ $INC \"$SRC/kernels/aic/gemm_tile.cpp\""),
+            std::string::npos)
+      << recipe;
+  EXPECT_NE(recipe.find("\"$CROSS_CXX\" -O2 -std=c++17 -fPIC -shared $INC \"$SRC/kernels/orchestration/gemm.cpp\""),
+            std::string::npos);
+}

@@ -1,0 +1,27 @@
+// Shared helpers of the backend-pto tests: IR fixtures and golden package comparison.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "legality.hpp"
+#include "package_builder.hpp"
+
+namespace ptotest {
+
+/// fixtures/<name>.json as PackageInputs for `target`.
+ptobe::PackageInputs load_fixture(const std::string &name, const std::string &target = "pto-a2a3sim");
+
+/// Builds the package of `in`; fails the test (and returns no files) on problems.
+std::vector<std::pair<std::string, std::string>> emit_files(const ptobe::PackageInputs &in);
+
+/// The problems building `in` reports.
+std::vector<ptobe::Problem> problems_of(const ptobe::PackageInputs &in);
+
+/// Compares `files` with golden/<name>/ (every file, no extra or missing one); HTP_UPDATE_GOLDENS=1 rewrites.
+void expect_golden(const std::string &name, const std::vector<std::pair<std::string, std::string>> &files);
+
+/// The text of a file relative to the test directory.
+std::string read_text(const std::string &relative);
+
+}  // namespace ptotest
