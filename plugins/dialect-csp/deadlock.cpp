@@ -10,8 +10,6 @@ namespace csp {
 
 namespace {
 
-constexpr int64_t kStepBudget = 2'000'000;
-
 struct Frame {
   const std::vector<Op> *list;
   size_t pc = 0;
@@ -43,12 +41,12 @@ public:
       }
   }
 
-  std::optional<Deadlock> run() {
+  SimResult run() {
     int64_t steps = 0;
     for (bool progress = true; progress;) {
       progress = false;
       for (auto &inst : instances_) {
-        while (!inst->done && steps < kStepBudget) {
+        while (!inst->done && steps < kSimulationBudget) {
           const Op *op = next(*inst);
           if (!op) {
             inst->done = true;
@@ -59,9 +57,9 @@ public:
           ++steps;
         }
       }
-      if (steps >= kStepBudget) return std::nullopt;  // too long to decide by running it
+      if (steps >= kSimulationBudget) return {std::nullopt, true};  // too long to decide by running it
     }
-    return cycle();
+    return {cycle(), false};
   }
 
 private:
@@ -217,7 +215,7 @@ private:
 
 }  // namespace
 
-std::optional<Deadlock> find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
+SimResult find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
                                       int64_t param_value, bool take_else) {
   return Simulator(program, processes, param_value, take_else).run();
 }

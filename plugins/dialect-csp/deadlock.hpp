@@ -30,9 +30,18 @@ struct Deadlock {
   std::vector<Waiter> cycle;     ///< members of one cycle, in declaration order
 };
 
+/// The outcome of one run of the network.
+struct SimResult {
+  std::optional<Deadlock> deadlock;  ///< the first cycle when the processes stopped in one
+  bool undecided = false;            ///< the step budget ran out before the processes finished
+};
+
+/// Steps one run may take before it is given up (undecided).
+inline constexpr int64_t kSimulationBudget = 2'000'000;
+
 /// Runs the network with every scalar parameter set to `param_value` and every `if` taking its
-/// `else` branch when `take_else`; nullopt when every process finishes (or the step budget runs out).
-std::optional<Deadlock> find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
+/// `else` branch when `take_else`.
+SimResult find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
                                       int64_t param_value, bool take_else);
 
 }  // namespace csp

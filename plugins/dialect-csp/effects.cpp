@@ -68,15 +68,19 @@ private:
       Body b{&p, fn, extract_ops(ctx_, fn, scope, errors_), {}};
       bodies_.push_back(std::move(b));
     }
-    for (auto &b : bodies_) {
-      b.counts = count_ops(ctx_, b.ops, errors_);
-      for (const auto &[ch, n] : b.counts)
-        if (!n.get.is_zero() && n.get.has_atom([&](const Json &a) { return a == stream_atom(ch); }) &&
-            n.get != Poly::atom(stream_atom(ch)))
-          error(span_json(first_op(b.ops, ch, Op::Kind::Recv)->node), "csp.consume",
-                "process '" + b.decl->name + "' receives from '" + ch + "' both with consume(" + ch +
-                    ") and with recv: a stream is consumed by one loop");
-    }
+    for (auto &b : bodies_) b.counts = count_ops(ctx_, b.ops, errors_);
+    if (errors_) return;
+    for (auto &b : bodies_)
+      for (const auto &[ch, n] : b.counts) {
+        Poly stream = Poly::atom(stream_atom(ch));
+        bool mixed = n.get.has_atom([&](const Json &a) { return a == stream_atom(ch); }) && n.get != stream;
+        if (!mixed) continue;
+        const Op *at = first_op(b.ops, ch, Op::Kind::Recv);
+        if (!at) at = first_op(b.ops, ch, Op::Kind::Consume);
+        error(at ? span_json(at->node) : b.decl->span, "csp.consume",
+              "process '" + b.decl->name + "' receives from '" + ch + "' both with consume(" + ch +
+                  ") and with recv: a stream is consumed by one loop");
+      }
   }
 
   /// Items all processes put (or get) on `ch`: the sum of replicas * count.
@@ -267,7 +271,16 @@ private:
     for (const auto &p : program_.params) has_params |= p["type"]["kind"] != "tensor";
     for (int64_t value : has_params ? std::vector<int64_t>{1, 2, 3} : std::vector<int64_t>{1})
       for (bool take_else : has_if ? std::vector<bool>{false, true} : std::vector<bool>{false})
-        if (auto d = find_deadlock(program_, procs, value, take_else)) return report(*d);
+      {
+        SimResult r = find_deadlock(program_, procs, value, take_else);
+        if (r.deadlock) return report(*r.deadlock);
+        if (r.undecided) {
+          report_at(ctx_, HTP_SEV_WARNING, program_.span, "csp.deadlock-undecided",
+                    "program '" + program_.name + "' was not checked for deadlocks: running its processes takes more "
+                    "than " + std::to_string(kSimulationBudget) + " channel operations");
+          return;
+        }
+      }
   }
 
   void report(const Deadlock &d) {

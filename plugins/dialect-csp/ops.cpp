@@ -79,7 +79,12 @@ private:
       if (!scope.loop_vars.empty())
         error(iter, "csp.consume", "consume(" + o.channel + ") must not be nested in a loop: a stream is consumed once");
       scope.loop_vars.insert("<stream>");
+      Op recv;  // each iteration receives one item, then runs the body
+      recv.kind = Op::Kind::Recv;
+      recv.channel = o.channel;
+      recv.node = iter;
       o.body = block(s.items("body"), scope);
+      o.body.insert(o.body.begin(), std::move(recv));
       check_jumps(s);
       out.push_back(std::move(o));
       return;
@@ -217,8 +222,7 @@ Counts count_ops(htp::PassContext &ctx, const std::vector<Op> &ops, int &errors)
     case Op::Kind::Loop: add_into(out, scaled(count_ops(ctx, o.body, errors), o.trips)); break;
     case Op::Kind::Consume: {
       Poly len = o.trips.is_zero() ? Poly::atom(Json{{"stream", o.channel}}) : o.trips;
-      add_into(out, scaled(count_ops(ctx, o.body, errors), len));
-      out[o.channel].get = out[o.channel].get + len;
+      add_into(out, scaled(count_ops(ctx, o.body, errors), len));  // the body starts with its recv
       break;
     }
     case Op::Kind::If: {

@@ -13,7 +13,7 @@ struct Op {
   Kind kind = Kind::Send;
   std::string channel;          ///< Send, Recv, Consume
   Poly trips;                   ///< Loop: iterations; Consume: the stream length once resolved
-  std::vector<Op> body, orelse; ///< Loop / Consume body; If branches
+  std::vector<Op> body, orelse; ///< Loop / Consume body (a Consume body starts with its Recv); If branches
   htp::NodeRef node;            ///< the call, For or If
 };
 

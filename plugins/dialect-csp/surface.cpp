@@ -159,6 +159,7 @@ private:
         report_(kw, "csp.channel", "Channel accepts depth=N and pack=P, not '" + key + "'");
         continue;
       }
+      has_depth |= key == "depth";
       auto v = static_int(kw.child("value"), "channel '" + name + "': " + key);
       if (!v) continue;
       if (*v < 1) {
@@ -168,7 +169,6 @@ private:
         continue;
       }
       (key == "depth" ? c.depth : c.pack) = *v;
-      has_depth |= key == "depth";
     }
     if (call.size("args") > 0) report_(call, "csp.channel", "Channel takes keyword arguments: Channel[T](depth=N)");
     if (!has_depth) report_(call, "csp.channel", "channel '" + name + "' needs a depth: Channel[T](depth=N)");

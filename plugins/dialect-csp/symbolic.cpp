@@ -218,7 +218,9 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
     if (scope.params.count(id)) return Json{{"param", id}};
     if (scope.constants && scope.constants->contains(id) && (*scope.constants)[id].is_number_integer())
       return (*scope.constants)[id];
-    why = "'" + id + "' is not an integer constant, a scalar parameter or a loop variable";
+    why = "'" + id + "' is not " + (scope.params.empty() && scope.loop_vars.empty()
+                                        ? std::string("a module-level integer constant")
+                                        : std::string("an integer constant, a scalar parameter or a loop variable"));
     return std::nullopt;
   }
   if (n.is("UnaryOp") && n.child("op").is("USub")) {

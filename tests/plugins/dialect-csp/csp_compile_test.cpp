@@ -180,6 +180,38 @@ TEST_F(CspCompile, ReplicaCountsEnterTheBalance) {
                   "but its consumers receive 12 (worker: 4 each x3 replicas) [csp.count-mismatch]");
 }
 
+TEST_F(CspCompile, DeadlockThroughAStreamLoopIsFound) {
+  expect_rejected("bad_consume_deadlock",
+                  "bad_consume_deadlock.py:13:18: error: deadlock: processes 'relay' and 'client' wait on each other in a "
+                  "cycle ('relay' waits to receive from 'requests' (empty) until 'client' sends; 'client' waits to "
+                  "receive from 'replies' (empty) until 'relay' sends) [csp.deadlock]");
+}
+
+TEST_F(CspCompile, EveryMalformedDeclarationIsReported) {
+  for (const char *line :
+       {"bad_declarations.py:9:34: error: channel 'c': depth must be at least 1, got 0 (use Event() for a rendezvous "
+        "of depth 0) [csp.channel]",
+        "bad_declarations.py:9:43: error: channel 'c': pack must be at least 1, got -1 [csp.channel]",
+        "bad_declarations.py:9:9: error: channel 'c' is declared twice [csp.duplicate]",
+        "bad_declarations.py:13:6: error: process 'x' is declared twice [csp.duplicate]"})
+    expect_rejected("bad_declarations", line);
+}
+
+TEST_F(CspCompile, UncountableLoopsAreRejected) {
+  for (const char *line :
+       {"bad_uncountable.py:11:9: error: a while loop around channel operations cannot be counted; use for v in "
+        "range(n) [csp.dynamic-count]",
+        "bad_uncountable.py:14:28: error: the trip count of a loop around channel operations must not depend on an "
+        "enclosing loop variable [csp.dynamic-count]",
+        "bad_uncountable.py:18:18: error: a loop around channel operations needs a positive constant step "
+        "[csp.dynamic-count]",
+        "bad_uncountable.py:24:13: error: break in a loop with channel operations makes the put/get counts differ "
+        "between paths [csp.control-flow]",
+        "bad_uncountable.py:25:9: error: return before the end of a process makes its put/get counts path-dependent "
+        "[csp.control-flow]"})
+    expect_rejected("bad_uncountable", line);
+}
+
 // With the real tile dialect: process bodies are typed and lowered as tile bodies with foreign csp ops.
 class CspWithTileDialect : public CspCompile {
 protected:
