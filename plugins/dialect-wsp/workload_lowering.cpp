@@ -113,14 +113,25 @@ private:
       guarded([&] {
         htp::NodeRef next = i + 1 < stmts.size() ? stmts[i + 1] : htp::NodeRef();
         if (is_with(next, "P.otherwise") && is_with(stmts[i], "P.when")) {
-          out.push_back(lower_when(stmts[i], next, env));
+          append(out, lower_when(stmts[i], next, env));
           ++i;
           return;
         }
-        if (auto node = lower_statement(stmts[i], env)) out.push_back(*node);
+        if (auto node = lower_statement(stmts[i], env)) append(out, *node);
       });
     }
     return out;
+  }
+
+  /// Appends a node; a condition known at compile time (captured constants: `if HEADS > 8:`) is
+  /// replaced by the branch it takes.
+  static void append(json &out, json node) {
+    if (node["kind"] == "when" && node["cond"].is_boolean()) {
+      for (auto &n : node[node["cond"].get<bool>() ? "then" : "else"])
+        out.push_back(std::move(n));
+      return;
+    }
+    out.push_back(std::move(node));
   }
 
   static bool is_with(htp::NodeRef stmt, const std::string &name) {

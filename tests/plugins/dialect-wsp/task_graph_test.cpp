@@ -145,4 +145,41 @@ def canonical(X: In[Tensor[16, 64, f32]], Y: InOut[Tensor[8, 64, f32]], ptr: In[
   EXPECT_EQ(without_spans(workload(graph, "in_place")["body"]), body);
 }
 
+TEST(TaskGraph, ConstantsFoldWithPythonSemanticsAndStaticConditionsPickTheirBranch) {
+  htp::test::ScratchDir dir;
+  fs::path prog = dir.write(
+      "fold.py", R"(from htp.dialects.tile import kernel, Tensor, Scalar, InOut, f32, i64, load, store
+from htp.dialects.wsp import workload, P
+
+HEADS = 16
+
+
+@kernel
+def k(y: InOut[Tensor[1, 64, f32]], a: Scalar[i64], b: Scalar[i64]):
+    store(y, load(y))
+
+
+@workload
+def w(Y: InOut[Tensor[4, 64, f32]], n: int):
+    for i in P(4):
+        if HEADS > 8:
+            if n > 2:
+                k(Y[i:i + 1, :], -7 // 2, -7 % 3)
+        else:
+            k(Y[i:i + 1, :], 0, 0)
+)");
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(prog, out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json body = without_spans(
+      workload(json::parse(wsp_test::read_file(out / "codegen/check/wsp.task_graph.json")), "w")["body"]);
+  // HEADS > 8 holds at compile time: its `else` is gone; `n > 2` stays a runtime condition.
+  json when = body[0]["body"][0];
+  ASSERT_EQ(body[0]["body"].size(), 1u);
+  EXPECT_EQ(when["kind"], "when");
+  EXPECT_EQ(when["cond"], json::parse(R"({"op": "gt", "args": [{"param": "n"}, 2]})"));
+  EXPECT_EQ(when["then"][0]["args"][1]["scalar"], -4);
+  EXPECT_EQ(when["then"][0]["args"][2]["scalar"], 2);
+}
+
 } // namespace
