@@ -66,6 +66,7 @@ void fill_info(Component &c, const HtpComponentInfo &info) {
 template <class Desc> constexpr size_t abi_1_0_size() { return sizeof(Desc); }
 template <> constexpr size_t abi_1_0_size<HtpDialectDesc>() { return offsetof(HtpDialectDesc, scan); }
 template <> constexpr size_t abi_1_0_size<HtpPassDesc>() { return offsetof(HtpPassDesc, run); }
+template <> constexpr size_t abi_1_0_size<HtpBindingDesc>() { return offsetof(HtpBindingDesc, run); }
 
 /// Validates struct_size and copies min(struct_size, sizeof(Desc)) bytes into a zeroed Desc.
 template <class Desc> Desc copy_descriptor(const Desc *d, const char *type) {

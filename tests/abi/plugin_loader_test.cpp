@@ -132,6 +132,11 @@ TEST(PluginLoader, OlderMinorLoadsWithNewFieldsReadAsZero) {
   EXPECT_EQ(o.plugin->description, "");
   EXPECT_EQ(o.plugin->sdk_version, "");
   EXPECT_NE(host.registry().find("older.pass"), nullptr);
+  // A binding descriptor of ABI 1.1 (before run/user_data) is accepted as compile-only.
+  const htp::Component *b = host.registry().find("older.binding");
+  ASSERT_NE(b, nullptr) << o.text();
+  EXPECT_EQ(b->binding_run, nullptr);
+  EXPECT_EQ(b->user_data, nullptr);
 }
 
 struct DescriptorSizeCase {
