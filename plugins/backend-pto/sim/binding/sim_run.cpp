@@ -178,68 +178,80 @@ RuntimeOptions resolve_runtime_options(const json &runtime_config, const json &o
   return o;
 }
 
-json run_package(const SimRunRequest &req) {
-  using clock = std::chrono::steady_clock;
-  const auto t_start = clock::now();
-  if (!req.options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
-  for (const auto &[k, v] : req.options.items())
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void check_options(const json &options) {
+  if (!options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
+  for (const auto &[k, v] : options.items())
     if (!kOptionKeys.count(k))
       throw RunFailure("pto.sim.option", "unknown option '" + k + "' (known: dispatch, aiv_cores, aic_cores, "
                                          "aicpu_thread_num, task_window, trace, cxx, sim_include, runtime)");
-  check_pto_runtime_request(req.options);
+}
 
-  const PackageSpec pkg = read_package(req.package_dir, req.entry);
-  const RuntimeOptions ropts = resolve_runtime_options(pkg.runtime_config, req.options);
-  const std::string include_dir = locate_sim_include(req.options);
+std::string compiler_name(const json &options) {
   const char *env_cxx = std::getenv("CXX");
-  const std::string cxx = req.options.value("cxx", std::string(env_cxx && *env_cxx ? env_cxx : "c++"));
+  return options.value("cxx", std::string(env_cxx && *env_cxx ? env_cxx : "c++"));
+}
 
-  // Build.
-  const auto t_build = clock::now();
-  std::vector<CompileJob> jobs;
+/// One job per source: jobs[0] is the orchestration, jobs[1 + i] kernel i.
+std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
   const std::vector<std::string> common = {"-std=c++17", "-O2", "-fPIC", "-shared", "-w"};
-  auto source_path = [&](const std::string &rel) {
+  auto job = [&](const std::string &rel, std::vector<std::string> flags) {
     const fs::path p = pkg.codegen_dir / rel;
     if (!fs::exists(p)) throw RunFailure("pto.sim.package", "the package has no codegen/pto/" + rel);
-    return p.string();
+    return CompileJob{p.string(), "codegen/pto/" + rel, std::move(flags), {}, false};
   };
-  jobs.push_back(CompileJob{source_path(pkg.orchestration.source), "codegen/pto/" + pkg.orchestration.source, common, {}, false});
+  std::vector<CompileJob> jobs = {job(pkg.orchestration.source, common)};
   for (const KernelSpec &k : pkg.kernels) {
     std::vector<std::string> flags = common;
     flags.insert(flags.end(), {"-D__CPU_SIM", "-DHTP_PTOSIM=1", k.core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
-    jobs.push_back(CompileJob{source_path(k.source), "codegen/pto/" + k.source, flags, {}, false});
+    jobs.push_back(job(k.source, std::move(flags)));
   }
+  return jobs;
+}
+
+BuildStats build_all(std::vector<CompileJob> &jobs, const SimRunRequest &req, const std::string &cxx) {
+  const auto t = Clock::now();
   BuildStats stats;
   try {
-    BuildCache cache((fs::path(req.cache_dir) / "pto-sim").string(), cxx, include_dir);
+    BuildCache cache((fs::path(req.cache_dir) / "pto-sim").string(), cxx, locate_sim_include(req.options));
     cache.build(jobs, stats);
   } catch (const BuildError &e) {
     throw RunFailure("pto.sim.build", e.what());
   }
-  stats.seconds = std::chrono::duration<double>(clock::now() - t_build).count();
+  stats.seconds = seconds_since(t);
+  return stats;
+}
 
-  // Load.
-  std::vector<std::unique_ptr<Library>> libs;
-  for (const CompileJob &j : jobs) libs.push_back(std::make_unique<Library>(j.output, j.label));
-  const std::string orch_label = jobs[0].label;
-  using Entry = void (*)(const ChipTaskArgs &);
-  using Config = PTO2OrchestrationConfig (*)(const ChipTaskArgs &);
-  using Bind = void (*)(PTO2Runtime *);
-  auto entry = reinterpret_cast<Entry>(libs[0]->symbol(pkg.orchestration.function_name, orch_label));
-  auto bind = reinterpret_cast<Bind>(libs[0]->symbol("framework_bind_runtime", orch_label));
-  auto config = reinterpret_cast<Config>(::dlsym(libs[0]->handle, pkg.orchestration.config_name.c_str()));
+/// The orchestration's exported functions.
+struct Orchestration {
+  void (*entry)(const ChipTaskArgs &) = nullptr;
+  PTO2OrchestrationConfig (*config)(const ChipTaskArgs &) = nullptr;  // optional
+  void (*bind)(PTO2Runtime *) = nullptr;
+};
 
-  // Arguments: tensors first, then scalars, each in parameter order.
-  std::vector<ChipTensor> tensors;
+Orchestration orchestration_of(const Library &lib, const OrchestrationSpec &spec, const std::string &label) {
+  Orchestration o;
+  o.entry = reinterpret_cast<decltype(o.entry)>(lib.symbol(spec.function_name, label));
+  o.bind = reinterpret_cast<decltype(o.bind)>(lib.symbol("framework_bind_runtime", label));
+  o.config = reinterpret_cast<decltype(o.config)>(::dlsym(lib.handle, spec.config_name.c_str()));
+  return o;
+}
+
+/// The entry's ChipTaskArgs (tensors first, then scalars, each in parameter order); `tensors` backs them.
+void make_arguments(const SimRunRequest &req, const PackageSpec &pkg, std::vector<ChipTensor> &tensors,
+                    ChipTaskArgs &args) {
   tensors.reserve(req.args.size());
-  ChipTaskArgs args;
   for (const RunArgument &a : req.args)
     if (a.tensor) {
       tensors.push_back(chip_tensor(a));
       args.add_input(tensors.back());
     }
-  for (size_t i = 0; i < req.args.size(); ++i) {
-    const RunArgument &a = req.args[i];
+  for (const RunArgument &a : req.args) {
     if (a.tensor) continue;
     std::string dtype;
     for (const ParamSpec &p : pkg.params)
@@ -247,68 +259,112 @@ json run_package(const SimRunRequest &req) {
     args.add_scalar(scalar_bits(a, dtype));
   }
   if (args.has_error) throw RunFailure("pto.sim.args", std::string("the entry's arguments: ") + args.error_msg);
-  const int given = args.tensor_count() + args.scalar_count();
-  if (config) {
-    const int expected = config(args).expected_arg_count;
-    if (expected != given)
-      throw RunFailure("pto.sim.args", orch_label + " expects " + std::to_string(expected) + " arguments (" +
-                                           pkg.orchestration.config_name + "), the run passes " + std::to_string(given));
-  }
+}
 
-  // Run.
+void check_argument_count(const Orchestration &o, const ChipTaskArgs &args, const OrchestrationSpec &spec,
+                          const std::string &label) {
+  if (!o.config) return;
+  const int given = args.tensor_count() + args.scalar_count();
+  const int expected = o.config(args).expected_arg_count;
+  if (expected != given)
+    throw RunFailure("pto.sim.args", label + " expects " + std::to_string(expected) + " arguments (" + spec.config_name +
+                                         "), the run passes " + std::to_string(given));
+}
+
+/// What a run measured, for the report.
+struct Execution {
+  double run_seconds = 0;
+  double orchestration_seconds = 0;
+};
+
+Execution execute(Runtime &rt, const Orchestration &o, const ChipTaskArgs &args, const std::string &label) {
+  Execution e;
+  const auto t = Clock::now();
+  o.bind(rt.api());
+  try {
+    o.entry(args);
+  } catch (const std::exception &ex) {
+    rt.fail(label + ": " + ex.what());
+  }
+  e.orchestration_seconds = seconds_since(t);
+  rt.wait_all();
+  e.run_seconds = seconds_since(t);
+  o.bind(nullptr);
+  return e;
+}
+
+json make_report(const SimRunRequest &req, const Runtime &rt, const BuildStats &stats, const std::string &cxx,
+                 const Execution &e, Clock::time_point start) {
+  const RuntimeOptions &o = rt.options();
+  json report = {{"schema", "htp.run.v1"},
+                 {"binding", "pto.a2a3sim"},
+                 {"target", req.target},
+                 {"entry", req.entry},
+                 {"path", "htp-cpu-sim"},
+                 {"ok", !rt.failed()},
+                 {"build",
+                  {{"cache", stats.misses == 0 ? "hit" : "miss"},
+                   {"hits", stats.hits},
+                   {"misses", stats.misses},
+                   {"compiler_invocations", stats.compiler_invocations},
+                   {"cxx", find_program(cxx)},
+                   {"seconds", stats.seconds}}},
+                 {"runtime",
+                  {{"dispatch", policy_name(o.dispatch)},
+                   {"aiv_cores", o.aiv_cores},
+                   {"aic_cores", o.aic_cores},
+                   {"schedulers", o.schedulers},
+                   {"task_window", o.task_window}}},
+                 {"tasks", rt.task_count()},
+                 {"run_seconds", e.run_seconds},
+                 {"orchestration_seconds", e.orchestration_seconds},
+                 {"wall_seconds", seconds_since(start)},
+                 {"workers", worker_report(rt)}};
+  if (o.trace) report["trace"] = "trace.json";
+  if (!rt.log_lines().empty()) report["log"] = "orchestration.log";
+  if (rt.failed()) report["error"] = rt.error();
+  return report;
+}
+
+/// trace.json and orchestration.log.
+void write_outputs(const fs::path &run_dir, const Runtime &rt) {
+  if (rt.options().trace) write_text(run_dir / "trace.json", rt.trace_json());
+  std::string log;
+  for (const auto &line : rt.log_lines()) log += line + "\n";
+  if (!log.empty()) write_text(run_dir / "orchestration.log", log);
+}
+
+}  // namespace
+
+json run_package(const SimRunRequest &req) {
+  const auto start = Clock::now();
+  check_options(req.options);
+  check_pto_runtime_request(req.options);
+  const PackageSpec pkg = read_package(req.package_dir, req.entry);
+  const RuntimeOptions ropts = resolve_runtime_options(pkg.runtime_config, req.options);
+  const std::string cxx = compiler_name(req.options);
+  std::vector<CompileJob> jobs = compile_jobs(pkg);
+  const BuildStats stats = build_all(jobs, req, cxx);
+
+  std::vector<std::unique_ptr<Library>> libs;
+  for (const CompileJob &j : jobs) libs.push_back(std::make_unique<Library>(j.output, j.label));
+  const std::string &label = jobs[0].label;
+  const Orchestration orch = orchestration_of(*libs[0], pkg.orchestration, label);
+  std::vector<ChipTensor> tensors;
+  ChipTaskArgs args;
+  make_arguments(req, pkg, tensors, args);
+  check_argument_count(orch, args, pkg.orchestration, label);
+
   json report;
   {
     Runtime rt(ropts);
-    for (size_t i = 0; i < pkg.kernels.size(); ++i) {
-      const KernelSpec &k = pkg.kernels[i];
-      rt.set_kernel(k.func_id, k.core, reinterpret_cast<KernelFn>(libs[i + 1]->symbol("kernel_entry", jobs[i + 1].label)),
-                    k.name);
-    }
-    const auto t_run = clock::now();
-    bind(rt.api());
-    try {
-      entry(args);
-    } catch (const std::exception &e) {
-      rt.fail(orch_label + ": " + e.what());
-    }
-    const double orch_seconds = std::chrono::duration<double>(clock::now() - t_run).count();
-    rt.wait_all();
-    const double run_seconds = std::chrono::duration<double>(clock::now() - t_run).count();
-    bind(nullptr);
-
-    const fs::path run_dir(req.run_dir);
-    if (ropts.trace) write_text(run_dir / "trace.json", rt.trace_json());
-    const auto lines = rt.log_lines();
-    std::string log;
-    for (const auto &l : lines) log += l + "\n";
-    if (!lines.empty()) write_text(run_dir / "orchestration.log", log);
-    report = {{"schema", "htp.run.v1"},
-              {"binding", "pto.a2a3sim"},
-              {"target", req.target},
-              {"entry", req.entry},
-              {"path", "htp-cpu-sim"},
-              {"ok", !rt.failed()},
-              {"build",
-               {{"cache", stats.misses == 0 ? "hit" : "miss"},
-                {"hits", stats.hits},
-                {"misses", stats.misses},
-                {"compiler_invocations", stats.compiler_invocations},
-                {"cxx", find_program(cxx)},
-                {"seconds", stats.seconds}}},
-              {"runtime",
-               {{"dispatch", policy_name(ropts.dispatch)},
-                {"aiv_cores", ropts.aiv_cores},
-                {"aic_cores", ropts.aic_cores},
-                {"schedulers", ropts.schedulers},
-                {"task_window", ropts.task_window}}},
-              {"tasks", rt.task_count()},
-              {"run_seconds", run_seconds},
-              {"orchestration_seconds", orch_seconds},
-              {"wall_seconds", std::chrono::duration<double>(clock::now() - t_start).count()},
-              {"workers", worker_report(rt)}};
-    if (ropts.trace) report["trace"] = "trace.json";
-    if (!lines.empty()) report["log"] = "orchestration.log";
-    if (rt.failed()) report["error"] = rt.error();
+    for (size_t i = 0; i < pkg.kernels.size(); ++i)
+      rt.set_kernel(pkg.kernels[i].func_id, pkg.kernels[i].core,
+                    reinterpret_cast<KernelFn>(libs[i + 1]->symbol("kernel_entry", jobs[i + 1].label)),
+                    pkg.kernels[i].name);
+    const Execution e = execute(rt, orch, args, label);
+    write_outputs(req.run_dir, rt);
+    report = make_report(req, rt, stats, cxx, e, start);
   }  // the runtime's threads end before the libraries are closed
   write_text(fs::path(req.run_dir) / "report.json", report.dump(2) + "\n");
   if (report.contains("error")) throw RunFailure("pto.sim.run", report["error"].get<std::string>());
