@@ -110,7 +110,11 @@ Value KernelChecker::name(htp::NodeRef e) {
     error(e, "tile.unknown-name", "'" + id + "' is used before it is assigned");
     return {};
   }
-  error(e, "tile.unknown-name", "unknown name '" + id + "' in '" + fn_name_ + "'");
+  std::vector<std::string> known;
+  for (const auto &[n, b] : env_) known.push_back(n);
+  auto near = closest_name(id, known);
+  error(e, "tile.unknown-name",
+        "unknown name '" + id + "' in '" + fn_name_ + "'" + (near ? "; did you mean '" + *near + "'?" : ""));
   return {};
 }
 
@@ -152,6 +156,17 @@ std::optional<Expr> KernelChecker::scalar_operand(htp::NodeRef at, const Value &
     return std::nullopt;
   default: error(at, "tile.type-mismatch", what + " must be a scalar, got " + describe(at, v)); return std::nullopt;
   }
+}
+
+std::optional<Expr> KernelChecker::index_operand(htp::NodeRef at, const Value &v, const std::string &what) {
+  auto e = scalar_operand(at, v, what);
+  if (!e) return std::nullopt;
+  bool is_float = e->is_number_float() || (v.is(Value::Kind::Scalar) && is_float_dtype(v.type.dtype));
+  if (is_float) {
+    error(at, "tile.dtype-mismatch", what + " must be an integer, got " + describe(at, v));
+    return std::nullopt;
+  }
+  return e;
 }
 
 std::optional<int64_t> KernelChecker::static_int(htp::NodeRef at, const Value &v, const std::string &what) {
@@ -452,7 +467,7 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
     auto el = elems[d];
     if (!el.is("Slice")) {
       Value i = eval(el);
-      auto e = scalar_operand(el, i, "an index of '" + base.reg + "'");
+      auto e = index_operand(el, i, "an index of '" + base.reg + "'");
       if (!e) return {};
       lo[d] = *e;
       extent[d] = 1;
@@ -467,12 +482,12 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
     }
     Expr l = Expr(0), u = Expr(shape[d]);
     if (auto n = el.child("lower")) {
-      auto e = scalar_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
+      auto e = index_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
       if (!e) return {};
       l = *e;
     }
     if (auto n = el.child("upper")) {
-      auto e = scalar_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
+      auto e = index_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
       if (!e) return {};
       u = *e;
     }
@@ -538,7 +553,7 @@ Value KernelChecker::tile_view_method(htp::NodeRef call, const Value &base) {
   }
   std::vector<Expr> lo;
   for (size_t d = 0; d < shape.size(); ++d) {
-    auto e = scalar_operand(idx_nodes[d], eval(idx_nodes[d]), "a block index of '" + base.reg + "'");
+    auto e = index_operand(idx_nodes[d], eval(idx_nodes[d]), "a block index of '" + base.reg + "'");
     if (!e) return {};
     lo.push_back(make_op("mul", {*e, Expr(block[d])}));
   }

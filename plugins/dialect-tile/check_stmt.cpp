@@ -260,12 +260,8 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   std::vector<Expr> bounds;  // start, stop, step
   for (auto a : args) {
     Value v = eval(a);
-    auto e = scalar_operand(a, v, "a range() bound");
+    auto e = index_operand(a, v, "a range() bound");
     if (!e) return;
-    if (e->is_number_float()) {
-      error(a, "tile.dtype", "range() bounds must be integers, got " + expr_str(*e));
-      return;
-    }
     bounds.push_back(*e);
   }
   if (bounds.size() == 1) bounds.insert(bounds.begin(), Expr(0));

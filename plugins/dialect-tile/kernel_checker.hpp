@@ -147,6 +147,8 @@ private:
   Value unsupported_expression(htp::NodeRef e);
   /// A scalar operand (Scalar or Const holding a number) as an Expr, or an error naming `what`.
   std::optional<Expr> scalar_operand(htp::NodeRef at, const Value &v, const std::string &what);
+  /// A scalar operand that must be an integer (indices, offsets, loop bounds).
+  std::optional<Expr> index_operand(htp::NodeRef at, const Value &v, const std::string &what);
   std::optional<int64_t> static_int(htp::NodeRef at, const Value &v, const std::string &what);
   std::string scalar_dtype(const Value &a, const Value &b) const;
   Value scalar_value(Expr e, const std::string &dtype) const;

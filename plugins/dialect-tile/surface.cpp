@@ -72,18 +72,20 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<std::string> closest_intrinsic(std::string_view name) {
+std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string> &candidates) {
   std::optional<std::string> best;
-  size_t best_d = 3;
-  for (const auto &i : intrinsics()) {
-    size_t d = edit_distance(name, i.name);
+  size_t best_d = std::min<size_t>(3, name.size());
+  for (const auto &c : candidates) {
+    size_t d = edit_distance(name, c);
     if (d < best_d) {
       best_d = d;
-      best = std::string(i.name);
+      best = c;
     }
   }
   return best;
 }
+
+std::optional<std::string> closest_intrinsic(std::string_view name) { return closest_name(name, intrinsic_names()); }
 
 std::vector<std::string> intrinsic_names() {
   std::vector<std::string> out;

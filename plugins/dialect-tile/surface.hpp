@@ -36,7 +36,10 @@ struct Intrinsic {
 const std::vector<Intrinsic> &intrinsics();
 /// The intrinsic named `name`, or null.
 const Intrinsic *find_intrinsic(std::string_view name);
-/// The intrinsic whose name is closest to `name` (edit distance at most 2), for "did you mean".
+/// The candidate closest to `name` (edit distance at most 2, and less than the name's length), for
+/// "did you mean".
+std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string> &candidates);
+/// The intrinsic whose name is closest to `name`.
 std::optional<std::string> closest_intrinsic(std::string_view name);
 /// The names of every intrinsic (the intrinsic set's ops).
 std::vector<std::string> intrinsic_names();

@@ -155,6 +155,7 @@ BAD = [
      "can be called (spell them tile.exp(...) or import them: from htp.dialects.tile import exp)", 9, 9),
     ("for i in range(0, 4, 0):\n        pass", "tile.range", "range() step must not be zero", 9, 26),
     ("c = load(x[::2, :])", "tile.view", "strided views are not supported", 9, 18),
+    ("c = load(x[1.5:16, :])", "tile.dtype-mismatch", "a slice bound of 'x' must be an integer, got 1.5", 9, 16),
     ("c = load(x[0:16, 0:256])", "tile.view-out-of-bounds", "this view of 'x' is 256 long in dim 1", 9, 14),
     ("for i in range(3):\n        c = load(x[i * 16:i * 16 + 16, :])", "tile.view-out-of-bounds",
      "covers [0, 48) in dim 0 for i in [0, 2], outside [0, 32)", 10, 18),
@@ -392,3 +393,10 @@ def test_the_plugin_ships_its_stub_and_stubgen_uses_it(tmp_path):
     assert "def matmul(a: Tile, b: Tile, acc: Tile | None = ...) -> Tile: ..." in text
     assert "_Any" not in text  # the shipped stub declares every surface name
     compile(text, "tile.pyi", "exec")
+
+
+def test_an_unknown_name_suggests_a_known_one(tmp_path):
+    src = "@kernel\ndef k(xs: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):\n    store(z, load(xz))\n"
+    proc = compile_program(ast_program(tmp_path, src, lambda n: None), tmp_path / "pkg")
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.unknown-name"]
+    assert d["msg"] == "unknown name 'xz' in 'k'; did you mean 'xs'?" and (d["line"], d["col"]) == ("3", "19")
