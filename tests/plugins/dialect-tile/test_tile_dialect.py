@@ -400,3 +400,32 @@ def test_an_unknown_name_suggests_a_known_one(tmp_path):
     proc = compile_program(ast_program(tmp_path, src, lambda n: None), tmp_path / "pkg")
     (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.unknown-name"]
     assert d["msg"] == "unknown name 'xz' in 'k'; did you mean 'xs'?" and (d["line"], d["col"]) == ("3", "19")
+
+
+PYTHON_API_SCRIPT = """\
+import json, sys
+import htp
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
+from htp.dialects import tile
+
+@kernel
+def vadd(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]]):
+    store(z, add(load(x), tile.exp(load(y))))
+
+ctx = htp.Context([sys.argv[1], sys.argv[2]], use_environment=False)
+pkg = ctx.compile(vadd, target="check", out=sys.argv[3])
+with open(pkg.path / "codegen" / "check" / "tile.kernels.json") as f:
+    print(json.dumps([op["op"] for op in json.load(f)["kernels"][0]["body"]]))
+"""
+
+
+def test_kernels_compile_from_python(tmp_path):
+    if not os.path.isdir(os.path.join(PYTHON_DIR, "htp")):
+        pytest.skip("HTP_PYTHON_DIR does not hold the htp package")
+    script = tmp_path / "api.py"
+    script.write_text(PYTHON_API_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    proc = subprocess.run([sys.executable, str(script), TILE, CHECK, str(tmp_path / "pkg")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["load", "load", "exp", "add", "store"]
