@@ -112,12 +112,12 @@ def vadd(A: In[Tensor[1024, 1024, i32]], B: In[Tensor[1024, 1024, f32]], C: Out[
 
 TEST_F(WspDiagnostics, TensorPassedForAScalar) {
   auto err = errors_of(R"(@kernel
-def scale(x: In[Tensor[32, 128, f32]], n: Scalar[i32]):
+def scale(x: InOut[Tensor[32, 128, f32]], n: Scalar[i32]):
     store(x, load(x))
 
 
 @workload
-def w(A: In[Tensor[1024, 1024, f32]]):
+def w(A: InOut[Tensor[1024, 1024, f32]]):
     for i in P(32):
         scale(A.tile(i, 0), A)
 )");
