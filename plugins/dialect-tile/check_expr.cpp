@@ -576,7 +576,7 @@ bool KernelChecker::check_view_bounds(htp::NodeRef at, const Value &base, const 
     }
     auto r = expr_range(lo[d], ranges_);
     if (!r) continue;
-    if (r->lo < 0 || r->hi + extent[d] > dim) {
+    if (r->lo < 0 || static_cast<__int128>(r->hi) + extent[d] > dim) {
       std::string loops;
       for (const auto &[var, range] : ranges_)
         if (lo[d].dump().find("\"var\":\"" + var + "\"") != std::string::npos)
@@ -584,7 +584,7 @@ bool KernelChecker::check_view_bounds(htp::NodeRef at, const Value &base, const 
                    std::to_string(range.hi) + "]";
       error(at, "tile.view-out-of-bounds",
             "this view of '" + base.reg + "' covers [" + std::to_string(r->lo) + ", " +
-                std::to_string(r->hi + extent[d]) + ") in dim " + std::to_string(d) + loops + ", outside [0, " +
+                std::to_string(r->hi >= INT64_MAX - extent[d] ? INT64_MAX : r->hi + extent[d]) + ") in dim " + std::to_string(d) + loops + ", outside [0, " +
                 std::to_string(dim) + ") of '" + base.reg + "' (" + base.type.str() + ")");
       return false;
     }

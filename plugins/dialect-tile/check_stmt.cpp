@@ -281,10 +281,12 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   std::optional<int64_t> trips;
   auto lo = int_literal(bounds[0]), hi = int_literal(bounds[1]);
   if (lo && hi && step) {
-    int64_t n = *step > 0 ? (*hi - *lo + *step - 1) / *step : (*lo - *hi - *step - 1) / -*step;
-    trips = std::max<int64_t>(0, n);
+    // In 128 bits: bounds near the int64 limits must not overflow.
+    __int128 a = *lo, b = *hi, st = *step;
+    __int128 n = st > 0 ? (b - a + st - 1) / st : (a - b - st - 1) / -st;
+    trips = static_cast<int64_t>(std::max<__int128>(0, std::min<__int128>(n, INT64_MAX)));
     if (*trips > 0) {
-      int64_t last = *lo + (*trips - 1) * *step;
+      int64_t last = static_cast<int64_t>(a + (static_cast<__int128>(*trips) - 1) * st);
       ranges_[var] = Range{std::min(*lo, last), std::max(*lo, last)};
     }
   } else if (step && *step > 0) {

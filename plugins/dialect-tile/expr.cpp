@@ -156,16 +156,23 @@ struct Affine {
   std::map<std::string, int64_t> terms;
 };
 
+/// a + sign * b, or nullopt on overflow.
+std::optional<Affine> combine(Affine a, const Affine &b, int64_t sign) {
+  auto add = [&](int64_t &into, int64_t v) {
+    int64_t scaled = 0;
+    return !__builtin_mul_overflow(v, sign, &scaled) && !__builtin_add_overflow(into, scaled, &into);
+  };
+  if (!add(a.constant, b.constant)) return std::nullopt;
+  for (const auto &[k, v] : b.terms)
+    if (!add(a.terms[k], v)) return std::nullopt;
+  return a;
+}
+
 std::optional<Affine> affine(const Expr &e) {
   if (auto i = int_literal(e)) return Affine{*i, {}};
   if (!e.is_object()) return std::nullopt;
   std::string op = e.value("op", "");
   const auto &args = e.contains("args") ? e["args"] : Expr::array();
-  auto combine = [](Affine a, const Affine &b, int64_t sign) {
-    a.constant += sign * b.constant;
-    for (const auto &[k, v] : b.terms) a.terms[k] += sign * v;
-    return a;
-  };
   if ((op == "add" || op == "sub") && args.size() == 2) {
     auto a = affine(args[0]), b = affine(args[1]);
     if (!a || !b) return std::nullopt;
@@ -181,9 +188,7 @@ std::optional<Affine> affine(const Expr &e) {
       if (auto c = int_literal(args[k])) {
         auto a = affine(args[1 - k]);
         if (!a) return std::nullopt;
-        Affine r{a->constant * *c, {}};
-        for (const auto &[key, v] : a->terms) r.terms[key] = v * *c;
-        return r;
+        return combine(Affine{}, *a, *c);
       }
   }
   if (e.contains("op") && !e.contains("args")) return std::nullopt;
@@ -195,10 +200,11 @@ std::optional<Affine> affine(const Expr &e) {
 std::optional<int64_t> constant_difference(const Expr &a, const Expr &b) {
   auto x = affine(a), y = affine(b);
   if (!x || !y) return std::nullopt;
-  for (const auto &[k, v] : y->terms) x->terms[k] -= v;
-  for (const auto &[k, v] : x->terms)
+  auto d = combine(*x, *y, -1);
+  if (!d) return std::nullopt;
+  for (const auto &[k, v] : d->terms)
     if (v != 0) return std::nullopt;
-  return x->constant - y->constant;
+  return d->constant;
 }
 
 // ---- ranges

@@ -65,3 +65,11 @@ TEST(TileExpr, RangesOfLoopExpressions) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->hi, 1);
 }
+
+TEST(TileExpr, AffineOverflowIsNotAConstant) {
+  Expr big = make_op("mul", {var("k"), Expr(INT64_MAX)});
+  Expr neg = make_op("mul", {var("k"), Expr(-1)});
+  EXPECT_EQ(tile::constant_difference(big, neg), std::nullopt);
+  EXPECT_EQ(tile::constant_difference(make_op("add", {var("k"), Expr(INT64_MAX)}), make_op("sub", {var("k"), Expr(1)})),
+            std::nullopt);
+}
