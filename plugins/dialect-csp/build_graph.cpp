@@ -41,14 +41,21 @@ Json graph_of(const ProgramDecl &program) {
       if (std::count(p.produces.begin(), p.produces.end(), c.name)) producers.push_back(p.name);
       if (std::count(p.consumes.begin(), p.consumes.end(), c.name)) consumers.push_back(p.name);
     }
+    for (const auto &l : program.links) {
+      if (std::count(l.to.begin(), l.to.end(), c.name)) producers.push_back(l.name);
+      if (std::count(l.from.begin(), l.from.end(), c.name)) consumers.push_back(l.name);
+    }
     channels.push_back({{"name", c.name}, {"kind", c.kind}, {"elem", c.elem}, {"depth", c.depth}, {"pack", c.pack},
                         {"producers", producers}, {"consumers", consumers}, {"span", c.span}});
   }
   for (const auto &p : program.processes)
     processes.push_back({{"name", p.name}, {"replicas", p.replicas}, {"function", p.function}, {"span", p.span},
                          {"produces", p.produces}, {"consumes", p.consumes}, {"args", p.args}, {"counts", p.counts}});
+  Json links = Json::array();
+  for (const auto &l : program.links)
+    links.push_back({{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
   return {{"name", program.name}, {"span", program.span}, {"params", program.params}, {"channels", channels},
-          {"processes", processes}};
+          {"processes", processes}, {"links", links}};
 }
 
 }  // namespace

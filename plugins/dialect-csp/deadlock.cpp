@@ -33,7 +33,7 @@ struct ChannelState {
 class Simulator {
 public:
   Simulator(const ProgramDecl &program, const std::vector<SimProcess> &processes, int64_t param_value, bool take_else)
-      : program_(program), param_value_(param_value), take_else_(take_else) {
+      : param_value_(param_value), take_else_(take_else) {
     for (const auto &c : program.channels) channels_[c.name].decl = &c;
     for (const auto &p : processes)
       for (int64_t r = 0; r < p.decl->replicas; ++r) {
@@ -206,7 +206,6 @@ private:
     return std::nullopt;  // stopped without a cycle: a count mismatch, reported by the balance check
   }
 
-  const ProgramDecl &program_;
   int64_t param_value_;
   bool take_else_;
   std::map<std::string, ChannelState> channels_;

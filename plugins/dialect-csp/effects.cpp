@@ -6,6 +6,7 @@
 #include "types.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 namespace csp {
@@ -54,9 +55,7 @@ private:
     report_at(ctx_, HTP_SEV_ERROR, span, code, message);
     ++errors_;
   }
-  void note(htp::NodeRef at, const std::string &message) {
-    htp::Host(ctx_.api()).report(ctx_.diag(), HTP_SEV_NOTE, "csp.note", message, at.source_span());
-  }
+  void note(const Json &span, const std::string &message) { report_at(ctx_, HTP_SEV_NOTE, span, "csp.note", message); }
 
   void read_processes() {
     ExprScope scope{&constants_, {}, {}};
@@ -68,6 +67,7 @@ private:
       Body b{&p, fn, extract_ops(ctx_, fn, scope, errors_), {}};
       bodies_.push_back(std::move(b));
     }
+    for (const auto &l : program_.links) bodies_.push_back(link_body(l));
     for (auto &b : bodies_) b.counts = count_ops(ctx_, b.ops, errors_);
     if (errors_) return;
     for (auto &b : bodies_)
@@ -77,10 +77,72 @@ private:
         if (!mixed) continue;
         const Op *at = first_op(b.ops, ch, Op::Kind::Recv);
         if (!at) at = first_op(b.ops, ch, Op::Kind::Consume);
-        error(at ? span_json(at->node) : b.decl->span, "csp.consume",
+        error(at ? op_span(*at) : b.decl->span, "csp.consume",
               "process '" + b.decl->name + "' receives from '" + ch + "' both with consume(" + ch +
                   ") and with recv: a stream is consumed by one loop");
       }
+  }
+
+  static Json link_atom(const std::string &link) { return Json{{"link", link}}; }
+
+  /// A connect as a process: per iteration it takes one item from each source and gives one to each
+  /// destination in turn (`link_atom` iterations until resolve_streams knows the count).
+  Body link_body(const LinkDecl &l) {
+    ProcessDecl &d = link_decls_.emplace_back();
+    d.name = "connect(" + quoted_list(l.from) + " -> " + quoted_list(l.to) + ")";
+    d.name.erase(std::remove(d.name.begin(), d.name.end(), '\''), d.name.end());
+    d.produces = l.to;
+    d.consumes = l.from;
+    d.span = l.span;
+    Op loop;
+    loop.kind = Op::Kind::Loop;
+    loop.trips = Poly::atom(link_atom(l.name));
+    loop.span = l.span;
+    size_t n = std::max(l.from.size(), l.to.size());
+    for (size_t i = 0; i < n; ++i)
+      for (bool send : {false, true}) {
+        Op o;
+        o.kind = send ? Op::Kind::Send : Op::Kind::Recv;
+        o.channel = send ? l.to[i % l.to.size()] : l.from[i % l.from.size()];
+        o.span = l.span;
+        loop.body.push_back(std::move(o));
+      }
+    return Body{&d, htp::NodeRef(), {std::move(loop)}, {}};
+  }
+
+  /// Iterations of a link once its sources' totals are known (nullopt while they are not).
+  std::optional<Poly> link_trips(const LinkDecl &l) {
+    std::optional<Poly> per_source;
+    for (const auto &s : l.from) {
+      Poly t = total(s, true);
+      if (has_stream(t)) return std::nullopt;
+      if (per_source && *per_source != t) {
+        error(l.span, "csp.count-mismatch",
+              "connect joins channels with different counts: '" + l.from[0] + "' carries " + per_source->to_text() +
+                  " items and '" + s + "' " + t.to_text() + "; a join takes one item from each in turn");
+        return Poly::constant(0);
+      }
+      per_source = t;
+    }
+    auto trips = per_source->divided_by(static_cast<int64_t>(l.to.size()));
+    if (!trips) {
+      error(l.span, "csp.count-mismatch",
+            "connect distributes the " + per_source->to_text() + " items of '" + l.from[0] + "' over " +
+                std::to_string(l.to.size()) + " channels, which does not divide evenly");
+      return Poly::constant(0);
+    }
+    return trips;
+  }
+
+  /// Replaces an unknown (stream or link) by its value in every count and trip count.
+  void substitute(const Json &atom, const Poly &value) {
+    for (auto &b : bodies_) {
+      for (auto &[c, n] : b.counts) n = {n.put.substitute(atom.dump(), value), n.get.substitute(atom.dump(), value)};
+      visit_ops(b.ops, [&](Op &o) {
+        if (atom.contains("stream") && o.kind == Op::Kind::Consume && o.channel == atom["stream"]) o.trips = value;
+        else o.trips = o.trips.substitute(atom.dump(), value);
+      });
+    }
   }
 
   /// Items all processes put (or get) on `ch`: the sum of replicas * count.
@@ -115,43 +177,36 @@ private:
     return k;
   }
 
+  /// Whether a count still holds an unknown: a stream length or a link's iterations.
   static bool has_stream(const Poly &p) {
-    return p.has_atom([](const Json &a) { return a.is_object() && a.contains("stream"); });
+    return p.has_atom([](const Json &a) { return a.is_object() && (a.contains("stream") || a.contains("link")); });
   }
 
-  /// A consume loop gets what the producers put minus what fixed receivers take, shared by its replicas.
+  /// A consume loop gets what the producers put minus what fixed receivers take, shared by its replicas;
+  /// a connect forwards what its sources carry. Resolved in dependency order.
   void resolve_streams() {
     std::set<std::string> pending;
     for (const auto &c : program_.channels)
       if (stream_consumers(c.name) > 0) pending.insert(c.name);
-    while (!pending.empty()) {
+    std::vector<const LinkDecl *> links;
+    for (const auto &l : program_.links) links.push_back(&l);
+    while (!pending.empty() || !links.empty()) {
       bool progressed = false;
       for (const auto &ch : std::vector<std::string>(pending.begin(), pending.end())) {
         Poly put = total(ch, true), fixed = fixed_gets(ch);
         if (has_stream(put) || has_stream(fixed)) continue;
-        int64_t k = stream_consumers(ch);
-        auto share = (put - fixed).divided_by(k);
-        if (!share) {
-          error(program_.channel(ch)->span, "csp.count-mismatch",
-                "the stream of channel '" + ch + "' holds " + (put - fixed).to_text() +
-                    " items, which its " + std::to_string(k) + " consume(" + ch + ") loops cannot share evenly");
-          share = Poly::constant(0);
-        } else if (auto v = share->constant_value(); v && *v < 0) {
-          error(program_.channel(ch)->span, "csp.count-mismatch",
-                "channel '" + ch + "' is unbalanced: its producers send " + put.to_text() + " items but recv takes " +
-                    fixed.to_text() + " before the consume(" + ch + ") loops");
-          share = Poly::constant(0);
-        }
-        streams_[ch] = *share;
-        for (auto &b : bodies_) {
-          for (auto &[c, n] : b.counts) n = {n.put.substitute(stream_atom(ch).dump(), *share),
-                                             n.get.substitute(stream_atom(ch).dump(), *share)};
-          visit_ops(b.ops, [&](Op &o) {
-            if (o.kind == Op::Kind::Consume && o.channel == ch) o.trips = *share;
-            else o.trips = o.trips.substitute(stream_atom(ch).dump(), *share);
-          });
-        }
+        substitute(stream_atom(ch), stream_share(ch, put, fixed));
         pending.erase(ch);
+        progressed = true;
+      }
+      for (auto it = links.begin(); it != links.end();) {
+        auto trips = link_trips(**it);
+        if (!trips) {
+          ++it;
+          continue;
+        }
+        substitute(link_atom((*it)->name), *trips);
+        it = links.erase(it);
         progressed = true;
       }
       if (!progressed) {
@@ -159,21 +214,45 @@ private:
           error(program_.channel(ch)->span, "csp.count-mismatch",
                 "the length of the stream of channel '" + ch +
                     "' depends on other streams in a cycle; give one of the loops a fixed range(n)");
+        for (const auto *l : links)
+          error(l->span, "csp.count-mismatch",
+                "the number of items this connect forwards depends on a stream in a cycle; give one of the loops a "
+                "fixed range(n)");
         return;
       }
     }
   }
 
+  Poly stream_share(const std::string &ch, const Poly &put, const Poly &fixed) {
+    int64_t k = stream_consumers(ch);
+    auto share = (put - fixed).divided_by(k);
+    if (!share) {
+      error(program_.channel(ch)->span, "csp.count-mismatch",
+            "the stream of channel '" + ch + "' holds " + (put - fixed).to_text() + " items, which its " +
+                std::to_string(k) + " consume(" + ch + ") loops cannot share evenly");
+      return Poly::constant(0);
+    }
+    if (auto v = share->constant_value(); v && *v < 0) {
+      error(program_.channel(ch)->span, "csp.count-mismatch",
+            "channel '" + ch + "' is unbalanced: its producers send " + put.to_text() + " items but recv takes " +
+                fixed.to_text() + " before the consume(" + ch + ") loops");
+      return Poly::constant(0);
+    }
+    return *share;
+  }
+
   void check_declared_ends() {
-    for (auto &b : bodies_)
+    for (auto &b : bodies_) {
+      if (!b.fn) continue;  // a connect uses all its ends
       for (bool put : {true, false})
         for (const auto &ch : put ? b.decl->produces : b.decl->consumes) {
           const ChannelCount &n = b.counts[ch];
           if (!(put ? n.put : n.get).is_zero()) continue;
-          error(b.decl->span, put ? "csp.unused-end" : "csp.unused-end",
+          error(b.decl->span, "csp.unused-end",
                 "process '" + b.decl->name + "' declares " + (put ? "produces(" : "consumes(") + ch + ") but never " +
                     (put ? "sends on it" : "receives from it"));
         }
+    }
   }
 
   std::string per_process(const std::string &ch, bool put) const {
@@ -200,11 +279,11 @@ private:
         for (const auto &b : bodies_)
           if (!send) send = first_op(b.ops, c.name, Op::Kind::Send);
         std::string what = c.kind == "event" ? "event '" : "channel '";
-        error(at ? span_json(at->node) : c.span, "csp.count-mismatch",
+        error(at ? op_span(*at) : c.span, "csp.count-mismatch",
               what + c.name + "' is unbalanced: its producers send " + put.to_text() + " items (" +
                   per_process(c.name, true) + ") but its consumers receive " + get.to_text() + " (" +
                   per_process(c.name, false) + ")");
-        if (send) note(send->node, "the first send on '" + c.name + "' is here");
+        if (send) note(op_span(*send), "the first send on '" + c.name + "' is here");
         continue;
       }
       if (auto v = put.constant_value(); v && c.pack > 1 && *v % c.pack != 0)
@@ -217,6 +296,7 @@ private:
   /// Element types end to end: values received and then sent, annotations of received values.
   void check_types() {
     for (auto &b : bodies_) {
+      if (!b.fn) continue;  // a connect: its ends were checked when it was read
       std::map<std::string, Json> known;  // local -> element type it holds
       b.fn.walk([&](htp::NodeRef n) {
         if (n.is("Assign") || n.is("AnnAssign")) {
@@ -309,18 +389,18 @@ private:
         if (std::count(w.waits_on.begin(), w.waits_on.end(), w.process) == 0 &&
             std::count(full->waits_on.begin(), full->waits_on.end(), w.process))
           consumers = w.process;
-      error(span_json(full->op->node), "csp.depth",
+      error(op_span(*full->op), "csp.depth",
             "channel '" + c->name + "' has depth " + std::to_string(c->depth) + " but process '" + full->process +
                 "' needs " + std::to_string(full->used + 1) + " slots before " +
                 (consumers.empty() ? std::string("its consumer") : "'" + consumers + "'") + " receives " +
                 (full->received == 0 ? "the first item" : "the next item") + ": deadlock between " +
                 quoted_list(members) + " (" + chain + ")");
     } else {
-      error(span_json(d.cycle.front().op->node), "csp.deadlock",
+      error(op_span(*d.cycle.front().op), "csp.deadlock",
             "deadlock: processes " + quoted_list(members) + " wait on each other in a cycle (" + chain + ")");
     }
     for (const auto &w : d.cycle)
-      if (&w != (full ? full : &d.cycle.front())) note(w.op->node, describe(w));
+      if (&w != (full ? full : &d.cycle.front())) note(op_span(*w.op), describe(w));
   }
 
   /// Adds program parameter `name` to a process function that reads it only through a stream length.
@@ -389,7 +469,7 @@ private:
   const Json &constants_;
   int &errors_;
   std::vector<Body> bodies_;
-  std::map<std::string, Poly> streams_;
+  std::deque<ProcessDecl> link_decls_;  ///< the processes standing for connects (stable addresses)
 };
 
 }  // namespace

@@ -250,6 +250,8 @@ Counts count_ops(htp::PassContext &ctx, const std::vector<Op> &ops, int &errors)
   return out;
 }
 
+Json op_span(const Op &o) { return o.node ? span_json(o.node) : o.span; }
+
 const Op *first_op(const std::vector<Op> &ops, const std::string &channel, Op::Kind kind) {
   for (const auto &o : ops) {
     if (o.kind == kind && o.channel == channel) return &o;

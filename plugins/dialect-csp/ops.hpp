@@ -15,7 +15,11 @@ struct Op {
   Poly trips;                   ///< Loop: iterations; Consume: the stream length once resolved
   std::vector<Op> body, orelse; ///< Loop / Consume body (a Consume body starts with its Recv); If branches
   htp::NodeRef node;            ///< the call, For or If
+  Json span;                    ///< instead of `node` for operations without one (the loop of a connect)
 };
+
+/// The source span of an operation, for diagnostics.
+Json op_span(const Op &o);
 
 /// Reads the channel operations of a canonicalized process function, in evaluation order. Loops must be
 /// `for v in range(...)` with trip counts that do not depend on loop variables, or `for x in consume(ch)`

@@ -31,8 +31,11 @@ Json programs_to_json(const std::vector<ProgramDecl> &programs) {
       processes.push_back({{"name", q.name}, {"function", q.function}, {"replicas", q.replicas},
                            {"produces", q.produces}, {"consumes", q.consumes}, {"args", q.args},
                            {"span", q.span}, {"counts", q.counts}});
+    Json links = Json::array();
+    for (const auto &l : p.links)
+      links.push_back({{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
     out.push_back({{"name", p.name}, {"span", p.span}, {"params", p.params}, {"channels", channels},
-                   {"processes", processes}});
+                   {"processes", processes}, {"links", links}});
   }
   return Json{{"schema", kProgramsSchema}, {"programs", out}};
 }
@@ -62,6 +65,9 @@ std::vector<ProgramDecl> programs_from_json(const Json &doc) {
         pd.counts = q.at("counts");
         d.processes.push_back(std::move(pd));
       }
+      for (const auto &l : p.at("links"))
+        d.links.push_back({l.at("name"), l.at("from").get<std::vector<std::string>>(),
+                           l.at("to").get<std::vector<std::string>>(), l.at("span")});
       out.push_back(std::move(d));
     }
   } catch (const Json::exception &e) {

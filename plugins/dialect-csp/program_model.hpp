@@ -28,12 +28,23 @@ struct ProcessDecl {
   Json counts = Json::object();  ///< channel -> {"put": Expr, "get": Expr}, filled by csp.effects
 };
 
+/// `connect([sources], [destinations])`: a forwarding link between channels — one to one (forward), one
+/// to many (distribute, round robin) or many to one (join, round robin).
+struct LinkDecl {
+  std::string name;  ///< "link0", "link1", ... in declaration order
+  std::vector<std::string> from, to;
+  Json span;
+  /// "forward", "distribute" or "join".
+  std::string mode() const { return from.size() > 1 ? "join" : (to.size() > 1 ? "distribute" : "forward"); }
+};
+
 struct ProgramDecl {
   std::string name;
   Json span;
   Json params = Json::array();  ///< [{"name", "dir", "type"}]
   std::vector<ChannelDecl> channels;
   std::vector<ProcessDecl> processes;
+  std::vector<LinkDecl> links;
 
   const ChannelDecl *channel(const std::string &n) const;
   ProcessDecl *process(const std::string &n);

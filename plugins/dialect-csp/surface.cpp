@@ -42,6 +42,7 @@ public:
     read_params(def);
     for (auto stmt : def.items("body")) statement(stmt);
     resolve_processes();
+    resolve_links();
     for (auto &[stmt, target, count] : replicates_) replicate(stmt, target, count);
     check_ends();
     return std::move(out_);
@@ -146,12 +147,15 @@ private:
   void channel(const std::string &name, htp::NodeRef call) {
     ChannelDecl c{name, "fifo", nullptr, 1, 1, span_json(call)};
     std::string why;
+    // A bad element type is reported; the channel is still declared so that its uses raise no more errors.
     auto elem = type_of(call.child("func").child("slice"), constants_, why);
-    if (!elem) return report_(call, "csp.channel-type", "channel '" + name + "': " + why);
-    if (elem->value("kind", "") != "tile" && elem->value("kind", "") != "tensor")
-      return report_(call, "csp.channel-type",
-                     "channel '" + name + "' carries " + type_text(*elem) + "; elements are Tile[...] or Tensor[...]");
-    c.elem = *elem;
+    if (!elem)
+      report_(call, "csp.channel-type", "channel '" + name + "': " + why);
+    else if (elem->value("kind", "") != "tile" && elem->value("kind", "") != "tensor")
+      report_(call, "csp.channel-type",
+              "channel '" + name + "' carries " + type_text(*elem) + "; elements are Tile[...] or Tensor[...]");
+    else
+      c.elem = *elem;
     bool has_depth = false;
     for (auto kw : call.items("keywords")) {
       std::string key = kw.text("arg").value_or("");
@@ -237,11 +241,55 @@ private:
       replicates_.emplace_back(call, call.item("args", 0).text("id").value_or(""), call.item("args", 1));
       return;
     }
-    if (is_call_of(call, "connect"))
-      return report_(call, "csp.connect",
-                     "connect([...], [...]) is not supported yet: declare the ends with produces/consumes");
+    if (is_call_of(call, "connect")) return connect(call);
     report_(call, "csp.program-statement",
-            "this call is not part of a program's wiring (Channel, Event, process, replicate)");
+            "this call is not part of a program's wiring (Channel, Event, process, replicate, connect)");
+  }
+
+  void connect(htp::NodeRef call) {
+    if (call.size("args") != 2 || call.size("keywords"))
+      return report_(call, "csp.connect", "connect takes two lists of channels: connect([sources], [destinations])");
+    RawLink link{call, {}, {}};
+    channel_list(call.item("args", 0), link.from);
+    channel_list(call.item("args", 1), link.to);
+    raw_links_.push_back(std::move(link));
+  }
+
+  /// Links join channels of one element type: one to one, one to many or many to one.
+  void resolve_links() {
+    for (auto &raw : raw_links_) {
+      LinkDecl l{"link" + std::to_string(out_.decl.links.size()), {}, {}, span_json(raw.at)};
+      bool ok = !raw.from.empty() && !raw.to.empty();
+      if (!ok) report_(raw.at, "csp.connect", "connect needs at least one source and one destination channel");
+      if (raw.from.size() > 1 && raw.to.size() > 1) {
+        report_(raw.at, "csp.connect",
+                "connect joins many channels into one or distributes one over many, not " +
+                    std::to_string(raw.from.size()) + " into " + std::to_string(raw.to.size()));
+        ok = false;
+      }
+      const ChannelDecl *first = nullptr;
+      for (auto *side : {&raw.from, &raw.to})
+        for (auto &[name, at] : *side) {
+          const ChannelDecl *c = out_.decl.channel(name);
+          if (!c) {
+            report_(at, "csp.unknown-channel", "connect: '" + name + "' is not a channel of program '" + out_.decl.name + "'");
+            ok = false;
+            continue;
+          }
+          if (c->kind == "event") {
+            report_(at, "csp.connect", "connect links channels that carry items; '" + name + "' is an event");
+            ok = false;
+            continue;
+          }
+          if (first && c->elem != first->elem)
+            report_(at, "csp.type-mismatch",
+                    "connect links channel '" + first->name + "' of " + type_text(first->elem) + " with channel '" + name +
+                        "' of " + type_text(c->elem) + ": element types must agree end to end");
+          if (!first) first = c;
+          (side == &raw.from ? l.from : l.to).push_back(name);
+        }
+      if (ok) out_.decl.links.push_back(std::move(l));
+    }
   }
 
   void resolve_processes() {
@@ -307,6 +355,17 @@ private:
         if (std::count(p.produces.begin(), p.produces.end(), c.name)) producers.push_back(p.name);
         if (std::count(p.consumes.begin(), p.consumes.end(), c.name)) consumers.push_back(p.name);
       }
+      for (const auto &l : out_.decl.links) {
+        if (std::count(l.to.begin(), l.to.end(), c.name)) producers.push_back("connect(" + l.name + ")");
+        if (std::count(l.from.begin(), l.from.end(), c.name)) consumers.push_back("connect(" + l.name + ")");
+      }
+      for (const auto &l : out_.decl.links) {
+        bool from = std::count(l.from.begin(), l.from.end(), c.name), to = std::count(l.to.begin(), l.to.end(), c.name);
+        if ((from && consumers.size() > 1) || (to && producers.size() > 1))
+          report_(out_.decl_nodes[c.name], "csp.connect",
+                  "channel '" + c.name + "' is " + (from ? "a source" : "a destination") + " of a connect and so has no other " +
+                      (from ? "consumer" : "producer"));
+      }
       htp::NodeRef at = out_.decl_nodes[c.name];
       if (producers.empty() && consumers.empty())
         report_(at, "csp.unused-channel", "channel '" + c.name + "' is declared but no process produces or consumes it");
@@ -331,7 +390,12 @@ private:
   Reporter report_;
   const Json &constants_;
   ParsedProgram out_;
+  struct RawLink {
+    htp::NodeRef at;
+    std::vector<std::pair<std::string, htp::NodeRef>> from, to;
+  };
   std::vector<RawProcess> raw_;
+  std::vector<RawLink> raw_links_;
   std::map<std::string, htp::NodeRef> plain_defs_;
   std::map<std::string, std::string> aliases_;  ///< variable or def name -> process name
   std::set<std::string> used_bodies_, replicated_;

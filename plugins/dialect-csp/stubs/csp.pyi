@@ -51,4 +51,4 @@ def replicate(p: Process | Callable[..., Any], n: int) -> None:
     """Runs `n` copies of process `p`; they share its channels."""
 
 def connect(sources: Sequence[Channel[Any]], destinations: Sequence[Channel[Any]]) -> None:
-    """Reserved: joining channel ends is not supported yet (a diagnostic)."""
+    """Links channels of one element type: one to many (distribute), many to one (join) or one to one."""

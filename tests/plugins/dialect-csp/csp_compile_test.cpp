@@ -91,6 +91,7 @@ TEST_F(CspCompile, PipelineGraphMatchesGolden) { expect_golden("pipeline"); }
 TEST_F(CspCompile, ReplicatedWorkersGraphMatchesGolden) { expect_golden("generator"); }
 TEST_F(CspCompile, EventRendezvousGraphMatchesGolden) { expect_golden("event"); }
 TEST_F(CspCompile, SymbolicCountsGraphMatchesGolden) { expect_golden("symbolic"); }
+TEST_F(CspCompile, DistributeAndJoinLinksGraphMatchesGolden) { expect_golden("connect"); }
 
 TEST_F(CspCompile, ProcessesAreLiftedAndMarkedForTheTileDialect) {
   auto r = compile("pipeline", {"--dump-ir", "csp.effects"});
@@ -210,6 +211,18 @@ TEST_F(CspCompile, UncountableLoopsAreRejected) {
         "bad_uncountable.py:25:9: error: return before the end of a process makes its put/get counts path-dependent "
         "[csp.control-flow]"})
     expect_rejected("bad_uncountable", line);
+}
+
+TEST_F(CspCompile, ConnectOfDifferentElementTypesIsRejected) {
+  expect_rejected("bad_connect",
+                  "bad_connect.py:10:21: error: connect links channel 'src' of Tile[32, 128, f32] with channel 'half' of "
+                  "Tile[32, 128, f16]: element types must agree end to end [csp.type-mismatch]");
+}
+
+TEST_F(CspCompile, UnevenDistributionIsRejected) {
+  expect_rejected("bad_connect_uneven",
+                  "bad_connect_uneven.py:13:5: error: connect distributes the 6 items of 'src' over 4 channels, which "
+                  "does not divide evenly [csp.count-mismatch]");
 }
 
 // With the real tile dialect: process bodies are typed and lowered as tile bodies with foreign csp ops.
