@@ -218,6 +218,7 @@ nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh) {
   if (!l.shape.empty()) j["shape"] = l.shape;
   if (auto ls = local_shape(l)) j["local_shape"] = *ls;
   if (!l.dtype.empty()) j["dtype"] = l.dtype;
+  if (!l.tile.empty()) j["tile"] = l.tile;
   j["shard"] = iters_json(l.shard);
   j["replica"] = iters_json(l.replica);
   j["offset"] = nlohmann::ordered_json::object();
@@ -255,6 +256,7 @@ Result<AxeLayout> layout_from_json(const nlohmann::json &j) {
     if (j.contains("hw") && j["hw"].contains("space") && j["hw"]["space"].is_string())
       l.hw.space = j["hw"]["space"].get<std::string>();
     l.dtype = j.value("dtype", std::string());
+    if (j.contains("tile")) l.tile = j["tile"].get<std::vector<int64_t>>();
     l.text = j.value("text", std::string());
     l.source_kind = j.value("source_kind", std::string("axe"));
     for (const auto &p : j.value("pending", nlohmann::json::array()))

@@ -93,6 +93,7 @@ struct AxeLayout {
   std::vector<PendingEffect> pending;   ///< reductions still to discharge
   std::string text;                     ///< the source spelling, when written as text
   std::string source_kind = "axe";      ///< the layout kind it was written in
+  std::vector<int64_t> tile;            ///< per-core tile shape of a body value, when known
   bool zero = false;                    ///< value is the constant 0 (neutral for pending sums)
 
   /// Shard iters of dim `d`, major to minor.

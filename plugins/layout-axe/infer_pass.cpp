@@ -50,6 +50,20 @@ struct Param {
   AxeLayout layout;
 };
 
+/// A view of a parameter (`x`, `x[0:32, :]`, `x.tile(i, j, shape=(R, C))`, or a name for one): the
+/// parameter and the per-core shape it selects.
+struct View {
+  std::string param;
+  std::vector<int64_t> dims;
+};
+
+/// Tiles are 2-D: leading dims of extent 1 are dropped, a 1-D view [N] is the tile [1, N].
+std::vector<int64_t> as_tile(std::vector<int64_t> dims) {
+  while (dims.size() > 2 && dims.front() == 1) dims.erase(dims.begin());
+  if (dims.size() == 1) dims.insert(dims.begin(), 1);
+  return dims.size() == 2 ? dims : std::vector<int64_t>{};
+}
+
 /// Infers the layouts of one function.
 class FunctionInference {
 public:
@@ -212,6 +226,8 @@ private:
     if (target.is("Name")) {
       std::string name = target.text("id").value_or("");
       if (params_.count(name)) return;  // rebinding a parameter: the parameter keeps its layout
+      if (stmt.is("Assign"))
+        if (auto view = view_of(stmt.child("value"))) views_[name] = *view;
       if (v) {
         env_[name] = *v;
         target.set_attr("layout.type", to_json(*v, mesh_).dump());
@@ -227,15 +243,61 @@ private:
 
   // ---- stores ----
 
-  /// The parameter a destination expression names: `C`, `C[...]`, `C.tile(i, j)`.
-  std::string tensor_param(htp::NodeRef n) const {
-    if (n.is("Subscript")) return tensor_param(n.child("value"));
-    if (n.is("Call") && n.child("func").is("Attribute")) return tensor_param(n.child("func").child("value"));
+  /// The view an expression denotes, or nullopt.
+  std::optional<View> view_of(htp::NodeRef n) const {
     if (n.is("Name")) {
       std::string name = n.text("id").value_or("");
-      if (params_.count(name)) return name;
+      if (auto it = views_.find(name); it != views_.end()) return it->second;
+      if (!params_.count(name)) return std::nullopt;
+      auto local = local_shape(params_.at(name).layout);
+      return View{name, local ? *local : std::vector<int64_t>{}};
     }
-    return {};
+    if (n.is("Subscript")) {
+      auto base = view_of(n.child("value"));
+      if (base) base->dims = slice_dims(n.child("slice"), base->dims);
+      return base;
+    }
+    htp::NodeRef func = n.is("Call") ? n.child("func") : htp::NodeRef();
+    if (func.is("Attribute") && func.text("attr").value_or("") == "tile") {
+      auto base = view_of(func.child("value"));
+      auto shape = c_.eval(keyword(n, "shape"));
+      if (base) base->dims = shape && shape->is_array() ? shape->get<std::vector<int64_t>>() : std::vector<int64_t>{};
+      return base;
+    }
+    return std::nullopt;
+  }
+
+  /// The extents a subscript selects from `dims`: constant slices and indices (extent 1), else unknown.
+  std::vector<int64_t> slice_dims(htp::NodeRef slice, const std::vector<int64_t> &dims) const {
+    std::vector<htp::NodeRef> parts = slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
+    if (parts.size() > dims.size()) return {};
+    std::vector<int64_t> out = dims;
+    for (size_t d = 0; d < parts.size(); ++d) {
+      if (!parts[d].is("Slice")) {
+        out[d] = 1;
+        continue;
+      }
+      auto lower = parts[d].child("lower") ? c_.eval_int(parts[d].child("lower")) : std::optional<int64_t>(0);
+      auto upper = parts[d].child("upper") ? c_.eval_int(parts[d].child("upper")) : std::optional<int64_t>(dims[d]);
+      if (!lower || !upper) return {};
+      out[d] = *upper - *lower;
+    }
+    return out;
+  }
+
+  /// The parameter a destination expression names: `C`, `C[...]`, `C.tile(i, j)`, a named view.
+  std::string tensor_param(htp::NodeRef n) const {
+    auto v = view_of(n);
+    return v ? v->param : std::string();
+  }
+
+  /// The layout of a loaded view: its parameter's, with the tile shape it selects.
+  std::optional<AxeLayout> view_layout(htp::NodeRef n) const {
+    auto v = view_of(n);
+    if (!v) return std::nullopt;
+    AxeLayout l = params_.at(v->param).layout;
+    l.tile = as_tile(v->dims);
+    return l;
   }
 
   void record_store(htp::NodeRef at, const std::string &dst, const std::optional<AxeLayout> &value) {
@@ -280,9 +342,8 @@ private:
       return it == env_.end() ? std::nullopt : std::optional<AxeLayout>(it->second);
     }
     if (e.is("Subscript")) {
-      std::string p = tensor_param(e);
       expr(e.child("slice"));
-      return p.empty() ? std::nullopt : std::optional<AxeLayout>(params_.at(p).layout);
+      return view_layout(e);
     }
     if (e.is("BinOp")) {
       auto left = expr(e.child("left"));
@@ -328,22 +389,24 @@ private:
   std::optional<AxeLayout> call(htp::NodeRef e) {
     std::string name = callee_name(e);
     htp::NodeRef func = e.child("func");
-    // A view of a parameter: A.tile(i, j).
-    if (func.is("Attribute") && !tensor_param(func.child("value")).empty()) {
+    // A view of a parameter: A.tile(i, j, shape=(R, C)).
+    if (func.is("Attribute") && view_of(func.child("value"))) {
       for (auto a : e.items("args")) expr(a);
-      return params_.at(tensor_param(func.child("value"))).layout;
+      return view_layout(e);
     }
     if (name == "load") {
-      auto src = arg(e, 0, "src");
+      htp::NodeRef src = arg_node(e, 0, "src");
       for (size_t i = 1; i < e.size("args"); ++i) expr(e.item("args", i));
-      return src;
+      return view_of(src) ? view_layout(src) : expr(src);
     }
     if (name == "store") return store_call(e);
     if (kElementwise.count(name)) return binary(e, name, arg(e, 0), arg(e, 1));
     if (kScalarForms.count(name) || kUnary.count(name)) {
       auto x = arg(e, 0);
       for (size_t i = 1; i < e.size("args"); ++i) expr(e.item("args", i));
-      return x ? apply(e, unary(*x, name, mesh_)) : std::nullopt;
+      auto r = x ? apply(e, unary(*x, name, mesh_)) : std::nullopt;
+      if (r && name == "cast") r->dtype = dtype_name(arg_node(e, 1, "dtype"));
+      return r;
     }
     if (auto it = kReductions.find(name); it != kReductions.end()) {
       auto x = arg(e, 0);
@@ -371,10 +434,22 @@ private:
     AxeLayout l;
     l.rank = 2;
     for (size_t i = 0; i < mesh_.rank(); ++i) l.replica.push_back({mesh_.extents()[i], 1, Mesh::axis_name(i), -1});
-    htp::NodeRef v = arg_node(e, e.size("args") > 1 ? 1 : 0, "value");
-    auto value = c_.eval(v);
+    auto value = c_.eval(arg_node(e, 1, "value"));
     l.zero = value && value->is_number() && value->get<double>() == 0.0;
+    auto shape = c_.eval(arg_node(e, 0, "shape"));
+    if (shape && shape->is_array() && shape->size() == 2 && (*shape)[0].is_number_integer() &&
+        (*shape)[1].is_number_integer())
+      l.tile = shape->get<std::vector<int64_t>>();
+    htp::NodeRef dtype = arg_node(e, 2, "dtype");
+    l.dtype = dtype ? dtype_name(dtype) : "f32";
     return l;
+  }
+
+  /// The dtype an expression names (`f32`, `tile.f16`), or "".
+  static std::string dtype_name(htp::NodeRef n) {
+    std::string d = n.dotted_name();
+    auto dot = d.rfind('.');
+    return dot == std::string::npos ? d : d.substr(dot + 1);
   }
 
   // ---- collectives ----
@@ -446,13 +521,17 @@ private:
     }
     if (!out) return std::nullopt;
     attrs["to"] = to_json(*out, mesh_);
-    e.set_attr("tile.foreign", nlohmann::json{{"op", "layout." + name}, {"type", nullptr}, {"attrs", attrs}}.dump());
-    nlohmann::ordered_json entry = {{"op", name}, {"from", describe(*x, mesh_)}, {"to", describe(*out, mesh_)}};
-    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array();  // the axes whose reductions it discharges
     for (const auto &p : x->pending)
       if (std::find(out->pending.begin(), out->pending.end(), p) == out->pending.end()) axes.push_back(p.iter.axis);
-    if (!axes.empty()) entry["axes"] = axes;
-    for (const char *k : {"reduce", "dim"})
+    if (!axes.empty()) attrs["axes"] = axes;
+    // The result's tile type, so the tile dialect can type it (null when the tile shape is unknown).
+    nlohmann::ordered_json type = nullptr;
+    if (out->tile.size() == 2 && dtype_size(out->dtype))
+      type = {{"kind", "tile"}, {"shape", out->tile}, {"dtype", out->dtype}};
+    e.set_attr("tile.foreign", nlohmann::ordered_json{{"op", "layout." + name}, {"type", type}, {"attrs", attrs}}.dump());
+    nlohmann::ordered_json entry = {{"op", name}, {"from", describe(*x, mesh_)}, {"to", describe(*out, mesh_)}};
+    for (const char *k : {"axes", "reduce", "dim"})
       if (attrs.contains(k)) entry[k] = attrs[k];
     entry["span"] = span_json(e);
     collectives_.push_back(std::move(entry));
@@ -464,6 +543,7 @@ private:
   const Constants &c_;
   Reporter &r_;
   std::map<std::string, Param> params_;
+  std::map<std::string, View> views_;
   std::vector<std::string> order_;
   Env env_;
   nlohmann::ordered_json collectives_ = nlohmann::ordered_json::array();

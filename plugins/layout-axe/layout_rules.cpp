@@ -65,6 +65,18 @@ AxeLayout computed(const AxeLayout &base) {
   return r;
 }
 
+/// The tile shape of `to` given the operand's: scaled by the change of the local shape (a gather
+/// makes each core's part larger, a scatter smaller).
+void rescale_tile(const AxeLayout &from, AxeLayout &to) {
+  auto lf = local_shape(from), lt = local_shape(to);
+  if (from.tile.size() != static_cast<size_t>(to.rank) || !lf || !lt) {
+    to.tile.clear();
+    return;
+  }
+  to.tile = from.tile;
+  for (size_t d = 0; d < to.tile.size(); ++d) to.tile[d] = to.tile[d] * (*lt)[d] / (*lf)[d];
+}
+
 Result<std::vector<PendingEffect>> combine_pending(const AxeLayout &a, const AxeLayout &b, std::string_view op) {
   switch (effect_class(op)) {
     case EffectClass::Linear:
@@ -154,6 +166,7 @@ Result<AxeLayout> join(const AxeLayout &a, const AxeLayout &b, std::string_view 
   sort_pending(r.pending);
   if (r.shape.empty()) r.shape = b.shape;
   if (r.dtype.empty()) r.dtype = b.dtype;
+  if (r.tile.empty()) r.tile = b.tile;
   return r;
 }
 
@@ -202,6 +215,9 @@ Result<AxeLayout> contract(const AxeLayout &a, const AxeLayout &b, const Mesh &m
     if (b.replicated_over(it.axis) && !shards_axis(r, it.axis)) r.replica.push_back(it);
   r.shape = a.shape.size() == 2 && b.shape.size() == 2 ? std::vector<int64_t>{a.shape[0], b.shape[1]}
                                                         : std::vector<int64_t>{};
+  r.tile = a.tile.size() == 2 && b.tile.size() == 2 ? std::vector<int64_t>{a.tile[0], b.tile[1]}
+                                                    : std::vector<int64_t>{};
+  r.dtype = a.dtype == "i8" ? "i32" : "f32";
   return r;
 }
 
@@ -227,6 +243,7 @@ Result<AxeLayout> reduce(const AxeLayout &x, int dim, std::string_view op, std::
   }
   sort_pending(r.pending);
   if (static_cast<int>(r.shape.size()) == r.rank) r.shape[static_cast<size_t>(dim)] = 1;
+  if (static_cast<int>(r.tile.size()) == r.rank) r.tile[static_cast<size_t>(dim)] = 1;
   return r;
 }
 
@@ -278,6 +295,7 @@ Result<AxeLayout> allgather(const AxeLayout &x, int dim, const Mesh &mesh) {
     r.replica.push_back(rep);
   }
   sort_replica(r.replica, mesh);
+  rescale_tile(x, r);
   return r;
 }
 
@@ -312,6 +330,7 @@ Result<AxeLayout> reduce_scatter(const AxeLayout &x, int dim, const std::optiona
   sort_shard(r.shard);
   if (!r.shape.empty())
     if (auto ls = local_shape(r); !ls) return ls.error();
+  rescale_tile(x, r);
   return r;
 }
 
@@ -327,6 +346,7 @@ Result<AxeLayout> relayout(const AxeLayout &x, const AxeLayout &to, const Mesh &
   if (r.dtype.empty()) r.dtype = x.dtype;
   if (!r.shape.empty())
     if (auto ls = local_shape(r); !ls) return ls.error();
+  rescale_tile(x, r);
   return r;
 }
 

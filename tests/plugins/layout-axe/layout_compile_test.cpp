@@ -95,6 +95,47 @@ TEST_F(LayoutCompileTest, ParametersCarryTypeAndLocalShape) {
   EXPECT_EQ(allreduce["_attrs"]["tile.foreign"]["attrs"]["from"]["pending"][0]["axis"], "mesh.y");
 }
 
+TEST_F(LayoutCompileTest, TileDialectTypesTheKernelWithLocalShapesAndTheCollective) {
+  auto r = compile(kGemm, {}, {HTP_TILE_PLUGIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kernel = nlohmann::json::parse(read(out() / "codegen/check/tile.kernels.json"))["kernels"][0];
+  std::vector<std::vector<int64_t>> local;
+  for (const auto &p : kernel["params"]) local.push_back(p["local_shape"]);
+  EXPECT_EQ(local, (std::vector<std::vector<int64_t>>{{32, 64}, {64, 32}, {32, 32}, {32, 1}}));
+  auto allreduce = kernel["body"][5];
+  EXPECT_EQ(allreduce["op"], "layout.allreduce");
+  EXPECT_EQ(allreduce["dst"], "total");
+  EXPECT_EQ(allreduce["attrs"]["axes"], nlohmann::json::parse(R"(["mesh.y"])"));
+  EXPECT_EQ(allreduce["attrs"]["reduce"], "sum");
+  EXPECT_EQ(kernel["locals"][4], nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"total","shape":[32,1]})"));
+}
+
+TEST_F(LayoutCompileTest, ViewsOfShardedTensorsKeepTheirLayout) {
+  auto r = compile(R"py(
+@kernel(mapping=[2, 2])
+def rows(X: In[Tensor[128, 64, f32] @ Layout("S(0)R")], Z: In[Tensor[128, 64, f32] @ Layout("S(1)R")],
+         Y: Out[Tensor[128, 64, f32] @ Layout("S(0)R")]):
+    for i in range(2):
+        v = X[i * 32:i * 32 + 32, :]
+        w = Z.tile(i, 0, shape=(32, 64))
+        store(Y.tile(i, 0, shape=(32, 64)), add(load(v), load(w)))
+)py", {}, {HTP_TILE_PLUGIN});
+  expect_error(r, 10, 45, "dim 0 is S(0) on the left and S(1) on the right");
+}
+
+TEST_F(LayoutCompileTest, RelayoutResultHasTheTileShapeOfItsLocalPart) {
+  auto r = compile(R"py(
+@kernel(mapping=[2])
+def gather(X: In[Tensor[128, 64, f32] @ Layout("S(0)R")], Y: Out[Tensor[128, 64, f32] @ Layout("RR")]):
+    t = relayout(load(X), to=Layout("RR"))
+    store(Y, t)
+)py", {}, {HTP_TILE_PLUGIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kernel = nlohmann::json::parse(read(out() / "codegen/check/tile.kernels.json"))["kernels"][0];
+  EXPECT_EQ(kernel["locals"][1], nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"t","shape":[128,64]})"));
+  EXPECT_EQ(kernel["body"][1]["op"], "layout.relayout");
+}
+
 TEST_F(LayoutCompileTest, ScannerRaisesOneObligationPerFacetWithItsSpan) {
   auto r = compile(R"py(
 @kernel(mapping=[2])
