@@ -132,12 +132,13 @@ private:
     double busy_us, blocked_us;
   };
 
-  int consumer_index(const std::string &name, const TileCoord &t) {
+  int consumer_index(const std::string &name, const Core &core) {
+    const TileCoord &t = core.tile;
     const ObjectFifo *f = d_.fifo(name);
     if (!f) throw SimError("@" + name + " is not an object FIFO of the design");
     for (size_t i = 0; i < f->consumers.size(); ++i)
       if (f->consumers[i] == t) return static_cast<int>(i);
-    throw SimError("core '" + d_.cores.front().name + "' on " + t.text() + " consumes @" + name + " but is not its consumer");
+    throw SimError("core '" + core.name + "' on " + t.text() + " consumes @" + name + " but is not its consumer");
   }
 
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - start_).count(); }
@@ -153,7 +154,7 @@ private:
           const double t0 = now_us();
           SimFifo &f = fifo(op.fifo);
           st.held[op.fifo] = op.port == "Produce" ? f.acquire_produce(0, op.count, who)
-                                                  : f.acquire_consume(consumer_index(op.fifo, st.core.tile), op.count, who);
+                                                  : f.acquire_consume(consumer_index(op.fifo, st.core), op.count, who);
           const double t1 = now_us();
           st.blocked_us += t1 - t0;
           if (t1 - t0 > 1.0) event("acquire @" + op.fifo, "wait", t0, t1 - t0, st.tid);
@@ -162,7 +163,7 @@ private:
         case CoreOp::Kind::Release: {
           SimFifo &f = fifo(op.fifo);
           if (op.port == "Produce") f.release_produce(0, op.count);
-          else f.release_consume(consumer_index(op.fifo, st.core.tile), op.count);
+          else f.release_consume(consumer_index(op.fifo, st.core), op.count);
           st.held.erase(op.fifo);
           break;
         }

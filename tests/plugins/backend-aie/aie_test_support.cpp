@@ -40,13 +40,14 @@ Mapped map(const Json &attrs, const std::string &device) {
   return m;
 }
 
-htp::aie::sim::SimResult simulate(const Design &design, std::map<std::string, std::vector<float>> &buffers) {
+htp::aie::sim::SimResult simulate(const Design &design, std::map<std::string, std::vector<float>> &buffers,
+                                  double timeout_seconds) {
   const fs::path cache = fs::path(HTP_AIE_TEST_CACHE);
   fs::create_directories(cache);
   auto lib = htp::aie::sim::compile_kernels(design.sources, cache, cache / "build.log");
   std::map<std::string, htp::aie::sim::HostBuffer> host;
   for (auto &[name, v] : buffers) host[name] = {v.data(), v.size() * sizeof(float)};
-  return htp::aie::sim::simulate(design, lib.entries, host, {20.0});
+  return htp::aie::sim::simulate(design, lib.entries, host, {timeout_seconds});
 }
 
 std::vector<float> random_floats(size_t n, unsigned seed) {

@@ -33,7 +33,8 @@ struct Mapped {
 Mapped map(const Json &attrs, const std::string &device = "npu1");
 
 /// Runs `design` on the simulator: kernels compiled into a per-test cache, buffers by parameter name.
-htp::aie::sim::SimResult simulate(const Design &design, std::map<std::string, std::vector<float>> &buffers);
+htp::aie::sim::SimResult simulate(const Design &design, std::map<std::string, std::vector<float>> &buffers,
+                                  double timeout_seconds = 20.0);
 
 /// Deterministic pseudo-random floats in [-1, 1).
 std::vector<float> random_floats(size_t n, unsigned seed);

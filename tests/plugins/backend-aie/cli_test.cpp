@@ -14,7 +14,7 @@ namespace {
 htp::test::CommandResult compile(const std::string &program, const fs::path &out, const std::string &target = "aie-npu1",
                                  const std::vector<std::string> &extra = {}) {
   std::vector<std::string> args = {"--plugins", HTP_AIE_PLUGIN, "--plugins", HTP_IRFIX_PLUGIN, "compile",
-                                   (aie_test::test_dir() / "programs" / program).string(), "--target", target, "-o", out.string()};
+                                   (aie_test::test_dir() / "fixtures" / "programs" / program).string(), "--target", target, "-o", out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   return htp::test::run_host(args);
 }

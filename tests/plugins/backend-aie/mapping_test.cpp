@@ -159,3 +159,20 @@ TEST(AieSimulation, TraceHasOneThreadPerCore) {
   EXPECT_EQ(names, 3);
   EXPECT_EQ(calls, 12);
 }
+
+TEST(AieSimulation, AFifoNobodyFeedsIsADeadlockNamingAFifo) {
+  Design d = only_design("pipeline.json");
+  d.cores.erase(d.cores.begin());  // no loader: the square stage waits on @ch_c1 forever
+  std::map<std::string, std::vector<float>> buf{{"X", std::vector<float>(64 * 32, 0.0f)},
+                                                {"Y", std::vector<float>(64 * 32, 0.0f)}};
+  try {
+    aie_test::simulate(d, buf, 1.0);
+    FAIL() << "the simulation did not stop";
+  } catch (const htp::aie::sim::SimError &e) {
+    // Several waiters stall (the square stage on @ch_c1, the storer on @ch_c2, the shim on @in_X); the first
+    // to reach the deadline is reported.
+    const std::string what = e.what();
+    EXPECT_NE(what.find("waited past the deadline"), std::string::npos) << what;
+    EXPECT_NE(what.find(" @"), std::string::npos) << what;
+  }
+}

@@ -1,11 +1,13 @@
-"""C = A @ B on @kernel(mapping=[2, 1]) with A @ S(0)R, B @ RS(1), C @ S(0)S(1).
+"""Tiled GEMM on a [2, 1] core grid: C = A @ B with A @ S(0)R (row shards), B @ RS(1) (column shards)
+and C @ S(0)S(1); each core multiplies its row block of A by its column block of B."""
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, matmul
+from htp.dialects.layout import Layout
 
-Until the dialect plugins land, the IR contract documents of this program come from the JSON fixture
-below through the test plugin fixtures/ir_fixture.cpp.
-"""
-from htp.dialects.irfix import fixture, program
+M, K, N = 64, 32, 64
 
 
-@program
-def gemm():
-    fixture("../fixtures/gemm_2x1.json")
+@kernel(mapping=[2, 1])
+def gemm(A: In[Tensor[M, K, f32] @ Layout("S(0)R")],
+         B: In[Tensor[K, N, f32] @ Layout("RS(1)")],
+         C: Out[Tensor[M, N, f32] @ Layout("S(0)S(1)")]):
+    store(C, matmul(load(A), load(B)))

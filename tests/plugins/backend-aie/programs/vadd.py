@@ -1,11 +1,19 @@
-"""C = A + B over a P(4) grid of AIE cores, two 16 x 64 tiles per core (a WSP workload).
+"""Vector add as a WSP workload: C = A + B over a P(4) grid of AIE cores, each core adding two 16 x 64
+tiles one after the other (the P.seq loop becomes the core loop)."""
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
+from htp.dialects.wsp import workload, P
 
-Until the dialect plugins land, the IR contract documents of this program come from the JSON fixture
-below through the test plugin fixtures/ir_fixture.cpp.
-"""
-from htp.dialects.irfix import fixture, program
+M, N = 128, 64
+TM = 16
 
 
-@program
-def vadd():
-    fixture("../fixtures/vadd.json")
+@kernel
+def add_tile(x: In[Tensor[TM, N, f32]], y: In[Tensor[TM, N, f32]], z: Out[Tensor[TM, N, f32]]):
+    store(z, add(load(x), load(y)))
+
+
+@workload
+def vadd(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out[Tensor[M, N, f32]]):
+    for i in P(4):
+        for s in P.seq(2):
+            add_tile(A.tile(i * 2 + s, 0), B.tile(i * 2 + s, 0), C.tile(i * 2 + s, 0))
