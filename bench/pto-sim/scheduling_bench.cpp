@@ -22,8 +22,8 @@ void run_tasks(benchmark::State &state, bool chain) {
   ChipTensor t = make_tensor_external(&cell, shape, 1);
   for (auto _ : state) {
     state.PauseTiming();
-    auto rt = std::make_unique<Runtime>(RuntimeOptions{.aiv_cores = 4, .aic_cores = 2, .dispatch = policy,
-                                                       .task_window = 1 << 16});
+    auto rt = std::make_unique<Runtime>(
+        RuntimeOptions{.aiv_cores = 4, .aic_cores = 2, .dispatch = policy, .task_window = 1 << 16});
     rt->set_kernel(0, CoreType::AIV, empty_kernel, "empty");
     MixedKernels k;
     k.aiv0_kernel_id = 0;
@@ -39,16 +39,21 @@ void run_tasks(benchmark::State &state, bool chain) {
     rt.reset();
     state.ResumeTiming();
   }
-  state.counters["seconds_per_task"] = benchmark::Counter(static_cast<double>(kTasks) * state.iterations(),
-                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["seconds_per_task"] =
+      benchmark::Counter(static_cast<double>(kTasks) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["tasks_per_second"] =
       benchmark::Counter(static_cast<double>(kTasks) * state.iterations(), benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(policy_name(policy)) + ", " + std::to_string(kTasks) + (chain ? " chained" : " independent") +
-                 " tasks, 4 AIV workers");
+  state.SetLabel(std::string(policy_name(policy)) + ", " + std::to_string(kTasks) +
+                 (chain ? " chained" : " independent") + " tasks, 4 AIV workers");
 }
 
-void BM_PtoSimIndependentTasks(benchmark::State &state) { run_tasks(state, false); }
-void BM_PtoSimChainTasks(benchmark::State &state) { run_tasks(state, true); }
+void BM_PtoSimIndependentTasks(benchmark::State &state) {
+  run_tasks(state, false);
+}
+void BM_PtoSimChainTasks(benchmark::State &state) {
+  run_tasks(state, true);
+}
 
 void policies(benchmark::internal::Benchmark *b) {
   b->ArgName("policy");
@@ -61,6 +66,6 @@ void policies(benchmark::internal::Benchmark *b) {
 BENCHMARK(BM_PtoSimIndependentTasks)->Apply(policies);
 BENCHMARK(BM_PtoSimChainTasks)->Apply(policies);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

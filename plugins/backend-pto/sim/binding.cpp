@@ -27,24 +27,26 @@ void run_a2a3sim(htp::RunContext &ctx) {
   try {
     const nlohmann::json report = run_package(req);
     const nlohmann::json &build = report["build"];
-    ctx.log(HTP_LOG_INFO, "pto.a2a3sim: " + std::to_string(report["tasks"].get<uint64_t>()) + " tasks on the CPU simulator, build cache " +
-                              build["cache"].get<std::string>() + ", " +
-                              std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
+    ctx.log(HTP_LOG_INFO,
+            "pto.a2a3sim: " + std::to_string(report["tasks"].get<uint64_t>()) +
+                " tasks on the CPU simulator, build cache " + build["cache"].get<std::string>() + ", " +
+                std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
   } catch (const RunFailure &e) {
     throw htp::RunError(e.what(), e.code);
   }
 }
 
-}  // namespace
+} // namespace
 
 void register_bindings(htp::Registrar &r) {
-  r.add(htp::BindingSpec{.info = {.id = "pto.a2a3sim",
-                                  .version = "0.1.0",
-                                  .summary = "pto-a2a3sim packages on HTP's PTO CPU simulator (or a built pto-runtime)",
-                                  .provides = {"Binding.PTO(variant=a2a3sim)"}},
-                         .targets = {"pto-a2a3sim"},
-                         .priority = 10,
-                         .run = htp::run_body<run_a2a3sim>});
+  r.add(htp::BindingSpec{
+      .info = {.id = "pto.a2a3sim",
+               .version = "0.1.0",
+               .summary = "pto-a2a3sim packages on HTP's PTO CPU simulator (or a built pto-runtime)",
+               .provides = {"Binding.PTO(variant=a2a3sim)"}},
+      .targets = {"pto-a2a3sim"},
+      .priority = 10,
+      .run = htp::run_body<run_a2a3sim>});
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

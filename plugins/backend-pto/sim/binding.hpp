@@ -9,4 +9,4 @@ namespace htp_ptosim {
 /// Registers the binding `pto.a2a3sim` for target pto-a2a3sim.
 void register_bindings(htp::Registrar &r);
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

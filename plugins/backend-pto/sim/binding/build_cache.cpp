@@ -56,11 +56,12 @@ private:
   int fd_;
 };
 
-}  // namespace
+} // namespace
 
 std::string find_program(const std::string &program) {
   if (program.empty()) return {};
-  if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::absolute(program).string() : "";
+  if (program.find('/') != std::string::npos)
+    return fs::exists(program) ? fs::absolute(program).string() : "";
   const char *path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/bin:/bin");
   for (std::string d; std::getline(dirs, d, ':');) {
@@ -80,20 +81,22 @@ std::string tree_hash(const std::string &dir) {
     if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir));
   std::sort(files.begin(), files.end());
   Sha256 h;
-  for (const auto &f : files) h.field(f.generic_string()).field(read_file(fs::path(dir) / f));
+  for (const auto &f : files)
+    h.field(f.generic_string()).field(read_file(fs::path(dir) / f));
   return memo[dir] = h.hex();
 }
 
 BuildCache::BuildCache(std::string cache_dir, const std::string &cxx, std::string include_dir)
     : dir_(std::move(cache_dir)), include_dir_(std::move(include_dir)) {
   cxx_ = find_program(cxx);
-  if (cxx_.empty()) throw BuildError("the C++ compiler '" + cxx + "' was not found on PATH (set CXX or --option cxx=...)");
+  if (cxx_.empty())
+    throw BuildError("the C++ compiler '" + cxx + "' was not found on PATH (set CXX or --option cxx=...)");
   std::error_code ec;
   const fs::path real = fs::canonical(cxx_, ec);
   struct stat st {};
   ::stat(real.c_str(), &st);
-  cxx_identity_ = real.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-                  std::to_string(st.st_mtim.tv_nsec);
+  cxx_identity_ = real.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+                  "." + std::to_string(st.st_mtim.tv_nsec);
   header_hash_ = tree_hash(include_dir_);
   fs::create_directories(dir_, ec);
   if (ec) throw BuildError("cannot create the build cache " + dir_ + ": " + ec.message());
@@ -102,7 +105,8 @@ BuildCache::BuildCache(std::string cache_dir, const std::string &cxx, std::strin
 std::string BuildCache::key(const CompileJob &job) const {
   Sha256 h;
   h.field("htp-ptosim-cache-v1").field(read_file(job.source)).field(cxx_identity_).field(header_hash_);
-  for (const auto &f : job.flags) h.field(f);
+  for (const auto &f : job.flags)
+    h.field(f);
   return h.hex();
 }
 
@@ -127,9 +131,11 @@ void BuildCache::build(std::vector<CompileJob> &jobs, BuildStats &stats, int par
   };
   std::vector<std::thread> threads;
   const int n = std::max(1, std::min<int>(parallel, static_cast<int>(jobs.size())));
-  for (int i = 1; i < n; ++i) threads.emplace_back(worker);
+  for (int i = 1; i < n; ++i)
+    threads.emplace_back(worker);
   worker();
-  for (auto &t : threads) t.join();
+  for (auto &t : threads)
+    t.join();
   if (!first_error.empty()) throw BuildError(first_error);
 }
 
@@ -143,7 +149,7 @@ void BuildCache::build_one(CompileJob &job, BuildStats &stats) {
     return;
   }
   FileLock lock((fs::path(dir_) / (k + ".lock")).string());
-  if (fs::exists(so)) {  // another process built it while we waited
+  if (fs::exists(so)) { // another process built it while we waited
     job.hit = true;
     ++stats.hits;
     return;
@@ -156,12 +162,14 @@ void BuildCache::build_one(CompileJob &job, BuildStats &stats) {
   fs::rename(tmp, so);
 }
 
-void BuildCache::compile(const CompileJob &job, const std::string &tmp_out, const std::string &log_path) const {
+void BuildCache::compile(const CompileJob &job, const std::string &tmp_out,
+                         const std::string &log_path) const {
   std::vector<std::string> argv_s = {cxx_};
   argv_s.insert(argv_s.end(), job.flags.begin(), job.flags.end());
   argv_s.insert(argv_s.end(), {"-I" + include_dir_, "-o", tmp_out, job.source});
   std::vector<char *> argv;
-  for (auto &s : argv_s) argv.push_back(s.data());
+  for (auto &s : argv_s)
+    argv.push_back(s.data());
   argv.push_back(nullptr);
 
   posix_spawn_file_actions_t actions;
@@ -183,4 +191,4 @@ void BuildCache::compile(const CompileJob &job, const std::string &tmp_out, cons
   throw BuildError("compiling " + job.label + " failed (" + cxx_ + ", log " + log_path + "):\n" + out);
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

@@ -17,11 +17,11 @@ struct BuildError : std::runtime_error {
 };
 
 struct CompileJob {
-  std::string source;               ///< absolute path of the .cpp
-  std::string label;                ///< path shown in messages (package-relative)
-  std::vector<std::string> flags;   ///< besides -I<headers>, -o and the source
-  std::string output;               ///< filled in: the cached shared object
-  bool hit = false;                 ///< filled in: it came from the cache
+  std::string source;             ///< absolute path of the .cpp
+  std::string label;              ///< path shown in messages (package-relative)
+  std::vector<std::string> flags; ///< besides -I<headers>, -o and the source
+  std::string output;             ///< filled in: the cached shared object
+  bool hit = false;               ///< filled in: it came from the cache
 };
 
 struct BuildStats {
@@ -59,4 +59,4 @@ std::string find_program(const std::string &program);
 /// SHA-256 over every file under `dir` (relative paths and contents, sorted); cached per process.
 std::string tree_hash(const std::string &dir);
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

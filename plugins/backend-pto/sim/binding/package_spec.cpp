@@ -20,12 +20,14 @@ json read_json(const fs::path &path) {
   }
 }
 
-std::string string_field(const json &obj, const char *key, const std::string &where, const char *fallback = nullptr) {
+std::string string_field(const json &obj, const char *key, const std::string &where,
+                         const char *fallback = nullptr) {
   if (!obj.contains(key)) {
     if (fallback) return fallback;
     throw RunFailure("pto.sim.package", where + ": missing \"" + key + "\"");
   }
-  if (!obj[key].is_string()) throw RunFailure("pto.sim.package", where + ": \"" + key + "\" must be a string");
+  if (!obj[key].is_string())
+    throw RunFailure("pto.sim.package", where + ": \"" + key + "\" must be a string");
   return obj[key].get<std::string>();
 }
 
@@ -34,7 +36,8 @@ std::string checked_source(const json &obj, const std::string &where) {
   std::string s = string_field(obj, "source", where);
   const fs::path p(s);
   if (p.is_absolute() || s.find("..") != std::string::npos || s.empty())
-    throw RunFailure("pto.sim.package", where + ": source '" + s + "' must be a relative path inside codegen/pto");
+    throw RunFailure("pto.sim.package",
+                     where + ": source '" + s + "' must be a relative path inside codegen/pto");
   return s;
 }
 
@@ -60,8 +63,8 @@ std::vector<KernelSpec> read_kernels(const json &reg, const std::string &file) {
     KernelSpec s;
     s.func_id = k["func_id"].get<int32_t>();
     if (s.func_id < 0 || s.func_id >= 1024 || !ids.insert(s.func_id).second)
-      throw RunFailure("pto.sim.package", where + ": func_id " + std::to_string(s.func_id) +
-                                              " must be unique and in [0, 1024)");
+      throw RunFailure("pto.sim.package",
+                       where + ": func_id " + std::to_string(s.func_id) + " must be unique and in [0, 1024)");
     s.source = checked_source(k, where);
     s.name = string_field(k, "name", where, "");
     if (s.name.empty()) s.name = fs::path(s.source).stem().string();
@@ -80,16 +83,18 @@ std::vector<ParamSpec> read_params(const fs::path &package_dir, const std::strin
   const json m = read_json(manifest);
   if (!m.contains("entrypoints") || !m["entrypoints"].is_array()) return {};
   for (const json &e : m["entrypoints"]) {
-    if (!e.is_object() || e.value("name", "") != entry || !e.contains("params") || !e["params"].is_array()) continue;
+    if (!e.is_object() || e.value("name", "") != entry || !e.contains("params") || !e["params"].is_array())
+      continue;
     std::vector<ParamSpec> out;
     for (const json &p : e["params"])
-      if (p.is_object()) out.push_back(ParamSpec{p.value("name", ""), p.value("kind", ""), p.value("dtype", "")});
+      if (p.is_object())
+        out.push_back(ParamSpec{p.value("name", ""), p.value("kind", ""), p.value("dtype", "")});
     return out;
   }
   return {};
 }
 
-}  // namespace
+} // namespace
 
 PackageSpec read_package(const fs::path &package_dir, const std::string &entry) {
   PackageSpec spec;
@@ -115,4 +120,4 @@ PackageSpec read_package(const fs::path &package_dir, const std::string &entry) 
   return spec;
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

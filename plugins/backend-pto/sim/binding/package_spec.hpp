@@ -23,12 +23,12 @@ struct RunFailure : std::runtime_error {
 struct KernelSpec {
   int32_t func_id = -1;
   std::string name;
-  std::string source;  ///< relative to codegen/pto
+  std::string source; ///< relative to codegen/pto
   CoreType core = CoreType::AIV;
 };
 
 struct OrchestrationSpec {
-  std::string source;  ///< relative to codegen/pto
+  std::string source; ///< relative to codegen/pto
   std::string function_name = "aicpu_orchestration_entry";
   std::string config_name = "aicpu_orchestration_config";
 };
@@ -36,19 +36,19 @@ struct OrchestrationSpec {
 /// A parameter of the entry as the manifest records it.
 struct ParamSpec {
   std::string name;
-  std::string kind;   ///< "tensor" | "scalar"
-  std::string dtype;  ///< "f32", "i64", ... (may be empty)
+  std::string kind;  ///< "tensor" | "scalar"
+  std::string dtype; ///< "f32", "i64", ... (may be empty)
 };
 
 struct PackageSpec {
-  std::filesystem::path codegen_dir;  ///< <package>/codegen/pto
+  std::filesystem::path codegen_dir; ///< <package>/codegen/pto
   OrchestrationSpec orchestration;
   std::vector<KernelSpec> kernels;
   nlohmann::json runtime_config = nlohmann::json::object();
-  std::vector<ParamSpec> params;  ///< empty when the manifest does not list the entry
+  std::vector<ParamSpec> params; ///< empty when the manifest does not list the entry
 };
 
 /// Reads the registry (and the manifest entry) of `entry`; throws RunFailure naming the file and field.
 PackageSpec read_package(const std::filesystem::path &package_dir, const std::string &entry);
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

@@ -26,4 +26,4 @@ private:
   uint64_t bytes_ = 0;
 };
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

@@ -18,14 +18,15 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kOptionKeys = {"dispatch", "aiv_cores", "aic_cores", "aicpu_thread_num", "task_window",
-                                           "trace",    "cxx",       "sim_include", "runtime"};
+const std::set<std::string> kOptionKeys = {"dispatch",    "aiv_cores", "aic_cores", "aicpu_thread_num",
+                                           "task_window", "trace",     "cxx",       "sim_include",
+                                           "runtime"};
 
 int int_option(const json &obj, const char *key, int fallback, int lo, int hi, const std::string &where) {
   if (!obj.contains(key)) return fallback;
   if (!obj[key].is_number_integer() || obj[key].get<int64_t>() < lo || obj[key].get<int64_t>() > hi)
-    throw RunFailure("pto.sim.option", where + " " + key + " must be an integer in [" + std::to_string(lo) + ", " +
-                                           std::to_string(hi) + "]");
+    throw RunFailure("pto.sim.option", where + " " + key + " must be an integer in [" + std::to_string(lo) +
+                                           ", " + std::to_string(hi) + "]");
   return obj[key].get<int>();
 }
 
@@ -37,14 +38,19 @@ void apply(RuntimeOptions &o, const json &obj, const std::string &where) {
   if (obj.contains("aicpu_thread_num"))
     o.schedulers = std::max(1, int_option(obj, "aicpu_thread_num", 2, 1, 16, where) - 1);
   if (obj.contains("dispatch")) {
-    const auto p = obj["dispatch"].is_string() ? parse_policy(obj["dispatch"].get<std::string>()) : std::nullopt;
+    const auto p =
+        obj["dispatch"].is_string() ? parse_policy(obj["dispatch"].get<std::string>()) : std::nullopt;
     if (!p)
-      throw RunFailure("pto.sim.option", where + " dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "
-                                               "\"work_steal\", not " + obj["dispatch"].dump());
+      throw RunFailure("pto.sim.option",
+                       where +
+                           " dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "
+                           "\"work_steal\", not " +
+                           obj["dispatch"].dump());
     o.dispatch = *p;
   }
   if (obj.contains("trace")) {
-    if (!obj["trace"].is_boolean()) throw RunFailure("pto.sim.option", where + " trace must be true or false");
+    if (!obj["trace"].is_boolean())
+      throw RunFailure("pto.sim.option", where + " trace must be true or false");
     o.trace = obj["trace"].get<bool>();
   }
 }
@@ -52,7 +58,8 @@ void apply(RuntimeOptions &o, const json &obj, const std::string &where) {
 std::string runtime_choice(const json &options) {
   const std::string r = options.value("runtime", std::string("auto"));
   if (r != "auto" && r != "sim" && r != "pto-runtime")
-    throw RunFailure("pto.sim.option", "option runtime must be \"auto\", \"sim\" or \"pto-runtime\", not \"" + r + "\"");
+    throw RunFailure("pto.sim.option",
+                     "option runtime must be \"auto\", \"sim\" or \"pto-runtime\", not \"" + r + "\"");
   return r;
 }
 
@@ -65,35 +72,41 @@ void check_pto_runtime_request(const json &options) {
   const bool has_rt = rt && *rt, has_isa = isa && *isa;
   if (!has_rt && !has_isa) {
     if (choice == "pto-runtime")
-      throw RunFailure("pto.runtime.missing", "option runtime=\"pto-runtime\" needs PTO_RUNTIME_ROOT (a built "
-                                              "pto-runtime, hw-native-sys/simpler) and PTO_ISA_ROOT (PTO-ISA) to be set");
+      throw RunFailure("pto.runtime.missing",
+                       "option runtime=\"pto-runtime\" needs PTO_RUNTIME_ROOT (a built "
+                       "pto-runtime, hw-native-sys/simpler) and PTO_ISA_ROOT (PTO-ISA) to be set");
     return;
   }
   if (has_rt != has_isa)
-    throw RunFailure("pto.runtime.missing", std::string(has_rt ? "PTO_RUNTIME_ROOT" : "PTO_ISA_ROOT") + " is set but " +
-                                                (has_rt ? "PTO_ISA_ROOT" : "PTO_RUNTIME_ROOT") +
-                                                " is not: set both to run on the real pto-runtime, or neither to use "
-                                                "HTP's CPU simulator");
+    throw RunFailure("pto.runtime.missing",
+                     std::string(has_rt ? "PTO_RUNTIME_ROOT" : "PTO_ISA_ROOT") + " is set but " +
+                         (has_rt ? "PTO_ISA_ROOT" : "PTO_RUNTIME_ROOT") +
+                         " is not: set both to run on the real pto-runtime, or neither to use "
+                         "HTP's CPU simulator");
   const std::pair<std::string, fs::path> required[] = {
-      {"PTO_RUNTIME_ROOT", fs::path(rt) / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h"},
+      {"PTO_RUNTIME_ROOT",
+       fs::path(rt) / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h"},
       {"PTO_RUNTIME_ROOT", fs::path(rt) / "python/simpler/worker.py"},
       {"PTO_ISA_ROOT", fs::path(isa) / "include/pto/pto-inst.hpp"},
   };
   for (const auto &[var, file] : required)
     if (!fs::exists(file))
       throw RunFailure("pto.runtime.missing", var + "=" + (var == "PTO_ISA_ROOT" ? isa : rt) + ": missing " +
-                                                  file.string() + " (expected a pto-runtime 6ebaf7715 / PTO-ISA "
-                                                                  "cd4a3d3f checkout)");
-  throw RunFailure("pto.runtime.unsupported",
-                   std::string("found pto-runtime at ") + rt + " and PTO-ISA at " + isa +
-                       ", but running packages on the real pto-runtime is not implemented by this binding yet; unset "
-                       "PTO_RUNTIME_ROOT and PTO_ISA_ROOT or pass --option runtime=\"sim\" to use HTP's CPU simulator");
+                                                  file.string() +
+                                                  " (expected a pto-runtime 6ebaf7715 / PTO-ISA "
+                                                  "cd4a3d3f checkout)");
+  throw RunFailure(
+      "pto.runtime.unsupported",
+      std::string("found pto-runtime at ") + rt + " and PTO-ISA at " + isa +
+          ", but running packages on the real pto-runtime is not implemented by this binding yet; unset "
+          "PTO_RUNTIME_ROOT and PTO_ISA_ROOT or pass --option runtime=\"sim\" to use HTP's CPU simulator");
 }
 
 /// dlopen'ed objects, closed after the runtime's threads have ended.
 struct Library {
   void *handle = nullptr;
-  explicit Library(const std::string &path, const std::string &label) : handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+  explicit Library(const std::string &path, const std::string &label)
+      : handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     if (!handle) throw RunFailure("pto.sim.load", "cannot load the build of " + label + ": " + ::dlerror());
   }
   ~Library() { ::dlclose(handle); }
@@ -109,24 +122,27 @@ struct Library {
 std::optional<DataType> data_type(const DLDataType &t) {
   if (t.lanes != 1) return std::nullopt;
   switch (t.code) {
-    case kDLFloat: return t.bits == 32 ? std::optional(DataType::FLOAT32) : t.bits == 16 ? std::optional(DataType::FLOAT16) : std::nullopt;
-    case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
-    case kDLInt:
-      switch (t.bits) {
-        case 8: return DataType::INT8;
-        case 16: return DataType::INT16;
-        case 32: return DataType::INT32;
-        case 64: return DataType::INT64;
-      }
-      return std::nullopt;
-    case kDLUInt:
-      switch (t.bits) {
-        case 8: return DataType::UINT8;
-        case 16: return DataType::UINT16;
-        case 32: return DataType::UINT32;
-        case 64: return DataType::UINT64;
-      }
-      return std::nullopt;
+  case kDLFloat:
+    return t.bits == 32   ? std::optional(DataType::FLOAT32)
+           : t.bits == 16 ? std::optional(DataType::FLOAT16)
+                          : std::nullopt;
+  case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
+  case kDLInt:
+    switch (t.bits) {
+    case 8: return DataType::INT8;
+    case 16: return DataType::INT16;
+    case 32: return DataType::INT32;
+    case 64: return DataType::INT64;
+    }
+    return std::nullopt;
+  case kDLUInt:
+    switch (t.bits) {
+    case 8: return DataType::UINT8;
+    case 16: return DataType::UINT16;
+    case 32: return DataType::UINT32;
+    case 64: return DataType::UINT64;
+    }
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -134,12 +150,15 @@ std::optional<DataType> data_type(const DLDataType &t) {
 ChipTensor chip_tensor(const RunArgument &a) {
   const DLTensor &t = *a.tensor;
   const auto dtype = data_type(t.dtype);
-  if (!dtype) throw RunFailure("pto.sim.args", "argument '" + a.name + "': this element type has no pto-runtime DataType");
+  if (!dtype)
+    throw RunFailure("pto.sim.args",
+                     "argument '" + a.name + "': this element type has no pto-runtime DataType");
   if (t.ndim > MAX_TENSOR_DIMS)
     throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(t.ndim) +
                                          " dimensions; pto-runtime tensors have at most 5");
   uint32_t shapes[MAX_TENSOR_DIMS] = {1};
-  for (int i = 0; i < t.ndim; ++i) shapes[i] = static_cast<uint32_t>(t.shape[i]);
+  for (int i = 0; i < t.ndim; ++i)
+    shapes[i] = static_cast<uint32_t>(t.shape[i]);
   void *data = static_cast<char *>(t.data) + t.byte_offset;
   return make_tensor_external(data, shapes, t.ndim > 0 ? static_cast<uint32_t>(t.ndim) : 1u, *dtype);
 }
@@ -147,14 +166,17 @@ ChipTensor chip_tensor(const RunArgument &a) {
 uint64_t scalar_bits(const RunArgument &a, const std::string &dtype) {
   if (dtype == "f64") return to_u64(a.scalar_float);
   if (dtype == "f16") return to_u64(static_cast<_Float16>(a.scalar_float));
-  if (!dtype.empty() && (dtype[0] == 'f' || dtype == "bf16")) return to_u64(static_cast<float>(a.scalar_float));
-  if (dtype.empty() && a.scalar_int == 0 && a.scalar_float != 0) return to_u64(static_cast<float>(a.scalar_float));
+  if (!dtype.empty() && (dtype[0] == 'f' || dtype == "bf16"))
+    return to_u64(static_cast<float>(a.scalar_float));
+  if (dtype.empty() && a.scalar_int == 0 && a.scalar_float != 0)
+    return to_u64(static_cast<float>(a.scalar_float));
   return to_u64(a.scalar_int);
 }
 
 json worker_report(const Runtime &rt) {
   json out = json::array();
-  for (const WorkerStats &w : rt.worker_stats()) out.push_back({{"name", w.name}, {"tasks", w.tasks}, {"steals", w.steals}});
+  for (const WorkerStats &w : rt.worker_stats())
+    out.push_back({{"name", w.name}, {"tasks", w.tasks}, {"steals", w.steals}});
   return out;
 }
 
@@ -164,7 +186,7 @@ void write_text(const fs::path &path, const std::string &text) {
   if (!f) throw RunFailure("pto.sim.io", "cannot write " + path.string());
 }
 
-}  // namespace
+} // namespace
 
 RuntimeOptions resolve_runtime_options(const json &runtime_config, const json &options) {
   RuntimeOptions o;
@@ -182,14 +204,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 void check_options(const json &options) {
   if (!options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
   for (const auto &[k, v] : options.items())
     if (!kOptionKeys.count(k))
-      throw RunFailure("pto.sim.option", "unknown option '" + k + "' (known: dispatch, aiv_cores, aic_cores, "
-                                         "aicpu_thread_num, task_window, trace, cxx, sim_include, runtime)");
+      throw RunFailure("pto.sim.option",
+                       "unknown option '" + k +
+                           "' (known: dispatch, aiv_cores, aic_cores, "
+                           "aicpu_thread_num, task_window, trace, cxx, sim_include, runtime)");
 }
 
 std::string compiler_name(const json &options) {
@@ -208,7 +234,8 @@ std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
   std::vector<CompileJob> jobs = {job(pkg.orchestration.source, common)};
   for (const KernelSpec &k : pkg.kernels) {
     std::vector<std::string> flags = common;
-    flags.insert(flags.end(), {"-D__CPU_SIM", "-DHTP_PTOSIM=1", k.core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
+    flags.insert(flags.end(), {"-D__CPU_SIM", "-DHTP_PTOSIM=1",
+                               k.core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
     jobs.push_back(job(k.source, std::move(flags)));
   }
   return jobs;
@@ -230,7 +257,7 @@ BuildStats build_all(std::vector<CompileJob> &jobs, const SimRunRequest &req, co
 /// The orchestration's exported functions.
 struct Orchestration {
   void (*entry)(const ChipTaskArgs &) = nullptr;
-  PTO2OrchestrationConfig (*config)(const ChipTaskArgs &) = nullptr;  // optional
+  PTO2OrchestrationConfig (*config)(const ChipTaskArgs &) = nullptr; // optional
   void (*bind)(PTO2Runtime *) = nullptr;
 };
 
@@ -258,7 +285,8 @@ void make_arguments(const SimRunRequest &req, const PackageSpec &pkg, std::vecto
       if (p.name == a.name) dtype = p.dtype;
     args.add_scalar(scalar_bits(a, dtype));
   }
-  if (args.has_error) throw RunFailure("pto.sim.args", std::string("the entry's arguments: ") + args.error_msg);
+  if (args.has_error)
+    throw RunFailure("pto.sim.args", std::string("the entry's arguments: ") + args.error_msg);
 }
 
 void check_argument_count(const Orchestration &o, const ChipTaskArgs &args, const OrchestrationSpec &spec,
@@ -267,8 +295,8 @@ void check_argument_count(const Orchestration &o, const ChipTaskArgs &args, cons
   const int given = args.tensor_count() + args.scalar_count();
   const int expected = o.config(args).expected_arg_count;
   if (expected != given)
-    throw RunFailure("pto.sim.args", label + " expects " + std::to_string(expected) + " arguments (" + spec.config_name +
-                                         "), the run passes " + std::to_string(given));
+    throw RunFailure("pto.sim.args", label + " expects " + std::to_string(expected) + " arguments (" +
+                                         spec.config_name + "), the run passes " + std::to_string(given));
 }
 
 /// What a run measured, for the report.
@@ -330,11 +358,12 @@ json make_report(const SimRunRequest &req, const Runtime &rt, const BuildStats &
 void write_outputs(const fs::path &run_dir, const Runtime &rt) {
   if (rt.options().trace) write_text(run_dir / "trace.json", rt.trace_json());
   std::string log;
-  for (const auto &line : rt.log_lines()) log += line + "\n";
+  for (const auto &line : rt.log_lines())
+    log += line + "\n";
   if (!log.empty()) write_text(run_dir / "orchestration.log", log);
 }
 
-}  // namespace
+} // namespace
 
 json run_package(const SimRunRequest &req) {
   const auto start = Clock::now();
@@ -347,7 +376,8 @@ json run_package(const SimRunRequest &req) {
   const BuildStats stats = build_all(jobs, req, cxx);
 
   std::vector<std::unique_ptr<Library>> libs;
-  for (const CompileJob &j : jobs) libs.push_back(std::make_unique<Library>(j.output, j.label));
+  for (const CompileJob &j : jobs)
+    libs.push_back(std::make_unique<Library>(j.output, j.label));
   const std::string &label = jobs[0].label;
   const Orchestration orch = orchestration_of(*libs[0], pkg.orchestration, label);
   std::vector<ChipTensor> tensors;
@@ -365,10 +395,10 @@ json run_package(const SimRunRequest &req) {
     const Execution e = execute(rt, orch, args, label);
     write_outputs(req.run_dir, rt);
     report = make_report(req, rt, stats, cxx, e, start);
-  }  // the runtime's threads end before the libraries are closed
+  } // the runtime's threads end before the libraries are closed
   write_text(fs::path(req.run_dir) / "report.json", report.dump(2) + "\n");
   if (report.contains("error")) throw RunFailure("pto.sim.run", report["error"].get<std::string>());
   return report;
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

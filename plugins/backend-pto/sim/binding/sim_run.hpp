@@ -28,7 +28,7 @@ struct SimRunRequest {
   std::string target = "pto-a2a3sim";
   std::string cache_dir;
   std::string run_dir;
-  nlohmann::json options = nlohmann::json::object();  ///< binding options (docs §4, §5)
+  nlohmann::json options = nlohmann::json::object(); ///< binding options (docs §4, §5)
   std::vector<RunArgument> args;
 };
 
@@ -36,10 +36,10 @@ struct SimRunRequest {
 nlohmann::json run_package(const SimRunRequest &request);
 
 /// The directory holding the simulator headers: option `sim_include`, else $HTP_PTOSIM_INCLUDE, else
-/// htp-backend-pto.data/ptosim/include next to the loaded plugin, else the source tree's copy.
+/// htp-backend-pto.data/ptosim/include next to the object holding this code (the plugin).
 std::string locate_sim_include(const nlohmann::json &options);
 
 /// RuntimeOptions from the registry's runtime_config and the run options; throws RunFailure on bad values.
 RuntimeOptions resolve_runtime_options(const nlohmann::json &runtime_config, const nlohmann::json &options);
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

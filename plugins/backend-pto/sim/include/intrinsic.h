@@ -38,5 +38,6 @@ static __aicore__ inline int32_t get_block_num(__gm__ int64_t *args) {
   return reinterpret_cast<LocalContext *>(static_cast<uintptr_t>(args[SPMD_LOCAL_CONTEXT_INDEX]))->block_num;
 }
 static __aicore__ inline int32_t get_sub_block_id(__gm__ int64_t *args) {
-  return reinterpret_cast<GlobalContext *>(static_cast<uintptr_t>(args[SPMD_GLOBAL_CONTEXT_INDEX]))->sub_block_id;
+  return reinterpret_cast<GlobalContext *>(static_cast<uintptr_t>(args[SPMD_GLOBAL_CONTEXT_INDEX]))
+      ->sub_block_id;
 }

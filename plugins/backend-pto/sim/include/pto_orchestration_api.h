@@ -42,8 +42,10 @@ public:
   TensorCreateInfo(const uint32_t shapes_in[], uint32_t ndims_in, DataType dtype_in = DataType::FLOAT32,
                    bool manual_dep_in = false)
       : ndims(ndims_in), dtype(dtype_in), manual_dep(manual_dep_in) {
-    if (ndims_in == 0 || ndims_in > MAX_TENSOR_DIMS) throw std::invalid_argument("TensorCreateInfo: ndims must be 1..5");
-    for (uint32_t i = 0; i < ndims_in; ++i) shapes[i] = shapes_in[i];
+    if (ndims_in == 0 || ndims_in > MAX_TENSOR_DIMS)
+      throw std::invalid_argument("TensorCreateInfo: ndims must be 1..5");
+    for (uint32_t i = 0; i < ndims_in; ++i)
+      shapes[i] = shapes_in[i];
   }
   TensorCreateInfo() = default;
 
@@ -53,7 +55,8 @@ public:
   }
   uint64_t buffer_size_bytes() const {
     uint64_t n = 1;
-    for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+    for (uint32_t i = 0; i < ndims; ++i)
+      n *= shapes[i];
     return n * get_element_size(dtype);
   }
 
@@ -129,36 +132,43 @@ template <size_t MaxT, size_t MaxS> struct Arg {
   PTO2TaskId explicit_dep(uint32_t i) const { return explicit_deps_[i]; }
 
   template <typename... A> void add_input(A &&...args) {
-    static_assert((std::is_lvalue_reference_v<A> && ...), "temporaries are not allowed: add_* stores pointers");
+    static_assert((std::is_lvalue_reference_v<A> && ...),
+                  "temporaries are not allowed: add_* stores pointers");
     add_tensors<false>(TensorArgType::INPUT, args...);
   }
   template <typename... A> void add_inout(A &&...args) {
-    static_assert((std::is_lvalue_reference_v<A> && ...), "temporaries are not allowed: add_* stores pointers");
+    static_assert((std::is_lvalue_reference_v<A> && ...),
+                  "temporaries are not allowed: add_* stores pointers");
     add_tensors<false>(TensorArgType::INOUT, args...);
   }
   template <typename... A> void add_no_dep(A &&...args) {
-    static_assert((std::is_lvalue_reference_v<A> && ...), "temporaries are not allowed: add_* stores pointers");
+    static_assert((std::is_lvalue_reference_v<A> && ...),
+                  "temporaries are not allowed: add_* stores pointers");
     add_tensors<false>(TensorArgType::NO_DEP, args...);
   }
   template <typename... A> void add_output(A &&...args) {
-    static_assert((std::is_lvalue_reference_v<A> && ...), "temporaries are not allowed: add_* stores pointers");
+    static_assert((std::is_lvalue_reference_v<A> && ...),
+                  "temporaries are not allowed: add_* stores pointers");
     constexpr bool creates = (std::is_same_v<std::decay_t<A>, TensorCreateInfo> && ...);
     add_tensors<true>(creates ? TensorArgType::OUTPUT : TensorArgType::OUTPUT_EXISTING, args...);
   }
 
   template <typename... A> void add_scalar(A &&...values) {
     static_assert(sizeof...(A) >= 1, "add_scalar: at least one argument required");
-    static_assert(((std::is_arithmetic_v<std::decay_t<A>> || std::is_enum_v<std::decay_t<A>>) && ...),
+    static_assert(((std::is_arithmetic_v<std::decay_t<A>> || std::is_enum_v<std::decay_t<A>>)&&...),
                   "add_scalar: all types must be arithmetic or enum");
     if (scalar_count_ + sizeof...(A) > MaxS) return set_error("Too many scalar args");
     ((scalars_[scalar_count_++] = to_u64(values)), ...);
   }
   void add_scalars(const uint64_t *values, int count) {
-    if (count < 0 || scalar_count_ + count > static_cast<int32_t>(MaxS)) return set_error("Too many scalar args");
-    for (int i = 0; i < count; ++i) scalars_[scalar_count_++] = values[i];
+    if (count < 0 || scalar_count_ + count > static_cast<int32_t>(MaxS))
+      return set_error("Too many scalar args");
+    for (int i = 0; i < count; ++i)
+      scalars_[scalar_count_++] = values[i];
   }
   void set_dependencies(const PTO2TaskId *deps, uint32_t count) {
-    if (count != 0 && deps == nullptr) return set_error("set_dependencies: deps must not be null when count > 0");
+    if (count != 0 && deps == nullptr)
+      return set_error("set_dependencies: deps must not be null when count > 0");
     explicit_deps_ = count ? deps : nullptr;
     explicit_dep_count_ = count;
   }
@@ -185,9 +195,10 @@ private:
   template <bool is_output, typename... A> void add_tensors(TensorArgType tag, A &...args) {
     static_assert(sizeof...(A) >= 1, "at least one argument required");
     if constexpr (is_output) {
-      static_assert((std::is_same_v<std::decay_t<A>, ChipTensor> && ...) ||
-                        (std::is_same_v<std::decay_t<A>, TensorCreateInfo> && ...),
-                    "add_output: all arguments must be the same type (all ChipTensor or all TensorCreateInfo)");
+      static_assert(
+          (std::is_same_v<std::decay_t<A>, ChipTensor> && ...) ||
+              (std::is_same_v<std::decay_t<A>, TensorCreateInfo> && ...),
+          "add_output: all arguments must be the same type (all ChipTensor or all TensorCreateInfo)");
     } else {
       static_assert((std::is_same_v<std::decay_t<A>, ChipTensor> && ...), "all arguments must be ChipTensor");
     }
@@ -211,7 +222,8 @@ using CoreTaskArgs = Arg<MAX_TENSOR_ARGS, MAX_SCALAR_ARGS>;
 struct ChipTaskArgs : Arg<CHIP_MAX_TENSOR_ARGS, CHIP_MAX_SCALAR_ARGS> {};
 
 /// Sets simulator-only dispatch hints of the next submit of `args` (guard with #ifdef HTP_PTOSIM).
-template <size_t MaxT, size_t MaxS> inline void htp_ptosim_hint(Arg<MaxT, MaxS> &args, int64_t key, int32_t stream = -1) {
+template <size_t MaxT, size_t MaxS>
+inline void htp_ptosim_hint(Arg<MaxT, MaxS> &args, int64_t key, int32_t stream = -1) {
   args.htp_key = key;
   args.htp_stream = stream;
 }
@@ -220,7 +232,8 @@ typedef struct PTO2Runtime PTO2Runtime;
 
 /// Runtime operations, filled in by the runtime and called through the inline wrappers below.
 typedef struct PTO2RuntimeOps {
-  TaskOutputTensors (*submit_task)(PTO2Runtime *rt, const MixedKernels &mixed_kernels, const CoreTaskArgs &args);
+  TaskOutputTensors (*submit_task)(PTO2Runtime *rt, const MixedKernels &mixed_kernels,
+                                   const CoreTaskArgs &args);
   void (*scope_begin)(PTO2Runtime *rt);
   void (*scope_end)(PTO2Runtime *rt);
   void (*orchestration_done)(PTO2Runtime *rt);
@@ -231,7 +244,8 @@ typedef struct PTO2RuntimeOps {
   void (*log_timing)(const char *func, const char *fmt, ...);
   void (*log_info)(const char *func, const char *fmt, ...);
   void (*log_debug)(const char *func, const char *fmt, ...);
-  uint64_t (*get_tensor_data)(PTO2Runtime *rt, const ChipTensor &tensor, uint32_t ndims, const uint32_t indices[]);
+  uint64_t (*get_tensor_data)(PTO2Runtime *rt, const ChipTensor &tensor, uint32_t ndims,
+                              const uint32_t indices[]);
   void (*set_tensor_data)(PTO2Runtime *rt, const ChipTensor &tensor, uint32_t ndims, const uint32_t indices[],
                           uint64_t value);
   TaskOutputTensors (*alloc_tensors)(PTO2Runtime *rt, const CoreTaskArgs &args);
@@ -259,7 +273,9 @@ extern "C" __attribute__((weak, visibility("default"))) void framework_bind_runt
 extern "C" PTO2Runtime *framework_current_runtime(void);
 #endif
 
-static inline PTO2Runtime *current_runtime() { return framework_current_runtime(); }
+static inline PTO2Runtime *current_runtime() {
+  return framework_current_runtime();
+}
 
 static inline TaskOutputTensors rt_submit_task(const MixedKernels &mixed_kernels, const CoreTaskArgs &args) {
   PTO2Runtime *rt = current_runtime();
@@ -322,10 +338,10 @@ static inline bool rt_is_fatal() {
   return rt->ops->is_fatal(rt);
 }
 
-#define rt_report_fatal(code, fmt, ...)                                          \
-  do {                                                                           \
-    PTO2Runtime *_rt = current_runtime();                                        \
-    _rt->ops->report_fatal(_rt, (code), __FUNCTION__, (fmt), ##__VA_ARGS__);     \
+#define rt_report_fatal(code, fmt, ...)                                                                      \
+  do {                                                                                                       \
+    PTO2Runtime *_rt = current_runtime();                                                                    \
+    _rt->ops->report_fatal(_rt, (code), __FUNCTION__, (fmt), ##__VA_ARGS__);                                 \
   } while (0)
 
 #define LOG_ERROR(fmt, ...) current_runtime()->ops->log_error(__FUNCTION__, fmt, ##__VA_ARGS__)
@@ -343,7 +359,8 @@ static inline T get_tensor_data(const ChipTensor &tensor, uint32_t ndims, const 
 }
 /// Writes element `indices` of a tensor, after its pending readers and writers finish.
 template <typename T = uint64_t>
-static inline void set_tensor_data(const ChipTensor &tensor, uint32_t ndims, const uint32_t indices[], T value) {
+static inline void set_tensor_data(const ChipTensor &tensor, uint32_t ndims, const uint32_t indices[],
+                                   T value) {
   PTO2Runtime *rt = current_runtime();
   if (rt->ops->is_fatal(rt)) return;
   rt->ops->set_tensor_data(rt, tensor, ndims, indices, to_u64(value));
@@ -370,8 +387,10 @@ private:
 
 #define _PTO2_CONCATENATE_IMPL(x, y) x##y
 #define _PTO2_CONCATENATE(x, y) _PTO2_CONCATENATE_IMPL(x, y)
-#define PTO2_SCOPE_GUARD(...) \
-  [[maybe_unused]] PTO2ScopeGuard _PTO2_CONCATENATE(scope_guard_, __COUNTER__) { __VA_ARGS__ }
+#define PTO2_SCOPE_GUARD(...)                                                                                \
+  [[maybe_unused]] PTO2ScopeGuard _PTO2_CONCATENATE(scope_guard_, __COUNTER__) {                             \
+    __VA_ARGS__                                                                                              \
+  }
 #define PTO2_SCOPE(...) if (PTO2ScopeGuard _PTO2_CONCATENATE(scope_guard_, __COUNTER__){__VA_ARGS__}; true)
 
 #ifndef PTO2_ORCHESTRATION_CONFIG_DEFINED

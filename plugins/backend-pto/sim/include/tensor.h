@@ -20,18 +20,18 @@ struct PTOBufferHandle {
 
 /// How a task uses a tensor argument (drives dependency tracking).
 enum class TensorArgType : int32_t {
-  INPUT = 0,            ///< read
-  OUTPUT = 1,           ///< written; the runtime allocates it (TensorCreateInfo)
-  INOUT = 2,            ///< read then written
-  OUTPUT_EXISTING = 3,  ///< written; an existing tensor
-  NO_DEP = 4,           ///< passed without dependency tracking
+  INPUT = 0,           ///< read
+  OUTPUT = 1,          ///< written; the runtime allocates it (TensorCreateInfo)
+  INOUT = 2,           ///< read then written
+  OUTPUT_EXISTING = 3, ///< written; an existing tensor
+  NO_DEP = 4,          ///< passed without dependency tracking
 };
 
 /// A view: element `idx` is at `buffer.addr + (start_offset + sum idx[i]*strides[i]) * element size`.
 struct alignas(64) ChipTensor {
   PTOBufferHandle buffer;
   PTO2TaskId owner_task_id;
-  uint64_t start_offset;  ///< in elements
+  uint64_t start_offset; ///< in elements
   int32_t version;
   uint32_t ndims;
   DataType dtype;
@@ -40,7 +40,7 @@ struct alignas(64) ChipTensor {
   AddressSpace address_space;
   uint32_t shapes[MAX_TENSOR_DIMS];
   uint64_t extent_elem_cache;
-  uint32_t strides[MAX_TENSOR_DIMS];  ///< in elements, > 0
+  uint32_t strides[MAX_TENSOR_DIMS]; ///< in elements, > 0
   uint8_t _pad_cl2[36];
 
   ChipTensor() = default;
@@ -48,7 +48,8 @@ struct alignas(64) ChipTensor {
   /// Number of elements of the view.
   uint64_t numel() const {
     uint64_t n = 1;
-    for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+    for (uint32_t i = 0; i < ndims; ++i)
+      n *= shapes[i];
     return n;
   }
   /// Smallest M such that every element lies in [start_offset, start_offset + M).
@@ -56,12 +57,15 @@ struct alignas(64) ChipTensor {
   uint64_t nbytes() const { return numel() * get_element_size(dtype); }
   bool is_device_memory() const { return address_space == AddressSpace::DEVICE; }
   /// The buffer base (not offset by start_offset).
-  template <typename T> T *data_as() const { return reinterpret_cast<T *>(static_cast<uintptr_t>(buffer.addr)); }
+  template <typename T> T *data_as() const {
+    return reinterpret_cast<T *>(static_cast<uintptr_t>(buffer.addr));
+  }
 
   /// Element offset of `indices` from buffer.addr.
   uint64_t compute_flat_offset(const uint32_t indices[], uint32_t in_ndims) const {
     uint64_t off = start_offset;
-    for (uint32_t d = 0; d < in_ndims; ++d) off += static_cast<uint64_t>(indices[d]) * strides[d];
+    for (uint32_t d = 0; d < in_ndims; ++d)
+      off += static_cast<uint64_t>(indices[d]) * strides[d];
     return off;
   }
 
@@ -69,7 +73,8 @@ struct alignas(64) ChipTensor {
   void init_external(void *addr, uint64_t buffer_size_bytes, const uint32_t in_shapes[], uint32_t in_ndims,
                      DataType in_dtype, int32_t in_version, bool in_manual_dep = false,
                      AddressSpace in_space = AddressSpace::HOST) {
-    if (in_ndims == 0 || in_ndims > MAX_TENSOR_DIMS) throw std::invalid_argument("ChipTensor: ndims must be 1..5");
+    if (in_ndims == 0 || in_ndims > MAX_TENSOR_DIMS)
+      throw std::invalid_argument("ChipTensor: ndims must be 1..5");
     std::memset(static_cast<void *>(this), 0, sizeof(*this));
     buffer = {reinterpret_cast<uint64_t>(addr), buffer_size_bytes};
     owner_task_id = PTO2TaskId::invalid();
@@ -78,15 +83,18 @@ struct alignas(64) ChipTensor {
     dtype = in_dtype;
     manual_dep = in_manual_dep;
     address_space = in_space;
-    for (uint32_t i = 0; i < in_ndims; ++i) shapes[i] = in_shapes[i];
+    for (uint32_t i = 0; i < in_ndims; ++i)
+      shapes[i] = in_shapes[i];
     set_row_major_strides();
   }
 
   /// Sub-view at `offsets` with `view_shapes` (same rank, within the current shape).
-  ChipTensor view(const uint32_t view_shapes[], const uint32_t view_offsets[], bool in_manual_dep = false) const {
+  ChipTensor view(const uint32_t view_shapes[], const uint32_t view_offsets[],
+                  bool in_manual_dep = false) const {
     ChipTensor r = *this;
     bool empty = false;
-    for (uint32_t i = 0; i < ndims; ++i) empty = empty || view_shapes[i] == 0;
+    for (uint32_t i = 0; i < ndims; ++i)
+      empty = empty || view_shapes[i] == 0;
     for (uint32_t i = 0; i < ndims; ++i) {
       if (!empty) {
         if (view_offsets[i] + static_cast<uint64_t>(view_shapes[i]) > shapes[i])
@@ -116,7 +124,8 @@ struct alignas(64) ChipTensor {
   }
 
   /// Elements [start, end) step `step` of dimension `dim`.
-  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1, bool in_manual_dep = false) const {
+  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1,
+                   bool in_manual_dep = false) const {
     if (dim >= ndims || step == 0 || end <= start || end > shapes[dim])
       throw std::out_of_range("ChipTensor::slice: bad range");
     ChipTensor r = *this;
@@ -132,12 +141,14 @@ struct alignas(64) ChipTensor {
   ChipTensor reshape(const uint32_t new_shapes[], uint32_t new_ndims, bool in_manual_dep = false) const {
     if (!is_contiguous) throw std::logic_error("ChipTensor::reshape: the view is not contiguous");
     uint64_t n = 1;
-    for (uint32_t i = 0; i < new_ndims; ++i) n *= new_shapes[i];
+    for (uint32_t i = 0; i < new_ndims; ++i)
+      n *= new_shapes[i];
     if (n != numel() || new_ndims == 0 || new_ndims > MAX_TENSOR_DIMS)
       throw std::invalid_argument("ChipTensor::reshape: element count differs");
     ChipTensor r = *this;
     r.ndims = new_ndims;
-    for (uint32_t i = 0; i < new_ndims; ++i) r.shapes[i] = new_shapes[i];
+    for (uint32_t i = 0; i < new_ndims; ++i)
+      r.shapes[i] = new_shapes[i];
     r.manual_dep = in_manual_dep;
     r.set_row_major_strides();
     return r;
@@ -174,10 +185,11 @@ static_assert(offsetof(ChipTensor, start_offset) == 24 && offsetof(ChipTensor, s
 
 /// A contiguous tensor over external memory at `addr`.
 inline ChipTensor make_tensor_external(void *addr, const uint32_t shapes[], uint32_t ndims,
-                                       DataType dtype = DataType::FLOAT32, bool manual_dep = false, int32_t version = 0,
-                                       AddressSpace space = AddressSpace::HOST) {
+                                       DataType dtype = DataType::FLOAT32, bool manual_dep = false,
+                                       int32_t version = 0, AddressSpace space = AddressSpace::HOST) {
   uint64_t n = 1;
-  for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+  for (uint32_t i = 0; i < ndims; ++i)
+    n *= shapes[i];
   ChipTensor t;
   t.init_external(addr, n * get_element_size(dtype), shapes, ndims, dtype, version, manual_dep, space);
   return t;

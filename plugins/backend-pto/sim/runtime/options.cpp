@@ -9,7 +9,7 @@ constexpr std::pair<DispatchPolicy, std::string_view> kPolicies[] = {
     {DispatchPolicy::Hash, "hash"},
     {DispatchPolicy::WorkSteal, "work_steal"},
 };
-}  // namespace
+} // namespace
 
 uint64_t dispatch_hash(uint64_t x) {
   x ^= x >> 33;
@@ -32,4 +32,4 @@ std::optional<DispatchPolicy> parse_policy(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

@@ -20,12 +20,12 @@ std::string_view policy_name(DispatchPolicy p);
 std::optional<DispatchPolicy> parse_policy(std::string_view name);
 
 struct RuntimeOptions {
-  int aiv_cores = 4;           ///< AIV worker threads
-  int aic_cores = 2;           ///< AIC worker threads
-  int schedulers = 1;          ///< AICPU scheduler threads (besides the orchestrator)
+  int aiv_cores = 4;  ///< AIV worker threads
+  int aic_cores = 2;  ///< AIC worker threads
+  int schedulers = 1; ///< AICPU scheduler threads (besides the orchestrator)
   DispatchPolicy dispatch = DispatchPolicy::RoundRobin;
-  int task_window = 1024;      ///< submitted but unfinished tasks before a submit waits
-  bool trace = true;           ///< record a timeline event per task
+  int task_window = 1024; ///< submitted but unfinished tasks before a submit waits
+  bool trace = true;      ///< record a timeline event per task
 };
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

@@ -23,11 +23,11 @@ struct Task {
   CoreType core = CoreType::None;
   KernelFn fn = nullptr;
   int64_t key = -1;
-  int preferred = -1;  // worker of the last producer (work stealing locality)
+  int preferred = -1; // worker of the last producer (work stealing locality)
   std::vector<ChipTensor> tensors;
   uint64_t scalars[MAX_SCALAR_ARGS] = {};
   int32_t scalar_count = 0;
-  int fanin = 1;  // unfinished dependencies + the submission guard; under graph_mu_
+  int fanin = 1; // unfinished dependencies + the submission guard; under graph_mu_
   bool done = false;
   std::vector<Task *> deps;
   std::vector<Task *> fanout;
@@ -52,12 +52,12 @@ void log_with(const char *level, const char *func, const char *fmt, va_list ap) 
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-#define HTP_PTOSIM_LOG_FN(NAME, LEVEL)                        \
-  void NAME(const char *func, const char *fmt, ...) {          \
-    va_list ap;                                                \
-    va_start(ap, fmt);                                         \
-    log_with(LEVEL, func, fmt, ap);                            \
-    va_end(ap);                                                \
+#define HTP_PTOSIM_LOG_FN(NAME, LEVEL)                                                                       \
+  void NAME(const char *func, const char *fmt, ...) {                                                        \
+    va_list ap;                                                                                              \
+    va_start(ap, fmt);                                                                                       \
+    log_with(LEVEL, func, fmt, ap);                                                                          \
+    va_end(ap);                                                                                              \
   }
 HTP_PTOSIM_LOG_FN(op_log_error, "error")
 HTP_PTOSIM_LOG_FN(op_log_warn, "warning")
@@ -66,14 +66,17 @@ HTP_PTOSIM_LOG_FN(op_log_info, "info")
 HTP_PTOSIM_LOG_FN(op_log_debug, "debug")
 #undef HTP_PTOSIM_LOG_FN
 
-Runtime &self_of(PTO2Runtime *rt) { return *reinterpret_cast<RuntimeHandle *>(rt)->self; }
+Runtime &self_of(PTO2Runtime *rt) {
+  return *reinterpret_cast<RuntimeHandle *>(rt)->self;
+}
 
 void op_report_fatal(PTO2Runtime *rt, int32_t code, const char *func, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   std::string msg = vformat(fmt, ap);
   va_end(ap);
-  self_of(rt).fail(std::string(func ? func : "orchestration") + ": " + msg + " (code " + std::to_string(code) + ")");
+  self_of(rt).fail(std::string(func ? func : "orchestration") + ": " + msg + " (code " +
+                   std::to_string(code) + ")");
 }
 
 const PTO2RuntimeOps kOps = {
@@ -100,7 +103,7 @@ const PTO2RuntimeOps kOps = {
     [](PTO2Runtime *rt) { return self_of(rt).options().aiv_cores; },
 };
 
-}  // namespace
+} // namespace
 
 /// An AICore worker thread with its own queue.
 struct Worker {
@@ -112,7 +115,7 @@ struct Worker {
   std::deque<Task *> queue;
   std::atomic<uint32_t> signal{0};
   std::atomic<bool> stop{false};
-  std::atomic<bool> idle{false};  // found no work and is polling or asleep
+  std::atomic<bool> idle{false}; // found no work and is polling or asleep
   std::atomic<uint64_t> tasks{0}, steals{0};
   GlobalContext gctx{};
   std::thread thread;
@@ -194,7 +197,8 @@ struct Worker {
   static constexpr int kSpinMicros = 50;
 };
 
-Runtime::Runtime(const RuntimeOptions &options) : options_(options), epoch_(std::chrono::steady_clock::now()) {
+Runtime::Runtime(const RuntimeOptions &options)
+    : options_(options), epoch_(std::chrono::steady_clock::now()) {
   options_.aiv_cores = std::max(0, options_.aiv_cores);
   options_.aic_cores = std::max(0, options_.aic_cores);
   options_.schedulers = std::max(1, options_.schedulers);
@@ -202,7 +206,7 @@ Runtime::Runtime(const RuntimeOptions &options) : options_(options), epoch_(std:
   handle_.base.ops = &kOps;
   handle_.base.pending_scope_mode = PTO2ScopeMode::AUTO;
   handle_.self = this;
-  scopes_.emplace_back();  // the outermost scope: the run
+  scopes_.emplace_back(); // the outermost scope: the run
   const int total = options_.aiv_cores + options_.aic_cores;
   for (int i = 0; i < total; ++i) {
     auto w = std::make_unique<Worker>();
@@ -212,8 +216,10 @@ Runtime::Runtime(const RuntimeOptions &options) : options_(options), epoch_(std:
     w->name = worker_name(i);
     workers_.push_back(std::move(w));
   }
-  for (auto &w : workers_) w->thread = std::thread([p = w.get()] { p->loop(); });
-  for (int i = 0; i < options_.schedulers; ++i) schedulers_.emplace_back([this, i] { scheduler_loop(i); });
+  for (auto &w : workers_)
+    w->thread = std::thread([p = w.get()] { p->loop(); });
+  for (int i = 0; i < options_.schedulers; ++i)
+    schedulers_.emplace_back([this, i] { scheduler_loop(i); });
 }
 
 Runtime::~Runtime() {
@@ -223,16 +229,19 @@ Runtime::~Runtime() {
     stopping_ = true;
   }
   ready_cv_.notify_all();
-  for (auto &s : schedulers_) s.join();
+  for (auto &s : schedulers_)
+    s.join();
   for (auto &w : workers_) {
     w->stop.store(true, std::memory_order_release);
     w->wake();
   }
-  for (auto &w : workers_) w->thread.join();
+  for (auto &w : workers_)
+    w->thread.join();
 }
 
 std::string Runtime::worker_name(int index) const {
-  return index < options_.aiv_cores ? "AIV" + std::to_string(index) : "AIC" + std::to_string(index - options_.aiv_cores);
+  return index < options_.aiv_cores ? "AIV" + std::to_string(index)
+                                    : "AIC" + std::to_string(index - options_.aiv_cores);
 }
 
 void Runtime::set_kernel(int32_t func_id, CoreType core, KernelFn fn, std::string name) {
@@ -290,7 +299,8 @@ void Runtime::scope_end() {
 void Runtime::wait_window() {
   while (true) {
     const uint64_t done = completed_.load(std::memory_order_acquire);
-    if (submitted_.load(std::memory_order_relaxed) - done < static_cast<uint64_t>(options_.task_window)) return;
+    if (submitted_.load(std::memory_order_relaxed) - done < static_cast<uint64_t>(options_.task_window))
+      return;
     completed_.wait(done, std::memory_order_acquire);
   }
 }
@@ -304,7 +314,8 @@ Task *Runtime::new_task(const MixedKernels &kernels, const CoreTaskArgs &args, T
     t->func_id = kernels.aic_kernel_id;
     t->core = CoreType::AIC;
   } else if (kernels.aiv0_kernel_id != INVALID_KERNEL_ID || kernels.aiv1_kernel_id != INVALID_KERNEL_ID) {
-    t->func_id = kernels.aiv0_kernel_id != INVALID_KERNEL_ID ? kernels.aiv0_kernel_id : kernels.aiv1_kernel_id;
+    t->func_id =
+        kernels.aiv0_kernel_id != INVALID_KERNEL_ID ? kernels.aiv0_kernel_id : kernels.aiv1_kernel_id;
     t->core = CoreType::AIV;
   }
   t->key = args.htp_key >= 0 ? args.htp_key : static_cast<int64_t>(t->id);
@@ -317,7 +328,8 @@ Task *Runtime::new_task(const MixedKernels &kernels, const CoreTaskArgs &args, T
       unsigned char *buf = allocate(bytes);
       if (ci.has_initial_value) {
         const uint64_t es = get_element_size(ci.dtype);
-        for (uint64_t off = 0; off + es <= bytes; off += es) std::memcpy(buf + off, &ci.initial_value, es);
+        for (uint64_t off = 0; off + es <= bytes; off += es)
+          std::memcpy(buf + off, &ci.initial_value, es);
       }
       dst.init_external(buf, bytes, ci.shapes, ci.ndims, ci.dtype, 0, ci.manual_dep);
       dst.owner_task_id = PTO2TaskId{t->id};
@@ -345,8 +357,9 @@ void Runtime::depend(Task *task, Task *producer) {
 }
 
 void Runtime::prune(std::vector<Access> &accesses) {
-  accesses.erase(std::remove_if(accesses.begin(), accesses.end(), [](const Access &a) { return a.task->done; }),
-                 accesses.end());
+  accesses.erase(
+      std::remove_if(accesses.begin(), accesses.end(), [](const Access &a) { return a.task->done; }),
+      accesses.end());
 }
 
 void Runtime::track(Task *task, const ChipTensor &t, bool reads, bool writes) {
@@ -357,7 +370,7 @@ void Runtime::track(Task *task, const ChipTensor &t, bool reads, bool writes) {
   auto &accesses = accesses_[t.buffer.addr];
   for (const Access &a : accesses)
     if (a.lo < hi && lo < a.hi && (writes || a.write)) depend(task, a.task);
-  if (writes)  // a covered access is ordered before this write: later accessors find it through this task
+  if (writes) // a covered access is ordered before this write: later accessors find it through this task
     accesses.erase(std::remove_if(accesses.begin(), accesses.end(),
                                   [&](const Access &a) { return a.lo >= lo && a.hi <= hi; }),
                    accesses.end());
@@ -391,9 +404,17 @@ TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArg
     fail(std::string("submit: ") + (args.error_msg ? args.error_msg : "malformed task arguments"));
     return outs;
   }
-  const bool is_dummy = kernels.aic_kernel_id == INVALID_KERNEL_ID && kernels.aiv0_kernel_id == INVALID_KERNEL_ID &&
+  const bool is_dummy = kernels.aic_kernel_id == INVALID_KERNEL_ID &&
+                        kernels.aiv0_kernel_id == INVALID_KERNEL_ID &&
                         kernels.aiv1_kernel_id == INVALID_KERNEL_ID;
-  const int32_t fid = kernels.aic_kernel_id != INVALID_KERNEL_ID ? kernels.aic_kernel_id : kernels.aiv0_kernel_id;
+  const int32_t fid =
+      kernels.aic_kernel_id != INVALID_KERNEL_ID ? kernels.aic_kernel_id : kernels.aiv0_kernel_id;
+  if (kernels.aic_kernel_id != INVALID_KERNEL_ID &&
+      (kernels.aiv0_kernel_id != INVALID_KERNEL_ID || kernels.aiv1_kernel_id != INVALID_KERNEL_ID)) {
+    fail("submit: MIX tasks (an AIC and AIV kernels in one task) are not simulated; submit them as separate "
+         "tasks");
+    return outs;
+  }
   if (!is_dummy) {
     const bool aic = kernels.aic_kernel_id != INVALID_KERNEL_ID;
     if (fid < 0 || static_cast<size_t>(fid) >= kernels_.size() || !kernels_[fid].fn) {
@@ -402,7 +423,8 @@ TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArg
     }
     if (kernels_[fid].core != (aic ? CoreType::AIC : CoreType::AIV)) {
       fail("submit: kernel " + kernels_[fid].name + " (func_id " + std::to_string(fid) + ") is an " +
-           (aic ? "AIV" : "AIC") + " kernel but was submitted with rt_submit_" + (aic ? "aic" : "aiv") + "_task");
+           (aic ? "AIV" : "AIC") + " kernel but was submitted with rt_submit_" + (aic ? "aic" : "aiv") +
+           "_task");
       return outs;
     }
     if ((aic ? options_.aic_cores : options_.aiv_cores) == 0) {
@@ -423,18 +445,21 @@ TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArg
   return outs;
 }
 
-TaskOutputTensors Runtime::submit_dummy(const CoreTaskArgs &args) { return submit(MixedKernels{}, args); }
+TaskOutputTensors Runtime::submit_dummy(const CoreTaskArgs &args) {
+  return submit(MixedKernels{}, args);
+}
 
 TaskOutputTensors Runtime::alloc(const CoreTaskArgs &args) {
   TaskOutputTensors outs;
   std::lock_guard<std::mutex> lk(graph_mu_);
-  auto holder = std::make_unique<Task>();  // owns the ChipTensors; never scheduled
+  auto holder = std::make_unique<Task>(); // owns the ChipTensors; never scheduled
   holder->tensors.resize(args.tensor_count());
   for (int32_t i = 0; i < args.tensor_count(); ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) continue;
     const TensorCreateInfo &ci = args.tensor(i).create_info();
     unsigned char *buf = allocate(ci.buffer_size_bytes());
-    holder->tensors[i].init_external(buf, ci.buffer_size_bytes(), ci.shapes, ci.ndims, ci.dtype, 0, ci.manual_dep);
+    holder->tensors[i].init_external(buf, ci.buffer_size_bytes(), ci.shapes, ci.ndims, ci.dtype, 0,
+                                     ci.manual_dep);
     outs.materialize_output(holder->tensors[i]);
   }
   holder->done = true;
@@ -469,7 +494,8 @@ void Runtime::scheduler_loop(int) {
       if (ready_.empty()) return;
       batch.swap(ready_);
     }
-    for (Task *t : batch) dispatch(t);
+    for (Task *t : batch)
+      dispatch(t);
     batch.clear();
   }
 }
@@ -479,19 +505,21 @@ int Runtime::choose_worker(Task *task) {
   const int base = aic ? options_.aiv_cores : 0;
   const int n = aic ? options_.aic_cores : options_.aiv_cores;
   switch (options_.dispatch) {
-    case DispatchPolicy::Affinity: return base + static_cast<int>(static_cast<uint64_t>(task->key) % n);
-    case DispatchPolicy::Hash: return base + static_cast<int>(dispatch_hash(static_cast<uint64_t>(task->key)) % n);
-    case DispatchPolicy::WorkSteal:
-      if (task->preferred >= base && task->preferred < base + n) return task->preferred;
-      [[fallthrough]];
-    case DispatchPolicy::RoundRobin:
-    default: return base + static_cast<int>(rr_[aic ? 1 : 0].fetch_add(1, std::memory_order_relaxed) % n);
+  case DispatchPolicy::Affinity: return base + static_cast<int>(static_cast<uint64_t>(task->key) % n);
+  case DispatchPolicy::Hash:
+    return base + static_cast<int>(dispatch_hash(static_cast<uint64_t>(task->key)) % n);
+  case DispatchPolicy::WorkSteal:
+    if (task->preferred >= base && task->preferred < base + n) return task->preferred;
+    [[fallthrough]];
+  case DispatchPolicy::RoundRobin:
+  default: return base + static_cast<int>(rr_[aic ? 1 : 0].fetch_add(1, std::memory_order_relaxed) % n);
   }
 }
 
 void Runtime::dispatch(Task *task) {
   if (task->core == CoreType::None) {
-    const double now = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_).count();
+    const double now =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_).count();
     task->rec.start_us = task->rec.end_us = now;
     complete(task, -1);
     return;
@@ -499,7 +527,7 @@ void Runtime::dispatch(Task *task) {
   const int w = choose_worker(task);
   task->rec.assigned = w;
   const size_t waiting = workers_[w]->push(task);
-  if (options_.dispatch == DispatchPolicy::WorkSteal && waiting > 1)  // a backlog: let an idle peer steal
+  if (options_.dispatch == DispatchPolicy::WorkSteal && waiting > 1) // a backlog: let an idle peer steal
     for (size_t i = 1; i < workers_.size(); ++i) {
       Worker &peer = *workers_[(w + i) % workers_.size()];
       if (peer.core == task->core && peer.idle.load(std::memory_order_relaxed)) {
@@ -515,8 +543,10 @@ void Worker::run(Task *t) {
   if (!rt->failed() && t->fn) {
     int64_t args[HTP_PTOSIM_KERNEL_ARG_SLOTS] = {};
     const size_t nt = t->tensors.size();
-    for (size_t i = 0; i < nt; ++i) args[i] = reinterpret_cast<int64_t>(&t->tensors[i]);
-    for (int32_t i = 0; i < t->scalar_count; ++i) args[nt + i] = static_cast<int64_t>(t->scalars[i]);
+    for (size_t i = 0; i < nt; ++i)
+      args[i] = reinterpret_cast<int64_t>(&t->tensors[i]);
+    for (int32_t i = 0; i < t->scalar_count; ++i)
+      args[nt + i] = static_cast<int64_t>(t->scalars[i]);
     LocalContext local{0, 1};
     args[SPMD_LOCAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&local);
     args[SPMD_GLOBAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&gctx);
@@ -550,7 +580,8 @@ void Runtime::complete(Task *task, int worker) {
   }
   // Successors made ready by a completion are dispatched right here, as an AICPU scheduler that polls
   // completions would, instead of paying a second thread hand-off through the ready queue.
-  for (Task *s : ready) dispatch(s);
+  for (Task *s : ready)
+    dispatch(s);
   completed_.fetch_add(1, std::memory_order_acq_rel);
   completed_.notify_all();
 }
@@ -584,28 +615,33 @@ uint64_t Runtime::read_element(const ChipTensor &t, uint32_t ndims, const uint32
   wait_range(t, false);
   const uint64_t es = get_element_size(t.dtype);
   uint64_t v = 0;
-  std::memcpy(&v, reinterpret_cast<const unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es, es);
+  std::memcpy(&v,
+              reinterpret_cast<const unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es,
+              es);
   return v;
 }
 
 void Runtime::write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value) {
   wait_range(t, true);
   const uint64_t es = get_element_size(t.dtype);
-  std::memcpy(reinterpret_cast<unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es, &value, es);
+  std::memcpy(reinterpret_cast<unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es,
+              &value, es);
 }
 
 std::vector<TaskRecord> Runtime::records() const {
   std::lock_guard<std::mutex> lk(graph_mu_);
   std::vector<TaskRecord> out;
   out.reserve(tasks_.size());
-  for (const auto &t : tasks_) out.push_back(t->rec);
+  for (const auto &t : tasks_)
+    out.push_back(t->rec);
   return out;
 }
 
 std::vector<WorkerStats> Runtime::worker_stats() const {
   std::vector<WorkerStats> out;
-  for (const auto &w : workers_) out.push_back(WorkerStats{w->name, w->tasks.load(), w->steals.load()});
+  for (const auto &w : workers_)
+    out.push_back(WorkerStats{w->name, w->tasks.load(), w->steals.load()});
   return out;
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

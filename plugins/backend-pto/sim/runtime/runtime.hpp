@@ -34,14 +34,14 @@ struct TaskRecord {
   uint64_t id = 0;
   int32_t func_id = -1;
   CoreType core = CoreType::None;
-  int worker = -1;       ///< global worker index (AIV workers first, then AIC), -1 for dummy tasks
-  int64_t key = -1;      ///< dispatch key (hint, else the task index)
-  int assigned = -1;     ///< worker the policy chose; differs from `worker` when stolen
+  int worker = -1;   ///< global worker index (AIV workers first, then AIC), -1 for dummy tasks
+  int64_t key = -1;  ///< dispatch key (hint, else the task index)
+  int assigned = -1; ///< worker the policy chose; differs from `worker` when stolen
   double start_us = 0, end_us = 0;
 };
 
 struct WorkerStats {
-  std::string name;  ///< "AIV0", "AIC1", ...
+  std::string name; ///< "AIV0", "AIC1", ...
   uint64_t tasks = 0;
   uint64_t steals = 0;
 };
@@ -114,7 +114,7 @@ private:
   void depend(Task *task, Task *producer);
   void track(Task *task, const ChipTensor &t, bool reads, bool writes);
   void prune(std::vector<Access> &accesses);
-  void release(Task *task);  // drops the submission guard
+  void release(Task *task); // drops the submission guard
   void make_ready(Task *task);
   void scheduler_loop(int index);
   void dispatch(Task *task);
@@ -135,9 +135,9 @@ private:
   };
   std::vector<KernelInfo> kernels_;
 
-  mutable std::mutex graph_mu_;  // tasks_, accesses_, fanout, done flags, scopes_, streams_
+  mutable std::mutex graph_mu_; // tasks_, accesses_, fanout, done flags, scopes_, streams_
   std::deque<std::unique_ptr<Task>> tasks_;
-  std::vector<std::unique_ptr<Task>> allocations_;  // holders of alloc_tensors results
+  std::vector<std::unique_ptr<Task>> allocations_; // holders of alloc_tensors results
   std::unordered_map<uint64_t, std::vector<Access>> accesses_;
   std::unordered_map<int32_t, Task *> streams_;
   std::vector<Scope> scopes_;
@@ -160,4 +160,4 @@ private:
   std::vector<std::string> log_;
 };
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

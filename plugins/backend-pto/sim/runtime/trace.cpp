@@ -1,4 +1,5 @@
-// htp_ptosim: the task timeline as Chrome trace-event JSON (one thread per worker, one complete event per task).
+// htp_ptosim: the task timeline as Chrome trace-event JSON (one thread per worker, one complete event per
+// task).
 #include <nlohmann/json.hpp>
 
 #include "runtime.hpp"
@@ -10,18 +11,21 @@ constexpr int kOrchestratorTid = 0;
 nlohmann::json thread_name(int tid, const std::string &name) {
   return {{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", name}}}};
 }
-}  // namespace
+} // namespace
 
 std::string Runtime::trace_json() const {
   nlohmann::json events = nlohmann::json::array();
   events.push_back(thread_name(kOrchestratorTid, "AICPU orchestrator"));
-  for (size_t i = 0; i < workers_.size(); ++i) events.push_back(thread_name(static_cast<int>(i) + 1, worker_name(i)));
+  for (size_t i = 0; i < workers_.size(); ++i)
+    events.push_back(thread_name(static_cast<int>(i) + 1, worker_name(i)));
   std::vector<std::string> names;
-  for (const auto &k : kernels_) names.push_back(k.name);
+  for (const auto &k : kernels_)
+    names.push_back(k.name);
   for (const TaskRecord &r : records()) {
-    const std::string name = r.func_id >= 0 && static_cast<size_t>(r.func_id) < names.size() && !names[r.func_id].empty()
-                                 ? names[r.func_id]
-                                 : (r.func_id >= 0 ? "func_" + std::to_string(r.func_id) : "dummy");
+    const std::string name =
+        r.func_id >= 0 && static_cast<size_t>(r.func_id) < names.size() && !names[r.func_id].empty()
+            ? names[r.func_id]
+            : (r.func_id >= 0 ? "func_" + std::to_string(r.func_id) : "dummy");
     events.push_back({{"name", name},
                       {"cat", r.core == CoreType::AIC ? "aic" : (r.core == CoreType::AIV ? "aiv" : "dummy")},
                       {"ph", "X"},
@@ -34,4 +38,4 @@ std::string Runtime::trace_json() const {
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
 }
 
-}  // namespace htp_ptosim
+} // namespace htp_ptosim

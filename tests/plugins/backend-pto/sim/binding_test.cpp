@@ -31,12 +31,14 @@ struct HostTensor {
   HostTensor(std::vector<int64_t> s, unsigned seed) : data(count(s)), shape(std::move(s)) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<float> d(-1, 1);
-    for (float &x : data) x = d(gen);
+    for (float &x : data)
+      x = d(gen);
     bind();
   }
   static size_t count(const std::vector<int64_t> &s) {
     size_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (int64_t d : s)
+      n *= d;
     return n;
   }
   void bind() {
@@ -102,17 +104,19 @@ TEST(PtoSimBinding, VectorAddOverATileGridMatchesReference) {
   SimRunRequest r = request(kPackages / "vector_add", "vadd", "vadd");
   r.args = {{"A", &a.dl}, {"B", &b.dl}, {"C", &c.dl}};
   const json report = run_package(r);
-  for (size_t i = 0; i < c.data.size(); ++i) ASSERT_EQ(c.data[i], a.data[i] + b.data[i]) << i;
+  for (size_t i = 0; i < c.data.size(); ++i)
+    ASSERT_EQ(c.data[i], a.data[i] + b.data[i]) << i;
   EXPECT_EQ(report["schema"], "htp.run.v1");
   EXPECT_EQ(report["path"], "htp-cpu-sim");
   EXPECT_EQ(report["tasks"], 8);
-  EXPECT_EQ(report["runtime"]["aiv_cores"], 4);  // from runtime_config.sim
+  EXPECT_EQ(report["runtime"]["aiv_cores"], 4); // from runtime_config.sim
   EXPECT_EQ(report["trace"], "trace.json");
   const json written = json::parse(std::ifstream(fs::path(r.run_dir) / "report.json"));
   EXPECT_EQ(written["tasks"], 8);
   const json trace = json::parse(std::ifstream(fs::path(r.run_dir) / "trace.json"));
   int events = 0;
-  for (const json &e : trace["traceEvents"]) events += e["ph"] == "X" && e["name"] == "tile_add";
+  for (const json &e : trace["traceEvents"])
+    events += e["ph"] == "X" && e["name"] == "tile_add";
   EXPECT_EQ(events, 8);
   std::ifstream log(fs::path(r.run_dir) / "orchestration.log");
   std::string line;
@@ -128,7 +132,8 @@ TEST(PtoSimBinding, GemmOnAicMatchesReference) {
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 64; ++j) {
       double ref = 0.5;
-      for (int k = 0; k < 96; ++k) ref += double(a.at(i, k)) * b.at(k, j);
+      for (int k = 0; k < 96; ++k)
+        ref += double(a.at(i, k)) * b.at(k, j);
       ASSERT_NEAR(c.at(i, j), ref, 1e-4) << i << "," << j;
     }
   EXPECT_EQ(report["tasks"], 2 * 2 * 3 * 2);
@@ -147,9 +152,12 @@ TEST(PtoSimBinding, SoftmaxTakesTheScaleScalar) {
   run_package(r);
   for (int i = 0; i < 64; ++i) {
     double mx = -1e30, sum = 0;
-    for (int j = 0; j < 64; ++j) mx = std::max(mx, 2.0 * x.at(i, j));
-    for (int j = 0; j < 64; ++j) sum += std::exp(2.0 * x.at(i, j) - mx);
-    for (int j = 0; j < 64; ++j) ASSERT_NEAR(y.at(i, j), std::exp(2.0 * x.at(i, j) - mx) / sum, 1e-5) << i << "," << j;
+    for (int j = 0; j < 64; ++j)
+      mx = std::max(mx, 2.0 * x.at(i, j));
+    for (int j = 0; j < 64; ++j)
+      sum += std::exp(2.0 * x.at(i, j) - mx);
+    for (int j = 0; j < 64; ++j)
+      ASSERT_NEAR(y.at(i, j), std::exp(2.0 * x.at(i, j) - mx) / sum, 1e-5) << i << "," << j;
   }
 }
 
@@ -162,14 +170,14 @@ TEST(PtoSimBinding, OrchestrationBranchesOnAProducedValue) {
   r.args = {{"X", &x.dl}, {"Y", &y.dl}, n};
   json report = run_package(r);
   EXPECT_EQ(y.data, (std::vector<float>{3, 6, 9, 12}));
-  EXPECT_EQ(report["tasks"], 3);  // scale, copy, barrier
+  EXPECT_EQ(report["tasks"], 3); // scale, copy, barrier
   std::ifstream log(fs::path(r.run_dir) / "orchestration.log");
   std::string line;
   std::getline(log, line);
   EXPECT_EQ(line, "info aicpu_orchestration_entry: extra 5.0, clusters 2");
 
   y.data.assign(4, -7.0f);
-  r.args[2].scalar_int = -1;  // negative scale: the copy is not submitted
+  r.args[2].scalar_int = -1; // negative scale: the copy is not submitted
   report = run_package(r);
   EXPECT_EQ(y.data, (std::vector<float>(4, -7.0f)));
   EXPECT_EQ(report["tasks"], 2);
@@ -182,7 +190,7 @@ TEST(PtoSimBinding, SecondRunOfAnUnchangedPackageInvokesNoCompiler) {
   r.args = {{"A", &a.dl}, {"B", &b.dl}, {"C", &c.dl}};
   const json first = run_package(r);
   EXPECT_EQ(first["build"]["cache"], "miss");
-  EXPECT_EQ(first["build"]["compiler_invocations"], 2);  // orchestration + one kernel
+  EXPECT_EQ(first["build"]["compiler_invocations"], 2); // orchestration + one kernel
   std::fill(c.data.begin(), c.data.end(), 0.0f);
   const json second = run_package(r);
   EXPECT_EQ(second["build"]["cache"], "hit");
@@ -217,7 +225,7 @@ TEST(PtoSimBinding, DispatchOptionOverridesThePackage) {
   int checked = 0;
   for (const json &e : trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
-    EXPECT_EQ(e["tid"].get<int>() - 1, e["args"]["key"].get<int>() % 3);  // key = tile index (htp_ptosim_hint)
+    EXPECT_EQ(e["tid"].get<int>() - 1, e["args"]["key"].get<int>() % 3); // key = tile index (htp_ptosim_hint)
     ++checked;
   }
   EXPECT_EQ(checked, 8);
@@ -229,7 +237,8 @@ TEST(PtoSimBinding, WrongArgumentCountIsReported) {
   r.args = {{"A", &a.dl}, {"B", &b.dl}};
   const auto [code, message] = run_failure(r);
   EXPECT_EQ(code, "pto.sim.args");
-  EXPECT_EQ(message, "codegen/pto/kernels/orchestration/vadd.cpp expects 3 arguments (aicpu_orchestration_config), the run passes 2");
+  EXPECT_EQ(message, "codegen/pto/kernels/orchestration/vadd.cpp expects 3 arguments "
+                     "(aicpu_orchestration_config), the run passes 2");
 }
 
 TEST(PtoSimBinding, MissingRegistryIsReported) {
@@ -253,8 +262,9 @@ TEST(PtoSimBinding, BadRegistryFieldIsReported) {
 TEST(PtoSimBinding, UnknownOptionAndBadPolicyAreReported) {
   SimRunRequest r = request(kPackages / "vector_add", "vadd", "opts");
   r.options["speed"] = 11;
-  EXPECT_EQ(run_failure(r).second, "unknown option 'speed' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, "
-                                   "task_window, trace, cxx, sim_include, runtime)");
+  EXPECT_EQ(run_failure(r).second,
+            "unknown option 'speed' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, "
+            "task_window, trace, cxx, sim_include, runtime)");
   r.options.erase("speed");
   r.options["dispatch"] = "fastest";
   EXPECT_EQ(run_failure(r).second, "option dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "
@@ -287,8 +297,9 @@ TEST(PtoSimBinding, KernelFaultNamesTheTaskAndKernel) {
   r.args = {{"A", &a.dl}, {"B", &b.dl}, {"C", &c.dl}};
   const auto [code, message] = run_failure(r);
   EXPECT_EQ(code, "pto.sim.run");
-  EXPECT_EQ(message, "task 0 (kernel tile_add on AIV0): TASSIGN: a tile of 16384 bytes at address 192512 exceeds UB "
-                     "(196608 bytes)");
+  EXPECT_EQ(message,
+            "task 0 (kernel tile_add on AIV0): TASSIGN: a tile of 16384 bytes at address 192512 exceeds UB "
+            "(196608 bytes)");
   const json report = json::parse(std::ifstream(fs::path(r.run_dir) / "report.json"));
   EXPECT_EQ(report["ok"], false);
 }
@@ -297,8 +308,9 @@ TEST(PtoSimBinding, PtoRuntimeNeedsBothRoots) {
   EnvVar rt("PTO_RUNTIME_ROOT", "/nonexistent/simpler");
   const auto [code, message] = run_failure(request(kPackages / "vector_add", "vadd", "rt-only"));
   EXPECT_EQ(code, "pto.runtime.missing");
-  EXPECT_EQ(message, "PTO_RUNTIME_ROOT is set but PTO_ISA_ROOT is not: set both to run on the real pto-runtime, or "
-                     "neither to use HTP's CPU simulator");
+  EXPECT_EQ(message,
+            "PTO_RUNTIME_ROOT is set but PTO_ISA_ROOT is not: set both to run on the real pto-runtime, or "
+            "neither to use HTP's CPU simulator");
 }
 
 TEST(PtoSimBinding, PtoRuntimeRootWithoutTheRuntimeIsNamed) {
@@ -307,10 +319,11 @@ TEST(PtoSimBinding, PtoRuntimeRootWithoutTheRuntimeIsNamed) {
   EnvVar isa("PTO_ISA_ROOT", root.string());
   const auto [code, message] = run_failure(request(kPackages / "vector_add", "vadd", "rt-missing"));
   EXPECT_EQ(code, "pto.runtime.missing");
-  EXPECT_EQ(message, "PTO_RUNTIME_ROOT=" + root.string() + ": missing " +
-                         (root / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h")
-                             .string() +
-                         " (expected a pto-runtime 6ebaf7715 / PTO-ISA cd4a3d3f checkout)");
+  EXPECT_EQ(message,
+            "PTO_RUNTIME_ROOT=" + root.string() + ": missing " +
+                (root / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h")
+                    .string() +
+                " (expected a pto-runtime 6ebaf7715 / PTO-ISA cd4a3d3f checkout)");
 }
 
 TEST(PtoSimBinding, DetectedPtoRuntimeSaysWhatIsNotImplementedAndSimOptionBypassesIt) {
@@ -332,4 +345,4 @@ TEST(PtoSimBinding, DetectedPtoRuntimeSaysWhatIsNotImplementedAndSimOptionBypass
   EXPECT_EQ(run_package(r)["path"], "htp-cpu-sim");
 }
 
-}  // namespace
+} // namespace

@@ -31,31 +31,38 @@ def vadd(a: In[Tensor[64, 128, f32]], b: In[Tensor[64, 128, f32]], c: Out[Tensor
 htp::HostArray array(float base) {
   htp::HostArray a{"f32", {64, 128}, std::vector<uint8_t>(64 * 128 * 4)};
   auto *f = reinterpret_cast<float *>(a.data.data());
-  for (int i = 0; i < 64 * 128; ++i) f[i] = base + 0.25f * static_cast<float>(i % 97);
+  for (int i = 0; i < 64 * 128; ++i)
+    f[i] = base + 0.25f * static_cast<float>(i % 97);
   return a;
 }
 
-int run(const std::string &command) { return std::system((command + " > /dev/null 2>&1").c_str()); }
+int run(const std::string &command) {
+  return std::system((command + " > /dev/null 2>&1").c_str());
+}
 
 TEST(PtoSimHostRun, CompiledTileProgramRunsOnTheSimulatorFromThePluginDirectory) {
-  const fs::path dir = fs::path(HTP_TEST_BINARY_DIR) / "ptosim-tests" / ("host-run-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::path(HTP_TEST_BINARY_DIR) / "ptosim-tests" / ("host-run-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "vadd.py") << kProgram;
-  const std::string host = std::string(HTP_TEST_BINARY_DIR) + "/bin/htp-host --plugins " + HTP_TEST_PLUGIN_DIR;
-  ASSERT_EQ(run(host + " compile " + (dir / "vadd.py").string() + " --target pto-a2a3sim -o " + (dir / "pkg").string()),
+  const std::string host =
+      std::string(HTP_TEST_BINARY_DIR) + "/bin/htp-host --plugins " + HTP_TEST_PLUGIN_DIR;
+  ASSERT_EQ(run(host + " compile " + (dir / "vadd.py").string() + " --target pto-a2a3sim -o " +
+                (dir / "pkg").string()),
             0);
   ASSERT_FALSE(htp::write_npy(dir / "a.npy", array(1.0f)));
   ASSERT_FALSE(htp::write_npy(dir / "b.npy", array(-3.0f)));
   const std::string run_cmd = host + " run " + (dir / "pkg").string() + " -i a=" + (dir / "a.npy").string() +
-                              " -i b=" + (dir / "b.npy").string() + " -o " + (dir / "out").string() + " --cache " +
-                              (dir / "cache").string() + " --run-dir " + (dir / "run").string();
+                              " -i b=" + (dir / "b.npy").string() + " -o " + (dir / "out").string() +
+                              " --cache " + (dir / "cache").string() + " --run-dir " + (dir / "run").string();
   ::unsetenv("HTP_PTOSIM_INCLUDE");
   ASSERT_EQ(run(run_cmd), 0);
   const auto c = htp::read_npy(dir / "out" / "c.npy");
   ASSERT_TRUE(c) << "no output";
   const auto *got = reinterpret_cast<const float *>(c->data.data());
-  for (int i = 0; i < 64 * 128; ++i) ASSERT_EQ(got[i], 1.0f - 3.0f + 0.5f * static_cast<float>(i % 97)) << i;
+  for (int i = 0; i < 64 * 128; ++i)
+    ASSERT_EQ(got[i], 1.0f - 3.0f + 0.5f * static_cast<float>(i % 97)) << i;
   json report = json::parse(std::ifstream(dir / "run" / "report.json"));
   EXPECT_EQ(report["binding"], "pto.a2a3sim");
   EXPECT_EQ(report["path"], "htp-cpu-sim");
@@ -67,4 +74,4 @@ TEST(PtoSimHostRun, CompiledTileProgramRunsOnTheSimulatorFromThePluginDirectory)
   EXPECT_EQ(report["build"]["compiler_invocations"], 0);
 }
 
-}  // namespace
+} // namespace

@@ -19,7 +19,8 @@ std::vector<float> random_data(size_t n, float lo, float hi, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (float &x : v) x = dist(gen);
+  for (float &x : v)
+    x = dist(gen);
   return v;
 }
 
@@ -40,13 +41,15 @@ std::vector<float> store_tile(VecF &t) {
 }
 
 template <typename F> void expect_elementwise(const std::vector<float> &got, F ref, float tol = 1e-5f) {
-  for (int i = 0; i < R * C; ++i) ASSERT_NEAR(got[i], ref(i), tol * (1 + std::fabs(ref(i)))) << "element " << i;
+  for (int i = 0; i < R * C; ++i)
+    ASSERT_NEAR(got[i], ref(i), tol * (1 + std::fabs(ref(i)))) << "element " << i;
 }
 
 TEST(PtoSimIsa, LoadStoreRoundTripsThroughStridedGlobal) {
   // A 16x32 window of a 20x40 matrix, stored into another window.
   std::vector<float> src(20 * 40), dst(20 * 40, 0.0f);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<float>(i);
   using G = GlobalTensor<float, Shape<1, 1, 1, R, C>, Stride<800, 800, 800, 40, 1>>;
   G gs(src.data() + 2 * 40 + 3), gd(dst.data() + 1 * 40 + 5);
   VecF t;
@@ -54,7 +57,8 @@ TEST(PtoSimIsa, LoadStoreRoundTripsThroughStridedGlobal) {
   TLOAD(t, gs);
   TSTORE(gd, t);
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) ASSERT_EQ(dst[(r + 1) * 40 + c + 5], src[(r + 2) * 40 + c + 3]);
+    for (int c = 0; c < C; ++c)
+      ASSERT_EQ(dst[(r + 1) * 40 + c + 5], src[(r + 2) * 40 + c + 3]);
   EXPECT_EQ(dst[0], 0.0f);
 }
 
@@ -149,20 +153,22 @@ TEST(PtoSimIsa, RowAndColumnReductions) {
   auto a = random_data(R * C, -2.0f, 2.0f, 8);
   VecF ta = load_tile(a, 0x0), tmp;
   TASSIGN(tmp, 0x4000);
-  Tile<TileType::Vec, float, R, 8, BLayout::RowMajor, R, 1> row;  // one value per row, 32-byte aligned rows
+  Tile<TileType::Vec, float, R, 8, BLayout::RowMajor, R, 1> row; // one value per row, 32-byte aligned rows
   Tile<TileType::Vec, float, 1, C> col;
   TASSIGN(row, 0x8000);
   TASSIGN(col, 0x9000);
   auto row_ref = [&](auto op, float init) {
     std::vector<float> out(R, init);
     for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c) out[r] = op(out[r], a[r * C + c]);
+      for (int c = 0; c < C; ++c)
+        out[r] = op(out[r], a[r * C + c]);
     return out;
   };
   auto col_ref = [&](auto op, float init) {
     std::vector<float> out(C, init);
     for (int c = 0; c < C; ++c)
-      for (int r = 0; r < R; ++r) out[c] = op(out[c], a[r * C + c]);
+      for (int r = 0; r < R; ++r)
+        out[c] = op(out[c], a[r * C + c]);
     return out;
   };
   auto add = [](float x, float y) { return x + y; };
@@ -170,22 +176,28 @@ TEST(PtoSimIsa, RowAndColumnReductions) {
   auto mn = [](float x, float y) { return std::min(x, y); };
   TROWSUM(row, ta, tmp);
   auto ref = row_ref(add, 0.0f);
-  for (int r = 0; r < R; ++r) EXPECT_NEAR(row.at(r, 0), ref[r], 1e-4f);
+  for (int r = 0; r < R; ++r)
+    EXPECT_NEAR(row.at(r, 0), ref[r], 1e-4f);
   TROWMAX(row, ta, tmp);
   ref = row_ref(mx, -1e30f);
-  for (int r = 0; r < R; ++r) EXPECT_EQ(row.at(r, 0), ref[r]);
+  for (int r = 0; r < R; ++r)
+    EXPECT_EQ(row.at(r, 0), ref[r]);
   TROWMIN(row, ta, tmp);
   ref = row_ref(mn, 1e30f);
-  for (int r = 0; r < R; ++r) EXPECT_EQ(row.at(r, 0), ref[r]);
+  for (int r = 0; r < R; ++r)
+    EXPECT_EQ(row.at(r, 0), ref[r]);
   TCOLSUM(col, ta);
   ref = col_ref(add, 0.0f);
-  for (int c = 0; c < C; ++c) EXPECT_NEAR(col.at(0, c), ref[c], 1e-4f);
+  for (int c = 0; c < C; ++c)
+    EXPECT_NEAR(col.at(0, c), ref[c], 1e-4f);
   TCOLMAX(col, ta);
   ref = col_ref(mx, -1e30f);
-  for (int c = 0; c < C; ++c) EXPECT_EQ(col.at(0, c), ref[c]);
+  for (int c = 0; c < C; ++c)
+    EXPECT_EQ(col.at(0, c), ref[c]);
   TCOLMIN(col, ta);
   ref = col_ref(mn, 1e30f);
-  for (int c = 0; c < C; ++c) EXPECT_EQ(col.at(0, c), ref[c]);
+  for (int c = 0; c < C; ++c)
+    EXPECT_EQ(col.at(0, c), ref[c]);
 }
 
 TEST(PtoSimIsa, BroadcastsAndFusedExpands) {
@@ -194,8 +206,10 @@ TEST(PtoSimIsa, BroadcastsAndFusedExpands) {
   TASSIGN(td, 0x2000);
   Tile<TileType::Vec, float, R, 8, BLayout::RowMajor, R, 1> row;
   Tile<TileType::Vec, float, 1, C> col;
-  for (int r = 0; r < R; ++r) row.at(r, 0) = 1.0f + r;
-  for (int c = 0; c < C; ++c) col.at(0, c) = 2.0f + c;
+  for (int r = 0; r < R; ++r)
+    row.at(r, 0) = 1.0f + r;
+  for (int c = 0; c < C; ++c)
+    col.at(0, c) = 2.0f + c;
   TROWEXPAND(td, row);
   expect_elementwise(store_tile(td), [&](int i) { return 1.0f + i / C; });
   TCOLEXPAND(td, col);
@@ -237,14 +251,15 @@ TEST(PtoSimIsa, MatmulOnCubeTilesMatchesReference) {
   TMOV(al, am);
   TMOV(br, bm);
   TMATMUL(acc, al, br);
-  TMATMUL_ACC(acc, al, br);  // acc = 2 * a.b
+  TMATMUL_ACC(acc, al, br); // acc = 2 * a.b
   std::vector<float> c(M * N);
   GC gc(c.data());
   TSTORE(gc, acc);
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       float ref = 0;
-      for (int k = 0; k < K; ++k) ref += a[m * K + k] * b[k * N + n];
+      for (int k = 0; k < K; ++k)
+        ref += a[m * K + k] * b[k * N + n];
       ASSERT_NEAR(c[m * N + n], 2 * ref, 1e-4f);
     }
 }
@@ -256,27 +271,35 @@ TEST(PtoSimIsa, HalfMatmulAccumulatesInFloat) {
   TileAcc<float, M, N> acc;
   Tile<TileType::Bias, float, 1, N> bias;
   for (int m = 0; m < M; ++m)
-    for (int k = 0; k < K; ++k) al.at(m, k) = static_cast<half>(0.5f * (m == k));
+    for (int k = 0; k < K; ++k)
+      al.at(m, k) = static_cast<half>(0.5f * (m == k));
   for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) br.at(k, n) = static_cast<half>(static_cast<float>(k + n));
-  for (int n = 0; n < N; ++n) bias.at(0, n) = 100.0f;
+    for (int n = 0; n < N; ++n)
+      br.at(k, n) = static_cast<half>(static_cast<float>(k + n));
+  for (int n = 0; n < N; ++n)
+    bias.at(0, n) = 100.0f;
   TMATMUL_BIAS(acc, al, br, bias);
   for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n) ASSERT_EQ(acc.at(m, n), 0.5f * (m + n) + 100.0f);
+    for (int n = 0; n < N; ++n)
+      ASSERT_EQ(acc.at(m, n), 0.5f * (m + n) + 100.0f);
 }
 
 TEST(PtoSimIsa, ConvertHonoursRoundingMode) {
   Tile<TileType::Vec, float, 1, 8> f;
   Tile<TileType::Vec, int32_t, 1, 8> i;
   const float in[8] = {1.5f, 2.5f, -1.5f, -2.5f, 1.2f, -1.2f, 0.5f, 2.7f};
-  for (int c = 0; c < 8; ++c) f.at(0, c) = in[c];
+  for (int c = 0; c < 8; ++c)
+    f.at(0, c) = in[c];
   TCVT(i, f, RoundMode::CAST_RINT);
   const int rint[8] = {2, 2, -2, -2, 1, -1, 0, 3};
-  for (int c = 0; c < 8; ++c) EXPECT_EQ(i.at(0, c), rint[c]) << c;
+  for (int c = 0; c < 8; ++c)
+    EXPECT_EQ(i.at(0, c), rint[c]) << c;
   TCVT(i, f, RoundMode::CAST_FLOOR);
-  for (int c = 0; c < 8; ++c) EXPECT_EQ(i.at(0, c), static_cast<int>(std::floor(in[c]))) << c;
+  for (int c = 0; c < 8; ++c)
+    EXPECT_EQ(i.at(0, c), static_cast<int>(std::floor(in[c]))) << c;
   TCVT(i, f, RoundMode::CAST_TRUNC);
-  for (int c = 0; c < 8; ++c) EXPECT_EQ(i.at(0, c), static_cast<int>(std::trunc(in[c]))) << c;
+  for (int c = 0; c < 8; ++c)
+    EXPECT_EQ(i.at(0, c), static_cast<int>(std::trunc(in[c]))) << c;
   Tile<TileType::Vec, half, 1, 8> h;
   TCVT(h, f, RoundMode::CAST_NONE);
   EXPECT_EQ(static_cast<float>(h.at(0, 0)), 1.5f);
@@ -291,7 +314,7 @@ TEST(PtoSimIsa, ValidRegionLimitsTheDestination) {
   TADDS(td, ta, 2.0f);
   EXPECT_EQ(td.at(3, 7), 3.0f);
   VecF whole;
-  TASSIGN(whole, 0x2000);  // the same UB bytes: elements outside the valid region are untouched
+  TASSIGN(whole, 0x2000); // the same UB bytes: elements outside the valid region are untouched
   whole.at(10, 10) = -5.0f;
   TADDS(td, ta, 2.0f);
   EXPECT_EQ(whole.at(10, 10), -5.0f);
@@ -306,7 +329,7 @@ TEST(PtoSimIsa, TilesAtTheSameAddressAlias) {
 }
 
 TEST(PtoSimIsa, TassignBeyondUbIsAnError) {
-  Tile<TileType::Vec, float, 128, 128> t;  // 64 KiB
+  Tile<TileType::Vec, float, 128, 128> t; // 64 KiB
   EXPECT_NO_THROW(TASSIGN(t, 128 * 1024));
   try {
     TASSIGN(t, 160 * 1024);
@@ -326,4 +349,4 @@ TEST(PtoSimIsa, MismatchedOperandsAreAnError) {
   EXPECT_THROW(TMATMUL(acc, l, r), pto::sim::IsaError);
 }
 
-}  // namespace
+} // namespace

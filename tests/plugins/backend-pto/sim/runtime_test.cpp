@@ -40,8 +40,12 @@ ChipTensor scalar_tensor(float *p) {
   return make_tensor_external(p, shape, 1);
 }
 
-bool ordered(const TaskRecord &a, const TaskRecord &b) { return a.end_us <= b.start_us; }
-bool overlap(const TaskRecord &a, const TaskRecord &b) { return a.start_us < b.end_us && b.start_us < a.end_us; }
+bool ordered(const TaskRecord &a, const TaskRecord &b) {
+  return a.end_us <= b.start_us;
+}
+bool overlap(const TaskRecord &a, const TaskRecord &b) {
+  return a.start_us < b.end_us && b.start_us < a.end_us;
+}
 
 TEST(PtoSimRuntime, InoutChainRunsInSubmitOrder) {
   g_log.order.clear();
@@ -58,7 +62,8 @@ TEST(PtoSimRuntime, InoutChainRunsInSubmitOrder) {
   ASSERT_FALSE(rt->failed()) << rt->error();
   EXPECT_EQ(x, 64.0f);
   std::vector<int64_t> expected(64);
-  for (int i = 0; i < 64; ++i) expected[i] = i;
+  for (int i = 0; i < 64; ++i)
+    expected[i] = i;
   EXPECT_EQ(g_log.order, expected);
 }
 
@@ -103,7 +108,8 @@ TEST(PtoSimRuntime, DisjointViewsRunConcurrentlyOverlappingViewsDoNot) {
   std::vector<float> buf(64, 0);
   uint32_t shape[1] = {64}, half_shape[1] = {32}, off0[1] = {0}, off1[1] = {32}, off2[1] = {16};
   ChipTensor whole = make_tensor_external(buf.data(), shape, 1);
-  ChipTensor a = whole.view(half_shape, off0), b = whole.view(half_shape, off1), c = whole.view(half_shape, off2);
+  ChipTensor a = whole.view(half_shape, off0), b = whole.view(half_shape, off1),
+             c = whole.view(half_shape, off2);
   auto rt = make_runtime();
   for (ChipTensor *t : {&a, &b, &c}) {
     CoreTaskArgs w;
@@ -125,11 +131,13 @@ TEST(PtoSimRuntime, RoundRobinCyclesThroughThePool) {
     aiv(*rt, kSleep, a);
   }
   rt->wait_all();
-  for (const TaskRecord &r : rt->records()) EXPECT_EQ(r.worker, static_cast<int>(r.id % 4)) << "task " << r.id;
+  for (const TaskRecord &r : rt->records())
+    EXPECT_EQ(r.worker, static_cast<int>(r.id % 4)) << "task " << r.id;
 }
 
 TEST(PtoSimRuntime, AffinityPlacesByKey) {
-  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .aic_cores = 3, .dispatch = DispatchPolicy::Affinity});
+  auto rt =
+      make_runtime(RuntimeOptions{.aiv_cores = 4, .aic_cores = 3, .dispatch = DispatchPolicy::Affinity});
   for (int i = 0; i < 12; ++i) {
     CoreTaskArgs a;
     a.add_scalar(int64_t(100));
@@ -179,7 +187,8 @@ TEST(PtoSimRuntime, WorkStealingSpreadsAProducersConsumers) {
   aiv(*rt, kSet, root);
   std::vector<float> outs(16);
   std::vector<ChipTensor> out_t;
-  for (float &o : outs) out_t.push_back(scalar_tensor(&o));
+  for (float &o : outs)
+    out_t.push_back(scalar_tensor(&o));
   for (int i = 0; i < 16; ++i) {
     CoreTaskArgs a;
     a.add_input(t);
@@ -197,11 +206,13 @@ TEST(PtoSimRuntime, WorkStealingSpreadsAProducersConsumers) {
     stolen += rec[i].worker != rec[i].assigned;
   }
   uint64_t steals = 0;
-  for (const auto &w : rt->worker_stats()) steals += w.steals;
+  for (const auto &w : rt->worker_stats())
+    steals += w.steals;
   EXPECT_GT(ran_on.size(), 1u);
   EXPECT_GT(stolen, 0);
   EXPECT_EQ(steals, static_cast<uint64_t>(stolen));
-  for (float o : outs) EXPECT_EQ(o, 1.0f);
+  for (float o : outs)
+    EXPECT_EQ(o, 1.0f);
 }
 
 TEST(PtoSimRuntime, TaskWindowOfOneSerialisesIndependentTasks) {
@@ -213,7 +224,8 @@ TEST(PtoSimRuntime, TaskWindowOfOneSerialisesIndependentTasks) {
   }
   rt->wait_all();
   const auto rec = rt->records();
-  for (size_t i = 1; i < rec.size(); ++i) EXPECT_TRUE(ordered(rec[i - 1], rec[i])) << i;
+  for (size_t i = 1; i < rec.size(); ++i)
+    EXPECT_TRUE(ordered(rec[i - 1], rec[i])) << i;
 }
 
 TEST(PtoSimRuntime, WideWindowRunsIndependentTasksConcurrently) {
@@ -238,7 +250,8 @@ TEST(PtoSimRuntime, StreamOrdersTasksWithoutDataDependencies) {
   }
   rt->wait_all();
   const auto rec = rt->records();
-  for (size_t i = 2; i < rec.size(); ++i) EXPECT_TRUE(ordered(rec[i - 2], rec[i])) << i;
+  for (size_t i = 2; i < rec.size(); ++i)
+    EXPECT_TRUE(ordered(rec[i - 2], rec[i])) << i;
   EXPECT_TRUE(overlap(rec[0], rec[1])) << "two streams run side by side";
 }
 
@@ -294,7 +307,19 @@ TEST(PtoSimRuntime, SubmitWithWrongCoreTypeFails) {
   k.aic_kernel_id = kNoop;
   rt->submit(k, a);
   EXPECT_TRUE(rt->failed());
-  EXPECT_EQ(rt->error(), "submit: kernel noop (func_id 4) is an AIV kernel but was submitted with rt_submit_aic_task");
+  EXPECT_EQ(rt->error(),
+            "submit: kernel noop (func_id 4) is an AIV kernel but was submitted with rt_submit_aic_task");
+}
+
+TEST(PtoSimRuntime, MixTaskIsRefused) {
+  auto rt = make_runtime();
+  CoreTaskArgs a;
+  MixedKernels k;
+  k.aic_kernel_id = kSleepAic;
+  k.aiv0_kernel_id = kSleep;
+  rt->submit(k, a);
+  EXPECT_EQ(rt->error(), "submit: MIX tasks (an AIC and AIV kernels in one task) are not simulated; submit "
+                         "them as separate tasks");
 }
 
 TEST(PtoSimRuntime, SubmitOfUnknownKernelFails) {
@@ -324,7 +349,7 @@ TEST(PtoSimRuntime, TraceHasOneEventPerTaskOnItsWorker) {
     }
   }
   EXPECT_EQ(tasks, 5);
-  EXPECT_EQ(names, 4);  // orchestrator + 3 workers
+  EXPECT_EQ(names, 4); // orchestrator + 3 workers
 }
 
-}  // namespace
+} // namespace

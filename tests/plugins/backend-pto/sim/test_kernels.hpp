@@ -62,6 +62,8 @@ inline void k_sleep(int64_t *args) {
 
 inline void k_noop(int64_t *) {}
 
-inline void k_throw(int64_t *) { throw std::runtime_error("boom"); }
+inline void k_throw(int64_t *) {
+  throw std::runtime_error("boom");
+}
 
-}  // namespace ptosim_test
+} // namespace ptosim_test

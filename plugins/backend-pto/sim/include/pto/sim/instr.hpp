@@ -22,10 +22,15 @@ template <> struct compute_type<std::bfloat16_t> { using type = float; };
 /// The type an element is computed in.
 template <typename T> using compute_t = typename compute_type<std::remove_cv_t<T>>::type;
 
-template <typename T> inline compute_t<T> load(T v) { return static_cast<compute_t<T>>(v); }
+template <typename T> inline compute_t<T> load(T v) {
+  return static_cast<compute_t<T>>(v);
+}
 
-template <typename Dst, typename... Srcs> inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
-  auto covers = [&](auto &s) { return s.GetValidRow() >= dst.GetValidRow() && s.GetValidCol() >= dst.GetValidCol(); };
+template <typename Dst, typename... Srcs>
+inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
+  auto covers = [&](auto &s) {
+    return s.GetValidRow() >= dst.GetValidRow() && s.GetValidCol() >= dst.GetValidCol();
+  };
   if (!(covers(srcs) && ...))
     throw IsaError(std::string(op) + ": a source's valid region is smaller than the destination's " +
                    std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
@@ -35,7 +40,8 @@ template <typename Dst, typename... Srcs> inline void require_covers(const char 
 template <typename Dst, typename F> inline void for_each(Dst &dst, F &&f) {
   const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
   for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) dst.at(r, c) = static_cast<typename Dst::DType>(f(r, c));
+    for (int c = 0; c < cols; ++c)
+      dst.at(r, c) = static_cast<typename Dst::DType>(f(r, c));
 }
 
 template <typename Dst, typename S0, typename S1, typename F>
@@ -43,7 +49,8 @@ inline void binary(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0, s1);
   for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, c))); });
 }
-template <typename Dst, typename Src, typename F> inline void unary(const char *op, Dst &dst, Src &src, F &&f) {
+template <typename Dst, typename Src, typename F>
+inline void unary(const char *op, Dst &dst, Src &src, F &&f) {
   require_covers(op, dst, src);
   for_each(dst, [&](int r, int c) { return f(load(src.at(r, c))); });
 }
@@ -51,14 +58,16 @@ template <typename Dst, typename Src, typename F> inline void unary(const char *
 template <typename Dst, typename S0, typename S1, typename F>
 inline void row_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
-  if (s1.GetValidRow() < dst.GetValidRow()) throw IsaError(std::string(op) + ": the row operand has too few rows");
+  if (s1.GetValidRow() < dst.GetValidRow())
+    throw IsaError(std::string(op) + ": the row operand has too few rows");
   for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, 0))); });
 }
 /// dst(r, c) = f(src0(r, c), src1(0, c)): src1 holds one value per column.
 template <typename Dst, typename S0, typename S1, typename F>
 inline void col_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
-  if (s1.GetValidCol() < dst.GetValidCol()) throw IsaError(std::string(op) + ": the column operand has too few columns");
+  if (s1.GetValidCol() < dst.GetValidCol())
+    throw IsaError(std::string(op) + ": the column operand has too few columns");
   for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(0, c))); });
 }
 /// dst(r, 0) = fold over src's row r.
@@ -66,7 +75,8 @@ template <typename Dst, typename Src, typename F> inline void row_reduce(Dst &ds
   using C = compute_t<typename Src::DType>;
   for (int r = 0; r < src.GetValidRow(); ++r) {
     C acc = load(src.at(r, 0));
-    for (int c = 1; c < src.GetValidCol(); ++c) acc = f(acc, load(src.at(r, c)));
+    for (int c = 1; c < src.GetValidCol(); ++c)
+      acc = f(acc, load(src.at(r, c)));
     dst.at(r, 0) = static_cast<typename Dst::DType>(acc);
   }
 }
@@ -75,7 +85,8 @@ template <typename Dst, typename Src, typename F> inline void col_reduce(Dst &ds
   using C = compute_t<typename Src::DType>;
   for (int c = 0; c < src.GetValidCol(); ++c) {
     C acc = load(src.at(0, c));
-    for (int r = 1; r < src.GetValidRow(); ++r) acc = f(acc, load(src.at(r, c)));
+    for (int r = 1; r < src.GetValidRow(); ++r)
+      acc = f(acc, load(src.at(r, c)));
     dst.at(0, c) = static_cast<typename Dst::DType>(acc);
   }
 }
@@ -84,11 +95,11 @@ template <typename To, typename From> inline To round_to(From v, RoundMode mode)
   if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
     const double d = static_cast<double>(v);
     switch (mode) {
-      case RoundMode::CAST_FLOOR: return static_cast<To>(std::floor(d));
-      case RoundMode::CAST_CEIL: return static_cast<To>(std::ceil(d));
-      case RoundMode::CAST_ROUND: return static_cast<To>(std::round(d));
-      case RoundMode::CAST_TRUNC: return static_cast<To>(std::trunc(d));
-      default: return static_cast<To>(std::nearbyint(d));
+    case RoundMode::CAST_FLOOR: return static_cast<To>(std::floor(d));
+    case RoundMode::CAST_CEIL: return static_cast<To>(std::ceil(d));
+    case RoundMode::CAST_ROUND: return static_cast<To>(std::round(d));
+    case RoundMode::CAST_TRUNC: return static_cast<To>(std::trunc(d));
+    default: return static_cast<To>(std::nearbyint(d));
     }
   } else {
     return static_cast<To>(v);
@@ -102,7 +113,7 @@ constexpr auto div = [](auto a, auto b) { return a / b; };
 constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
 constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
 
-}  // namespace sim
+} // namespace sim
 
 // ---- memory ---------------------------------------------------------------------------------------
 
@@ -112,7 +123,8 @@ PTO_INST RecordEvent TLOAD(TileData &dst, GlobalData &src, WaitEvents &...) {
   const int64_t rows = src.rows(), cols = src.cols();
   if (rows > TileData::Rows || cols > TileData::Cols)
     throw sim::IsaError("TLOAD: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " does not fit the tile " + std::to_string(TileData::Rows) + "x" + std::to_string(TileData::Cols));
+                        " does not fit the tile " + std::to_string(TileData::Rows) + "x" +
+                        std::to_string(TileData::Cols));
   const int64_t col_stride = src.GetStride(4);
   for (int64_t r = 0; r < rows; ++r) {
     const auto *row = src.data() + src.offset(r, 0);
@@ -157,11 +169,11 @@ PTO_INST RecordEvent TEXPANDS(TileData &dst, typename TileData::DType scalar, Wa
 
 // ---- elementwise ----------------------------------------------------------------------------------
 
-#define HTP_PTOSIM_BINARY(NAME, FN)                                                                   \
-  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents> \
-  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) { \
-    sim::binary(#NAME, dst, src0, src1, FN);                                                           \
-    return {};                                                                                         \
+#define HTP_PTOSIM_BINARY(NAME, FN)                                                                          \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>      \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {     \
+    sim::binary(#NAME, dst, src0, src1, FN);                                                                 \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_BINARY(TADD, sim::add)
 HTP_PTOSIM_BINARY(TSUB, sim::sub)
@@ -171,13 +183,13 @@ HTP_PTOSIM_BINARY(TMAX, sim::max)
 HTP_PTOSIM_BINARY(TMIN, sim::min)
 #undef HTP_PTOSIM_BINARY
 
-#define HTP_PTOSIM_SCALAR(NAME, FN)                                                                        \
-  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                            \
-  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType scalar,        \
-                            WaitEvents &...) {                                                             \
-    const auto s = sim::load(scalar);                                                                      \
-    sim::unary(#NAME, dst, src, [&](auto v) { return FN(v, s); });                                         \
-    return {};                                                                                             \
+#define HTP_PTOSIM_SCALAR(NAME, FN)                                                                          \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                              \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType scalar,          \
+                            WaitEvents &...) {                                                               \
+    const auto s = sim::load(scalar);                                                                        \
+    sim::unary(#NAME, dst, src, [&](auto v) { return FN(v, s); });                                           \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_SCALAR(TADDS, sim::add)
 HTP_PTOSIM_SCALAR(TSUBS, sim::sub)
@@ -189,17 +201,18 @@ HTP_PTOSIM_SCALAR(TMINS, sim::min)
 
 /// dst = scalar / src.
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
-PTO_INST RecordEvent TDIVS(TileDataDst &dst, typename TileDataDst::DType scalar, TileDataSrc &src, WaitEvents &...) {
+PTO_INST RecordEvent TDIVS(TileDataDst &dst, typename TileDataDst::DType scalar, TileDataSrc &src,
+                           WaitEvents &...) {
   const auto s = sim::load(scalar);
   sim::unary("TDIVS", dst, src, [&](auto v) { return s / v; });
   return {};
 }
 
-#define HTP_PTOSIM_UNARY(NAME, EXPR)                                                                  \
-  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                       \
-  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {                    \
-    sim::unary(#NAME, dst, src, [](auto v) -> decltype(v) { return EXPR; });                          \
-    return {};                                                                                        \
+#define HTP_PTOSIM_UNARY(NAME, EXPR)                                                                         \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                              \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {                           \
+    sim::unary(#NAME, dst, src, [](auto v) -> decltype(v) { return EXPR; });                                 \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_UNARY(TEXP, std::exp(v))
 HTP_PTOSIM_UNARY(TLOG, std::log(v))
@@ -213,7 +226,8 @@ HTP_PTOSIM_UNARY(TRECIP, decltype(v)(1) / v)
 
 /// Leaky ReLU: v > 0 ? v : v * slope.
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
-PTO_INST RecordEvent TLRELU(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType slope, WaitEvents &...) {
+PTO_INST RecordEvent TLRELU(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType slope,
+                            WaitEvents &...) {
   const auto s = sim::load(slope);
   sim::unary("TLRELU", dst, src, [&](auto v) { return v > decltype(v)(0) ? v : v * s; });
   return {};
@@ -223,28 +237,30 @@ PTO_INST RecordEvent TLRELU(TileDataDst &dst, TileDataSrc &src, typename TileDat
 template <typename TileDataD, typename TileDataS, typename... WaitEvents>
 PTO_INST RecordEvent TCVT(TileDataD &dst, TileDataS &src, RoundMode mode, WaitEvents &...) {
   sim::require_covers("TCVT", dst, src);
-  sim::for_each(dst, [&](int r, int c) { return sim::round_to<typename TileDataD::DType>(sim::load(src.at(r, c)), mode); });
+  sim::for_each(dst, [&](int r, int c) {
+    return sim::round_to<typename TileDataD::DType>(sim::load(src.at(r, c)), mode);
+  });
   return {};
 }
 
 // ---- reductions -----------------------------------------------------------------------------------
 
-#define HTP_PTOSIM_ROW_REDUCE(NAME, FN)                                                               \
-  template <typename TileDataOut, typename TileDataIn, typename TileDataTmp, typename... WaitEvents>   \
-  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, TileDataTmp &, WaitEvents &...) {      \
-    sim::row_reduce(dst, src, FN);                                                                    \
-    return {};                                                                                        \
+#define HTP_PTOSIM_ROW_REDUCE(NAME, FN)                                                                      \
+  template <typename TileDataOut, typename TileDataIn, typename TileDataTmp, typename... WaitEvents>         \
+  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, TileDataTmp &, WaitEvents &...) {             \
+    sim::row_reduce(dst, src, FN);                                                                           \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_ROW_REDUCE(TROWSUM, sim::add)
 HTP_PTOSIM_ROW_REDUCE(TROWMAX, sim::max)
 HTP_PTOSIM_ROW_REDUCE(TROWMIN, sim::min)
 #undef HTP_PTOSIM_ROW_REDUCE
 
-#define HTP_PTOSIM_COL_REDUCE(NAME, FN)                                                               \
-  template <typename TileDataOut, typename TileDataIn, typename... WaitEvents>                        \
-  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, WaitEvents &...) {                     \
-    sim::col_reduce(dst, src, FN);                                                                    \
-    return {};                                                                                        \
+#define HTP_PTOSIM_COL_REDUCE(NAME, FN)                                                                      \
+  template <typename TileDataOut, typename TileDataIn, typename... WaitEvents>                               \
+  PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, WaitEvents &...) {                            \
+    sim::col_reduce(dst, src, FN);                                                                           \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_COL_REDUCE(TCOLSUM, sim::add)
 HTP_PTOSIM_COL_REDUCE(TCOLMAX, sim::max)
@@ -263,23 +279,24 @@ PTO_INST RecordEvent TROWEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &
 /// dst(r, c) = src(0, c).
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TCOLEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
-  if (src.GetValidCol() < dst.GetValidCol()) throw sim::IsaError("TCOLEXPAND: the source has too few columns");
+  if (src.GetValidCol() < dst.GetValidCol())
+    throw sim::IsaError("TCOLEXPAND: the source has too few columns");
   sim::for_each(dst, [&](int, int c) { return sim::load(src.at(0, c)); });
   return {};
 }
 
-#define HTP_PTOSIM_EXPAND(NAME, HOW, FN)                                                                        \
-  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>         \
-  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {        \
-    sim::HOW(#NAME, dst, src0, src1, FN);                                                                      \
-    return {};                                                                                                 \
-  }                                                                                                            \
-  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename TileDataTmp,           \
-            typename... WaitEvents>                                                                            \
-  PTO_INST std::enable_if_t<is_tile_data_v<TileDataTmp>, RecordEvent> NAME(                                     \
-      TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, TileDataTmp &, WaitEvents &...) {               \
-    sim::HOW(#NAME, dst, src0, src1, FN);                                                                      \
-    return {};                                                                                                 \
+#define HTP_PTOSIM_EXPAND(NAME, HOW, FN)                                                                     \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>      \
+  PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {     \
+    sim::HOW(#NAME, dst, src0, src1, FN);                                                                    \
+    return {};                                                                                               \
+  }                                                                                                          \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename TileDataTmp,        \
+            typename... WaitEvents>                                                                          \
+  PTO_INST std::enable_if_t<is_tile_data_v<TileDataTmp>, RecordEvent> NAME(                                  \
+      TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, TileDataTmp &, WaitEvents &...) {            \
+    sim::HOW(#NAME, dst, src0, src1, FN);                                                                    \
+    return {};                                                                                               \
   }
 HTP_PTOSIM_EXPAND(TROWEXPANDADD, row_expand, sim::add)
 HTP_PTOSIM_EXPAND(TROWEXPANDSUB, row_expand, sim::sub)
@@ -300,7 +317,8 @@ HTP_PTOSIM_EXPAND(TCOLEXPANDEXPDIF, col_expand, [](auto a, auto b) { return std:
 // ---- cube -----------------------------------------------------------------------------------------
 
 namespace sim {
-/// acc(m, n) = (accumulate ? in(m, n) : 0) + bias(n) + sum_k left(m, k) * right(k, n), over M x N of the operands.
+/// acc(m, n) = (accumulate ? in(m, n) : 0) + bias(n) + sum_k left(m, k) * right(k, n), over M x N of the
+/// operands.
 template <typename Acc, typename In, typename Left, typename Right, typename BiasF>
 inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
   const int M = left.GetValidRow(), K = left.GetValidCol(), N = right.GetValidCol();
@@ -308,18 +326,20 @@ inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
     throw IsaError("TMATMUL: left is " + std::to_string(M) + "x" + std::to_string(K) + " but right has " +
                    std::to_string(right.GetValidRow()) + " rows");
   if (M > Acc::Rows || N > Acc::Cols)
-    throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) + " result does not fit the accumulator");
+    throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) +
+                   " result does not fit the accumulator");
   using C = compute_t<typename Acc::DType>;
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       C sum = in ? load(in->at(m, n)) : C(0);
       sum += static_cast<C>(bias(n));
-      for (int k = 0; k < K; ++k) sum += static_cast<C>(load(left.at(m, k))) * static_cast<C>(load(right.at(k, n)));
+      for (int k = 0; k < K; ++k)
+        sum += static_cast<C>(load(left.at(m, k))) * static_cast<C>(load(right.at(k, n)));
       acc.at(m, n) = static_cast<typename Acc::DType>(sum);
     }
 }
 constexpr auto no_bias = [](int) { return 0.0f; };
-}  // namespace sim
+} // namespace sim
 
 /// acc = left · right.
 template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
@@ -340,8 +360,8 @@ PTO_INST RecordEvent TMATMUL_ACC(TileRes &cMatrix, TileLeft &aMatrix, TileRight 
 }
 /// accOut = accIn + left · right.
 template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>
-PTO_INST RecordEvent TMATMUL_ACC(TileRes &cOutMatrix, TileRes &cInMatrix, TileLeft &aMatrix, TileRight &bMatrix,
-                                 WaitEvents &...) {
+PTO_INST RecordEvent TMATMUL_ACC(TileRes &cOutMatrix, TileRes &cInMatrix, TileLeft &aMatrix,
+                                 TileRight &bMatrix, WaitEvents &...) {
   sim::matmul(cOutMatrix, &cInMatrix, aMatrix, bMatrix, sim::no_bias);
   return {};
 }
@@ -354,4 +374,4 @@ TMATMUL_BIAS(TileRes &cMatrix, TileLeft &aMatrix, TileRight &bMatrix, TileBias &
   return {};
 }
 
-}  // namespace pto
+} // namespace pto

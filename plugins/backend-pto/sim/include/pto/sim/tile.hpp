@@ -22,7 +22,15 @@ enum class SLayout { NoneBox = 0, RowMajor = 1, ColMajor = 2 };
 enum class Layout { ND, DN, NZ };
 enum class PadValue : uint64_t { Null = 0, Zero = 1, Max = 2, Min = 3 };
 enum class CompactMode { Null, Normal, RowPlusOne };
-enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD };
+enum class RoundMode : uint8_t {
+  CAST_NONE = 0,
+  CAST_RINT,
+  CAST_ROUND,
+  CAST_FLOOR,
+  CAST_CEIL,
+  CAST_TRUNC,
+  CAST_ODD
+};
 enum class AccPhase : uint8_t { Unspecified = 0x0, Partial = 0x2, Final = 0x3 };
 
 struct TileConfig {
@@ -39,9 +47,10 @@ namespace sim {
 /// Holds five extents (or strides) with the static ones fixed by template arguments.
 template <int64_t D1, int64_t D2, int64_t D3, int64_t D4, int64_t D5> struct Dims5 {
   static constexpr int64_t fixed[5] = {D1, D2, D3, D4, D5};
-  static constexpr int dynamic_count = (D1 == DYNAMIC) + (D2 == DYNAMIC) + (D3 == DYNAMIC) + (D4 == DYNAMIC) + (D5 == DYNAMIC);
-  int64_t v[5] = {D1 == DYNAMIC ? 1 : D1, D2 == DYNAMIC ? 1 : D2, D3 == DYNAMIC ? 1 : D3, D4 == DYNAMIC ? 1 : D4,
-                  D5 == DYNAMIC ? 1 : D5};
+  static constexpr int dynamic_count =
+      (D1 == DYNAMIC) + (D2 == DYNAMIC) + (D3 == DYNAMIC) + (D4 == DYNAMIC) + (D5 == DYNAMIC);
+  int64_t v[5] = {D1 == DYNAMIC ? 1 : D1, D2 == DYNAMIC ? 1 : D2, D3 == DYNAMIC ? 1 : D3,
+                  D4 == DYNAMIC ? 1 : D4, D5 == DYNAMIC ? 1 : D5};
 
   Dims5() = default;
   /// Five values set the dynamic dims from their positions; fewer values fill the dynamic dims in order.
@@ -60,22 +69,25 @@ template <int64_t D1, int64_t D2, int64_t D3, int64_t D4, int64_t D5> struct Dim
   }
 };
 
-}  // namespace sim
+} // namespace sim
 
-template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int64_t N4 = DYNAMIC, int64_t N5 = DYNAMIC>
+template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int64_t N4 = DYNAMIC,
+          int64_t N5 = DYNAMIC>
 struct Shape : sim::Dims5<N1, N2, N3, N4, N5> {
   using sim::Dims5<N1, N2, N3, N4, N5>::Dims5;
   static constexpr int64_t staticShape[5] = {N1, N2, N3, N4, N5};
 };
 
-template <int64_t S1 = DYNAMIC, int64_t S2 = DYNAMIC, int64_t S3 = DYNAMIC, int64_t S4 = DYNAMIC, int64_t S5 = DYNAMIC>
+template <int64_t S1 = DYNAMIC, int64_t S2 = DYNAMIC, int64_t S3 = DYNAMIC, int64_t S4 = DYNAMIC,
+          int64_t S5 = DYNAMIC>
 struct Stride : sim::Dims5<S1, S2, S3, S4, S5> {
   using sim::Dims5<S1, S2, S3, S4, S5>::Dims5;
   static constexpr int64_t staticStride[5] = {S1, S2, S3, S4, S5};
 };
 
 /// A global-memory tensor of up to five dims; a tile sees dims 0..3 flattened as rows and dim 4 as columns.
-template <typename Element_, typename Shape_, typename Stride_, Layout Layout_ = Layout::ND> struct GlobalTensor {
+template <typename Element_, typename Shape_, typename Stride_, Layout Layout_ = Layout::ND>
+struct GlobalTensor {
   using Shape = Shape_;
   using Stride = Stride_;
   using RawDType = std::remove_cv_t<Element_>;
@@ -114,25 +126,25 @@ namespace sim {
 /// Capacity in bytes of the memory that holds tiles of a type (Ascend a2a3 AI core).
 constexpr size_t memory_capacity(TileType t) {
   switch (t) {
-    case TileType::Vec: return 192 * 1024;   // UB
-    case TileType::Mat: return 512 * 1024;   // L1
-    case TileType::Left: return 64 * 1024;   // L0A
-    case TileType::Right: return 64 * 1024;  // L0B
-    case TileType::Acc: return 128 * 1024;   // L0C
-    case TileType::Bias: return 1024;        // BT
-    default: return 4 * 1024;                // FB and scale buffers
+  case TileType::Vec: return 192 * 1024;  // UB
+  case TileType::Mat: return 512 * 1024;  // L1
+  case TileType::Left: return 64 * 1024;  // L0A
+  case TileType::Right: return 64 * 1024; // L0B
+  case TileType::Acc: return 128 * 1024;  // L0C
+  case TileType::Bias: return 1024;       // BT
+  default: return 4 * 1024;               // FB and scale buffers
   }
 }
 
 constexpr const char *memory_name(TileType t) {
   switch (t) {
-    case TileType::Vec: return "UB";
-    case TileType::Mat: return "L1";
-    case TileType::Left: return "L0A";
-    case TileType::Right: return "L0B";
-    case TileType::Acc: return "L0C";
-    case TileType::Bias: return "BT";
-    default: return "FB";
+  case TileType::Vec: return "UB";
+  case TileType::Mat: return "L1";
+  case TileType::Left: return "L0A";
+  case TileType::Right: return "L0B";
+  case TileType::Acc: return "L0C";
+  case TileType::Bias: return "BT";
+  default: return "FB";
   }
 }
 
@@ -149,10 +161,11 @@ struct IsaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace sim
+} // namespace sim
 
-template <TileType Loc_, typename Element_, const int Rows_, const int Cols_, const BLayout BFractal_ = BLayout::RowMajor,
-          const int RowValid_ = Rows_, const int ColValid_ = Cols_, const SLayout SFractal_ = SLayout::NoneBox,
+template <TileType Loc_, typename Element_, const int Rows_, const int Cols_,
+          const BLayout BFractal_ = BLayout::RowMajor, const int RowValid_ = Rows_,
+          const int ColValid_ = Cols_, const SLayout SFractal_ = SLayout::NoneBox,
           const int SFractalSize_ = TileConfig::fractalABSize, auto PadVal_ = PadValue::Null,
           const CompactMode Compact_ = CompactMode::Null>
 struct Tile {
@@ -178,13 +191,15 @@ struct Tile {
   Tile() = default;
   /// Both valid dims at run time.
   template <int RM = ValidRow, int CM = ValidCol>
-  Tile(std::enable_if_t<RM == DYNAMIC && CM == DYNAMIC, unsigned> vr, unsigned vc) : valid_row_(vr), valid_col_(vc) {
+  Tile(std::enable_if_t<RM == DYNAMIC && CM == DYNAMIC, unsigned> vr, unsigned vc)
+      : valid_row_(vr), valid_col_(vc) {
     check_valid();
   }
   /// The one dynamic valid dim at run time.
   template <int RM = ValidRow, int CM = ValidCol>
   explicit Tile(std::enable_if_t<(RM == DYNAMIC) != (CM == DYNAMIC), unsigned> v)
-      : valid_row_(RM == DYNAMIC ? static_cast<int>(v) : RM), valid_col_(CM == DYNAMIC ? static_cast<int>(v) : CM) {
+      : valid_row_(RM == DYNAMIC ? static_cast<int>(v) : RM),
+        valid_col_(CM == DYNAMIC ? static_cast<int>(v) : CM) {
     check_valid();
   }
   Tile(const Tile &o) : addr_(o.addr_), valid_row_(o.valid_row_), valid_col_(o.valid_col_) {
@@ -221,9 +236,9 @@ struct Tile {
   /// TASSIGN: binds the tile to byte address `addr` of its memory.
   void assign(uint64_t addr) {
     if (addr + Bytes > sim::memory_capacity(Loc))
-      throw sim::IsaError("TASSIGN: a tile of " + std::to_string(Bytes) + " bytes at address " + std::to_string(addr) +
-                          " exceeds " + sim::memory_name(Loc) + " (" + std::to_string(sim::memory_capacity(Loc)) +
-                          " bytes)");
+      throw sim::IsaError("TASSIGN: a tile of " + std::to_string(Bytes) + " bytes at address " +
+                          std::to_string(addr) + " exceeds " + sim::memory_name(Loc) + " (" +
+                          std::to_string(sim::memory_capacity(Loc)) + " bytes)");
     addr_ = static_cast<int64_t>(addr);
     own_.clear();
   }
@@ -233,8 +248,9 @@ private:
   static constexpr int64_t kOwned = -2;
   void check_valid() const {
     if (valid_row_ < 0 || valid_row_ > Rows || valid_col_ < 0 || valid_col_ > Cols)
-      throw sim::IsaError("Tile: valid region " + std::to_string(valid_row_) + "x" + std::to_string(valid_col_) +
-                          " exceeds the tile " + std::to_string(Rows) + "x" + std::to_string(Cols));
+      throw sim::IsaError("Tile: valid region " + std::to_string(valid_row_) + "x" +
+                          std::to_string(valid_col_) + " exceeds the tile " + std::to_string(Rows) + "x" +
+                          std::to_string(Cols));
   }
   int64_t addr_ = kUnassigned;
   int valid_row_ = ValidRow == DYNAMIC ? Rows : ValidRow;
@@ -242,29 +258,36 @@ private:
   std::vector<DType> own_;
 };
 
-template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_, const int ColValid_ = Cols_>
-using TileLeft = Tile<TileType::Left, Element_, Rows_, Cols_, BLayout::ColMajor, RowValid_, ColValid_, SLayout::RowMajor,
-                      TileConfig::fractalABSize>;
-template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_, const int ColValid_ = Cols_>
+template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_,
+          const int ColValid_ = Cols_>
+using TileLeft = Tile<TileType::Left, Element_, Rows_, Cols_, BLayout::ColMajor, RowValid_, ColValid_,
+                      SLayout::RowMajor, TileConfig::fractalABSize>;
+template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_,
+          const int ColValid_ = Cols_>
 using TileRight = Tile<TileType::Right, Element_, Rows_, Cols_, BLayout::RowMajor, RowValid_, ColValid_,
                        SLayout::ColMajor, TileConfig::fractalABSize>;
-template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_, const int ColValid_ = Cols_>
-using TileAcc = Tile<TileType::Acc, Element_, Rows_, Cols_, BLayout::ColMajor, RowValid_, ColValid_, SLayout::RowMajor,
-                     TileConfig::fractalCSize>;
+template <typename Element_, const int Rows_, const int Cols_, const int RowValid_ = Rows_,
+          const int ColValid_ = Cols_>
+using TileAcc = Tile<TileType::Acc, Element_, Rows_, Cols_, BLayout::ColMajor, RowValid_, ColValid_,
+                     SLayout::RowMajor, TileConfig::fractalCSize>;
 
 template <typename T> struct is_tile : std::false_type {};
-template <TileType L, typename E, int R, int C, BLayout B, int RV, int CV, SLayout S, int F, auto P, CompactMode M>
+template <TileType L, typename E, int R, int C, BLayout B, int RV, int CV, SLayout S, int F, auto P,
+          CompactMode M>
 struct is_tile<Tile<L, E, R, C, B, RV, CV, S, F, P, M>> : std::true_type {};
 template <typename T> inline constexpr bool is_tile_data_v = is_tile<std::remove_cv_t<T>>::value;
 
 template <typename T> struct is_global : std::false_type {};
-template <typename E, typename Sh, typename St, Layout L> struct is_global<GlobalTensor<E, Sh, St, L>> : std::true_type {};
+template <typename E, typename Sh, typename St, Layout L>
+struct is_global<GlobalTensor<E, Sh, St, L>> : std::true_type {};
 
 /// Binds `tile` to byte address `addr` of the memory of its tile type.
 template <typename T, typename AddrType> PTO_INST void TASSIGN(T &tile, AddrType addr) {
   static_assert(is_tile_data_v<T>, "TASSIGN: the first operand must be a Tile");
   tile.assign(static_cast<uint64_t>(addr));
 }
-template <std::size_t Addr, typename T> PTO_INST void TASSIGN(T &tile) { tile.assign(Addr); }
+template <std::size_t Addr, typename T> PTO_INST void TASSIGN(T &tile) {
+  tile.assign(Addr);
+}
 
-}  // namespace pto
+} // namespace pto
