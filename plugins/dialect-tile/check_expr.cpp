@@ -11,7 +11,8 @@ const char *unsupported_expression_text(std::string_view type) {
     return "comprehensions are not supported in tile bodies: use a for loop";
   if (type == "Dict" || type == "Set") return "dicts and sets are not supported in tile bodies";
   if (type == "JoinedStr" || type == "FormattedValue") return "f-strings are not supported in tile bodies";
-  if (type == "Await" || type == "Yield" || type == "YieldFrom") return "generators and await are not supported in tile bodies";
+  if (type == "Await" || type == "Yield" || type == "YieldFrom")
+    return "generators and await are not supported in tile bodies";
   if (type == "NamedExpr") return "':=' is not supported in tile bodies";
   if (type == "Starred") return "'*' unpacking is not supported in tile bodies";
   if (type == "Slice") return "a slice is only valid inside a tensor subscript, x[r0:r1, c0:c1]";
@@ -21,11 +22,11 @@ const char *unsupported_expression_text(std::string_view type) {
 struct BinOpInfo {
   std::string_view py, op, text;
 };
-constexpr BinOpInfo kBinOps[] = {{"Add", "add", "+"},       {"Sub", "sub", "-"}, {"Mult", "mul", "*"},
-                                 {"FloorDiv", "floordiv", "//"}, {"Mod", "mod", "%"}, {"Div", "div", "/"},
-                                 {"Pow", "pow", "**"},      {"MatMult", "", "@"}, {"BitAnd", "", "&"},
-                                 {"BitOr", "", "|"},       {"BitXor", "", "^"}, {"LShift", "", "<<"},
-                                 {"RShift", "", ">>"}};
+constexpr BinOpInfo kBinOps[] = {
+    {"Add", "add", "+"}, {"Sub", "sub", "-"}, {"Mult", "mul", "*"}, {"FloorDiv", "floordiv", "//"},
+    {"Mod", "mod", "%"}, {"Div", "div", "/"}, {"Pow", "pow", "**"}, {"MatMult", "", "@"},
+    {"BitAnd", "", "&"}, {"BitOr", "", "|"},  {"BitXor", "", "^"},  {"LShift", "", "<<"},
+    {"RShift", "", ">>"}};
 
 const BinOpInfo *binop_info(std::string_view py) {
   for (const auto &b : kBinOps)
@@ -36,7 +37,8 @@ const BinOpInfo *binop_info(std::string_view py) {
 struct CmpInfo {
   std::string_view py, op;
 };
-constexpr CmpInfo kCmps[] = {{"Lt", "lt"}, {"LtE", "le"}, {"Gt", "gt"}, {"GtE", "ge"}, {"Eq", "eq"}, {"NotEq", "ne"}};
+constexpr CmpInfo kCmps[] = {{"Lt", "lt"},  {"LtE", "le"}, {"Gt", "gt"},
+                             {"GtE", "ge"}, {"Eq", "eq"},  {"NotEq", "ne"}};
 
 bool surface_type_name(std::string_view n) {
   for (const char *s : {"kernel", "Tile", "Tensor", "Scalar", "In", "Out", "InOut", "Constexpr"})
@@ -44,9 +46,11 @@ bool surface_type_name(std::string_view n) {
   return false;
 }
 
-Value const_value(Expr e) { return Value{Value::Kind::Const, Type::constexpr_(nlohmann::json::parse(e.dump())), "", std::move(e), {}}; }
+Value const_value(Expr e) {
+  return Value{Value::Kind::Const, Type::constexpr_(nlohmann::json::parse(e.dump())), "", std::move(e), {}};
+}
 
-}  // namespace
+} // namespace
 
 Value KernelChecker::eval(htp::NodeRef e, const std::string *hint) {
   Value v = eval_uncached(e, hint);
@@ -73,7 +77,8 @@ Value KernelChecker::eval_uncached(htp::NodeRef e, const std::string *hint) {
 Value KernelChecker::unsupported_expression(htp::NodeRef e) {
   const char *text = unsupported_expression_text(e.type());
   error(e, "tile.unsupported",
-        text ? std::string(text) : "'" + std::string(e.type()) + "' expressions are not supported in tile bodies");
+        text ? std::string(text)
+             : "'" + std::string(e.type()) + "' expressions are not supported in tile bodies");
   return {};
 }
 
@@ -84,9 +89,12 @@ Value KernelChecker::name(htp::NodeRef e) {
   if (const Binding *b = lookup(id)) return b->value;
   if (constants_.contains(id)) {
     const auto &c = constants_[id];
-    bool tuple_of_numbers = c.is_array() && std::all_of(c.begin(), c.end(), [](const auto &x) { return x.is_number() || x.is_boolean(); });
+    bool tuple_of_numbers = c.is_array() && std::all_of(c.begin(), c.end(), [](const auto &x) {
+                              return x.is_number() || x.is_boolean();
+                            });
     if (c.is_number() || c.is_boolean() || tuple_of_numbers) return const_value(Expr::parse(c.dump()));
-    error(e, "tile.constant", "captured constant '" + id + "' (" + c.dump() + ") is not a number, bool or tuple of numbers");
+    error(e, "tile.constant",
+          "captured constant '" + id + "' (" + c.dump() + ") is not a number, bool or tuple of numbers");
     return {};
   }
   if (is_dtype(id)) return Value{Value::Kind::DType, {}, id, {}, {}};
@@ -95,11 +103,13 @@ Value KernelChecker::name(htp::NodeRef e) {
     return {};
   }
   if (id == fn_name_) {
-    error(e, "tile.recursion", "'" + fn_name_ + "' refers to itself: recursion is not supported in tile bodies");
+    error(e, "tile.recursion",
+          "'" + fn_name_ + "' refers to itself: recursion is not supported in tile bodies");
     return {};
   }
   if (module_functions_.count(id)) {
-    error(e, "tile.call", "'" + id + "' is another captured function: tile bodies can only use tile intrinsics");
+    error(e, "tile.call",
+          "'" + id + "' is another captured function: tile bodies can only use tile intrinsics");
     return {};
   }
   if (surface_type_name(id)) {
@@ -111,7 +121,8 @@ Value KernelChecker::name(htp::NodeRef e) {
     return {};
   }
   std::vector<std::string> known;
-  for (const auto &[n, b] : env_) known.push_back(n);
+  for (const auto &[n, b] : env_)
+    known.push_back(n);
   auto near = closest_name(id, known);
   error(e, "tile.unknown-name",
         "unknown name '" + id + "' in '" + fn_name_ + "'" + (near ? "; did you mean '" + *near + "'?" : ""));
@@ -140,7 +151,8 @@ Value KernelChecker::attribute(htp::NodeRef e) {
     if (!bound_.count(base) && is_dtype(last)) return Value{Value::Kind::DType, {}, last, {}, {}};
   }
   error(e, "tile.unsupported",
-        "attribute access '" + (dotted.empty() ? std::string("...") : dotted) + "' is not supported in tile bodies");
+        "attribute access '" + (dotted.empty() ? std::string("...") : dotted) +
+            "' is not supported in tile bodies");
   return {};
 }
 
@@ -154,7 +166,9 @@ std::optional<Expr> KernelChecker::scalar_operand(htp::NodeRef at, const Value &
     if (is_literal(v.expr)) return v.expr;
     error(at, "tile.type-mismatch", what + " must be a scalar, got the tuple " + v.expr.dump());
     return std::nullopt;
-  default: error(at, "tile.type-mismatch", what + " must be a scalar, got " + describe(at, v)); return std::nullopt;
+  default:
+    error(at, "tile.type-mismatch", what + " must be a scalar, got " + describe(at, v));
+    return std::nullopt;
   }
 }
 
@@ -198,13 +212,18 @@ Value KernelChecker::scalar_value(Expr e, const std::string &dtype) const {
 
 std::string KernelChecker::describe(htp::NodeRef e, const Value &v) const {
   std::string text;
-  if (e.is("Name")) text = "'" + e.text("id").value_or("") + "'";
-  else if (e.is("Call")) text = "'" + e.child("func").dotted_name() + "(...)'";
-  else if (e.is("Subscript")) text = "'" + e.child("value").dotted_name() + "[...]'";
+  if (e.is("Name"))
+    text = "'" + e.text("id").value_or("") + "'";
+  else if (e.is("Call"))
+    text = "'" + e.child("func").dotted_name() + "(...)'";
+  else if (e.is("Subscript"))
+    text = "'" + e.child("value").dotted_name() + "[...]'";
   switch (v.kind) {
   case Value::Kind::Tile: return (text.empty() ? "a tile" : text) + " (" + v.type.str() + ")";
-  case Value::Kind::View: return (text.empty() ? "a tensor view" : text) + " (a view " + v.type.str() + " of '" + v.reg + "')";
-  case Value::Kind::Scalar: return (text.empty() ? "the scalar " + expr_str(v.expr) : text) + " (" + v.type.str() + ")";
+  case Value::Kind::View:
+    return (text.empty() ? "a tensor view" : text) + " (a view " + v.type.str() + " of '" + v.reg + "')";
+  case Value::Kind::Scalar:
+    return (text.empty() ? "the scalar " + expr_str(v.expr) : text) + " (" + v.type.str() + ")";
   case Value::Kind::Const: return text.empty() ? v.expr.dump() : text + " (= " + v.expr.dump() + ")";
   case Value::Kind::DType: return "the dtype " + v.reg;
   case Value::Kind::Opaque: return (text.empty() ? "a value" : text) + " of another dialect";
@@ -218,14 +237,17 @@ Value KernelChecker::binop(htp::NodeRef e) {
   if (l.is(Value::Kind::None) || r.is(Value::Kind::None)) return {};
   const BinOpInfo *info = binop_info(e.child("op").type());
   std::string text = info ? std::string(info->text) : std::string(e.child("op").type());
-  bool tiles = l.is(Value::Kind::Tile) || r.is(Value::Kind::Tile) || l.is(Value::Kind::View) || r.is(Value::Kind::View);
+  bool tiles = l.is(Value::Kind::Tile) || r.is(Value::Kind::Tile) || l.is(Value::Kind::View) ||
+               r.is(Value::Kind::View);
   if (tiles) {
-    std::string intr = info && (info->op == "add" || info->op == "sub" || info->op == "mul" || info->op == "div")
-                           ? std::string(info->op) : std::string("an intrinsic");
+    std::string intr =
+        info && (info->op == "add" || info->op == "sub" || info->op == "mul" || info->op == "div")
+            ? std::string(info->op)
+            : std::string("an intrinsic");
     error(e, "tile.operator",
           "operator '" + text + "' does not apply to tiles (" + describe(e.child("left"), l) + ", " +
-              describe(e.child("right"), r) + "): call " + intr +
-              (intr == "an intrinsic" ? "" : "(a, b)") + "; Python operators work on scalars only");
+              describe(e.child("right"), r) + "): call " + intr + (intr == "an intrinsic" ? "" : "(a, b)") +
+              "; Python operators work on scalars only");
     return {};
   }
   auto a = scalar_operand(e.child("left"), l, "the left operand of '" + text + "'");
@@ -250,7 +272,8 @@ Value KernelChecker::binop(htp::NodeRef e) {
     if (x && y && *y >= 0 && *y < 63) {
       int64_t acc = 1;
       bool overflow = false;
-      for (int64_t i = 0; i < *y && !overflow; ++i) overflow = __builtin_mul_overflow(acc, *x, &acc);
+      for (int64_t i = 0; i < *y && !overflow; ++i)
+        overflow = __builtin_mul_overflow(acc, *x, &acc);
       if (!overflow) return const_value(Expr(acc));
     }
     error(e, "tile.unsupported", "'**' is only supported on compile-time integers");
@@ -272,7 +295,8 @@ Value KernelChecker::unaryop(htp::NodeRef e) {
   auto x = scalar_operand(e.child("operand"), v, "the operand");
   if (!x) return {};
   if (op == "UAdd") return v;
-  if (op == "USub") return scalar_value(make_op("neg", {*x}), v.is(Value::Kind::Scalar) ? v.type.dtype : "i64");
+  if (op == "USub")
+    return scalar_value(make_op("neg", {*x}), v.is(Value::Kind::Scalar) ? v.type.dtype : "i64");
   if (op == "Not") return scalar_value(make_op("not", {*x}), "i8");
   error(e, "tile.unsupported", "operator '~' is not supported in tile bodies");
   return {};
@@ -302,7 +326,8 @@ Value KernelChecker::compare(htp::NodeRef e) {
     for (const auto &c : kCmps)
       if (c.py == ops[i].type()) info = &c;
     if (!info) {
-      error(e, "tile.unsupported", "'" + std::string(ops[i].type()) + "' comparisons are not supported in tile bodies");
+      error(e, "tile.unsupported",
+            "'" + std::string(ops[i].type()) + "' comparisons are not supported in tile bodies");
       return {};
     }
     Value r = eval(rights[i]);
@@ -330,7 +355,8 @@ Value KernelChecker::tuple(htp::NodeRef e) {
     Value v = eval(x);
     if (v.is(Value::Kind::None)) return {};
     if (!v.is(Value::Kind::Const) || !is_literal(v.expr)) {
-      error(x, "tile.static", "tuples in tile bodies are compile-time constants (shapes); got " + describe(x, v));
+      error(x, "tile.static",
+            "tuples in tile bodies are compile-time constants (shapes); got " + describe(x, v));
       return {};
     }
     out.push_back(v.expr);
@@ -345,13 +371,14 @@ Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
   if (mark.is_object()) return foreign_call(e, ojson::parse(mark.dump()), hint);
   if (auto op = intrinsic_callee(e, bound_)) return intrinsic(*find_intrinsic(*op), e, hint);
   auto func = e.child("func");
-  if (!func.is("Name") && !func.is("Attribute")) return unsupported_expression(func);  // (lambda: ...)()
-  if (func.is("Attribute") && func.text("attr") == std::optional<std::string>("tile") && func.child("value").is("Name") &&
-      bound_.count(func.child("value").text("id").value_or(""))) {
+  if (!func.is("Name") && !func.is("Attribute")) return unsupported_expression(func); // (lambda: ...)()
+  if (func.is("Attribute") && func.text("attr") == std::optional<std::string>("tile") &&
+      func.child("value").is("Name") && bound_.count(func.child("value").text("id").value_or(""))) {
     Value base = eval(func.child("value"));
     if (base.is(Value::Kind::None)) return {};
     if (base.is(Value::Kind::View)) return tile_view_method(e, base);
-    error(func, "tile.type-mismatch", ".tile(...) views a tensor; " + describe(func.child("value"), base) + " is not one");
+    error(func, "tile.type-mismatch",
+          ".tile(...) views a tensor; " + describe(func.child("value"), base) + " is not one");
     return {};
   }
   std::string callee = func.dotted_name();
@@ -368,11 +395,13 @@ Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
               "' is a captured function (kernels do not call kernels: launch them from a workload)");
   } else if (func.is("Name") && lookup(callee)) {
     error(e, "tile.call", "'" + callee + "' is " + binding_kind_text(*lookup(callee)) + ", not a function");
-  } else if ((func.is("Name") || (module_spelling && func.child("value").text("id") == std::optional<std::string>("tile")))) {
+  } else if ((func.is("Name") ||
+              (module_spelling && func.child("value").text("id") == std::optional<std::string>("tile")))) {
     std::string hint_text;
     if (auto near = closest_intrinsic(last)) hint_text = "; did you mean '" + *near + "'?";
     error(e, "tile.unknown-intrinsic",
-          "'" + callee + "' is not a tile intrinsic" + hint_text + " (tile bodies can only call tile intrinsics)");
+          "'" + callee + "' is not a tile intrinsic" + hint_text +
+              " (tile bodies can only call tile intrinsics)");
   } else {
     std::string how;
     if (find_intrinsic(last))
@@ -392,8 +421,9 @@ Value KernelChecker::foreign_call(htp::NodeRef call, const ojson &mark, const st
   }
   ojson args = ojson::array();
   for (auto a : call.items("args")) {
-    if (a.is("Name") && !lookup(a.text("id").value_or("")) && !constants_.contains(a.text("id").value_or(""))) {
-      args.push_back(a.text("id").value_or(""));  // another dialect's name (a channel): by name
+    if (a.is("Name") && !lookup(a.text("id").value_or("")) &&
+        !constants_.contains(a.text("id").value_or(""))) {
+      args.push_back(a.text("id").value_or("")); // another dialect's name (a channel): by name
       continue;
     }
     Value v = eval(a);
@@ -419,10 +449,12 @@ Value KernelChecker::foreign_call(htp::NodeRef call, const ojson &mark, const st
                type["shape"].is_array() && type["shape"].size() == 2 && type.contains("dtype") &&
                type["dtype"].is_string() && is_dtype(type["dtype"].get<std::string>());
   if (valid)
-    for (const auto &d : type["shape"]) valid = valid && d.is_number_integer() && d.get<int64_t>() > 0;
+    for (const auto &d : type["shape"])
+      valid = valid && d.is_number_integer() && d.get<int64_t>() > 0;
   if (!valid) {
-    error(call, "tile.foreign", "the tile.foreign mark of '" + op + "' has an invalid result type " + type.dump() +
-                                    " (expected null or {\"kind\": \"tile\", \"shape\": [R, C], \"dtype\": ...})");
+    error(call, "tile.foreign",
+          "the tile.foreign mark of '" + op + "' has an invalid result type " + type.dump() +
+              " (expected null or {\"kind\": \"tile\", \"shape\": [R, C], \"dtype\": ...})");
     return {};
   }
   Type t = Type::tile(type["shape"].get<std::vector<int64_t>>(), type["dtype"].get<std::string>());
@@ -443,22 +475,26 @@ Value KernelChecker::subscript(htp::NodeRef e) {
     if (!idx) return {};
     int64_t n = static_cast<int64_t>(base.expr.size());
     if (*idx < -n || *idx >= n) {
-      error(e, "tile.index", "tuple index " + std::to_string(*idx) + " out of range (size " + std::to_string(n) + ")");
+      error(e, "tile.index",
+            "tuple index " + std::to_string(*idx) + " out of range (size " + std::to_string(n) + ")");
       return {};
     }
     return const_value(base.expr[static_cast<size_t>(*idx < 0 ? *idx + n : *idx)]);
   }
-  error(e, "tile.unsupported", "subscripts apply to tensor parameters (views) only; " + describe(e.child("value"), base) +
-                                   " cannot be subscripted");
+  error(e, "tile.unsupported",
+        "subscripts apply to tensor parameters (views) only; " + describe(e.child("value"), base) +
+            " cannot be subscripted");
   return {};
 }
 
 Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef slice) {
-  std::vector<htp::NodeRef> elems = slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
+  std::vector<htp::NodeRef> elems =
+      slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
   const auto &shape = base.type.shape;
   if (elems.size() > shape.size()) {
-    error(at, "tile.view", "too many indices for '" + base.reg + "': the view " + base.type.str() + " has " +
-                               std::to_string(shape.size()) + " dims");
+    error(at, "tile.view",
+          "too many indices for '" + base.reg + "': the view " + base.type.str() + " has " +
+              std::to_string(shape.size()) + " dims");
     return {};
   }
   std::vector<Expr> lo(shape.size(), Expr(0));
@@ -495,14 +531,15 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
     if (!ext) {
       error(el, "tile.view-extent",
             "the extent of dim " + std::to_string(d) + " of this view of '" + base.reg + "' is not static (" +
-                expr_str(u) + " - (" + expr_str(l) + ")): tile shapes must be known at compile time; write "
+                expr_str(u) + " - (" + expr_str(l) +
+                ")): tile shapes must be known at compile time; write "
                 "x[i:i + R] with a constant R");
       return {};
     }
     if (*ext <= 0) {
       error(el, "tile.view-extent",
-            "dim " + std::to_string(d) + " of this view of '" + base.reg + "' is empty (" + expr_str(l) + ":" +
-                expr_str(u) + ")");
+            "dim " + std::to_string(d) + " of this view of '" + base.reg + "' is empty (" + expr_str(l) +
+                ":" + expr_str(u) + ")");
       return {};
     }
     lo[d] = l;
@@ -511,7 +548,8 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
   if (!check_view_bounds(at, base, lo, extent)) return {};
   Value v = base;
   v.type = Type::tensor(extent, base.type.dtype);
-  for (size_t d = 0; d < shape.size(); ++d) v.offset[d] = make_op("add", {base.offset[d], lo[d]});
+  for (size_t d = 0; d < shape.size(); ++d)
+    v.offset[d] = make_op("add", {base.offset[d], lo[d]});
   return v;
 }
 
@@ -520,20 +558,24 @@ Value KernelChecker::tile_view_method(htp::NodeRef call, const Value &base) {
   auto idx_nodes = call.items("args");
   htp::NodeRef shape_node;
   for (auto kw : call.items("keywords")) {
-    if (kw.text("arg") == std::optional<std::string>("shape")) shape_node = kw.child("value");
+    if (kw.text("arg") == std::optional<std::string>("shape"))
+      shape_node = kw.child("value");
     else {
-      error(kw, "tile.view", ".tile() takes the block indices and shape=(...), not '" + kw.text("arg").value_or("**") + "'");
+      error(kw, "tile.view",
+            ".tile() takes the block indices and shape=(...), not '" + kw.text("arg").value_or("**") + "'");
       return {};
     }
   }
   if (!shape_node) {
     error(call, "tile.view-shape",
-          "'" + base.reg + ".tile(...)' needs the block shape inside a tile body: " + base.reg + ".tile(i, j, shape=(R, C))");
+          "'" + base.reg + ".tile(...)' needs the block shape inside a tile body: " + base.reg +
+              ".tile(i, j, shape=(R, C))");
     return {};
   }
   if (idx_nodes.size() != shape.size()) {
-    error(call, "tile.view", "'" + base.reg + "' has " + std::to_string(shape.size()) + " dims: .tile() takes " +
-                                 std::to_string(shape.size()) + " block indices, got " + std::to_string(idx_nodes.size()));
+    error(call, "tile.view",
+          "'" + base.reg + "' has " + std::to_string(shape.size()) + " dims: .tile() takes " +
+              std::to_string(shape.size()) + " block indices, got " + std::to_string(idx_nodes.size()));
     return {};
   }
   Value sv = eval(shape_node);
@@ -547,8 +589,8 @@ Value KernelChecker::tile_view_method(htp::NodeRef call, const Value &base) {
   }
   if (!valid) {
     error(shape_node, "tile.view-shape",
-          "shape= must be a tuple of " + std::to_string(shape.size()) + " positive compile-time integers, got " +
-              describe(shape_node, sv));
+          "shape= must be a tuple of " + std::to_string(shape.size()) +
+              " positive compile-time integers, got " + describe(shape_node, sv));
     return {};
   }
   std::vector<Expr> lo;
@@ -560,7 +602,8 @@ Value KernelChecker::tile_view_method(htp::NodeRef call, const Value &base) {
   if (!check_view_bounds(call, base, lo, block)) return {};
   Value v = base;
   v.type = Type::tensor(block, base.type.dtype);
-  for (size_t d = 0; d < shape.size(); ++d) v.offset[d] = make_op("add", {base.offset[d], lo[d]});
+  for (size_t d = 0; d < shape.size(); ++d)
+    v.offset[d] = make_op("add", {base.offset[d], lo[d]});
   return v;
 }
 
@@ -570,8 +613,9 @@ bool KernelChecker::check_view_bounds(htp::NodeRef at, const Value &base, const 
     int64_t dim = base.type.shape[d];
     if (extent[d] > dim) {
       error(at, "tile.view-out-of-bounds",
-            "this view of '" + base.reg + "' is " + std::to_string(extent[d]) + " long in dim " + std::to_string(d) +
-                " but '" + base.reg + "' (" + base.type.str() + ") has " + std::to_string(dim));
+            "this view of '" + base.reg + "' is " + std::to_string(extent[d]) + " long in dim " +
+                std::to_string(d) + " but '" + base.reg + "' (" + base.type.str() + ") has " +
+                std::to_string(dim));
       return false;
     }
     auto r = expr_range(lo[d], ranges_);
@@ -584,12 +628,13 @@ bool KernelChecker::check_view_bounds(htp::NodeRef at, const Value &base, const 
                    std::to_string(range.hi) + "]";
       error(at, "tile.view-out-of-bounds",
             "this view of '" + base.reg + "' covers [" + std::to_string(r->lo) + ", " +
-                std::to_string(r->hi >= INT64_MAX - extent[d] ? INT64_MAX : r->hi + extent[d]) + ") in dim " + std::to_string(d) + loops + ", outside [0, " +
-                std::to_string(dim) + ") of '" + base.reg + "' (" + base.type.str() + ")");
+                std::to_string(r->hi >= INT64_MAX - extent[d] ? INT64_MAX : r->hi + extent[d]) + ") in dim " +
+                std::to_string(d) + loops + ", outside [0, " + std::to_string(dim) + ") of '" + base.reg +
+                "' (" + base.type.str() + ")");
       return false;
     }
   }
   return true;
 }
 
-}  // namespace tile
+} // namespace tile

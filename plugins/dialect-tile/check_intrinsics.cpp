@@ -31,13 +31,16 @@ ParamList params_of(OpClass c) {
 
 std::string usage(const Intrinsic &op, const ParamList &p) {
   std::string s = std::string(op.name) + "(";
-  for (size_t i = 0; i < p.names.size(); ++i) s += (i ? ", " : "") + p.names[i] + (i >= p.required ? "=..." : "");
+  for (size_t i = 0; i < p.names.size(); ++i)
+    s += (i ? ", " : "") + p.names[i] + (i >= p.required ? "=..." : "");
   return s + ")";
 }
 
-bool commutative(std::string_view op) { return op == "add" || op == "mul" || op == "max" || op == "min"; }
+bool commutative(std::string_view op) {
+  return op == "add" || op == "mul" || op == "max" || op == "min";
+}
 
-}  // namespace
+} // namespace
 
 Value KernelChecker::intrinsic(const Intrinsic &op, htp::NodeRef call, const std::string *hint) {
   ParamList p = params_of(op.cls);
@@ -77,11 +80,13 @@ std::optional<std::vector<htp::NodeRef>> KernelChecker::bind_args(const Intrinsi
     }
   if (positional.size() > names.size()) {
     error(call, "tile.arity",
-          std::string(op.name) + " takes " + std::to_string(names.size()) + " argument" + (names.size() > 1 ? "s" : "") +
-              ", got " + std::to_string(positional.size()) + ": " + usage(op, p));
+          std::string(op.name) + " takes " + std::to_string(names.size()) + " argument" +
+              (names.size() > 1 ? "s" : "") + ", got " + std::to_string(positional.size()) + ": " +
+              usage(op, p));
     return std::nullopt;
   }
-  for (size_t i = 0; i < positional.size(); ++i) out[i] = positional[i];
+  for (size_t i = 0; i < positional.size(); ++i)
+    out[i] = positional[i];
   for (auto kw : call.items("keywords")) {
     auto key = kw.text("arg");
     auto it = key ? std::find(names.begin(), names.end(), *key) : names.end();
@@ -106,14 +111,17 @@ std::optional<std::vector<htp::NodeRef>> KernelChecker::bind_args(const Intrinsi
   return out;
 }
 
-bool KernelChecker::expect_tile(htp::NodeRef at, const Value &v, const Intrinsic &op, const std::string &role) {
+bool KernelChecker::expect_tile(htp::NodeRef at, const Value &v, const Intrinsic &op,
+                                const std::string &role) {
   if (v.is(Value::Kind::Tile)) return true;
   if (v.is(Value::Kind::None)) return false;
   if (v.is(Value::Kind::View))
     error(at, "tile.type-mismatch",
-          std::string(op.name) + ": '" + role + "' is " + describe(at, v) + "; load it into a tile first: load(...)");
+          std::string(op.name) + ": '" + role + "' is " + describe(at, v) +
+              "; load it into a tile first: load(...)");
   else
-    error(at, "tile.type-mismatch", std::string(op.name) + ": '" + role + "' must be a tile, got " + describe(at, v));
+    error(at, "tile.type-mismatch",
+          std::string(op.name) + ": '" + role + "' must be a tile, got " + describe(at, v));
   return false;
 }
 
@@ -124,19 +132,20 @@ Value KernelChecker::tile_result(const std::string &op, htp::NodeRef call, const
   return Value{Value::Kind::Tile, type, dst, {}, {}};
 }
 
-Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                                 const std::string *hint) {
+Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call,
+                                 const std::vector<htp::NodeRef> &args, const std::string *hint) {
   Value x = eval(args[0]), y = eval(args[1]);
   if (x.is(Value::Kind::None) || y.is(Value::Kind::None)) return {};
   if (x.scalar_like() && y.scalar_like() && (op.name == "max" || op.name == "min")) {
     auto a = scalar_operand(args[0], x, "an operand"), b = scalar_operand(args[1], y, "an operand");
     if (!a || !b) return {};
-    return scalar_value(make_op(std::string(op.name), {*a, *b}), scalar_dtype(x, y));  // Python's builtin
+    return scalar_value(make_op(std::string(op.name), {*a, *b}), scalar_dtype(x, y)); // Python's builtin
   }
   if (x.is(Value::Kind::Tile) && y.scalar_like())
     return scalar_form(std::string(op.scalar_form), call, args[0], x, y, args[1], hint);
   if (x.scalar_like() && y.is(Value::Kind::Tile)) {
-    if (commutative(op.name)) return scalar_form(std::string(op.scalar_form), call, args[1], y, x, args[0], hint);
+    if (commutative(op.name))
+      return scalar_form(std::string(op.scalar_form), call, args[1], y, x, args[0], hint);
     error(call, "tile.type-mismatch",
           std::string(op.name) + "(scalar, tile) is not supported: the scalar forms take the tile first (" +
               std::string(op.scalar_form) + "(tile, scalar))");
@@ -146,30 +155,34 @@ Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call, const s
   if (x.type.shape != y.type.shape) {
     std::string hint_text;
     if (y.type.shape.size() == 2 && y.type.shape[1] == 1 && y.type.shape[0] == x.type.shape[0])
-      hint_text = "; to broadcast a [R, 1] tile over the columns use rowexpand_" + std::string(op.name) + "(a, b)";
+      hint_text =
+          "; to broadcast a [R, 1] tile over the columns use rowexpand_" + std::string(op.name) + "(a, b)";
     error(call, "tile.shape-mismatch",
-          std::string(op.name) + ": operand shapes differ: " + describe(args[0], x) + " and " + describe(args[1], y) +
-              " (elementwise operands have the same shape" + hint_text + ")");
+          std::string(op.name) + ": operand shapes differ: " + describe(args[0], x) + " and " +
+              describe(args[1], y) + " (elementwise operands have the same shape" + hint_text + ")");
     return {};
   }
   if (x.type.dtype != y.type.dtype) {
     error(call, "tile.dtype-mismatch",
-          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], x) + " and " + describe(args[1], y) +
-              "; convert one with cast(x, " + x.type.dtype + ")");
+          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], x) + " and " +
+              describe(args[1], y) + "; convert one with cast(x, " + x.type.dtype + ")");
     return {};
   }
   return tile_result(std::string(op.name), call, x.type, {x.reg, y.reg}, hint);
 }
 
-Value KernelChecker::scalar_form(const std::string &op, htp::NodeRef call, htp::NodeRef tile_node, const Value &t,
-                                 const Value &s, htp::NodeRef s_node, const std::string *hint) {
+Value KernelChecker::scalar_form(const std::string &op, htp::NodeRef call, htp::NodeRef tile_node,
+                                 const Value &t, const Value &s, htp::NodeRef s_node,
+                                 const std::string *hint) {
   const Intrinsic &info = *find_intrinsic(op);
   if (!expect_tile(tile_node, t, info, "a")) return {};
   auto e = scalar_operand(s_node, s, op + ": the scalar operand");
   if (!e) return {};
-  if (!is_float_dtype(t.type.dtype) && (e->is_number_float() || (s.is(Value::Kind::Scalar) && is_float_dtype(s.type.dtype)))) {
+  if (!is_float_dtype(t.type.dtype) &&
+      (e->is_number_float() || (s.is(Value::Kind::Scalar) && is_float_dtype(s.type.dtype)))) {
     error(s_node, "tile.dtype-mismatch",
-          op + ": a floating-point scalar with the integer tile " + describe(tile_node, t) + "; cast the tile first");
+          op + ": a floating-point scalar with the integer tile " + describe(tile_node, t) +
+              "; cast the tile first");
     return {};
   }
   std::string dst = result_register(hint, t.type, call);
@@ -185,7 +198,7 @@ Value KernelChecker::unary(const Intrinsic &op, htp::NodeRef call, const std::ve
     if (!a) return {};
     Expr neg = make_op("neg", {*a});
     Expr e = op.name == "neg" ? neg : make_op("select", {make_op("lt", {*a, Expr(0)}), neg, *a});
-    return scalar_value(e, x.is(Value::Kind::Scalar) ? x.type.dtype : "i64");  // Python's abs / unary minus
+    return scalar_value(e, x.is(Value::Kind::Scalar) ? x.type.dtype : "i64"); // Python's abs / unary minus
   }
   if (!expect_tile(args[0], x, op, "a")) return {};
   if (op.float_only && !is_float_dtype(x.type.dtype)) {
@@ -202,8 +215,9 @@ Value KernelChecker::reduce(const Intrinsic &op, htp::NodeRef call, const std::v
   Value x = eval(args[0]);
   if (!expect_tile(args[0], x, op, "a")) return {};
   bool rows = op.cls == OpClass::RowReduce;
-  Type t = Type::tile(rows ? std::vector<int64_t>{x.type.shape[0], 1} : std::vector<int64_t>{1, x.type.shape[1]},
-                      x.type.dtype);
+  Type t =
+      Type::tile(rows ? std::vector<int64_t>{x.type.shape[0], 1} : std::vector<int64_t>{1, x.type.shape[1]},
+                 x.type.dtype);
   return tile_result(std::string(op.name), call, t, {x.reg}, hint);
 }
 
@@ -213,7 +227,8 @@ Value KernelChecker::rowexpand(const Intrinsic &op, htp::NodeRef call, const std
   if (!expect_tile(args[0], s, op, "s")) return {};
   if (s.type.shape[1] != 1) {
     error(args[0], "tile.shape-mismatch",
-          "rowexpand expands a [R, 1] tile (e.g. a rowsum) over columns; " + describe(args[0], s) + " is not [R, 1]");
+          "rowexpand expands a [R, 1] tile (e.g. a rowsum) over columns; " + describe(args[0], s) +
+              " is not [R, 1]");
     return {};
   }
   Value c = eval(args[1]);
@@ -223,8 +238,8 @@ Value KernelChecker::rowexpand(const Intrinsic &op, htp::NodeRef call, const std
       int_literal(c.expr[1])) {
     if (*int_literal(c.expr[0]) != s.type.shape[0]) {
       error(args[1], "tile.shape-mismatch",
-            "rowexpand: the target shape " + c.expr.dump() + " must keep the " + std::to_string(s.type.shape[0]) +
-                " rows of " + describe(args[0], s));
+            "rowexpand: the target shape " + c.expr.dump() + " must keep the " +
+                std::to_string(s.type.shape[0]) + " rows of " + describe(args[0], s));
       return {};
     }
     cols = *int_literal(c.expr[1]);
@@ -240,19 +255,22 @@ Value KernelChecker::rowexpand(const Intrinsic &op, htp::NodeRef call, const std
   return tile_result("rowexpand", call, Type::tile({s.type.shape[0], cols}, s.type.dtype), {s.reg}, hint);
 }
 
-Value KernelChecker::rowexpand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                                      const std::string *hint) {
+Value KernelChecker::rowexpand_binary(const Intrinsic &op, htp::NodeRef call,
+                                      const std::vector<htp::NodeRef> &args, const std::string *hint) {
   Value a = eval(args[0]), s = eval(args[1]);
   if (!expect_tile(args[0], a, op, "a") || !expect_tile(args[1], s, op, "s")) return {};
   if (s.type.shape != std::vector<int64_t>{a.type.shape[0], 1}) {
     error(call, "tile.shape-mismatch",
-          std::string(op.name) + " combines a [R, C] tile with a [R, 1] tile: " + describe(args[0], a) + " needs 's' of "
-              "shape " + shape_str({a.type.shape[0], 1}) + ", got " + describe(args[1], s));
+          std::string(op.name) + " combines a [R, C] tile with a [R, 1] tile: " + describe(args[0], a) +
+              " needs 's' of "
+              "shape " +
+              shape_str({a.type.shape[0], 1}) + ", got " + describe(args[1], s));
     return {};
   }
   if (a.type.dtype != s.type.dtype) {
     error(call, "tile.dtype-mismatch",
-          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], a) + " and " + describe(args[1], s));
+          std::string(op.name) + ": operand dtypes differ: " + describe(args[0], a) + " and " +
+              describe(args[1], s));
     return {};
   }
   return tile_result(std::string(op.name), call, a.type, {a.reg, s.reg}, hint);
@@ -265,8 +283,9 @@ Value KernelChecker::matmul(const Intrinsic &op, htp::NodeRef call, const std::v
   const auto &sa = a.type.shape, &sb = b.type.shape;
   if (sa[1] != sb[0]) {
     error(call, "tile.shape-mismatch",
-          "matmul: inner dimensions differ: " + describe(args[0], a) + " is [M, K] with K = " + std::to_string(sa[1]) +
-              " but " + describe(args[1], b) + " is [K, N] with K = " + std::to_string(sb[0]));
+          "matmul: inner dimensions differ: " + describe(args[0], a) +
+              " is [M, K] with K = " + std::to_string(sa[1]) + " but " + describe(args[1], b) +
+              " is [K, N] with K = " + std::to_string(sb[0]));
     return {};
   }
   if (a.type.dtype != b.type.dtype) {
@@ -313,7 +332,8 @@ Value KernelChecker::cast(const Intrinsic &op, htp::NodeRef call, const std::vec
   if (!expect_tile(args[0], x, op, "a")) return {};
   if (!d.is(Value::Kind::DType)) {
     if (!d.is(Value::Kind::None))
-      error(args[1], "tile.type-mismatch", "cast: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[1], d));
+      error(args[1], "tile.type-mismatch",
+            "cast: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[1], d));
     return {};
   }
   return tile_result("cast", call, Type::tile(x.type.shape, d.reg), {x.reg}, hint);
@@ -341,7 +361,7 @@ const Param *param_named(const std::vector<Param> &params, const std::string &na
   return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 Value KernelChecker::load(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
                           const std::string *hint) {
@@ -356,7 +376,8 @@ Value KernelChecker::load(const Intrinsic &op, htp::NodeRef call, const std::vec
   const Param *p = param_named(params_, v.reg);
   if (p && p->dir == "out") {
     error(args[0], "tile.load-from-out",
-          "load from '" + v.reg + "', which is an Out parameter of '" + fn_name_ + "': declare it InOut[...] to read it");
+          "load from '" + v.reg + "', which is an Out parameter of '" + fn_name_ +
+              "': declare it InOut[...] to read it");
     return {};
   }
   auto shape = view_tile_shape(args[0], v, "load");
@@ -372,14 +393,16 @@ Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::ve
   if (view.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
   if (!view.is(Value::Kind::View)) {
     error(args[0], "tile.type-mismatch",
-          "store writes to a view of a tensor parameter (y, y[r0:r1, c0:c1] or y.tile(i, j, shape=(R, C))), got " +
+          "store writes to a view of a tensor parameter (y, y[r0:r1, c0:c1] or y.tile(i, j, shape=(R, C))), "
+          "got " +
               describe(args[0], view));
     return {};
   }
   const Param *p = param_named(params_, view.reg);
   if (p && p->dir == "in") {
     error(args[0], "tile.store-to-in",
-          "store to '" + view.reg + "', which is an In parameter of '" + fn_name_ + "': declare it Out[...] or InOut[...]");
+          "store to '" + view.reg + "', which is an In parameter of '" + fn_name_ +
+              "': declare it Out[...] or InOut[...]");
     return {};
   }
   if (!expect_tile(args[1], value, op, "value")) return {};
@@ -387,22 +410,24 @@ Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::ve
   if (!shape) return {};
   if (*shape != value.type.shape) {
     error(call, "tile.shape-mismatch",
-          "store: the view of '" + view.reg + "' is " + shape_str(view.type.shape) + " but " + describe(args[1], value) +
-              " is " + shape_str(value.type.shape));
+          "store: the view of '" + view.reg + "' is " + shape_str(view.type.shape) + " but " +
+              describe(args[1], value) + " is " + shape_str(value.type.shape));
     return {};
   }
   if (view.type.dtype != value.type.dtype) {
     error(call, "tile.dtype-mismatch",
-          "store: '" + view.reg + "' holds " + view.type.dtype + " but " + describe(args[1], value) +
-              " is " + value.type.dtype + "; convert it with cast(" +
-              (args[1].is("Name") ? args[1].text("id").value_or("x") : std::string("x")) + ", " + view.type.dtype + ")");
+          "store: '" + view.reg + "' holds " + view.type.dtype + " but " + describe(args[1], value) + " is " +
+              value.type.dtype + "; convert it with cast(" +
+              (args[1].is("Name") ? args[1].text("id").value_or("x") : std::string("x")) + ", " +
+              view.type.dtype + ")");
     return {};
   }
   emit(ojson{{"op", "store"}, {"dst", view.reg}, {"offset", view.offset}, {"value", value.reg}}, call);
   stored_.insert(view.reg);
   flow_.must.insert(view.reg);
   flow_.if_loops.insert(view.reg);
-  if (!open_loops_.empty() && !first_loop_store_.count(view.reg)) first_loop_store_[view.reg] = open_loops_.front();
+  if (!open_loops_.empty() && !first_loop_store_.count(view.reg))
+    first_loop_store_[view.reg] = open_loops_.front();
   return {};
 }
 
@@ -418,8 +443,9 @@ Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vec
     if (valid) dims.push_back(*d);
   }
   if (!valid) {
-    error(args[0], "tile.static", "full: 'shape' must be a tuple (R, C) of positive compile-time integers, got " +
-                                      describe(args[0], shape));
+    error(args[0], "tile.static",
+          "full: 'shape' must be a tuple (R, C) of positive compile-time integers, got " +
+              describe(args[0], shape));
     return {};
   }
   auto e = scalar_operand(args[1], value, "full: 'value'");
@@ -429,7 +455,8 @@ Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vec
     Value d = eval(args[2]);
     if (!d.is(Value::Kind::DType)) {
       if (!d.is(Value::Kind::None))
-        error(args[2], "tile.type-mismatch", "full: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[2], d));
+        error(args[2], "tile.type-mismatch",
+              "full: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[2], d));
       return {};
     }
     dtype = d.reg;
@@ -441,4 +468,4 @@ Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vec
   return Value{Value::Kind::Tile, t, dst, {}, {}};
 }
 
-}  // namespace tile
+} // namespace tile

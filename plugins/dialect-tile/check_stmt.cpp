@@ -8,12 +8,14 @@ namespace {
 
 const char *unsupported_statement_text(std::string_view type) {
   if (type == "While") return "'while' loops are not supported in tile bodies: use 'for ... in range(...)'";
-  if (type == "Try" || type == "TryStar") return "'try' is not supported in tile bodies (kernels cannot raise)";
+  if (type == "Try" || type == "TryStar")
+    return "'try' is not supported in tile bodies (kernels cannot raise)";
   if (type == "With" || type == "AsyncWith") return "'with' is not supported in tile bodies";
   if (type == "FunctionDef" || type == "AsyncFunctionDef")
     return "nested functions are not supported in tile bodies: define a separate kernel";
   if (type == "ClassDef") return "classes are not supported in tile bodies";
-  if (type == "Import" || type == "ImportFrom") return "imports are not supported in tile bodies: import at module level";
+  if (type == "Import" || type == "ImportFrom")
+    return "imports are not supported in tile bodies: import at module level";
   if (type == "Global" || type == "Nonlocal") return "'global' / 'nonlocal' are not supported in tile bodies";
   if (type == "Delete") return "'del' is not supported in tile bodies";
   if (type == "Raise") return "'raise' is not supported in tile bodies (kernels cannot raise)";
@@ -28,8 +30,8 @@ const char *unsupported_statement_text(std::string_view type) {
 struct AugOp {
   std::string_view py, symbol, intrinsic, scalar_op;
 };
-constexpr AugOp kAugOps[] = {{"Add", "+=", "add", "add"},       {"Sub", "-=", "sub", "sub"},
-                             {"Mult", "*=", "mul", "mul"},      {"Div", "/=", "div", ""},
+constexpr AugOp kAugOps[] = {{"Add", "+=", "add", "add"},         {"Sub", "-=", "sub", "sub"},
+                             {"Mult", "*=", "mul", "mul"},        {"Div", "/=", "div", ""},
                              {"FloorDiv", "//=", "", "floordiv"}, {"Mod", "%=", "", "mod"}};
 
 const AugOp *aug_op(std::string_view py) {
@@ -38,13 +40,14 @@ const AugOp *aug_op(std::string_view py) {
   return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 void KernelChecker::count_assignments() {
   for (auto stmt : f_.fn.items("body"))
     stmt.walk([&](htp::NodeRef n) {
       if (n.is("Name") && n.child("ctx").is("Store")) ++assign_count_[n.text("id").value_or("")];
-      if (n.is("AugAssign") && n.child("target").is("Name")) ++assign_count_[n.child("target").text("id").value_or("")];
+      if (n.is("AugAssign") && n.child("target").is("Name"))
+        ++assign_count_[n.child("target").text("id").value_or("")];
     });
 }
 
@@ -70,7 +73,8 @@ void KernelChecker::statement(htp::NodeRef s) {
                   "[...], value)");
       else
         error(t, "tile.unsupported",
-              "only single-name assignments are supported in tile bodies ('a = ...'), not tuple or chained targets");
+              "only single-name assignments are supported in tile bodies ('a = ...'), not tuple or chained "
+              "targets");
       return;
     }
     assign(targets[0].text("id").value_or(""), s.child("value"), targets[0]);
@@ -95,7 +99,8 @@ void KernelChecker::statement(htp::NodeRef s) {
 void KernelChecker::unsupported_statement(htp::NodeRef s) {
   const char *text = unsupported_statement_text(s.type());
   error(s, "tile.unsupported",
-        text ? std::string(text) : "'" + std::string(s.type()) + "' statements are not supported in tile bodies");
+        text ? std::string(text)
+             : "'" + std::string(s.type()) + "' statements are not supported in tile bodies");
 }
 
 void KernelChecker::assign(const std::string &name, htp::NodeRef value, htp::NodeRef at) {
@@ -108,7 +113,7 @@ void KernelChecker::assign(const std::string &name, htp::NodeRef value, htp::Nod
   }
   Value v = eval(value, &name);
   bind_value(name, v, at);
-  if (const Binding *bound = lookup(name)) record(at, bound->value);  // the target: the type it now holds
+  if (const Binding *bound = lookup(name)) record(at, bound->value); // the target: the type it now holds
 }
 
 void KernelChecker::bind_value(const std::string &name, const Value &v, htp::NodeRef at) {
@@ -120,15 +125,16 @@ void KernelChecker::bind_value(const std::string &name, const Value &v, htp::Nod
   };
   switch (v.kind) {
   case Value::Kind::None:
-    if (b == nullptr)  // keep later uses quiet: the failure is reported
+    if (b == nullptr) // keep later uses quiet: the failure is reported
       env_[name] = Binding{Binding::Kind::Opaque, Value{}, at};
     return;
   case Value::Kind::Tile:
-    if (v.reg == name) return;  // the intrinsic wrote `name` itself
+    if (v.reg == name) return; // the intrinsic wrote `name` itself
     if (b && b->kind != Binding::Kind::TileReg) return retype("a tile (" + v.type.str() + ")");
     if (b && !(b->value.type == v.type)) return retype("a " + v.type.str());
     declare_tile(name, v.type, at);
-    env_[name] = Binding{Binding::Kind::TileReg, Value{Value::Kind::Tile, v.type, name, {}, {}}, b ? b->def : at};
+    env_[name] =
+        Binding{Binding::Kind::TileReg, Value{Value::Kind::Tile, v.type, name, {}, {}}, b ? b->def : at};
     emit(ojson{{"op", "copy"}, {"dst", name}, {"args", {v.reg}}}, at);
     return;
   case Value::Kind::View:
@@ -143,10 +149,10 @@ void KernelChecker::bind_value(const std::string &name, const Value &v, htp::Nod
     [[fallthrough]];
   case Value::Kind::Scalar: {
     if (b && b->kind != Binding::Kind::ScalarReg) return retype("a scalar");
-    std::string dtype = v.is(Value::Kind::Scalar) ? v.type.dtype
-                        : v.expr.is_number_float()  ? "f32"
-                        : v.expr.is_boolean()       ? "i8"
-                                                    : "i64";
+    std::string dtype = v.is(Value::Kind::Scalar)  ? v.type.dtype
+                        : v.expr.is_number_float() ? "f32"
+                        : v.expr.is_boolean()      ? "i8"
+                                                   : "i64";
     if (b && b->value.type.dtype != dtype && !(is_float_dtype(dtype) == is_float_dtype(b->value.type.dtype)))
       return retype("a " + Type::scalar(dtype).str());
     std::string reg_dtype = b ? b->value.type.dtype : dtype;
@@ -156,18 +162,18 @@ void KernelChecker::bind_value(const std::string &name, const Value &v, htp::Nod
     return;
   }
   case Value::Kind::DType:
-    error(at, "tile.unsupported", "a dtype cannot be stored in a variable; pass it to cast(...) or full(...)");
+    error(at, "tile.unsupported",
+          "a dtype cannot be stored in a variable; pass it to cast(...) or full(...)");
     return;
-  case Value::Kind::Opaque:
-    env_[name] = Binding{Binding::Kind::Opaque, v, at};
-    return;
+  case Value::Kind::Opaque: env_[name] = Binding{Binding::Kind::Opaque, v, at}; return;
   }
 }
 
 void KernelChecker::ann_assign(htp::NodeRef s) {
   auto target = s.child("target");
   if (!target.is("Name") || !s.child("value")) {
-    error(s, "tile.unsupported", "annotated assignments in tile bodies are 'name: Tile[R, C, dtype] = value'");
+    error(s, "tile.unsupported",
+          "annotated assignments in tile bodies are 'name: Tile[R, C, dtype] = value'");
     return;
   }
   std::string name = target.text("id").value_or("");
@@ -176,7 +182,8 @@ void KernelChecker::ann_assign(htp::NodeRef s) {
   recording_ = false;
   auto declared = read_type(s.child("annotation"), dir, recognised);
   recording_ = options_.record_types;
-  if (!recognised) error(s.child("annotation"), "tile.unsupported", "unknown type annotation for '" + name + "'");
+  if (!recognised)
+    error(s.child("annotation"), "tile.unsupported", "unknown type annotation for '" + name + "'");
   assign(name, s.child("value"), target);
   const Binding *b = lookup(name);
   if (declared && b && b->value.kind != Value::Kind::None && b->value.kind != Value::Kind::Opaque) {
@@ -209,10 +216,11 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
     std::string symbol = info ? std::string(info->symbol) : "op=";
     std::string intr = info && !info->intrinsic.empty() ? std::string(info->intrinsic) : "<intrinsic>";
     error(s, "tile.operator",
-          "operator '" + symbol + "' does not apply to tiles: write '" + name + " = " + intr + "(" + name + ", ...)'");
+          "operator '" + symbol + "' does not apply to tiles: write '" + name + " = " + intr + "(" + name +
+              ", ...)'");
     return;
   }
-  if (b && b->kind != Binding::Kind::ScalarReg) {  // (a name updated later is never a ConstLocal)
+  if (b && b->kind != Binding::Kind::ScalarReg) { // (a name updated later is never a ConstLocal)
     error(target, "tile.assign", "cannot update '" + name + "', which is " + binding_kind_text(*b));
     return;
   }
@@ -226,13 +234,16 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
   const AugOp *info = aug_op(op);
   if (!info || info->scalar_op.empty()) {
     error(s, "tile.unsupported",
-          "operator '" + (info ? std::string(info->symbol) : std::string(op)) + "' is not supported on scalars");
+          "operator '" + (info ? std::string(info->symbol) : std::string(op)) +
+              "' is not supported on scalars");
     return;
   }
   auto r = scalar_operand(value, rhs, "the right-hand side of '" + std::string(info->symbol) + "'");
   if (!r) return;
-  bind_value(name, scalar_value(make_op(std::string(info->scalar_op), {b->value.expr, *r}), scalar_dtype(b->value, rhs)),
-             target);
+  bind_value(
+      name,
+      scalar_value(make_op(std::string(info->scalar_op), {b->value.expr, *r}), scalar_dtype(b->value, rhs)),
+      target);
 }
 
 void KernelChecker::for_loop(htp::NodeRef s) {
@@ -249,7 +260,8 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   if (!iter.is("Call") || iter.child("func").dotted_name() != "range" || bound_.count("range")) {
     error(iter, "tile.unsupported",
           "tile loops iterate over range(start, stop, step) with scalar bounds, not '" +
-              std::string(iter.is("Call") ? iter.child("func").dotted_name() : std::string(iter.type())) + "'");
+              std::string(iter.is("Call") ? iter.child("func").dotted_name() : std::string(iter.type())) +
+              "'");
     return;
   }
   auto args = iter.items("args");
@@ -257,7 +269,7 @@ void KernelChecker::for_loop(htp::NodeRef s) {
     error(iter, "tile.arity", "range() takes 1 to 3 positional arguments");
     return;
   }
-  std::vector<Expr> bounds;  // start, stop, step
+  std::vector<Expr> bounds; // start, stop, step
   for (auto a : args) {
     Value v = eval(a);
     auto e = index_operand(a, v, "a range() bound");
@@ -296,7 +308,11 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   if (trips == std::optional<int64_t>(0)) warning(iter, "tile.empty-loop", "this loop runs zero times");
   env_[var] = Binding{Binding::Kind::LoopVar, scalar_value(var_expr(var), "i64"), target};
   record(target, env_[var].value);
-  ojson &op = emit(ojson{{"op", "for"}, {"var", var}, {"start", bounds[0]}, {"stop", bounds[1]}, {"step", bounds[2]},
+  ojson &op = emit(ojson{{"op", "for"},
+                         {"var", var},
+                         {"start", bounds[0]},
+                         {"stop", bounds[1]},
+                         {"step", bounds[2]},
                          {"body", ojson::array()}},
                    s);
   ojson *body = &op["body"];
@@ -309,10 +325,10 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   if (maybe_empty) {
     open_loops_.pop_back();
     before.if_loops = flow_.returned ? before.if_loops : flow_.if_loops;
-    flow_ = before;  // zero iterations are possible: only what held before is certain
+    flow_ = before; // zero iterations are possible: only what held before is certain
   }
   ranges_.erase(var);
-  env_.erase(var);  // the variable is not used after its loop in tile bodies
+  env_.erase(var); // the variable is not used after its loop in tile bodies
 }
 
 void KernelChecker::if_stmt(htp::NodeRef s) {
@@ -327,7 +343,8 @@ void KernelChecker::if_stmt(htp::NodeRef s) {
     block(s, taken ? "body" : "orelse");
     return;
   }
-  ojson &op = emit(ojson{{"op", "if"}, {"cond", *cond}, {"then", ojson::array()}, {"else", ojson::array()}}, s);
+  ojson &op =
+      emit(ojson{{"op", "if"}, {"cond", *cond}, {"then", ojson::array()}, {"else", ojson::array()}}, s);
   ojson *then_body = &op["then"];
   ojson *else_body = &op["else"];
   Flow before = flow_;
@@ -362,14 +379,14 @@ void KernelChecker::return_stmt(htp::NodeRef s) {
     return;
   }
   // Checked at the end of the body, once every store of the function is known.
-  pending_returns_.push_back({flow_, s, blocks_.size() > 1 ? " before the 'return' at line " +
-                                                                std::to_string(s.span().line) : ""});
+  pending_returns_.push_back(
+      {flow_, s, blocks_.size() > 1 ? " before the 'return' at line " + std::to_string(s.span().line) : ""});
   flow_.returned = true;
 }
 
 void KernelChecker::expression_statement(htp::NodeRef s) {
   auto v = s.child("value");
-  if (v.is("Constant")) return;  // docstrings, `...`
+  if (v.is("Constant")) return; // docstrings, `...`
   Value r = eval(v);
   if (r.is(Value::Kind::Tile))
     warning(v, "tile.unused-result", "the result of this call is not used: assign it to a name");
@@ -380,27 +397,31 @@ void KernelChecker::report_unwritten_outs() {
   for (const auto &p : params_)
     if (p.dir == "out" && !stored_.count(p.name))
       error(p.node, "tile.out-not-written",
-            "Out parameter '" + p.name + "' of kernel '" + fn_name_ + "' is never written: store a tile to it with "
-            "store(" + p.name + ", ...)");
+            "Out parameter '" + p.name + "' of kernel '" + fn_name_ +
+                "' is never written: store a tile to it with "
+                "store(" +
+                p.name + ", ...)");
 }
 
 void KernelChecker::check_outs_written(const Flow &flow, htp::NodeRef at, const std::string &where) {
-  if (f_.kind != "kernel") return;  // processes of other dialects may write their outputs elsewhere
+  if (f_.kind != "kernel") return; // processes of other dialects may write their outputs elsewhere
   for (const auto &p : params_) {
     if (p.dir != "out") continue;
     std::string head = "Out parameter '" + p.name + "' of kernel '" + fn_name_ + "'";
-    if (!stored_.count(p.name) || flow.must.count(p.name)) continue;  // never written: reported once by run()
+    if (!stored_.count(p.name) || flow.must.count(p.name)) continue; // never written: reported once by run()
     if (flow.if_loops.count(p.name)) {
       auto loop = first_loop_store_.count(p.name) ? first_loop_store_[p.name] : at;
       warning(p.node, "tile.out-maybe-unwritten",
               head + " is written only inside a loop whose trip count is not known statically (line " +
-                  std::to_string(loop.span().line) + ")" + where + "; it stays unwritten if that loop runs zero times");
+                  std::to_string(loop.span().line) + ")" + where +
+                  "; it stays unwritten if that loop runs zero times");
       continue;
     }
     error(p.node, "tile.out-not-written",
-          head + " is not written on every path" + (where.empty() ? std::string(" through the kernel") : where) +
+          head + " is not written on every path" +
+              (where.empty() ? std::string(" through the kernel") : where) +
               ": some branch of an 'if' does not store it");
   }
 }
 
-}  // namespace tile
+} // namespace tile

@@ -11,7 +11,9 @@ std::optional<int64_t> int_literal(const Expr &e) {
   return std::nullopt;
 }
 
-bool is_literal(const Expr &e) { return e.is_number() || e.is_boolean(); }
+bool is_literal(const Expr &e) {
+  return e.is_number() || e.is_boolean();
+}
 
 namespace {
 
@@ -20,9 +22,13 @@ int64_t floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-int64_t pymod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+int64_t pymod(int64_t a, int64_t b) {
+  return a - floordiv(a, b) * b;
+}
 
-double num(const Expr &e) { return e.is_boolean() ? (e.get<bool>() ? 1.0 : 0.0) : e.get<double>(); }
+double num(const Expr &e) {
+  return e.is_boolean() ? (e.get<bool>() ? 1.0 : 0.0) : e.get<double>();
+}
 
 /// Folds an integer op; nullopt on division by zero or overflow.
 std::optional<int64_t> fold_int(const std::string &op, int64_t a, int64_t b) {
@@ -79,7 +85,9 @@ std::optional<Expr> fold(const std::string &op, const std::vector<Expr> &args) {
   return std::nullopt;
 }
 
-bool is_int(const Expr &e, int64_t v) { return int_literal(e) == std::optional<int64_t>(v); }
+bool is_int(const Expr &e, int64_t v) {
+  return int_literal(e) == std::optional<int64_t>(v);
+}
 
 /// x + 0, 0 + x, x - 0, x * 1, 1 * x, x // 1.
 std::optional<Expr> simplify(const std::string &op, const std::vector<Expr> &args) {
@@ -92,7 +100,7 @@ std::optional<Expr> simplify(const std::string &op, const std::vector<Expr> &arg
   return std::nullopt;
 }
 
-}  // namespace
+} // namespace
 
 Expr make_op(const std::string &op, std::vector<Expr> args) {
   if (auto f = fold(op, args)) return *f;
@@ -111,10 +119,10 @@ struct OpText {
   const char *op, *text;
   int prec;
 };
-constexpr OpText kBinary[] = {{"or", " or ", 1},  {"and", " and ", 2}, {"lt", " < ", 4},  {"le", " <= ", 4},
-                              {"eq", " == ", 4},  {"ne", " != ", 4},   {"gt", " > ", 4},  {"ge", " >= ", 4},
-                              {"add", " + ", 6},  {"sub", " - ", 6},   {"mul", " * ", 7}, {"floordiv", " // ", 7},
-                              {"mod", " % ", 7}};
+constexpr OpText kBinary[] = {
+    {"or", " or ", 1}, {"and", " and ", 2},     {"lt", " < ", 4},  {"le", " <= ", 4}, {"eq", " == ", 4},
+    {"ne", " != ", 4}, {"gt", " > ", 4},        {"ge", " >= ", 4}, {"add", " + ", 6}, {"sub", " - ", 6},
+    {"mul", " * ", 7}, {"floordiv", " // ", 7}, {"mod", " % ", 7}};
 
 std::string print(const Expr &e, int parent_prec) {
   if (e.is_boolean()) return e.get<bool>() ? "True" : "False";
@@ -125,7 +133,8 @@ std::string print(const Expr &e, int parent_prec) {
   if (e.contains("read")) {
     std::string s = e["read"].get<std::string>() + "[";
     const auto &idx = e["index"];
-    for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + print(idx[i], 0);
+    for (size_t i = 0; i < idx.size(); ++i)
+      s += (i ? ", " : "") + print(idx[i], 0);
     return s + "]";
   }
   std::string op = e.value("op", "");
@@ -138,13 +147,16 @@ std::string print(const Expr &e, int parent_prec) {
   if (op == "neg" && args.size() == 1) return "-" + print(args[0], 8);
   if (op == "not" && args.size() == 1) return "not " + print(args[0], 3);
   std::string s = op + "(";
-  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + print(args[i], 0);
+  for (size_t i = 0; i < args.size(); ++i)
+    s += (i ? ", " : "") + print(args[i], 0);
   return s + ")";
 }
 
-}  // namespace
+} // namespace
 
-std::string expr_str(const Expr &e) { return print(e, 0); }
+std::string expr_str(const Expr &e) {
+  return print(e, 0);
+}
 
 // ---- affine forms
 
@@ -192,10 +204,10 @@ std::optional<Affine> affine(const Expr &e) {
       }
   }
   if (e.contains("op") && !e.contains("args")) return std::nullopt;
-  return Affine{0, {{e.dump(), 1}}};  // an atom: variable, parameter, read or non-affine op
+  return Affine{0, {{e.dump(), 1}}}; // an atom: variable, parameter, read or non-affine op
 }
 
-}  // namespace
+} // namespace
 
 std::optional<int64_t> constant_difference(const Expr &a, const Expr &b) {
   auto x = affine(a), y = affine(b);
@@ -245,4 +257,4 @@ std::optional<Range> expr_range(const Expr &e, const VarRanges &vars) {
   return std::nullopt;
 }
 
-}  // namespace tile
+} // namespace tile

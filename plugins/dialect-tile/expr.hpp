@@ -15,8 +15,12 @@ namespace tile {
 
 using Expr = nlohmann::ordered_json;
 
-inline Expr var_expr(const std::string &name) { return Expr{{"var", name}}; }
-inline Expr param_expr(const std::string &name) { return Expr{{"param", name}}; }
+inline Expr var_expr(const std::string &name) {
+  return Expr{{"var", name}};
+}
+inline Expr param_expr(const std::string &name) {
+  return Expr{{"param", name}};
+}
 
 /// The int of a literal int expression (bools excluded).
 std::optional<int64_t> int_literal(const Expr &e);
@@ -35,11 +39,11 @@ std::string expr_str(const Expr &e);
 std::optional<int64_t> constant_difference(const Expr &a, const Expr &b);
 
 struct Range {
-  int64_t lo, hi;  ///< inclusive
+  int64_t lo, hi; ///< inclusive
 };
 /// Known ranges of variables (loop variables with static bounds).
 using VarRanges = std::map<std::string, Range>;
 /// The range of an integer expression, when every variable in it has a known range.
 std::optional<Range> expr_range(const Expr &e, const VarRanges &vars);
 
-}  // namespace tile
+} // namespace tile

@@ -52,7 +52,7 @@ std::optional<int64_t> fold_int_binop(std::string_view op, int64_t a, int64_t b)
   if (op == "Sub") return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
   if (op == "Mult") return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
   if (op == "FloorDiv" || op == "Mod") {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;  // left for the type checker to report
+    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt; // left for the type checker to report
     int64_t q = a / b;
     if (a % b != 0 && ((a < 0) != (b < 0))) --q;
     return op == "FloorDiv" ? q : a - q * b;
@@ -96,7 +96,7 @@ struct FoldIntNeg {
   }
 };
 
-}  // namespace
+} // namespace
 
 void fold_captured_constants(htp::PassContext &ctx) {
   auto m = ctx.module();
@@ -105,17 +105,20 @@ void fold_captured_constants(htp::PassContext &ctx) {
   for (auto fn : m.root().items("body")) {
     if (!is_tile_kernel(fn)) continue;
     auto bound = bound_names(fn);
-    std::vector<std::pair<htp::NodeRef, htp::NodeRef>> edits;  // collected first: no edits while walking
+    std::vector<std::pair<htp::NodeRef, htp::NodeRef>> edits; // collected first: no edits while walking
     fn.walk([&](htp::NodeRef n) {
       if (!n.is("Name") || !n.child("ctx").is("Load")) return;
       std::string id = n.text("id").value_or("");
       if (bound.count(id) || !constants.contains(id)) return;
       if (auto lit = literal_for(m, constants[id], n.span())) edits.emplace_back(n, lit);
     });
-    for (auto [from, to] : edits) m.replace(from, to);
+    for (auto [from, to] : edits)
+      m.replace(from, to);
   }
 }
 
-std::vector<htp::PatternSpec> fold_patterns() { return {htp::pattern<FoldIntBinOp>(), htp::pattern<FoldIntNeg>()}; }
+std::vector<htp::PatternSpec> fold_patterns() {
+  return {htp::pattern<FoldIntBinOp>(), htp::pattern<FoldIntNeg>()};
+}
 
-}  // namespace tile
+} // namespace tile

@@ -19,7 +19,7 @@ bool decorator_is_kernel(htp::NodeRef d) {
   return name == "kernel" || name == "tile.kernel";
 }
 
-}  // namespace
+} // namespace
 
 bool is_tile_kernel(htp::NodeRef fn) {
   if (!fn.is("FunctionDef")) return false;
@@ -33,7 +33,8 @@ bool is_tile_kernel(htp::NodeRef fn) {
 std::optional<std::string> tile_lower_kind(htp::NodeRef fn) {
   auto mark = node_attr_json(fn, "tile.lower");
   if (mark.is_null()) return std::nullopt;
-  if (mark.is_object() && mark.contains("kind") && mark["kind"].is_string()) return mark["kind"].get<std::string>();
+  if (mark.is_object() && mark.contains("kind") && mark["kind"].is_string())
+    return mark["kind"].get<std::string>();
   return std::string("process");
 }
 
@@ -53,13 +54,15 @@ std::set<std::string> bound_names(htp::NodeRef fn) {
   std::set<std::string> bound;
   auto args = fn.child("args");
   for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
-    for (auto a : args.items(field)) bound.insert(a.text("arg").value_or(""));
+    for (auto a : args.items(field))
+      bound.insert(a.text("arg").value_or(""));
   for (const char *field : {"vararg", "kwarg"})
     if (auto a = args.child(field)) bound.insert(a.text("arg").value_or(""));
   for (auto stmt : fn.items("body"))
     stmt.walk([&](htp::NodeRef n) {
       if (n.is("Name") && !n.child("ctx").is("Load")) bound.insert(n.text("id").value_or(""));
-      if (n.is("FunctionDef") || n.is("ClassDef") || n.is("AsyncFunctionDef")) bound.insert(n.text("name").value_or(""));
+      if (n.is("FunctionDef") || n.is("ClassDef") || n.is("AsyncFunctionDef"))
+        bound.insert(n.text("name").value_or(""));
     });
   return bound;
 }
@@ -78,7 +81,8 @@ std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<st
   std::string module = func.child("value").dotted_name();
   std::string op = func.text("attr").value_or("");
   bool tile_module = module == "tile" || (module.size() > 5 && module.ends_with(".tile"));
-  if (!tile_module || bound.count(module.substr(0, module.find('.'))) || !find_intrinsic(op)) return std::nullopt;
+  if (!tile_module || bound.count(module.substr(0, module.find('.'))) || !find_intrinsic(op))
+    return std::nullopt;
   return op;
 }
 
@@ -102,4 +106,4 @@ nlohmann::ordered_json span_json(htp::NodeRef n) {
   return j;
 }
 
-}  // namespace tile
+} // namespace tile

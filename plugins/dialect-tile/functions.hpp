@@ -23,7 +23,7 @@ std::optional<std::string> tile_lower_kind(htp::NodeRef fn);
 
 struct TileFunction {
   htp::NodeRef fn;
-  std::string kind;  ///< "kernel", or the kind of the tile.lower mark
+  std::string kind; ///< "kernel", or the kind of the tile.lower mark
 };
 /// The module's functions with tile bodies, in source order.
 std::vector<TileFunction> tile_functions(htp::NodeRef root);
@@ -43,4 +43,4 @@ nlohmann::json captured_constants(const htp::ModuleRef &m);
 /// The span of `n` as contract JSON {file, line, col, end_line, end_col}.
 nlohmann::ordered_json span_json(htp::NodeRef n);
 
-}  // namespace tile
+} // namespace tile

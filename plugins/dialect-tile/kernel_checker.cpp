@@ -24,7 +24,8 @@ CheckResult KernelChecker::run() {
   count_assignments();
   block(f_.fn, "body");
   report_unwritten_outs();
-  for (const auto &r : pending_returns_) check_outs_written(r.flow, r.at, r.where);
+  for (const auto &r : pending_returns_)
+    check_outs_written(r.flow, r.at, r.where);
   if (!flow_.returned) check_outs_written(flow_, f_.fn, "");
   result_.signature = ojson::object();
   result_.signature["name"] = fn_name_;
@@ -60,17 +61,20 @@ void KernelChecker::read_signature() {
   auto args = f_.fn.child("args");
   for (const char *field : {"vararg", "kwarg"})
     if (auto a = args.child(field))
-      error(a, "tile.param", "'" + fn_name_ + "' has *" + std::string(field == std::string("kwarg") ? "*" : "") +
-                                 a.text("arg").value_or("") + ": tile bodies take a fixed list of parameters");
+      error(a, "tile.param",
+            "'" + fn_name_ + "' has *" + std::string(field == std::string("kwarg") ? "*" : "") +
+                a.text("arg").value_or("") + ": tile bodies take a fixed list of parameters");
   std::vector<htp::NodeRef> positional = args.items("posonlyargs");
-  for (auto a : args.items("args")) positional.push_back(a);
+  for (auto a : args.items("args"))
+    positional.push_back(a);
   auto defaults = args.items("defaults");
   size_t first_default = positional.size() - std::min(positional.size(), defaults.size());
   std::vector<std::pair<htp::NodeRef, htp::NodeRef>> all;
   for (size_t i = 0; i < positional.size(); ++i)
     all.emplace_back(positional[i], i >= first_default ? defaults[i - first_default] : htp::NodeRef());
   auto kwonly = args.items("kwonlyargs");
-  for (size_t i = 0; i < kwonly.size(); ++i) all.emplace_back(kwonly[i], args.item("kw_defaults", i));
+  for (size_t i = 0; i < kwonly.size(); ++i)
+    all.emplace_back(kwonly[i], args.item("kw_defaults", i));
   for (auto [arg, def] : all) {
     std::string name = arg.text("arg").value_or("");
     auto p = read_param(arg, def);
@@ -81,7 +85,10 @@ void KernelChecker::read_signature() {
     Value v;
     switch (p->type.kind) {
     case Type::Kind::Tensor:
-      v = Value{Value::Kind::View, Type::tensor(p->local_shape, p->type.dtype), name, {},
+      v = Value{Value::Kind::View,
+                Type::tensor(p->local_shape, p->type.dtype),
+                name,
+                {},
                 std::vector<Expr>(p->local_shape.size(), Expr(0))};
       break;
     case Type::Kind::Tile:
@@ -108,7 +115,8 @@ std::optional<Param> KernelChecker::read_param(htp::NodeRef arg, htp::NodeRef de
     if (f_.kind == "kernel")
       error(arg, "tile.untyped-param",
             "parameter '" + name + "' of kernel '" + fn_name_ +
-                "' has no type: annotate it, e.g. In[Tensor[128, 256, f32]], Out[...], Scalar[i32] or Constexpr");
+                "' has no type: annotate it, e.g. In[Tensor[128, 256, f32]], Out[...], Scalar[i32] or "
+                "Constexpr");
     return std::nullopt;
   }
   std::string dir = "in";
@@ -124,7 +132,7 @@ std::optional<Param> KernelChecker::read_param(htp::NodeRef arg, htp::NodeRef de
                 "Tile[R, C, dtype], Scalar[dtype] or Constexpr");
     return std::nullopt;
   }
-  if (!type) return std::nullopt;  // reported
+  if (!type) return std::nullopt; // reported
   if (type->is(Type::Kind::Constexpr) && default_value) {
     recording_ = false;
     Value d = eval(default_value);
@@ -159,7 +167,7 @@ std::string head_name(htp::NodeRef n) {
   return std::string(last_component(n.dotted_name()));
 }
 
-}  // namespace
+} // namespace
 
 std::optional<Type> KernelChecker::read_type(htp::NodeRef ann, std::string &dir, bool &recognised) {
   if (ann.is("BinOp") && ann.child("op").is("MatMult")) return read_type(ann.child("left"), dir, recognised);
@@ -178,26 +186,29 @@ std::optional<Type> KernelChecker::read_type(htp::NodeRef ann, std::string &dir,
   if (head == "Tensor" || head == "Tile") {
     if (!ann.is("Subscript")) {
       error(ann, "tile.param-type",
-            head + " needs its shape and dtype: " + head + (head == "Tile" ? "[R, C, dtype]" : "[d0, ..., dtype]") +
-                " (kernel shapes are static)");
+            head + " needs its shape and dtype: " + head +
+                (head == "Tile" ? "[R, C, dtype]" : "[d0, ..., dtype]") + " (kernel shapes are static)");
       return std::nullopt;
     }
     auto elems = subscript_elements(ann);
     std::optional<std::string> dtype;
     if (!elems.empty()) dtype = read_dtype(elems.back());
     if (!dtype) {
-      error(ann, "tile.param-type", head + "[...] must end with a dtype (" + [] {
-              std::string s;
-              for (const auto &d : dtypes()) s += (s.empty() ? "" : ", ") + d;
-              return s;
-            }() + ")");
+      error(
+          ann, "tile.param-type", head + "[...] must end with a dtype (" + [] {
+            std::string s;
+            for (const auto &d : dtypes())
+              s += (s.empty() ? "" : ", ") + d;
+            return s;
+          }() + ")");
       return std::nullopt;
     }
     elems.pop_back();
     auto dims = read_dims(ann, elems);
     if (!dims) return std::nullopt;
     if (head == "Tile" && dims->size() != 2) {
-      error(ann, "tile.param-type", "a Tile is 2-D: Tile[R, C, dtype], got " + std::to_string(dims->size()) + " dims");
+      error(ann, "tile.param-type",
+            "a Tile is 2-D: Tile[R, C, dtype], got " + std::to_string(dims->size()) + " dims");
       return std::nullopt;
     }
     if (dims->empty()) {
@@ -222,16 +233,18 @@ std::optional<Type> KernelChecker::read_type(htp::NodeRef ann, std::string &dir,
   return std::nullopt;
 }
 
-std::optional<std::vector<int64_t>> KernelChecker::read_dims(htp::NodeRef ann, const std::vector<htp::NodeRef> &dims) {
+std::optional<std::vector<int64_t>> KernelChecker::read_dims(htp::NodeRef ann,
+                                                             const std::vector<htp::NodeRef> &dims) {
   std::vector<int64_t> out;
   for (auto d : dims) {
     Value v = eval(d);
     if (v.is(Value::Kind::None)) return std::nullopt;
     auto i = v.is(Value::Kind::Const) ? int_literal(v.expr) : std::nullopt;
     if (!i) {
-      error(d, "tile.param-type", "the dims of " + head_name(ann.child("value")) +
-                                      "[...] must be compile-time integers (captured constants or literals), got '" +
-                                      describe(d, v) + "'");
+      error(d, "tile.param-type",
+            "the dims of " + head_name(ann.child("value")) +
+                "[...] must be compile-time integers (captured constants or literals), got '" +
+                describe(d, v) + "'");
       return std::nullopt;
     }
     if (*i <= 0) {
@@ -268,8 +281,9 @@ std::vector<int64_t> KernelChecker::local_shape_of(const Param &p, htp::NodeRef 
     }
     if (!valid) {
       error(p.node, "tile.local-shape",
-            "parameter '" + p.name + "' (" + p.type.str() + ") has an invalid layout.local_shape " + j.dump() +
-                ": expected " + std::to_string(p.type.shape.size()) + " positive dims within its shape");
+            "parameter '" + p.name + "' (" + p.type.str() + ") has an invalid layout.local_shape " +
+                j.dump() + ": expected " + std::to_string(p.type.shape.size()) +
+                " positive dims within its shape");
       return p.type.shape;
     }
     return shape;
@@ -290,11 +304,14 @@ ojson KernelChecker::read_mapping() {
         Value x = eval(e);
         recording_ = options_.record_types;
         auto i = x.is(Value::Kind::Const) ? int_literal(x.expr) : std::nullopt;
-        if (!i || *i <= 0) valid = false;
-        else out.push_back(*i);
+        if (!i || *i <= 0)
+          valid = false;
+        else
+          out.push_back(*i);
       }
       if (!valid) {
-        error(v, "tile.mapping", "mapping= takes a list of positive compile-time integers, e.g. mapping=[2, 2]");
+        error(v, "tile.mapping",
+              "mapping= takes a list of positive compile-time integers, e.g. mapping=[2, 2]");
         return nullptr;
       }
       return out;
@@ -367,7 +384,8 @@ std::string KernelChecker::result_register(const std::string *hint, const Type &
       env_[*hint] = Binding{Binding::Kind::TileReg, Value{Value::Kind::Tile, type, *hint, {}, {}}, at};
       return *hint;
     }
-    if (b->kind == Binding::Kind::TileReg || (b->kind == Binding::Kind::Param && b->value.is(Value::Kind::Tile))) {
+    if (b->kind == Binding::Kind::TileReg ||
+        (b->kind == Binding::Kind::Param && b->value.is(Value::Kind::Tile))) {
       if (!(b->value.type == type)) {
         auto line = b->def.span().line;
         error(at, "tile.retype",
@@ -380,7 +398,8 @@ std::string KernelChecker::result_register(const std::string *hint, const Type &
     // bind_value reports it; the result goes to a temporary meanwhile.
   }
   std::string t = "_t" + std::to_string(temporaries_++);
-  while (lookup(t) || local_types_.count(t)) t = "_t" + std::to_string(temporaries_++);
+  while (lookup(t) || local_types_.count(t))
+    t = "_t" + std::to_string(temporaries_++);
   declare_tile(t, type, at);
   return t;
 }
@@ -397,4 +416,4 @@ void KernelChecker::record(htp::NodeRef n, const Value &v) {
   result_.types.emplace_back(n, v.type.to_json());
 }
 
-}  // namespace tile
+} // namespace tile

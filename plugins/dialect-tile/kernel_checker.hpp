@@ -27,15 +27,15 @@ namespace tile {
 using ojson = nlohmann::ordered_json;
 
 struct CheckResult {
-  ojson signature;                                      ///< tile.signature of the function
-  ojson kernel;                                         ///< its entry of tile.kernels
-  std::vector<std::pair<htp::NodeRef, ojson>> types;  ///< tile.type of each typed expression
+  ojson signature;                                   ///< tile.signature of the function
+  ojson kernel;                                      ///< its entry of tile.kernels
+  std::vector<std::pair<htp::NodeRef, ojson>> types; ///< tile.type of each typed expression
   bool ok = true;
 };
 
 struct CheckOptions {
-  bool warnings = true;      ///< report warnings (tile.lower re-runs the checker without them)
-  bool record_types = true;  ///< collect CheckResult::types
+  bool warnings = true;     ///< report warnings (tile.lower re-runs the checker without them)
+  bool record_types = true; ///< collect CheckResult::types
 };
 
 /// Checks `f` of `module`; errors (and warnings) are reported through `ctx`.
@@ -44,13 +44,13 @@ CheckResult check_tile_function(htp::PassContext &ctx, const TileFunction &f, co
 /// A value computed by an expression of a tile body.
 struct Value {
   enum class Kind {
-    None,    ///< no value (a store, or an expression that failed: no further diagnostics about it)
-    Tile,    ///< a tile register
-    Scalar,  ///< a runtime scalar expression
-    Const,   ///< a compile-time constant (number, bool, or tuple of these)
-    View,    ///< a view of a tensor parameter
-    DType,   ///< a dtype name (argument of cast / full)
-    Opaque,  ///< a value of another dialect (a channel): only passed to foreign ops
+    None,   ///< no value (a store, or an expression that failed: no further diagnostics about it)
+    Tile,   ///< a tile register
+    Scalar, ///< a runtime scalar expression
+    Const,  ///< a compile-time constant (number, bool, or tuple of these)
+    View,   ///< a view of a tensor parameter
+    DType,  ///< a dtype name (argument of cast / full)
+    Opaque, ///< a value of another dialect (a channel): only passed to foreign ops
   };
   Kind kind = Kind::None;
   Type type;                ///< Tile / View (tensor type of the view's shape) / Scalar / Const
@@ -64,10 +64,10 @@ struct Value {
 
 struct Param {
   std::string name;
-  std::string dir;  ///< in | out | inout
+  std::string dir; ///< in | out | inout
   Type type;
-  std::vector<int64_t> local_shape;  ///< tensors: the per-core shape bodies are typed with
-  htp::NodeRef node;                 ///< the `arg`
+  std::vector<int64_t> local_shape; ///< tensors: the per-core shape bodies are typed with
+  htp::NodeRef node;                ///< the `arg`
 };
 
 class KernelChecker {
@@ -106,8 +106,8 @@ private:
 
   // ---- check_stmt.cpp: statements, control flow, Out discipline
   struct Flow {
-    std::set<std::string> must;       ///< Out params written on every path
-    std::set<std::string> if_loops;   ///< ... assuming every loop runs at least once
+    std::set<std::string> must;     ///< Out params written on every path
+    std::set<std::string> if_loops; ///< ... assuming every loop runs at least once
     bool returned = false;
   };
   void block(htp::NodeRef owner, const char *field);
@@ -159,22 +159,31 @@ private:
   std::optional<std::vector<htp::NodeRef>> bind_args(const Intrinsic &op, htp::NodeRef call,
                                                      const std::vector<std::string> &names, size_t required);
   bool expect_tile(htp::NodeRef at, const Value &v, const Intrinsic &op, const std::string &role);
-  Value elementwise(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
+  Value elementwise(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                    const std::string *hint);
   Value scalar_form(const std::string &op, htp::NodeRef call, htp::NodeRef tile_node, const Value &t,
                     const Value &s, htp::NodeRef s_node, const std::string *hint);
-  Value unary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
-  Value reduce(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
-  Value rowexpand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
+  Value unary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+              const std::string *hint);
+  Value reduce(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+               const std::string *hint);
+  Value rowexpand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                  const std::string *hint);
   Value rowexpand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
                          const std::string *hint);
-  Value matmul(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
-  Value cast(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
-  Value load(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
+  Value matmul(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+               const std::string *hint);
+  Value cast(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+             const std::string *hint);
+  Value load(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+             const std::string *hint);
   Value store(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args);
-  Value full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args, const std::string *hint);
+  Value full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+             const std::string *hint);
   Value tile_result(const std::string &op, htp::NodeRef call, const Type &type, std::vector<std::string> args,
                     const std::string *hint);
-  std::optional<std::vector<int64_t>> view_tile_shape(htp::NodeRef at, const Value &view, const std::string &op);
+  std::optional<std::vector<int64_t>> view_tile_shape(htp::NodeRef at, const Value &view,
+                                                      const std::string &op);
 
   // ---- state
   htp::PassContext &ctx_;
@@ -182,8 +191,8 @@ private:
   CheckOptions options_;
   std::string fn_name_;
   nlohmann::json constants_;
-  std::set<std::string> bound_;             ///< names bound in the function (intrinsic spelling)
-  std::set<std::string> module_functions_;  ///< other functions of the module (calls are errors)
+  std::set<std::string> bound_;            ///< names bound in the function (intrinsic spelling)
+  std::set<std::string> module_functions_; ///< other functions of the module (calls are errors)
   std::map<std::string, int> assign_count_;
   std::vector<Param> params_;
   std::map<std::string, Binding> env_;
@@ -191,22 +200,22 @@ private:
   std::map<std::string, Type> local_types_;
   std::map<std::string, htp::NodeRef> local_defs_;
   ojson body_ = ojson::array();
-  std::vector<ojson *> blocks_;  ///< where ops go (the innermost loop / branch body)
+  std::vector<ojson *> blocks_; ///< where ops go (the innermost loop / branch body)
   int temporaries_ = 0;
-  VarRanges ranges_;             ///< loop variables with static bounds
+  VarRanges ranges_; ///< loop variables with static bounds
   Flow flow_;
-  std::set<std::string> stored_;  ///< every Out/InOut param some store writes
-  std::map<std::string, htp::NodeRef> first_loop_store_;  ///< Out written only in a maybe-empty loop
-  std::vector<htp::NodeRef> open_loops_;  ///< enclosing loops without a static trip count
+  std::set<std::string> stored_;                         ///< every Out/InOut param some store writes
+  std::map<std::string, htp::NodeRef> first_loop_store_; ///< Out written only in a maybe-empty loop
+  std::vector<htp::NodeRef> open_loops_;                 ///< enclosing loops without a static trip count
   struct PendingReturn {
     Flow flow;
     htp::NodeRef at;
     std::string where;
   };
-  std::vector<PendingReturn> pending_returns_;  ///< Out checks at each return, made at the end
-  std::optional<std::string> accumulate_into_;  ///< `acc += matmul(a, b)`: the accumulator
+  std::vector<PendingReturn> pending_returns_; ///< Out checks at each return, made at the end
+  std::optional<std::string> accumulate_into_; ///< `acc += matmul(a, b)`: the accumulator
   CheckResult result_;
   bool recording_ = true;
 };
 
-}  // namespace tile
+} // namespace tile

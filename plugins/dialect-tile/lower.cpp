@@ -18,4 +18,4 @@ void lower(htp::PassContext &ctx) {
   ctx.module().set_attr("tile.kernels", doc.dump());
 }
 
-}  // namespace tile
+} // namespace tile

@@ -18,4 +18,4 @@ void typecheck(htp::PassContext &ctx);
 /// tile.lower: the module attribute tile.kernels (lower.cpp).
 void lower(htp::PassContext &ctx);
 
-}  // namespace tile
+} // namespace tile

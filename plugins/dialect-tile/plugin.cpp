@@ -11,13 +11,14 @@ constexpr const char *kVersion = "0.2.0";
 constexpr const char *kUsesTile = "Uses.Dialect(name=tile)";
 
 void register_components(htp::Registrar &r) {
-  r.add(htp::DialectSpec{.info = {.id = "tile.dialect",
-                                  .version = kVersion,
-                                  .summary = "Tile kernels: @kernel, Tile/Tensor/Scalar types, In/Out/InOut/Constexpr",
-                                  .provides = {"Dialect.Tile"}},
-                         .name = "tile",
-                         .surface = tile::dialect_names(),
-                         .scan = htp::pass_body<tile::scan>});
+  r.add(htp::DialectSpec{
+      .info = {.id = "tile.dialect",
+               .version = kVersion,
+               .summary = "Tile kernels: @kernel, Tile/Tensor/Scalar types, In/Out/InOut/Constexpr",
+               .provides = {"Dialect.Tile"}},
+      .name = "tile",
+      .surface = tile::dialect_names(),
+      .scan = htp::pass_body<tile::scan>});
   r.add(htp::IntrinsicSetSpec{.info = {.id = "tile.intrinsics",
                                        .version = kVersion,
                                        .summary = "Portable tile intrinsics that every backend lowers",
@@ -32,14 +33,15 @@ void register_components(htp::Registrar &r) {
                       .applies_to = {kUsesTile},
                       .run = htp::pass_body<tile::fold_captured_constants>,
                       .patterns = tile::fold_patterns()});
-  r.add(htp::PassSpec{.info = {.id = "tile.typecheck",
-                               .version = kVersion,
-                               .summary = "Type kernel bodies, check intrinsic contracts and In/Out discipline",
-                               .provides = {"IR.TileTyped"},
-                               .requires_ = {"IR.TileFolded"}},
-                      .stage = HTP_STAGE_TYPECHECK,
-                      .applies_to = {kUsesTile},
-                      .run = htp::pass_body<tile::typecheck>});
+  r.add(
+      htp::PassSpec{.info = {.id = "tile.typecheck",
+                             .version = kVersion,
+                             .summary = "Type kernel bodies, check intrinsic contracts and In/Out discipline",
+                             .provides = {"IR.TileTyped"},
+                             .requires_ = {"IR.TileFolded"}},
+                    .stage = HTP_STAGE_TYPECHECK,
+                    .applies_to = {kUsesTile},
+                    .run = htp::pass_body<tile::typecheck>});
   r.add(htp::PassSpec{.info = {.id = "tile.lower",
                                .version = kVersion,
                                .summary = "Lower tile bodies to the register IR tile.kernels",
@@ -50,7 +52,8 @@ void register_components(htp::Registrar &r) {
                       .run = htp::pass_body<tile::lower>});
 }
 
-}  // namespace
+} // namespace
 
 HTP_DEFINE_PLUGIN("dialect-tile", "0.2.0",
-                  "Tile programming surface: kernels, tile and tensor types, portable intrinsics", register_components)
+                  "Tile programming surface: kernels, tile and tensor types, portable intrinsics",
+                  register_components)

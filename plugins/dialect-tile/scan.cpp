@@ -32,7 +32,7 @@ htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, bool tile_prefix
   return first;
 }
 
-}  // namespace
+} // namespace
 
 void scan(htp::PassContext &ctx) {
   for (auto stmt : ctx.module().root().items("body")) {
@@ -44,4 +44,4 @@ void scan(htp::PassContext &ctx) {
   }
 }
 
-}  // namespace tile
+} // namespace tile

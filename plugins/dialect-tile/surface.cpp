@@ -57,7 +57,8 @@ namespace {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     size_t diag = row[0];
     row[0] = i;
@@ -70,7 +71,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-}  // namespace
+} // namespace
 
 std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string> &candidates) {
   std::optional<std::string> best;
@@ -85,11 +86,14 @@ std::optional<std::string> closest_name(std::string_view name, const std::vector
   return best;
 }
 
-std::optional<std::string> closest_intrinsic(std::string_view name) { return closest_name(name, intrinsic_names()); }
+std::optional<std::string> closest_intrinsic(std::string_view name) {
+  return closest_name(name, intrinsic_names());
+}
 
 std::vector<std::string> intrinsic_names() {
   std::vector<std::string> out;
-  for (const auto &i : intrinsics()) out.emplace_back(i.name);
+  for (const auto &i : intrinsics())
+    out.emplace_back(i.name);
   return out;
 }
 
@@ -103,11 +107,14 @@ bool is_dtype(std::string_view name) {
   return std::find(d.begin(), d.end(), name) != d.end();
 }
 
-bool is_float_dtype(std::string_view dtype) { return dtype == "f16" || dtype == "bf16" || dtype == "f32"; }
+bool is_float_dtype(std::string_view dtype) {
+  return dtype == "f16" || dtype == "bf16" || dtype == "f32";
+}
 
 std::vector<std::string> dialect_names() {
   std::vector<std::string> out = {"kernel", "Tile", "Tensor", "Scalar", "In", "Out", "InOut", "Constexpr"};
-  for (const auto &d : dtypes()) out.push_back(d);
+  for (const auto &d : dtypes())
+    out.push_back(d);
   return out;
 }
 
@@ -116,4 +123,4 @@ std::string_view last_component(std::string_view dotted) {
   return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
 }
 
-}  // namespace tile
+} // namespace tile

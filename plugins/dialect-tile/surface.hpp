@@ -29,7 +29,7 @@ struct Intrinsic {
   std::string_view name;
   OpClass cls;
   bool float_only = false;           ///< operands must have a floating-point dtype
-  std::string_view scalar_form = {};  ///< Elementwise: the op used when one operand is a scalar
+  std::string_view scalar_form = {}; ///< Elementwise: the op used when one operand is a scalar
 };
 
 /// Every portable intrinsic, in documentation order.
@@ -54,4 +54,4 @@ bool is_float_dtype(std::string_view dtype);
 /// The last component of a dotted name ("tile.f32" -> "f32").
 std::string_view last_component(std::string_view dotted);
 
-}  // namespace tile
+} // namespace tile

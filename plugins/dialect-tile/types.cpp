@@ -6,13 +6,16 @@ namespace {
 
 std::string dims_str(const std::vector<int64_t> &shape) {
   std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
   return s;
 }
 
-}  // namespace
+} // namespace
 
-std::string shape_str(const std::vector<int64_t> &shape) { return "[" + dims_str(shape) + "]"; }
+std::string shape_str(const std::vector<int64_t> &shape) {
+  return "[" + dims_str(shape) + "]";
+}
 
 nlohmann::ordered_json Type::to_json() const {
   nlohmann::ordered_json j;
@@ -31,8 +34,7 @@ nlohmann::ordered_json Type::to_json() const {
     j["kind"] = "constexpr";
     j["value"] = value;
     break;
-  case Kind::None:
-    return nullptr;
+  case Kind::None: return nullptr;
   }
   return j;
 }
@@ -48,4 +50,4 @@ std::string Type::str() const {
   return "None";
 }
 
-}  // namespace tile
+} // namespace tile

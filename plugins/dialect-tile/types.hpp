@@ -13,9 +13,9 @@ namespace tile {
 struct Type {
   enum class Kind { None, Tensor, Tile, Scalar, Constexpr };
   Kind kind = Kind::None;
-  std::vector<int64_t> shape;  ///< Tensor, Tile
-  std::string dtype;           ///< Tensor, Tile, Scalar
-  nlohmann::json value;        ///< Constexpr (null when only known at the call site)
+  std::vector<int64_t> shape; ///< Tensor, Tile
+  std::string dtype;          ///< Tensor, Tile, Scalar
+  nlohmann::json value;       ///< Constexpr (null when only known at the call site)
 
   static Type tensor(std::vector<int64_t> shape, std::string dtype) {
     return {Kind::Tensor, std::move(shape), std::move(dtype), nullptr};
@@ -40,4 +40,4 @@ struct Type {
 /// "[32, 128]".
 std::string shape_str(const std::vector<int64_t> &shape);
 
-}  // namespace tile
+} // namespace tile

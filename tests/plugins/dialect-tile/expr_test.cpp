@@ -9,9 +9,11 @@ using tile::make_op;
 
 namespace {
 
-Expr var(const char *n) { return tile::var_expr(n); }
+Expr var(const char *n) {
+  return tile::var_expr(n);
+}
 
-}  // namespace
+} // namespace
 
 TEST(TileExpr, FoldsFloorDivisionAndModuloLikePython) {
   EXPECT_EQ(make_op("floordiv", {Expr(-7), Expr(2)}), Expr(-4));
@@ -49,7 +51,7 @@ TEST(TileExpr, ConstantDifferenceOfAffineBounds) {
   Expr lo = make_op("mul", {var("i"), Expr(16)});
   Expr hi = make_op("mul", {make_op("add", {var("i"), Expr(1)}), Expr(16)});
   EXPECT_EQ(tile::constant_difference(hi, lo), std::optional<int64_t>(16));
-  Expr mod = make_op("mod", {var("i"), Expr(32)});  // non-affine: an atom
+  Expr mod = make_op("mod", {var("i"), Expr(32)}); // non-affine: an atom
   EXPECT_EQ(tile::constant_difference(make_op("add", {mod, Expr(1)}), mod), std::optional<int64_t>(1));
   EXPECT_EQ(tile::constant_difference(tile::param_expr("n"), Expr(0)), std::nullopt);
 }
@@ -70,6 +72,7 @@ TEST(TileExpr, AffineOverflowIsNotAConstant) {
   Expr big = make_op("mul", {var("k"), Expr(INT64_MAX)});
   Expr neg = make_op("mul", {var("k"), Expr(-1)});
   EXPECT_EQ(tile::constant_difference(big, neg), std::nullopt);
-  EXPECT_EQ(tile::constant_difference(make_op("add", {var("k"), Expr(INT64_MAX)}), make_op("sub", {var("k"), Expr(1)})),
+  EXPECT_EQ(tile::constant_difference(make_op("add", {var("k"), Expr(INT64_MAX)}),
+                                      make_op("sub", {var("k"), Expr(1)})),
             std::nullopt);
 }
