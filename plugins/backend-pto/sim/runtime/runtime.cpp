@@ -223,6 +223,7 @@ Runtime::Runtime(const RuntimeOptions &options)
 }
 
 Runtime::~Runtime() {
+  if (tls_log_runtime == this) tls_log_runtime = nullptr;
   wait_all();
   {
     std::lock_guard<std::mutex> lk(ready_mu_);
