@@ -260,7 +260,10 @@ json lower_expr(htp::NodeRef e, const Env &env) {
     if (it == kBinOps.end())
       fail(e, op == "Div" ? "'/' is true division; workload expressions are integer: use '//'"
                           : "operator '" + op + "' is not supported in workload expressions");
-    return make_op(it->second, {lower_expr(e.child("left"), env), lower_expr(e.child("right"), env)});
+    json right = lower_expr(e.child("right"), env);
+    if ((it->second == "floordiv" || it->second == "mod") && int_of(right) == 0)
+      fail(e, "division by zero in a workload expression");
+    return make_op(it->second, {lower_expr(e.child("left"), env), right});
   }
   if (type == "UnaryOp") {
     std::string op(e.child("op").type());

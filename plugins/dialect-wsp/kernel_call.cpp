@@ -93,6 +93,14 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
   return out;
 }
 
+/// An index or slice bound: an integer Expr (a float literal has no element offset).
+json index_expr(htp::NodeRef n, const Env &env) {
+  json e = lower_expr(n, env);
+  if (e.is_number_float())
+    throw WspError(n, "wsp.expr", "an index into a tensor is an integer, got " + e.dump());
+  return e;
+}
+
 View view_over(const TensorDecl &t) {
   View v;
   v.tensor = &t;
@@ -111,7 +119,8 @@ View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const 
   if (arg.size("args") != rank || arg.size("keywords") != 0)
     throw WspError(arg, "wsp.tile-shape",
                    "'" + t.name + "' is " + std::to_string(rank) + "-D, so " + t.name + ".tile(...) takes " +
-                       std::to_string(rank) + " tile index(es), got " + std::to_string(arg.size("args")));
+                       std::to_string(rank) + " tile index(es), got " + std::to_string(arg.size("args")) +
+                       (arg.size("keywords") ? " and keywords" : ""));
   if (pshape.size() != rank)
     throw WspError(arg, "wsp.tile-shape",
                    "the kernel parameter is a " + std::to_string(pshape.size()) + "-D tile " +
@@ -124,7 +133,7 @@ View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const 
                      "tiles " + shape_text(pshape) + " do not divide '" + t.name + "' " +
                          shape_text(t.shape) + ": dimension " + std::to_string(d) + " (" + t.shape[d].dump() +
                          ") is not a multiple of " + std::to_string(r));
-    v.offset.push_back(make_op("mul", {lower_expr(arg.item("args", d), env), r}));
+    v.offset.push_back(make_op("mul", {index_expr(arg.item("args", d), env), r}));
     v.extent.push_back(r);
     v.kept.push_back(true);
   }
@@ -143,15 +152,15 @@ View slice_view(htp::NodeRef arg, const TensorDecl &t, const Env &env) {
   for (size_t d = 0; d < parts.size(); ++d) {
     htp::NodeRef p = parts[d];
     if (!p.is("Slice")) {
-      v.offset.push_back(lower_expr(p, env));
+      v.offset.push_back(index_expr(p, env));
       v.extent.push_back(1);
       v.kept.push_back(false);
       continue;
     }
     if (p.child("step"))
       throw WspError(p, "wsp.tile-shape", "strided slices are not supported in kernel arguments");
-    json lo = p.child("lower") ? lower_expr(p.child("lower"), env) : json(0);
-    json hi = p.child("upper") ? lower_expr(p.child("upper"), env) : dim_expr(t.shape[d]);
+    json lo = p.child("lower") ? index_expr(p.child("lower"), env) : json(0);
+    json hi = p.child("upper") ? index_expr(p.child("upper"), env) : dim_expr(t.shape[d]);
     auto extent = constant_difference(hi, lo);
     bool whole = !p.child("lower") && !p.child("upper");
     if (!extent && !whole)

@@ -75,6 +75,12 @@ std::string last_name(const std::string &dotted) {
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
 }
 
+bool is_docstring(htp::NodeRef stmt) {
+  if (!stmt.is("Expr") || !stmt.child("value").is("Constant")) return false;
+  auto c = stmt.child("value").constant();
+  return c && c->kind == HTP_CONST_STR;
+}
+
 std::string surface_name(htp::NodeRef callee) {
   std::string dotted = callee.dotted_name();
   if (dotted.empty()) return {};
@@ -90,10 +96,17 @@ std::string describe(htp::NodeRef n) {
     auto callee = n.child("func").dotted_name();
     return callee.empty() ? "a call" : "a call of '" + callee + "'";
   }
-  static const std::map<std::string_view, const char *> kinds = {
-      {"Constant", "a constant"},     {"Subscript", "a subscript"}, {"Assign", "an assignment"},
-      {"AugAssign", "an assignment"}, {"For", "a for loop"},        {"If", "an if statement"},
-      {"With", "a with block"},       {"Lambda", "a lambda"},       {"Starred", "a starred expression"}};
+  static const std::map<std::string_view, const char *> kinds = {{"Constant", "a constant"},
+                                                                 {"Subscript", "a subscript"},
+                                                                 {"Assign", "an assignment"},
+                                                                 {"AugAssign", "an assignment"},
+                                                                 {"For", "a for loop"},
+                                                                 {"If", "an if statement"},
+                                                                 {"With", "a with block"},
+                                                                 {"Lambda", "a lambda"},
+                                                                 {"Starred", "a starred expression"},
+                                                                 {"UnaryOp", "a unary expression"},
+                                                                 {"BinOp", "an arithmetic expression"}};
   if (auto it = kinds.find(n.type()); it != kinds.end()) return it->second;
   return "a " + std::string(n.type()) + " expression";
 }

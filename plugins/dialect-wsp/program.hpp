@@ -58,6 +58,9 @@ json captured_constants(const htp::ModuleRef &m);
 /// The last component of a dotted name: `wsp.P` → `P`, `P` → `P`.
 std::string last_name(const std::string &dotted);
 
+/// Whether a statement is a string literal on its own (a docstring).
+bool is_docstring(htp::NodeRef stmt);
+
 /// The wsp surface name a callee spells, whatever module prefix: `P.when` and `wsp.P.when` give
 /// `P.when`, `wsp.combine` gives `combine`; empty for a callee that is not a dotted name.
 std::string surface_name(htp::NodeRef callee);

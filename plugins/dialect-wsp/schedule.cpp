@@ -52,7 +52,7 @@ public:
     json out = {{"span", span_json(fn_)}};
     std::map<std::string, htp::NodeRef> seen;
     for (auto stmt : fn_.items("body")) {
-      if (stmt.is("Pass") || (stmt.is("Expr") && stmt.child("value").is("Constant"))) continue;
+      if (stmt.is("Pass") || is_docstring(stmt)) continue;
       try {
         auto d = directive_of(stmt);
         if (!d)

@@ -109,9 +109,17 @@ json kernel_signature(htp::NodeRef kernel, htp::NodeRef call) {
                        "' has no tile.signature: the tile plugin's typecheck pass must run first");
   json sig = json::parse(*text, nullptr, false);
   bool ok = sig.is_object() && sig.contains("params") && sig["params"].is_array();
-  for (const auto &p : ok ? sig["params"] : json::array())
-    ok = ok && p.is_object() && p.contains("name") && p.contains("type") && p["type"].is_object() &&
-         p["type"].contains("kind");
+  for (const auto &p : ok ? sig["params"] : json::array()) {
+    ok = ok && p.is_object() && p.contains("name") && p["name"].is_string() && p.contains("type") &&
+         p["type"].is_object() && p["type"].contains("kind") && p["type"]["kind"].is_string();
+    if (ok && p["type"]["kind"] == "tensor") {
+      const json &t = p["type"];
+      ok = t.contains("dtype") && t["dtype"].is_string() && t.contains("shape") && t["shape"].is_array() &&
+           !t["shape"].empty();
+      for (const auto &d : ok ? t["shape"] : json::array())
+        ok = ok && d.is_number_integer() && d.get<int64_t>() > 0;
+    }
+  }
   if (!ok)
     throw WspError(call, "wsp.kernel", "the tile.signature of kernel '" + name + "' is malformed: " + *text);
   return sig;

@@ -152,7 +152,7 @@ private:
 
   std::optional<json> lower_expr_statement(htp::NodeRef s, Env &env) {
     htp::NodeRef v = s.child("value");
-    if (v.is("Constant")) return std::nullopt; // a docstring
+    if (is_docstring(s)) return std::nullopt;
     if (v.is("Call"))
       if (htp::NodeRef kernel = launched_kernel(v, module_))
         return lower_kernel_call(v, kernel, env, "t" + std::to_string(next_task_++));

@@ -445,4 +445,36 @@ def s():
                       "pipeline, buffer, task_window); got an assignment [wsp.schedule]");
 }
 
+TEST_F(WspDiagnostics, DivisionByZeroInAnIndex) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    for i in P(4):
+        add_tile(A.tile(i // 0, 0), A.tile(0, 0), A.tile(0, 0))
+)");
+  EXPECT_HAS(err, at(13, 25) + "division by zero in a workload expression [wsp.expr]");
+}
+
+TEST_F(WspDiagnostics, FloatIndexIntoATensor) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]]):
+    add_tile(A.tile(1.5, 0), A.tile(0, 0), A.tile(0, 0))
+)");
+  EXPECT_HAS(err, at(12, 21) + "an index into a tensor is an integer, got 1.5 [wsp.expr]");
+}
+
+TEST_F(WspDiagnostics, AStrayConstantIsNoDocstring) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    """Docstrings are fine."""
+    4
+)");
+  EXPECT_HAS(err, at(19, 5) +
+                      "a schedule body is a list of directives (dispatch, streams, stream_by, timing, tile, "
+                      "pipeline, buffer, task_window); got a constant [wsp.schedule]");
+}
+
 } // namespace

@@ -9,7 +9,7 @@
 
 namespace wsp_test {
 
-/// htp-host compile of `program` to `out` for `target` with the wsp plugin, the tile-signature fixture
+/// htp-host compile of `program` to `out` for `target` with the wsp plugin, the tile plugin
 /// and the check backend.
 htp::test::CommandResult compile(const std::filesystem::path &program, const std::filesystem::path &out,
                                  const std::string &target = "check",
