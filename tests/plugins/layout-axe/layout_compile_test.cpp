@@ -316,3 +316,49 @@ def k(X: In[Tensor[512, 512, f32] @ Layout("RR", space="UB")]):
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: no hardware profile for target check"), std::string::npos) << r.err;
 }
+
+TEST_F(LayoutCompileTest, AFacetTheTargetCannotLowerIsAResolverErrorAtTheLayout) {
+  auto m = htp::test::parse_python(std::string(kHeader) + R"py(
+@kernel(mapping=[2])
+def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", space="UB")]):
+    x = load(X)
+)py", "prog.py");
+  fs::path file = dir.path() / "prog.py.json";
+  std::ofstream(file) << htp::ast::dump_json(m);
+  auto r = run_host({"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_DIST_ONLY_PLUGIN, "compile", file.string(),
+                     "--target", "dist-only", "-o", out().string()});
+  expect_error(r, 5, 35, "Uses.Layout(facet=hw,kind=axe)");
+  EXPECT_NE(r.err.find("[resolve.unaccepted]"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("facet=dist"), std::string::npos) << r.err;
+}
+
+TEST_F(LayoutCompileTest, ALayoutWithoutATensorTypeIsAnError) {
+  auto r = compile(R"py(
+@kernel(mapping=[2])
+def k(X: In[Thing @ Layout("S(0)R")]):
+    pass
+)py");
+  expect_error(r, 5, 13, "parameter 'X' has a layout but no Tensor[d0, ..., dtype] or Tile[R, C, dtype] type");
+}
+
+TEST_F(LayoutCompileTest, AMalformedMappingIsAnError) {
+  auto r = compile(R"py(
+@kernel(mapping=[2, "x"])
+def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R")]):
+    pass
+)py");
+  expect_error(r, 4, 17, "mapping must be a list of positive integer constants");
+}
+
+TEST_F(LayoutCompileTest, MalformedLayoutArgumentsAreErrorsAtTheirSpans) {
+  auto r = compile(R"py(
+@kernel(mapping=[2])
+def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", colour="red")],
+      Y: In[Tensor[64, 64, f32] @ Layout.axe(shard=[(2, 1)])],
+      Z: In[Tensor[64, 64, f32] @ Layout.axe(shard=[(2, 1, "mesh.x"), (64, 1, "m")])]):
+    pass
+)py");
+  expect_error(r, 5, 51, "Layout has no keyword 'colour'");
+  expect_error(r, 6, 52, "shard must be a list of (extent, stride, axis) tuples");
+  expect_error(r, 7, 35, "shard iter (64, 1, m) straddles dim 0 (size 64)");
+}
