@@ -200,8 +200,8 @@ private:
 
   std::optional<std::string> full() {
     if (!tile(s_.dst, "result")) return error_;
-    if (!s_.raw.contains("value") || !(s_.raw["value"].is_number() || s_.raw["value"].is_boolean()))
-      return name() + " needs a constant 'value'";
+    if (!s_.raw.contains("value") || s_.raw["value"].is_null() || s_.raw["value"].is_string())
+      return name() + " needs a scalar 'value'";
     return std::nullopt;
   }
 

@@ -144,7 +144,7 @@ void emit_full(KernelWriter &w, const Op &o, const IntrinsicContract &) {
     return;
   }
   w.on_pipe(Pipe::V);
-  w.line("TEXPANDS(" + w.tv(o.dst) + ", static_cast<" + w.ctype(o.dst) + ">(" + literal_cpp(o.raw["value"]) + "));");
+  w.line("TEXPANDS(" + w.tv(o.dst) + ", static_cast<" + w.ctype(o.dst) + ">(" + w.expr(o.raw["value"]) + "));");
 }
 
 void emit_nothing(KernelWriter &, const Op &, const IntrinsicContract &) {}

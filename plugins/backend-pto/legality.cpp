@@ -20,7 +20,8 @@ void check_statements(const Kernel &k, std::vector<Problem> &out) {
       out.push_back({"pto.contract", *e, o.span.line ? o.span : k.span});
       return;
     }
-    if (c->kind == OpKind::Full && o.raw["value"] != 0 && o.raw["value"] != 0.0) {
+    const json &value = o.raw.contains("value") ? o.raw["value"] : json();
+    if (c->kind == OpKind::Full && !(value.is_number() && value.get<double>() == 0.0)) {
       bool acc = false;
       for_each_op(k.body, [&](const Op &m) { acc = acc || (m.op == "matmul" && m.dst == o.dst); });
       if (acc)

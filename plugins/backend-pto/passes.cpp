@@ -54,7 +54,17 @@ void emit_pass(htp::PassContext &ctx) {
   const PackageInputs in = inputs(ctx);
   auto pkg = build(ctx, in);
   if (!pkg) return;
-  for (const auto &[path, text] : package_files(*pkg, in.origin))
+  std::vector<std::pair<std::string, std::string>> files;
+  try {
+    files = package_files(*pkg, in.origin);
+  } catch (const IrError &e) {
+    const Span &s = e.span();
+    htp::Host(ctx.api()).error(ctx.diag(), e.code(), e.what(),
+                               htp::SourceSpan{s.file.empty() ? ctx.module().file() : s.file, s.line, s.col,
+                                               s.end_line, s.end_col});
+    return;
+  }
+  for (const auto &[path, text] : files)
     ctx.write_file("codegen/pto/" + path, text,
                    path.rfind("kernels/", 0) == 0 ? (path.find("orchestration") != std::string::npos ? "orchestration" : "kernel")
                                                   : "config");
