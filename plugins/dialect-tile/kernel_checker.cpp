@@ -137,9 +137,16 @@ std::optional<Param> KernelChecker::read_param(htp::NodeRef arg, htp::NodeRef de
     recording_ = false;
     Value d = eval(default_value);
     recording_ = options_.record_types;
+    std::string declared = ann.is("Subscript") ? ann.child("slice").dotted_name() : "";
+    bool fits = declared.empty() || (declared == "int" && d.expr.is_number_integer()) ||
+                (declared == "float" && d.expr.is_number()) || (declared == "bool" && d.expr.is_boolean());
     if (!d.is(Value::Kind::Const))
       error(default_value, "tile.constexpr",
             "the default of Constexpr parameter '" + name + "' must be a compile-time constant");
+    else if (!fits)
+      error(default_value, "tile.constexpr",
+            "Constexpr parameter '" + name + "' is declared Constexpr[" + declared + "] but its default is " +
+                d.expr.dump());
     else
       type->value = d.expr;
   }

@@ -429,3 +429,30 @@ def test_kernels_compile_from_python(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == ["load", "load", "exp", "add", "store"]
+
+
+def test_a_constexpr_default_must_fit_its_declared_type(tmp_path):
+    prog = tmp_path / "cx.py"
+    prog.write_text("from htp.dialects.tile import *\n\n\n@kernel\n"
+                    "def k(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]], K: Constexpr[int] = 1.5):\n"
+                    "    store(z, load(x))\n")
+    proc = compile_program(str(prog), tmp_path / "out")
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.constexpr"]
+    assert d["msg"] == "Constexpr parameter 'K' is declared Constexpr[int] but its default is 1.5"
+    assert (d["line"], d["col"]) == ("5", "84")
+
+
+def test_other_dialects_functions_use_tile_intrinsics_but_keep_python_builtins(tmp_path):
+    src = ("def w(x, y):\n"
+           "    a = max(x, y)\n"
+           "    b = tile.exp(x)\n"
+           "    c = load(y)\n")
+    out = tmp_path / "pkg"
+    prog = ast_program(tmp_path, src, lambda n: {"htp.dialect": "wsp"} if isinstance(n, ast.FunctionDef) else None)
+    proc = compile_program(prog, out)
+    assert proc.returncode == 0, proc.stderr  # not marked tile.lower: the tile passes leave it alone
+    with open(out / "manifest.json") as f:
+        obligations = json.load(f)["capabilities"]["obligations"]
+    assert sorted((o["capability"], o["span"]["line"]) for o in obligations) == [
+        ("Uses.Dialect(name=tile)", 3), ("Uses.Intrinsic(op=exp,set=tile)", 3), ("Uses.Intrinsic(op=load,set=tile)", 4)]
+    assert kernels_of(out)["kernels"] == []
