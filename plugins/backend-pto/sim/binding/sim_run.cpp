@@ -309,11 +309,13 @@ Execution execute(Runtime &rt, const Orchestration &o, const ChipTaskArgs &args,
   Execution e;
   const auto t = Clock::now();
   o.bind(rt.api());
+  rt.orchestration_begin();
   try {
     o.entry(args);
   } catch (const std::exception &ex) {
     rt.fail(label + ": " + ex.what());
   }
+  rt.orchestration_end();
   e.orchestration_seconds = seconds_since(t);
   rt.wait_all();
   e.run_seconds = seconds_since(t);

@@ -587,6 +587,18 @@ void Runtime::complete(Task *task, int worker) {
   completed_.notify_all();
 }
 
+double Runtime::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_).count();
+}
+
+void Runtime::orchestration_begin() {
+  orchestration_start_us_ = now_us();
+}
+
+void Runtime::orchestration_end() {
+  orchestration_end_us_ = now_us();
+}
+
 void Runtime::wait_all() {
   while (true) {
     const uint64_t done = completed_.load(std::memory_order_acquire);

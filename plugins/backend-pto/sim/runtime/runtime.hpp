@@ -92,6 +92,9 @@ public:
   const RuntimeOptions &options() const { return options_; }
   /// Name of worker `index` ("AIV0", "AIC0").
   std::string worker_name(int index) const;
+  /// Marks the orchestration's run on the orchestrator's timeline (call around the entry).
+  void orchestration_begin();
+  void orchestration_end();
   /// Chrome trace-event JSON of the recorded timeline.
   std::string trace_json() const;
 
@@ -158,6 +161,8 @@ private:
   mutable std::mutex error_mu_;
   std::string error_;
   std::vector<std::string> log_;
+  double orchestration_start_us_ = -1, orchestration_end_us_ = -1;
+  double now_us() const;
 };
 
 } // namespace htp_ptosim

@@ -18,6 +18,15 @@ std::string Runtime::trace_json() const {
   events.push_back(thread_name(kOrchestratorTid, "AICPU orchestrator"));
   for (size_t i = 0; i < workers_.size(); ++i)
     events.push_back(thread_name(static_cast<int>(i) + 1, worker_name(i)));
+  if (orchestration_start_us_ >= 0 && orchestration_end_us_ >= orchestration_start_us_)
+    events.push_back({{"name", "orchestration"},
+                      {"cat", "aicpu"},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", kOrchestratorTid},
+                      {"ts", orchestration_start_us_},
+                      {"dur", orchestration_end_us_ - orchestration_start_us_},
+                      {"args", {{"tasks", task_count()}}}});
   std::vector<std::string> names;
   for (const auto &k : kernels_)
     names.push_back(k.name);

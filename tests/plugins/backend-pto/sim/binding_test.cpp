@@ -114,10 +114,13 @@ TEST(PtoSimBinding, VectorAddOverATileGridMatchesReference) {
   const json written = json::parse(std::ifstream(fs::path(r.run_dir) / "report.json"));
   EXPECT_EQ(written["tasks"], 8);
   const json trace = json::parse(std::ifstream(fs::path(r.run_dir) / "trace.json"));
-  int events = 0;
-  for (const json &e : trace["traceEvents"])
+  int events = 0, orchestration = 0;
+  for (const json &e : trace["traceEvents"]) {
     events += e["ph"] == "X" && e["name"] == "tile_add";
+    orchestration += e["ph"] == "X" && e["name"] == "orchestration" && e["tid"] == 0;
+  }
   EXPECT_EQ(events, 8);
+  EXPECT_EQ(orchestration, 1);
   std::ifstream log(fs::path(r.run_dir) / "orchestration.log");
   std::string line;
   std::getline(log, line);
@@ -224,7 +227,7 @@ TEST(PtoSimBinding, DispatchOptionOverridesThePackage) {
   const json trace = json::parse(std::ifstream(fs::path(r.run_dir) / "trace.json"));
   int checked = 0;
   for (const json &e : trace["traceEvents"]) {
-    if (e["ph"] != "X") continue;
+    if (e["ph"] != "X" || e["name"] != "tile_add") continue;
     EXPECT_EQ(e["tid"].get<int>() - 1, e["args"]["key"].get<int>() % 3); // key = tile index (htp_ptosim_hint)
     ++checked;
   }
