@@ -136,7 +136,7 @@ void run_cpu_ref(htp::RunContext &ctx) {
   void *lib = ::dlopen(b.object.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) throw htp::RunError(std::string("cannot load ") + b.object.string() + ": " + ::dlerror(), "cpu-ref.load");
   std::string symbol = "htp_cpuref_" + ctx.entry();
-  auto fn = reinterpret_cast<void (*)(void *const *)>(::dlsym(lib, symbol.c_str()));
+  auto fn = reinterpret_cast<void (*)(void *const *, const int64_t *const *)>(::dlsym(lib, symbol.c_str()));
   if (!fn) {
     ::dlclose(lib);
     throw htp::RunError(b.object.string() + " has no entry " + symbol, "cpu-ref.load");
@@ -147,14 +147,16 @@ void run_cpu_ref(htp::RunContext &ctx) {
   std::vector<int64_t> ints(ctx.arg_count());
   std::vector<double> floats(ctx.arg_count());
   std::vector<void *> args(ctx.arg_count());
+  std::vector<const int64_t *> shapes(ctx.arg_count());
   for (size_t i = 0; i < ctx.arg_count(); ++i) {
     const HtpRunArg &a = ctx.arg(i);
     bool is_float = i < params.size() && params[i].value("dtype", "").starts_with("f");
     ints[i] = a.scalar_int, floats[i] = a.scalar_float;
+    shapes[i] = a.tensor ? a.tensor->shape : nullptr;
     args[i] = a.tensor ? htp::RunTensor{a.tensor}.bytes() : is_float ? static_cast<void *>(&floats[i]) : &ints[i];
   }
   auto run_start = std::chrono::steady_clock::now();
-  fn(args.data());
+  fn(args.data(), shapes.data());
   auto end = std::chrono::steady_clock::now();
   ::dlclose(lib);
 

@@ -1,12 +1,17 @@
 // The cpu-ref emit pass: plain C++17 loops for the host CPU from `tile.kernels` (htp.tile.kernels.v1,
-// docs/ir-contracts.md §4). One file, codegen/cpu-ref/program.cpp, holds one function per kernel and an
-// entry `extern "C" void htp_cpuref_<kernel>(void *const *args)` whose args are, in parameter order, the
-// tensors' data pointers and pointers to the scalars (int64_t for integer dtypes, double for floats).
+// docs/ir-contracts.md §4) and, when present, `wsp.task_graph` (§5). One file, codegen/cpu-ref/program.cpp,
+// holds one function per kernel (tensors as data pointer + element strides) and one entry per workload
+// (loop nests over the task tree) — or per kernel when there is no task graph:
+//   extern "C" void htp_cpuref_<entry>(void *const *args, const int64_t *const *shapes)
+// args are, in parameter order, the tensors' data pointers and pointers to the scalars (int64_t for
+// integer dtypes, double for floats); shapes[i] is tensor i's shape (null for scalars).
 // The pass also sets `htp.entrypoints` (contract §8) so that `htp-host run` can call the binding.
 #include "ext_pack.hpp"
 
+#include <array>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace extpack {
@@ -44,6 +49,50 @@ std::string literal(const json &v) {
   return s.str();
 }
 
+/// Row-major element offset of `index` (one Expr per dim) into tensor `tensor`, through its strides st_<tensor>.
+std::string linear_index(const json &tensor, const json &index);
+
+/// A scalar Expr (docs/ir-contracts.md §2) as C++: loop variables v_<x>, parameters and symbols p_<x>.
+std::string expr(const json &e) {
+  if (!e.is_object()) return literal(e);
+  if (e.contains("var")) return "v_" + e["var"].get<std::string>();
+  if (e.contains("param")) return "p_" + e["param"].get<std::string>();
+  if (e.contains("read")) return "p_" + e["read"].get<std::string>() + "[" + linear_index(e["read"], e["index"]) + "]";
+  static const std::map<std::string, std::string> infix = {
+      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"lt", "<"},  {"le", "<="}, {"eq", "=="},
+      {"ne", "!="}, {"gt", ">"},  {"ge", ">="}, {"and", "&&"}, {"or", "||"}};
+  static const std::map<std::string, std::string> calls = {
+      {"floordiv", "floordiv"}, {"mod", "pymod"}, {"min", "pymin"}, {"max", "pymax"}};
+  std::string op = e.value("op", "");
+  const json &a = e["args"];
+  if (auto it = infix.find(op); it != infix.end()) return "(" + expr(a[0]) + " " + it->second + " " + expr(a[1]) + ")";
+  if (auto it = calls.find(op); it != calls.end()) return it->second + "(" + expr(a[0]) + ", " + expr(a[1]) + ")";
+  if (op == "neg") return "(-" + expr(a[0]) + ")";
+  if (op == "not") return "(!" + expr(a[0]) + ")";
+  if (op == "select") return "(" + expr(a[0]) + " ? " + expr(a[1]) + " : " + expr(a[2]) + ")";
+  throw EmitError("cpu-ref.ir", "unknown scalar operation " + e.dump(), nullptr);
+}
+
+std::string linear_index(const json &tensor, const json &index) {
+  std::string out = "0", t = tensor.get<std::string>();
+  for (size_t d = 0; d < index.size(); ++d) out += " + " + expr(index[d]) + " * st_" + t + "[" + std::to_string(d) + "]";
+  return out;
+}
+
+/// Declarations of a tensor argument's data pointer p_<n> and strides st_<n> from args[i] and shapes[i].
+std::string unpack_tensor(const std::string &n, const std::string &ctype, size_t i, size_t rank) {
+  std::string slot = std::to_string(i);
+  return "  " + ctype + " *p_" + n + " = static_cast<" + ctype + " *>(args[" + slot + "]);\n  const auto st_" + n +
+         " = strides(shapes[" + slot + "], " + std::to_string(rank) + ");\n";
+}
+
+/// Declaration of a scalar argument p_<n> from args[i] (int64_t for integer dtypes, double for floats).
+std::string unpack_scalar(const std::string &n, const std::string &ctype, size_t i) {
+  std::string carrier = ctype == "float" ? "double" : "int64_t";
+  return "  const " + ctype + " p_" + n + " = static_cast<" + ctype + ">(*static_cast<const " + carrier + " *>(args[" +
+         std::to_string(i) + "]));\n";
+}
+
 /// Emits one kernel of tile.kernels as a C++ function.
 class KernelEmitter {
 public:
@@ -60,15 +109,14 @@ public:
 
   /// The extern "C" entry that unpacks `args` and calls the kernel function.
   std::string entry() const {
-    std::string call, out = "extern \"C\" void htp_cpuref_" + name() + "(void *const *args) {\n";
+    std::string call, out = "extern \"C\" void htp_cpuref_" + name() + "(void *const *args, const int64_t *const *shapes) {\n";
     size_t i = 0;
     for (const json &p : runtime_params()) {
-      std::string t = ctype_of(p["type"]["dtype"], k_["span"]);
+      std::string n = p["name"], t = ctype_of(p["type"]["dtype"], k_["span"]);
       bool tensor = p["type"]["kind"] == "tensor";
-      std::string slot = "args[" + std::to_string(i++) + "]";
-      std::string value = tensor ? "static_cast<" + t + " *>(" + slot + ")"
-                                 : "static_cast<" + t + ">(*static_cast<const " + scalar_carrier(t) + " *>(" + slot + "))";
-      call += (call.empty() ? "" : ", ") + value;
+      out += tensor ? unpack_tensor(n, t, i, p["type"]["shape"].size()) : unpack_scalar(n, t, i);
+      call += (call.empty() ? "p_" : ", p_") + n + (tensor ? ", st_" + n + ".data()" : "");
+      ++i;
     }
     return out + "  kernel_" + name() + "(" + call + ");\n}\n";
   }
@@ -88,7 +136,6 @@ public:
 
 private:
   std::string name() const { return k_["name"].get<std::string>(); }
-  static std::string scalar_carrier(const std::string &ctype) { return ctype == "float" ? "double" : "int64_t"; }
 
   std::vector<json> runtime_params() const {
     std::vector<json> out;
@@ -101,7 +148,8 @@ private:
     std::string out;
     for (const json &p : runtime_params()) {
       std::string t = ctype_of(p["type"]["dtype"], k_["span"]);
-      out += (out.empty() ? "" : ", ") + t + (p["type"]["kind"] == "tensor" ? " *p_" : " p_") + p["name"].get<std::string>();
+      std::string n = p["name"];
+      out += (out.empty() ? "" : ", ") + (p["type"]["kind"] == "tensor" ? t + " *p_" + n + ", const int64_t *st_" + n : t + " p_" + n);
     }
     return out;
   }
@@ -140,38 +188,6 @@ private:
   }
   static std::string reg(const json &r) { return "r_" + r.get<std::string>(); }
 
-  std::string expr(const json &e) const {
-    if (!e.is_object()) return literal(e);
-    if (e.contains("var")) return "v_" + e["var"].get<std::string>();
-    if (e.contains("param")) return "p_" + e["param"].get<std::string>();
-    if (e.contains("read")) return "p_" + e["read"].get<std::string>() + "[" + linear_index(e["read"], e["index"]) + "]";
-    static const std::map<std::string, std::string> infix = {
-        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"lt", "<"},  {"le", "<="}, {"eq", "=="},
-        {"ne", "!="}, {"gt", ">"},  {"ge", ">="}, {"and", "&&"}, {"or", "||"}};
-    static const std::map<std::string, std::string> calls = {
-        {"floordiv", "floordiv"}, {"mod", "pymod"}, {"min", "pymin"}, {"max", "pymax"}};
-    std::string op = e.value("op", "");
-    const json &a = e["args"];
-    if (auto it = infix.find(op); it != infix.end()) return "(" + expr(a[0]) + " " + it->second + " " + expr(a[1]) + ")";
-    if (auto it = calls.find(op); it != calls.end()) return it->second + "(" + expr(a[0]) + ", " + expr(a[1]) + ")";
-    if (op == "neg") return "(-" + expr(a[0]) + ")";
-    if (op == "not") return "(!" + expr(a[0]) + ")";
-    if (op == "select") return "(" + expr(a[0]) + " ? " + expr(a[1]) + " : " + expr(a[2]) + ")";
-    throw EmitError("cpu-ref.ir", "unknown scalar operation " + e.dump(), nullptr);
-  }
-
-  /// Row-major element offset of `index` (one Expr per dim) into tensor parameter `tensor`.
-  std::string linear_index(const json &tensor, const json &index) const {
-    const json &shape = params_.at(tensor.get<std::string>())["type"]["shape"];
-    std::string out = "0";
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-      out += " + " + expr(index[d]) + " * " + std::to_string(stride);
-      stride *= shape[d].get<int64_t>();
-    }
-    return out;
-  }
-
   /// `for (r, c) in tile` around `statement` (which reads r, c and i = r * C + c).
   static std::string loop2d(const Tile &t, const std::string &statement, int depth) {
     std::string pad(2 * depth, ' ');
@@ -180,13 +196,14 @@ private:
            statement + " }\n";
   }
 
-  /// Base element offset and row stride of a (tensor, offset) view.
-  std::pair<std::string, std::string> view(const json &tensor, const json &offset, const json &span) const {
+  /// Base element offset, row stride and column stride of a (tensor, offset) view.
+  std::array<std::string, 3> view(const json &tensor, const json &offset, const json &span) const {
     auto it = params_.find(tensor.get<std::string>());
     if (it == params_.end()) throw EmitError("cpu-ref.ir", "view of unknown tensor " + tensor.dump(), span);
-    const json &shape = it->second["type"]["shape"];
-    int64_t row_stride = shape.size() >= 2 ? shape[shape.size() - 1].get<int64_t>() : 0;
-    return {linear_index(tensor, offset), std::to_string(row_stride)};
+    size_t rank = it->second["type"]["shape"].size();
+    std::string st = "st_" + tensor.get<std::string>();
+    return {linear_index(tensor, offset), rank >= 2 ? st + "[" + std::to_string(rank - 2) + "]" : "0",
+            st + "[" + std::to_string(rank - 1) + "]"};
   }
 
   void op(const json &o, int depth, std::string &out) {
@@ -220,8 +237,8 @@ private:
     if (kind == "load" || kind == "store") {
       bool load = kind == "load";
       const Tile &t = tile(load ? o["dst"] : o["value"], span);
-      auto [base, ld] = view(load ? o["src"] : o["dst"], o["offset"], span);
-      std::string g = "p_" + (load ? o["src"] : o["dst"]).get<std::string>() + "[base + r * " + ld + " + c]";
+      auto [base, row, col] = view(load ? o["src"] : o["dst"], o["offset"], span);
+      std::string g = "p_" + (load ? o["src"] : o["dst"]).get<std::string>() + "[base + r * " + row + " + c * " + col + "]";
       std::string l = reg(load ? o["dst"] : o["value"]) + "[i]";
       out += pad + "{ const int64_t base = " + base + ";\n" + loop2d(t, load ? l + " = " + g + ";" : g + " = " + l + ";", depth + 1) +
              pad + "}\n";
@@ -294,7 +311,156 @@ private:
   std::map<std::string, Tile> tiles_;
 };
 
+/// Emits one workload of wsp.task_graph (htp.wsp.task_graph.v1) as an entry: loop nests over the task
+/// tree, calling the kernel functions in program order on one thread (every dependency kind holds).
+class WorkloadEmitter {
+public:
+  WorkloadEmitter(const json &w, const std::map<std::string, json> &kernels) : w_(w), kernels_(kernels) {}
+
+  std::string entry() {
+    std::string out = "// workload " + name() + " (line " + std::to_string(w_["span"].value("line", 0)) + ")\n";
+    out += "extern \"C\" void htp_cpuref_" + name() + "(void *const *args, const int64_t *const *shapes) {\n";
+    std::set<std::string> symbols;
+    size_t i = 0;
+    for (const json &p : w_["params"]) {
+      std::string n = p["name"], t = ctype_of(p["type"]["dtype"], w_["span"]);
+      if (p["type"]["kind"] != "tensor") {
+        out += unpack_scalar(n, t, i++);
+        continue;
+      }
+      const json &shape = p["type"]["shape"];
+      ranks_[n] = shape.size();
+      out += unpack_tensor(n, t, i, shape.size());
+      for (size_t d = 0; d < shape.size(); ++d)  // a symbolic dim is bound by the first tensor that has it
+        if (shape[d].is_string() && symbols.insert(shape[d].get<std::string>()).second)
+          out += "  const int64_t p_" + shape[d].get<std::string>() + " = shapes[" + std::to_string(i) + "][" +
+                 std::to_string(d) + "];\n";
+      ++i;
+    }
+    for (const json &m : w_.value("intermediates", json::array())) out += intermediate(m);
+    body(w_["body"], 1, out);
+    return out + "}\n";
+  }
+
+  json entrypoint() const {
+    json params = json::array();
+    for (const json &p : w_["params"]) {
+      const json &t = p["type"];
+      if (t["kind"] == "tensor")
+        params.push_back({{"name", p["name"]}, {"kind", "tensor"}, {"dir", p["dir"]}, {"shape", t["shape"]}, {"dtype", t["dtype"]}});
+      else
+        params.push_back({{"name", p["name"]}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", t["dtype"]}});
+    }
+    return {{"name", name()}, {"kind", "workload"}, {"params", params}};
+  }
+
+private:
+  std::string name() const { return w_["name"].get<std::string>(); }
+
+  static std::string dim(const json &d) { return d.is_string() ? "p_" + d.get<std::string>() : std::to_string(d.get<int64_t>()); }
+
+  /// A zero-filled workload-local tensor: storage, pointer, shape and strides.
+  std::string intermediate(const json &m) {
+    std::string n = m["name"], t = ctype_of(m["type"]["dtype"], w_["span"]);
+    const json &shape = m["type"]["shape"];
+    ranks_[n] = shape.size();
+    std::string dims, count = "1";
+    for (const json &d : shape) dims += (dims.empty() ? "" : ", ") + dim(d), count += " * " + dim(d);
+    return "  std::vector<" + t + "> buf_" + n + "(" + count + ");\n  " + t + " *p_" + n + " = buf_" + n +
+           ".data();\n  const int64_t sh_" + n + "[] = {" + dims + "};\n  const auto st_" + n + " = strides(sh_" + n +
+           ", " + std::to_string(shape.size()) + ");\n";
+  }
+
+  void body(const json &nodes, int depth, std::string &out) {
+    for (const json &n : nodes) node(n, depth, out);
+  }
+
+  void node(const json &n, int depth, std::string &out) {
+    const std::string pad(2 * depth, ' '), kind = n.value("kind", "");
+    if (kind == "task") {
+      out += pad + task(n) + "\n";
+    } else if (kind == "group") {
+      body(n["body"], depth, out);
+    } else if (kind == "when") {
+      out += pad + "if (" + expr(n["cond"]) + ") {\n";
+      body(n["then"], depth + 1, out);
+      out += pad + "} else {\n";
+      body(n.value("else", json::array()), depth + 1, out);
+      out += pad + "}\n";
+    } else if (kind == "loop") {
+      loop(n, depth, out);
+    } else {
+      throw EmitError("cpu-ref.unsupported", "cpu-ref cannot emit the task-graph node '" + kind + "'", n.value("span", json()));
+    }
+  }
+
+  static std::string for_var(const std::string &v, const std::string &start, const std::string &stop) {
+    return "for (int64_t v_" + v + " = " + start + "; v_" + v + " < " + stop + "; ++v_" + v + ") {\n";
+  }
+
+  void loop(const json &n, int depth, std::string &out) {
+    const json &d = n["domain"];
+    const json &vars = n["vars"];
+    const std::string type = d.value("type", "");
+    std::vector<std::string> heads;
+    if (type == "dense") {
+      for (size_t i = 0; i < vars.size(); ++i) heads.push_back(for_var(vars[i], "0", expr(d["extents"][i])));
+    } else if (type == "seq") {
+      heads.push_back(for_var(vars[0], "0", expr(d["extent"])));
+    } else if (type == "ragged") {  // (row, position): position < lengths[row]
+      heads.push_back(for_var(vars[0], "0", expr(d["extent"])));
+      heads.push_back(for_var(vars[1], "0", expr(json{{"read", d["lengths"]}, {"index", {{{"var", vars[0]}}}}})));
+    } else if (type == "sparse") {  // e over indices[indptr[row] : indptr[row + 1]]
+      std::string v = vars[0], j = "j_" + v, row = expr(d["row"]);
+      std::string indptr = "p_" + d["indptr"].get<std::string>(), indices = "p_" + d["indices"].get<std::string>();
+      std::string st_ptr = "st_" + d["indptr"].get<std::string>() + "[0]", st_idx = "st_" + d["indices"].get<std::string>() + "[0]";
+      heads.push_back("for (int64_t " + j + " = " + indptr + "[(" + row + ") * " + st_ptr + "]; " + j + " < " + indptr +
+                      "[(" + row + " + 1) * " + st_ptr + "]; ++" + j + ") { const int64_t v_" + v + " = " + indices + "[" +
+                      j + " * " + st_idx + "];\n");
+    } else {
+      throw EmitError("cpu-ref.unsupported", "cpu-ref cannot emit a loop over a '" + type + "' domain", n.value("span", json()));
+    }
+    for (size_t i = 0; i < heads.size(); ++i) out += std::string(2 * (depth + i), ' ') + heads[i];
+    body(n["body"], depth + static_cast<int>(heads.size()), out);
+    for (size_t i = heads.size(); i-- > 0;) out += std::string(2 * (depth + i), ' ') + "}\n";
+  }
+
+  /// A kernel launch: each tensor parameter gets its view's base pointer and the tensor's trailing strides.
+  std::string task(const json &t) const {
+    auto k = kernels_.find(t.value("kernel", ""));
+    if (k == kernels_.end())
+      throw EmitError("cpu-ref.ir", "task '" + t.value("id", "") + "' launches unknown kernel '" + t.value("kernel", "") + "'",
+                      t.value("span", json()));
+    std::map<std::string, json> args;
+    for (const json &a : t["args"]) args[a["param"].get<std::string>()] = a;
+    std::string call;
+    for (const json &p : k->second["params"]) {
+      const std::string kind = p["type"]["kind"], n = p["name"];
+      if (kind != "tensor" && kind != "scalar") continue;
+      auto a = args.find(n);
+      if (a == args.end())
+        throw EmitError("cpu-ref.ir", "task '" + t.value("id", "") + "' binds no argument to '" + n + "'", t.value("span", json()));
+      std::string piece;
+      if (kind == "tensor") {
+        std::string tensor = a->second["tensor"];
+        size_t drop = ranks_.at(tensor) - p["type"]["shape"].size();  // dims dropped by integer indices lead
+        piece = "p_" + tensor + " + (" + linear_index(tensor, a->second["offset"]) + "), st_" + tensor + ".data() + " +
+                std::to_string(drop);
+      } else {
+        piece = ctype_of(p["type"]["dtype"], t.value("span", json())) + "(" + expr(a->second["scalar"]) + ")";
+      }
+      call += (call.empty() ? "" : ", ") + piece;
+    }
+    return "kernel_" + k->first + "(" + call + ");  // " + t.value("id", "");
+  }
+
+  const json &w_;
+  const std::map<std::string, json> &kernels_;
+  std::map<std::string, size_t> ranks_;
+};
+
 const char *kPrelude = R"(#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -318,6 +484,12 @@ template <class A, class B> auto pymod(A a, B b) {
   } else {
     return double(a) - double(b) * std::floor(double(a) / double(b));
   }
+}
+// Row-major element strides of a C-contiguous tensor.
+inline std::array<int64_t, 8> strides(const int64_t *shape, int rank) {
+  std::array<int64_t, 8> st{};
+  for (int64_t d = rank - 1, s = 1; d >= 0; s *= shape[d], --d) st[d] = s;
+  return st;
 }
 template <class A, class B> auto pymin(A a, B b) { return std::min<std::common_type_t<A, B>>(a, b); }
 template <class A, class B> auto pymax(A a, B b) { return std::max<std::common_type_t<A, B>>(a, b); }
@@ -344,24 +516,42 @@ void emit_cpu_ref(htp::PassContext &ctx) {
   json placements = json::parse(m.attr("place.placements").value_or("{}"), nullptr, false);
   placements = placements.is_object() ? placements.value("functions", json::object()) : json::object();
 
+  json graph = json::parse(m.attr("wsp.task_graph").value_or("null"), nullptr, false);
+  const json workloads = graph.is_object() ? graph.value("workloads", json::array()) : json::array();
+
   std::string functions, entries;
   json entrypoints = json::array();
+  std::map<std::string, json> by_name;
   size_t errors = 0;
-  for (const json &k : kernels["kernels"]) {
-    if (k.value("kind", "") != "kernel") continue;  // processes belong to dialects cpu-ref does not accept
+  auto guarded = [&](const json &at, auto &&emit) {
     try {
-      KernelEmitter emitter(k, placements);
-      functions += emitter.function() + "\n";
-      entries += emitter.entry() + "\n";
-      entrypoints.push_back(emitter.entrypoint());
+      emit();
     } catch (const EmitError &e) {
       report(ctx, e, m.file());
       ++errors;
     } catch (const json::exception &e) {
-      report(ctx, EmitError("cpu-ref.ir", std::string("malformed tile.kernels: ") + e.what(), k.value("span", json())), m.file());
+      report(ctx, EmitError("cpu-ref.ir", std::string("malformed IR: ") + e.what(), at.value("span", json())), m.file());
       ++errors;
     }
+  };
+  for (const json &k : kernels["kernels"]) {
+    if (k.value("kind", "") != "kernel") continue;  // processes belong to dialects cpu-ref does not accept
+    by_name[k.value("name", "")] = k;
+    guarded(k, [&] {
+      KernelEmitter emitter(k, placements);
+      functions += emitter.function() + "\n";
+      if (workloads.empty()) {  // without a task graph, every kernel is an entry
+        entries += emitter.entry() + "\n";
+        entrypoints.push_back(emitter.entrypoint());
+      }
+    });
   }
+  for (const json &w : workloads)
+    guarded(w, [&] {
+      WorkloadEmitter emitter(w, by_name);
+      entries += emitter.entry() + "\n";
+      entrypoints.push_back(emitter.entrypoint());
+    });
   if (errors) return;
   if (entrypoints.empty()) throw htp::PassError("cpu-ref found no kernel to emit in tile.kernels");
   std::string source = "// Generated by the HTP extension pack (cpu-ref.emit) from " + m.file() +

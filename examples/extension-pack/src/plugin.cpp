@@ -68,8 +68,11 @@ void register_cpu_ref(htp::Registrar &r) {
   const std::vector<std::string> targets = {"cpu-ref"};
   r.add(htp::BackendSpec{.info = {.id = "cpu-ref.backend", .version = kVersion,
                                   .summary = "plain C++ loops for the host CPU", .provides = {"Backend.CpuRef"},
-                                  .accepts = {"Uses.Dialect(name=tile)", "Uses.Intrinsic(set=tile)",
-                                              "Uses.Layout(kind=axe,facet=hw)"}},
+                                  // Tasks run one after another in program order: schedule directives
+                                  // cannot change a result there, so all of them are accepted.
+                                  .accepts = {"Uses.Dialect(name=tile)", "Uses.Dialect(name=wsp)",
+                                              "Uses.Intrinsic(set=tile)", "Uses.Layout(kind=axe,facet=hw)",
+                                              "Uses.Schedule"}},
                          .targets = targets});
   r.add(htp::PipelineSpec{.info = {.id = "cpu-ref.pipeline", .version = kVersion}, .targets = targets,
                           .passes = {"cpu-ref.emit"}});

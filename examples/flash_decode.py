@@ -1,0 +1,113 @@
+"""Flash decoding: attention of one new token per request over a KV cache whose length varies by request.
+
+* Grouped-query attention: the H query heads of a request share one KV head (q is an H x D tile).
+* Request b has blocks[b] KV blocks of BLK keys starting at column starts[b] of the transposed key cache KT
+  (and row starts[b] of V): the `Ragged(B, blocks)` axis, expanded at run time by the orchestration.
+* Tiers (P.when): a request with a single block is computed directly, normalised, by `attn_single`;
+  longer ones are split by KV block — each block task writes a partial output, its row maxima and row
+  sums (split-KV) — and `merge` combines the partials with the log-sum-exp correction.
+
+    python examples/flash_decode.py --target pto-a2a3sim
+"""
+import sys
+
+import numpy as np
+
+from htp.dialects.tile import (kernel, Tensor, In, Out, InOut, f32, i32, load, store, matmul, muls, exp, sub,
+                               mul, add, rowmax, rowsum, rowexpand_sub, rowexpand_mul, rowexpand_div, full)
+from htp.dialects.wsp import workload, schedule, P, Ragged, dispatch, affinity
+
+import htp_example
+
+B, H, D = 4, 16, 64          # requests, query heads per KV head, head dimension
+BLK, MAXBLK = 32, 4          # keys per KV block, blocks per request at most
+S = B * MAXBLK * BLK         # KV cache rows
+SCALE = 1.0 / 8.0            # 1 / sqrt(D)
+NEG = -1.0e30                # "minus infinity" for empty split slots
+BH, PH = B * H, MAXBLK * H   # query rows of all requests; partial rows of one request
+BPH = B * PH                 # partial rows of all requests
+
+
+@kernel
+def attn_single(q: In[Tensor[H, D, f32]], kt: In[Tensor[D, BLK, f32]], v: In[Tensor[BLK, D, f32]],
+                o: Out[Tensor[H, D, f32]]):
+    s = muls(matmul(load(q), load(kt)), SCALE)
+    p = exp(rowexpand_sub(s, rowmax(s)))
+    store(o, rowexpand_div(matmul(p, load(v)), rowsum(p)))
+
+
+@kernel
+def attn_block(q: In[Tensor[H, D, f32]], kt: In[Tensor[D, BLK, f32]], v: In[Tensor[BLK, D, f32]],
+               o_part: Out[Tensor[H, D, f32]], m_part: Out[Tensor[H, 1, f32]], l_part: Out[Tensor[H, 1, f32]]):
+    s = muls(matmul(load(q), load(kt)), SCALE)
+    m = rowmax(s)
+    p = exp(rowexpand_sub(s, m))
+    store(o_part, matmul(p, load(v)))
+    store(m_part, m)
+    store(l_part, rowsum(p))
+
+
+@kernel
+def merge(o_part: In[Tensor[PH, D, f32]], m_part: In[Tensor[H, MAXBLK, f32]],
+          l_part: In[Tensor[H, MAXBLK, f32]], o: Out[Tensor[H, D, f32]]):
+    m = rowmax(load(m_part))
+    acc = full((H, D), 0.0, f32)
+    total = full((H, 1), 0.0, f32)
+    for j in range(MAXBLK):
+        w = exp(sub(load(m_part[:, j:j + 1]), m))
+        total = add(total, mul(w, load(l_part[:, j:j + 1])))
+        acc = add(acc, rowexpand_mul(load(o_part[j * H:(j + 1) * H, :]), w))
+    store(o, rowexpand_div(acc, total))
+
+
+@workload
+def flash_decode(Q: In[Tensor[BH, D, f32]], KT: In[Tensor[D, S, f32]], V: In[Tensor[S, D, f32]],
+                 starts: In[Tensor[B, i32]], blocks: In[Tensor[B, i32]], O: Out[Tensor[BH, D, f32]],
+                 O_part: InOut[Tensor[BPH, D, f32]], M_part: InOut[Tensor[BH, MAXBLK, f32]],
+                 L_part: InOut[Tensor[BH, MAXBLK, f32]]):
+    for b, j in P(Ragged(B, blocks)):
+        with P.when(blocks[b] > 1):
+            col = starts[b] + j * BLK
+            attn_block[b, j](Q[b * H:(b + 1) * H, :], KT[:, col:col + BLK], V[col:col + BLK, :],
+                             O_part[(b * MAXBLK + j) * H:(b * MAXBLK + j + 1) * H, :],
+                             M_part[b * H:(b + 1) * H, j:j + 1], L_part[b * H:(b + 1) * H, j:j + 1])
+    for b in P(B):
+        with P.when(blocks[b] <= 1):
+            attn_single[b](Q[b * H:(b + 1) * H, :], KT[:, starts[b]:starts[b] + BLK], V[starts[b]:starts[b] + BLK, :],
+                           O[b * H:(b + 1) * H, :])
+        with P.otherwise():
+            merge[b](O_part[b * MAXBLK * H:(b + 1) * MAXBLK * H, :], M_part[b * H:(b + 1) * H, :],
+                     L_part[b * H:(b + 1) * H, :], O[b * H:(b + 1) * H, :])
+
+
+@schedule(flash_decode)
+def flash_decode_schedule():
+    dispatch(affinity("b"))
+
+
+def make_inputs(rng):
+    blocks = np.array([1, 3, 4, 2], dtype=np.int32)[:B]
+    starts = (np.arange(B) * MAXBLK * BLK).astype(np.int32)
+    return {"Q": rng.standard_normal((B * H, D), dtype="float32"),
+            "KT": rng.standard_normal((D, S), dtype="float32"),
+            "V": rng.standard_normal((S, D), dtype="float32"),
+            "starts": starts, "blocks": blocks,
+            "O_part": np.zeros((B * MAXBLK * H, D), np.float32),
+            "M_part": np.full((B * H, MAXBLK), NEG, np.float32),
+            "L_part": np.zeros((B * H, MAXBLK), np.float32)}
+
+
+def reference(Q, KT, V, starts, blocks, **_):
+    out = np.zeros((B * H, D), np.float32)
+    for b in range(B):
+        n = int(blocks[b]) * BLK
+        k = KT[:, starts[b]:starts[b] + n]
+        s = Q[b * H:(b + 1) * H] @ k * SCALE
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[b * H:(b + 1) * H] = (p / p.sum(axis=1, keepdims=True)) @ V[starts[b]:starts[b] + n]
+    return {"O": out}
+
+
+if __name__ == "__main__":
+    sys.exit(htp_example.run({"pto-a2a3sim": flash_decode}, make_inputs, reference, outputs=["O"],
+                             rtol=1e-3, atol=1e-4, description=__doc__))

@@ -1,0 +1,63 @@
+"""Mixture of experts: top-k routing as CSR (indptr, indices); every token runs exactly the experts its
+routing row selects (P.sel), so the number of tasks is data-dependent and only known at run time.
+
+    python examples/moe.py --target pto-a2a3sim
+"""
+import sys
+
+import numpy as np
+
+from htp.dialects.tile import kernel, Tensor, In, InOut, f32, i32, load, store, add, matmul
+from htp.dialects.wsp import workload, schedule, P, Sparse, dispatch, hash
+
+import htp_example
+
+T, D, E, TOPK = 16, 64, 4, 2
+T1, NNZ, ED = T + 1, T * TOPK, E * D
+
+
+@kernel
+def expert_ffn(x: In[Tensor[1, D, f32]], w: In[Tensor[D, D, f32]], y: InOut[Tensor[1, D, f32]]):
+    store(y, add(load(y), matmul(load(x), load(w))))
+
+
+@workload
+def moe(X: In[Tensor[T, D, f32]], W: In[Tensor[ED, D, f32]], Y: InOut[Tensor[T, D, f32]],
+        indptr: In[Tensor[T1, i32]], indices: In[Tensor[NNZ, i32]]):
+    routing = Sparse(T, indptr, indices)
+    for t in P(T):
+        for e in P.sel(routing[t]):
+            expert_ffn[t, e](X[t:t + 1, :], W[e * D:(e + 1) * D, :], Y[t:t + 1, :])
+
+
+@schedule(moe)
+def moe_schedule():
+    dispatch(hash("t"))
+
+
+def make_inputs(rng):
+    scores = rng.standard_normal((T, E))
+    chosen = np.sort(np.argsort(-scores, axis=1)[:, :TOPK], axis=1)
+    # Variable fan-out: every third token keeps only its best expert.
+    rows = [chosen[t, :1] if t % 3 == 0 else chosen[t] for t in range(T)]
+    indptr = np.zeros(T + 1, dtype=np.int32)
+    indptr[1:] = np.cumsum([len(r) for r in rows])
+    indices = np.zeros(T * TOPK, dtype=np.int32)
+    flat = np.concatenate(rows).astype(np.int32)
+    indices[:len(flat)] = flat
+    return {"X": rng.standard_normal((T, D), dtype="float32"),
+            "W": (rng.standard_normal((E * D, D)) / np.sqrt(D)).astype("float32"),
+            "Y": np.zeros((T, D), dtype="float32"), "indptr": indptr, "indices": indices}
+
+
+def reference(X, W, Y, indptr, indices):
+    out = Y.copy()
+    for t in range(T):
+        for e in indices[indptr[t]:indptr[t + 1]]:
+            out[t] += X[t] @ W[e * D:(e + 1) * D]
+    return {"Y": out}
+
+
+if __name__ == "__main__":
+    sys.exit(htp_example.run({"pto-a2a3sim": moe}, make_inputs, reference, outputs=["Y"], rtol=1e-4, atol=1e-4,
+                             description=__doc__))
