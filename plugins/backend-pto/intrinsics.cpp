@@ -223,9 +223,14 @@ private:
     return std::nullopt;
   }
 
+  /// A matmul result, or the cast of one (converted when stored).
   bool is_accumulator(const std::string &tile_name) const {
     bool acc = false;
-    for_each_op(k_.body, [&](const Op &o) { acc = acc || (o.op == "matmul" && o.dst == tile_name); });
+    for_each_op(k_.body, [&](const Op &o) {
+      acc = acc || (o.op == "matmul" && o.dst == tile_name) ||
+            (o.op == "cast" && o.dst == tile_name && o.args.size() == 1 && o.args[0] != tile_name &&
+             is_accumulator(o.args[0]));
+    });
     return acc;
   }
 

@@ -191,6 +191,7 @@ void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 
 }
 
 void emit_cast(KernelWriter &w, const Op &o, const IntrinsicContract &) {
+  if (w.tile(o.dst).tile_type == "Acc") return;  // an accumulator converts in TSTORE (the FIX pipe)
   w.on_pipe(Pipe::V);
   bool widen = dtype(w.tile(o.dst).dtype).is_float && dtype(w.tile(o.args[0]).dtype).is_float &&
                dtype(w.tile(o.dst).dtype).bytes >= dtype(w.tile(o.args[0]).dtype).bytes;

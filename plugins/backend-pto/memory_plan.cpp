@@ -14,6 +14,7 @@ uint64_t align_up(uint64_t v, uint64_t a) { return a == 0 ? v : (v + a - 1) / a 
 /// The registers by cube role.
 struct CubeRoles {
   std::set<std::string> left, right, acc;
+  std::map<std::string, std::string> fix_cast;  ///< cast result -> accumulator (converted by TSTORE)
   const Op *first_matmul = nullptr;
 };
 
@@ -26,6 +27,10 @@ CubeRoles cube_roles(const Kernel &k) {
     r.right.insert(o.args[1]);
     r.acc.insert(o.dst);
   });
+  for_each_op(k.body, [&](const Op &o) {
+    if (o.op == "cast" && o.args.size() == 1 && r.acc.count(o.args[0]) && !r.acc.count(o.dst))
+      r.fix_cast[o.dst] = o.args[0];
+  });
   return r;
 }
 
@@ -34,6 +39,7 @@ void check_cube_only(const Kernel &k, const CubeRoles &roles) {
   static const std::set<std::string> kCubeOps = {"load", "store", "matmul", "alloc", "full", "for", "if", "scalar"};
   for_each_op(k.body, [&](const Op &o) {
     if (kCubeOps.count(o.op) && !(o.op == "full" && !roles.acc.count(o.dst))) return;
+    if (o.op == "cast" && roles.fix_cast.count(o.dst)) return;  // the accumulator converts as it is stored
     throw IrError(k.kind + " '" + k.name + "' uses pto.matmul (cube core, AIC) and pto." + o.op +
                       " (vector core, AIV); a kernel runs on one core type: split it into a cube kernel and a "
                       "vector kernel that exchange tensors",
@@ -59,7 +65,7 @@ public:
     plan_.core = roles.acc.empty() ? CoreType::Aiv : CoreType::Aic;
     if (plan_.core == CoreType::Aic) check_cube_only(k_, roles);
     for (const Local &l : k_.locals) {
-      if (l.scalar) continue;
+      if (l.scalar || roles.fix_cast.count(l.name)) continue;
       if (plan_.core == CoreType::Aiv) {
         plan_.by_register[l.name] = add_vec(l.name, l.name, l.rows(), l.cols(), l.dtype);
       } else if (roles.acc.count(l.name)) {
@@ -72,6 +78,8 @@ public:
         if (roles.left.count(l.name)) plan_.left_of[l.name] = add_cube(l, "Left", "L0A", hw_.m_align, k_align(l), "_l0a");
       }
     }
+    for (const auto &[cast, acc] : roles.fix_cast)
+      if (plan_.core == CoreType::Aic && plan_.by_register.count(acc)) plan_.by_register[cast] = plan_.by_register[acc];
     for_each_op(k_.body, [&](const Op &o) {
       const IntrinsicContract *c = find_intrinsic(o.op);
       if (!c || c->kind != OpKind::RowReduce || o.args.empty()) return;

@@ -321,3 +321,20 @@ TEST(PtoA2A3Toolchain, RecipeBuildsEveryKernelForItsCore) {
   EXPECT_NE(recipe.find("\"$CROSS_CXX\" -O2 -std=c++17 -fPIC -shared $INC \"$SRC/kernels/orchestration/gemm.cpp\""),
             std::string::npos);
 }
+
+// ---- cube kernels ----
+
+TEST(PtoCube, AccumulatorCastConvertsInTheStore) {
+  auto in = load_fixture("gemm");
+  kernel0(in)["params"][2]["type"]["dtype"] = "f16";
+  kernel0(in)["locals"].push_back({{"name", "h"}, {"shape", {64, 64}}, {"dtype", "f16"}});
+  auto &body = kernel0(in)["body"];
+  body.insert(body.end() - 1, nlohmann::json{{"op", "cast"}, {"dst", "h"}, {"args", {"acc"}}});
+  body.back()["value"] = "h";
+  std::map<std::string, std::string> files;
+  for (auto &[p, t] : emit_files(in)) files[p] = t;
+  const std::string &k = files["kernels/aic/gemm_tile.cpp"];
+  EXPECT_NE(k.find("using dst_type = GlobalTensor<half, Shape<1, 1, 1, 64, 64>"), std::string::npos) << k;
+  EXPECT_NE(k.find("TSTORE(dst, t_acc);"), std::string::npos);
+  EXPECT_EQ(k.find("TCVT"), std::string::npos);
+}

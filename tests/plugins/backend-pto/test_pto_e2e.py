@@ -116,3 +116,13 @@ def test_unchanged_package_rebuilds_nothing(ctx, cache, tmp_path):
     again = compile_and_run(ctx, cache, tmp_path / "second", "vadd_grid", ["vadd", "vadd_schedule"], A=a, B=b)
     assert again.report["build"]["cache"] == "hit"
     assert again.report["build"]["compiler_invocations"] == 0
+
+
+def test_f16_gemm_kernel_as_its_own_entry(ctx, cache, tmp_path):
+    a = (RNG.standard_normal((128, 256)) * 0.5).astype(np.float16)
+    b = (RNG.standard_normal((256, 128)) * 0.5).astype(np.float16)
+    r = compile_and_run(ctx, cache, tmp_path, "gemm_f16", ["gemm"], a=a, b=b)
+    assert r["c"].dtype == np.float16
+    np.testing.assert_allclose(r["c"].astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
+                               rtol=2e-2, atol=2e-2)
+    assert r.report["tasks"] == 1
