@@ -228,7 +228,7 @@ json tensor_arg(htp::NodeRef arg, const json &param, const Env &env, const std::
                 std::set<std::string> &reads, std::set<std::string> &writes) {
   const std::string pname = param["name"], pdir = param.value("dir", "in");
   const json &ptype = param["type"];
-  const json pshape = ptype["shape"];
+  const json &pshape = ptype["shape"];
   std::string what = "parameter '" + pname + "' of kernel '" + kernel + "'";
   View v = view_of(arg, pshape, env, what);
   const TensorDecl &t = *v.tensor;
