@@ -220,6 +220,13 @@ private:
     }
   }
 
+  /// Where a tile-level violation points: the core on the tile, else the entry.
+  Json tile_span(const TileCoord &t) const {
+    for (const auto &c : d_.cores)
+      if (c.tile == t && !c.span.is_null()) return c.span;
+    return d_.span;
+  }
+
   void memory_and_channels() {
     std::map<TileCoord, int64_t> bytes;
     std::map<TileCoord, std::pair<int, int>> dma;  // in (S2MM), out (MM2S)
@@ -249,7 +256,7 @@ private:
         std::string list;
         for (const auto &u : users[t]) list += (list.empty() ? "" : ", ") + u;
         report("memory", tile_op(t), std::string(tile_kind_name(k)) + " needs " + std::to_string(b) + " bytes (" + list +
-                                         ") but has " + std::to_string(cap), Json());
+                                         ") but has " + std::to_string(cap), tile_span(t));
       }
     }
     for (const auto &[t, io] : dma) {
@@ -259,7 +266,7 @@ private:
       if (io.first > r.dma_in || io.second > r.dma_out)
         report("dma-channels", tile_op(t), std::string(tile_kind_name(k)) + " needs " + std::to_string(io.first) + " input and " +
                                                std::to_string(io.second) + " output DMA channels but has " + std::to_string(r.dma_in) +
-                                               " and " + std::to_string(r.dma_out), Json());
+                                               " and " + std::to_string(r.dma_out), tile_span(t));
     }
   }
 

@@ -96,3 +96,21 @@ def test_python_api_compile_and_bind_run(tmp_path):
     np.testing.assert_allclose(result["C"], a @ b, rtol=1e-5, atol=1e-5)
     assert result.binding == "aie.sim"
     assert result.report["path"] == "simulator"
+
+
+@pytest.mark.parametrize("program,message", [
+    ("bad_grid.py", "bad_grid.py:7:1: error: kernel 'gemm' has mapping [8,4] = 32 cores, but device npu1 "
+                    "(4 columns x 4 compute rows = 16 compute tiles) has 16 [aie.grid-too-large]"),
+    ("bad_footprint.py", "bad_footprint.py:8:1: error: entry 'gemm': aie.tile(0, 2): compute tile needs 394240 bytes "
+                         "(@in_A_0, @in_B, @out_C_0, the core stack) but has 65536 [aie.validate.memory]"),
+    ("bad_three_inputs.py", "bad_three_inputs.py:6:1: error: entry 'add3': aie.tile(0, 2): compute tile needs 3 input "
+                            "and 1 output DMA channels but has 2 and 2 [aie.validate.dma-channels]"),
+    ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
+                             "object FIFO has exactly one producer core [aie.csp-route]"),
+])
+def test_bad_input_is_a_compile_error(tmp_path, program, message):
+    r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / program), "--target", "aie-npu1", "-o",
+                        str(tmp_path / "pkg")], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+    assert not (tmp_path / "pkg").exists()
