@@ -4,8 +4,11 @@
 * Request b has blocks[b] KV blocks of BLK keys starting at column starts[b] of the transposed key cache KT
   (and row starts[b] of V): the `Ragged(B, blocks)` axis, expanded at run time by the orchestration.
 * Tiers (P.when): a request with a single block is computed directly, normalised, by `attn_single`;
-  longer ones are split by KV block — each block task writes a partial output, its row maxima and row
+  longer ones are split by KV block — each block's tasks write a partial output, its row maxima and row
   sums (split-KV) — and `merge` combines the partials with the log-sum-exp correction.
+* On Ascend a kernel runs on one core type: Q K^T and P V are cube (AIC) kernels, the softmax parts and
+  the merge vector (AIV) kernels; they exchange runtime-created intermediates. M_part arrives filled
+  with -1e30 so that block slots a request does not use weigh nothing in the merge.
 
     python examples/flash_decode.py --target pto-a2a3sim
 """
@@ -20,7 +23,7 @@ from htp.dialects.wsp import workload, schedule, P, Ragged, dispatch, affinity
 import htp_example
 
 B, H, D = 4, 16, 64          # requests, query heads per KV head, head dimension
-BLK, MAXBLK = 32, 4          # keys per KV block, blocks per request at most
+BLK, MAXBLK = 32, 8          # keys per KV block, blocks per request at most
 S = B * MAXBLK * BLK         # KV cache rows
 SCALE = 1.0 / 8.0            # 1 / sqrt(D)
 NEG = -1.0e30                # "minus infinity" for empty split slots
@@ -29,22 +32,33 @@ BPH = B * PH                 # partial rows of all requests
 
 
 @kernel
-def attn_single(q: In[Tensor[H, D, f32]], kt: In[Tensor[D, BLK, f32]], v: In[Tensor[BLK, D, f32]],
-                o: Out[Tensor[H, D, f32]]):
-    s = muls(matmul(load(q), load(kt)), SCALE)
-    p = exp(rowexpand_sub(s, rowmax(s)))
-    store(o, rowexpand_div(matmul(p, load(v)), rowsum(p)))
+def scores(q: In[Tensor[H, D, f32]], kt: In[Tensor[D, BLK, f32]], s: Out[Tensor[H, BLK, f32]]):
+    s_tile = matmul(load(q), load(kt))                     # cube (AIC): S = Q K^T
+    store(s, s_tile)
 
 
 @kernel
-def attn_block(q: In[Tensor[H, D, f32]], kt: In[Tensor[D, BLK, f32]], v: In[Tensor[BLK, D, f32]],
-               o_part: Out[Tensor[H, D, f32]], m_part: Out[Tensor[H, 1, f32]], l_part: Out[Tensor[H, 1, f32]]):
-    s = muls(matmul(load(q), load(kt)), SCALE)
-    m = rowmax(s)
-    p = exp(rowexpand_sub(s, m))
-    store(o_part, matmul(p, load(v)))
+def weigh(v_in: In[Tensor[H, BLK, f32]], v: In[Tensor[BLK, D, f32]], o: Out[Tensor[H, D, f32]]):
+    o_tile = matmul(load(v_in), load(v))                   # cube (AIC): O = P V
+    store(o, o_tile)
+
+
+@kernel
+def block_softmax(s: In[Tensor[H, BLK, f32]], p: Out[Tensor[H, BLK, f32]], m_part: Out[Tensor[H, 1, f32]],
+                  l_part: Out[Tensor[H, 1, f32]]):
+    t = muls(load(s), SCALE)                               # vector (AIV): the block's softmax numerator
+    m = rowmax(t)
+    e = exp(rowexpand_sub(t, m))
+    store(p, e)
     store(m_part, m)
-    store(l_part, rowsum(p))
+    store(l_part, rowsum(e))
+
+
+@kernel
+def full_softmax(s: In[Tensor[H, BLK, f32]], p: Out[Tensor[H, BLK, f32]]):
+    t = muls(load(s), SCALE)                               # vector (AIV): a single block, normalised
+    e = exp(rowexpand_sub(t, rowmax(t)))
+    store(p, rowexpand_div(e, rowsum(e)))
 
 
 @kernel
@@ -63,18 +77,25 @@ def merge(o_part: In[Tensor[PH, D, f32]], m_part: In[Tensor[H, MAXBLK, f32]],
 @workload
 def flash_decode(Q: In[Tensor[BH, D, f32]], KT: In[Tensor[D, S, f32]], V: In[Tensor[S, D, f32]],
                  starts: In[Tensor[B, i32]], blocks: In[Tensor[B, i32]], O: Out[Tensor[BH, D, f32]],
-                 O_part: InOut[Tensor[BPH, D, f32]], M_part: InOut[Tensor[BH, MAXBLK, f32]],
-                 L_part: InOut[Tensor[BH, MAXBLK, f32]]):
+                 M_part: InOut[Tensor[BH, MAXBLK, f32]]):
+    S_buf: Tensor[BPH, BLK, f32]       # scores of every (request, block), created by the runtime
+    P_buf: Tensor[BPH, BLK, f32]       # softmax numerators
+    O_part: Tensor[BPH, D, f32]        # partial outputs
+    L_part: Tensor[BH, MAXBLK, f32]    # partial row sums (empty slots: weight exp(NEG - m) = 0)
     for b, j in P(Ragged(B, blocks)):
         with P.when(blocks[b] > 1):
             col = starts[b] + j * BLK
-            attn_block[b, j](Q[b * H:(b + 1) * H, :], KT[:, col:col + BLK], V[col:col + BLK, :],
-                             O_part[(b * MAXBLK + j) * H:(b * MAXBLK + j + 1) * H, :],
-                             M_part[b * H:(b + 1) * H, j:j + 1], L_part[b * H:(b + 1) * H, j:j + 1])
+            row = (b * MAXBLK + j) * H
+            scores[b, j](Q[b * H:(b + 1) * H, :], KT[:, col:col + BLK], S_buf[row:row + H, :])
+            block_softmax[b, j](S_buf[row:row + H, :], P_buf[row:row + H, :], M_part[b * H:(b + 1) * H, j:j + 1],
+                                L_part[b * H:(b + 1) * H, j:j + 1])
+            weigh[b, j](P_buf[row:row + H, :], V[col:col + BLK, :], O_part[row:row + H, :])
     for b in P(B):
         with P.when(blocks[b] <= 1):
-            attn_single[b](Q[b * H:(b + 1) * H, :], KT[:, starts[b]:starts[b] + BLK], V[starts[b]:starts[b] + BLK, :],
-                           O[b * H:(b + 1) * H, :])
+            row = b * MAXBLK * H
+            scores[b](Q[b * H:(b + 1) * H, :], KT[:, starts[b]:starts[b] + BLK], S_buf[row:row + H, :])
+            full_softmax[b](S_buf[row:row + H, :], P_buf[row:row + H, :])
+            weigh[b](P_buf[row:row + H, :], V[starts[b]:starts[b] + BLK, :], O[b * H:(b + 1) * H, :])
         with P.otherwise():
             merge[b](O_part[b * MAXBLK * H:(b + 1) * MAXBLK * H, :], M_part[b * H:(b + 1) * H, :],
                      L_part[b * H:(b + 1) * H, :], O[b * H:(b + 1) * H, :])
@@ -92,9 +113,7 @@ def make_inputs(rng):
             "KT": rng.standard_normal((D, S), dtype="float32"),
             "V": rng.standard_normal((S, D), dtype="float32"),
             "starts": starts, "blocks": blocks,
-            "O_part": np.zeros((B * MAXBLK * H, D), np.float32),
-            "M_part": np.full((B * H, MAXBLK), NEG, np.float32),
-            "L_part": np.zeros((B * H, MAXBLK), np.float32)}
+            "M_part": np.full((B * H, MAXBLK), NEG, np.float32)}
 
 
 def reference(Q, KT, V, starts, blocks, **_):

@@ -1,5 +1,7 @@
 """Mixture of experts: top-k routing as CSR (indptr, indices); every token runs exactly the experts its
-routing row selects (P.sel), so the number of tasks is data-dependent and only known at run time.
+routing row selects (P.sel), so the number of tasks is data-dependent and only known at run time. Each
+expert is a cube (matmul) task feeding a vector (accumulate) task through a runtime-created intermediate:
+on Ascend a kernel runs on one core type.
 
     python examples/moe.py --target pto-a2a3sim
 """
@@ -7,27 +9,35 @@ import sys
 
 import numpy as np
 
-from htp.dialects.tile import kernel, Tensor, In, InOut, f32, i32, load, store, add, matmul
+from htp.dialects.tile import kernel, Tensor, In, Out, InOut, f32, i32, load, store, add, matmul
 from htp.dialects.wsp import workload, schedule, P, Sparse, dispatch, hash
 
 import htp_example
 
 T, D, E, TOPK = 16, 64, 4, 2
-T1, NNZ, ED = T + 1, T * TOPK, E * D
+T1, NNZ, ED, TE = T + 1, T * TOPK, E * D, T * E
 
 
 @kernel
-def expert_ffn(x: In[Tensor[1, D, f32]], w: In[Tensor[D, D, f32]], y: InOut[Tensor[1, D, f32]]):
-    store(y, add(load(y), matmul(load(x), load(w))))
+def expert_matmul(x: In[Tensor[1, D, f32]], w: In[Tensor[D, D, f32]], h: Out[Tensor[1, D, f32]]):
+    h_tile = matmul(load(x), load(w))   # a cube (AIC) kernel
+    store(h, h_tile)
+
+
+@kernel
+def accumulate(h: In[Tensor[1, D, f32]], y: InOut[Tensor[1, D, f32]]):
+    store(y, add(load(y), load(h)))     # a vector (AIV) kernel
 
 
 @workload
 def moe(X: In[Tensor[T, D, f32]], W: In[Tensor[ED, D, f32]], Y: InOut[Tensor[T, D, f32]],
         indptr: In[Tensor[T1, i32]], indices: In[Tensor[NNZ, i32]]):
+    hidden: Tensor[TE, D, f32]          # one row per (token, expert): created by the runtime
     routing = Sparse(T, indptr, indices)
     for t in P(T):
         for e in P.sel(routing[t]):
-            expert_ffn[t, e](X[t:t + 1, :], W[e * D:(e + 1) * D, :], Y[t:t + 1, :])
+            expert_matmul[t, e](X[t:t + 1, :], W[e * D:(e + 1) * D, :], hidden[t * E + e:t * E + e + 1, :])
+            accumulate[t, e](hidden[t * E + e:t * E + e + 1, :], Y[t:t + 1, :])
 
 
 @schedule(moe)

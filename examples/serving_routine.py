@@ -29,21 +29,30 @@ def norm_rows(x: In[Tensor[ROWS, D, f32]], h: Out[Tensor[ROWS, D, f32]]):
 
 
 @kernel
-def project_softmax(h: In[Tensor[ROWS, D, f32]], w: In[Tensor[D, V, f32]], y: Out[Tensor[ROWS, V, f32]]):
+def project(h: In[Tensor[ROWS, D, f32]], w: In[Tensor[D, V, f32]], z: Out[Tensor[ROWS, V, f32]]):
     acc = full((ROWS, V), 0.0, f32)
     for k in range(D // 32):
         acc = matmul(load(h[:, k * 32:(k + 1) * 32]), load(w[k * 32:(k + 1) * 32, :]), acc)
-    e = exp(rowexpand_sub(acc, rowmax(acc)))
+    store(z, acc)
+
+
+@kernel
+def softmax_rows(z: In[Tensor[ROWS, V, f32]], y: Out[Tensor[ROWS, V, f32]]):
+    t = load(z)
+    e = exp(rowexpand_sub(t, rowmax(t)))
     store(y, rowexpand_div(e, rowsum(e)))
 
 
 @workload
 def decoder_step(X: In[Tensor[T, D, f32]], W: In[Tensor[D, V, f32]], Hn: Out[Tensor[T, D, f32]],
                  Y: Out[Tensor[T, V, f32]]):
+    logits: Tensor[T, V, f32]
     for i in P(T // ROWS):
         norm_rows[i](X.tile(i, 0), Hn.tile(i, 0))
     for i in P(T // ROWS):
-        project_softmax[i](Hn.tile(i, 0), W, Y.tile(i, 0))
+        project[i](Hn.tile(i, 0), W, logits.tile(i, 0))
+    for i in P(T // ROWS):
+        softmax_rows[i](logits.tile(i, 0), Y.tile(i, 0))
 
 
 def make_inputs(rng):
