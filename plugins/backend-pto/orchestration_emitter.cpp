@@ -154,6 +154,9 @@ const KernelUnit &find_kernel(const KernelIndex &kernels, const std::string &nam
 
 std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.line) : std::string(); }
 
+/// The submission counter of workloads whose schedule has streams(n) without stream_by.
+constexpr const char *kTaskIndex = "htp_task_index";
+
 /// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
 class WorkloadLowering {
 public:
@@ -237,11 +240,14 @@ private:
     return in_scope_.count(axis) ? "v_" + axis : "";
   }
 
+  /// The task's issue stream: stream_by modulo streams, or (streams alone) tasks dealt to the streams in
+  /// submission order.
   std::string stream() const {
-    if (!schedule_.contains("stream_by") || schedule_["stream_by"].is_null()) return "";
-    std::string s = w_.expr(schedule_["stream_by"]);
-    if (schedule_.contains("streams") && schedule_["streams"].is_number_integer())
-      s = "htp_mod(" + s + ", " + std::to_string(schedule_["streams"].get<int64_t>()) + ")";
+    const bool by = schedule_.contains("stream_by") && !schedule_["stream_by"].is_null();
+    const bool count = schedule_.contains("streams") && schedule_["streams"].is_number_integer();
+    if (!by && !count) return "";
+    std::string s = by ? w_.expr(schedule_["stream_by"]) : std::string(kTaskIndex) + "++";
+    if (count) s = "htp_mod(" + s + ", " + std::to_string(schedule_["streams"].get<int64_t>()) + ")";
     return s;
   }
 
@@ -303,6 +309,8 @@ EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const O
   for (const auto &i : w.value("intermediates", json::array()))
     out.intermediate(i.at("name").get<std::string>(), i.at("type"));
   const json schedule = w.value("schedule", json::object());
+  if (schedule.contains("streams") && !(schedule.contains("stream_by") && !schedule["stream_by"].is_null()))
+    out.raw(std::string("#ifdef HTP_PTOSIM\n    int64_t ") + kTaskIndex + " = 0;\n#endif\n");
   WorkloadLowering(out, kernels, schedule).nodes(w.value("body", json::array()));
   e.sim = sim_config(schedule);
   e.source = out.finish("workload '" + e.name + "'");

@@ -338,3 +338,22 @@ TEST(PtoCube, AccumulatorCastConvertsInTheStore) {
   EXPECT_NE(k.find("TSTORE(dst, t_acc);"), std::string::npos);
   EXPECT_EQ(k.find("TCVT"), std::string::npos);
 }
+
+TEST(PtoSchedule, StreamsWithoutStreamByDealTasksToTheStreams) {
+  auto in = load_fixture("vadd");
+  in.task_graph["workloads"][0]["schedule"].erase("stream_by");
+  std::map<std::string, std::string> files;
+  for (auto &[p, t] : emit_files(in)) files[p] = t;
+  const std::string &o = files["kernels/orchestration/vadd.cpp"];
+  EXPECT_NE(o.find("#ifdef HTP_PTOSIM\n    int64_t htp_task_index = 0;\n#endif\n"), std::string::npos) << o;
+  EXPECT_NE(o.find("htp_ptosim_hint(task0_args, static_cast<int64_t>(v_i), static_cast<int64_t>(htp_mod(htp_task_index++, 2)));"),
+            std::string::npos);
+}
+
+TEST(PtoSchedule, DispatchPolicyAndTaskWindowReachTheRegistry) {
+  std::vector<ptobe::Problem> problems;
+  auto pkg = ptobe::build_package(load_fixture("moe"), ptobe::a2a3_profile(), problems);
+  ASSERT_TRUE(problems.empty());
+  EXPECT_EQ(ptobe::kernel_registry(pkg)["runtime_config"]["sim"],
+            nlohmann::json({{"dispatch", "work_steal"}, {"task_window", 16}}));
+}
