@@ -114,3 +114,24 @@ def test_bad_input_is_a_compile_error(tmp_path, program, message):
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
     assert not (tmp_path / "pkg").exists()
+
+
+def test_package_is_deterministic_and_verifies(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = compile_program(tmp_path / "a", "pipeline.py"), compile_program(tmp_path / "b", "pipeline.py")
+    for rel in ("aie.mlir", "mapping.json", "fifos.json", "kernels/proc_square.cc", "host.cpp", "build.sh"):
+        assert (first / "codegen/aie/pipeline" / rel).read_bytes() == (second / "codegen/aie/pipeline" / rel).read_bytes()
+    r = subprocess.run([HOST, *PLUGINS, "verify", str(first)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_rerun_of_an_unchanged_package_compiles_nothing(tmp_path):
+    import json
+    pkg = compile_program(tmp_path, "vadd.py")
+    a, b = rand(128, 64, seed=10), rand(128, 64, seed=11)
+    run_package(tmp_path, pkg, A=a, B=b)
+    assert json.loads((tmp_path / "run" / "report.json").read_text())["kernels"]["cache_hit"] is False
+    out = run_package(tmp_path, pkg, A=a, B=b)
+    assert json.loads((tmp_path / "run" / "report.json").read_text())["kernels"]["cache_hit"] is True
+    np.testing.assert_array_equal(out["C"], a + b)
