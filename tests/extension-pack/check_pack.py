@@ -61,5 +61,19 @@ for target in ("cpu-ref", "pto-a2a3sim"):
             else:
                 passed += 1
                 print(f"ok: cpu-ref rerun of {entry} reuses the cached build (no compiler)")
+
+# The WSP workload: one task graph, run for two runtime sizes of the symbolic dim B.
+for target in ("cpu-ref", "pto-a2a3sim"):
+    bound = htp.bind(htp.Package(f"{out}/workload-{target}"), ctx)
+    for rows in (64, 96):
+        x = rng.standard_normal((rows, 128)).astype(np.float32)
+        y = rng.standard_normal((rows, 128)).astype(np.float32)
+        even = (np.arange(rows) // 16 % 2 == 0)[:, None]
+        expected = np.where(even, 3.0 * x - y, 0.5 * x)
+        result = bound.run("alternate", cache_dir=cache, X=x, Y=y)
+        err = float(np.max(np.abs(result.outputs["Z"] - expected)))
+        ok = err <= 1e-5 and result.report.get("path") == EXPECTED_PATH[target]
+        passed, failures = passed + ok, failures + (not ok)
+        print(f"{'ok' if ok else 'FAIL'}: {target} workload alternate, B={rows}: max |error| vs NumPy = {err:.2e}")
 print(f"{passed} passed, {failures} failed")
 sys.exit(1 if failures else 0)

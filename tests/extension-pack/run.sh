@@ -2,9 +2,10 @@
 # The extension pack end to end, as a third party would use it:
 #   1. install HTP from BUILD into WORK/prefix;
 #   2. build examples/extension-pack against that prefix with nothing but find_package(HTP);
-#   3. load it beside the built-in plugins, compile program.py for cpu-ref and pto-a2a3sim with the
-#      installed htp-host, run both packages (htp.bind(pkg).run from the installed Python package) and
-#      compare every output with NumPy (check_pack.py).
+#   3. load it beside the built-in plugins, compile program.py (and workload.py, a WSP task graph) for
+#      cpu-ref and pto-a2a3sim with the installed htp-host, check that bad programs are diagnosed, run
+#      every package (htp.bind(pkg).run from the installed Python package) and compare every output
+#      with NumPy (check_pack.py).
 set -euo pipefail
 build=$1 work=$2 pack=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,9 @@ echo "ok: ext-pack built out of tree against $work/prefix; every component kind 
 for target in cpu-ref pto-a2a3sim; do
   "$host" --plugins "$builtin" --plugins "$plugins" compile "$pack/program.py" --target "$target" \
     -o "$work/out/$target" --dump-ir all
-  echo "ok: compiled program.py for $target"
+  "$host" --plugins "$builtin" --plugins "$plugins" compile "$here/workload.py" --target "$target" \
+    -o "$work/out/workload-$target"
+  echo "ok: compiled program.py and workload.py for $target"
 done
 # Bad programs: a diagnostic with its code and location, a non-zero exit and no package.
 expect_error() {  # FILE TARGET PATTERN
@@ -38,6 +41,6 @@ expect_error() {  # FILE TARGET PATTERN
   echo "ok: $1 for $2 is rejected with '$3'"
 }
 expect_error bad_shape.py cpu-ref "bad_shape.py:7:.*'z' is \[64, 128\] f32 \[ext.shape\]"
-expect_error bad_workload.py cpu-ref "Uses.Dialect(name=wsp).*not accepted by target cpu-ref.*\[resolve.unaccepted\]"
+expect_error bad_layout.py cpu-ref "bad_layout.py:8:.*Uses.Layout(.*facet=dist.*not accepted by target cpu-ref.*\[resolve.unaccepted\]"
 PYTHONPATH="$work/prefix/lib/python3/dist-packages" /usr/bin/python3 "$here/check_pack.py" \
   "$builtin" "$plugins" "$work/out" "$work/cache"
