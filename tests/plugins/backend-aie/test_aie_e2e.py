@@ -105,6 +105,8 @@ def test_python_api_compile_and_bind_run(tmp_path):
                          "(@in_A_0, @in_B, @out_C_0, the core stack) but has 65536 [aie.validate.memory]"),
     ("bad_three_inputs.py", "bad_three_inputs.py:6:1: error: entry 'add3': aie.tile(0, 2): compute tile needs 3 input "
                             "and 1 output DMA channels but has 2 and 2 [aie.validate.dma-channels]"),
+    ("bad_schedule.py", "bad_schedule.py:24:5: error: Uses.Schedule(directive=dispatch,policy=work_steal) is not "
+                        "accepted by target aie-npu1"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
                              "object FIFO has exactly one producer core [aie.csp-route]"),
 ])

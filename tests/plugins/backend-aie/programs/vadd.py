@@ -1,7 +1,7 @@
 """Vector add as a WSP workload: C = A + B over a P(4) grid of AIE cores, each core adding two 16 x 64
 tiles one after the other (the P.seq loop becomes the core loop)."""
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
-from htp.dialects.wsp import workload, P
+from htp.dialects.wsp import workload, schedule, P, dispatch, round_robin
 
 M, N = 128, 64
 TM = 16
@@ -17,3 +17,8 @@ def vadd(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out[Tensor[M, N,
     for i in P(4):
         for s in P.seq(2):
             add_tile(A.tile(i * 2 + s, 0), B.tile(i * 2 + s, 0), C.tile(i * 2 + s, 0))
+
+
+@schedule(vadd)
+def vadd_schedule():
+    dispatch(round_robin(4))

@@ -1,0 +1,24 @@
+"""Bad input: work stealing has no meaning on a spatial AIE mapping (each grid point owns a core); the
+resolver rejects the directive for AIE targets."""
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
+from htp.dialects.wsp import workload, schedule, P, dispatch, work_steal
+
+M, N = 128, 64
+TM = 16
+
+
+@kernel
+def add_tile(x: In[Tensor[TM, N, f32]], y: In[Tensor[TM, N, f32]], z: Out[Tensor[TM, N, f32]]):
+    store(z, add(load(x), load(y)))
+
+
+@workload
+def vadd(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out[Tensor[M, N, f32]]):
+    for i in P(4):
+        for s in P.seq(2):
+            add_tile(A.tile(i * 2 + s, 0), B.tile(i * 2 + s, 0), C.tile(i * 2 + s, 0))
+
+
+@schedule(vadd)
+def vadd_schedule():
+    dispatch(work_steal())
