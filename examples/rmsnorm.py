@@ -12,7 +12,7 @@ from htp.dialects.wsp import workload, P
 
 import htp_example
 
-M, D, ROWS = 128, 128, 16
+M, D, ROWS = 64, 64, 16
 EPS = 1e-6
 
 

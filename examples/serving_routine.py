@@ -1,58 +1,53 @@
-"""A decoder step for serving, composed from the kernels of the other examples: RMS-normalise the hidden
-states, project them (tiled GEMM with K-accumulation) and take a softmax over the vocabulary slice.
-The same program is compiled once for Ascend (pto-a2a3sim) and once for AIE (aie-npu1); the backend is
-chosen at run time (--target, or HTP_SERVING_TARGET), and the package for each target is kept.
+"""A decoder step for serving as one CSP megakernel: RMS-normalise the hidden states, project them onto a
+vocabulary slice and take the softmax — three processes streaming row tiles through bounded channels.
+The same program is compiled once for Ascend (pto-a2a3sim: processes become vector and cube kernels
+exchanging ring buffers) and once for AIE (aie-npu1: processes become cores linked by object FIFOs); the
+backend is chosen at run time (--target, or HTP_SERVING_TARGET).
 
     python examples/serving_routine.py --target pto-a2a3sim
+    python examples/serving_routine.py --target aie-npu1
 """
 import os
 import sys
 
 import numpy as np
 
-from htp.dialects.tile import (kernel, Tensor, In, Out, f32, load, store, mul, muls, adds, rowsum, rsqrt,
-                               rowexpand_mul, matmul, full, exp, rowmax, rowexpand_sub, rowexpand_div)
-from htp.dialects.wsp import workload, P
+from htp.dialects.csp import Channel, process, program, recv, send
+from htp.dialects.tile import (Tensor, Tile, In, Out, f32, load, store, mul, muls, adds, rowsum, rsqrt,
+                               rowexpand_mul, matmul, exp, rowmax, rowexpand_sub, rowexpand_div)
 
 import htp_example
 
-T, D, V = 32, 64, 64     # tokens in the batch, hidden size, vocabulary slice
+T, D, V = 64, 64, 32     # tokens in the batch, hidden size, vocabulary slice
 ROWS = 16
+STEPS = T // ROWS
 EPS = 1e-6
 
 
-@kernel
-def norm_rows(x: In[Tensor[ROWS, D, f32]], h: Out[Tensor[ROWS, D, f32]]):
-    t = load(x)
-    inv = rsqrt(adds(muls(rowsum(mul(t, t)), 1.0 / D), EPS))
-    store(h, rowexpand_mul(t, inv))
+@program
+def decoder_step(X: In[Tensor[T, D, f32]], W: In[Tensor[D, V, f32]], Y: Out[Tensor[T, V, f32]]):
+    normed = Channel[Tile[ROWS, D, f32]](depth=2)
+    logits = Channel[Tile[ROWS, V, f32]](depth=2)
 
+    @process(produces=[normed])
+    def norm():                                   # vector work
+        for i in range(STEPS):
+            t = load(X.tile(i, 0, shape=(ROWS, D)))
+            inv = rsqrt(adds(muls(rowsum(mul(t, t)), 1.0 / D), EPS))
+            send(normed, rowexpand_mul(t, inv))
 
-@kernel
-def project(h: In[Tensor[ROWS, D, f32]], w: In[Tensor[D, V, f32]], z: Out[Tensor[ROWS, V, f32]]):
-    acc = full((ROWS, V), 0.0, f32)
-    for k in range(D // 32):
-        acc = matmul(load(h[:, k * 32:(k + 1) * 32]), load(w[k * 32:(k + 1) * 32, :]), acc)
-    store(z, acc)
+    @process(consumes=[normed], produces=[logits])
+    def project():                                # cube work
+        for i in range(STEPS):
+            h = recv(normed)
+            send(logits, matmul(h, load(W)))
 
-
-@kernel
-def softmax_rows(z: In[Tensor[ROWS, V, f32]], y: Out[Tensor[ROWS, V, f32]]):
-    t = load(z)
-    e = exp(rowexpand_sub(t, rowmax(t)))
-    store(y, rowexpand_div(e, rowsum(e)))
-
-
-@workload
-def decoder_step(X: In[Tensor[T, D, f32]], W: In[Tensor[D, V, f32]], Hn: Out[Tensor[T, D, f32]],
-                 Y: Out[Tensor[T, V, f32]]):
-    logits: Tensor[T, V, f32]
-    for i in P(T // ROWS):
-        norm_rows[i](X.tile(i, 0), Hn.tile(i, 0))
-    for i in P(T // ROWS):
-        project[i](Hn.tile(i, 0), W, logits.tile(i, 0))
-    for i in P(T // ROWS):
-        softmax_rows[i](logits.tile(i, 0), Y.tile(i, 0))
+    @process(consumes=[logits])
+    def sample():                                 # vector work
+        for i in range(STEPS):
+            z = recv(logits)
+            e = exp(rowexpand_sub(z, rowmax(z)))
+            store(Y.tile(i, 0, shape=(ROWS, V)), rowexpand_div(e, rowsum(e)))
 
 
 def make_inputs(rng):
@@ -64,7 +59,7 @@ def reference(X, W):
     h = X / np.sqrt(np.mean(X * X, axis=1, keepdims=True) + EPS)
     z = h @ W
     e = np.exp(z - z.max(axis=1, keepdims=True))
-    return {"Hn": h, "Y": e / e.sum(axis=1, keepdims=True)}
+    return {"Y": e / e.sum(axis=1, keepdims=True)}
 
 
 if __name__ == "__main__":
@@ -72,4 +67,4 @@ if __name__ == "__main__":
     if "--target" not in argv and os.environ.get("HTP_SERVING_TARGET"):
         argv = ["--target", os.environ["HTP_SERVING_TARGET"], *argv]
     sys.exit(htp_example.run({"pto-a2a3sim": decoder_step, "aie-npu1": decoder_step}, make_inputs, reference,
-                             outputs=["Hn", "Y"], rtol=1e-4, atol=1e-5, description=__doc__, argv=argv))
+                             outputs=["Y"], rtol=1e-4, atol=1e-5, description=__doc__, argv=argv))

@@ -1,4 +1,4 @@
-"""Row softmax, numerically stable (subtract the row max), one 32-row tile per task.
+"""Row softmax, numerically stable (subtract the row max), one 16-row tile per task.
 
     python examples/softmax.py --target pto-a2a3sim
 """
@@ -11,7 +11,7 @@ from htp.dialects.wsp import workload, P
 
 import htp_example
 
-M, N, ROWS = 128, 128, 32
+M, N, ROWS = 64, 128, 16
 
 
 @kernel

@@ -93,6 +93,19 @@ std::string unpack_scalar(const std::string &n, const std::string &ctype, size_t
          std::to_string(i) + "]));\n";
 }
 
+/// The params of an htp.entrypoints entry (contract §8) from signature-style params; constexprs are folded.
+json entry_params(const json &params) {
+  json out = json::array();
+  for (const json &p : params) {
+    const json &t = p["type"];
+    if (t["kind"] == "tensor")
+      out.push_back({{"name", p["name"]}, {"kind", "tensor"}, {"dir", p["dir"]}, {"shape", t["shape"]}, {"dtype", t["dtype"]}});
+    else if (t["kind"] == "scalar")
+      out.push_back({{"name", p["name"]}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", t["dtype"]}});
+  }
+  return out;
+}
+
 /// Emits one kernel of tile.kernels as a C++ function.
 class KernelEmitter {
 public:
@@ -122,17 +135,7 @@ public:
   }
 
   /// This kernel's entry for htp.entrypoints.
-  json entrypoint() const {
-    json params = json::array();
-    for (const json &p : runtime_params()) {
-      const json &t = p["type"];
-      if (t["kind"] == "tensor")
-        params.push_back({{"name", p["name"]}, {"kind", "tensor"}, {"dir", p["dir"]}, {"shape", t["shape"]}, {"dtype", t["dtype"]}});
-      else
-        params.push_back({{"name", p["name"]}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", t["dtype"]}});
-    }
-    return {{"name", name()}, {"kind", "kernel"}, {"params", params}};
-  }
+  json entrypoint() const { return {{"name", name()}, {"kind", "kernel"}, {"params", entry_params(k_["params"])}}; }
 
 private:
   std::string name() const { return k_["name"].get<std::string>(); }
@@ -342,17 +345,7 @@ public:
     return out + "}\n";
   }
 
-  json entrypoint() const {
-    json params = json::array();
-    for (const json &p : w_["params"]) {
-      const json &t = p["type"];
-      if (t["kind"] == "tensor")
-        params.push_back({{"name", p["name"]}, {"kind", "tensor"}, {"dir", p["dir"]}, {"shape", t["shape"]}, {"dtype", t["dtype"]}});
-      else
-        params.push_back({{"name", p["name"]}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", t["dtype"]}});
-    }
-    return {{"name", name()}, {"kind", "workload"}, {"params", params}};
-  }
+  json entrypoint() const { return {{"name", name()}, {"kind", "workload"}, {"params", entry_params(w_["params"])}}; }
 
 private:
   std::string name() const { return w_["name"].get<std::string>(); }
