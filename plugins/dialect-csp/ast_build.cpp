@@ -30,8 +30,10 @@ htp::NodeRef AstBuilder::call(std::string_view fn, std::vector<htp::NodeRef> arg
                               std::vector<htp::NodeRef> keywords) const {
   htp::NodeRef c = m_.create("Call", &span_);
   m_.set_child(c, "func", name(fn));
-  for (size_t i = 0; i < args.size(); ++i) m_.insert(c, "args", i, args[i]);
-  for (size_t i = 0; i < keywords.size(); ++i) m_.insert(c, "keywords", i, keywords[i]);
+  for (size_t i = 0; i < args.size(); ++i)
+    m_.insert(c, "args", i, args[i]);
+  for (size_t i = 0; i < keywords.size(); ++i)
+    m_.insert(c, "keywords", i, keywords[i]);
   return c;
 }
 
@@ -76,8 +78,9 @@ htp::NodeRef AstBuilder::expr(const Json &e) const {
   auto it = ops.find(op);
   if (it == ops.end()) throw htp::PassError("cannot write the operation '" + op + "' as Python");
   htp::NodeRef acc = expr(args[0]);
-  for (size_t i = 1; i < args.size(); ++i) acc = binop(it->second, acc, expr(args[i]));
+  for (size_t i = 1; i < args.size(); ++i)
+    acc = binop(it->second, acc, expr(args[i]));
   return acc;
 }
 
-}  // namespace csp
+} // namespace csp

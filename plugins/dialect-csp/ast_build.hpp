@@ -15,7 +15,8 @@ public:
   htp::NodeRef integer(int64_t v) const { return m_.int_constant(v, &span_); }
   htp::NodeRef keyword(std::string_view arg, htp::NodeRef value) const;
   /// `fn(args..., keywords...)` with `fn` a plain name.
-  htp::NodeRef call(std::string_view fn, std::vector<htp::NodeRef> args, std::vector<htp::NodeRef> keywords = {}) const;
+  htp::NodeRef call(std::string_view fn, std::vector<htp::NodeRef> args,
+                    std::vector<htp::NodeRef> keywords = {}) const;
   htp::NodeRef assign(htp::NodeRef target, htp::NodeRef value) const;
   /// A parameter `name: annotation` (annotation detached, may be empty).
   htp::NodeRef arg(std::string_view name, htp::NodeRef annotation) const;
@@ -28,4 +29,4 @@ private:
   HtpSpan span_;
 };
 
-}  // namespace csp
+} // namespace csp

@@ -24,8 +24,8 @@ int check_sent_types(htp::PassContext &ctx, const ProgramDecl &program) {
       if (t.value("kind", "") != c->elem.value("kind", "") || t.value("shape", Json()) != c->elem["shape"] ||
           t.value("dtype", "") != c->elem.value("dtype", "")) {
         ctx.error(n, "csp.type-mismatch",
-                  "process '" + p.name + "' sends a value of type " + type_text(t) + " on channel '" + c->name +
-                      "', which carries " + type_text(c->elem));
+                  "process '" + p.name + "' sends a value of type " + type_text(t) + " on channel '" +
+                      c->name + "', which carries " + type_text(c->elem));
         ++errors;
       }
     });
@@ -45,32 +45,48 @@ Json graph_of(const ProgramDecl &program) {
       if (std::count(l.to.begin(), l.to.end(), c.name)) producers.push_back(l.name);
       if (std::count(l.from.begin(), l.from.end(), c.name)) consumers.push_back(l.name);
     }
-    channels.push_back({{"name", c.name}, {"kind", c.kind}, {"elem", c.elem}, {"depth", c.depth}, {"pack", c.pack},
-                        {"producers", producers}, {"consumers", consumers}, {"span", c.span}});
+    channels.push_back({{"name", c.name},
+                        {"kind", c.kind},
+                        {"elem", c.elem},
+                        {"depth", c.depth},
+                        {"pack", c.pack},
+                        {"producers", producers},
+                        {"consumers", consumers},
+                        {"span", c.span}});
   }
   for (const auto &p : program.processes)
-    processes.push_back({{"name", p.name}, {"replicas", p.replicas}, {"function", p.function}, {"span", p.span},
-                         {"produces", p.produces}, {"consumes", p.consumes}, {"args", p.args}, {"counts", p.counts}});
+    processes.push_back({{"name", p.name},
+                         {"replicas", p.replicas},
+                         {"function", p.function},
+                         {"span", p.span},
+                         {"produces", p.produces},
+                         {"consumes", p.consumes},
+                         {"args", p.args},
+                         {"counts", p.counts}});
   Json links = Json::array();
   for (const auto &l : program.links)
     links.push_back({{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
-  return {{"name", program.name}, {"span", program.span}, {"params", program.params}, {"channels", channels},
-          {"processes", processes}, {"links", links}};
+  return {{"name", program.name}, {"span", program.span},   {"params", program.params},
+          {"channels", channels}, {"processes", processes}, {"links", links}};
 }
 
-}  // namespace
+} // namespace
 
 void build_graph(htp::PassContext &ctx) {
   auto m = ctx.module();
   auto doc = module_json(m, kProgramsAttr);
-  if (!doc) throw htp::PassError(std::string("module attribute ") + kProgramsAttr + " is missing: csp.canonicalize did not run");
+  if (!doc)
+    throw htp::PassError(std::string("module attribute ") + kProgramsAttr +
+                         " is missing: csp.canonicalize did not run");
   std::vector<ProgramDecl> programs = programs_from_json(*doc);
   int errors = 0;
-  for (const auto &p : programs) errors += check_sent_types(ctx, p);
-  if (errors) return;  // reported: the pass fails
+  for (const auto &p : programs)
+    errors += check_sent_types(ctx, p);
+  if (errors) return; // reported: the pass fails
   Json out = Json::array();
-  for (const auto &p : programs) out.push_back(graph_of(p));
+  for (const auto &p : programs)
+    out.push_back(graph_of(p));
   m.set_attr(kGraphAttr, Json{{"schema", kGraphSchema}, {"programs", out}}.dump());
 }
 
-}  // namespace csp
+} // namespace csp

@@ -14,9 +14,12 @@ namespace {
 std::set<std::string> bound_names(htp::NodeRef fn) {
   std::set<std::string> bound;
   fn.walk([&](htp::NodeRef n) {
-    if (n.is("Name") && !n.child("ctx").is("Load")) bound.insert(n.text("id").value_or(""));
-    else if (n.is("arg")) bound.insert(n.text("arg").value_or(""));
-    else if ((n.is("FunctionDef") || n.is("ClassDef")) && !(n == fn)) bound.insert(n.text("name").value_or(""));
+    if (n.is("Name") && !n.child("ctx").is("Load"))
+      bound.insert(n.text("id").value_or(""));
+    else if (n.is("arg"))
+      bound.insert(n.text("arg").value_or(""));
+    else if ((n.is("FunctionDef") || n.is("ClassDef")) && !(n == fn))
+      bound.insert(n.text("name").value_or(""));
   });
   return bound;
 }
@@ -24,7 +27,8 @@ std::set<std::string> bound_names(htp::NodeRef fn) {
 /// Moves one process function out of its program and makes it a tile body.
 class ProcessLifter {
 public:
-  ProcessLifter(htp::PassContext &ctx, ParsedProgram &prog, int &errors) : ctx_(ctx), prog_(prog), errors_(errors) {}
+  ProcessLifter(htp::PassContext &ctx, ParsedProgram &prog, int &errors)
+      : ctx_(ctx), prog_(prog), errors_(errors) {}
 
   /// Checks and rewrites the body of `p`; lifting happens in lift() once every process is checked.
   void rewrite(ProcessDecl &p) {
@@ -33,13 +37,15 @@ public:
     if (args.size("args") || args.size("posonlyargs") || args.size("kwonlyargs") || args.child("vararg") ||
         args.child("kwarg"))
       error(fn, "csp.process",
-            "process function '" + p.function + "' takes no parameters: it reads the program's tensors and "
-            "channels directly");
+            "process function '" + p.function +
+                "' takes no parameters: it reads the program's tensors and "
+                "channels directly");
     std::set<std::string> bound = bound_names(fn);
     std::vector<htp::NodeRef> ops;
     std::set<HtpNode *> channel_args;
     auto walk_body = [&](auto &&f) {
-      for (auto stmt : fn.items("body")) stmt.walk(f);
+      for (auto stmt : fn.items("body"))
+        stmt.walk(f);
     };
     walk_body([&](htp::NodeRef n) {
       if (is_call_of(n, "send") || is_call_of(n, "recv") || is_call_of(n, "consume")) {
@@ -68,10 +74,13 @@ public:
       std::string name = param["name"];
       if (!reads.count(name)) continue;
       used_params_[p.name].push_back(name);
-      if (param["type"]["kind"] == "tensor") p.args.push_back({{"param", name}, {"tensor", name}});
-      else p.args.push_back({{"param", name}, {"scalar", Json{{"param", name}}}});
+      if (param["type"]["kind"] == "tensor")
+        p.args.push_back({{"param", name}, {"tensor", name}});
+      else
+        p.args.push_back({{"param", name}, {"scalar", Json{{"param", name}}}});
     }
-    for (auto op : ops) rewrite_op(p, op);
+    for (auto op : ops)
+      rewrite_op(p, op);
   }
 
   /// Moves the function of `p` after the program, with its parameters, and marks it.
@@ -82,13 +91,15 @@ public:
     auto siblings = body_owner.items("body");
     for (size_t i = 0; i < siblings.size(); ++i)
       if (siblings[i] == fn) m.erase(body_owner, "body", i);
-    while (fn.size("decorator_list")) m.erase(fn, "decorator_list", 0);
+    while (fn.size("decorator_list"))
+      m.erase(fn, "decorator_list", 0);
     HtpSpan span = fn.span();
     AstBuilder b(m, span);
     htp::NodeRef args = fn.child("args");
     for (const auto &name : used_params_[p.name]) {
       htp::NodeRef annotation = prog_.param_nodes.at(name).child("annotation");
-      m.insert(args, "args", args.size("args"), b.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
+      m.insert(args, "args", args.size("args"),
+               b.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
     }
     m.insert(m.root(), "body", insert_at++, fn);
     fn.set_attr("tile.lower", R"({"kind":"process"})");
@@ -115,15 +126,17 @@ private:
     }
     size_t want = (sends && c.kind == "fifo") ? 2 : 1;
     if (call.size("args") != want || call.size("keywords")) {
-      std::string form = sends ? (c.kind == "fifo" ? "send(" + ch + ", value)" : "send(" + ch + ")")
-                               : op + "(" + ch + ")";
-      error(call, "csp.arity", op + " on " + (c.kind == "fifo" ? "channel '" : "event '") + ch + "' is " + form);
+      std::string form =
+          sends ? (c.kind == "fifo" ? "send(" + ch + ", value)" : "send(" + ch + ")") : op + "(" + ch + ")";
+      error(call, "csp.arity",
+            op + " on " + (c.kind == "fifo" ? "channel '" : "event '") + ch + "' is " + form);
       return;
     }
     if (op == "consume") {
       htp::NodeRef parent = call.parent();
       if (!parent.is("For") || !(parent.child("iter") == call) || !parent.child("target").is("Name")) {
-        error(call, "csp.consume", "consume(" + ch + ") is iterated by a loop: for x in consume(" + ch + "):");
+        error(call, "csp.consume",
+              "consume(" + ch + ") is iterated by a loop: for x in consume(" + ch + "):");
         return;
       }
     }
@@ -133,9 +146,11 @@ private:
     m.insert(call, "keywords", 0, b.keyword("channel", b.str(ch)));
     call.set_attr(kOpAttr, Json{{"op", op}, {"channel", ch}}.dump());
     if (op == "send")
-      call.set_attr("tile.foreign", Json{{"op", "csp.send"}, {"type", nullptr}, {"attrs", {{"channel", ch}}}}.dump());
+      call.set_attr("tile.foreign",
+                    Json{{"op", "csp.send"}, {"type", nullptr}, {"attrs", {{"channel", ch}}}}.dump());
     else if (op == "recv")
-      call.set_attr("tile.foreign", Json{{"op", "csp.recv"}, {"type", c.elem}, {"attrs", {{"channel", ch}}}}.dump());
+      call.set_attr("tile.foreign",
+                    Json{{"op", "csp.recv"}, {"type", c.elem}, {"attrs", {{"channel", ch}}}}.dump());
   }
 
   void error(htp::NodeRef at, std::string_view code, const std::string &message) {
@@ -149,7 +164,7 @@ private:
   std::map<std::string, std::vector<std::string>> used_params_;
 };
 
-}  // namespace
+} // namespace
 
 void canonicalize(htp::PassContext &ctx) {
   auto m = ctx.module();
@@ -159,7 +174,8 @@ void canonicalize(htp::PassContext &ctx) {
   std::set<std::string> top_names;
   for (auto stmt : m.root().items("body")) {
     if (stmt.is("FunctionDef")) top_names.insert(stmt.text("name").value_or(""));
-    if (is_csp_function(stmt, "program")) programs.push_back(parse_program(ctx, stmt, constants, errors));
+    if (is_csp_function(stmt, "program"))
+      programs.push_back(parse_program(ctx, stmt, constants, errors));
     else if (is_csp_function(stmt, "process")) {
       ctx.error(stmt, "csp.process",
                 "@process function '" + stmt.text("name").value_or("") +
@@ -173,7 +189,8 @@ void canonicalize(htp::PassContext &ctx) {
     for (auto &p : prog.decl.processes) {
       if (!top_names.insert(p.function).second) {
         ctx.error(prog.bodies.at(p.name), "csp.name-clash",
-                  "process function '" + p.function + "' would clash with another function of the module; rename it");
+                  "process function '" + p.function +
+                      "' would clash with another function of the module; rename it");
         ++errors;
       }
       lifter.rewrite(p);
@@ -183,12 +200,13 @@ void canonicalize(htp::PassContext &ctx) {
     auto top = m.root().items("body");
     for (size_t i = 0; i < top.size(); ++i)
       if (top[i] == prog.def) insert_at = i + 1;
-    for (const auto &p : prog.decl.processes) lifter.lift(p, insert_at);
+    for (const auto &p : prog.decl.processes)
+      lifter.lift(p, insert_at);
     if (prog.def.size("body") == 0) m.insert(prog.def, "body", 0, m.create("Pass", nullptr));
     decls.push_back(prog.decl);
   }
-  if (errors) return;  // reported: the pass fails
+  if (errors) return; // reported: the pass fails
   m.set_attr(kProgramsAttr, programs_to_json(decls).dump());
 }
 
-}  // namespace csp
+} // namespace csp

@@ -14,7 +14,10 @@ bool is_call_of(htp::NodeRef call, std::string_view name) {
 
 Json span_json(htp::NodeRef n) {
   HtpSpan s = n.span();
-  return Json{{"file", htp::from_htp_str(s.file)}, {"line", s.line}, {"col", s.col}, {"end_line", s.end_line},
+  return Json{{"file", htp::from_htp_str(s.file)},
+              {"line", s.line},
+              {"col", s.col},
+              {"end_line", s.end_line},
               {"end_col", s.end_col}};
 }
 
@@ -47,7 +50,8 @@ std::optional<Json> module_json(const htp::ModuleRef &m, std::string_view key) {
 
 Json captured_constants(const htp::ModuleRef &m) {
   auto capture = module_json(m, "htp.capture");
-  if (capture && capture->is_object() && capture->contains("constants") && (*capture)["constants"].is_object())
+  if (capture && capture->is_object() && capture->contains("constants") &&
+      (*capture)["constants"].is_object())
     return (*capture)["constants"];
   return Json::object();
 }
@@ -62,7 +66,8 @@ std::string type_text(const Json &type) {
   std::string kind = type.value("kind", "");
   if (kind == "tile" || kind == "tensor") {
     std::string out = kind == "tile" ? "Tile[" : "Tensor[";
-    for (const auto &d : type["shape"]) out += (d.is_string() ? d.get<std::string>() : d.dump()) + ", ";
+    for (const auto &d : type["shape"])
+      out += (d.is_string() ? d.get<std::string>() : d.dump()) + ", ";
     return out + type.value("dtype", "?") + "]";
   }
   if (kind == "scalar") return type.value("dtype", "?");
@@ -75,4 +80,4 @@ htp::NodeRef find_function(const htp::ModuleRef &m, std::string_view name) {
   return {};
 }
 
-}  // namespace csp
+} // namespace csp

@@ -22,13 +22,15 @@ inline constexpr const char *kProgramsSchema = "htp.csp.programs.v1";
 inline constexpr const char *kGraphAttr = "csp.graph";
 inline constexpr const char *kGraphSchema = "htp.csp.graph.v1";
 /// Facts the passes provide (docs/ir-contracts.md names the graph fact IR.CSP.Graph, which the capability
-/// grammar — Namespace.Name — does not accept; the names live here so that the spelling changes in one place).
+/// grammar — Namespace.Name — does not accept; the names live here so that the spelling changes in one
+/// place).
 inline constexpr const char *kCapCanonical = "IR.CSPCanonical";
 inline constexpr const char *kCapEffects = "IR.CSPEffects";
 inline constexpr const char *kCapGraph = "IR.CSPGraph";
 /// csp.build-graph runs after the tile dialect's typecheck when it is selected (to read tile.type).
 inline constexpr const char *kCapTileTypedOptional = "?IR.TileTyped";
-/// Node attribute on a channel operation after canonicalization: {"op": "send"|"recv"|"consume", "channel": c}.
+/// Node attribute on a channel operation after canonicalization: {"op": "send"|"recv"|"consume", "channel":
+/// c}.
 inline constexpr const char *kOpAttr = "csp.op";
 /// Node attribute on a lifted process FunctionDef: {"program": p, "process": name}.
 inline constexpr const char *kProcessAttr = "csp.process";
@@ -65,4 +67,4 @@ std::string type_text(const Json &type);
 /// A top-level FunctionDef of the module by name (empty view when absent).
 htp::NodeRef find_function(const htp::ModuleRef &m, std::string_view name);
 
-}  // namespace csp
+} // namespace csp

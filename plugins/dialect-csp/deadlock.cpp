@@ -13,7 +13,7 @@ namespace {
 struct Frame {
   const std::vector<Op> *list;
   size_t pc = 0;
-  int64_t remaining = 1;  ///< passes over `list` still to run, this one included
+  int64_t remaining = 1; ///< passes over `list` still to run, this one included
 };
 
 struct Instance {
@@ -21,20 +21,22 @@ struct Instance {
   int64_t replica;
   std::vector<Frame> frames;
   bool done = false;
-  bool offered = false;  ///< waiting at an event send for a receiver
+  bool offered = false; ///< waiting at an event send for a receiver
 };
 
 struct ChannelState {
   const ChannelDecl *decl;
   int64_t used = 0, received = 0;
-  std::deque<Instance *> offers;  ///< event senders waiting for a receiver
+  std::deque<Instance *> offers; ///< event senders waiting for a receiver
 };
 
 class Simulator {
 public:
-  Simulator(const ProgramDecl &program, const std::vector<SimProcess> &processes, int64_t param_value, bool take_else)
+  Simulator(const ProgramDecl &program, const std::vector<SimProcess> &processes, int64_t param_value,
+            bool take_else)
       : param_value_(param_value), take_else_(take_else) {
-    for (const auto &c : program.channels) channels_[c.name].decl = &c;
+    for (const auto &c : program.channels)
+      channels_[c.name].decl = &c;
     for (const auto &p : processes)
       for (int64_t r = 0; r < p.decl->replicas; ++r) {
         instances_.push_back(std::make_unique<Instance>(Instance{&p, r, {{p.ops, 0, 1}}}));
@@ -57,7 +59,7 @@ public:
           ++steps;
         }
       }
-      if (steps >= kSimulationBudget) return {std::nullopt, true};  // too long to decide by running it
+      if (steps >= kSimulationBudget) return {std::nullopt, true}; // too long to decide by running it
     }
     return {cycle(), false};
   }
@@ -112,7 +114,7 @@ private:
         c.offers.push_back(&inst);
         return true;
       }
-      if (c.used >= c.decl->depth) return false;  // no Free token
+      if (c.used >= c.decl->depth) return false; // no Free token
       ++c.used;
       advance(inst);
       return true;
@@ -124,7 +126,7 @@ private:
       sender->offered = false;
       advance(*sender);
     } else {
-      if (c.used == 0) return false;  // no Used token
+      if (c.used == 0) return false; // no Used token
       --c.used;
     }
     ++c.received;
@@ -192,9 +194,11 @@ private:
       Deadlock d;
       std::set<std::string> seen;
       for (Instance *i : scc) {
-        if (!seen.insert(name_of(*i)).second) continue;  // one entry per process, not per replica
+        if (!seen.insert(name_of(*i)).second) continue; // one entry per process, not per replica
         const Op *op = next(*i);
-        Waiter w{name_of(*i), i->replica, op, channels_.at(op->channel).used, channels_.at(op->channel).received, {}};
+        Waiter w{
+            name_of(*i), i->replica, op, channels_.at(op->channel).used, channels_.at(op->channel).received,
+            {}};
         std::set<std::string> peers;
         for (Instance *j : edges[i])
           if (std::count(scc.begin(), scc.end(), j)) peers.insert(name_of(*j));
@@ -203,7 +207,7 @@ private:
       }
       return d;
     }
-    return std::nullopt;  // stopped without a cycle: a count mismatch, reported by the balance check
+    return std::nullopt; // stopped without a cycle: a count mismatch, reported by the balance check
   }
 
   int64_t param_value_;
@@ -212,11 +216,11 @@ private:
   std::vector<std::unique_ptr<Instance>> instances_;
 };
 
-}  // namespace
+} // namespace
 
 SimResult find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
-                                      int64_t param_value, bool take_else) {
+                        int64_t param_value, bool take_else) {
   return Simulator(program, processes, param_value, take_else).run();
 }
 
-}  // namespace csp
+} // namespace csp

@@ -20,20 +20,20 @@ struct SimProcess {
 struct Waiter {
   std::string process;
   int64_t replica = 0;
-  const Op *op = nullptr;        ///< the blocked send or receive
-  int64_t used = 0;              ///< used slots of the channel when it stopped
-  int64_t received = 0;          ///< items received from the channel so far (by everyone)
-  std::vector<std::string> waits_on;  ///< processes it waits for
+  const Op *op = nullptr;            ///< the blocked send or receive
+  int64_t used = 0;                  ///< used slots of the channel when it stopped
+  int64_t received = 0;              ///< items received from the channel so far (by everyone)
+  std::vector<std::string> waits_on; ///< processes it waits for
 };
 
 struct Deadlock {
-  std::vector<Waiter> cycle;     ///< members of one cycle, in declaration order
+  std::vector<Waiter> cycle; ///< members of one cycle, in declaration order
 };
 
 /// The outcome of one run of the network.
 struct SimResult {
-  std::optional<Deadlock> deadlock;  ///< the first cycle when the processes stopped in one
-  bool undecided = false;            ///< the step budget ran out before the processes finished
+  std::optional<Deadlock> deadlock; ///< the first cycle when the processes stopped in one
+  bool undecided = false;           ///< the step budget ran out before the processes finished
 };
 
 /// Steps one run may take before it is given up (undecided).
@@ -42,6 +42,6 @@ inline constexpr int64_t kSimulationBudget = 2'000'000;
 /// Runs the network with every scalar parameter set to `param_value` and every `if` taking its
 /// `else` branch when `take_else`.
 SimResult find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
-                                      int64_t param_value, bool take_else);
+                        int64_t param_value, bool take_else);
 
-}  // namespace csp
+} // namespace csp

@@ -20,7 +20,9 @@ std::string quoted_list(const std::vector<std::string> &names) {
   return out;
 }
 
-Json stream_atom(const std::string &channel) { return Json{{"stream", channel}}; }
+Json stream_atom(const std::string &channel) {
+  return Json{{"stream", channel}};
+}
 
 /// The analysis of one program.
 class ProgramEffects {
@@ -55,7 +57,9 @@ private:
     report_at(ctx_, HTP_SEV_ERROR, span, code, message);
     ++errors_;
   }
-  void note(const Json &span, const std::string &message) { report_at(ctx_, HTP_SEV_NOTE, span, "csp.note", message); }
+  void note(const Json &span, const std::string &message) {
+    report_at(ctx_, HTP_SEV_NOTE, span, "csp.note", message);
+  }
 
   void read_processes() {
     ExprScope scope{&constants_, {}, {}};
@@ -67,8 +71,10 @@ private:
       Body b{&p, fn, extract_ops(ctx_, fn, scope, errors_), {}};
       bodies_.push_back(std::move(b));
     }
-    for (const auto &l : program_.links) bodies_.push_back(link_body(l));
-    for (auto &b : bodies_) b.counts = count_ops(ctx_, b.ops, errors_);
+    for (const auto &l : program_.links)
+      bodies_.push_back(link_body(l));
+    for (auto &b : bodies_)
+      b.counts = count_ops(ctx_, b.ops, errors_);
     if (errors_) return;
     for (auto &b : bodies_)
       for (const auto &[ch, n] : b.counts) {
@@ -118,8 +124,9 @@ private:
       if (has_stream(t)) return std::nullopt;
       if (per_source && *per_source != t) {
         error(l.span, "csp.count-mismatch",
-              "connect joins channels with different counts: '" + l.from[0] + "' carries " + per_source->to_text() +
-                  " items and '" + s + "' " + t.to_text() + "; a join takes one item from each in turn");
+              "connect joins channels with different counts: '" + l.from[0] + "' carries " +
+                  per_source->to_text() + " items and '" + s + "' " + t.to_text() +
+                  "; a join takes one item from each in turn");
         return Poly::constant(0);
       }
       per_source = t;
@@ -137,10 +144,13 @@ private:
   /// Replaces an unknown (stream or link) by its value in every count and trip count.
   void substitute(const Json &atom, const Poly &value) {
     for (auto &b : bodies_) {
-      for (auto &[c, n] : b.counts) n = {n.put.substitute(atom.dump(), value), n.get.substitute(atom.dump(), value)};
+      for (auto &[c, n] : b.counts)
+        n = {n.put.substitute(atom.dump(), value), n.get.substitute(atom.dump(), value)};
       visit_ops(b.ops, [&](Op &o) {
-        if (atom.contains("stream") && o.kind == Op::Kind::Consume && o.channel == atom["stream"]) o.trips = value;
-        else o.trips = o.trips.substitute(atom.dump(), value);
+        if (atom.contains("stream") && o.kind == Op::Kind::Consume && o.channel == atom["stream"])
+          o.trips = value;
+        else
+          o.trips = o.trips.substitute(atom.dump(), value);
       });
     }
   }
@@ -179,7 +189,8 @@ private:
 
   /// Whether a count still holds an unknown: a stream length or a link's iterations.
   static bool has_stream(const Poly &p) {
-    return p.has_atom([](const Json &a) { return a.is_object() && (a.contains("stream") || a.contains("link")); });
+    return p.has_atom(
+        [](const Json &a) { return a.is_object() && (a.contains("stream") || a.contains("link")); });
   }
 
   /// A consume loop gets what the producers put minus what fixed receivers take, shared by its replicas;
@@ -189,7 +200,8 @@ private:
     for (const auto &c : program_.channels)
       if (stream_consumers(c.name) > 0) pending.insert(c.name);
     std::vector<const LinkDecl *> links;
-    for (const auto &l : program_.links) links.push_back(&l);
+    for (const auto &l : program_.links)
+      links.push_back(&l);
     while (!pending.empty() || !links.empty()) {
       bool progressed = false;
       for (const auto &ch : std::vector<std::string>(pending.begin(), pending.end())) {
@@ -216,7 +228,8 @@ private:
                     "' depends on other streams in a cycle; give one of the loops a fixed range(n)");
         for (const auto *l : links)
           error(l->span, "csp.count-mismatch",
-                "the number of items this connect forwards depends on a stream in a cycle; give one of the loops a "
+                "the number of items this connect forwards depends on a stream in a cycle; give one of the "
+                "loops a "
                 "fixed range(n)");
         return;
       }
@@ -234,8 +247,8 @@ private:
     }
     if (auto v = share->constant_value(); v && *v < 0) {
       error(program_.channel(ch)->span, "csp.count-mismatch",
-            "channel '" + ch + "' is unbalanced: its producers send " + put.to_text() + " items but recv takes " +
-                fixed.to_text() + " before the consume(" + ch + ") loops");
+            "channel '" + ch + "' is unbalanced: its producers send " + put.to_text() +
+                " items but recv takes " + fixed.to_text() + " before the consume(" + ch + ") loops");
       return Poly::constant(0);
     }
     return *share;
@@ -243,14 +256,14 @@ private:
 
   void check_declared_ends() {
     for (auto &b : bodies_) {
-      if (!b.fn) continue;  // a connect uses all its ends
+      if (!b.fn) continue; // a connect uses all its ends
       for (bool put : {true, false})
         for (const auto &ch : put ? b.decl->produces : b.decl->consumes) {
           const ChannelCount &n = b.counts[ch];
           if (!(put ? n.put : n.get).is_zero()) continue;
           error(b.decl->span, "csp.unused-end",
-                "process '" + b.decl->name + "' declares " + (put ? "produces(" : "consumes(") + ch + ") but never " +
-                    (put ? "sends on it" : "receives from it"));
+                "process '" + b.decl->name + "' declares " + (put ? "produces(" : "consumes(") + ch +
+                    ") but never " + (put ? "sends on it" : "receives from it"));
         }
     }
   }
@@ -260,7 +273,8 @@ private:
     for (const auto &b : bodies_) {
       auto it = b.counts.find(ch);
       if (it == b.counts.end() || (put ? it->second.put : it->second.get).is_zero()) continue;
-      out += std::string(out.empty() ? "" : ", ") + b.decl->name + ": " + (put ? it->second.put : it->second.get).to_text() +
+      out += std::string(out.empty() ? "" : ", ") + b.decl->name + ": " +
+             (put ? it->second.put : it->second.get).to_text() +
              (b.decl->replicas > 1 ? " each x" + std::to_string(b.decl->replicas) + " replicas" : "");
     }
     return out;
@@ -288,40 +302,52 @@ private:
       }
       if (auto v = put.constant_value(); v && c.pack > 1 && *v % c.pack != 0)
         error(c.span, "csp.pack",
-              "channel '" + c.name + "' packs " + std::to_string(c.pack) + " elements per transfer but carries " +
-                  std::to_string(*v) + " items, not a multiple of " + std::to_string(c.pack));
+              "channel '" + c.name + "' packs " + std::to_string(c.pack) +
+                  " elements per transfer but carries " + std::to_string(*v) + " items, not a multiple of " +
+                  std::to_string(c.pack));
     }
   }
 
   /// Element types end to end: values received and then sent, annotations of received values.
   void check_types() {
     for (auto &b : bodies_) {
-      if (!b.fn) continue;  // a connect: its ends were checked when it was read
-      std::map<std::string, Json> known;  // local -> element type it holds
+      if (!b.fn) continue;               // a connect: its ends were checked when it was read
+      std::map<std::string, Json> known; // local -> element type it holds
       b.fn.walk([&](htp::NodeRef n) {
         if (n.is("Assign") || n.is("AnnAssign")) {
           htp::NodeRef value = n.child("value");
           auto op = value ? node_json(value, kOpAttr) : std::nullopt;
           std::optional<Json> type;
           if (op && (*op)["op"] == "recv") type = program_.channel((*op)["channel"])->elem;
-          htp::NodeRef target = n.is("Assign") ? (n.size("targets") == 1 ? n.item("targets", 0) : htp::NodeRef())
-                                               : n.child("target");
+          htp::NodeRef target = n.is("Assign")
+                                    ? (n.size("targets") == 1 ? n.item("targets", 0) : htp::NodeRef())
+                                    : n.child("target");
           if (n.is("AnnAssign")) {
             std::string why;
             auto declared = type_of(n.child("annotation"), constants_, why);
             if (declared && type && *declared != *type)
               error(span_json(value), "csp.type-mismatch",
-                    "recv from channel '" + (*op)["channel"].get<std::string>() + "' yields " + type_text(*type) +
-                        " but '" + target.text("id").value_or("?") + "' is annotated " + type_text(*declared));
+                    "recv from channel '" + (*op)["channel"].get<std::string>() + "' yields " +
+                        type_text(*type) + " but '" + target.text("id").value_or("?") + "' is annotated " +
+                        type_text(*declared));
             if (declared) type = declared;
           }
           if (target.is("Name")) {
             std::string id = target.text("id").value_or("");
-            if (type) known[id] = *type;
-            else known.erase(id);
+            if (type)
+              known[id] = *type;
+            else
+              known.erase(id);
           }
         }
-        if (n.is("For") && n.child("target").is("Name")) known.erase(n.child("target").text("id").value_or(""));
+        if (n.is("For") && n.child("target").is("Name")) { // a stream loop's variable holds its items
+          std::string id = n.child("target").text("id").value_or("");
+          auto stream = node_json(n.child("iter"), kOpAttr);
+          if (stream && (*stream)["op"] == "consume")
+            known[id] = program_.channel((*stream)["channel"])->elem;
+          else
+            known.erase(id);
+        }
         auto op = node_json(n, kOpAttr);
         if (!op || (*op)["op"] != "send" || n.size("args") != 1) return;
         const ChannelDecl *c = program_.channel((*op)["channel"]);
@@ -337,27 +363,31 @@ private:
         }
         if (type && c->elem.is_object() && *type != c->elem)
           error(span_json(n), "csp.type-mismatch",
-                "process '" + b.decl->name + "' sends " + from + "of type " + type_text(*type) + " on channel '" +
-                    c->name + "', which carries " + type_text(c->elem));
+                "process '" + b.decl->name + "' sends " + from + "of type " + type_text(*type) +
+                    " on channel '" + c->name + "', which carries " + type_text(c->elem));
       });
     }
   }
 
   void check_deadlock() {
     std::vector<SimProcess> procs;
-    for (const auto &b : bodies_) procs.push_back({b.decl, &b.ops});
+    for (const auto &b : bodies_)
+      procs.push_back({b.decl, &b.ops});
     bool has_if = false, has_params = false;
-    for (auto &b : bodies_) visit_ops(b.ops, [&](Op &o) { has_if |= o.kind == Op::Kind::If; });
-    for (const auto &p : program_.params) has_params |= p["type"]["kind"] != "tensor";
+    for (auto &b : bodies_)
+      visit_ops(b.ops, [&](Op &o) { has_if |= o.kind == Op::Kind::If; });
+    for (const auto &p : program_.params)
+      has_params |= p["type"]["kind"] != "tensor";
     for (int64_t value : has_params ? std::vector<int64_t>{1, 2, 3} : std::vector<int64_t>{1})
-      for (bool take_else : has_if ? std::vector<bool>{false, true} : std::vector<bool>{false})
-      {
+      for (bool take_else : has_if ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
         SimResult r = find_deadlock(program_, procs, value, take_else);
         if (r.deadlock) return report(*r.deadlock);
         if (r.undecided) {
           report_at(ctx_, HTP_SEV_WARNING, program_.span, "csp.deadlock-undecided",
-                    "program '" + program_.name + "' was not checked for deadlocks: running its processes takes more "
-                    "than " + std::to_string(kSimulationBudget) + " channel operations");
+                    "program '" + program_.name +
+                        "' was not checked for deadlocks: running its processes takes more "
+                        "than " +
+                        std::to_string(kSimulationBudget) + " channel operations");
           return;
         }
       }
@@ -365,20 +395,23 @@ private:
 
   void report(const Deadlock &d) {
     std::vector<std::string> members;
-    for (const auto &w : d.cycle) members.push_back(w.process);
+    for (const auto &w : d.cycle)
+      members.push_back(w.process);
     auto describe = [&](const Waiter &w) {
       const ChannelDecl *c = program_.channel(w.op->channel);
       bool send = w.op->kind == Op::Kind::Send;
       std::string peers = quoted_list(w.waits_on);
       if (c->kind == "event")
-        return "'" + w.process + "' waits at " + (send ? "send(" : "recv(") + c->name + ") for " + peers + " to meet it";
+        return "'" + w.process + "' waits at " + (send ? "send(" : "recv(") + c->name + ") for " + peers +
+               " to meet it";
       if (send)
-        return "'" + w.process + "' waits for a free slot of '" + c->name + "' (" + std::to_string(w.used) + " of " +
-               std::to_string(c->depth) + " used) until " + peers + " receives";
+        return "'" + w.process + "' waits for a free slot of '" + c->name + "' (" + std::to_string(w.used) +
+               " of " + std::to_string(c->depth) + " used) until " + peers + " receives";
       return "'" + w.process + "' waits to receive from '" + c->name + "' (empty) until " + peers + " sends";
     };
     std::string chain;
-    for (const auto &w : d.cycle) chain += (chain.empty() ? "" : "; ") + describe(w);
+    for (const auto &w : d.cycle)
+      chain += (chain.empty() ? "" : "; ") + describe(w);
     const Waiter *full = nullptr;
     for (const auto &w : d.cycle)
       if (!full && w.op->kind == Op::Kind::Send && program_.channel(w.op->channel)->kind == "fifo") full = &w;
@@ -390,8 +423,8 @@ private:
             std::count(full->waits_on.begin(), full->waits_on.end(), w.process))
           consumers = w.process;
       error(op_span(*full->op), "csp.depth",
-            "channel '" + c->name + "' has depth " + std::to_string(c->depth) + " but process '" + full->process +
-                "' needs " + std::to_string(full->used + 1) + " slots before " +
+            "channel '" + c->name + "' has depth " + std::to_string(c->depth) + " but process '" +
+                full->process + "' needs " + std::to_string(full->used + 1) + " slots before " +
                 (consumers.empty() ? std::string("its consumer") : "'" + consumers + "'") + " receives " +
                 (full->received == 0 ? "the first item" : "the next item") + ": deadlock between " +
                 quoted_list(members) + " (" + chain + ")");
@@ -414,14 +447,16 @@ private:
       if (a.text("arg") == name) annotation = a.child("annotation");
     AstBuilder build(m, b.fn.span());
     htp::NodeRef args = b.fn.child("args");
-    m.insert(args, "args", args.size("args"), build.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
+    m.insert(args, "args", args.size("args"),
+             build.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
     b.decl->args.push_back({{"param", name}, {"scalar", Json{{"param", name}}}});
   }
 
   static void params_of(const Json &e, std::set<std::string> &out) {
     if (e.is_object() && e.contains("param")) out.insert(e["param"].get<std::string>());
     if (e.is_object() && e.contains("args"))
-      for (const auto &a : e["args"]) params_of(a, out);
+      for (const auto &a : e["args"])
+        params_of(a, out);
   }
 
   /// `for x in consume(ch): body` -> `for _csp_x in range(len): x = recv(channel="ch"); body`.
@@ -433,7 +468,8 @@ private:
         Json len = o.trips.to_expr();
         std::set<std::string> params;
         params_of(len, params);
-        for (const auto &p : params) ensure_param(b, p);
+        for (const auto &p : params)
+          ensure_param(b, p);
         htp::NodeRef loop = o.node;
         AstBuilder build(m, loop.child("iter").span());
         htp::NodeRef target = loop.child("target");
@@ -444,7 +480,8 @@ private:
         recv.set_attr(kOpAttr, Json{{"op", "recv"}, {"channel", o.channel}}.dump());
         recv.set_attr("tile.foreign", Json{{"op", "csp.recv"},
                                            {"type", program_.channel(o.channel)->elem},
-                                           {"attrs", {{"channel", o.channel}}}}.dump());
+                                           {"attrs", {{"channel", o.channel}}}}
+                                          .dump());
         m.insert(loop, "body", 0, build.assign(target, recv));
         loop.set_attr("csp.stream", Json{{"channel", o.channel}, {"length", len}}.dump());
       });
@@ -469,15 +506,17 @@ private:
   const Json &constants_;
   int &errors_;
   std::vector<Body> bodies_;
-  std::deque<ProcessDecl> link_decls_;  ///< the processes standing for connects (stable addresses)
+  std::deque<ProcessDecl> link_decls_; ///< the processes standing for connects (stable addresses)
 };
 
-}  // namespace
+} // namespace
 
 void check_effects(htp::PassContext &ctx) {
   auto m = ctx.module();
   auto doc = module_json(m, kProgramsAttr);
-  if (!doc) throw htp::PassError(std::string("module attribute ") + kProgramsAttr + " is missing: csp.canonicalize did not run");
+  if (!doc)
+    throw htp::PassError(std::string("module attribute ") + kProgramsAttr +
+                         " is missing: csp.canonicalize did not run");
   std::vector<ProgramDecl> programs = programs_from_json(*doc);
   Json constants = captured_constants(m);
   int errors = 0;
@@ -486,8 +525,8 @@ void check_effects(htp::PassContext &ctx) {
     ProgramEffects(ctx, p, constants, program_errors).run();
     errors += program_errors;
   }
-  if (errors) return;  // reported: the pass fails
+  if (errors) return; // reported: the pass fails
   m.set_attr(kProgramsAttr, programs_to_json(programs).dump());
 }
 
-}  // namespace csp
+} // namespace csp

@@ -17,7 +17,8 @@ public:
 
   std::vector<Op> block(const std::vector<htp::NodeRef> &stmts, ExprScope scope) {
     std::vector<Op> out;
-    for (auto s : stmts) statement(s, scope, out);
+    for (auto s : stmts)
+      statement(s, scope, out);
     return out;
   }
 
@@ -41,9 +42,10 @@ private:
   void expression(htp::NodeRef n, std::vector<Op> &out) {
     if (!n) return;
     if (n.is("Assign") || n.is("AnnAssign") || n.is("AugAssign")) {
-      expression(n.child("value"), out);  // the value is evaluated before the targets
+      expression(n.child("value"), out); // the value is evaluated before the targets
       if (n.is("Assign")) {
-        for (auto t : n.items("targets")) expression(t, out);
+        for (auto t : n.items("targets"))
+          expression(t, out);
       } else {
         expression(n.child("target"), out);
       }
@@ -51,13 +53,15 @@ private:
     }
     if (n.is("FunctionDef") || n.is("Lambda") || n.is("ClassDef") || n.is("AsyncFunctionDef")) {
       if (has_channel_op(n))
-        error(n, "csp.control-flow", "channel operations inside a nested function or lambda cannot be counted");
+        error(n, "csp.control-flow",
+              "channel operations inside a nested function or lambda cannot be counted");
       return;
     }
     for (size_t i = 0, nf = n.api()->node_field_count(n.api()->host, n.handle()); i < nf; ++i) {
       std::string_view f = field_name(n, i);
       if (htp::NodeRef c = n.child(f)) expression(c, out);
-      for (size_t j = 0, k = n.size(f); j < k; ++j) expression(n.item(f, j), out);
+      for (size_t j = 0, k = n.size(f); j < k; ++j)
+        expression(n.item(f, j), out);
     }
     if (auto op = node_json(n, kOpAttr); op && (*op)["op"] != "consume") {
       Op o;
@@ -70,16 +74,18 @@ private:
 
   void loop(htp::NodeRef s, ExprScope scope, std::vector<Op> &out) {
     htp::NodeRef iter = s.child("iter");
-    if (s.size("orelse") && has_channel_op(s)) error(s, "csp.control-flow", "for-else around channel operations is not supported");
+    if (s.size("orelse") && has_channel_op(s))
+      error(s, "csp.control-flow", "for-else around channel operations is not supported");
     if (auto op = node_json(iter, kOpAttr); op && (*op)["op"] == "consume") {
       Op o;
       o.kind = Op::Kind::Consume;
       o.channel = (*op)["channel"];
       o.node = s;
       if (!scope.loop_vars.empty())
-        error(iter, "csp.consume", "consume(" + o.channel + ") must not be nested in a loop: a stream is consumed once");
+        error(iter, "csp.consume",
+              "consume(" + o.channel + ") must not be nested in a loop: a stream is consumed once");
       scope.loop_vars.insert("<stream>");
-      Op recv;  // each iteration receives one item, then runs the body
+      Op recv; // each iteration receives one item, then runs the body
       recv.kind = Op::Kind::Recv;
       recv.channel = o.channel;
       recv.node = iter;
@@ -95,9 +101,10 @@ private:
     expression(iter, out);
     if (!is_call_of(iter, "range") || !iter.child("func").is("Name") || iter.size("keywords") ||
         iter.size("args") < 1 || iter.size("args") > 3) {
-      error(iter, "csp.dynamic-count",
-            "a loop around channel operations must be `for v in range(...)` or `for x in consume(ch)` so that "
-            "its sends and receives can be counted");
+      error(
+          iter, "csp.dynamic-count",
+          "a loop around channel operations must be `for v in range(...)` or `for x in consume(ch)` so that "
+          "its sends and receives can be counted");
       return;
     }
     std::vector<Json> b;
@@ -105,17 +112,20 @@ private:
       std::string why;
       auto e = expr_of(a, scope, why);
       if (!e) {
-        error(a, "csp.dynamic-count", "cannot count the iterations of this loop around channel operations: " + why);
+        error(a, "csp.dynamic-count",
+              "cannot count the iterations of this loop around channel operations: " + why);
         return;
       }
       if (mentions_var(*e)) {
         error(a, "csp.dynamic-count",
-              "the trip count of a loop around channel operations must not depend on an enclosing loop variable");
+              "the trip count of a loop around channel operations must not depend on an enclosing loop "
+              "variable");
         return;
       }
       b.push_back(*e);
     }
-    Json start = b.size() >= 2 ? b[0] : Json(0), stop = b.size() >= 2 ? b[1] : b[0], step = b.size() == 3 ? b[2] : Json(1);
+    Json start = b.size() >= 2 ? b[0] : Json(0), stop = b.size() >= 2 ? b[1] : b[0],
+         step = b.size() == 3 ? b[2] : Json(1);
     auto step_v = poly_of(step).constant_value();
     if (!step_v || *step_v <= 0) {
       error(iter, "csp.dynamic-count", "a loop around channel operations needs a positive constant step");
@@ -125,9 +135,13 @@ private:
     Op o;
     o.kind = Op::Kind::Loop;
     o.node = s;
-    if (*step_v == 1) o.trips = span;
-    else if (auto v = span.constant_value()) o.trips = Poly::constant(*v <= 0 ? 0 : (*v + *step_v - 1) / *step_v);
-    else o.trips = poly_of(Json{{"op", "floordiv"}, {"args", {(span + Poly::constant(*step_v - 1)).to_expr(), *step_v}}});
+    if (*step_v == 1)
+      o.trips = span;
+    else if (auto v = span.constant_value())
+      o.trips = Poly::constant(*v <= 0 ? 0 : (*v + *step_v - 1) / *step_v);
+    else
+      o.trips = poly_of(
+          Json{{"op", "floordiv"}, {"args", {(span + Poly::constant(*step_v - 1)).to_expr(), *step_v}}});
     if (auto v = o.trips.constant_value(); v && *v < 0) o.trips = Poly::constant(0);
     o.body = block(s.items("body"), inner);
     check_jumps(s);
@@ -151,7 +165,8 @@ private:
     if (s.is("For")) return loop(s, scope, out);
     if (s.is("While")) {
       if (has_channel_op(s))
-        error(s, "csp.dynamic-count", "a while loop around channel operations cannot be counted; use for v in range(n)");
+        error(s, "csp.dynamic-count",
+              "a while loop around channel operations cannot be counted; use for v in range(n)");
       return;
     }
     if (s.is("If")) {
@@ -165,7 +180,8 @@ private:
       return;
     }
     if (s.is("With")) {
-      for (auto item : s.items("items")) expression(item, out);
+      for (auto item : s.items("items"))
+        expression(item, out);
       auto inner = block(s.items("body"), scope);
       out.insert(out.end(), std::make_move_iterator(inner.begin()), std::make_move_iterator(inner.end()));
       return;
@@ -184,7 +200,8 @@ private:
 
 Counts scaled(const Counts &c, const Poly &k) {
   Counts out;
-  for (const auto &[ch, n] : c) out[ch] = {n.put * k, n.get * k};
+  for (const auto &[ch, n] : c)
+    out[ch] = {n.put * k, n.get * k};
   return out;
 }
 
@@ -195,7 +212,7 @@ void add_into(Counts &into, const Counts &c) {
   }
 }
 
-}  // namespace
+} // namespace
 
 std::vector<Op> extract_ops(htp::PassContext &ctx, htp::NodeRef fn, const ExprScope &scope, int &errors) {
   OpReader r(ctx, errors);
@@ -209,7 +226,8 @@ std::vector<Op> extract_ops(htp::PassContext &ctx, htp::NodeRef fn, const ExprSc
   fn.walk([&](htp::NodeRef n) { ops |= static_cast<bool>(n.attr(kOpAttr)); });
   for (auto ret : returns)
     if (ops && !(body.size() && ret == body.back()))
-      r.error(ret, "csp.control-flow", "return before the end of a process makes its put/get counts path-dependent");
+      r.error(ret, "csp.control-flow",
+              "return before the end of a process makes its put/get counts path-dependent");
   return r.block(body, scope);
 }
 
@@ -222,22 +240,24 @@ Counts count_ops(htp::PassContext &ctx, const std::vector<Op> &ops, int &errors)
     case Op::Kind::Loop: add_into(out, scaled(count_ops(ctx, o.body, errors), o.trips)); break;
     case Op::Kind::Consume: {
       Poly len = o.trips.is_zero() ? Poly::atom(Json{{"stream", o.channel}}) : o.trips;
-      add_into(out, scaled(count_ops(ctx, o.body, errors), len));  // the body starts with its recv
+      add_into(out, scaled(count_ops(ctx, o.body, errors), len)); // the body starts with its recv
       break;
     }
     case Op::Kind::If: {
       Counts a = count_ops(ctx, o.body, errors), b = count_ops(ctx, o.orelse, errors);
       std::set<std::string> channels;
-      for (const auto &[ch, n] : a) channels.insert(ch);
-      for (const auto &[ch, n] : b) channels.insert(ch);
+      for (const auto &[ch, n] : a)
+        channels.insert(ch);
+      for (const auto &[ch, n] : b)
+        channels.insert(ch);
       for (const auto &ch : channels) {
         ChannelCount x = a[ch], y = b[ch];
         for (bool put : {true, false}) {
           const Poly &px = put ? x.put : x.get, &py = put ? y.put : y.get;
           if (px == py) continue;
           ctx.error(o.node, "csp.path-imbalance",
-                    std::string("the branches of this if ") + (put ? "send " : "receive ") + px.to_text() + " and " +
-                        py.to_text() + " items " + (put ? "on" : "from") + " channel '" + ch +
+                    std::string("the branches of this if ") + (put ? "send " : "receive ") + px.to_text() +
+                        " and " + py.to_text() + " items " + (put ? "on" : "from") + " channel '" + ch +
                         "': put/get counts must agree on every path");
           ++errors;
         }
@@ -250,7 +270,9 @@ Counts count_ops(htp::PassContext &ctx, const std::vector<Op> &ops, int &errors)
   return out;
 }
 
-Json op_span(const Op &o) { return o.node ? span_json(o.node) : o.span; }
+Json op_span(const Op &o) {
+  return o.node ? span_json(o.node) : o.span;
+}
 
 const Op *first_op(const std::vector<Op> &ops, const std::string &channel, Op::Kind kind) {
   for (const auto &o : ops) {
@@ -269,4 +291,4 @@ void visit_ops(std::vector<Op> &ops, const std::function<void(Op &)> &f) {
   }
 }
 
-}  // namespace csp
+} // namespace csp

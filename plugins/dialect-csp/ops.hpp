@@ -43,4 +43,4 @@ const Op *first_op(const std::vector<Op> &ops, const std::string &channel, Op::K
 /// Every op of `kind` on `channel`, depth first.
 void visit_ops(std::vector<Op> &ops, const std::function<void(Op &)> &f);
 
-}  // namespace csp
+} // namespace csp

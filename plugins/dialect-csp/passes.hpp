@@ -24,4 +24,4 @@ void check_effects(htp::PassContext &ctx);
 /// attribute csp.graph (htp.csp.graph.v1).
 void build_graph(htp::PassContext &ctx);
 
-}  // namespace csp
+} // namespace csp

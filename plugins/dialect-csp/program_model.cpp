@@ -25,17 +25,31 @@ Json programs_to_json(const std::vector<ProgramDecl> &programs) {
   for (const auto &p : programs) {
     Json channels = Json::array(), processes = Json::array();
     for (const auto &c : p.channels)
-      channels.push_back({{"name", c.name}, {"kind", c.kind}, {"elem", c.elem}, {"depth", c.depth},
-                          {"pack", c.pack}, {"span", c.span}});
+      channels.push_back({{"name", c.name},
+                          {"kind", c.kind},
+                          {"elem", c.elem},
+                          {"depth", c.depth},
+                          {"pack", c.pack},
+                          {"span", c.span}});
     for (const auto &q : p.processes)
-      processes.push_back({{"name", q.name}, {"function", q.function}, {"replicas", q.replicas},
-                           {"produces", q.produces}, {"consumes", q.consumes}, {"args", q.args},
-                           {"span", q.span}, {"counts", q.counts}});
+      processes.push_back({{"name", q.name},
+                           {"function", q.function},
+                           {"replicas", q.replicas},
+                           {"produces", q.produces},
+                           {"consumes", q.consumes},
+                           {"args", q.args},
+                           {"span", q.span},
+                           {"counts", q.counts}});
     Json links = Json::array();
     for (const auto &l : p.links)
-      links.push_back({{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
-    out.push_back({{"name", p.name}, {"span", p.span}, {"params", p.params}, {"channels", channels},
-                   {"processes", processes}, {"links", links}});
+      links.push_back(
+          {{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
+    out.push_back({{"name", p.name},
+                   {"span", p.span},
+                   {"params", p.params},
+                   {"channels", channels},
+                   {"processes", processes},
+                   {"links", links}});
   }
   return Json{{"schema", kProgramsSchema}, {"programs", out}};
 }
@@ -52,7 +66,8 @@ std::vector<ProgramDecl> programs_from_json(const Json &doc) {
       d.span = p.at("span");
       d.params = p.at("params");
       for (const auto &c : p.at("channels"))
-        d.channels.push_back({c.at("name"), c.at("kind"), c.at("elem"), c.at("depth"), c.at("pack"), c.at("span")});
+        d.channels.push_back(
+            {c.at("name"), c.at("kind"), c.at("elem"), c.at("depth"), c.at("pack"), c.at("span")});
       for (const auto &q : p.at("processes")) {
         ProcessDecl pd;
         pd.name = q.at("name");
@@ -76,4 +91,4 @@ std::vector<ProgramDecl> programs_from_json(const Json &doc) {
   return out;
 }
 
-}  // namespace csp
+} // namespace csp

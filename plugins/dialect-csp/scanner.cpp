@@ -15,8 +15,10 @@ void scan(htp::PassContext &ctx) {
       if (s.is("FunctionDef")) has_process = true;
       if (!s.is("Assign")) continue;
       htp::NodeRef v = s.child("value");
-      if (is_call_of(v, "Event")) ctx.add_obligation("Uses.Channel(kind=event)", v);
-      else if (v.is("Call") && v.child("func").is("Subscript") && surface_name(v.child("func").child("value")) == "Channel")
+      if (is_call_of(v, "Event"))
+        ctx.add_obligation("Uses.Channel(kind=event)", v);
+      else if (v.is("Call") && v.child("func").is("Subscript") &&
+               surface_name(v.child("func").child("value")) == "Channel")
         ctx.add_obligation("Uses.Channel(kind=fifo)", v);
     }
     // Process bodies are tile bodies: the tile dialect types and lowers them.
@@ -24,4 +26,4 @@ void scan(htp::PassContext &ctx) {
   }
 }
 
-}  // namespace csp
+} // namespace csp

@@ -19,15 +19,17 @@ struct Reporter {
   }
 };
 
-std::string decorator_name(htp::NodeRef d) { return surface_name(d.is("Call") ? d.child("func") : d); }
+std::string decorator_name(htp::NodeRef d) {
+  return surface_name(d.is("Call") ? d.child("func") : d);
+}
 
 /// One `process(...)` declaration before its names are resolved.
 struct RawProcess {
   std::string name;
-  htp::NodeRef at;                                      ///< decorator or builder call
-  htp::NodeRef body;                                    ///< the FunctionDef (nested def)
+  htp::NodeRef at;   ///< decorator or builder call
+  htp::NodeRef body; ///< the FunctionDef (nested def)
   std::vector<std::pair<std::string, htp::NodeRef>> produces, consumes;
-  std::string body_name;                                ///< builder: the name passed to .body()
+  std::string body_name; ///< builder: the name passed to .body()
 };
 
 class ProgramReader {
@@ -40,10 +42,12 @@ public:
     out_.decl.name = def.text("name").value_or("");
     out_.decl.span = span_json(def);
     read_params(def);
-    for (auto stmt : def.items("body")) statement(stmt);
+    for (auto stmt : def.items("body"))
+      statement(stmt);
     resolve_processes();
     resolve_links();
-    for (auto &[stmt, target, count] : replicates_) replicate(stmt, target, count);
+    for (auto &[stmt, target, count] : replicates_)
+      replicate(stmt, target, count);
     check_ends();
     return std::move(out_);
   }
@@ -69,7 +73,7 @@ private:
 
   void statement(htp::NodeRef stmt) {
     if (stmt.is("Pass")) return;
-    if (stmt.is("Expr") && stmt.child("value").is("Constant")) return;  // docstring
+    if (stmt.is("Expr") && stmt.child("value").is("Constant")) return; // docstring
     if (stmt.is("FunctionDef")) return nested_function(stmt);
     if (stmt.is("Assign") && stmt.size("targets") == 1 && stmt.item("targets", 0).is("Name")) {
       std::string target = stmt.item("targets", 0).text("id").value_or("");
@@ -95,7 +99,8 @@ private:
     }
     RawProcess p{fname, deco, fn, {}, {}, {}};
     if (deco.is("Call")) {
-      for (auto a : deco.items("args")) report_(a, "csp.process", "@process takes keyword arguments only");
+      for (auto a : deco.items("args"))
+        report_(a, "csp.process", "@process takes keyword arguments only");
       for (auto kw : deco.items("keywords")) {
         std::string key = kw.text("arg").value_or("");
         htp::NodeRef v = kw.child("value");
@@ -104,7 +109,8 @@ private:
         else if (key == "produces" || key == "consumes")
           channel_list(v, key == "produces" ? p.produces : p.consumes);
         else
-          report_(kw, "csp.process", "@process accepts name=\"...\", produces=[...] and consumes=[...], not '" + key + "'");
+          report_(kw, "csp.process",
+                  "@process accepts name=\"...\", produces=[...] and consumes=[...], not '" + key + "'");
       }
     }
     aliases_[fname] = p.name;
@@ -112,7 +118,8 @@ private:
   }
 
   void channel_list(htp::NodeRef v, std::vector<std::pair<std::string, htp::NodeRef>> &into) {
-    std::vector<htp::NodeRef> elts = (v.is("List") || v.is("Tuple")) ? v.items("elts") : std::vector<htp::NodeRef>{v};
+    std::vector<htp::NodeRef> elts =
+        (v.is("List") || v.is("Tuple")) ? v.items("elts") : std::vector<htp::NodeRef>{v};
     for (auto e : elts) {
       if (!e.is("Name")) {
         report_(e, "csp.process", "expected a channel name");
@@ -153,7 +160,8 @@ private:
       report_(call, "csp.channel-type", "channel '" + name + "': " + why);
     else if (elem->value("kind", "") != "tile" && elem->value("kind", "") != "tensor")
       report_(call, "csp.channel-type",
-              "channel '" + name + "' carries " + type_text(*elem) + "; elements are Tile[...] or Tensor[...]");
+              "channel '" + name + "' carries " + type_text(*elem) +
+                  "; elements are Tile[...] or Tensor[...]");
     else
       c.elem = *elem;
     bool has_depth = false;
@@ -174,13 +182,15 @@ private:
       }
       (key == "depth" ? c.depth : c.pack) = *v;
     }
-    if (call.size("args") > 0) report_(call, "csp.channel", "Channel takes keyword arguments: Channel[T](depth=N)");
+    if (call.size("args") > 0)
+      report_(call, "csp.channel", "Channel takes keyword arguments: Channel[T](depth=N)");
     if (!has_depth) report_(call, "csp.channel", "channel '" + name + "' needs a depth: Channel[T](depth=N)");
     declare_channel(std::move(c), call);
   }
 
   void event(const std::string &name, htp::NodeRef call) {
-    if (call.size("args") || call.size("keywords")) report_(call, "csp.channel", "Event() takes no arguments");
+    if (call.size("args") || call.size("keywords"))
+      report_(call, "csp.channel", "Event() takes no arguments");
     declare_channel(ChannelDecl{name, "event", nullptr, 0, 1, span_json(call)}, call);
   }
 
@@ -189,13 +199,15 @@ private:
     std::string why;
     auto e = expr_of(n, scope, why);
     auto v = e ? poly_of(*e).constant_value() : std::nullopt;
-    if (!v) report_(n, "csp.static", what + " must be a compile-time integer" + (why.empty() ? "" : ": " + why));
+    if (!v)
+      report_(n, "csp.static", what + " must be a compile-time integer" + (why.empty() ? "" : ": " + why));
     return v;
   }
 
   /// The `process("name")` call at the base of a builder chain, or an empty view.
   static htp::NodeRef builder_base(htp::NodeRef n) {
-    while (n.is("Call") && n.child("func").is("Attribute")) n = n.child("func").child("value");
+    while (n.is("Call") && n.child("func").is("Attribute"))
+      n = n.child("func").child("value");
     return is_call_of(n, "process") ? n : htp::NodeRef();
   }
 
@@ -209,21 +221,24 @@ private:
       return std::nullopt;
     }
     p.name = htp::from_htp_str(c->text);
-    for (htp::NodeRef n = call; n.is("Call") && n.child("func").is("Attribute"); n = n.child("func").child("value")) {
+    for (htp::NodeRef n = call; n.is("Call") && n.child("func").is("Attribute");
+         n = n.child("func").child("value")) {
       std::string method = n.child("func").text("attr").value_or("");
       if (method == "produces" || method == "consumes") {
-        for (auto a : n.items("args")) channel_list(a, method == "produces" ? p.produces : p.consumes);
+        for (auto a : n.items("args"))
+          channel_list(a, method == "produces" ? p.produces : p.consumes);
       } else if (method == "body" && n.size("args") == 1 && n.item("args", 0).is("Name")) {
         p.body_name = n.item("args", 0).text("id").value_or("");
         p.at = n;
       } else {
         report_(n, "csp.process",
-                "a process builder is process(\"name\").produces(ch, ...).consumes(ch, ...).body(fn); '." + method +
-                    "(...)' is not part of it");
+                "a process builder is process(\"name\").produces(ch, ...).consumes(ch, ...).body(fn); '." +
+                    method + "(...)' is not part of it");
       }
     }
     if (p.body_name.empty()) {
-      report_(call, "csp.process", "process '" + p.name + "' has no body: add .body(fn) with a function of the program");
+      report_(call, "csp.process",
+              "process '" + p.name + "' has no body: add .body(fn) with a function of the program");
       return std::nullopt;
     }
     p.at = call;
@@ -248,7 +263,8 @@ private:
 
   void connect(htp::NodeRef call) {
     if (call.size("args") != 2 || call.size("keywords"))
-      return report_(call, "csp.connect", "connect takes two lists of channels: connect([sources], [destinations])");
+      return report_(call, "csp.connect",
+                     "connect takes two lists of channels: connect([sources], [destinations])");
     RawLink link{call, {}, {}};
     channel_list(call.item("args", 0), link.from);
     channel_list(call.item("args", 1), link.to);
@@ -260,7 +276,8 @@ private:
     for (auto &raw : raw_links_) {
       LinkDecl l{"link" + std::to_string(out_.decl.links.size()), {}, {}, span_json(raw.at)};
       bool ok = !raw.from.empty() && !raw.to.empty();
-      if (!ok) report_(raw.at, "csp.connect", "connect needs at least one source and one destination channel");
+      if (!ok)
+        report_(raw.at, "csp.connect", "connect needs at least one source and one destination channel");
       if (raw.from.size() > 1 && raw.to.size() > 1) {
         report_(raw.at, "csp.connect",
                 "connect joins many channels into one or distributes one over many, not " +
@@ -272,7 +289,8 @@ private:
         for (auto &[name, at] : *side) {
           const ChannelDecl *c = out_.decl.channel(name);
           if (!c) {
-            report_(at, "csp.unknown-channel", "connect: '" + name + "' is not a channel of program '" + out_.decl.name + "'");
+            report_(at, "csp.unknown-channel",
+                    "connect: '" + name + "' is not a channel of program '" + out_.decl.name + "'");
             ok = false;
             continue;
           }
@@ -283,8 +301,9 @@ private:
           }
           if (first && c->elem != first->elem)
             report_(at, "csp.type-mismatch",
-                    "connect links channel '" + first->name + "' of " + type_text(first->elem) + " with channel '" + name +
-                        "' of " + type_text(c->elem) + ": element types must agree end to end");
+                    "connect links channel '" + first->name + "' of " + type_text(first->elem) +
+                        " with channel '" + name + "' of " + type_text(c->elem) +
+                        ": element types must agree end to end");
           if (!first) first = c;
           (side == &raw.from ? l.from : l.to).push_back(name);
         }
@@ -294,18 +313,19 @@ private:
 
   void resolve_processes() {
     for (auto &raw : raw_) {
-      if (raw.body) {  // a @process function
+      if (raw.body) { // a @process function
       } else if (auto it = plain_defs_.find(raw.body_name); it != plain_defs_.end()) {
         raw.body = it->second;
         if (!used_bodies_.insert(raw.body_name).second) {
           report_(raw.at, "csp.process",
-                  "function '" + raw.body_name + "' is already the body of another process; use replicate(p, n) for copies");
+                  "function '" + raw.body_name +
+                      "' is already the body of another process; use replicate(p, n) for copies");
           continue;
         }
       } else {
         report_(raw.at, "csp.process",
-                "the body of process '" + raw.name + "' must be a function defined in program '" + out_.decl.name +
-                    "' before it; '" + raw.body_name + "' is not");
+                "the body of process '" + raw.name + "' must be a function defined in program '" +
+                    out_.decl.name + "' before it; '" + raw.body_name + "' is not");
         continue;
       }
       if (out_.decl.process(raw.name) || out_.decl.channel(raw.name)) {
@@ -316,8 +336,10 @@ private:
       p.name = raw.name;
       p.function = raw.body.text("name").value_or("");
       p.span = span_json(raw.at);
-      for (auto &[c, at] : raw.produces) add_end(p, p.produces, c, at, "produces");
-      for (auto &[c, at] : raw.consumes) add_end(p, p.consumes, c, at, "consumes");
+      for (auto &[c, at] : raw.produces)
+        add_end(p, p.produces, c, at, "produces");
+      for (auto &[c, at] : raw.consumes)
+        add_end(p, p.consumes, c, at, "consumes");
       out_.bodies[p.name] = raw.body;
       out_.decl_nodes[p.name] = raw.at;
       out_.decl.processes.push_back(std::move(p));
@@ -338,10 +360,13 @@ private:
   void replicate(htp::NodeRef call, const std::string &target, htp::NodeRef count) {
     auto alias = aliases_.find(target);
     ProcessDecl *p = out_.decl.process(alias == aliases_.end() ? target : alias->second);
-    if (!p) return report_(call, "csp.replicate", "replicate: '" + target + "' is not a process of this program");
+    if (!p)
+      return report_(call, "csp.replicate", "replicate: '" + target + "' is not a process of this program");
     auto n = static_int(count, "the replica count of process '" + p->name + "'");
     if (!n) return;
-    if (*n < 1) return report_(count, "csp.replicate", "process '" + p->name + "' needs at least 1 replica, got " + std::to_string(*n));
+    if (*n < 1)
+      return report_(count, "csp.replicate",
+                     "process '" + p->name + "' needs at least 1 replica, got " + std::to_string(*n));
     if (!replicated_.insert(p->name).second)
       return report_(call, "csp.replicate", "process '" + p->name + "' is replicated twice");
     p->replicas = *n;
@@ -360,23 +385,27 @@ private:
         if (std::count(l.from.begin(), l.from.end(), c.name)) consumers.push_back("connect(" + l.name + ")");
       }
       for (const auto &l : out_.decl.links) {
-        bool from = std::count(l.from.begin(), l.from.end(), c.name), to = std::count(l.to.begin(), l.to.end(), c.name);
+        bool from = std::count(l.from.begin(), l.from.end(), c.name),
+             to = std::count(l.to.begin(), l.to.end(), c.name);
         if ((from && consumers.size() > 1) || (to && producers.size() > 1))
           report_(out_.decl_nodes[c.name], "csp.connect",
-                  "channel '" + c.name + "' is " + (from ? "a source" : "a destination") + " of a connect and so has no other " +
-                      (from ? "consumer" : "producer"));
+                  "channel '" + c.name + "' is " + (from ? "a source" : "a destination") +
+                      " of a connect and so has no other " + (from ? "consumer" : "producer"));
       }
       htp::NodeRef at = out_.decl_nodes[c.name];
       if (producers.empty() && consumers.empty())
-        report_(at, "csp.unused-channel", "channel '" + c.name + "' is declared but no process produces or consumes it");
+        report_(at, "csp.unused-channel",
+                "channel '" + c.name + "' is declared but no process produces or consumes it");
       else if (consumers.empty())
         report_(at, "csp.no-consumer",
-                "channel '" + c.name + "' has no consumer: " + join(producers) +
-                    " produce" + (producers.size() == 1 ? "s" : "") + " into it but no process declares consumes(" + c.name + ")");
+                "channel '" + c.name + "' has no consumer: " + join(producers) + " produce" +
+                    (producers.size() == 1 ? "s" : "") + " into it but no process declares consumes(" +
+                    c.name + ")");
       else if (producers.empty())
         report_(at, "csp.no-producer",
-                "channel '" + c.name + "' has no producer: " + join(consumers) +
-                    " consume" + (consumers.size() == 1 ? "s" : "") + " from it but no process declares produces(" + c.name + ")");
+                "channel '" + c.name + "' has no producer: " + join(consumers) + " consume" +
+                    (consumers.size() == 1 ? "s" : "") + " from it but no process declares produces(" +
+                    c.name + ")");
     }
   }
 
@@ -397,19 +426,19 @@ private:
   std::vector<RawProcess> raw_;
   std::vector<RawLink> raw_links_;
   std::map<std::string, htp::NodeRef> plain_defs_;
-  std::map<std::string, std::string> aliases_;  ///< variable or def name -> process name
+  std::map<std::string, std::string> aliases_; ///< variable or def name -> process name
   std::set<std::string> used_bodies_, replicated_;
   std::vector<std::tuple<htp::NodeRef, std::string, htp::NodeRef>> replicates_;
 };
 
-}  // namespace
+} // namespace
 
 bool is_csp_function(htp::NodeRef def, std::string_view decorator) {
   if (!def.is("FunctionDef")) return false;
   auto dialect = node_json(def, "htp.dialect");
   auto deco = node_json(def, "htp.decorator");
   if (dialect && deco) return *dialect == "csp" && *deco == std::string(decorator);
-  for (auto d : def.items("decorator_list"))  // AST JSON written without the frontend's attributes
+  for (auto d : def.items("decorator_list")) // AST JSON written without the frontend's attributes
     if (decorator_name(d) == decorator) return true;
   return false;
 }
@@ -418,4 +447,4 @@ ParsedProgram parse_program(htp::PassContext &ctx, htp::NodeRef def, const Json 
   return ProgramReader(ctx, constants, errors).read(def);
 }
 
-}  // namespace csp
+} // namespace csp

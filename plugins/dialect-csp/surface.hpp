@@ -11,11 +11,11 @@ namespace csp {
 
 struct ParsedProgram {
   ProgramDecl decl;
-  htp::NodeRef def;                                  ///< the program FunctionDef
-  std::map<std::string, htp::NodeRef> bodies;        ///< process name -> its nested FunctionDef
-  std::map<std::string, htp::NodeRef> param_nodes;   ///< program parameter -> its `arg` node
-  std::set<std::string> locals;                      ///< every name the program body binds
-  std::map<std::string, htp::NodeRef> decl_nodes;    ///< channel or process name -> declaring node
+  htp::NodeRef def;                                ///< the program FunctionDef
+  std::map<std::string, htp::NodeRef> bodies;      ///< process name -> its nested FunctionDef
+  std::map<std::string, htp::NodeRef> param_nodes; ///< program parameter -> its `arg` node
+  std::set<std::string> locals;                    ///< every name the program body binds
+  std::map<std::string, htp::NodeRef> decl_nodes;  ///< channel or process name -> declaring node
 };
 
 /// Whether a top-level FunctionDef is a csp function of the given surface decorator ("program", "process").
@@ -25,4 +25,4 @@ bool is_csp_function(htp::NodeRef def, std::string_view decorator);
 /// counted in `errors`.
 ParsedProgram parse_program(htp::PassContext &ctx, htp::NodeRef def, const Json &constants, int &errors);
 
-}  // namespace csp
+} // namespace csp

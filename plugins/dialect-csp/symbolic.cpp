@@ -25,13 +25,15 @@ void Poly::add_term(const Monomial &m, int64_t c) {
 
 Poly Poly::operator+(const Poly &o) const {
   Poly r = *this;
-  for (const auto &[m, c] : o.terms_) r.add_term(m, c);
+  for (const auto &[m, c] : o.terms_)
+    r.add_term(m, c);
   return r;
 }
 
 Poly Poly::operator-(const Poly &o) const {
   Poly r = *this;
-  for (const auto &[m, c] : o.terms_) r.add_term(m, -c);
+  for (const auto &[m, c] : o.terms_)
+    r.add_term(m, -c);
   return r;
 }
 
@@ -88,7 +90,8 @@ bool Poly::has_atom(const std::function<bool(const Json &)> &pred) const {
   return false;
 }
 
-std::optional<int64_t> Poly::evaluate(const std::function<std::optional<int64_t>(const Json &)> &atom_value) const {
+std::optional<int64_t>
+Poly::evaluate(const std::function<std::optional<int64_t>(const Json &)> &atom_value) const {
   int64_t sum = 0;
   for (const auto &[m, c] : terms_) {
     int64_t prod = c;
@@ -107,7 +110,8 @@ namespace {
 Json monomial_expr(const Poly::Monomial &m, int64_t c) {
   std::vector<Json> factors;
   if (c != 1 || m.empty()) factors.push_back(c);
-  for (const auto &a : m) factors.push_back(Json::parse(a));
+  for (const auto &a : m)
+    factors.push_back(Json::parse(a));
   if (factors.size() == 1) return factors[0];
   return Json{{"op", "mul"}, {"args", factors}};
 }
@@ -127,13 +131,14 @@ std::string atom_text(const Json &a) {
   return a.dump();
 }
 
-}  // namespace
+} // namespace
 
 Json Poly::to_expr() const {
   if (terms_.empty()) return 0;
   // Constant term last: `n + 1` rather than `1 + n`.
   std::vector<Json> parts;
-  for (auto it = terms_.rbegin(); it != terms_.rend(); ++it) parts.push_back(monomial_expr(it->first, it->second));
+  for (auto it = terms_.rbegin(); it != terms_.rend(); ++it)
+    parts.push_back(monomial_expr(it->first, it->second));
   if (parts.size() == 1) return parts[0];
   return Json{{"op", "add"}, {"args", parts}};
 }
@@ -144,11 +149,15 @@ std::string Poly::to_text() const {
   for (auto it = terms_.rbegin(); it != terms_.rend(); ++it) {
     int64_t c = it->second;
     std::string mono;
-    for (const auto &a : it->first) mono += (mono.empty() ? "" : "*") + atom_text(Json::parse(a));
-    std::string body = mono.empty() ? std::to_string(c < 0 ? -c : c)
-                                    : ((c == 1 || c == -1) ? mono : std::to_string(c < 0 ? -c : c) + "*" + mono);
-    if (out.empty()) out = (c < 0 ? "-" : "") + body;
-    else out += (c < 0 ? " - " : " + ") + body;
+    for (const auto &a : it->first)
+      mono += (mono.empty() ? "" : "*") + atom_text(Json::parse(a));
+    std::string body = mono.empty()
+                           ? std::to_string(c < 0 ? -c : c)
+                           : ((c == 1 || c == -1) ? mono : std::to_string(c < 0 ? -c : c) + "*" + mono);
+    if (out.empty())
+      out = (c < 0 ? "-" : "") + body;
+    else
+      out += (c < 0 ? " - " : " + ") + body;
   }
   return out;
 }
@@ -161,7 +170,8 @@ Poly poly_of(const Json &e) {
     const Json &args = e["args"];
     if (op == "add" || op == "mul") {
       Poly r = Poly::constant(op == "add" ? 0 : 1);
-      for (const auto &a : args) r = op == "add" ? r + poly_of(a) : r * poly_of(a);
+      for (const auto &a : args)
+        r = op == "add" ? r + poly_of(a) : r * poly_of(a);
       return r;
     }
     if (op == "sub" && args.size() == 2) return poly_of(args[0]) - poly_of(args[1]);
@@ -170,7 +180,7 @@ Poly poly_of(const Json &e) {
       auto a = poly_of(args[0]).constant_value(), b = poly_of(args[1]).constant_value();
       if (a && b && *b != 0) {
         int64_t q = *a / *b, r = *a % *b;
-        if (r != 0 && ((r < 0) != (*b < 0))) --q, r += *b;  // Python floor semantics
+        if (r != 0 && ((r < 0) != (*b < 0))) --q, r += *b; // Python floor semantics
         return Poly::constant(op == "floordiv" ? q : r);
       }
     }
@@ -178,8 +188,8 @@ Poly poly_of(const Json &e) {
   return Poly::atom(e);
 }
 
-std::optional<int64_t> evaluate_expr(const Json &e,
-                                     const std::function<std::optional<int64_t>(const std::string &)> &param_value) {
+std::optional<int64_t>
+evaluate_expr(const Json &e, const std::function<std::optional<int64_t>(const std::string &)> &param_value) {
   if (e.is_number_integer()) return e.get<int64_t>();
   if (e.is_boolean()) return e.get<bool>() ? 1 : 0;
   if (!e.is_object()) return std::nullopt;
@@ -194,7 +204,8 @@ std::optional<int64_t> evaluate_expr(const Json &e,
   std::string op = e["op"];
   if (op == "add" || op == "mul") {
     int64_t r = op == "add" ? 0 : 1;
-    for (auto x : v) r = op == "add" ? r + x : r * x;
+    for (auto x : v)
+      r = op == "add" ? r + x : r * x;
     return r;
   }
   if (v.size() == 1 && op == "neg") return -v[0];
@@ -218,9 +229,10 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
     if (scope.params.count(id)) return Json{{"param", id}};
     if (scope.constants && scope.constants->contains(id) && (*scope.constants)[id].is_number_integer())
       return (*scope.constants)[id];
-    why = "'" + id + "' is not " + (scope.params.empty() && scope.loop_vars.empty()
-                                        ? std::string("a module-level integer constant")
-                                        : std::string("an integer constant, a scalar parameter or a loop variable"));
+    why = "'" + id + "' is not " +
+          (scope.params.empty() && scope.loop_vars.empty()
+               ? std::string("a module-level integer constant")
+               : std::string("an integer constant, a scalar parameter or a loop variable"));
     return std::nullopt;
   }
   if (n.is("UnaryOp") && n.child("op").is("USub")) {
@@ -268,4 +280,4 @@ bool mentions_var(const Json &e) {
   return false;
 }
 
-}  // namespace csp
+} // namespace csp

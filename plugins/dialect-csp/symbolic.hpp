@@ -18,7 +18,7 @@ namespace csp {
 /// `n // 2`, a tensor read, or the internal stream-length placeholder {"stream": c}).
 class Poly {
 public:
-  using Monomial = std::vector<std::string>;  ///< sorted atom keys (Expr JSON text); empty = constant
+  using Monomial = std::vector<std::string>; ///< sorted atom keys (Expr JSON text); empty = constant
 
   Poly() = default;
   static Poly constant(int64_t c);
@@ -41,7 +41,8 @@ public:
   /// Whether some monomial holds an atom whose key satisfies `pred`.
   bool has_atom(const std::function<bool(const Json &)> &pred) const;
   /// The value with every atom evaluated by `atom_value` (nullopt when an atom has no value).
-  std::optional<int64_t> evaluate(const std::function<std::optional<int64_t>(const Json &)> &atom_value) const;
+  std::optional<int64_t>
+  evaluate(const std::function<std::optional<int64_t>(const Json &)> &atom_value) const;
 
   /// The contract Expr: an integer, an atom, or add/mul/neg of them, in a deterministic order.
   Json to_expr() const;
@@ -50,21 +51,22 @@ public:
 
 private:
   void add_term(const Monomial &m, int64_t c);
-  std::map<Monomial, int64_t> terms_;  ///< no zero coefficient
+  std::map<Monomial, int64_t> terms_; ///< no zero coefficient
 };
 
 /// Normalises a contract Expr: integers, add, sub, mul, neg fold; everything else is an atom.
 Poly poly_of(const Json &expr);
 
 /// Evaluates a contract Expr with integer semantics (Python floor division); params from `param_value`.
-std::optional<int64_t> evaluate_expr(const Json &expr,
-                                     const std::function<std::optional<int64_t>(const std::string &)> &param_value);
+std::optional<int64_t>
+evaluate_expr(const Json &expr,
+              const std::function<std::optional<int64_t>(const std::string &)> &param_value);
 
 /// What names mean when a Python expression becomes an Expr.
 struct ExprScope {
-  const Json *constants = nullptr;        ///< captured module constants (name -> value)
-  std::set<std::string> params;           ///< scalar / constexpr parameters: {"param": name}
-  std::set<std::string> loop_vars;        ///< loop variables: {"var": name}
+  const Json *constants = nullptr; ///< captured module constants (name -> value)
+  std::set<std::string> params;    ///< scalar / constexpr parameters: {"param": name}
+  std::set<std::string> loop_vars; ///< loop variables: {"var": name}
 };
 
 /// The Expr of a Python integer expression (int constants, names, + - * // % unary -, min, max), or
@@ -74,4 +76,4 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
 /// Whether an Expr mentions a loop variable ({"var": ...}).
 bool mentions_var(const Json &expr);
 
-}  // namespace csp
+} // namespace csp

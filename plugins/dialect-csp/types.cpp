@@ -30,7 +30,8 @@ std::optional<Json> dim_of(htp::NodeRef n, const Json &constants, std::string &w
   return std::nullopt;
 }
 
-std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json &constants, std::string &why) {
+std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json &constants,
+                           std::string &why) {
   auto idx = indices(sub);
   if (idx.size() < 2 || (kind == "tile" && idx.size() != 3)) {
     why = kind == "tile" ? "Tile takes [rows, cols, dtype]" : "Tensor takes [dim, ..., dtype]";
@@ -50,7 +51,7 @@ std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json
   return Json{{"kind", kind}, {"shape", shape}, {"dtype", dt}};
 }
 
-}  // namespace
+} // namespace
 
 std::optional<Json> type_of(htp::NodeRef a, const Json &constants, std::string &why) {
   if (a.is("Subscript")) {
@@ -73,7 +74,8 @@ std::optional<Json> type_of(htp::NodeRef a, const Json &constants, std::string &
   if (name == "bool") return Json{{"kind", "scalar"}, {"dtype", "i8"}};
   if (name == "Constexpr") return Json{{"kind", "constexpr"}, {"value", nullptr}};
   if (dtypes().count(name)) return Json{{"kind", "scalar"}, {"dtype", name}};
-  why = a ? "'" + (name.empty() ? std::string(a.type()) : name) + "' is not a tile type" : "a type annotation is missing";
+  why = a ? "'" + (name.empty() ? std::string(a.type()) : name) + "' is not a tile type"
+          : "a type annotation is missing";
   return std::nullopt;
 }
 
@@ -93,4 +95,4 @@ std::optional<ParamType> param_type_of(htp::NodeRef a, const Json &constants, st
   return p;
 }
 
-}  // namespace csp
+} // namespace csp

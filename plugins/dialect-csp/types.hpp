@@ -20,4 +20,4 @@ std::optional<Json> type_of(htp::NodeRef annotation, const Json &constants, std:
 /// A parameter annotation: `In[T]`, `Out[T]`, `InOut[T]` or a bare type (direction "in").
 std::optional<ParamType> param_type_of(htp::NodeRef annotation, const Json &constants, std::string &why);
 
-}  // namespace csp
+} // namespace csp

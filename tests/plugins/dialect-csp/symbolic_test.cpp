@@ -8,25 +8,30 @@ using csp::Poly;
 
 namespace {
 
-Poly param(const char *n) { return Poly::atom(Json{{"param", n}}); }
+Poly param(const char *n) {
+  return Poly::atom(Json{{"param", n}});
+}
 
-}  // namespace
+} // namespace
 
 TEST(CspSymbolic, ProductsCommute) {
   EXPECT_EQ(param("n") * Poly::constant(4), Poly::constant(4) * param("n"));
-  EXPECT_EQ((param("n") + Poly::constant(1)) * Poly::constant(2), param("n") * Poly::constant(2) + Poly::constant(2));
+  EXPECT_EQ((param("n") + Poly::constant(1)) * Poly::constant(2),
+            param("n") * Poly::constant(2) + Poly::constant(2));
 }
 
 TEST(CspSymbolic, ExprFoldsArithmetic) {
-  Json e = {{"op", "add"}, {"args", {{{"op", "mul"}, {"args", {2, {{"param", "n"}}}}}, {{"op", "sub"}, {"args", {5, 5}}}}}};
+  Json e = {{"op", "add"},
+            {"args", {{{"op", "mul"}, {"args", {2, {{"param", "n"}}}}}, {{"op", "sub"}, {"args", {5, 5}}}}}};
   EXPECT_EQ(csp::poly_of(e), param("n") * Poly::constant(2));
-  EXPECT_EQ(csp::poly_of(Json{{"op", "floordiv"}, {"args", {-7, 2}}}).constant_value(), -4);  // Python floor
+  EXPECT_EQ(csp::poly_of(Json{{"op", "floordiv"}, {"args", {-7, 2}}}).constant_value(), -4); // Python floor
 }
 
 TEST(CspSymbolic, SubstituteAndDivide) {
   Poly stream = Poly::atom(Json{{"stream", "c"}});
   Poly p = stream * Poly::constant(3) + Poly::constant(1);
-  EXPECT_EQ(p.substitute(Json{{"stream", "c"}}.dump(), param("n")), param("n") * Poly::constant(3) + Poly::constant(1));
+  EXPECT_EQ(p.substitute(Json{{"stream", "c"}}.dump(), param("n")),
+            param("n") * Poly::constant(3) + Poly::constant(1));
   EXPECT_FALSE(p.divided_by(3));
   EXPECT_EQ((param("n") * Poly::constant(4)).divided_by(4), param("n"));
 }
