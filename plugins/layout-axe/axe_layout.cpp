@@ -24,7 +24,8 @@ std::optional<size_t> Mesh::index_of(std::string_view axis) const {
 std::optional<int64_t> Mesh::extent_of(std::string_view axis) const {
   if (axis == "core") {
     int64_t n = 1;
-    for (int64_t e : extents_) n *= e;
+    for (int64_t e : extents_)
+      n *= e;
     return n;
   }
   if (auto i = index_of(axis)) return extents_[*i];
@@ -33,11 +34,14 @@ std::optional<int64_t> Mesh::extent_of(std::string_view axis) const {
 
 std::string Mesh::describe() const {
   std::string s = "mapping=[";
-  for (size_t i = 0; i < extents_.size(); ++i) s += (i ? ", " : "") + std::to_string(extents_[i]);
+  for (size_t i = 0; i < extents_.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(extents_[i]);
   return s + "]";
 }
 
-bool is_device_axis(std::string_view axis) { return axis == "core" || axis.rfind("mesh.", 0) == 0; }
+bool is_device_axis(std::string_view axis) {
+  return axis == "core" || axis.rfind("mesh.", 0) == 0;
+}
 
 bool is_local_axis(std::string_view axis) {
   return axis == "m" || (axis.size() > 5 && axis.substr(axis.size() - 5) == ".bank");
@@ -79,7 +83,8 @@ std::optional<std::vector<std::optional<size_t>>> dist_view(const AxeLayout &l, 
 
 std::string dist_text(const std::vector<std::optional<size_t>> &view) {
   std::string s;
-  for (const auto &d : view) s += d ? "S(" + std::to_string(*d) + ")" : "R";
+  for (const auto &d : view)
+    s += d ? "S(" + std::to_string(*d) + ")" : "R";
   return s;
 }
 
@@ -92,15 +97,17 @@ std::string iter_text(const AxeIter &it) {
 
 std::string iters_text(const std::vector<AxeIter> &iters) {
   std::string s = "[";
-  for (size_t i = 0; i < iters.size(); ++i) s += (i ? ", " : "") + iter_text(iters[i]);
+  for (size_t i = 0; i < iters.size(); ++i)
+    s += (i ? ", " : "") + iter_text(iters[i]);
   return s + "]";
 }
 
-}  // namespace
+} // namespace
 
 std::string describe(const AxeLayout &l, const Mesh &mesh) {
   std::string owed;
-  for (const auto &p : l.pending) owed += (owed.empty() ? " owing " : " and ") + p.op + " over " + p.iter.axis;
+  for (const auto &p : l.pending)
+    owed += (owed.empty() ? " owing " : " and ") + p.op + " over " + p.iter.axis;
   if (auto view = dist_view(l, mesh)) return dist_text(*view) + owed;
   std::string s = "axe(shard=" + iters_text(l.shard) + ", replica=" + iters_text(l.replica);
   if (!l.offset.empty()) {
@@ -121,11 +128,12 @@ Result<std::vector<int64_t>> local_shape(const AxeLayout &l) {
   std::vector<int64_t> out = l.shape;
   for (int d = 0; d < l.rank; ++d) {
     int64_t parts = 1;
-    for (const auto &it : l.dim_iters(d)) parts *= it.extent;
+    for (const auto &it : l.dim_iters(d))
+      parts *= it.extent;
     if (parts <= 0 || out[static_cast<size_t>(d)] % parts != 0)
       return fail("layout.divisibility", "dim " + std::to_string(d) + " of size " +
-                                             std::to_string(out[static_cast<size_t>(d)]) + " is not divisible into " +
-                                             std::to_string(parts) + " shards");
+                                             std::to_string(out[static_cast<size_t>(d)]) +
+                                             " is not divisible into " + std::to_string(parts) + " shards");
     out[static_cast<size_t>(d)] /= parts;
   }
   return out;
@@ -150,7 +158,8 @@ nlohmann::ordered_json iter_json(const AxeIter &it) {
 
 nlohmann::ordered_json iters_json(const std::vector<AxeIter> &iters) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
-  for (const auto &it : iters) a.push_back(iter_json(it));
+  for (const auto &it : iters)
+    a.push_back(iter_json(it));
   return a;
 }
 
@@ -192,7 +201,8 @@ Result<MemFacet> mem_from_json(const nlohmann::json &j) {
   MemFacet m;
   if (!j.is_object()) return m;
   try {
-    if (j.contains("strides") && !j["strides"].is_null()) m.strides = j["strides"].get<std::vector<int64_t>>();
+    if (j.contains("strides") && !j["strides"].is_null())
+      m.strides = j["strides"].get<std::vector<int64_t>>();
     if (j.contains("order") && !j["order"].is_null()) m.order = j["order"].get<std::vector<int64_t>>();
   } catch (const nlohmann::json::exception &) {
     return fail("layout.schema", "mem.strides and mem.order must be integer lists");
@@ -205,7 +215,7 @@ Result<MemFacet> mem_from_json(const nlohmann::json &j) {
   return m;
 }
 
-}  // namespace
+} // namespace
 
 nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh) {
   nlohmann::ordered_json j;
@@ -222,9 +232,12 @@ nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh) {
   j["shard"] = iters_json(l.shard);
   j["replica"] = iters_json(l.replica);
   j["offset"] = nlohmann::ordered_json::object();
-  for (const auto &[axis, k] : l.offset) j["offset"][axis] = k;
-  j["mem"] = {{"strides", opt_json(l.mem.strides)}, {"order", opt_json(l.mem.order)},
-              {"swizzle", l.mem.swizzle},            {"pack", l.mem.pack}};
+  for (const auto &[axis, k] : l.offset)
+    j["offset"][axis] = k;
+  j["mem"] = {{"strides", opt_json(l.mem.strides)},
+              {"order", opt_json(l.mem.order)},
+              {"swizzle", l.mem.swizzle},
+              {"pack", l.mem.pack}};
   if (!l.mem.banks.empty()) j["mem"]["banks"] = iters_json(l.mem.banks);
   j["hw"] = {{"space", l.hw.space.value_or("GM")}};
   nlohmann::ordered_json pending = nlohmann::ordered_json::array();
@@ -237,7 +250,8 @@ nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh) {
 Result<AxeLayout> layout_from_json(const nlohmann::json &j) {
   if (!j.is_object()) return fail("layout.schema", "a layout must be a JSON object");
   if (j.value("kind", std::string("axe")) != "axe")
-    return fail("layout.schema", "a canonical layout has kind 'axe', not '" + j.value("kind", std::string()) + "'");
+    return fail("layout.schema",
+                "a canonical layout has kind 'axe', not '" + j.value("kind", std::string()) + "'");
   AxeLayout l;
   auto shard = iters_from_json(j, "shard", true);
   if (!shard) return shard.error();
@@ -252,7 +266,8 @@ Result<AxeLayout> layout_from_json(const nlohmann::json &j) {
     if (j.contains("shape")) l.shape = j["shape"].get<std::vector<int64_t>>();
     l.rank = j.contains("rank") ? j["rank"].get<int>() : static_cast<int>(l.shape.size());
     if (j.contains("offset"))
-      for (const auto &[axis, k] : j["offset"].items()) l.offset[axis] = k.get<int64_t>();
+      for (const auto &[axis, k] : j["offset"].items())
+        l.offset[axis] = k.get<int64_t>();
     if (j.contains("hw") && j["hw"].contains("space") && j["hw"]["space"].is_string())
       l.hw.space = j["hw"]["space"].get<std::string>();
     l.dtype = j.value("dtype", std::string());
@@ -273,4 +288,4 @@ Result<AxeLayout> layout_from_json(const nlohmann::json &j) {
   return l;
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

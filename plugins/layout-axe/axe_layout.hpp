@@ -28,9 +28,9 @@ struct AxeIter {
 
 /// A reduction the value still owes: each core along `iter.axis` holds a partial `op` result.
 struct PendingEffect {
-  std::string op;      ///< "sum", "max" or "min"
-  AxeIter iter;        ///< the device iter whose shards were reduced (dim -1)
-  std::string source;  ///< the intrinsic that left it ("rowsum", "matmul")
+  std::string op;     ///< "sum", "max" or "min"
+  AxeIter iter;       ///< the device iter whose shards were reduced (dim -1)
+  std::string source; ///< the intrinsic that left it ("rowsum", "matmul")
   friend bool operator==(const PendingEffect &a, const PendingEffect &b) {
     return a.op == b.op && a.iter == b.iter;
   }
@@ -38,11 +38,11 @@ struct PendingEffect {
 
 /// Memory facet: how the local part is laid out in the core's memory (absent keys: row-major, plain).
 struct MemFacet {
-  std::optional<std::vector<int64_t>> strides;  ///< element stride per dim
-  std::optional<std::vector<int64_t>> order;    ///< dims from outermost to innermost
-  nlohmann::json swizzle;                       ///< null or the user's value (e.g. "xor(3)", 3)
-  nlohmann::json pack;                          ///< null or the user's value (elements per packed word)
-  std::vector<AxeIter> banks;                   ///< iters on memory-bank axes (`ub.bank`), with dim
+  std::optional<std::vector<int64_t>> strides; ///< element stride per dim
+  std::optional<std::vector<int64_t>> order;   ///< dims from outermost to innermost
+  nlohmann::json swizzle;                      ///< null or the user's value (e.g. "xor(3)", 3)
+  nlohmann::json pack;                         ///< null or the user's value (elements per packed word)
+  std::vector<AxeIter> banks;                  ///< iters on memory-bank axes (`ub.bank`), with dim
   bool empty() const { return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty(); }
   friend bool operator==(const MemFacet &, const MemFacet &) = default;
 };
@@ -82,19 +82,19 @@ bool is_local_axis(std::string_view axis);
 
 /// The canonical layout of a tensor or tile value.
 struct AxeLayout {
-  int rank = 0;                         ///< number of tensor dims
-  std::vector<int64_t> shape;           ///< logical (global) shape, empty when unknown
-  std::string dtype;                    ///< element type when known ("f32"), else empty
-  std::vector<AxeIter> shard;           ///< device iters with dim, grouped by dim, major to minor
-  std::vector<AxeIter> replica;         ///< device iters the value is replicated over
-  std::map<std::string, int64_t> offset;  ///< constant coordinate per axis
+  int rank = 0;                          ///< number of tensor dims
+  std::vector<int64_t> shape;            ///< logical (global) shape, empty when unknown
+  std::string dtype;                     ///< element type when known ("f32"), else empty
+  std::vector<AxeIter> shard;            ///< device iters with dim, grouped by dim, major to minor
+  std::vector<AxeIter> replica;          ///< device iters the value is replicated over
+  std::map<std::string, int64_t> offset; ///< constant coordinate per axis
   MemFacet mem;
   HwFacet hw;
-  std::vector<PendingEffect> pending;   ///< reductions still to discharge
-  std::string text;                     ///< the source spelling, when written as text
-  std::string source_kind = "axe";      ///< the layout kind it was written in
-  std::vector<int64_t> tile;            ///< per-core tile shape of a body value, when known
-  bool zero = false;                    ///< value is the constant 0 (neutral for pending sums)
+  std::vector<PendingEffect> pending; ///< reductions still to discharge
+  std::string text;                   ///< the source spelling, when written as text
+  std::string source_kind = "axe";    ///< the layout kind it was written in
+  std::vector<int64_t> tile;          ///< per-core tile shape of a body value, when known
+  bool zero = false;                  ///< value is the constant 0 (neutral for pending sums)
 
   /// Shard iters of dim `d`, major to minor.
   std::vector<AxeIter> dim_iters(int d) const;
@@ -124,4 +124,4 @@ nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh);
 /// Reads a layout object; `shard`, `replica`, `offset`, `mem`, `hw` and `pending` are optional.
 Result<AxeLayout> layout_from_json(const nlohmann::json &j);
 
-}  // namespace htp::axe
+} // namespace htp::axe

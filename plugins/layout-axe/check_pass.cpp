@@ -53,17 +53,21 @@ public:
     int64_t bytes = alloc.value("bytes", int64_t{0});
     used_[space] += bytes;
     if (!profile_) {
-      if (!warned_) r_.ctx().warning(at, "layout.no-profile",
-                                     "no hardware profile for " + label_ + ": the footprint of '" + name + "' in " +
-                                         space + " is not checked (pass --option axe.profile=\"pto\" or \"aie\")");
+      if (!warned_)
+        r_.ctx().warning(at, "layout.no-profile",
+                         "no hardware profile for " + label_ + ": the footprint of '" + name + "' in " +
+                             space + " is not checked (pass --option axe.profile=\"pto\" or \"aie\")");
       warned_ = true;
       return;
     }
     if (!profile_->has_space(space)) {
       std::string spaces;
-      for (const auto &[s, _] : profile_->capacity) spaces += (spaces.empty() ? "" : ", ") + s;
-      for (const auto &[s, _] : profile_->unbounded) spaces += ", " + s;
-      r_.error(at, "layout.space", "memory space '" + space + "' does not exist on " + label_ + " (spaces: " + spaces + ")");
+      for (const auto &[s, _] : profile_->capacity)
+        spaces += (spaces.empty() ? "" : ", ") + s;
+      for (const auto &[s, _] : profile_->unbounded)
+        spaces += ", " + s;
+      r_.error(at, "layout.space",
+               "memory space '" + space + "' does not exist on " + label_ + " (spaces: " + spaces + ")");
       return;
     }
     auto cap = profile_->capacity.find(space);
@@ -74,14 +78,15 @@ public:
     std::string others = names_[space].empty() ? "" : " (with " + names_[space] + ")";
     r_.error(at, "layout.capacity",
              "'" + name + "' needs " + bytes_text(bytes) + " of " + space + " per core (local shape " +
-                 alloc.value("local_shape", nlohmann::json::array()).dump() + " " + alloc.value("dtype", "") + "); '" +
-                 fn + "' then uses " + bytes_text(used_[space]) + others + ", over the " + bytes_text(cap->second) +
-                 " of " + space + " on " + label_);
+                 alloc.value("local_shape", nlohmann::json::array()).dump() + " " + alloc.value("dtype", "") +
+                 "); '" + fn + "' then uses " + bytes_text(used_[space]) + others + ", over the " +
+                 bytes_text(cap->second) + " of " + space + " on " + label_);
   }
 
   nlohmann::ordered_json used() const {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const auto &[space, bytes] : used_) j[space] = bytes;
+    for (const auto &[space, bytes] : used_)
+      j[space] = bytes;
     return j;
   }
 
@@ -115,7 +120,7 @@ void check_exits(htp::NodeRef n, const Mesh &mesh, Reporter &r) {
   }
 }
 
-}  // namespace
+} // namespace
 
 void check(htp::PassContext &ctx) {
   Reporter r(ctx);
@@ -144,4 +149,4 @@ void check(htp::PassContext &ctx) {
   module.set_attr("layout.signatures", signatures.dump());
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

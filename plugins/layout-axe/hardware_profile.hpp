@@ -30,4 +30,4 @@ std::optional<HardwareProfile> profile_for_target(std::string_view target);
 /// {"name": ..., "spaces": {"UB": 196608, "GM": null}} (null = unbounded).
 Result<HardwareProfile> profile_from_option(const nlohmann::json &option);
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -18,23 +18,23 @@ using Env = std::map<std::string, AxeLayout>;
 
 const std::set<std::string> kElementwise = {"add", "sub", "mul", "div", "max", "min"};
 const std::set<std::string> kScalarForms = {"adds", "subs", "muls", "divs", "maxs", "mins"};
-const std::set<std::string> kUnary = {"exp", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh",
-                                      "cast", "copy"};
+const std::set<std::string> kUnary = {"exp",  "log",     "sqrt", "rsqrt", "abs", "neg",
+                                      "relu", "sigmoid", "tanh", "cast",  "copy"};
 const std::map<std::string, std::pair<std::string, int>> kReductions = {
     // name -> (reduction, dim counted from the end: 1 = last dim)
     {"rowsum", {"sum", 1}}, {"rowmax", {"max", 1}}, {"rowmin", {"min", 1}},
     {"colsum", {"sum", 2}}, {"colmax", {"max", 2}}, {"colmin", {"min", 2}}};
 
 std::string op_name(htp::NodeRef binop_op) {
-  static const std::map<std::string, std::string> kOps = {{"Add", "add"}, {"Sub", "sub"}, {"Mult", "mul"},
-                                                          {"Div", "div"}, {"MatMult", "matmul"}};
+  static const std::map<std::string, std::string> kOps = {
+      {"Add", "add"}, {"Sub", "sub"}, {"Mult", "mul"}, {"Div", "div"}, {"MatMult", "matmul"}};
   auto it = kOps.find(std::string(binop_op.type()));
   return it == kOps.end() ? std::string(binop_op.type()) : it->second;
 }
 
 std::string scalar_form(const std::string &op) {
-  static const std::map<std::string, std::string> kForms = {{"add", "adds"}, {"sub", "subs"}, {"mul", "muls"},
-                                                            {"div", "divs"}, {"max", "maxs"}, {"min", "mins"}};
+  static const std::map<std::string, std::string> kForms = {
+      {"add", "adds"}, {"sub", "subs"}, {"mul", "muls"}, {"div", "divs"}, {"max", "maxs"}, {"min", "mins"}};
   auto it = kForms.find(op);
   return it == kForms.end() ? op : it->second;
 }
@@ -59,7 +59,8 @@ struct View {
 
 /// Tiles are 2-D: leading dims of extent 1 are dropped, a 1-D view [N] is the tile [1, N].
 std::vector<int64_t> as_tile(std::vector<int64_t> dims) {
-  while (dims.size() > 2 && dims.front() == 1) dims.erase(dims.begin());
+  while (dims.size() > 2 && dims.front() == 1)
+    dims.erase(dims.begin());
   if (dims.size() == 1) dims.insert(dims.begin(), 1);
   return dims.size() == 2 ? dims : std::vector<int64_t>{};
 }
@@ -81,8 +82,10 @@ public:
       params[name] = std::move(j);
     }
     nlohmann::ordered_json mesh = nlohmann::ordered_json::object();
-    for (size_t i = 0; i < mesh_.rank(); ++i) mesh[Mesh::axis_name(i)] = mesh_.extents()[i];
-    nlohmann::ordered_json mapping_json = mapping.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mapping);
+    for (size_t i = 0; i < mesh_.rank(); ++i)
+      mesh[Mesh::axis_name(i)] = mesh_.extents()[i];
+    nlohmann::ordered_json mapping_json =
+        mapping.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mapping);
     return {{"mapping", mapping_json}, {"mesh", mesh}, {"params", params}, {"collectives", collectives_}};
   }
 
@@ -92,7 +95,8 @@ private:
   void read_params() {
     htp::NodeRef args = fn_.child("args");
     for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
-      for (auto a : args.items(field)) read_param(a);
+      for (auto a : args.items(field))
+        read_param(a);
   }
 
   void read_param(htp::NodeRef arg) {
@@ -103,8 +107,9 @@ private:
     std::string name = arg.text("arg").value_or("");
     if (!pa.tensor) {
       r_.error(pa.type_node ? pa.type_node : ann, "layout.shape",
-               "parameter '" + name + "' has a layout but no Tensor[d0, ..., dtype] or Tile[R, C, dtype] type with "
-               "constant dims");
+               "parameter '" + name +
+                   "' has a layout but no Tensor[d0, ..., dtype] or Tile[R, C, dtype] type with "
+                   "constant dims");
       return;
     }
     auto l = read_layout(pa.layout_expr, *pa.tensor, mesh_, c_, r_);
@@ -124,17 +129,21 @@ private:
     auto size = dtype_size(l.dtype);
     if (!local || !size) return;
     int64_t bytes = *size;
-    for (int64_t d : *local) bytes *= d;
-    at.set_attr("layout.alloc",
-                nlohmann::json{{"name", name}, {"space", *l.hw.space}, {"bytes", bytes}, {"local_shape", *local},
-                               {"dtype", l.dtype}}
-                    .dump());
+    for (int64_t d : *local)
+      bytes *= d;
+    at.set_attr("layout.alloc", nlohmann::json{{"name", name},
+                                               {"space", *l.hw.space},
+                                               {"bytes", bytes},
+                                               {"local_shape", *local},
+                                               {"dtype", l.dtype}}
+                                    .dump());
   }
 
   // ---- statements ----
 
   void block(const std::vector<htp::NodeRef> &stmts) {
-    for (auto s : stmts) stmt(s);
+    for (auto s : stmts)
+      stmt(s);
   }
 
   /// Runs a loop body until the layouts it assigns stop changing (they only grow more sharded).
@@ -150,7 +159,8 @@ private:
     if (a.size() != b.size()) return false;
     for (const auto &[k, v] : a) {
       auto it = b.find(k);
-      if (it == b.end() || !it->second.same_distribution(v) || !(it->second.pending == v.pending)) return false;
+      if (it == b.end() || !it->second.same_distribution(v) || !(it->second.pending == v.pending))
+        return false;
     }
     return true;
   }
@@ -158,7 +168,8 @@ private:
   void stmt(htp::NodeRef s) {
     if (s.is("Assign")) {
       auto v = expr(s.child("value"));
-      for (auto t : s.items("targets")) assign(t, v, s);
+      for (auto t : s.items("targets"))
+        assign(t, v, s);
     } else if (s.is("AugAssign")) {
       htp::NodeRef target = s.child("target");
       auto left = expr(target);
@@ -195,8 +206,10 @@ private:
         env_[name] = layout;
       } else if (!it->second.same_distribution(layout) || !(it->second.pending == layout.pending)) {
         auto joined = join(layout, it->second, "if/else merge", mesh_);
-        if (joined) it->second = *joined;
-        else r_.error(s, joined.error());
+        if (joined)
+          it->second = *joined;
+        else
+          r_.error(s, joined.error());
       }
     }
   }
@@ -212,8 +225,9 @@ private:
     auto declared = read_layout(pa.layout_expr, *pa.tensor, mesh_, c_, r_);
     if (!declared) return;
     if (v && !v->same_distribution(*declared) && !v->zero) {
-      r_.error(s, "layout.join", "'" + target.dotted_name() + "' is declared " + describe(*declared, mesh_) +
-                                     " but the value is " + describe(*v, mesh_) + "; write relayout(x, to=...)");
+      r_.error(s, "layout.join",
+               "'" + target.dotted_name() + "' is declared " + describe(*declared, mesh_) +
+                   " but the value is " + describe(*v, mesh_) + "; write relayout(x, to=...)");
       return;
     }
     AxeLayout l = *declared;
@@ -225,7 +239,7 @@ private:
   void assign(htp::NodeRef target, const std::optional<AxeLayout> &v, htp::NodeRef stmt) {
     if (target.is("Name")) {
       std::string name = target.text("id").value_or("");
-      if (params_.count(name)) return;  // rebinding a parameter: the parameter keeps its layout
+      if (params_.count(name)) return; // rebinding a parameter: the parameter keeps its layout
       if (stmt.is("Assign"))
         if (auto view = view_of(stmt.child("value"))) views_[name] = *view;
       if (v) {
@@ -237,7 +251,8 @@ private:
     } else if (target.is("Subscript")) {
       record_store(stmt, tensor_param(target.child("value")), v);
     } else if (target.is("Tuple") || target.is("List")) {
-      for (auto e : target.items("elts")) assign(e, std::nullopt, stmt);
+      for (auto e : target.items("elts"))
+        assign(e, std::nullopt, stmt);
     }
   }
 
@@ -261,7 +276,8 @@ private:
     if (func.is("Attribute") && func.text("attr").value_or("") == "tile") {
       auto base = view_of(func.child("value"));
       auto shape = c_.eval(keyword(n, "shape"));
-      if (base) base->dims = shape && shape->is_array() ? shape->get<std::vector<int64_t>>() : std::vector<int64_t>{};
+      if (base)
+        base->dims = shape && shape->is_array() ? shape->get<std::vector<int64_t>>() : std::vector<int64_t>{};
       return base;
     }
     return std::nullopt;
@@ -269,7 +285,8 @@ private:
 
   /// The extents a subscript selects from `dims`: constant slices and indices (extent 1), else unknown.
   std::vector<int64_t> slice_dims(htp::NodeRef slice, const std::vector<int64_t> &dims) const {
-    std::vector<htp::NodeRef> parts = slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
+    std::vector<htp::NodeRef> parts =
+        slice.is("Tuple") ? slice.items("elts") : std::vector<htp::NodeRef>{slice};
     if (parts.size() > dims.size()) return {};
     std::vector<int64_t> out = dims;
     for (size_t d = 0; d < parts.size(); ++d) {
@@ -278,7 +295,8 @@ private:
         continue;
       }
       auto lower = parts[d].child("lower") ? c_.eval_int(parts[d].child("lower")) : std::optional<int64_t>(0);
-      auto upper = parts[d].child("upper") ? c_.eval_int(parts[d].child("upper")) : std::optional<int64_t>(dims[d]);
+      auto upper =
+          parts[d].child("upper") ? c_.eval_int(parts[d].child("upper")) : std::optional<int64_t>(dims[d]);
       if (!lower || !upper) return {};
       out[d] = *upper - *lower;
     }
@@ -391,19 +409,22 @@ private:
     htp::NodeRef func = e.child("func");
     // A view of a parameter: A.tile(i, j, shape=(R, C)).
     if (func.is("Attribute") && view_of(func.child("value"))) {
-      for (auto a : e.items("args")) expr(a);
+      for (auto a : e.items("args"))
+        expr(a);
       return view_layout(e);
     }
     if (name == "load") {
       htp::NodeRef src = arg_node(e, 0, "src");
-      for (size_t i = 1; i < e.size("args"); ++i) expr(e.item("args", i));
+      for (size_t i = 1; i < e.size("args"); ++i)
+        expr(e.item("args", i));
       return view_of(src) ? view_layout(src) : expr(src);
     }
     if (name == "store") return store_call(e);
     if (kElementwise.count(name)) return binary(e, name, arg(e, 0), arg(e, 1));
     if (kScalarForms.count(name) || kUnary.count(name)) {
       auto x = arg(e, 0);
-      for (size_t i = 1; i < e.size("args"); ++i) expr(e.item("args", i));
+      for (size_t i = 1; i < e.size("args"); ++i)
+        expr(e.item("args", i));
       auto r = x ? apply(e, unary(*x, name, mesh_)) : std::nullopt;
       if (r && name == "cast") r->dtype = dtype_name(arg_node(e, 1, "dtype"));
       return r;
@@ -424,8 +445,10 @@ private:
     }
     if (name == "full") return full(e);
     if (is_collective(name)) return collective(e, name);
-    for (auto a : e.items("args")) expr(a);
-    for (auto k : e.items("keywords")) expr(k.child("value"));
+    for (auto a : e.items("args"))
+      expr(a);
+    for (auto k : e.items("keywords"))
+      expr(k.child("value"));
     return std::nullopt;
   }
 
@@ -433,7 +456,8 @@ private:
   std::optional<AxeLayout> full(htp::NodeRef e) {
     AxeLayout l;
     l.rank = 2;
-    for (size_t i = 0; i < mesh_.rank(); ++i) l.replica.push_back({mesh_.extents()[i], 1, Mesh::axis_name(i), -1});
+    for (size_t i = 0; i < mesh_.rank(); ++i)
+      l.replica.push_back({mesh_.extents()[i], 1, Mesh::axis_name(i), -1});
     auto value = c_.eval(arg_node(e, 1, "value"));
     l.zero = value && value->is_number() && value->get<double>() == 0.0;
     auto shape = c_.eval(arg_node(e, 0, "shape"));
@@ -458,11 +482,15 @@ private:
     htp::NodeRef n = arg_node(call, position, "axis");
     if (!n) return std::nullopt;
     auto v = c_.eval(n);
-    std::string spelled = !v ? "" : v->is_string() ? v->get<std::string>() : v->is_number_integer() ? v->dump() : "";
+    std::string spelled = !v                       ? ""
+                          : v->is_string()         ? v->get<std::string>()
+                          : v->is_number_integer() ? v->dump()
+                                                   : "";
     auto axis = spelled.empty() ? std::nullopt : mesh_axis_argument(spelled, mesh_);
     if (!axis)
-      r_.error(n, "layout.mesh-axis", "axis must name a mesh axis of the kernel (" + mesh_.describe() +
-                                          "): an index 0.." + std::to_string(mesh_.rank()) + " or mesh.x, mesh.y, ...");
+      r_.error(n, "layout.mesh-axis",
+               "axis must name a mesh axis of the kernel (" + mesh_.describe() + "): an index 0.." +
+                   std::to_string(mesh_.rank()) + " or mesh.x, mesh.y, ...");
     return axis ? axis : std::optional<std::string>("?");
   }
 
@@ -477,7 +505,8 @@ private:
     for (int d = 0; d < x.rank; ++d)
       if (x.dim_iters(d).empty() != want_sharded) candidates.push_back(d);
     if (candidates.size() == 1) return candidates[0];
-    r_.error(call, "layout.collective", callee_name(call) + " needs dim=...: the value is " + describe(x, mesh_));
+    r_.error(call, "layout.collective",
+             callee_name(call) + " needs dim=...: the value is " + describe(x, mesh_));
     return std::nullopt;
   }
 
@@ -488,7 +517,7 @@ private:
 
   std::optional<AxeLayout> collective(htp::NodeRef e, const std::string &name) {
     auto x = arg(e, 0, "x");
-    if (!x) return std::nullopt;  // an unconstrained value (or one whose error was reported)
+    if (!x) return std::nullopt; // an unconstrained value (or one whose error was reported)
     std::optional<AxeLayout> out;
     nlohmann::ordered_json attrs = {{"from", to_json(*x, mesh_)}};
     if (name == "relayout") {
@@ -521,16 +550,19 @@ private:
     }
     if (!out) return std::nullopt;
     attrs["to"] = to_json(*out, mesh_);
-    nlohmann::ordered_json axes = nlohmann::ordered_json::array();  // the axes whose reductions it discharges
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array(); // the axes whose reductions it discharges
     for (const auto &p : x->pending)
-      if (std::find(out->pending.begin(), out->pending.end(), p) == out->pending.end()) axes.push_back(p.iter.axis);
+      if (std::find(out->pending.begin(), out->pending.end(), p) == out->pending.end())
+        axes.push_back(p.iter.axis);
     if (!axes.empty()) attrs["axes"] = axes;
     // The result's tile type, so the tile dialect can type it (null when the tile shape is unknown).
     nlohmann::ordered_json type = nullptr;
     if (out->tile.size() == 2 && dtype_size(out->dtype))
       type = {{"kind", "tile"}, {"shape", out->tile}, {"dtype", out->dtype}};
-    e.set_attr("tile.foreign", nlohmann::ordered_json{{"op", "layout." + name}, {"type", type}, {"attrs", attrs}}.dump());
-    nlohmann::ordered_json entry = {{"op", name}, {"from", describe(*x, mesh_)}, {"to", describe(*out, mesh_)}};
+    e.set_attr("tile.foreign",
+               nlohmann::ordered_json{{"op", "layout." + name}, {"type", type}, {"attrs", attrs}}.dump());
+    nlohmann::ordered_json entry = {
+        {"op", name}, {"from", describe(*x, mesh_)}, {"to", describe(*out, mesh_)}};
     for (const char *k : {"axes", "reduce", "dim"})
       if (attrs.contains(k)) entry[k] = attrs[k];
     entry["span"] = span_json(e);
@@ -560,7 +592,7 @@ bool uses_layouts(htp::NodeRef fn) {
   return found;
 }
 
-}  // namespace
+} // namespace
 
 void infer(htp::PassContext &ctx) {
   Reporter r(ctx);
@@ -579,4 +611,4 @@ void infer(htp::PassContext &ctx) {
                   nlohmann::ordered_json{{"schema", "htp.layout.v1"}, {"functions", functions}}.dump());
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -13,10 +13,12 @@ std::string iter_text(const UserIter &it) {
 
 LayoutError beyond_mesh(const std::string &what, const Mesh &mesh) {
   std::string axes;
-  for (size_t i = 0; i < mesh.rank(); ++i) axes += (i ? ", " : "") + Mesh::axis_name(i);
-  return fail("layout.mesh-axis", what + ", but the kernel's mesh has " + std::to_string(mesh.rank()) + " axes" +
-                                      (mesh.rank() ? " (" + mesh.describe() + ": " + axes + ")"
-                                                   : " (no @kernel(mapping=[...]))"));
+  for (size_t i = 0; i < mesh.rank(); ++i)
+    axes += (i ? ", " : "") + Mesh::axis_name(i);
+  return fail(
+      "layout.mesh-axis",
+      what + ", but the kernel's mesh has " + std::to_string(mesh.rank()) + " axes" +
+          (mesh.rank() ? " (" + mesh.describe() + ": " + axes + ")" : " (no @kernel(mapping=[...]))"));
 }
 
 /// Mesh axes no shard iter uses, as full replica iters.
@@ -36,7 +38,8 @@ std::vector<UserIter> normalize_core(const UserIter &it, const Mesh &mesh) {
   if (it.axis != "core" || mesh.rank() == 0) return {it};
   // Row-major strides of the mesh axes: the last axis is the fastest.
   std::vector<int64_t> radix(mesh.rank(), 1);
-  for (size_t i = mesh.rank() - 1; i > 0; --i) radix[i - 1] = radix[i] * mesh.extents()[i];
+  for (size_t i = mesh.rank() - 1; i > 0; --i)
+    radix[i - 1] = radix[i] * mesh.extents()[i];
   std::vector<UserIter> minor_first;
   int64_t extent = it.extent;
   int64_t stride = it.stride;
@@ -59,15 +62,17 @@ std::vector<UserIter> normalize_core(const UserIter &it, const Mesh &mesh) {
 std::vector<UserIter> normalize_all(const std::vector<UserIter> &iters, const Mesh &mesh) {
   std::vector<UserIter> out;
   for (const auto &it : iters)
-    for (auto &n : normalize_core(it, mesh)) out.push_back(std::move(n));
+    for (auto &n : normalize_core(it, mesh))
+      out.push_back(std::move(n));
   return out;
 }
 
 Result<bool> check_axis_known(const std::string &axis, const Mesh &mesh) {
   if (mesh.extent_of(axis)) return true;
   if (axis.rfind("mesh.", 0) == 0) return beyond_mesh("axis '" + axis + "' is not a mesh axis", mesh);
-  return fail("layout.axis", "unknown axis '" + axis + "': device axes are mesh.x, mesh.y, ... and core; local "
-                             "axes are m (memory offset) and <space>.bank");
+  return fail("layout.axis", "unknown axis '" + axis +
+                                 "': device axes are mesh.x, mesh.y, ... and core; local "
+                                 "axes are m (memory offset) and <space>.bank");
 }
 
 /// Checks that the iters and offset on one device axis address distinct coordinates within its extent.
@@ -77,7 +82,8 @@ Result<bool> check_axis_coverage(const std::string &axis, const std::vector<AxeI
   for (const auto &it : iters) {
     std::vector<int64_t> next;
     for (int64_t c : coords)
-      for (int64_t k = 0; k < it.extent; ++k) next.push_back(c + k * it.stride);
+      for (int64_t k = 0; k < it.extent; ++k)
+        next.push_back(c + k * it.stride);
     coords = std::move(next);
     if (coords.size() > 65536) return fail("layout.overlap", "axis '" + axis + "' is over-subscribed");
   }
@@ -119,7 +125,7 @@ Result<bool> place_dim_iters(AxeLayout &l, int d, const std::vector<UserIter> &i
   return true;
 }
 
-}  // namespace
+} // namespace
 
 Result<AxeLayout> from_dist(const DistSpec &spec, const TensorInfo &t, const Mesh &mesh) {
   if (!t.shape.empty() && spec.size() != t.shape.size())
@@ -135,8 +141,8 @@ Result<AxeLayout> from_dist(const DistSpec &spec, const TensorInfo &t, const Mes
     if (!spec[d].axis) continue;
     size_t axis = *spec[d].axis;
     if (axis >= mesh.rank()) {
-      auto e = beyond_mesh("S(" + std::to_string(axis) + ") shards dim " + std::to_string(d) + " on mesh axis " +
-                               std::to_string(axis),
+      auto e = beyond_mesh("S(" + std::to_string(axis) + ") shards dim " + std::to_string(d) +
+                               " on mesh axis " + std::to_string(axis),
                            mesh);
       e.column = spec[d].column;
       return e;
@@ -147,10 +153,12 @@ Result<AxeLayout> from_dist(const DistSpec &spec, const TensorInfo &t, const Mes
   return validate(std::move(l), mesh);
 }
 
-Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in, const std::vector<UserIter> &replica_in,
+Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in,
+                                 const std::vector<UserIter> &replica_in,
                                  const std::map<std::string, int64_t> &offset, const TensorInfo &t,
                                  const Mesh &mesh) {
-  if (t.shape.empty()) return fail("layout.shape", "Layout.axe needs the tensor's shape to group its shard iters");
+  if (t.shape.empty())
+    return fail("layout.shape", "Layout.axe needs the tensor's shape to group its shard iters");
   AxeLayout l;
   l.rank = static_cast<int>(t.shape.size());
   l.shape = t.shape;
@@ -172,7 +180,8 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in, const st
       covered *= it.extent;
       if (t.shape[d] % covered != 0)
         return fail("layout.iters", "shard iter " + iter_text(it) + " straddles dim " + std::to_string(d) +
-                                        " (size " + std::to_string(t.shape[d]) + "): the iters of one dim must "
+                                        " (size " + std::to_string(t.shape[d]) +
+                                        "): the iters of one dim must "
                                         "multiply to its size");
       dim.push_back(it);
     }
@@ -180,16 +189,19 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in, const st
     if (!placed) return placed.error();
   }
   if (next != shard.size())
-    return fail("layout.iters", "shard iter " + iter_text(shard[next]) + " is beyond the last dim: the iters "
-                                "cover more elements than the tensor has");
+    return fail("layout.iters", "shard iter " + iter_text(shard[next]) +
+                                    " is beyond the last dim: the iters "
+                                    "cover more elements than the tensor has");
   if (std::any_of(local_strides.begin(), local_strides.end(), [](const auto &s) { return s.has_value(); })) {
     std::vector<int64_t> strides;
-    for (const auto &s : local_strides) strides.push_back(s.value_or(1));
+    for (const auto &s : local_strides)
+      strides.push_back(s.value_or(1));
     l.mem.strides = strides;
   }
   for (const auto &it : normalize_all(replica_in, mesh)) {
     if (!is_device_axis(it.axis))
-      return fail("layout.axis", "replica iter " + iter_text(it) + " must be on a device axis (mesh.*, core)");
+      return fail("layout.axis",
+                  "replica iter " + iter_text(it) + " must be on a device axis (mesh.*, core)");
     l.replica.push_back({it.extent, it.stride, it.axis, -1});
   }
   l.offset = offset;
@@ -199,8 +211,9 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in, const st
 Result<AxeLayout> complete(AxeLayout partial, const TensorInfo &t, const Mesh &mesh) {
   int rank = static_cast<int>(t.shape.size());
   if (partial.rank != 0 && !t.shape.empty() && partial.rank != rank)
-    return fail("layout.rank", "the " + partial.source_kind + " layout has rank " + std::to_string(partial.rank) +
-                                   " but the tensor has " + std::to_string(rank) + " dims");
+    return fail("layout.rank", "the " + partial.source_kind + " layout has rank " +
+                                   std::to_string(partial.rank) + " but the tensor has " +
+                                   std::to_string(rank) + " dims");
   if (!t.shape.empty()) partial.rank = rank;
   partial.shape = t.shape;
   partial.dtype = t.dtype;
@@ -214,7 +227,8 @@ Result<AxeLayout> validate(AxeLayout l, const Mesh &mesh) {
     for (const auto &it : *list) {
       auto known = check_axis_known(it.axis, mesh);
       if (!known) return known.error();
-      if (it.dim >= l.rank) return fail("layout.rank", "shard iter on " + it.axis + " names a dim beyond the rank");
+      if (it.dim >= l.rank)
+        return fail("layout.rank", "shard iter on " + it.axis + " names a dim beyond the rank");
       by_axis[it.axis].push_back(it);
     }
   for (const auto &[axis, k] : l.offset) {
@@ -245,9 +259,10 @@ Result<AxeLayout> validate(AxeLayout l, const Mesh &mesh) {
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 0; i < sorted.size(); ++i)
       if (sorted[i] != static_cast<int64_t>(i))
-        return fail("layout.mem", "mem.order must be a permutation of the dims 0.." + std::to_string(l.rank - 1));
+        return fail("layout.mem",
+                    "mem.order must be a permutation of the dims 0.." + std::to_string(l.rank - 1));
   }
   return l;
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

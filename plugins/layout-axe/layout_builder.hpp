@@ -39,4 +39,4 @@ Result<AxeLayout> complete(AxeLayout partial, const TensorInfo &t, const Mesh &m
 /// divisible dims, memory-facet lists of the right length.
 Result<AxeLayout> validate(AxeLayout l, const Mesh &mesh);
 
-}  // namespace htp::axe
+} // namespace htp::axe

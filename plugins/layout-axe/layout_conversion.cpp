@@ -10,7 +10,9 @@ Result<AxeLayout> axe_to_axe(const nlohmann::json &doc, const TensorInfo &t, con
   return complete(*l, t, mesh);
 }
 
-Result<nlohmann::json> axe_from_axe(const AxeLayout &l, const Mesh &mesh) { return nlohmann::json(to_json(l, mesh)); }
+Result<nlohmann::json> axe_from_axe(const AxeLayout &l, const Mesh &mesh) {
+  return nlohmann::json(to_json(l, mesh));
+}
 
 Result<AxeLayout> dist_to_axe(const nlohmann::json &doc, const TensorInfo &t, const Mesh &mesh) {
   if (!doc.contains("text") || !doc["text"].is_string())
@@ -23,12 +25,13 @@ Result<AxeLayout> dist_to_axe(const nlohmann::json &doc, const TensorInfo &t, co
 Result<nlohmann::json> dist_from_axe(const AxeLayout &l, const Mesh &mesh) {
   auto view = dist_view(l, mesh);
   if (!view || !l.pending.empty())
-    return fail("layout.kind", "layout " + describe(l, mesh) + " has no dist spelling (only block shards of whole "
-                                                               "mesh axes, no offsets, nothing pending)");
+    return fail("layout.kind", "layout " + describe(l, mesh) +
+                                   " has no dist spelling (only block shards of whole "
+                                   "mesh axes, no offsets, nothing pending)");
   return nlohmann::json{{"kind", "dist"}, {"text", dist_text(*view)}};
 }
 
-}  // namespace
+} // namespace
 
 ConversionRegistry ConversionRegistry::with_builtin_kinds() {
   ConversionRegistry r;
@@ -43,7 +46,8 @@ void ConversionRegistry::add(const std::string &kind, ToAxe to_axe, FromAxe from
 
 std::vector<std::string> ConversionRegistry::kinds() const {
   std::vector<std::string> out;
-  for (const auto &[k, e] : kinds_) out.push_back(k);
+  for (const auto &[k, e] : kinds_)
+    out.push_back(k);
   return out;
 }
 
@@ -56,13 +60,15 @@ namespace {
 
 LayoutError unknown_kind(const std::string &kind, const std::vector<std::string> &known) {
   std::string list;
-  for (const auto &k : known) list += (list.empty() ? "" : ", ") + k;
+  for (const auto &k : known)
+    list += (list.empty() ? "" : ", ") + k;
   return fail("layout.kind", "no conversion registered for layout kind '" + kind + "' (known: " + list + ")");
 }
 
-}  // namespace
+} // namespace
 
-Result<AxeLayout> ConversionRegistry::to_axe(const nlohmann::json &doc, const TensorInfo &t, const Mesh &mesh) const {
+Result<AxeLayout> ConversionRegistry::to_axe(const nlohmann::json &doc, const TensorInfo &t,
+                                             const Mesh &mesh) const {
   std::string kind = doc.is_object() ? doc.value("kind", std::string()) : std::string();
   const Entry *e = find(kind);
   if (!e) return unknown_kind(kind, kinds());
@@ -85,4 +91,4 @@ Result<nlohmann::json> ConversionRegistry::convert(const nlohmann::json &doc, co
   return from_axe(*l, kind, mesh);
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -23,7 +23,8 @@ public:
   /// A canonical layout in kind K, or an error when K cannot express it.
   using FromAxe = std::function<Result<nlohmann::json>(const AxeLayout &, const Mesh &)>;
 
-  /// The registry with the built-in kinds: "axe" (the canonical object itself) and "dist" ({"text": "S(0)R"}).
+  /// The registry with the built-in kinds: "axe" (the canonical object itself) and "dist" ({"text":
+  /// "S(0)R"}).
   static ConversionRegistry with_builtin_kinds();
 
   /// Registers (or replaces) kind `kind`.
@@ -47,4 +48,4 @@ private:
   std::map<std::string, Entry> kinds_;
 };
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -13,11 +13,13 @@ void sort_replica(std::vector<AxeIter> &replica, const Mesh &mesh) {
     auto i = mesh.index_of(it.axis);
     return std::make_pair(i ? *i : mesh.rank(), it.axis);
   };
-  std::stable_sort(replica.begin(), replica.end(), [&](const AxeIter &a, const AxeIter &b) { return key(a) < key(b); });
+  std::stable_sort(replica.begin(), replica.end(),
+                   [&](const AxeIter &a, const AxeIter &b) { return key(a) < key(b); });
 }
 
 void sort_shard(std::vector<AxeIter> &shard) {
-  std::stable_sort(shard.begin(), shard.end(), [](const AxeIter &a, const AxeIter &b) { return a.dim < b.dim; });
+  std::stable_sort(shard.begin(), shard.end(),
+                   [](const AxeIter &a, const AxeIter &b) { return a.dim < b.dim; });
 }
 
 void sort_pending(std::vector<PendingEffect> &p) {
@@ -48,7 +50,8 @@ std::string owes_text(const std::vector<PendingEffect> &pending) {
   std::string s;
   for (size_t i = 0; i < pending.size(); ++i) {
     const auto &p = pending[i];
-    s += (i ? (i + 1 == pending.size() ? " and " : ", ") : "") + std::string("a ") + p.op + " over " + p.iter.axis;
+    s += (i ? (i + 1 == pending.size() ? " and " : ", ") : "") + std::string("a ") + p.op + " over " +
+         p.iter.axis;
     if (!p.source.empty()) s += " (from " + p.source + ")";
   }
   return s;
@@ -74,35 +77,39 @@ void rescale_tile(const AxeLayout &from, AxeLayout &to) {
     return;
   }
   to.tile = from.tile;
-  for (size_t d = 0; d < to.tile.size(); ++d) to.tile[d] = to.tile[d] * (*lt)[d] / (*lf)[d];
+  for (size_t d = 0; d < to.tile.size(); ++d)
+    to.tile[d] = to.tile[d] * (*lt)[d] / (*lf)[d];
 }
 
-Result<std::vector<PendingEffect>> combine_pending(const AxeLayout &a, const AxeLayout &b, std::string_view op) {
+Result<std::vector<PendingEffect>> combine_pending(const AxeLayout &a, const AxeLayout &b,
+                                                   std::string_view op) {
   switch (effect_class(op)) {
-    case EffectClass::Linear:
-      if (a.pending == b.pending || b.zero) return a.pending;
-      if (a.zero) return b.pending;
-      return fail("layout.effect",
-                  std::string(op) + " combines a value that owes " + (a.pending.empty() ? "nothing" : owes_text(a.pending)) +
-                      " with one that owes " + (b.pending.empty() ? "nothing" : owes_text(b.pending)) +
-                      "; every core would apply it to its partial result: discharge with allreduce first");
-    case EffectClass::Scale:
-      if (!a.pending.empty() && !b.pending.empty())
-        return fail("layout.effect", std::string(op) + " of two partial values (" + owes_text(a.pending) + "; " +
-                                         owes_text(b.pending) + ") is not the partial of the product: "
-                                         "discharge one with allreduce first");
-      for (const auto *side : {&a, &b})
-        for (const auto &p : side->pending)
-          if (p.op != "sum")
-            return fail("layout.effect", std::string(op) + " cannot scale a value that owes " + owes_text({p}) +
-                                             ": discharge it with allreduce first");
-      return a.pending.empty() ? b.pending : a.pending;
-    case EffectClass::Nonlinear:
-      for (const auto *side : {&a, &b})
-        if (!side->pending.empty())
-          return fail("layout.effect", std::string(op) + " needs complete values, but an operand owes " +
-                                           owes_text(side->pending) + ": discharge it with allreduce first");
-      return std::vector<PendingEffect>{};
+  case EffectClass::Linear:
+    if (a.pending == b.pending || b.zero) return a.pending;
+    if (a.zero) return b.pending;
+    return fail("layout.effect",
+                std::string(op) + " combines a value that owes " +
+                    (a.pending.empty() ? "nothing" : owes_text(a.pending)) + " with one that owes " +
+                    (b.pending.empty() ? "nothing" : owes_text(b.pending)) +
+                    "; every core would apply it to its partial result: discharge with allreduce first");
+  case EffectClass::Scale:
+    if (!a.pending.empty() && !b.pending.empty())
+      return fail("layout.effect", std::string(op) + " of two partial values (" + owes_text(a.pending) +
+                                       "; " + owes_text(b.pending) +
+                                       ") is not the partial of the product: "
+                                       "discharge one with allreduce first");
+    for (const auto *side : {&a, &b})
+      for (const auto &p : side->pending)
+        if (p.op != "sum")
+          return fail("layout.effect", std::string(op) + " cannot scale a value that owes " + owes_text({p}) +
+                                           ": discharge it with allreduce first");
+    return a.pending.empty() ? b.pending : a.pending;
+  case EffectClass::Nonlinear:
+    for (const auto *side : {&a, &b})
+      if (!side->pending.empty())
+        return fail("layout.effect", std::string(op) + " needs complete values, but an operand owes " +
+                                         owes_text(side->pending) + ": discharge it with allreduce first");
+    return std::vector<PendingEffect>{};
   }
   return std::vector<PendingEffect>{};
 }
@@ -115,17 +122,18 @@ Result<bool> same_rank(const AxeLayout &a, const AxeLayout &b, std::string_view 
 
 Result<bool> same_offset(const AxeLayout &a, const AxeLayout &b, std::string_view op) {
   if (a.offset == b.offset) return true;
-  return fail("layout.join", std::string(op) + " combines values placed at different mesh offsets; relayout one");
+  return fail("layout.join",
+              std::string(op) + " combines values placed at different mesh offsets; relayout one");
 }
 
-}  // namespace
+} // namespace
 
 EffectClass effect_class(std::string_view op) {
   static const std::set<std::string, std::less<>> kLinear = {
-      "add", "sub", "neg", "cast", "copy", "muls", "divs", "rowexpand", "rowexpand_add", "rowexpand_sub",
-      "Add", "Sub", "USub", "rowsum", "colsum"};
-  static const std::set<std::string, std::less<>> kScale = {"mul", "div", "matmul", "rowexpand_mul", "rowexpand_div",
-                                                             "Mult", "Div", "MatMult"};
+      "add",           "sub",           "neg", "cast", "copy", "muls",   "divs",  "rowexpand",
+      "rowexpand_add", "rowexpand_sub", "Add", "Sub",  "USub", "rowsum", "colsum"};
+  static const std::set<std::string, std::less<>> kScale = {
+      "mul", "div", "matmul", "rowexpand_mul", "rowexpand_div", "Mult", "Div", "MatMult"};
   if (kLinear.count(op)) return EffectClass::Linear;
   if (kScale.count(op)) return EffectClass::Scale;
   return EffectClass::Nonlinear;
@@ -137,14 +145,18 @@ Result<AxeLayout> join(const AxeLayout &a, const AxeLayout &b, std::string_view 
   AxeLayout r = computed(a);
   r.shard.clear();
   auto covered = [](const AxeLayout &side, const std::vector<AxeIter> &iters) {
-    return std::all_of(iters.begin(), iters.end(), [&](const AxeIter &it) { return side.replicated_over(it.axis); });
+    return std::all_of(iters.begin(), iters.end(),
+                       [&](const AxeIter &it) { return side.replicated_over(it.axis); });
   };
   for (int d = 0; d < a.rank; ++d) {
     auto ia = a.dim_iters(d), ib = b.dim_iters(d);
     const std::vector<AxeIter> *take = nullptr;
-    if (ia == ib) take = &ia;
-    else if (ia.empty() && covered(a, ib)) take = &ib;
-    else if (ib.empty() && covered(b, ia)) take = &ia;
+    if (ia == ib)
+      take = &ia;
+    else if (ia.empty() && covered(a, ib))
+      take = &ib;
+    else if (ib.empty() && covered(b, ia))
+      take = &ia;
     if (!take) {
       std::string why = ia.empty() || ib.empty()
                             ? "the replicated side is not replicated over the other side's axis (it shards "
@@ -153,7 +165,8 @@ Result<AxeLayout> join(const AxeLayout &a, const AxeLayout &b, std::string_view 
       return fail("layout.join", "cannot join the operands of " + std::string(op) + " (" + describe(a, mesh) +
                                      " and " + describe(b, mesh) + "): dim " + std::to_string(d) + " is " +
                                      dim_text(a, d, mesh) + " on the left and " + dim_text(b, d, mesh) +
-                                     " on the right, and " + why + "; insert an explicit relayout(x, to=...)");
+                                     " on the right, and " + why +
+                                     "; insert an explicit relayout(x, to=...)");
     }
     r.shard.insert(r.shard.end(), take->begin(), take->end());
   }
@@ -179,23 +192,26 @@ Result<AxeLayout> unary(const AxeLayout &x, std::string_view op, const Mesh &) {
 
 Result<AxeLayout> contract(const AxeLayout &a, const AxeLayout &b, const Mesh &mesh) {
   if (a.rank != 2 || b.rank != 2)
-    return fail("layout.rank", "matmul needs two rank-2 operands, got rank " + std::to_string(a.rank) + " and " +
-                                   std::to_string(b.rank));
+    return fail("layout.rank", "matmul needs two rank-2 operands, got rank " + std::to_string(a.rank) +
+                                   " and " + std::to_string(b.rank));
   if (auto r = same_offset(a, b, "matmul"); !r) return r.error();
   auto ka = a.dim_iters(1), kb = b.dim_iters(0);
-  for (auto &it : kb) it.dim = 1;  // compare the iters, not the dims they sit on
+  for (auto &it : kb)
+    it.dim = 1; // compare the iters, not the dims they sit on
   if (ka != kb)
     return fail("layout.contraction", "matmul contracts dim 1 of the left operand (" + dim_text(a, 1, mesh) +
                                           ") with dim 0 of the right operand (" + dim_text(b, 0, mesh) +
                                           "): the contraction dims must have the same layout; relayout one "
                                           "operand");
   auto rows = a.dim_iters(0), cols = b.dim_iters(1);
-  for (const auto &[mine, other, side] : {std::tuple{&rows, &b, "rows of the left"}, {&cols, &a, "columns of the right"}})
+  for (const auto &[mine, other, side] :
+       {std::tuple{&rows, &b, "rows of the left"}, {&cols, &a, "columns of the right"}})
     for (const auto &it : *mine)
       if (shards_axis(*other, it.axis))
-        return fail("layout.contraction", std::string("matmul: the ") + side + " operand are sharded on " + it.axis +
-                                              ", so the other operand must be replicated over it, but it is " +
-                                              describe(*other, mesh) + "; relayout one operand");
+        return fail("layout.contraction",
+                    std::string("matmul: the ") + side + " operand are sharded on " + it.axis +
+                        ", so the other operand must be replicated over it, but it is " +
+                        describe(*other, mesh) + "; relayout one operand");
   auto pending = combine_pending(a, b, "matmul");
   if (!pending) return pending.error();
   AxeLayout r = computed(a);
@@ -214,7 +230,7 @@ Result<AxeLayout> contract(const AxeLayout &a, const AxeLayout &b, const Mesh &m
   for (const auto &it : a.replica)
     if (b.replicated_over(it.axis) && !shards_axis(r, it.axis)) r.replica.push_back(it);
   r.shape = a.shape.size() == 2 && b.shape.size() == 2 ? std::vector<int64_t>{a.shape[0], b.shape[1]}
-                                                        : std::vector<int64_t>{};
+                                                       : std::vector<int64_t>{};
   r.tile = a.tile.size() == 2 && b.tile.size() == 2 ? std::vector<int64_t>{a.tile[0], b.tile[1]}
                                                     : std::vector<int64_t>{};
   r.dtype = a.dtype == "i8" ? "i32" : "f32";
@@ -259,7 +275,8 @@ Result<AxeLayout> allreduce(const AxeLayout &x, const std::optional<std::string>
     }
     if (p.op != op)
       return fail("layout.collective", "allreduce(op=\"" + std::string(op) + "\") over " + p.iter.axis +
-                                           ", but the value owes a " + p.op + " there; pass op=\"" + p.op + "\"");
+                                           ", but the value owes a " + p.op + " there; pass op=\"" + p.op +
+                                           "\"");
     r.replica.push_back(p.iter);
     discharged = true;
   }
@@ -274,15 +291,15 @@ Result<AxeLayout> allreduce(const AxeLayout &x, const std::optional<std::string>
 
 Result<AxeLayout> allgather(const AxeLayout &x, int dim, const Mesh &mesh) {
   if (dim < 0 || dim >= x.rank)
-    return fail("layout.rank", "allgather along dim " + std::to_string(dim) + " of a rank-" + std::to_string(x.rank) +
-                                   " value");
+    return fail("layout.rank", "allgather along dim " + std::to_string(dim) + " of a rank-" +
+                                   std::to_string(x.rank) + " value");
   if (!x.pending.empty())
     return fail("layout.effect", "allgather of a value that owes " + owes_text(x.pending) +
                                      ": discharge it with allreduce first");
   auto iters = x.dim_iters(dim);
   if (iters.empty())
-    return fail("layout.collective", "allgather along dim " + std::to_string(dim) + ", which is not sharded (" +
-                                         describe(x, mesh) + ")");
+    return fail("layout.collective", "allgather along dim " + std::to_string(dim) +
+                                         ", which is not sharded (" + describe(x, mesh) + ")");
   AxeLayout r = computed(x);
   r.shard.clear();
   for (const auto &it : x.shard) {
@@ -317,11 +334,11 @@ Result<AxeLayout> reduce_scatter(const AxeLayout &x, int dim, const std::optiona
                                          " discharges nothing: the value (" + describe(x, mesh) + ") owes " +
                                          (x.pending.empty() ? "no reduction" : owes_text(x.pending)));
   if (target->op != op)
-    return fail("layout.collective", "reduce_scatter(op=\"" + std::string(op) + "\") over " + target->iter.axis +
-                                         ", but the value owes a " + target->op);
+    return fail("layout.collective", "reduce_scatter(op=\"" + std::string(op) + "\") over " +
+                                         target->iter.axis + ", but the value owes a " + target->op);
   if (!x.dim_iters(dim).empty())
-    return fail("layout.collective", "reduce_scatter along dim " + std::to_string(dim) + ", which is already " +
-                                         dim_text(x, dim, mesh));
+    return fail("layout.collective", "reduce_scatter along dim " + std::to_string(dim) +
+                                         ", which is already " + dim_text(x, dim, mesh));
   AxeLayout r = computed(x);
   r.pending.erase(std::find(r.pending.begin(), r.pending.end(), *target));
   AxeIter it = target->iter;
@@ -359,14 +376,15 @@ std::optional<LayoutError> check_discharged(const AxeLayout &value, std::string_
                   p.iter.axis + "\", op=\"" + p.op + "\") or reduce_scatter first");
 }
 
-std::optional<LayoutError> check_store(const AxeLayout &value, const AxeLayout &dst, std::string_view dst_name,
-                                       const Mesh &mesh) {
+std::optional<LayoutError> check_store(const AxeLayout &value, const AxeLayout &dst,
+                                       std::string_view dst_name, const Mesh &mesh) {
   if (auto e = check_discharged(value, "storing into '" + std::string(dst_name) + "'", mesh)) return e;
   auto joined = join(value, dst, "store", mesh);
   if (joined && joined->same_distribution(dst)) return std::nullopt;
   return fail("layout.store", "storing a " + describe(value, mesh) + " value into '" + std::string(dst_name) +
                                   "' (" + describe(dst, mesh) + "): each core must hold the part of '" +
-                                  std::string(dst_name) + "' it writes; use allgather or relayout(x, to=...) first");
+                                  std::string(dst_name) +
+                                  "' it writes; use allgather or relayout(x, to=...) first");
 }
 
 std::optional<std::string> mesh_axis_argument(const std::string &spelled, const Mesh &mesh) {
@@ -379,4 +397,4 @@ std::optional<std::string> mesh_axis_argument(const std::string &spelled, const 
   return std::nullopt;
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -13,9 +13,9 @@ namespace htp::axe {
 
 /// How an operation treats pending reductions (see the table in docs/dialects/layout-axe.md).
 enum class EffectClass {
-  Linear,     ///< add, sub, neg, cast, copy, muls, divs: partial sums stay partial sums
-  Scale,      ///< mul, div, matmul: one operand may be a partial sum, scaled by a non-partial one
-  Nonlinear,  ///< exp, max, adds, ...: no operand may be partial
+  Linear,    ///< add, sub, neg, cast, copy, muls, divs: partial sums stay partial sums
+  Scale,     ///< mul, div, matmul: one operand may be a partial sum, scaled by a non-partial one
+  Nonlinear, ///< exp, max, adds, ...: no operand may be partial
 };
 
 /// The effect class of a tile intrinsic or Python operator name ("add", "exp", "matmul", ...).
@@ -49,10 +49,10 @@ Result<AxeLayout> relayout(const AxeLayout &x, const AxeLayout &to, const Mesh &
 std::optional<LayoutError> check_discharged(const AxeLayout &value, std::string_view where, const Mesh &mesh);
 /// Storing `value` into a tensor of layout `dst`: each core must hold the part of dst it writes, i.e.
 /// value ⊔ dst = dst (code layout.store).
-std::optional<LayoutError> check_store(const AxeLayout &value, const AxeLayout &dst, std::string_view dst_name,
-                                       const Mesh &mesh);
+std::optional<LayoutError> check_store(const AxeLayout &value, const AxeLayout &dst,
+                                       std::string_view dst_name, const Mesh &mesh);
 
 /// A mesh axis name for a collective's `axis=` argument: 1 -> "mesh.y", "mesh.y" -> "mesh.y".
 std::optional<std::string> mesh_axis_argument(const std::string &spelled, const Mesh &mesh);
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -27,7 +27,8 @@ Constants::Constants(const htp::ModuleRef &m) {
   auto text = m.attr("htp.capture");
   if (!text) return;
   auto doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_object() && doc.contains("constants") && doc["constants"].is_object()) values_ = doc["constants"];
+  if (doc.is_object() && doc.contains("constants") && doc["constants"].is_object())
+    values_ = doc["constants"];
 }
 
 std::optional<nlohmann::json> Constants::eval(htp::NodeRef n) const {
@@ -36,12 +37,12 @@ std::optional<nlohmann::json> Constants::eval(htp::NodeRef n) const {
     auto c = n.constant();
     if (!c) return std::nullopt;
     switch (c->kind) {
-      case HTP_CONST_INT: return nlohmann::json(c->i);
-      case HTP_CONST_BOOL: return nlohmann::json(c->i != 0);
-      case HTP_CONST_FLOAT: return nlohmann::json(c->real);
-      case HTP_CONST_STR: return nlohmann::json(htp::from_htp_str(c->text));
-      case HTP_CONST_NONE: return nlohmann::json(nullptr);
-      default: return std::nullopt;
+    case HTP_CONST_INT: return nlohmann::json(c->i);
+    case HTP_CONST_BOOL: return nlohmann::json(c->i != 0);
+    case HTP_CONST_FLOAT: return nlohmann::json(c->real);
+    case HTP_CONST_STR: return nlohmann::json(htp::from_htp_str(c->text));
+    case HTP_CONST_NONE: return nlohmann::json(nullptr);
+    default: return std::nullopt;
     }
   }
   if (n.is("UnaryOp") && n.child("op").is("USub")) {
@@ -88,14 +89,17 @@ std::optional<int64_t> Constants::eval_int(htp::NodeRef n) const {
 namespace {
 
 bool ends_with(const std::string &s, const std::string &tail) {
-  return s == tail || (s.size() > tail.size() && s.compare(s.size() - tail.size() - 1, tail.size() + 1, "." + tail) == 0);
+  return s == tail ||
+         (s.size() > tail.size() && s.compare(s.size() - tail.size() - 1, tail.size() + 1, "." + tail) == 0);
 }
 
-bool is_axe_form(htp::NodeRef call) { return ends_with(call.child("func").dotted_name(), "Layout.axe"); }
+bool is_axe_form(htp::NodeRef call) {
+  return ends_with(call.child("func").dotted_name(), "Layout.axe");
+}
 
 constexpr const char *kMemKeywords[] = {"strides", "order", "swizzle", "pack"};
 
-}  // namespace
+} // namespace
 
 bool is_layout_call(htp::NodeRef n) {
   if (!n.is("Call")) return false;
@@ -103,7 +107,9 @@ bool is_layout_call(htp::NodeRef n) {
   return ends_with(callee, "Layout") || ends_with(callee, "Layout.axe");
 }
 
-bool is_layout_expr(htp::NodeRef n) { return is_layout_call(n) || (n && n.attr(kConvertedAttr)); }
+bool is_layout_expr(htp::NodeRef n) {
+  return is_layout_call(n) || (n && n.attr(kConvertedAttr));
+}
 
 std::string callee_name(htp::NodeRef call) {
   if (!call.is("Call")) return {};
@@ -133,7 +139,7 @@ std::set<std::string> layout_facets(htp::NodeRef n) {
   for (const char *k : kMemKeywords)
     if (keyword(n, k)) facets.insert("mem");
   if (keyword(n, "space")) facets.insert("hw");
-  if (facets.empty()) facets.insert("dist");  // Layout(): fully replicated
+  if (facets.empty()) facets.insert("dist"); // Layout(): fully replicated
   return facets;
 }
 
@@ -151,7 +157,8 @@ std::optional<Mesh> mesh_of(htp::NodeRef fn, const Constants &c, Reporter &r) {
         if (ok) extents.push_back(e.get<int64_t>());
       }
     if (!ok) {
-      r.error(mapping, "layout.mapping", "mapping must be a list of positive integer constants, e.g. mapping=[2, 2]");
+      r.error(mapping, "layout.mapping",
+              "mapping must be a list of positive integer constants, e.g. mapping=[2, 2]");
       return std::nullopt;
     }
     return Mesh::from_mapping(extents);
@@ -177,12 +184,13 @@ std::optional<TensorInfo> tensor_info(htp::NodeRef type, const Constants &c) {
     t.shape.push_back(*dim);
   }
   htp::NodeRef dtype = elts.back();
-  t.dtype = dtype.is("Name") || dtype.is("Attribute") ? dtype.dotted_name() : c.eval(dtype).value_or("").dump();
+  t.dtype =
+      dtype.is("Name") || dtype.is("Attribute") ? dtype.dotted_name() : c.eval(dtype).value_or("").dump();
   if (auto dot = t.dtype.rfind('.'); dot != std::string::npos) t.dtype = t.dtype.substr(dot + 1);
   return t;
 }
 
-}  // namespace
+} // namespace
 
 ParamAnnotation read_annotation(htp::NodeRef annotation, const Constants &c) {
   ParamAnnotation a;
@@ -224,14 +232,15 @@ std::optional<std::vector<UserIter>> user_iters(htp::NodeRef value, const Consta
     }
   if (!ok) {
     r.error(value, "layout.syntax",
-            std::string(what) + " must be a list of (extent, stride, axis) tuples of constants, e.g. [(2, 1, \"mesh.x\")]");
+            std::string(what) +
+                " must be a list of (extent, stride, axis) tuples of constants, e.g. [(2, 1, \"mesh.x\")]");
     return std::nullopt;
   }
   return out;
 }
 
-std::optional<AxeLayout> read_axe_form(htp::NodeRef call, const TensorInfo &t, const Mesh &mesh, const Constants &c,
-                                       Reporter &r) {
+std::optional<AxeLayout> read_axe_form(htp::NodeRef call, const TensorInfo &t, const Mesh &mesh,
+                                       const Constants &c, Reporter &r) {
   auto shard = user_iters(keyword(call, "shard"), c, r, "shard");
   auto replica = user_iters(keyword(call, "replica"), c, r, "replica");
   if (!shard || !replica) return std::nullopt;
@@ -257,8 +266,8 @@ std::optional<AxeLayout> read_axe_form(htp::NodeRef call, const TensorInfo &t, c
   return *l;
 }
 
-std::optional<AxeLayout> read_text_form(htp::NodeRef call, const TensorInfo &t, const Mesh &mesh, const Constants &c,
-                                        Reporter &r) {
+std::optional<AxeLayout> read_text_form(htp::NodeRef call, const TensorInfo &t, const Mesh &mesh,
+                                        const Constants &c, Reporter &r) {
   DistSpec spec(t.shape.size());
   htp::NodeRef text_node;
   if (call.size("args") > 1) {
@@ -289,13 +298,15 @@ std::optional<AxeLayout> read_text_form(htp::NodeRef call, const TensorInfo &t, 
 
 /// Applies the mem and hw keywords of a layout call.
 bool apply_facets(htp::NodeRef call, AxeLayout &l, const Constants &c, Reporter &r) {
-  static const std::set<std::string> kKnown = {"shard", "replica", "offset", "strides", "order",
-                                               "swizzle", "pack", "space"};
+  static const std::set<std::string> kKnown = {"shard", "replica", "offset", "strides",
+                                               "order", "swizzle", "pack",   "space"};
   for (auto k : call.items("keywords")) {
     std::string name = k.text("arg").value_or("**");
     if (!kKnown.count(name)) {
-      r.error(k, "layout.syntax", "Layout has no keyword '" + name + "' (known: strides, order, swizzle, pack, space; "
-                                  "shard, replica, offset for Layout.axe)");
+      r.error(k, "layout.syntax",
+              "Layout has no keyword '" + name +
+                  "' (known: strides, order, swizzle, pack, space; "
+                  "shard, replica, offset for Layout.axe)");
       return false;
     }
     if (name == "shard" || name == "replica" || name == "offset") continue;
@@ -314,19 +325,22 @@ bool apply_facets(htp::NodeRef call, AxeLayout &l, const Constants &c, Reporter 
       if (ok) l.hw.space = v->get<std::string>();
     }
     if (!ok) {
-      r.error(k, "layout.syntax", "keyword '" + name + "' needs a constant (" +
-                                      (name == "space" ? "a memory space name such as \"UB\"" :
-                                       name == "strides" || name == "order" ? "a list of ints" : "an int or string") + ")");
+      r.error(k, "layout.syntax",
+              "keyword '" + name + "' needs a constant (" +
+                  (name == "space"                        ? "a memory space name such as \"UB\""
+                   : name == "strides" || name == "order" ? "a list of ints"
+                                                          : "an int or string") +
+                  ")");
       return false;
     }
   }
   return true;
 }
 
-}  // namespace
+} // namespace
 
-std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, const Mesh &mesh, const Constants &c,
-                                     Reporter &r) {
+std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, const Mesh &mesh,
+                                     const Constants &c, Reporter &r) {
   if (auto converted = expr.attr(kConvertedAttr)) {
     auto partial = layout_from_json(nlohmann::json::parse(*converted, nullptr, false));
     auto l = partial ? complete(*partial, t, mesh) : Result<AxeLayout>(partial.error());
@@ -338,10 +352,11 @@ std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, con
   }
   if (!is_layout_call(expr)) {
     std::string spelled = expr.is("Call") ? expr.child("func").dotted_name() : expr.dotted_name();
-    r.error(expr, "layout.kind",
-            "'" + (spelled.empty() ? std::string(expr.type()) : spelled) +
-                "' is not a layout: write Layout(\"S(0)R\") or Layout.axe(...); a layout of another kind needs "
-                "the plugin of that kind, which converts it to Axe (node attribute layout.axe)");
+    r.error(
+        expr, "layout.kind",
+        "'" + (spelled.empty() ? std::string(expr.type()) : spelled) +
+            "' is not a layout: write Layout(\"S(0)R\") or Layout.axe(...); a layout of another kind needs "
+            "the plugin of that kind, which converts it to Axe (node attribute layout.axe)");
     return std::nullopt;
   }
   auto l = is_axe_form(expr) ? read_axe_form(expr, t, mesh, c, r) : read_text_form(expr, t, mesh, c, r);
@@ -354,4 +369,4 @@ std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, con
   return *checked;
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -66,14 +66,14 @@ std::optional<Mesh> mesh_of(htp::NodeRef fn, const Constants &c, Reporter &r);
 /// A parameter annotation split into direction, tensor type and layout expression.
 struct ParamAnnotation {
   std::string dir = "in";
-  std::optional<TensorInfo> tensor;  ///< from Tensor[d0, ..., dtype] / Tile[R, C, dtype]
+  std::optional<TensorInfo> tensor; ///< from Tensor[d0, ..., dtype] / Tile[R, C, dtype]
   htp::NodeRef type_node;
-  htp::NodeRef layout_expr;  ///< the right operand of `@`, or empty
+  htp::NodeRef layout_expr; ///< the right operand of `@`, or empty
 };
 ParamAnnotation read_annotation(htp::NodeRef annotation, const Constants &c);
 
 /// The canonical layout of a layout expression for a tensor; errors reported at their spans.
-std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, const Mesh &mesh, const Constants &c,
-                                     Reporter &r);
+std::optional<AxeLayout> read_layout(htp::NodeRef expr, const TensorInfo &t, const Mesh &mesh,
+                                     const Constants &c, Reporter &r);
 
-}  // namespace htp::axe
+} // namespace htp::axe

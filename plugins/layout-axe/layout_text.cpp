@@ -15,12 +15,12 @@ LayoutError syntax(std::string message, size_t column) {
   return fail("layout.syntax", std::move(message), static_cast<int>(column));
 }
 
-}  // namespace
+} // namespace
 
 Result<DistSpec> parse_dist(std::string_view text) {
   if (text.empty()) return syntax("empty layout: write one 'R' or 'S(i)' per tensor dim", 0);
   DistSpec spec;
-  std::map<size_t, int> used;  // mesh axis -> dim that shards it
+  std::map<size_t, int> used; // mesh axis -> dim that shards it
   size_t i = 0;
   while (i < text.size()) {
     DistElement e{std::nullopt, static_cast<int>(i)};
@@ -36,7 +36,8 @@ Result<DistSpec> parse_dist(std::string_view text) {
         ++i;
       }
       if (i == start) return syntax("expected a mesh axis number in 'S(...)', " + found(text, i), i);
-      if (i >= text.size() || text[i] != ')') return syntax("expected ')' after the mesh axis, " + found(text, i), i);
+      if (i >= text.size() || text[i] != ')')
+        return syntax("expected ')' after the mesh axis, " + found(text, i), i);
       ++i;
       if (auto it = used.find(axis); it != used.end())
         return syntax("mesh axis " + std::to_string(axis) + " shards both dim " + std::to_string(it->second) +
@@ -54,8 +55,9 @@ Result<DistSpec> parse_dist(std::string_view text) {
 
 std::string print_dist(const DistSpec &spec) {
   std::string s;
-  for (const auto &e : spec) s += e.axis ? "S(" + std::to_string(*e.axis) + ")" : "R";
+  for (const auto &e : spec)
+    s += e.axis ? "S(" + std::to_string(*e.axis) + ")" : "R";
   return s;
 }
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -23,4 +23,4 @@ Result<DistSpec> parse_dist(std::string_view text);
 /// Prints a DistSpec back in the canonical spelling ("S(0)R").
 std::string print_dist(const DistSpec &spec);
 
-}  // namespace htp::axe
+} // namespace htp::axe

@@ -19,4 +19,4 @@ void check(htp::PassContext &ctx);
 /// The names of the collectives and relayout in kernel bodies.
 bool is_collective(const std::string &callee);
 
-}  // namespace htp::axe
+} // namespace htp::axe

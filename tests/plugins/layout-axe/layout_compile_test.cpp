@@ -17,7 +17,8 @@ using htp::test::ScratchDir;
 
 namespace {
 
-const char *kHeader = R"py(from htp.dialects.tile import kernel, In, Out, Tensor, f32, load, store, matmul, rowsum, add, exp
+const char *kHeader =
+    R"py(from htp.dialects.tile import kernel, In, Out, Tensor, f32, load, store, matmul, rowsum, add, exp
 from htp.dialects.layout import Layout, relayout, allreduce, allgather, reduce_scatter
 )py";
 
@@ -54,13 +55,16 @@ protected:
     fs::path file = dir.path() / "prog.py.json";
     std::ofstream(file) << htp::ast::dump_json(m);
     std::vector<std::string> args = {"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_CHECK_PLUGIN};
-    for (const auto &p : plugins) args.insert(args.end(), {"--plugins", p});
+    for (const auto &p : plugins)
+      args.insert(args.end(), {"--plugins", p});
     args.insert(args.end(), {"compile", file.string(), "--target", "check", "-o", out().string(), "--force"});
     args.insert(args.end(), extra.begin(), extra.end());
     return run_host(args);
   }
   fs::path out() const { return dir.path() / "pkg"; }
-  nlohmann::json signatures() const { return nlohmann::json::parse(read(out() / "codegen/check/layout.signatures.json")); }
+  nlohmann::json signatures() const {
+    return nlohmann::json::parse(read(out() / "codegen/check/layout.signatures.json"));
+  }
   /// Asserts a rejected compile with `fragment` in an error at prog.py:line:col.
   void expect_error(const htp::test::CommandResult &r, int line, int col, const std::string &fragment) {
     EXPECT_NE(r.exit_code, 0);
@@ -72,12 +76,13 @@ protected:
   ScratchDir dir;
 };
 
-}  // namespace
+} // namespace
 
 TEST_F(LayoutCompileTest, GemmWithExplicitAllreduceIsAcceptedAndAnnotated) {
   auto r = compile(kGemm, {"--dump-ir=all"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string golden_path = std::string(HTP_TEST_SOURCE_DIR) + "/tests/plugins/layout-axe/golden/gemm_signatures.json";
+  std::string golden_path =
+      std::string(HTP_TEST_SOURCE_DIR) + "/tests/plugins/layout-axe/golden/gemm_signatures.json";
   EXPECT_EQ(read(out() / "codegen/check/layout.signatures.json"), read(golden_path))
       << "regenerate with: cp " << (out() / "codegen/check/layout.signatures.json") << " " << golden_path;
 }
@@ -90,7 +95,7 @@ TEST_F(LayoutCompileTest, ParametersCarryTypeAndLocalShape) {
   EXPECT_EQ(args[1]["_attrs"]["layout.local_shape"], nlohmann::json::parse("[64, 32]"));
   EXPECT_EQ(args[2]["_attrs"]["layout.type"]["dist"], "S(0)S(1)");
   // The collective is a foreign op for the tile plugin.
-  auto allreduce = doc["root"]["body"][2]["body"][5]["value"];  // total = allreduce(partial, axis=1)
+  auto allreduce = doc["root"]["body"][2]["body"][5]["value"]; // total = allreduce(partial, axis=1)
   EXPECT_EQ(allreduce["_attrs"]["tile.foreign"]["op"], "layout.allreduce");
   EXPECT_EQ(allreduce["_attrs"]["tile.foreign"]["attrs"]["from"]["pending"][0]["axis"], "mesh.y");
 }
@@ -100,14 +105,16 @@ TEST_F(LayoutCompileTest, TileDialectTypesTheKernelWithLocalShapesAndTheCollecti
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto kernel = nlohmann::json::parse(read(out() / "codegen/check/tile.kernels.json"))["kernels"][0];
   std::vector<std::vector<int64_t>> local;
-  for (const auto &p : kernel["params"]) local.push_back(p["local_shape"]);
+  for (const auto &p : kernel["params"])
+    local.push_back(p["local_shape"]);
   EXPECT_EQ(local, (std::vector<std::vector<int64_t>>{{32, 64}, {64, 32}, {32, 32}, {32, 1}}));
   auto allreduce = kernel["body"][5];
   EXPECT_EQ(allreduce["op"], "layout.allreduce");
   EXPECT_EQ(allreduce["dst"], "total");
   EXPECT_EQ(allreduce["attrs"]["axes"], nlohmann::json::parse(R"(["mesh.y"])"));
   EXPECT_EQ(allreduce["attrs"]["reduce"], "sum");
-  EXPECT_EQ(kernel["locals"][4], nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"total","shape":[32,1]})"));
+  EXPECT_EQ(kernel["locals"][4],
+            nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"total","shape":[32,1]})"));
 }
 
 TEST_F(LayoutCompileTest, ViewsOfShardedTensorsKeepTheirLayout) {
@@ -119,7 +126,8 @@ def rows(X: In[Tensor[128, 64, f32] @ Layout("S(0)R")], Z: In[Tensor[128, 64, f3
         v = X[i * 32:i * 32 + 32, :]
         w = Z.tile(i, 0, shape=(32, 64))
         store(Y.tile(i, 0, shape=(32, 64)), add(load(v), load(w)))
-)py", {}, {HTP_TILE_PLUGIN});
+)py",
+                   {}, {HTP_TILE_PLUGIN});
   expect_error(r, 10, 45, "dim 0 is S(0) on the left and S(1) on the right");
 }
 
@@ -129,10 +137,12 @@ TEST_F(LayoutCompileTest, RelayoutResultHasTheTileShapeOfItsLocalPart) {
 def gather(X: In[Tensor[128, 64, f32] @ Layout("S(0)R")], Y: Out[Tensor[128, 64, f32] @ Layout("RR")]):
     t = relayout(load(X), to=Layout("RR"))
     store(Y, t)
-)py", {}, {HTP_TILE_PLUGIN});
+)py",
+                   {}, {HTP_TILE_PLUGIN});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto kernel = nlohmann::json::parse(read(out() / "codegen/check/tile.kernels.json"))["kernels"][0];
-  EXPECT_EQ(kernel["locals"][1], nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"t","shape":[128,64]})"));
+  EXPECT_EQ(kernel["locals"][1],
+            nlohmann::json::parse(R"({"dtype":"f32","kind":"tile","name":"t","shape":[128,64]})"));
   EXPECT_EQ(kernel["body"][1]["op"], "layout.relayout");
 }
 
@@ -150,8 +160,9 @@ def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", order=[1, 0], space="UB")]):
     EXPECT_EQ(o["span"]["line"], 5);
     EXPECT_EQ(o["span"]["col"], 34);
   }
-  EXPECT_EQ(caps, (std::vector<std::string>{"Uses.Layout(facet=dist,kind=axe)", "Uses.Layout(facet=hw,kind=axe)",
-                                            "Uses.Layout(facet=mem,kind=axe)"}));
+  EXPECT_EQ(caps,
+            (std::vector<std::string>{"Uses.Layout(facet=dist,kind=axe)", "Uses.Layout(facet=hw,kind=axe)",
+                                      "Uses.Layout(facet=mem,kind=axe)"}));
 }
 
 TEST_F(LayoutCompileTest, SplitKGemmOwesASumUntilAllreduce) {
@@ -201,8 +212,10 @@ def k(X: In[Tensor[64, 64, f32] @ Blocked(grid=[1, 2])],
     if (e.path().filename().string().find("blocked.from-axe.ast.json") != std::string::npos)
       last = nlohmann::json::parse(read(e.path()));
   ASSERT_FALSE(last.is_null());
-  EXPECT_EQ(last["attrs"]["blocked.signatures"]["k"]["X"], nlohmann::json::parse(R"({"kind":"blocked","grid":[1,2]})"));
-  EXPECT_EQ(last["attrs"]["blocked.signatures"]["k"]["Y"], nlohmann::json::parse(R"({"kind":"blocked","grid":[1,2]})"));
+  EXPECT_EQ(last["attrs"]["blocked.signatures"]["k"]["X"],
+            nlohmann::json::parse(R"({"kind":"blocked","grid":[1,2]})"));
+  EXPECT_EQ(last["attrs"]["blocked.signatures"]["k"]["Y"],
+            nlohmann::json::parse(R"({"kind":"blocked","grid":[1,2]})"));
 }
 
 // ---- bad input -------------------------------------------------------------------------------------
@@ -214,7 +227,8 @@ def k(X: In[Tensor[64, 64, f32] @ Layout("S(0")]):
     x = load(X)
 )py");
   // `Layout("S(0")`: the string starts at column 41 (0-based), its text at 42, the error at text column 3.
-  expect_error(r, 5, 46, "expected ')' after the mesh axis, found the end of the text (column 3 of the layout text)");
+  expect_error(r, 5, 46,
+               "expected ')' after the mesh axis, found the end of the text (column 3 of the layout text)");
 }
 
 TEST_F(LayoutCompileTest, ShardAxisBeyondTheMeshIsAnError) {
@@ -223,7 +237,8 @@ TEST_F(LayoutCompileTest, ShardAxisBeyondTheMeshIsAnError) {
 def k(X: In[Tensor[64, 64, f32] @ Layout("RS(2)")]):
     x = load(X)
 )py");
-  expect_error(r, 5, 44, "S(2) shards dim 1 on mesh axis 2, but the kernel's mesh has 2 axes (mapping=[2, 2]");
+  expect_error(r, 5, 44,
+               "S(2) shards dim 1 on mesh axis 2, but the kernel's mesh has 2 axes (mapping=[2, 2]");
 }
 
 TEST_F(LayoutCompileTest, IncompatibleJoinAsksForRelayout) {
@@ -252,7 +267,8 @@ TEST_F(LayoutCompileTest, MatmulContractionMismatchIsAnError) {
 def k(A: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")]):
     c = matmul(load(A), load(B))
 )py");
-  expect_error(r, 6, 9, "matmul contracts dim 1 of the left operand (S(1)) with dim 0 of the right operand (R)");
+  expect_error(r, 6, 9,
+               "matmul contracts dim 1 of the left operand (S(1)) with dim 0 of the right operand (R)");
 }
 
 TEST_F(LayoutCompileTest, PendingReductionNeverDischargedIsAnErrorAtTheStore) {
@@ -283,7 +299,8 @@ def k(X: In[Tensor[512, 512, f32] @ Layout("S(0)R", space="UB")]):
 )py",
                    {"--option", "axe.profile=\"pto\""});
   expect_error(r, 5, 7, "'X' needs 512 KiB of UB per core (local shape [256,512] f32)");
-  EXPECT_NE(r.err.find("over the 192 KiB of UB on profile pto [layout.capacity]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("over the 192 KiB of UB on profile pto [layout.capacity]"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(LayoutCompileTest, FootprintsAddUpPerSpace) {
@@ -294,7 +311,9 @@ def k(X: In[Tensor[64, 128, f32] @ Layout("RR", space="L1")], Y: In[Tensor[256, 
 )py",
                    {"--option", "axe.profile=\"aie\""});
   // 32 KiB + 64 KiB per core, over the 64 KiB of an AIE tile's L1: reported at Y, naming X.
-  expect_error(r, 5, 63, "'Y' needs 64 KiB of L1 per core (local shape [128,128] f32); 'k' then uses 96 KiB (with X 32 KiB)");
+  expect_error(
+      r, 5, 63,
+      "'Y' needs 64 KiB of L1 per core (local shape [128,128] f32); 'k' then uses 96 KiB (with X 32 KiB)");
 }
 
 TEST_F(LayoutCompileTest, UnknownMemorySpaceIsAnError) {
@@ -322,11 +341,12 @@ TEST_F(LayoutCompileTest, AFacetTheTargetCannotLowerIsAResolverErrorAtTheLayout)
 @kernel(mapping=[2])
 def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", space="UB")]):
     x = load(X)
-)py", "prog.py");
+)py",
+                                   "prog.py");
   fs::path file = dir.path() / "prog.py.json";
   std::ofstream(file) << htp::ast::dump_json(m);
-  auto r = run_host({"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_DIST_ONLY_PLUGIN, "compile", file.string(),
-                     "--target", "dist-only", "-o", out().string()});
+  auto r = run_host({"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_DIST_ONLY_PLUGIN, "compile",
+                     file.string(), "--target", "dist-only", "-o", out().string()});
   expect_error(r, 5, 35, "Uses.Layout(facet=hw,kind=axe)");
   EXPECT_NE(r.err.find("[resolve.unaccepted]"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("facet=dist"), std::string::npos) << r.err;
@@ -338,7 +358,8 @@ TEST_F(LayoutCompileTest, ALayoutWithoutATensorTypeIsAnError) {
 def k(X: In[Thing @ Layout("S(0)R")]):
     pass
 )py");
-  expect_error(r, 5, 13, "parameter 'X' has a layout but no Tensor[d0, ..., dtype] or Tile[R, C, dtype] type");
+  expect_error(r, 5, 13,
+               "parameter 'X' has a layout but no Tensor[d0, ..., dtype] or Tile[R, C, dtype] type");
 }
 
 TEST_F(LayoutCompileTest, AMalformedMappingIsAnError) {

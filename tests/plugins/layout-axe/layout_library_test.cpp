@@ -24,11 +24,15 @@ AxeLayout dist(const std::string &text, const TensorInfo &t = kSquare, const Mes
   return *l;
 }
 
-std::string text_of(const AxeLayout &l) { return describe(l, kMesh); }
+std::string text_of(const AxeLayout &l) {
+  return describe(l, kMesh);
+}
 
-template <class T> std::string code_of(const Result<T> &r) { return r.ok() ? "ok" : r.error().code; }
+template <class T> std::string code_of(const Result<T> &r) {
+  return r.ok() ? "ok" : r.error().code;
+}
 
-}  // namespace
+} // namespace
 
 // ---- parser ----------------------------------------------------------------------------------------
 
@@ -49,10 +53,11 @@ TEST(LayoutText, ErrorsCarryTheColumn) {
     int column;
     const char *fragment;
   };
-  for (const Case &c : {Case{"", 0, "empty layout"}, Case{"RX", 1, "expected 'R' or 'S(i)', found 'X'"},
-                        Case{"S0R", 1, "expected '(' after 'S'"}, Case{"S()", 2, "expected a mesh axis number"},
-                        Case{"RS(1", 4, "expected ')'"}, Case{"S(0)S(0)", 4, "mesh axis 0 shards both dim 0 and dim 1"},
-                        Case{"R S(0)", 1, "found ' '"}}) {
+  for (const Case &c :
+       {Case{"", 0, "empty layout"}, Case{"RX", 1, "expected 'R' or 'S(i)', found 'X'"},
+        Case{"S0R", 1, "expected '(' after 'S'"}, Case{"S()", 2, "expected a mesh axis number"},
+        Case{"RS(1", 4, "expected ')'"}, Case{"S(0)S(0)", 4, "mesh axis 0 shards both dim 0 and dim 1"},
+        Case{"R S(0)", 1, "found ' '"}}) {
     auto r = parse_dist(c.text);
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.error().code, "layout.syntax");
@@ -79,18 +84,21 @@ TEST(LayoutBuilder, ShardAxisBeyondTheMeshIsAnErrorAtItsColumn) {
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.error().code, "layout.mesh-axis");
   EXPECT_EQ(l.error().column, 1);
-  EXPECT_NE(l.error().message.find("mesh has 2 axes (mapping=[2, 2]"), std::string::npos) << l.error().message;
+  EXPECT_NE(l.error().message.find("mesh has 2 axes (mapping=[2, 2]"), std::string::npos)
+      << l.error().message;
   auto single = from_dist(*parse_dist("S(0)"), TensorInfo{{8}, "f32"}, Mesh());
   EXPECT_NE(single.error().message.find("no @kernel(mapping=[...])"), std::string::npos);
 }
 
 TEST(LayoutBuilder, RankAndDivisibilityAreChecked) {
   EXPECT_EQ(code_of(from_dist(*parse_dist("S(0)"), kSquare, kMesh)), "layout.rank");
-  EXPECT_EQ(code_of(from_dist(*parse_dist("S(0)R"), TensorInfo{{63, 8}, "f32"}, kMesh)), "layout.divisibility");
+  EXPECT_EQ(code_of(from_dist(*parse_dist("S(0)R"), TensorInfo{{63, 8}, "f32"}, kMesh)),
+            "layout.divisibility");
 }
 
 TEST(LayoutBuilder, AxeItersEqualTheShortForm) {
-  auto l = from_axe_iters({{2, 1, "mesh.x"}, {32, 64, "m"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
+  auto l =
+      from_axe_iters({{2, 1, "mesh.x"}, {32, 64, "m"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_TRUE(l->same_distribution(dist("S(0)R")));
   EXPECT_EQ(*l->mem.strides, (std::vector<int64_t>{64, 1}));
@@ -104,10 +112,12 @@ TEST(LayoutBuilder, CoreItersBecomeMeshIters) {
 }
 
 TEST(LayoutBuilder, CyclicShardHasNoShortForm) {
-  auto l = from_axe_iters({{32, 64, "m"}, {2, 1, "mesh.x"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
+  auto l =
+      from_axe_iters({{32, 64, "m"}, {2, 1, "mesh.x"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
   ASSERT_TRUE(l.ok()) << l.error().message;
-  EXPECT_TRUE(dist_view(*l, kMesh));  // one iter per dim: the view ignores where the device iter sits
-  auto partial = from_axe_iters({{64, 1, "m"}, {64, 1, "m"}}, {{1, 1, "mesh.y"}}, {{"mesh.y", 1}}, kSquare, kMesh);
+  EXPECT_TRUE(dist_view(*l, kMesh)); // one iter per dim: the view ignores where the device iter sits
+  auto partial =
+      from_axe_iters({{64, 1, "m"}, {64, 1, "m"}}, {{1, 1, "mesh.y"}}, {{"mesh.y", 1}}, kSquare, kMesh);
   ASSERT_TRUE(partial.ok()) << partial.error().message;
   EXPECT_FALSE(dist_view(*partial, kMesh));
   EXPECT_EQ(text_of(*partial), "axe(shard=[], replica=[(1,1,mesh.y)], offset={mesh.y: 1})");
@@ -121,13 +131,14 @@ TEST(LayoutBuilder, AxeItersMustTileEveryDim) {
   EXPECT_EQ(code_of(from_axe_iters({{64, 1, "q"}, {64, 1, "m"}}, {}, {}, kSquare, kMesh)), "layout.axis");
   EXPECT_EQ(code_of(from_axe_iters({{2, 1, "mesh.z"}, {32, 1, "m"}, {64, 1, "m"}}, {}, {}, kSquare, kMesh)),
             "layout.mesh-axis");
-  EXPECT_EQ(code_of(from_axe_iters({{2, 1, "mesh.x"}, {32, 1, "m"}, {64, 1, "m"}}, {{2, 1, "mesh.x"}}, {}, kSquare,
-                                   kMesh)),
+  EXPECT_EQ(code_of(from_axe_iters({{2, 1, "mesh.x"}, {32, 1, "m"}, {64, 1, "m"}}, {{2, 1, "mesh.x"}}, {},
+                                   kSquare, kMesh)),
             "layout.overlap");
 }
 
 TEST(LayoutBuilder, BankItersAreMemoryPlacementAndImplyTheSpace) {
-  auto l = from_axe_iters({{2, 1, "mesh.x"}, {32, 64, "m"}, {4, 16, "ub.bank"}, {16, 1, "m"}}, {}, {}, kSquare, kMesh);
+  auto l = from_axe_iters({{2, 1, "mesh.x"}, {32, 64, "m"}, {4, 16, "ub.bank"}, {16, 1, "m"}}, {}, {},
+                          kSquare, kMesh);
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_EQ(l->mem.banks, (std::vector<AxeIter>{{4, 16, "ub.bank", 1}}));
   EXPECT_EQ(l->hw.space, "UB");
@@ -321,7 +332,7 @@ void add_blocked_kind(ConversionRegistry &r) {
       });
 }
 
-}  // namespace
+} // namespace
 
 TEST(LayoutConversion, DistRoundTripsThroughAxe) {
   auto reg = ConversionRegistry::with_builtin_kinds();
@@ -344,7 +355,8 @@ TEST(LayoutConversion, ASecondKindRoundTripsAndConvertsToDist) {
   EXPECT_EQ(*reg.convert({{"kind", "dist"}, {"text", "RS(1)"}}, "blocked", kSquare, kMesh),
             (nlohmann::json{{"kind", "blocked"}, {"grid", {1, 2}}}));
   // dim 0 on mesh axis 1 has no blocked spelling: the conversion says so.
-  EXPECT_EQ(code_of(reg.convert({{"kind", "dist"}, {"text", "S(1)R"}}, "blocked", kSquare, kMesh)), "layout.kind");
+  EXPECT_EQ(code_of(reg.convert({{"kind", "dist"}, {"text", "S(1)R"}}, "blocked", kSquare, kMesh)),
+            "layout.kind");
 }
 
 TEST(LayoutConversion, AxeLayoutsWithoutAShortFormDoNotConvertToDist) {
