@@ -1,0 +1,106 @@
+"""Concurrency (issue 11): 16 compile-and-run jobs of different examples, started at once as processes
+sharing one build cache, and the same compiles from 16 Python threads of one process, produce exactly the
+packages sequential compiles produce (byte for byte, timings pinned), and every run matches NumPy."""
+import concurrent.futures
+import filecmp
+import importlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import htp
+
+EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES_DIR", pathlib.Path(__file__).parents[2] / "examples"))
+sys.path.insert(0, str(EXAMPLES))
+
+# (example module, entry function, target): 16 jobs, two of them duplicates racing for the same cache keys.
+JOBS = [
+    ("vector_add", "vector_add", "pto-a2a3sim"), ("rmsnorm", "rmsnorm", "pto-a2a3sim"),
+    ("softmax", "softmax", "pto-a2a3sim"), ("gemm", "gemm", "pto-a2a3sim"), ("moe", "moe", "pto-a2a3sim"),
+    ("megakernel_pipeline", "pipeline", "pto-a2a3sim"), ("flash_decode", "flash_decode", "pto-a2a3sim"),
+    ("serving_routine", "decoder_step", "pto-a2a3sim"), ("vector_add", "vector_add", "aie-npu1"),
+    ("rmsnorm", "rmsnorm", "aie-npu1"), ("softmax", "softmax", "aie-npu1"), ("gemm", "gemm_spmd", "aie-npu1"),
+    ("megakernel_pipeline", "pipeline", "aie-npu1"), ("serving_routine", "decoder_step", "aie-npu1"),
+    ("vector_add", "vector_add", "pto-a2a3sim"), ("softmax", "softmax", "pto-a2a3sim"),
+]
+
+
+def job_name(i, job):
+    return f"{i:02d}-{job[0]}-{job[2]}"
+
+
+def compile_job(ctx, job, out):
+    module = importlib.import_module(job[0])
+    return ctx.compile(getattr(module, job[1]), target=job[2], out=out, pin_timings=True)
+
+
+def run_job(index: int, out: str, cache: str) -> dict:
+    """One process's job: compile, run with the shared cache, check against the example's reference."""
+    job = JOBS[index]
+    ctx = htp.Context()
+    pkg = compile_job(ctx, job, out)
+    module = importlib.import_module(job[0])
+    inputs = module.make_inputs(np.random.default_rng(0))
+    expected = module.reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
+    result = htp.bind(pkg, ctx).run(cache_dir=cache, **inputs)
+    errors = {name: float(np.max(np.abs(result[name] - want))) for name, want in expected.items()}
+    return {"errors": errors, "report": result.report}
+
+
+def files_of(root: pathlib.Path):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and p.relative_to(root).parts[0] not in ("logs", "build"))
+
+
+def assert_same_package(a: pathlib.Path, b: pathlib.Path):
+    fa, fb = files_of(a), files_of(b)
+    assert fa == fb, f"{a} and {b} hold different files"
+    _, mismatch, errors = filecmp.cmpfiles(a, b, fa, shallow=False)
+    assert not mismatch and not errors, f"{b} differs from the sequential compile {a} in {mismatch + errors}"
+
+
+@pytest.fixture(scope="module")
+def sequential(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sequential")
+    ctx = htp.Context()
+    for i, job in enumerate(JOBS):
+        compile_job(ctx, job, root / job_name(i, job))
+    return root
+
+
+def test_sixteen_processes_share_one_cache(sequential, tmp_path):
+    cache = tmp_path / "cache"
+    procs = []
+    for i, job in enumerate(JOBS):
+        out = tmp_path / job_name(i, job)
+        procs.append(subprocess.Popen([sys.executable, __file__, "job", str(i), str(out), str(cache)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for i, (job, p) in enumerate(zip(JOBS, procs)):
+        stdout, stderr = p.communicate(timeout=900)
+        assert p.returncode == 0, f"job {job_name(i, job)} failed:\n{stderr}"
+        outcome = json.loads(stdout.strip().splitlines()[-1])
+        for name, err in outcome["errors"].items():
+            assert err < 1e-3, f"{job_name(i, job)}: output {name} differs from NumPy by {err}"
+        assert_same_package(sequential / job_name(i, job), tmp_path / job_name(i, job))
+    # The cache holds no temporary or partial entries once everyone is done.
+    leftovers = [p for p in cache.rglob("*") if ".tmp" in p.name]
+    assert not leftovers, f"temporary files left in the cache: {leftovers}"
+
+
+def test_sixteen_threads_compile_identically(sequential, tmp_path):
+    ctx = htp.Context()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        futures = {pool.submit(compile_job, ctx, job, tmp_path / job_name(i, job)): i for i, job in enumerate(JOBS)}
+        for f in concurrent.futures.as_completed(futures):
+            f.result()
+    for i, job in enumerate(JOBS):
+        assert_same_package(sequential / job_name(i, job), tmp_path / job_name(i, job))
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "job":
+    print(json.dumps(run_job(int(sys.argv[2]), sys.argv[3], sys.argv[4])))
