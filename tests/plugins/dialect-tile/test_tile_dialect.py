@@ -393,6 +393,9 @@ def test_the_plugin_ships_its_stub_and_stubgen_uses_it(tmp_path):
     assert "def matmul(a: Tile, b: Tile, acc: Tile | None = ...) -> Tile: ..." in text
     assert "_Any" not in text  # the shipped stub declares every surface name
     compile(text, "tile.pyi", "exec")
+    ops = (tmp_path / "intrinsics" / "tile.pyi").read_text()
+    assert ops.startswith("# Shipped by plugin 'dialect-tile' for intrinsic set 'tile'") and "_Any" not in ops
+    assert "    rowexpand_max as rowexpand_max," in ops
 
 
 def test_an_unknown_name_suggests_a_known_one(tmp_path):
