@@ -45,13 +45,15 @@ json bindable(const json &sig) {
   return out;
 }
 
+} // namespace
+
 std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
-                                                          const std::string &kernel) {
+                                                          const std::string &callee) {
   json params = bindable(sig);
   size_t given = call.size("args") + call.size("keywords");
   auto arity = [&](const std::string &detail) {
     return WspError(call, "wsp.arity",
-                    "kernel '" + kernel + "' takes " + std::to_string(params.size()) + " argument(s) (" +
+                    callee + " takes " + std::to_string(params.size()) + " argument(s) (" +
                         join_names(params) + "), but " + std::to_string(given) + " were given" + detail);
   };
   if (call.size("args") > params.size()) throw arity("");
@@ -73,14 +75,13 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
       for (const auto &p : sig["params"])
         fixed |= p["name"] == *name;
       throw WspError(kw, "wsp.argument",
-                     fixed ? "parameter '" + *name + "' of kernel '" + kernel +
-                                 "' is a Constexpr fixed by the kernel; it is not passed"
-                           : "kernel '" + kernel + "' has no parameter '" + *name + "' (it has " +
-                                 join_names(params) + ")");
+                     fixed
+                         ? "parameter '" + *name + "' of " + callee +
+                               " is a Constexpr fixed by the kernel; it is not passed"
+                         : callee + " has no parameter '" + *name + "' (it has " + join_names(params) + ")");
     }
     if (bound[i])
-      throw WspError(kw, "wsp.argument",
-                     "parameter '" + *name + "' of kernel '" + kernel + "' is given twice");
+      throw WspError(kw, "wsp.argument", "parameter '" + *name + "' of " + callee + " is given twice");
     bound[i] = kw.child("value");
   }
   std::string missing;
@@ -92,6 +93,8 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
     out.emplace_back(params[i], bound[i]);
   return out;
 }
+
+namespace {
 
 /// An index or slice bound: an integer Expr (a float literal has no element offset).
 json index_expr(htp::NodeRef n, const Env &env) {
@@ -300,7 +303,7 @@ json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, c
   }
   std::set<std::string> reads, writes;
   json args = json::array();
-  for (const auto &[param, arg] : bind_arguments(call, sig, name))
+  for (const auto &[param, arg] : bind_arguments(call, sig, "kernel '" + name + "'"))
     args.push_back(param["type"]["kind"] == "tensor" ? tensor_arg(arg, param, env, name, reads, writes)
                                                      : scalar_arg(arg, param, env, name));
   task["args"] = args;

@@ -11,6 +11,12 @@ namespace wsp {
 /// function of the module; throws WspError when it names a captured function that is not a kernel.
 htp::NodeRef launched_kernel(htp::NodeRef call, const htp::ModuleRef &m);
 
+/// The arguments of `call` bound to the parameters of `sig` (`{"params": [...]}`; Constexpr parameters
+/// are not bound): positionally, then by keyword. Throws WspError (`wsp.arity`, `wsp.argument`) naming
+/// `callee` ("kernel 'k'", "workload 'w'").
+std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
+                                                          const std::string &callee);
+
 /// The task node `{"kind": "task", "id", "kernel", "span", "index"?, "args", "reads", "writes"}` of a
 /// launch of `kernel`; throws WspError (`wsp.arity`, `wsp.tile-shape`, `wsp.direction`, `wsp.dtype`,
 /// `wsp.argument`) at the offending argument.

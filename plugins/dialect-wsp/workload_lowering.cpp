@@ -126,6 +126,11 @@ private:
   /// Appends a node; a condition known at compile time (captured constants: `if HEADS > 8:`) is
   /// replaced by the branch it takes.
   static void append(json &out, json node) {
+    if (node["kind"] == "inline") {
+      for (auto &n : node["body"])
+        out.push_back(std::move(n));
+      return;
+    }
     if (node["kind"] == "when" && node["cond"].is_boolean()) {
       for (auto &n : node[node["cond"].get<bool>() ? "then" : "else"])
         out.push_back(std::move(n));
@@ -153,6 +158,10 @@ private:
   std::optional<json> lower_expr_statement(htp::NodeRef s, Env &env) {
     htp::NodeRef v = s.child("value");
     if (is_docstring(s)) return std::nullopt;
+    if (v.is("Call") && v.child("func").is("Name"))
+      if (htp::NodeRef inner = function_named(module_, *v.child("func").text("id"));
+          is_captured(inner, "wsp", "workload"))
+        return inline_workload(v, inner, env);
     if (v.is("Call"))
       if (htp::NodeRef kernel = launched_kernel(v, module_))
         return lower_kernel_call(v, kernel, env, "t" + std::to_string(next_task_++));
@@ -237,11 +246,19 @@ private:
       if (inner.values.count(v) || inner.tensors.count(v))
         throw WspError(loop.child("target"), "wsp.axis",
                        "loop variable '" + v + "' shadows a name already bound in the workload");
+      if (std::find(active_vars_.begin(), active_vars_.end(), v) != active_vars_.end())
+        throw WspError(loop.child("target"), "wsp.axis",
+                       "loop variable '" + v + "' of the inlined workload '" +
+                           (inlining_.empty() ? std::string("?") : inlining_.back()) +
+                           "' is also a variable of an enclosing loop; rename one of them");
       inner.values[v] = json{{"var", v}};
       if (std::find(axes_.begin(), axes_.end(), v) == axes_.end()) axes_.push_back(v);
     }
+    active_vars_.insert(active_vars_.end(), vars.begin(), vars.end());
+    json body = lower_block(loop.items("body"), inner);
+    active_vars_.resize(active_vars_.size() - vars.size());
     return json{{"kind", "loop"},   {"vars", vars}, {"span", span_json(loop)},
-                {"domain", domain}, {"dep", dep},   {"body", lower_block(loop.items("body"), inner)}};
+                {"domain", domain}, {"dep", dep},   {"body", body}};
   }
 
   json dense_domain(htp::NodeRef iter, const std::vector<std::string> &vars, const Env &env) {
@@ -338,6 +355,61 @@ private:
                 {"body", lower_block(w.items("body"), inner)}};
   }
 
+  // ---- workloads launched from workloads
+
+  /// `inner(A, n)`: the body of workload `inner` spliced here, its parameters bound to the caller's
+  /// tensors (whole tensors: names, dims and directions must agree) and scalar expressions.
+  json inline_workload(htp::NodeRef call, htp::NodeRef callee, const Env &env) {
+    std::string name = *callee.text("name");
+    if (std::find(inlining_.begin(), inlining_.end(), name) != inlining_.end() || name == *fn_.text("name")) {
+      std::string chain = *fn_.text("name");
+      for (const auto &w : inlining_)
+        chain += " -> " + w;
+      throw WspError(call, "wsp.call",
+                     "workload '" + name + "' launches itself (" + chain + " -> " + name +
+                         "); a task graph is finite, so workloads cannot recurse");
+    }
+    json sig = {{"params", json::array()}};
+    for (auto arg : callee.child("args").items("args"))
+      sig["params"].push_back(parse_workload_param(arg, env.constants));
+    Env inner;
+    inner.constants = env.constants;
+    for (const auto &[param, arg] : bind_arguments(call, sig, "workload '" + name + "'")) {
+      const std::string pname = param["name"];
+      if (param["type"]["kind"] == "tensor")
+        inner.tensors[pname] = bound_tensor(arg, param, name, env);
+      else
+        inner.values[pname] = lower_expr(arg, env);
+    }
+    inlining_.push_back(name);
+    json body = lower_block(callee.items("body"), inner);
+    inlining_.pop_back();
+    return json{{"kind", "inline"}, {"body", body}};
+  }
+
+  static TensorDecl bound_tensor(htp::NodeRef arg, const json &param, const std::string &callee,
+                                 const Env &env) {
+    const std::string what =
+        "parameter '" + param["name"].get<std::string>() + "' of workload '" + callee + "'";
+    const TensorDecl *t = tensor_of(arg, env);
+    if (!t)
+      throw WspError(arg, "wsp.argument",
+                     what + " is a tensor: pass a whole tensor of the caller, got " + describe(arg));
+    const json &type = param["type"];
+    bool same = type["dtype"] == t->dtype && type["shape"].size() == t->shape.size();
+    for (size_t d = 0; same && d < t->shape.size(); ++d)
+      same = type["shape"][d].is_string() || t->shape[d].is_string() || type["shape"][d] == t->shape[d];
+    if (!same)
+      throw WspError(arg, "wsp.argument",
+                     what + " is " + type["dtype"].get<std::string>() + " " + type["shape"].dump() +
+                         ", but '" + t->name + "' is " + t->dtype + " " + t->shape.dump());
+    if (param["dir"] != "in" && t->dir == "in")
+      throw WspError(arg, "wsp.direction",
+                     "workload '" + callee + "' writes its parameter '" + param["name"].get<std::string>() +
+                         "', but '" + t->name + "' is an input of the caller (In)");
+    return *t; // the caller's tensor: the inlined tasks name it
+  }
+
   // ---- declarations
 
   std::optional<json> declare_intermediate(htp::NodeRef s, Env &env) {
@@ -345,7 +417,10 @@ private:
     if (!target.is("Name") || s.child("value"))
       unsupported(s, "an intermediate tensor is declared as `name: Tensor[d0, ..., dtype]`, without a value");
     std::string name = *target.text("id");
-    if (env.tensors.count(name) || env.values.count(name))
+    bool declared = env.tensors.count(name) || env.values.count(name);
+    for (const auto &i : intermediates_)
+      declared |= i["name"] == name; // also by an inlined workload
+    if (declared)
       throw WspError(target, "wsp.axis", "intermediate '" + name + "' redeclares a name of the workload");
     json entry = {{"name", name}, {"type", parse_tensor_type(s.child("annotation"), env.constants)}};
     env.tensors[name] = tensor_decl(entry, true);
@@ -377,6 +452,8 @@ private:
   Env env_;
   json intermediates_ = json::array();
   std::vector<std::string> axes_;
+  std::vector<std::string> active_vars_; ///< variables of the loops being lowered, outermost first
+  std::vector<std::string> inlining_;    ///< workloads being inlined, outermost first
   int next_task_ = 0;
   bool failed_ = false;
 };

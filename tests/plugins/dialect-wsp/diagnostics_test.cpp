@@ -339,19 +339,77 @@ def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
                       "static shape [wsp.tile-shape]");
 }
 
-TEST_F(WspDiagnostics, LaunchingAWorkloadFromAWorkload) {
-  auto err = errors_of(R"(@workload
-def inner(A: InOut[Tensor[1024, 1024, f32]]):
-    add_tile(A.tile(0, 0), A.tile(0, 0), A.tile(0, 0))
+TEST_F(WspDiagnostics, LaunchingASchedule) {
+  auto err =
+      errors_of(std::string(kVadd) + R"(        add_tile[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))
+
+
+@schedule(vadd)
+def s():
+    streams(2)
 
 
 @workload
 def outer(A: InOut[Tensor[1024, 1024, f32]]):
-    inner(A)
+    s()
+)");
+  EXPECT_HAS(err, at(23, 5) + "'s' is a @wsp.schedule function, not a kernel: a workload launches @kernel "
+                              "functions [wsp.call]");
+}
+
+TEST_F(WspDiagnostics, WorkloadsCannotRecurse) {
+  auto err = errors_of(R"(@workload
+def ping(A: InOut[Tensor[1024, 1024, f32]]):
+    pong(A)
+
+
+@workload
+def pong(A: InOut[Tensor[1024, 1024, f32]]):
+    ping(A)
 )");
   EXPECT_HAS(err, at(17, 5) +
-                      "'inner' is a @wsp.workload function, not a kernel: a workload launches @kernel "
-                      "functions [wsp.call]");
+                      "workload 'ping' launches itself (ping -> pong -> ping); a task graph is finite, "
+                      "so workloads cannot recurse [wsp.call]");
+  EXPECT_HAS(err, at(12, 5) + "workload 'pong' launches itself (pong -> ping -> pong)");
+}
+
+TEST_F(WspDiagnostics, InlinedWorkloadWithAMismatchedTensor) {
+  auto err = errors_of(R"(@workload
+def inner(X: InOut[Tensor[1024, 1024, f32]], n: int):
+    for i in P(n):
+        add_tile(X.tile(i, 0), X.tile(i, 0), X.tile(i, 0))
+
+
+@workload
+def outer(A: InOut[Tensor[512, 1024, f32]], B: In[Tensor[1024, 1024, f32]]):
+    inner(A, 4)
+    inner(B, 4)
+    inner(A)
+)");
+  EXPECT_HAS(err, at(18, 11) +
+                      "parameter 'X' of workload 'inner' is f32 [1024,1024], but 'A' is f32 [512,1024] "
+                      "[wsp.argument]");
+  EXPECT_HAS(err, at(19, 11) +
+                      "workload 'inner' writes its parameter 'X', but 'B' is an input of the caller (In) "
+                      "[wsp.direction]");
+  EXPECT_HAS(err, at(20, 5) + "workload 'inner' takes 2 argument(s) (X, n), but 1 were given: missing n "
+                              "[wsp.arity]");
+}
+
+TEST_F(WspDiagnostics, InlinedLoopVariableCollidesWithTheCallersLoop) {
+  auto err = errors_of(R"(@workload
+def inner(X: InOut[Tensor[1024, 1024, f32]]):
+    for i in P(4):
+        add_tile(X.tile(i, 0), X.tile(i, 0), X.tile(i, 0))
+
+
+@workload
+def outer(A: InOut[Tensor[1024, 1024, f32]]):
+    for i in P(2):
+        inner(A)
+)");
+  EXPECT_HAS(err, at(12, 9) + "loop variable 'i' of the inlined workload 'inner' is also a variable of an "
+                              "enclosing loop; rename one of them [wsp.axis]");
 }
 
 TEST_F(WspDiagnostics, CallingSomethingThatIsNoKernel) {

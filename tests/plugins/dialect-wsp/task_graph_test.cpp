@@ -61,7 +61,7 @@ TEST_P(TaskGraphGolden, MatchesGolden) {
 
 INSTANTIATE_TEST_SUITE_P(Programs, TaskGraphGolden,
                          ::testing::Values("grid_2d", "seq_scan", "moe_routing", "ragged_attention",
-                                           "tiered_when", "groups"));
+                                           "tiered_when", "groups", "stitch"));
 
 TEST(TaskGraph, IfElifElseLowersLikePWhenAndPOtherwise) {
   htp::test::ScratchDir dir;
