@@ -220,6 +220,10 @@ private:
 
 SimResult find_deadlock(const ProgramDecl &program, const std::vector<SimProcess> &processes,
                         int64_t param_value, bool take_else) {
+  int64_t instances = 0;
+  for (const auto &p : processes)
+    instances += p.decl->replicas;
+  if (instances > kSimulationInstances) return {std::nullopt, true};
   return Simulator(program, processes, param_value, take_else).run();
 }
 

@@ -38,6 +38,8 @@ struct SimResult {
 
 /// Steps one run may take before it is given up (undecided).
 inline constexpr int64_t kSimulationBudget = 2'000'000;
+/// Process replicas beyond which the network is not run at all (undecided).
+inline constexpr int64_t kSimulationInstances = 4096;
 
 /// Runs the network with every scalar parameter set to `param_value` and every `if` taking its
 /// `else` branch when `take_else`.

@@ -385,9 +385,9 @@ private:
         if (r.undecided) {
           report_at(ctx_, HTP_SEV_WARNING, program_.span, "csp.deadlock-undecided",
                     "program '" + program_.name +
-                        "' was not checked for deadlocks: running its processes takes more "
-                        "than " +
-                        std::to_string(kSimulationBudget) + " channel operations");
+                        "' was not checked for deadlocks: running it takes more than " +
+                        std::to_string(kSimulationBudget) + " channel operations or " +
+                        std::to_string(kSimulationInstances) + " process replicas");
           return;
         }
       }

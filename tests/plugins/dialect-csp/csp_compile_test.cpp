@@ -137,6 +137,17 @@ TEST_F(CspCompile, ProcessesAreLiftedAndMarkedForTheTileDialect) {
   EXPECT_EQ(foreign, 4); // loader's send, compute's recv (from its consume loop) and send, storer's recv
 }
 
+TEST_F(CspCompile, NetworkTooLargeToRunIsAcceptedWithAWarning) {
+  auto r = compile("huge_replication");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find(
+          "huge_replication.py:7:1: warning: program 'swarm' was not checked for deadlocks: running it "
+          "takes more than 2000000 channel operations or 4096 process replicas [csp.deadlock-undecided]"),
+      std::string::npos)
+      << r.err;
+}
+
 TEST_F(CspCompile, CountMismatchNamesChannelAndCounts) {
   expect_rejected(
       "bad_count_mismatch",
