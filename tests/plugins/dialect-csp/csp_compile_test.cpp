@@ -276,6 +276,9 @@ TEST_F(CspCompile, UnevenDistributionIsRejected) {
 // With the real tile dialect: process bodies are typed and lowered as tile bodies with foreign csp ops.
 class CspWithTileDialect : public CspCompile {
 protected:
+  void SetUp() override {
+    if (!fs::exists(HTP_TILE_PLUGIN)) GTEST_SKIP() << "the tile plugin is not built: " << HTP_TILE_PLUGIN;
+  }
   htp::test::CommandResult compile_with_tile(const std::string &name) {
     std::vector<std::string> args = {"--plugins", HTP_CSP_PLUGIN,   "--plugins", HTP_TILE_PLUGIN,
                                      "--plugins", HTP_CHECK_PLUGIN, "compile",   program(name).string(),
