@@ -433,8 +433,10 @@ private:
       unsupported(
           s, "a workload local is bound once to one name: `n = expr` or `S = Sparse(n, indptr, indices)`");
     std::string name = *s.item("targets", 0).text("id");
-    if (env.tensors.count(name) || (env.values.count(name) && env.values[name].contains("var")) ||
-        (env.values.count(name) && env.values[name].contains("param") && env.values[name]["param"] == name))
+    auto bound = env.values.find(name);
+    bool fixed = bound != env.values.end() && bound->second.is_object() &&
+                 (bound->second.contains("var") || bound->second.value("param", "") == name);
+    if (env.tensors.count(name) || fixed)
       throw WspError(s.item("targets", 0), "wsp.axis",
                      "'" + name + "' is a parameter or loop variable; bind the value to a new name");
     htp::NodeRef value = s.child("value");

@@ -535,4 +535,13 @@ def s():
                       "pipeline, buffer, task_window); got a constant [wsp.schedule]");
 }
 
+TEST_F(WspDiagnostics, LetRebindingAParameter) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    half = n // 2
+    n = half
+)");
+  EXPECT_HAS(err, at(13, 5) + "'n' is a parameter or loop variable; bind the value to a new name [wsp.axis]");
+}
+
 } // namespace
