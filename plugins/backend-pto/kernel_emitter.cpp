@@ -1,5 +1,6 @@
 #include "kernel_emitter.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -104,6 +105,7 @@ public:
 private:
   void arguments();
   void tiles();
+  void declare(const TileBuffer &b);
   void statements(const std::vector<Op> &ops);
   void statement(const Op &o);
   void control(const Op &o);
@@ -292,18 +294,22 @@ std::string tile_type_text(const TileBuffer &b) {
 }
 
 void KernelWriter::tiles() {
-  std::string current_space;
-  for (const TileBuffer &b : plan_.tiles) {
-    if (b.space != current_space) {
-      out_ << "    // Tiles in " << b.space << ".\n";
-      current_space = b.space;
-    }
-    const std::string v = tile_var(b);
-    out_ << "    using " << v << "_type = " << tile_type_text(b) << ";\n";
-    out_ << "    " << v << "_type " << v << ";\n";
-    out_ << "    TASSIGN(" << v << ", " << hex(b.address) << ");\n";
-    if (b.tile_type == "Acc") out_ << "    bool " << acc_flag(b.register_) << " = false;\n";
+  std::vector<std::string> spaces;  // in order of first use
+  for (const TileBuffer &b : plan_.tiles)
+    if (std::find(spaces.begin(), spaces.end(), b.space) == spaces.end()) spaces.push_back(b.space);
+  for (const std::string &space : spaces) {
+    out_ << "    // Tiles in " << space << ".\n";
+    for (const TileBuffer &b : plan_.tiles)
+      if (b.space == space) declare(b);
   }
+}
+
+void KernelWriter::declare(const TileBuffer &b) {
+  const std::string v = tile_var(b);
+  out_ << "    using " << v << "_type = " << tile_type_text(b) << ";\n";
+  out_ << "    " << v << "_type " << v << ";\n";
+  out_ << "    TASSIGN(" << v << ", " << hex(b.address) << ");\n";
+  if (b.tile_type == "Acc") out_ << "    bool " << acc_flag(b.register_) << " = false;\n";
 }
 
 void KernelWriter::control(const Op &o) {

@@ -47,14 +47,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {
     using t_ta_type = Tile<TileType::Mat, float, 64, 64, BLayout::ColMajor, 64, 64, SLayout::RowMajor, 512>;
     t_ta_type t_ta;
     TASSIGN(t_ta, 0x0);
+    using t_tb_type = Tile<TileType::Mat, float, 64, 64, BLayout::ColMajor, 64, 64, SLayout::RowMajor, 512>;
+    t_tb_type t_tb;
+    TASSIGN(t_tb, 0x4000);
     // Tiles in L0A.
     using t_ta_l0a_type = TileLeft<float, 64, 64, 64, 64>;
     t_ta_l0a_type t_ta_l0a;
     TASSIGN(t_ta_l0a, 0x0);
-    // Tiles in L1.
-    using t_tb_type = Tile<TileType::Mat, float, 64, 64, BLayout::ColMajor, 64, 64, SLayout::RowMajor, 512>;
-    t_tb_type t_tb;
-    TASSIGN(t_tb, 0x4000);
     // Tiles in L0B.
     using t_tb_l0b_type = TileRight<float, 64, 64, 64, 64>;
     t_tb_l0b_type t_tb_l0b;
