@@ -182,4 +182,27 @@ def w(Y: InOut[Tensor[4, 64, f32]], n: int):
   EXPECT_EQ(when["then"][0]["args"][2]["scalar"], 2);
 }
 
+TEST(Obligations, OneUsesDialectPerWorkloadAndScheduleAndOneUsesSchedulePerDirective) {
+  htp::test::ScratchDir dir;
+  fs::path out = dir.path() / "pkg";
+  auto r = wsp_test::compile(wsp_test::program("grid_2d.py"), out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json manifest = json::parse(wsp_test::read_file(out / "manifest.json"));
+  std::vector<std::string> seen;
+  for (const auto &o : manifest["plan"]["obligations"]) {
+    std::string cap = o["capability"];
+    if (cap.find("wsp") == std::string::npos && cap.find("Schedule") == std::string::npos) continue;
+    seen.push_back(cap + "@" + std::to_string(o["span"]["line"].get<int>()) + ":" +
+                   std::to_string(o["span"]["col"].get<int>()) + "-" +
+                   std::to_string(o["span"]["end_col"].get<int>()));
+  }
+  // grid_2d.py: the workload at line 15, the schedule at 21, its four directives at 22-25 (span = the call).
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"Uses.Dialect(name=wsp)@15:0-64", "Uses.Dialect(name=wsp)@21:0-19",
+                                      "Uses.Schedule(directive=dispatch,policy=round_robin)@22:4-28",
+                                      "Uses.Schedule(directive=streams)@23:4-14",
+                                      "Uses.Schedule(directive=timing,policy=immediate)@24:4-21",
+                                      "Uses.Schedule(directive=task_window)@25:4-19"}));
+}
+
 } // namespace
