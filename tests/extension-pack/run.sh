@@ -42,5 +42,21 @@ expect_error() {  # FILE TARGET PATTERN
 }
 expect_error bad_shape.py cpu-ref "bad_shape.py:7:.*'z' is \[64, 128\] f32 \[ext.shape\]"
 expect_error bad_layout.py cpu-ref "bad_layout.py:8:.*Uses.Layout(.*facet=dist.*not accepted by target cpu-ref.*\[resolve.unaccepted\]"
+# The CLI way to run a package: htp-host run with .npy files.
+/usr/bin/python3 -c '
+import numpy as np, sys
+rng = np.random.default_rng(3)
+for name in ("x", "y"):
+    np.save(f"{sys.argv[1]}/{name}.npy", rng.standard_normal((64, 256)).astype(np.float32))' "$work"
+"$host" --plugins "$builtin" --plugins "$plugins" run "$work/out/cpu-ref" --entry blend --inputs x="$work/x.npy" \
+  --inputs y="$work/y.npy" --outputs "$work/cli" --cache "$work/cache" --json > "$work/cli.json"
+/usr/bin/python3 -c '
+import json, numpy as np, sys
+work = sys.argv[1]
+x, y, z = (np.load(f"{work}/{p}.npy") for p in ("x", "y", "cli/z"))
+err = float(np.abs(z - (np.maximum(2 * x - 0.5 * y, 0) + 0.25 * x)).max())
+path = json.load(open(f"{work}/cli.json"))["report"]["path"]
+assert err <= 1e-5 and path == "cpu-ref", (err, path)
+print(f"ok: htp-host run of cpu-ref blend: max |error| vs NumPy = {err:.2e}, path {path}")' "$work"
 PYTHONPATH="$work/prefix/lib/python3/dist-packages" /usr/bin/python3 "$here/check_pack.py" \
   "$builtin" "$plugins" "$work/out" "$work/cache"
