@@ -180,7 +180,14 @@ private:
     std::string kind = arg.is("Call")        ? surface_name(arg.child("func"))
                        : arg.is("Subscript") ? surface_name(arg.child("value"))
                                              : "";
-    if (kind == "Dense" && arg.is("Subscript")) return Axis{positive_extent(arg.child("slice"), env), ""};
+    if (kind == "Dense" && arg.is("Subscript")) {
+      json extent = positive_extent(arg.child("slice"), env);
+      if (!int_of(extent))
+        throw WspError(arg, "wsp.axis",
+                       "Dense[N] takes an extent known at compile time; use DenseDyn(n) for one "
+                       "known at run time");
+      return Axis{extent, ""};
+    }
     if (kind == "DenseDyn" && arg.is("Call") && arg.size("args") == 1)
       return Axis{lower_expr(arg.item("args", 0), env), ""};
     if (kind == "Ragged") {

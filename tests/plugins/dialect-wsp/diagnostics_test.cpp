@@ -11,7 +11,7 @@ namespace {
 const char *kPrelude =
     R"(from htp.dialects.tile import kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add
 from htp.dialects.wsp import (workload, schedule, P, Ragged, Sparse, dispatch, affinity, round_robin, streams,
-                              stream_by, buffer, tile)
+                              stream_by, buffer, tile, Dense)
 
 @kernel
 def add_tile(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]]):
@@ -542,6 +542,17 @@ def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
     n = half
 )");
   EXPECT_HAS(err, at(13, 5) + "'n' is a parameter or loop variable; bind the value to a new name [wsp.axis]");
+}
+
+TEST_F(WspDiagnostics, DenseNeedsACompileTimeExtent) {
+  auto err = errors_of(R"(@workload
+def w(A: InOut[Tensor[1024, 1024, f32]], n: int):
+    for i in P(Dense[n]):
+        pass
+)");
+  EXPECT_HAS(err, at(12, 16) +
+                      "Dense[N] takes an extent known at compile time; use DenseDyn(n) for one known at "
+                      "run time [wsp.axis]");
 }
 
 } // namespace
