@@ -210,13 +210,10 @@ private:
     const Param *p = k_.param(pname);
     if (!p || !p->is_tensor())
       return name() + ": '" + pname + "' is not a tensor parameter of " + k_.kind + " '" + k_.name + "'";
-    if (p->shape.size() > 2)
-      return name() + ": tensor parameter '" + pname + "' has rank " + std::to_string(p->shape.size()) +
-             "; kernels address 1-D and 2-D tensors";
     if (!offset.is_array() || offset.size() != p->shape.size())
       return name() + ": " + what + " '" + pname + "' needs " + std::to_string(p->shape.size()) +
              " offset(s), found " + (offset.is_array() ? std::to_string(offset.size()) : std::string("none"));
-    int64_t prow = p->shape.size() == 2 ? p->shape[0] : 1, pcol = p->shape.back();
+    int64_t prow = p->shape.size() >= 2 ? p->shape[p->shape.size() - 2] : 1, pcol = p->shape.back();
     if (t->rows() > prow || t->cols() > pcol)
       return name() + ": tile '" + t->name + "' " + describe_tile(t->shape, t->dtype) + " does not fit in " +
              what + " '" + pname + "' " + describe_tile(p->shape, p->dtype);

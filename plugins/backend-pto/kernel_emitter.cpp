@@ -89,9 +89,12 @@ public:
     const Param *p = k_.param(pname);
     const TileBuffer &b = tile(reg);
     std::string addr = "g_" + pname;
-    if (offset.is_array() && offset.size() == 2)
-      addr += " + (" + expr(offset[0]) + ") * " + pname + "_row_stride + (" + expr(offset[1]) + ")";
-    else if (offset.is_array() && offset.size() == 1)
+    const size_t n = offset.is_array() ? offset.size() : 0;
+    for (size_t d = 0; d + 2 < n; ++d)  // leading dims of a rank-3+ tensor (extent 1 in the view)
+      addr += " + (" + expr(offset[d]) + ") * " + pname + "_stride" + std::to_string(d);
+    if (n >= 2)
+      addr += " + (" + expr(offset[n - 2]) + ") * " + pname + "_row_stride + (" + expr(offset[n - 1]) + ")";
+    else if (n == 1)
       addr += " + (" + expr(offset[0]) + ")";
     const std::string type = g + "_type";
     line("using " + type + " = GlobalTensor<" + std::string(dtype(p->dtype).cpp) + ", Shape<1, 1, 1, " +
@@ -264,9 +267,12 @@ std::set<Pipe> KernelWriter::pipes_of(const std::vector<Op> &ops) {
 void KernelWriter::arguments() {
   int index = 0;
   out_ << "    // Tensor arguments: ChipTensor views (data = buffer.addr + start_offset elements).\n";
-  for (const Param *p : k_.tensor_params())
+  for (const Param *p : k_.tensor_params()) {
     out_ << rt::kernel_tensor_arg(index++, p->name + "_view", "g_" + p->name, p->name + "_row_stride",
                                   std::string(dtype(p->dtype).cpp));
+    for (size_t d = 0; d + 2 < p->shape.size(); ++d)
+      out_ << rt::kernel_tensor_stride(p->name + "_view", p->name + "_stride" + std::to_string(d), d, p->shape.size());
+  }
   if (!k_.scalar_params().empty()) out_ << "    // Scalar arguments (raw 64-bit slots after the tensors).\n";
   for (const Param *p : k_.scalar_params()) {
     DType t = dtype(p->dtype);

@@ -35,6 +35,12 @@ void check_statements(const Kernel &k, std::vector<Problem> &out) {
 
 std::vector<Problem> check_kernel(const Kernel &k, const HardwareProfile &hw) {
   std::vector<Problem> out;
+  for (const Param &p : k.params)
+    if (p.kind == "constexpr" && !(p.value.is_number() || p.value.is_boolean()))
+      out.push_back({"pto.unsupported",
+                     "constexpr parameter '" + p.name + "' of " + k.kind + " '" + k.name +
+                         "' has no value to compile with; give it a default (" + p.name + ": Constexpr = ...)",
+                     k.span});
   check_statements(k, out);
   if (!out.empty()) return out;
   try {

@@ -49,6 +49,11 @@ std::string kernel_tensor_arg(int index, const std::string &view, const std::str
          "->strides[" + view + "->ndims - 2]) : static_cast<int64_t>(" + view + "->shapes[0]);\n";
 }
 
+std::string kernel_tensor_stride(const std::string &view, const std::string &var, size_t dim, size_t rank) {
+  return "    const int64_t " + var + " = static_cast<int64_t>(" + view + "->strides[" + view + "->ndims - " +
+         std::to_string(rank - dim) + "]);\n";
+}
+
 std::string kernel_scalar_arg(int index, const std::string &var, const std::string &ctype, bool is_float) {
   const std::string slot = "static_cast<uint64_t>(args[" + std::to_string(index) + "])";
   if (is_float) return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(from_u64<float>(" + slot + "));\n";

@@ -33,6 +33,8 @@ std::string kernel_entry_open();
 /// Declarations of tensor argument `index` as `<ctype> *data` plus its row stride variable.
 std::string kernel_tensor_arg(int index, const std::string &view, const std::string &data,
                               const std::string &row_stride, const std::string &ctype);
+/// The element stride of dimension `dim` of a rank-`rank` tensor argument (for ranks above 2).
+std::string kernel_tensor_stride(const std::string &view, const std::string &var, size_t dim, size_t rank);
 /// A scalar argument `index` (raw 64-bit slot) converted to `ctype`.
 std::string kernel_scalar_arg(int index, const std::string &var, const std::string &ctype, bool is_float);
 /// The statement that drains every pipe before the kernel returns.

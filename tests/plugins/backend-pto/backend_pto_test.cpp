@@ -357,3 +357,12 @@ TEST(PtoSchedule, DispatchPolicyAndTaskWindowReachTheRegistry) {
   EXPECT_EQ(ptobe::kernel_registry(pkg)["runtime_config"]["sim"],
             nlohmann::json({{"dispatch", "work_steal"}, {"task_window", 16}}));
 }
+
+TEST(PtoLegality, ConstexprWithoutValue) {
+  auto in = load_fixture("vadd");
+  kernel0(in)["params"].push_back({{"name", "T"}, {"dir", "in"}, {"type", {{"kind", "constexpr"}, {"value", nullptr}}}});
+  auto p = only_problem(in);
+  EXPECT_EQ(p.message, "constexpr parameter 'T' of kernel 'add_tile' has no value to compile with; give it a default "
+                       "(T: Constexpr = ...)");
+  EXPECT_EQ(p.span.line, 10u);
+}

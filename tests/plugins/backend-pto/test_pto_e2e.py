@@ -126,3 +126,9 @@ def test_f16_gemm_kernel_as_its_own_entry(ctx, cache, tmp_path):
     np.testing.assert_allclose(r["c"].astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
                                rtol=2e-2, atol=2e-2)
     assert r.report["tasks"] == 1
+
+
+def test_rank3_tensor_views(ctx, cache, tmp_path):
+    x = f32(4, 32, 64)
+    r = compile_and_run(ctx, cache, tmp_path, "rank3_sum", ["slice_sum"], x=x)
+    np.testing.assert_allclose(r["y"], x.sum(axis=0), rtol=1e-5, atol=1e-5)
