@@ -1,6 +1,7 @@
 #include "memory_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "dtype.hpp"
@@ -88,6 +89,8 @@ public:
       plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()), "scratch for pto." + o.op,
                                      src->rows(), src->cols(), src->dtype);
     });
+    live_ranges();
+    assign_addresses();
     return std::move(plan_);
   }
 
@@ -96,12 +99,82 @@ private:
   int64_t k_align(const Local &l) const { return std::max<int64_t>(1, hw_.k_align_bytes / dtype(l.dtype).bytes); }
 
   size_t place(TileBuffer b) {
-    const MemorySpace &space = hw_.space(b.space);
-    uint64_t &used = plan_.used[b.space];
-    b.address = align_up(used, space.alignment);
-    used = b.address + b.bytes;
     plan_.tiles.push_back(std::move(b));
     return plan_.tiles.size() - 1;
+  }
+
+  /// Live interval [first, last] of every register in statement positions (pre-order); a register that
+  /// occurs inside a loop is live across the whole loop (iteration k + 1 may read what k wrote).
+  void live_ranges() {
+    int pos = 0;
+    std::vector<std::pair<int, int>> loops;
+    std::function<void(const std::vector<Op> &)> walk = [&](const std::vector<Op> &ops) {
+      for (const Op &o : ops) {
+        const int at = pos++;
+        auto touch = [&](const std::string &r) {
+          auto [it, fresh] = live_.try_emplace(r, at, at);
+          if (!fresh) it->second = {std::min(it->second.first, at), std::max(it->second.second, at)};
+        };
+        touch(o.dst);
+        for (const auto &a : o.args) touch(a);
+        if (o.raw.contains("value") && o.raw["value"].is_string()) touch(o.raw["value"].get<std::string>());
+        scratch_pos_[&o] = at;
+        walk(o.body);
+        walk(o.then_body);
+        walk(o.else_body);
+        if (o.op == "for") loops.push_back({at, pos - 1});
+      }
+    };
+    walk(k_.body);
+    for (auto &[reg, range] : live_)
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (const auto &[ls, le] : loops)
+          if (range.first <= le && range.second > ls && (range.first > ls || range.second < le)) {
+            range = {std::min(range.first, ls), std::max(range.second, le)};
+            changed = true;
+          }
+      }
+    for (const auto &[reg, index] : plan_.by_register) {  // a converting alias keeps its accumulator alive
+      const std::string &owner = plan_.tiles[index].register_;
+      if (reg == owner || !live_.count(reg)) continue;
+      auto &r = live_[owner];
+      r = {std::min(r.first, live_[reg].first), std::max(r.second, live_[reg].second)};
+    }
+  }
+
+  std::pair<int, int> interval(const TileBuffer &b, size_t index) const {
+    for (const auto &[op, i] : plan_.scratch_of)
+      if (i == index) {
+        int at = scratch_pos_.at(op);
+        return {at, at};
+      }
+    auto it = live_.find(b.register_);
+    return it == live_.end() ? std::pair<int, int>{0, 0} : it->second;
+  }
+
+  /// First-fit addresses per space among buffers whose live intervals overlap.
+  void assign_addresses() {
+    std::vector<std::pair<int, int>> iv;
+    for (size_t i = 0; i < plan_.tiles.size(); ++i) iv.push_back(interval(plan_.tiles[i], i));
+    for (size_t i = 0; i < plan_.tiles.size(); ++i) {
+      TileBuffer &b = plan_.tiles[i];
+      const uint64_t align = hw_.space(b.space).alignment;
+      uint64_t addr = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t j = 0; j < i; ++j) {
+          const TileBuffer &o = plan_.tiles[j];
+          if (o.space != b.space || iv[j].second < iv[i].first || iv[i].second < iv[j].first) continue;
+          if (addr < o.address + o.bytes && o.address < addr + b.bytes) {
+            addr = align_up(o.address + o.bytes, align);
+            moved = true;
+          }
+        }
+      }
+      b.address = addr;
+      plan_.used[b.space] = std::max(plan_.used[b.space], addr + b.bytes);
+    }
   }
 
   size_t add_vec(const std::string &name, const std::string &reg, int64_t rows, int64_t cols, const std::string &dt) {
@@ -138,6 +211,8 @@ private:
   const Kernel &k_;
   const HardwareProfile &hw_;
   KernelPlan plan_;
+  std::map<std::string, std::pair<int, int>> live_;
+  std::map<const Op *, int> scratch_pos_;
 };
 
 bool contains(const std::vector<std::string> &v, const std::string &s) {

@@ -59,13 +59,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {
     TASSIGN(t_qk, 0x2200);
     using t_sc_type = Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1>;
     t_sc_type t_sc;
-    TASSIGN(t_sc, 0x3200);
+    TASSIGN(t_sc, 0x0);
     using t_part_type = Tile<TileType::Vec, float, 1, 64, BLayout::RowMajor, 1, 64>;
     t_part_type t_part;
-    TASSIGN(t_part, 0x3240);
+    TASSIGN(t_part, 0x0);
     using t_scratch0_type = Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, 16, 64>;
     t_scratch0_type t_scratch0;
-    TASSIGN(t_scratch0, 0x3340);
+    TASSIGN(t_scratch0, 0x40);
     // Body.
     {
         using src_type = GlobalTensor<float, Shape<1, 1, 1, 1, 64>, Stride<1, 1, 1, -1, 1>>;

@@ -47,13 +47,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {
     TASSIGN(t_d, 0x1020);
     using t_s_type = Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1>;
     t_s_type t_s;
-    TASSIGN(t_s, 0x2020);
+    TASSIGN(t_s, 0x0);
     using t_scratch0_type = Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128>;
     t_scratch0_type t_scratch0;
-    TASSIGN(t_scratch0, 0x2040);
+    TASSIGN(t_scratch0, 0x1020);
     using t_scratch1_type = Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128>;
     t_scratch1_type t_scratch1;
-    TASSIGN(t_scratch1, 0x3040);
+    TASSIGN(t_scratch1, 0x20);
     // Body.
     {
         using src_type = GlobalTensor<float, Shape<1, 1, 1, 8, 128>, Stride<1, 1, 1, -1, 1>>;
