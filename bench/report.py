@@ -5,10 +5,14 @@ Usage: report.py BUILD_DIR [--filter REGEX] [--json OUT]
 """
 import argparse
 import json
+import os
 import pathlib
 import re
 import subprocess
 import sys
+
+# Python scripts under bench/ that print Google Benchmark JSON.
+PYTHON_BENCHMARKS = ["examples/compile_time.py"]
 
 UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -21,6 +25,18 @@ def run(binary, filt):
     if not out.strip():  # the filter matched nothing in this binary
         return []
     return json.loads(out)["benchmarks"]
+
+
+def run_python_benchmarks(build, filt):
+    """The PYTHON_BENCHMARKS (Google Benchmark JSON on stdout), e.g. compile time per example."""
+    if not (build / "python" / "htp").is_dir():
+        return []
+    env = dict(os.environ, PYTHONPATH=str(build / "python"), PYTHONDONTWRITEBYTECODE="1")
+    found = []
+    for script in [pathlib.Path(__file__).parent / p for p in PYTHON_BENCHMARKS]:
+        out = subprocess.run(["/usr/bin/python3", str(script)], check=True, capture_output=True, text=True, env=env).stdout
+        found.extend(b for b in json.loads(out)["benchmarks"] if not filt or re.search(filt, b["name"]))
+    return found
 
 
 def value_of(bench, metric, unit):
@@ -47,6 +63,7 @@ def main():
     results = []
     for b in binaries:
         results.extend(run(b, args.filter))
+    results.extend(run_python_benchmarks(build, args.filter))
     rows = []
     for bench in results:
         if bench.get("run_type") == "aggregate":

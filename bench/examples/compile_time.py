@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Host-side compile time per example: capture (Python AST of the program) + resolve + passes + package,
+through htp.Context().compile with a warm Context, median of REPEAT compiles. Prints Google Benchmark JSON
+({"benchmarks": [...]}) so bench/report.py tabulates it with the C++ benchmarks.
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/examples/compile_time.py [--repeat N]
+"""
+import argparse
+import importlib
+import json
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+ENTRIES = [("vector_add", "vector_add", "pto-a2a3sim"), ("rmsnorm", "rmsnorm", "pto-a2a3sim"),
+           ("softmax", "softmax", "pto-a2a3sim"), ("gemm", "gemm", "pto-a2a3sim"), ("moe", "moe", "pto-a2a3sim"),
+           ("megakernel_pipeline", "pipeline", "pto-a2a3sim"), ("flash_decode", "flash_decode", "pto-a2a3sim"),
+           ("serving_routine", "decoder_step", "pto-a2a3sim"), ("vector_add", "vector_add", "aie-npu1"),
+           ("gemm", "gemm_spmd", "aie-npu1"), ("serving_routine", "decoder_step", "aie-npu1")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    sys.path.insert(0, str(EXAMPLES))
+    import htp
+    from htp.capture import capture
+
+    ctx = htp.Context()
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for module_name, entry, target in ENTRIES:
+            fn = getattr(importlib.import_module(module_name), entry)
+            times, capture_times = [], []
+            for i in range(args.repeat + 1):
+                t0 = time.perf_counter()
+                ctx.compile(fn, target=target, out=pathlib.Path(tmp) / f"{module_name}-{target}-{i}")
+                t1 = time.perf_counter()
+                capture(fn)
+                t2 = time.perf_counter()
+                if i:  # the first compile warms caches (imports, file system)
+                    times.append((t1 - t0) * 1e3)
+                    capture_times.append((t2 - t1) * 1e3)
+            out.append({"name": f"BM_ExampleCompile/{module_name}/{target}", "run_type": "iteration",
+                        "iterations": args.repeat, "real_time": statistics.median(times),
+                        "cpu_time": statistics.median(times), "time_unit": "ms",
+                        "label": f"of which capture {statistics.median(capture_times):.1f} ms"})
+    print(json.dumps({"benchmarks": out}))
+
+
+if __name__ == "__main__":
+    main()
