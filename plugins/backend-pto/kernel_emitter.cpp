@@ -101,6 +101,41 @@ public:
          std::to_string(b.rows) + ", " + std::to_string(b.cols) + ">, Stride<1, 1, 1, -1, 1>>;");
     line(type + " " + g + "(" + addr + ", " + type + "::Shape(), " + type + "::Stride(" + pname + "_row_stride));");
   }
+  /// The names to give PTO-ISA's scalar forms (TADDS, TMULS, ...), which take row-major tiles only: for
+  /// an op on [R, 1] column tiles, opens a block declaring row-major [1, R] views at the same addresses
+  /// (the same bytes) and returns their names (close with close_block()); otherwise the tiles' own names.
+  std::vector<std::string> row_major_operands(const Op &o, bool &opened) {
+    std::vector<std::string> regs{o.dst};
+    regs.insert(regs.end(), o.args.begin(), o.args.end());
+    opened = false;
+    bool column = true;
+    for (const auto &r : regs) {
+      const TileBuffer &b = tile(r);
+      column = column && b.col_major && b.rows == tile(o.dst).rows &&
+               (b.rows * dtype(b.dtype).bytes) % 32 == 0;
+    }
+    std::vector<std::string> out;
+    if (!column) {
+      for (const auto &r : regs) out.push_back(tv(r));
+      return out;
+    }
+    open_block();
+    opened = true;
+    std::set<std::string> declared;
+    for (const auto &r : regs) {
+      const TileBuffer &b = tile(r);
+      const std::string v = tv(r) + "_row";
+      if (declared.insert(v).second) {
+        const std::string n = std::to_string(b.rows);
+        line("using " + v + "_type = Tile<TileType::Vec, " + std::string(dtype(b.dtype).cpp) + ", 1, " + n +
+             ", BLayout::RowMajor, 1, " + n + ">;");
+        line(v + "_type " + v + ";");
+        line("TASSIGN(" + v + ", " + hex(b.address) + ");");
+      }
+      out.push_back(v);
+    }
+    return out;
+  }
   void open_block() { line("{"); indent_ += "    "; }
   void close_block() { indent_.resize(indent_.size() - 4); line("}"); }
   std::string acc_flag(const std::string &reg) const { return "acc_live_" + reg; }
@@ -164,8 +199,11 @@ void emit_vector(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
 
 void emit_scalar_binary(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
   w.on_pipe(Pipe::V);
-  w.line(std::string(c.isa) + "(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", static_cast<" + w.ctype(o.dst) + ">(" +
+  bool opened = false;
+  auto n = w.row_major_operands(o, opened);
+  w.line(std::string(c.isa) + "(" + n[0] + ", " + n[1] + ", static_cast<" + w.ctype(o.dst) + ">(" +
          w.expr(o.raw["scalar"]) + "));");
+  if (opened) w.close_block();
 }
 
 void emit_row_reduce(KernelWriter &w, const Op &o, const IntrinsicContract &c) {
@@ -183,16 +221,22 @@ void emit_sigmoid_into(KernelWriter &w, const std::string &d, const std::string 
 
 void emit_sigmoid(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   w.on_pipe(Pipe::V);
-  emit_sigmoid_into(w, w.tv(o.dst), w.tv(o.args[0]), w.ctype(o.dst));
+  bool opened = false;
+  auto n = w.row_major_operands(o, opened);
+  emit_sigmoid_into(w, n[0], n[1], w.ctype(o.dst));
+  if (opened) w.close_block();
 }
 
 void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 sigmoid(2x) - 1
   w.on_pipe(Pipe::V);
-  const std::string d = w.tv(o.dst), t = w.ctype(o.dst);
-  w.line("TMULS(" + d + ", " + w.tv(o.args[0]) + ", static_cast<" + t + ">(2.0));");
+  bool opened = false;
+  auto n = w.row_major_operands(o, opened);
+  const std::string d = n[0], t = w.ctype(o.dst);
+  w.line("TMULS(" + d + ", " + n[1] + ", static_cast<" + t + ">(2.0));");
   emit_sigmoid_into(w, d, d, t);
   w.line("TMULS(" + d + ", " + d + ", static_cast<" + t + ">(2.0));");
   w.line("TADDS(" + d + ", " + d + ", static_cast<" + t + ">(-1.0));");
+  if (opened) w.close_block();
 }
 
 void emit_cast(KernelWriter &w, const Op &o, const IntrinsicContract &) {

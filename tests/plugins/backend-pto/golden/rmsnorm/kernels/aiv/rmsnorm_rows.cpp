@@ -71,8 +71,18 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {
     wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
     TMUL(t_sq, t_a, t_a);
     TROWSUM(t_s, t_sq, t_scratch0);
-    TMULS(t_s, t_s, static_cast<float>(0.0078125));
-    TADDS(t_s, t_s, static_cast<float>(p_eps));
+    {
+        using t_s_row_type = Tile<TileType::Vec, float, 1, 8, BLayout::RowMajor, 1, 8>;
+        t_s_row_type t_s_row;
+        TASSIGN(t_s_row, 0x2200);
+        TMULS(t_s_row, t_s_row, static_cast<float>(0.0078125));
+    }
+    {
+        using t_s_row_type = Tile<TileType::Vec, float, 1, 8, BLayout::RowMajor, 1, 8>;
+        t_s_row_type t_s_row;
+        TASSIGN(t_s_row, 0x2200);
+        TADDS(t_s_row, t_s_row, static_cast<float>(p_eps));
+    }
     TRSQRT(t_s, t_s);
     TROWEXPANDMUL(t_sq, t_a, t_s);
     TCOLEXPANDMUL(t_sq, t_sq, t_wt);
