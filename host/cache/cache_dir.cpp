@@ -40,13 +40,13 @@ std::optional<Diagnostic> atomic_write_file(const fs::path &path, const std::str
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << bytes;
-    if (!f) return Diagnostic::error("cache.write", "cannot write '" + tmp.string() + "'");
+    if (!f) return Diagnostic::error("io.write", "cannot write '" + path.string() + "'");
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
     fs::remove(tmp, ec);
-    return Diagnostic::error("cache.write", "cannot rename into '" + path.string() + "'");
+    return Diagnostic::error("io.write", "cannot write '" + path.string() + "': " + ec.message());
   }
   return std::nullopt;
 }

@@ -26,7 +26,8 @@ private:
   int fd_ = -1;
 };
 
-/// Writes `bytes` to a unique temporary sibling of `path` and renames it into place.
+/// Writes `bytes` to a unique temporary sibling of `path` and renames it into place (readers never see
+/// a partial file); an `io.write` diagnostic naming `path` on failure.
 std::optional<Diagnostic> atomic_write_file(const std::filesystem::path &path, const std::string &bytes);
 
 }  // namespace htp

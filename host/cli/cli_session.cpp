@@ -46,19 +46,7 @@ std::optional<Diagnostic> write_output_file(const std::string &path, const std::
     std::cout << text << std::flush;
     return std::nullopt;
   }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return Diagnostic::error("io.write", "cannot write '" + path + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Diagnostic::error("io.write", "cannot write '" + path + "': " + ec.message());
-  }
-  return std::nullopt;
+  return atomic_write_file(path, text);
 }
 
 std::string absolute_cli_path(const std::string &path) {

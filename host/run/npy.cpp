@@ -1,8 +1,9 @@
 #include "run/npy.hpp"
 
+#include "cache/cache_dir.hpp"
+
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace htp {
 
@@ -177,17 +178,7 @@ std::string encode_npy(const HostArray &a) {
 }
 
 std::optional<Diagnostic> write_npy(const std::filesystem::path &path, const HostArray &a) {
-  auto tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << encode_npy(a);
-    if (!f) return Diagnostic::error("run.output", "cannot write '" + path.string() + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Diagnostic::error("run.output", "cannot write '" + path.string() + "': " + ec.message());
-  return std::nullopt;
+  return atomic_write_file(path, encode_npy(a));
 }
 
 }  // namespace htp

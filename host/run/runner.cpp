@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include <htp/plugin.hpp>
+
 #include "cache/cache_dir.hpp"
 #include "loader/host_api.hpp"
 #include "package/package_manifest.hpp"
@@ -165,16 +167,15 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
       ok = false;
     }
   }
-  for (const auto &[name, _] : req.tensors)
-    if (!known.count(name)) {
-      diags.report(Diagnostic::error("run.argument", "entry '" + entry->value("name", "") + "' has no parameter '" + name + "'"));
-      ok = false;
-    }
-  for (const auto &[name, _] : req.scalars)
-    if (!known.count(name)) {
-      diags.report(Diagnostic::error("run.argument", "entry '" + entry->value("name", "") + "' has no parameter '" + name + "'"));
-      ok = false;
-    }
+  auto reject_unknown = [&](const auto &given) {
+    for (const auto &[name, _] : given)
+      if (!known.count(name)) {
+        diags.report(Diagnostic::error("run.argument", "entry '" + entry->value("name", "") + "' has no parameter '" + name + "'"));
+        ok = false;
+      }
+  };
+  reject_unknown(req.tensors);
+  reject_unknown(req.scalars);
   if (!ok) return std::nullopt;
   for (const auto &p : params)
     if (p.value("kind", "tensor") != "scalar" && !arrays.count(p.value("name", ""))) {
@@ -190,7 +191,7 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     const std::string &name = p["name"].get_ref<const std::string &>();
     HtpRunArg &a = args[i];
     a.struct_size = sizeof(HtpRunArg);
-    a.name = HtpStr{name.data(), name.size()};
+    a.name = to_htp_str(name);
     if (p.value("kind", "tensor") == "scalar") {
       const auto &v = req.scalars.at(name);
       if (!v.is_number() && !v.is_boolean()) {
@@ -236,14 +237,14 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
   const std::string cache_s = cache.string(), run_s = run_dir.string(), options = req.options.dump();
   HtpRunRequest r{};
   r.struct_size = sizeof r;
-  r.package_dir = HtpStr{pkg_s.data(), pkg_s.size()};
-  r.target = HtpStr{target.data(), target.size()};
-  r.entry = HtpStr{entry_name.data(), entry_name.size()};
+  r.package_dir = to_htp_str(pkg_s);
+  r.target = to_htp_str(target);
+  r.entry = to_htp_str(entry_name);
   r.args = args.data();
   r.arg_count = args.size();
-  r.cache_dir = HtpStr{cache_s.data(), cache_s.size()};
-  r.run_dir = HtpStr{run_s.data(), run_s.size()};
-  r.options_json = HtpStr{options.data(), options.size()};
+  r.cache_dir = to_htp_str(cache_s);
+  r.run_dir = to_htp_str(run_s);
+  r.options_json = to_htp_str(options);
 
   const HtpHostApi *api = host.api_for(binding->plugin.name);
   HtpDiag sink{&diags, binding->plugin.name};
