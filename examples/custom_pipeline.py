@@ -30,16 +30,23 @@ def scaled_vector_add(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out
         scaled_add[i](A.tile(i, 0), B.tile(i, 0), C.tile(i, 0))
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": scaled_vector_add, "aie-npu1": scaled_vector_add}
+
+
 def main(argv) -> int:
-    target = argv[argv.index("--target") + 1] if "--target" in argv else "pto-a2a3sim"
+    target = argv[argv.index("--target") + 1] if "--target" in argv else next(iter(ENTRIES))
+    if target not in ENTRIES:
+        print(f"custom_pipeline.py: --target must be one of {', '.join(ENTRIES)}, not {target}", file=sys.stderr)
+        return 2
     ctx = htp.Context()
     work = pathlib.Path(tempfile.mkdtemp(prefix="htp-custom-pipeline-"))
     # 1. The plan the resolver would choose, as a starting point.
-    default = ctx.compile(scaled_vector_add, target=target, out=work / "default")
+    default = ctx.compile(ENTRIES[target], target=target, out=work / "default")
     passes = default.passes
     print(f"default plan for {target}: {', '.join(passes)}")
     # 2. The same passes as an explicit list, with every IR dump.
-    pkg = ctx.compile(scaled_vector_add, target=target, out=work / "custom", pipeline=passes, dump_ir="all")
+    pkg = ctx.compile(ENTRIES[target], target=target, out=work / "custom", pipeline=passes, dump_ir="all")
     before, after = pkg.dump("source"), pkg.dump("tile.fold")
     print("what tile.fold changed:")
     print("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), "before", "after")))

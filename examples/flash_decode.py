@@ -127,6 +127,10 @@ def reference(Q, KT, V, starts, blocks, **_):
     return {"O": out}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": flash_decode}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": flash_decode}, make_inputs, reference, outputs=["O"],
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference, outputs=["O"],
                              rtol=1e-3, atol=1e-4, description=__doc__))

@@ -53,6 +53,10 @@ def reference(A, B):
     return {"C": A @ B}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": gemm, "aie-npu1": gemm_spmd}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": gemm, "aie-npu1": gemm_spmd}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["C"], rtol=1e-4, atol=1e-3, description=__doc__))

@@ -45,6 +45,10 @@ def reference(X):
     return {"Y": 0.5 * np.exp(X)}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": pipeline, "aie-npu1": pipeline}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": pipeline, "aie-npu1": pipeline}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["Y"], rtol=1e-5, atol=1e-5, description=__doc__))

@@ -68,6 +68,10 @@ def reference(X, W, Y, indptr, indices):
     return {"Y": out}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": moe}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": moe}, make_inputs, reference, outputs=["Y"], rtol=1e-4, atol=1e-4,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference, outputs=["Y"], rtol=1e-4, atol=1e-4,
                              description=__doc__))

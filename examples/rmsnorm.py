@@ -39,6 +39,10 @@ def reference(X, G):
     return {"Y": X / np.sqrt(np.mean(X * X, axis=1, keepdims=True) + EPS) * G[0]}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": rmsnorm, "aie-npu1": rmsnorm}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": rmsnorm, "aie-npu1": rmsnorm}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["Y"], rtol=1e-4, atol=1e-5, description=__doc__))

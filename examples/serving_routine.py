@@ -62,9 +62,13 @@ def reference(X, W):
     return {"Y": e / e.sum(axis=1, keepdims=True)}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": decoder_step, "aie-npu1": decoder_step}
+
+
 if __name__ == "__main__":
     argv = sys.argv[1:]
     if "--target" not in argv and os.environ.get("HTP_SERVING_TARGET"):
         argv = ["--target", os.environ["HTP_SERVING_TARGET"], *argv]
-    sys.exit(htp_example.run({"pto-a2a3sim": decoder_step, "aie-npu1": decoder_step}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["Y"], rtol=1e-4, atol=1e-5, description=__doc__, argv=argv))

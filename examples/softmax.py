@@ -36,6 +36,10 @@ def reference(X):
     return {"Y": e / e.sum(axis=1, keepdims=True)}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": softmax, "aie-npu1": softmax}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": softmax, "aie-npu1": softmax}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["Y"], rtol=1e-4, atol=1e-6, description=__doc__))

@@ -37,6 +37,10 @@ def reference(A, B):
     return {"C": A + B}
 
 
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
+ENTRIES = {"pto-a2a3sim": vector_add, "aie-npu1": vector_add}
+
+
 if __name__ == "__main__":
-    sys.exit(htp_example.run({"pto-a2a3sim": vector_add, "aie-npu1": vector_add}, make_inputs, reference,
+    sys.exit(htp_example.run(ENTRIES, make_inputs, reference,
                              outputs=["C"], description=__doc__))

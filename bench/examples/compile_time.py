@@ -15,11 +15,6 @@ import tempfile
 import time
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-ENTRIES = [("vector_add", "vector_add", "pto-a2a3sim"), ("rmsnorm", "rmsnorm", "pto-a2a3sim"),
-           ("softmax", "softmax", "pto-a2a3sim"), ("gemm", "gemm", "pto-a2a3sim"), ("moe", "moe", "pto-a2a3sim"),
-           ("megakernel_pipeline", "pipeline", "pto-a2a3sim"), ("flash_decode", "flash_decode", "pto-a2a3sim"),
-           ("serving_routine", "decoder_step", "pto-a2a3sim"), ("vector_add", "vector_add", "aie-npu1"),
-           ("gemm", "gemm_spmd", "aie-npu1"), ("serving_routine", "decoder_step", "aie-npu1")]
 
 
 def main():
@@ -27,13 +22,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     sys.path.insert(0, str(EXAMPLES))
+    import example_index  # every example's ENTRIES: (example, target, entry)
     import htp
     from htp.capture import capture
 
     ctx = htp.Context()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for module_name, entry, target in ENTRIES:
+        for module_name, target, entry in example_index.runs(EXAMPLES):
             fn = getattr(importlib.import_module(module_name), entry)
             times, capture_times = [], []
             for i in range(args.repeat + 1):

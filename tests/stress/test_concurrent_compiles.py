@@ -1,6 +1,7 @@
-"""Concurrency (issue 11): 16 compile-and-run jobs of different examples, started at once as processes
-sharing one build cache, and the same compiles from 16 Python threads of one process, produce exactly the
-packages sequential compiles produce (byte for byte, timings pinned), and every run matches NumPy."""
+"""Concurrency (issue 11): a compile-and-run job per example and target (16 or more), started at once as
+processes sharing one build cache, and the same compiles from as many Python threads of one process, produce
+exactly the packages sequential compiles produce (byte for byte, timings pinned), and every run matches
+NumPy."""
 import concurrent.futures
 import filecmp
 import importlib
@@ -18,16 +19,23 @@ import htp
 EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES_DIR", pathlib.Path(__file__).parents[2] / "examples"))
 sys.path.insert(0, str(EXAMPLES))
 
-# (example module, entry function, target): 16 jobs, two of them duplicates racing for the same cache keys.
-JOBS = [
-    ("vector_add", "vector_add", "pto-a2a3sim"), ("rmsnorm", "rmsnorm", "pto-a2a3sim"),
-    ("softmax", "softmax", "pto-a2a3sim"), ("gemm", "gemm", "pto-a2a3sim"), ("moe", "moe", "pto-a2a3sim"),
-    ("megakernel_pipeline", "pipeline", "pto-a2a3sim"), ("flash_decode", "flash_decode", "pto-a2a3sim"),
-    ("serving_routine", "decoder_step", "pto-a2a3sim"), ("vector_add", "vector_add", "aie-npu1"),
-    ("rmsnorm", "rmsnorm", "aie-npu1"), ("softmax", "softmax", "aie-npu1"), ("gemm", "gemm_spmd", "aie-npu1"),
-    ("megakernel_pipeline", "pipeline", "aie-npu1"), ("serving_routine", "decoder_step", "aie-npu1"),
-    ("vector_add", "vector_add", "pto-a2a3sim"), ("softmax", "softmax", "pto-a2a3sim"),
-]
+import example_index  # noqa: E402  (examples/example_index.py: every example's ENTRIES)
+
+
+def _runnable_jobs():
+    """(example module, entry function, target) for every example run that checks itself against NumPy."""
+    jobs = []
+    for module_name, target, entry in example_index.runs(EXAMPLES):
+        module = importlib.import_module(module_name)
+        if hasattr(module, "make_inputs") and hasattr(module, "reference"):
+            jobs.append((module_name, entry, target))
+    return jobs
+
+
+# Every example on every target it lists, at once, plus two duplicates racing for the same cache keys.
+JOBS = _runnable_jobs()
+JOBS += JOBS[:2]
+assert len(JOBS) >= 16, f"the stress test needs at least 16 jobs, the examples give {len(JOBS)}"
 
 
 def job_name(i, job):
@@ -73,7 +81,7 @@ def sequential(tmp_path_factory):
     return root
 
 
-def test_sixteen_processes_share_one_cache(sequential, tmp_path):
+def test_concurrent_processes_share_one_cache(sequential, tmp_path):
     cache = tmp_path / "cache"
     procs = []
     for i, job in enumerate(JOBS):
@@ -92,9 +100,9 @@ def test_sixteen_processes_share_one_cache(sequential, tmp_path):
     assert not leftovers, f"temporary files left in the cache: {leftovers}"
 
 
-def test_sixteen_threads_compile_identically(sequential, tmp_path):
+def test_concurrent_threads_compile_identically(sequential, tmp_path):
     ctx = htp.Context()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(JOBS)) as pool:
         futures = {pool.submit(compile_job, ctx, job, tmp_path / job_name(i, job)): i for i, job in enumerate(JOBS)}
         for f in concurrent.futures.as_completed(futures):
             f.result()
