@@ -1,6 +1,7 @@
 #include "cli/cli_session.hpp"
 
 #include "cache/cache_dir.hpp"
+#include "io/atomic_file.hpp"
 #include "diag/log.hpp"
 
 #include <cstdlib>

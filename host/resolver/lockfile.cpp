@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
+
 namespace htp {
 
 Lockfile Lockfile::from_plan(const Plan &plan) {
@@ -162,22 +164,9 @@ Expected<Lockfile> read_lockfile(const std::string &path) {
 }
 
 std::optional<Diagnostic> write_lockfile(const Lockfile &lock, const std::string &path) {
-  std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Diagnostic::error("lock.write", "cannot write lockfile '" + path + "'");
-    out << lock.to_json_text();
-    if (!out) return Diagnostic::error("lock.write", "cannot write lockfile '" + path + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Diagnostic::error("lock.write", "cannot write lockfile '" + path + "': " + ec.message());
-  }
-  return std::nullopt;
+  auto failed = atomic_write_file(path, lock.to_json_text());
+  if (failed) failed->code = "lock.write";
+  return failed;
 }
 
 std::vector<PluginRef> loaded_plugins(const Registry &registry) {

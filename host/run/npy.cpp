@@ -1,6 +1,6 @@
 #include "run/npy.hpp"
 
-#include "cache/cache_dir.hpp"
+#include "io/atomic_file.hpp"
 
 #include <fstream>
 #include <sstream>

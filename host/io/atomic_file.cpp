@@ -1,0 +1,50 @@
+#include "io/atomic_file.hpp"
+
+#include <atomic>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace htp {
+
+namespace fs = std::filesystem;
+
+FileLock::FileLock(const fs::path &path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+}
+
+std::optional<Diagnostic> atomic_write_file(const fs::path &path, const std::string &bytes) {
+  static std::atomic<unsigned> counter{0};
+  fs::path tmp = path;
+  tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << bytes;
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return Diagnostic::error("io.write", "cannot write '" + path.string() + "'");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Diagnostic::error("io.write", "cannot write '" + path.string() + "': " + ec.message());
+  }
+  return std::nullopt;
+}
+
+}  // namespace htp
