@@ -1,6 +1,7 @@
 // The ABI 1.1 functions of HtpHostApi: AST access, module attributes, pass invocations.
 #include <htp/capability.hpp>
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -107,8 +108,27 @@ HtpStr node_field_name(HtpHost *, const HtpNode *n, size_t index) {
   return str(to_node(n)->field_info(index).name);
 }
 
+// Each kind's grammar fields, copied once at load so node_child makes no out-of-line call for them.
+const std::array<std::span<const ast::FieldInfo>, ast::kKindCount> kFieldsOfKind = [] {
+  std::array<std::span<const ast::FieldInfo>, ast::kKindCount> out{};
+  for (size_t k = 0; k < ast::kKindCount; ++k) out[k] = ast::kind_info(static_cast<ast::Kind>(k)).fields;
+  return out;
+}();
+
 HtpNode *node_child(HtpHost *, const HtpNode *n, HtpStr field) {
-  return n ? to_handle(to_node(n)->child(view(field))) : nullptr;
+  // The by-name form plugins call in matchers: scan the kind's few fields here, rejecting on length and
+  // first byte before comparing, instead of going through Node::child (three out-of-line calls).
+  if (!n || field.len == 0) return nullptr;
+  const Node *node = to_node(n);
+  const auto fields = kFieldsOfKind[static_cast<size_t>(node->kind())];
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string_view name = fields[i].name;
+    if (name.size() != field.len || name[0] != field.ptr[0] || std::memcmp(name.data(), field.ptr, field.len) != 0)
+      continue;
+    auto *p = std::get_if<NodePtr>(&node->field(i));
+    return p ? to_handle(p->get()) : nullptr;
+  }
+  return nullptr;
 }
 
 int32_t ast_field_index(HtpHost *, int32_t kind, HtpStr name) {
