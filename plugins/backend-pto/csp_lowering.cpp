@@ -56,6 +56,22 @@ std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &proc
   return out;
 }
 
+/// Every process runs the iterations of the first one (each iteration is one task per process).
+void same_iterations(CspProgram &p, bool &first, const std::string &process, const json &start, const json &stop,
+                     const json &step, const Span &span) {
+  if (first) {
+    p.start = start;
+    p.stop = stop;
+    p.step = step;
+    first = false;
+  } else if (start != p.start || stop != p.stop || step != p.step) {
+    fail("process '" + process + "' loops over range(" + start.dump() + ", " + stop.dump() + ", " + step.dump() +
+             ") but the first process over range(" + p.start.dump() + ", " + p.stop.dump() + ", " + p.step.dump() +
+             "); backend-pto lowers processes that run the same iterations",
+         span);
+  }
+}
+
 const Kernel &process_kernel(const std::vector<Kernel> &kernels, const std::string &function, const Span &span) {
   for (const Kernel &k : kernels)
     if (k.name == function) return k;
@@ -86,6 +102,220 @@ std::vector<CspProcess> order(std::vector<CspProcess> ps) {
   return out;
 }
 
+/// A WSP pipe stage (a process with a "stage": the task-graph loop dialect-wsp lowered, docs/dialects/wsp.md)
+/// as one per-iteration kernel: the kernels it launches, inlined in launch order. Their tensor parameters
+/// become the workload's tensors at the view's offset or the channel's slot; their locals and loop
+/// variables are renamed per launch; their scalar parameters are replaced by the launch's arguments.
+class StageInliner {
+public:
+  StageInliner(const json &program, const std::vector<Kernel> &kernels) : program_(program), kernels_(kernels) {}
+
+  /// Appends launch `task` (a task node) to the derived kernel's body.
+  void launch(const json &task, size_t index) {
+    const Span span = Span::from_json(task.value("span", json()));
+    const std::string name = task.at("kernel").get<std::string>();
+    const Kernel *k = nullptr;
+    for (const Kernel &c : kernels_)
+      if (c.name == name && c.kind == "kernel") k = &c;
+    if (!k) fail("pipe stage launches kernel '" + name + "', which tile.kernels does not define", span);
+    prefix_ = "s" + std::to_string(index) + "_";
+    locals_.clear();
+    tensors_.clear();
+    scalars_.clear();
+    for (const Local &l : k->locals) {
+      locals_.insert(l.name);
+      json lj = {{"name", prefix_ + l.name}, {"dtype", l.dtype}};
+      if (l.scalar) lj["kind"] = "scalar";
+      else lj["shape"] = l.shape;
+      derived_locals_.push_back(lj);
+    }
+    std::map<std::string, const json *> args;
+    for (const auto &a : task.at("args")) args[a.at("param").get<std::string>()] = &a;
+    for (const Param &p : k->params) {
+      if (p.kind == "constexpr") {
+        scalars_[p.name] = p.value;
+        continue;
+      }
+      auto it = args.find(p.name);
+      if (it == args.end()) fail("the launch of '" + name + "' binds no argument to '" + p.name + "'", span);
+      const json &a = *it->second;
+      if (p.is_scalar()) {
+        scalars_[p.name] = a.at("scalar");
+      } else if (a.contains("channel")) {
+        tensors_[p.name] = {channel_param(a["channel"].get<std::string>()), json::array({0, 0})};
+      } else {
+        const std::string t = a.at("tensor").get<std::string>();
+        json offset = a.value("offset", json::array());
+        if (offset.size() != p.shape.size())
+          fail("the launch of '" + name + "' passes a " + std::to_string(offset.size()) + "-D view of '" + t +
+                   "' to its " + std::to_string(p.shape.size()) + "-D parameter '" + p.name +
+                   "'; backend-pto inlines pipe stages whose views keep every dimension",
+               span);
+        tensors_[p.name] = {t, offset};
+        use_tensor(t, span);
+      }
+    }
+    for (const Op &o : k->body) body_.push_back(op(o.raw));
+  }
+
+  /// The workload tensors the launches use, in order of first use.
+  const std::vector<std::string> &tensors() const { return used_; }
+  json body() const { return body_; }
+  json locals() const { return derived_locals_; }
+
+private:
+  void use_tensor(const std::string &t, const Span &span) {
+    if (std::find(used_.begin(), used_.end(), t) != used_.end()) return;
+    bool known = false;
+    for (const auto &p : program_.value("params", json::array())) known |= p.value("name", "") == t;
+    if (!known) fail("pipe stage passes '" + t + "', which is not a tensor parameter of the workload", span);
+    used_.push_back(t);
+  }
+
+  std::string local(const json &name) const {
+    const std::string n = name.get<std::string>();
+    return locals_.count(n) || loop_vars_.count(n) ? prefix_ + n : n;
+  }
+
+  /// An Expr of the kernel in the stage: scalar parameters replaced, locals and loop variables renamed.
+  json expr(const json &e) const {
+    if (e.is_array()) {
+      json out = json::array();
+      for (const auto &x : e) out.push_back(expr(x));
+      return out;
+    }
+    if (!e.is_object()) return e;
+    if (e.contains("param")) {
+      auto it = scalars_.find(e["param"].get<std::string>());
+      return it == scalars_.end() ? e : it->second;
+    }
+    if (e.contains("var")) {
+      auto it = scalars_.find(e["var"].get<std::string>());  // a scalar parameter spelled as a variable
+      if (it != scalars_.end()) return it->second;
+      return json{{"var", local(e["var"])}};
+    }
+    json out = e;
+    if (e.contains("read") && tensors_.count(e["read"].get<std::string>()))
+      out["read"] = tensors_.at(e["read"].get<std::string>()).first;
+    if (e.contains("args")) out["args"] = expr(e["args"]);
+    if (e.contains("index")) out["index"] = expr(e["index"]);
+    return out;
+  }
+
+  /// A tensor access: the parameter's tensor and the view's offset added to the kernel's.
+  void access(json &out, const char *key, const json &raw) {
+    auto it = tensors_.find(raw.at(key).get<std::string>());
+    if (it == tensors_.end()) return;
+    out[key] = it->second.first;
+    json offset = expr(raw.value("offset", json::array({0, 0})));
+    const json &base = it->second.second;
+    if (offset.size() != base.size())
+      fail("kernel access of '" + raw.at(key).get<std::string>() + "' has " + std::to_string(offset.size()) +
+               " offsets for a " + std::to_string(base.size()) + "-D view",
+           Span::from_json(raw.value("span", json())));
+    for (size_t d = 0; d < base.size(); ++d)
+      if (base[d] != json(0)) offset[d] = json{{"op", "add"}, {"args", json::array({base[d], offset[d]})}};
+    out["offset"] = offset;
+  }
+
+  json op(const json &raw) {
+    json out = raw;
+    const std::string name = raw.value("op", std::string());
+    if (raw.contains("var")) loop_vars_.insert(raw["var"].get<std::string>());
+    for (const char *key : {"start", "stop", "step", "cond", "scalar"})
+      if (raw.contains(key)) out[key] = expr(raw[key]);
+    if (raw.contains("var")) out["var"] = local(raw["var"]);
+    if (raw.contains("args") && raw["args"].is_array())
+      for (auto &a : out["args"]) a = a.is_string() ? json(local(a)) : expr(a);
+    if (raw.contains("value")) out["value"] = raw["value"].is_string() ? json(local(raw["value"])) : expr(raw["value"]);
+    if (raw.contains("dst") && raw["dst"].is_string()) out["dst"] = local(raw["dst"]);
+    if (name == "load" || name == "tile.load" || name == "pto.load") access(out, "src", raw);
+    if (name == "store" || name == "tile.store" || name == "pto.store") access(out, "dst", raw);
+    for (const char *key : {"body", "then", "else"})
+      if (raw.contains(key)) {
+        out[key] = json::array();
+        for (const auto &s : raw[key]) out[key].push_back(op(s));
+      }
+    return out;
+  }
+
+  const json &program_;
+  const std::vector<Kernel> &kernels_;
+  std::string prefix_;
+  std::set<std::string> locals_, loop_vars_;
+  std::map<std::string, std::pair<std::string, json>> tensors_;  ///< parameter -> (tensor, view offset)
+  std::map<std::string, json> scalars_;                         ///< parameter -> Expr
+  std::vector<std::string> used_;
+  json body_ = json::array(), derived_locals_ = json::array();
+};
+
+/// Scalar parameters of the workload an Expr tree mentions.
+void scalar_params(const json &j, const json &params, std::vector<std::string> &out) {
+  if (j.is_array()) {
+    for (const auto &x : j) scalar_params(x, params, out);
+    return;
+  }
+  if (!j.is_object()) return;
+  if (j.contains("param") && j["param"].is_string())
+    for (const auto &p : params)
+      if (p.value("name", "") == j["param"] && p["type"].value("kind", "") == "scalar" &&
+          std::find(out.begin(), out.end(), j["param"]) == out.end())
+        out.push_back(j["param"]);
+  for (const auto &[k, v] : j.items()) scalar_params(v, params, out);
+}
+
+/// The per-iteration kernel of pipe stage `proc` (see StageInliner); sets the loop bounds and the process's
+/// arguments.
+Kernel lower_stage(const json &program, const json &proc, const std::vector<Kernel> &kernels,
+                   const std::map<std::string, CspChannel> &channels, CspProcess &cp, json &start, json &stop) {
+  const json &stage = proc.at("stage");
+  const Span span = Span::from_json(stage.value("span", json()));
+  const std::string type = stage.contains("domain") ? stage["domain"].value("type", "") : "";
+  if (stage.value("kind", "") != "loop" || type != "seq" || stage.value("vars", json::array()).size() != 1)
+    fail("pipe stage '" + cp.name + "' must be one sequential loop (for i in P.seq(n), or a consume loop) whose "
+             "iterations backend-pto turns into tasks",
+         span);
+  start = 0;
+  stop = stage["domain"].at("extent");
+  cp.loop_var = stage["vars"][0].get<std::string>();
+  StageInliner inliner(program, kernels);
+  size_t index = 0;
+  for (const auto &n : stage.value("body", json::array())) {
+    if (n.value("kind", "") != "task")
+      fail("pipe stage '" + cp.name + "' nests a " + n.value("kind", std::string("?")) +
+               " in its loop; backend-pto lowers stages whose loop body is kernel launches",
+           Span::from_json(n.value("span", json())));
+    inliner.launch(n, index++);
+  }
+  json params = json::array();
+  for (const std::string &t : inliner.tensors())
+    for (const auto &p : program.value("params", json::array()))
+      if (p.value("name", "") == t) {
+        params.push_back(p);
+        cp.args.push_back({{"param", t}, {"tensor", t}});
+      }
+  for (const auto &[ch, dir] : cp.channels) {
+    auto it = channels.find(ch);
+    if (it == channels.end()) fail("process '" + cp.name + "' uses unknown channel '" + ch + "'", span);
+    params.push_back({{"name", channel_param(ch)},
+                      {"dir", dir},
+                      {"type", {{"kind", "tensor"}, {"shape", it->second.shape}, {"dtype", it->second.dtype}}}});
+  }
+  std::vector<std::string> scalars;
+  scalar_params(inliner.body(), program.value("params", json::array()), scalars);
+  for (const std::string &n : scalars)
+    for (const auto &p : program["params"])
+      if (p.value("name", "") == n) {
+        params.push_back(p);
+        cp.args.push_back({{"param", n}, {"scalar", {{"param", n}}}});
+      }
+  params.push_back({{"name", cp.loop_var}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}});
+  json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", stage.value("span", json())},
+            {"params", params},  {"locals", inliner.locals()}, {"body", inliner.body()}};
+  std::vector<Kernel> parsed = parse_tile_kernels(json{{"schema", "htp.tile.kernels.v1"}, {"kernels", {k}}});
+  return parsed.front();
+}
+
 }  // namespace
 
 CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &kernels, std::vector<Kernel> &derived) {
@@ -111,24 +341,24 @@ CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &ker
       fail("process '" + cp.name + "' is replicated " + proc["replicas"].dump() +
                " times; backend-pto lowers processes with one replica",
            span);
+    for (const auto &c : proc.value("consumes", json::array())) cp.channels.push_back({c.get<std::string>(), "inout"});
+    for (const auto &c : proc.value("produces", json::array())) cp.channels.push_back({c.get<std::string>(), "out"});
+    if (proc.contains("stage")) {  // a WSP pipe stage: kernel launches, inlined
+      json start, stop;
+      cp.args = json::array();
+      derived.push_back(lower_stage(program, proc, kernels, channels, cp, start, stop));
+      same_iterations(p, first, cp.name, start, stop, json(1), derived.back().span);
+      processes.push_back(std::move(cp));
+      continue;
+    }
     const Kernel &body = process_kernel(kernels, proc.value("function", cp.name), span);
     if (body.body.size() != 1 || body.body[0].op != "for")
       fail("process '" + cp.name + "' must be one counted loop (for ... in range(n)) whose iterations backend-pto "
                "turns into tasks",
            body.span);
     const Op &loop = body.body[0];
-    json start = loop.raw.value("start", json(0)), stop = loop.raw.at("stop"), step = loop.raw.value("step", json(1));
-    if (first) {
-      p.start = start;
-      p.stop = stop;
-      p.step = step;
-      first = false;
-    } else if (start != p.start || stop != p.stop || step != p.step) {
-      fail("process '" + cp.name + "' loops over range(" + start.dump() + ", " + stop.dump() + ", " + step.dump() +
-               ") but the first process over range(" + p.start.dump() + ", " + p.stop.dump() + ", " + p.step.dump() +
-               "); backend-pto lowers processes that run the same iterations",
-           body.span);
-    }
+    same_iterations(p, first, cp.name, loop.raw.value("start", json(0)), loop.raw.at("stop"),
+                    loop.raw.value("step", json(1)), body.span);
     cp.loop_var = loop.raw.value("var", std::string("i"));
     Kernel k;
     k.name = cp.kernel;
@@ -136,8 +366,6 @@ CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &ker
     k.span = body.span;
     k.params = body.params;
     k.locals = body.locals;
-    for (const auto &c : proc.value("consumes", json::array())) cp.channels.push_back({c.get<std::string>(), "inout"});
-    for (const auto &c : proc.value("produces", json::array())) cp.channels.push_back({c.get<std::string>(), "out"});
     for (const auto &[ch, dir] : cp.channels) {
       auto it = channels.find(ch);
       if (it == channels.end()) fail("process '" + cp.name + "' uses unknown channel '" + ch + "'", span);

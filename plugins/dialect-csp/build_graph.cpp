@@ -70,6 +70,48 @@ Json graph_of(const ProgramDecl &program) {
           {"channels", channels}, {"processes", processes}, {"links", links}};
 }
 
+/// A stream loop of a stage (`for t in consume(ch)`, domain {"type": "stream"}) iterates as many times as
+/// the stage receives from the channel.
+void resolve_streams(Json &node, const Json &counts) {
+  if (node.is_array()) {
+    for (auto &n : node)
+      resolve_streams(n, counts);
+    return;
+  }
+  if (!node.is_object()) return;
+  if (node.value("kind", "") == "loop" && node["domain"].value("type", "") == "stream") {
+    std::string ch = node["domain"].value("channel", "");
+    node["domain"] = Json{{"type", "seq"}, {"extent", counts.at(ch).at("get")}};
+  }
+  for (const char *key : {"body", "then", "else"})
+    if (node.contains(key)) resolve_streams(node[key], counts);
+}
+
+/// The stages of a pipe program as dialect-wsp lowered them (node attribute `wsp.workload` of the
+/// workload, docs/dialects/wsp.md): the nodes of its `group` of order `pipeline`, one per stage, each
+/// stored as the `stage` of its process.
+void attach_stages(htp::PassContext &ctx, const ProgramDecl &program, Json &graph) {
+  htp::NodeRef fn = find_function(ctx.module(), program.name);
+  auto lowered = fn ? node_json(fn, "wsp.workload") : std::nullopt;
+  if (!lowered)
+    throw htp::PassError("workload '" + program.name +
+                         "' has no node attribute wsp.workload: dialect-wsp's wsp.typecheck did not lower it");
+  const Json body = lowered->value("body", Json::array());
+  const Json *group = nullptr;
+  for (const auto &n : body)
+    if (n.value("kind", "") == "group" && n.value("order", "") == "pipeline") group = &n;
+  if (!group || (*group)["body"].size() != program.processes.size())
+    throw htp::PassError("the lowering of workload '" + program.name + "' has no pipe group of " +
+                         std::to_string(program.processes.size()) + " stages");
+  graph["origin"] = program.origin;
+  for (size_t i = 0; i < program.processes.size(); ++i) {
+    const ProcessDecl &p = program.processes[i];
+    Json stage = (*group)["body"].at(static_cast<size_t>(p.stage));
+    resolve_streams(stage, p.counts);
+    graph["processes"][i]["stage"] = std::move(stage);
+  }
+}
+
 } // namespace
 
 void build_graph(htp::PassContext &ctx) {
@@ -84,8 +126,11 @@ void build_graph(htp::PassContext &ctx) {
     errors += check_sent_types(ctx, p);
   if (errors) return; // reported: the pass fails
   Json out = Json::array();
-  for (const auto &p : programs)
-    out.push_back(graph_of(p));
+  for (const auto &p : programs) {
+    Json g = graph_of(p);
+    if (p.origin == "wsp.pipe") attach_stages(ctx, p, g);
+    out.push_back(std::move(g));
+  }
   m.set_attr(kGraphAttr, Json{{"schema", kGraphSchema}, {"programs", out}}.dump());
 }
 

@@ -48,7 +48,7 @@ public:
         stmt.walk(f);
     };
     walk_body([&](htp::NodeRef n) {
-      if (is_call_of(n, "send") || is_call_of(n, "recv") || is_call_of(n, "consume")) {
+      if (is_channel_op(n)) {
         ops.push_back(n);
         if (n.size("args") && n.item("args", 0).is("Name")) channel_args.insert(n.item("args", 0).handle());
       }
@@ -93,6 +93,34 @@ public:
       if (siblings[i] == fn) m.erase(body_owner, "body", i);
     while (fn.size("decorator_list"))
       m.erase(fn, "decorator_list", 0);
+    add_params(p, fn);
+    m.insert(m.root(), "body", insert_at++, fn);
+    fn.set_attr("tile.lower", R"({"kind":"process"})");
+    fn.set_attr(kProcessAttr, Json{{"program", prog_.decl.name}, {"process", p.name}}.dump());
+  }
+
+  /// A pipe stage's function (already in the module): its parameters and the process mark; its body
+  /// launches kernels, so it is no tile body.
+  void mark_stage(const ProcessDecl &p) {
+    htp::NodeRef fn = prog_.bodies.at(p.name);
+    add_params(p, fn);
+    fn.set_attr(kProcessAttr,
+                Json{{"program", prog_.decl.name}, {"process", p.name}, {"stage", p.stage}}.dump());
+  }
+
+private:
+  /// In a pipe, send / recv / consume are channel operations only on a channel (a kernel may be called
+  /// `consume`); in a program every such call is one.
+  bool is_channel_op(htp::NodeRef n) const {
+    if (!is_call_of(n, "send") && !is_call_of(n, "recv") && !is_call_of(n, "consume")) return false;
+    if (prog_.decl.origin == "program") return true;
+    return n.size("args") && n.item("args", 0).is("Name") &&
+           prog_.decl.channel(n.item("args", 0).text("id").value_or(""));
+  }
+
+  /// Adds a parameter for every program parameter the body of `p` reads (annotation copied).
+  void add_params(const ProcessDecl &p, htp::NodeRef fn) {
+    auto m = ctx_.module();
     HtpSpan span = fn.span();
     AstBuilder b(m, span);
     htp::NodeRef args = fn.child("args");
@@ -101,12 +129,8 @@ public:
       m.insert(args, "args", args.size("args"),
                b.arg(name, annotation ? m.clone(annotation) : htp::NodeRef()));
     }
-    m.insert(m.root(), "body", insert_at++, fn);
-    fn.set_attr("tile.lower", R"({"kind":"process"})");
-    fn.set_attr(kProcessAttr, Json{{"program", prog_.decl.name}, {"process", p.name}}.dump());
   }
 
-private:
   void rewrite_op(const ProcessDecl &p, htp::NodeRef call) {
     std::string op = surface_name(call.child("func"));
     if (!call.size("args") || !call.item("args", 0).is("Name") ||
@@ -164,6 +188,117 @@ private:
   std::map<std::string, std::vector<std::string>> used_params_;
 };
 
+/// Builds the function of one pipe stage: a copy of the stage statement in which `with consume(ch) as t:`
+/// is `for t in consume(ch):` and the sequential loops `P.seq(n)` are `range(n)`, the forms the effect
+/// check counts. The original workload stays as it is for dialect-wsp.
+class StageBuilder {
+public:
+  StageBuilder(htp::PassContext &ctx, const ProgramDecl &program, int &errors)
+      : ctx_(ctx), program_(program), errors_(errors) {}
+
+  htp::NodeRef build(htp::NodeRef stmt, const std::string &name) {
+    auto m = ctx_.module();
+    HtpSpan span = stmt.span();
+    htp::NodeRef fn = m.create("FunctionDef", &span);
+    m.set_text(fn, "name", name);
+    m.set_child(fn, "args", m.create("arguments", &span));
+    htp::NodeRef body = stmt.is("With") ? consume_loop(stmt) : m.clone(stmt);
+    if (!body) return {};
+    m.insert(fn, "body", 0, body);
+    std::vector<htp::NodeRef> loops;
+    body.walk([&](htp::NodeRef n) {
+      if (n.is("For")) loops.push_back(n);
+    });
+    for (auto loop : loops)
+      sequential(loop);
+    return fn;
+  }
+
+private:
+  htp::NodeRef consume_loop(htp::NodeRef with) {
+    auto m = ctx_.module();
+    htp::NodeRef item = with.item("items", 0);
+    htp::NodeRef target = item.child("optional_vars");
+    if (!target || !target.is("Name")) {
+      error(item.child("context_expr"), "csp.consume",
+            "a consume scope names the item it receives: `with consume(ch) as t:`");
+      return {};
+    }
+    HtpSpan span = with.span();
+    htp::NodeRef loop = m.create("For", &span);
+    m.set_child(loop, "target", m.clone(target));
+    m.set_child(loop, "iter", m.clone(item.child("context_expr")));
+    auto body = with.items("body");
+    for (size_t i = 0; i < body.size(); ++i)
+      m.insert(loop, "body", i, m.clone(body[i]));
+    return loop;
+  }
+
+  bool has_channel_op(htp::NodeRef n) const {
+    bool found = false;
+    n.walk([&](htp::NodeRef x) {
+      if (found) return false;
+      found = (is_call_of(x, "send") || is_call_of(x, "recv") || is_call_of(x, "consume")) && x.size("args") &&
+              x.item("args", 0).is("Name") && program_.channel(x.item("args", 0).text("id").value_or(""));
+      return !found;
+    });
+    return found;
+  }
+
+  /// `for i in P.seq(n)` -> `for i in range(n)`; a parallel loop around channel operations is an error.
+  void sequential(htp::NodeRef loop) {
+    htp::NodeRef iter = loop.child("iter");
+    if (!iter.is("Call") || is_call_of(iter, "range") || is_call_of(iter, "consume")) return;
+    std::string ctor = surface_name(iter.child("func"));
+    if (ctor == "seq" && iter.size("args") == 1 && !iter.size("keywords")) {
+      auto m = ctx_.module();
+      AstBuilder b(m, iter.span());
+      m.set_child(loop, "iter", b.call("range", {m.clone(iter.item("args", 0))}));
+      return;
+    }
+    if (has_channel_op(loop))
+      error(iter, "csp.stage",
+            "a loop of a pipe stage around send / recv is sequential (`for i in P.seq(n):` or `range(n)`): "
+            "the items of a channel are ordered");
+  }
+
+  void error(htp::NodeRef at, std::string_view code, const std::string &message) {
+    ctx_.error(at, code, message);
+    ++errors_;
+  }
+
+  htp::PassContext &ctx_;
+  const ProgramDecl &program_;
+  int &errors_;
+};
+
+/// Inserts the function of every stage of a pipe program after its workload and rewrites it as a process.
+void lift_pipe(htp::PassContext &ctx, ParsedProgram &prog, std::set<std::string> &top_names, int &errors) {
+  auto m = ctx.module();
+  size_t insert_at = 0;
+  auto top = m.root().items("body");
+  for (size_t i = 0; i < top.size(); ++i)
+    if (top[i] == prog.def) insert_at = i + 1;
+  StageBuilder builder(ctx, prog.decl, errors);
+  ProcessLifter lifter(ctx, prog, errors);
+  for (auto &p : prog.decl.processes) {
+    htp::NodeRef stmt = prog.stages.at(p.name);
+    if (!top_names.insert(p.function).second) {
+      ctx.error(stmt, "csp.name-clash",
+                "the function of pipe stage '" + p.name + "' would be '" + p.function +
+                    "', which another function of the module already is; rename it");
+      ++errors;
+      continue;
+    }
+    htp::NodeRef fn = builder.build(stmt, p.function);
+    if (!fn) continue;
+    m.insert(m.root(), "body", insert_at++, fn);
+    prog.bodies[p.name] = fn;
+    lifter.rewrite(p);
+    lifter.mark_stage(p);
+  }
+}
+
 } // namespace
 
 void canonicalize(htp::PassContext &ctx) {
@@ -176,6 +311,8 @@ void canonicalize(htp::PassContext &ctx) {
     if (stmt.is("FunctionDef")) top_names.insert(stmt.text("name").value_or(""));
     if (is_csp_function(stmt, "program"))
       programs.push_back(parse_program(ctx, stmt, constants, errors));
+    else if (is_pipe_workload(stmt))
+      programs.push_back(parse_pipe(ctx, stmt, constants, errors));
     else if (is_csp_function(stmt, "process")) {
       ctx.error(stmt, "csp.process",
                 "@process function '" + stmt.text("name").value_or("") +
@@ -185,6 +322,12 @@ void canonicalize(htp::PassContext &ctx) {
   }
   std::vector<ProgramDecl> decls;
   for (auto &prog : programs) {
+    if (prog.decl.origin == "wsp.pipe") {
+      if (errors) continue;
+      lift_pipe(ctx, prog, top_names, errors);
+      if (!errors) decls.push_back(prog.decl);
+      continue;
+    }
     ProcessLifter lifter(ctx, prog, errors);
     for (auto &p : prog.decl.processes) {
       if (!top_names.insert(p.function).second) {

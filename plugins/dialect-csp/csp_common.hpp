@@ -29,6 +29,8 @@ inline constexpr const char *kCapEffects = "IR.CSPEffects";
 inline constexpr const char *kCapGraph = "IR.CSPGraph";
 /// csp.build-graph runs after the tile dialect's typecheck when it is selected (to read tile.type).
 inline constexpr const char *kCapTileTypedOptional = "?IR.TileTyped";
+/// ... and after dialect-wsp's typecheck, whose lowering of a pipe workload (wsp.workload) holds the stages.
+inline constexpr const char *kCapWspCheckedOptional = "?IR.WSPChecked";
 /// Node attribute on a channel operation after canonicalization: {"op": "send"|"recv"|"consume", "channel":
 /// c}.
 inline constexpr const char *kOpAttr = "csp.op";

@@ -34,7 +34,7 @@ void register_components(htp::Registrar &r) {
                                .version = "0.1.0",
                                .summary = "The process/channel graph csp.graph (htp.csp.graph.v1)",
                                .provides = {csp::kCapGraph},
-                               .requires_ = {csp::kCapEffects, csp::kCapTileTypedOptional}},
+                               .requires_ = {csp::kCapEffects, csp::kCapTileTypedOptional, csp::kCapWspCheckedOptional}},
                       .stage = HTP_STAGE_SCHEDULE,
                       .applies_to = {"Uses.Dialect(name=csp)"},
                       .run = htp::pass_body<csp::build_graph>});

@@ -39,12 +39,14 @@ Json programs_to_json(const std::vector<ProgramDecl> &programs) {
                            {"consumes", q.consumes},
                            {"args", q.args},
                            {"span", q.span},
-                           {"counts", q.counts}});
+                           {"counts", q.counts},
+                           {"stage", q.stage}});
     Json links = Json::array();
     for (const auto &l : p.links)
       links.push_back(
           {{"name", l.name}, {"from", l.from}, {"to", l.to}, {"mode", l.mode()}, {"span", l.span}});
     out.push_back({{"name", p.name},
+                   {"origin", p.origin},
                    {"span", p.span},
                    {"params", p.params},
                    {"channels", channels},
@@ -63,6 +65,7 @@ std::vector<ProgramDecl> programs_from_json(const Json &doc) {
     for (const auto &p : doc.at("programs")) {
       ProgramDecl d;
       d.name = p.at("name");
+      d.origin = p.at("origin");
       d.span = p.at("span");
       d.params = p.at("params");
       for (const auto &c : p.at("channels"))
@@ -78,6 +81,7 @@ std::vector<ProgramDecl> programs_from_json(const Json &doc) {
         pd.args = q.at("args");
         pd.span = q.at("span");
         pd.counts = q.at("counts");
+        pd.stage = q.at("stage");
         d.processes.push_back(std::move(pd));
       }
       for (const auto &l : p.at("links"))

@@ -26,6 +26,7 @@ struct ProcessDecl {
   Json args = Json::array();    ///< [{"param": p, "tensor": T}] or [{"param": p, "scalar": Expr}]
   Json span;                    ///< the declaration (decorator or builder)
   Json counts = Json::object(); ///< channel -> {"put": Expr, "get": Expr}, filled by csp.effects
+  int64_t stage = -1;           ///< a stage of a WSP `with P.pipe():` scope: its position in the scope
 };
 
 /// `connect([sources], [destinations])`: a forwarding link between channels — one to one (forward), one
@@ -40,6 +41,7 @@ struct LinkDecl {
 
 struct ProgramDecl {
   std::string name;
+  std::string origin = "program"; ///< "program" (@program) or "wsp.pipe" (a workload's P.pipe scope)
   Json span;
   Json params = Json::array(); ///< [{"name", "dir", "type"}]
   std::vector<ChannelDecl> channels;

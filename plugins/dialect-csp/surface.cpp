@@ -23,6 +23,19 @@ std::string decorator_name(htp::NodeRef d) {
   return surface_name(d.is("Call") ? d.child("func") : d);
 }
 
+/// `name = Channel[T](...)` or `name = Event()`.
+bool is_channel_declaration(htp::NodeRef stmt) {
+  if (!stmt.is("Assign") || stmt.size("targets") != 1 || !stmt.item("targets", 0).is("Name")) return false;
+  htp::NodeRef v = stmt.child("value");
+  return is_call_of(v, "Event") || (v.is("Call") && v.child("func").is("Subscript") &&
+                                    surface_name(v.child("func").child("value")) == "Channel");
+}
+
+/// `with P.pipe():`
+bool is_pipe_scope(htp::NodeRef stmt) {
+  return stmt.is("With") && stmt.size("items") == 1 && is_call_of(stmt.item("items", 0).child("context_expr"), "pipe");
+}
+
 /// One `process(...)` declaration before its names are resolved.
 struct RawProcess {
   std::string name;
@@ -52,7 +65,111 @@ public:
     return std::move(out_);
   }
 
+  /// A workload whose body declares channels and holds one `with P.pipe():` scope (docs/dialects/wsp.md).
+  ParsedProgram read_pipe(htp::NodeRef def) {
+    out_.def = def;
+    out_.decl.name = def.text("name").value_or("");
+    out_.decl.origin = "wsp.pipe";
+    out_.decl.span = span_json(def);
+    read_params(def);
+    htp::NodeRef pipe;
+    for (auto stmt : def.items("body")) {
+      if (stmt.is("Pass") || (stmt.is("Expr") && stmt.child("value").is("Constant"))) continue;
+      if (is_channel_declaration(stmt)) {
+        std::string target = stmt.item("targets", 0).text("id").value_or("");
+        out_.locals.insert(target);
+        pipe_channel(target, stmt.child("value"));
+      } else if (is_pipe_scope(stmt) && !pipe) {
+        pipe = stmt;
+      } else {
+        report_(stmt, "csp.pipe",
+                "workload '" + out_.decl.name +
+                    "' declares channels, so its body holds their declarations and one `with P.pipe():` "
+                    "scope whose statements are the stages; this " +
+                    (is_pipe_scope(stmt) ? std::string("is a second pipe scope")
+                                         : std::string(stmt.type()) + " statement is neither"));
+      }
+    }
+    if (!pipe) {
+      report_(def, "csp.pipe",
+              "workload '" + out_.decl.name +
+                  "' declares channels but has no `with P.pipe():` scope whose stages use them");
+      return std::move(out_);
+    }
+    int64_t index = 0;
+    for (auto stmt : pipe.items("body"))
+      if (!stmt.is("Pass") && !(stmt.is("Expr") && stmt.child("value").is("Constant"))) stage(stmt, index++);
+    check_ends();
+    return std::move(out_);
+  }
+
 private:
+  /// A channel of a pipe: tensors only (a stage passes items to kernels as tensor arguments).
+  void pipe_channel(const std::string &name, htp::NodeRef value) {
+    if (is_call_of(value, "Event"))
+      return report_(value, "csp.channel",
+                     "'" + name +
+                         "' is an Event; the channels of a pipe carry tensors between the stages' kernels: "
+                         "declare Channel[Tensor[...]](depth=N)");
+    channel(name, value);
+    const ChannelDecl *c = out_.decl.channel(name);
+    if (c && c->elem.is_object() && c->elem.value("kind", "") != "tensor")
+      report_(value, "csp.channel-type",
+              "channel '" + name + "' of a pipe carries " + type_text(c->elem) +
+                  "; stages pass items to kernels as tensors: declare Channel[Tensor[...]](depth=N)");
+  }
+
+  /// One statement of the pipe scope as a process: named after the first kernel it launches, its ends
+  /// inferred from its channel operations.
+  void stage(htp::NodeRef stmt, int64_t index) {
+    bool loop = stmt.is("For") || (stmt.is("With") && stmt.size("items") == 1 &&
+                                   is_call_of(stmt.item("items", 0).child("context_expr"), "consume"));
+    if (!loop && !(stmt.is("Expr") && stmt.child("value").is("Call")))
+      return report_(stmt, "csp.stage",
+                     "a stage of a pipe is a loop (`for i in P.seq(n):`, `for t in consume(ch):`, "
+                     "`with consume(ch) as t:`) or a kernel launch; this " +
+                         std::string(stmt.type()) + " statement is neither");
+    std::string base = first_kernel(stmt);
+    if (base.empty()) base = "stage" + std::to_string(index);
+    std::string name = base;
+    for (int n = 2; out_.decl.process(name) || out_.decl.channel(name); ++n)
+      name = base + "_" + std::to_string(n);
+    ProcessDecl p;
+    p.name = name;
+    p.function = out_.decl.name + "_" + name;
+    p.span = span_json(stmt);
+    p.stage = index;
+    stmt.walk([&](htp::NodeRef n) {
+      bool sends = is_call_of(n, "send");
+      if (!(sends || is_call_of(n, "recv") || is_call_of(n, "consume")) || !n.size("args")) return;
+      htp::NodeRef ch = n.item("args", 0);
+      if (!ch.is("Name") || !out_.decl.channel(ch.text("id").value_or(""))) return;
+      auto &ends = sends ? p.produces : p.consumes;
+      std::string c = ch.text("id").value_or("");
+      if (std::find(ends.begin(), ends.end(), c) == ends.end()) ends.push_back(c);
+    });
+    out_.stages[name] = stmt;
+    out_.decl_nodes[name] = stmt;
+    out_.decl.processes.push_back(std::move(p));
+  }
+
+  /// The first function of the module a stage launches (`k[i](...)` or `k(...)`), or empty.
+  std::string first_kernel(htp::NodeRef stmt) {
+    std::string found;
+    stmt.walk([&](htp::NodeRef n) {
+      if (!found.empty()) return false;
+      if (!n.is("Call")) return true;
+      htp::NodeRef f = n.child("func");
+      if (f.is("Subscript")) f = f.child("value");
+      std::string id = f.is("Name") ? f.text("id").value_or("") : "";
+      if (!id.empty() && id != "send" && id != "recv" && id != "consume" &&
+          find_function(report_.ctx.module(), id))
+        found = id;
+      return found.empty();
+    });
+    return found;
+  }
+
   void read_params(htp::NodeRef def) {
     htp::NodeRef args = def.child("args");
     for (auto a : args.items("args")) {
@@ -393,6 +510,10 @@ private:
                       " of a connect and so has no other " + (from ? "consumer" : "producer"));
       }
       htp::NodeRef at = out_.decl_nodes[c.name];
+      if (out_.decl.origin == "wsp.pipe") {
+        pipe_ends(c.name, at, producers, consumers);
+        continue;
+      }
       if (producers.empty() && consumers.empty())
         report_(at, "csp.unused-channel",
                 "channel '" + c.name + "' is declared but no process produces or consumes it");
@@ -407,6 +528,26 @@ private:
                     (consumers.size() == 1 ? "s" : "") + " from it but no process declares produces(" +
                     c.name + ")");
     }
+  }
+
+  /// The ends of a pipe's channel are the stages that use it: each channel needs a sending and a
+  /// receiving stage.
+  void pipe_ends(const std::string &c, htp::NodeRef at, const std::vector<std::string> &producers,
+                 const std::vector<std::string> &consumers) {
+    auto stages = [](const std::vector<std::string> &names) {
+      return (names.size() == 1 ? "stage " : "stages ") + join(names);
+    };
+    if (producers.empty() && consumers.empty())
+      report_(at, "csp.unused-channel",
+              "channel '" + c + "' is declared but no stage of the pipe sends on it or receives from it");
+    else if (consumers.empty())
+      report_(at, "csp.no-consumer",
+              "channel '" + c + "' has no consumer: " + stages(producers) + " of the pipe send" +
+                  (producers.size() == 1 ? "s" : "") + " on it but no stage receives from it");
+    else if (producers.empty())
+      report_(at, "csp.no-producer",
+              "channel '" + c + "' has no producer: " + stages(consumers) + " of the pipe receive" +
+                  (consumers.size() == 1 ? "s" : "") + " from it but no stage sends on it");
   }
 
   static std::string join(const std::vector<std::string> &names) {
@@ -441,6 +582,23 @@ bool is_csp_function(htp::NodeRef def, std::string_view decorator) {
   for (auto d : def.items("decorator_list")) // AST JSON written without the frontend's attributes
     if (decorator_name(d) == decorator) return true;
   return false;
+}
+
+bool is_pipe_workload(htp::NodeRef def) {
+  if (!def.is("FunctionDef")) return false;
+  auto dialect = node_json(def, "htp.dialect");
+  auto deco = node_json(def, "htp.decorator");
+  bool workload = dialect && deco && *dialect == "wsp" && *deco == "workload";
+  for (auto d : def.items("decorator_list"))
+    workload |= decorator_name(d) == "workload";
+  if (!workload) return false;
+  for (auto stmt : def.items("body"))
+    if (is_channel_declaration(stmt)) return true;
+  return false;
+}
+
+ParsedProgram parse_pipe(htp::PassContext &ctx, htp::NodeRef def, const Json &constants, int &errors) {
+  return ProgramReader(ctx, constants, errors).read_pipe(def);
 }
 
 ParsedProgram parse_program(htp::PassContext &ctx, htp::NodeRef def, const Json &constants, int &errors) {

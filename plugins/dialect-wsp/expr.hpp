@@ -26,7 +26,12 @@ struct Env {
   std::map<std::string, json> values;         ///< loop variables, scalar parameters, lets -> Expr
   std::map<std::string, TensorDecl> tensors;  ///< tensor parameters and intermediates
   std::map<std::string, htp::NodeRef> sparse; ///< locals bound to Sparse(...) (their defining call)
+  std::map<std::string, json> channels;       ///< Channel[Tensor[...]] declarations -> element type
+  std::map<std::string, std::string> items;   ///< names bound to the items of a consume loop -> channel
 };
+
+/// The channel a name or a `recv(ch)` call stands for (a channel item passed to a kernel), or empty.
+std::string channel_item(htp::NodeRef n, const Env &env);
 
 /// Lowers a Python expression to an Expr; throws WspError (code `wsp.expr`) naming what is not allowed.
 json lower_expr(htp::NodeRef e, const Env &env);

@@ -48,7 +48,7 @@ json bindable(const json &sig) {
 } // namespace
 
 std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
-                                                          const std::string &callee) {
+                                                          const std::string &callee, bool leaves_slot) {
   json params = bindable(sig);
   size_t given = call.size("args") + call.size("keywords");
   auto arity = [&](const std::string &detail) {
@@ -85,9 +85,15 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
     bound[i] = kw.child("value");
   }
   std::string missing;
+  size_t unbound = 0;
   for (size_t i = 0; i < params.size(); ++i)
-    if (!bound[i]) missing += (missing.empty() ? "" : ", ") + params[i]["name"].get<std::string>();
-  if (!missing.empty()) throw arity(": missing " + missing);
+    if (!bound[i]) missing += (missing.empty() ? "" : ", ") + params[i]["name"].get<std::string>(), ++unbound;
+  if (leaves_slot && unbound != 1)
+    throw WspError(call, "wsp.arity",
+                   "a launch sent on a channel leaves exactly one Out tensor parameter of " + callee +
+                       " unbound, for the channel's slot; " +
+                       (unbound ? "this one leaves " + missing : std::string("this one binds every parameter")));
+  if (!leaves_slot && !missing.empty()) throw arity(": missing " + missing);
   std::vector<std::pair<json, htp::NodeRef>> out;
   for (size_t i = 0; i < params.size(); ++i)
     out.emplace_back(params[i], bound[i]);
@@ -267,6 +273,27 @@ json tensor_arg(htp::NodeRef arg, const json &param, const Env &env, const std::
   return json{{"param", pname}, {"tensor", t.name}, {"dir", pdir}, {"offset", v.offset}, {"shape", shape}};
 }
 
+/// A tensor parameter bound to a channel: the slot a sent item is written to (`dir` out) or the item a
+/// stage received (`dir` in). The parameter's type is the channel's element type.
+json channel_arg(htp::NodeRef at, const json &param, const std::string &channel, const Env &env,
+                 const std::string &kernel, const std::string &dir) {
+  const std::string pname = param["name"], pdir = param.value("dir", "in");
+  const json &elem = env.channels.at(channel);
+  std::string what = "parameter '" + pname + "' of kernel '" + kernel + "'";
+  if (pdir != dir)
+    throw WspError(at, "wsp.direction",
+                   dir == "out" ? what + " is the one left for the slot of channel '" + channel +
+                                      "', so it must be Out[...], not " + (pdir == "in" ? "In" : "InOut")
+                                : what + " receives an item of channel '" + channel + "', so it must be In[...]" +
+                                      " (a received item is read, not written)");
+  if (param["type"]["shape"] != elem["shape"] || param["type"].value("dtype", "") != elem["dtype"])
+    throw WspError(at, "wsp.tile-shape",
+                   what + " is " + param["type"]["dtype"].get<std::string>() + " " +
+                       shape_text(param["type"]["shape"]) + ", but channel '" + channel + "' carries " +
+                       elem["dtype"].get<std::string>() + " " + shape_text(elem["shape"]));
+  return json{{"param", pname}, {"channel", channel}, {"dir", dir}, {"shape", elem["shape"]}};
+}
+
 json scalar_arg(htp::NodeRef arg, const json &param, const Env &env, const std::string &kernel) {
   if (const TensorDecl *t = tensor_of(arg, env))
     throw WspError(arg, "wsp.argument",
@@ -290,7 +317,17 @@ htp::NodeRef launched_kernel(htp::NodeRef call, const htp::ModuleRef &m) {
                      " function, not a kernel: a workload launches @kernel functions");
 }
 
-json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, const std::string &id) {
+std::string channel_item(htp::NodeRef n, const Env &env) {
+  if (n.is("Name"))
+    if (auto it = env.items.find(*n.text("id")); it != env.items.end()) return it->second;
+  if (n.is("Call") && surface_name(n.child("func")) == "recv" && n.size("args") == 1 &&
+      n.item("args", 0).is("Name") && env.channels.count(*n.item("args", 0).text("id")))
+    return *n.item("args", 0).text("id");
+  return "";
+}
+
+json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, const std::string &id,
+                       const std::string &slot) {
   std::string name = *kernel.text("name");
   json sig = kernel_signature(kernel, call);
   json task = {{"kind", "task"}, {"id", id}, {"kernel", name}, {"span", span_json(call)}};
@@ -303,9 +340,24 @@ json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, c
   }
   std::set<std::string> reads, writes;
   json args = json::array();
-  for (const auto &[param, arg] : bind_arguments(call, sig, "kernel '" + name + "'"))
-    args.push_back(param["type"]["kind"] == "tensor" ? tensor_arg(arg, param, env, name, reads, writes)
-                                                     : scalar_arg(arg, param, env, name));
+  for (const auto &[param, arg] : bind_arguments(call, sig, "kernel '" + name + "'", !slot.empty())) {
+    bool tensor = param["type"]["kind"] == "tensor";
+    if (!arg && !tensor)
+      throw WspError(call, "wsp.arity",
+                     "send(" + slot + ", " + name + "(...)) leaves parameter '" + param["name"].get<std::string>() +
+                         "' unbound, but it is a scalar; the channel's slot binds an Out tensor parameter");
+    std::string item = arg ? channel_item(arg, env) : "";
+    if (!arg)
+      args.push_back(channel_arg(call, param, slot, env, name, "out"));
+    else if (!item.empty() && tensor)
+      args.push_back(channel_arg(arg, param, item, env, name, "in"));
+    else if (!item.empty())
+      throw WspError(arg, "wsp.argument",
+                     "parameter '" + param["name"].get<std::string>() + "' of kernel '" + name +
+                         "' is a scalar, but this is an item of channel '" + item + "'");
+    else
+      args.push_back(tensor ? tensor_arg(arg, param, env, name, reads, writes) : scalar_arg(arg, param, env, name));
+  }
   task["args"] = args;
   task["reads"] = reads;
   task["writes"] = writes;

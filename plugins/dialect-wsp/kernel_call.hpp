@@ -15,11 +15,16 @@ htp::NodeRef launched_kernel(htp::NodeRef call, const htp::ModuleRef &m);
 /// are not bound): positionally, then by keyword. Throws WspError (`wsp.arity`, `wsp.argument`) naming
 /// `callee` ("kernel 'k'", "workload 'w'").
 std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
-                                                          const std::string &callee);
+                                                          const std::string &callee, bool leaves_slot = false);
 
 /// The task node `{"kind": "task", "id", "kernel", "span", "index"?, "args", "reads", "writes"}` of a
 /// launch of `kernel`; throws WspError (`wsp.arity`, `wsp.tile-shape`, `wsp.direction`, `wsp.dtype`,
 /// `wsp.argument`) at the offending argument.
-json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, const std::string &id);
+///
+/// In a pipe stage, `send(ch, k(...))` leaves one `Out` tensor parameter unbound: it receives the slot of
+/// channel `slot` (`{"param", "channel", "dir": "out", "shape"}`); an item of a channel passed to an `In`
+/// tensor parameter is `{"param", "channel", "dir": "in", "shape"}` (docs/dialects/wsp.md).
+json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, const std::string &id,
+                       const std::string &slot = "");
 
 } // namespace wsp

@@ -6,10 +6,42 @@
 
 namespace wsp {
 
+namespace {
+
+/// A workload that declares channels runs its `with P.pipe():` scope as a CSP network (dialect-csp builds
+/// and checks it): the obligations a CSP program raises, so that a target that cannot run channels is
+/// rejected at resolve time.
+void scan_pipe_channels(htp::PassContext &ctx, htp::NodeRef w) {
+  bool channels = false;
+  for (auto stmt : w.items("body")) {
+    htp::NodeRef v = stmt.is("Assign") ? stmt.child("value") : htp::NodeRef();
+    if (!v || !v.is("Call")) continue;
+    htp::NodeRef f = v.child("func");
+    if (f.is("Subscript") && surface_name(f.child("value")) == "Channel")
+      ctx.add_obligation("Uses.Channel(kind=fifo)", v);
+    else if (surface_name(f) == "Event")
+      ctx.add_obligation("Uses.Channel(kind=event)", v);
+    else
+      continue;
+    channels = true;
+  }
+  if (!channels) return;
+  htp::NodeRef at = w; // without a pipe scope dialect-csp still runs, to say that one is missing
+  for (auto stmt : w.items("body"))
+    if (stmt.is("With") && stmt.size("items") == 1 &&
+        surface_name(stmt.item("items", 0).child("context_expr").child("func")) == "P.pipe")
+      at = stmt;
+  ctx.add_obligation("Uses.Dialect(name=csp)", at);
+}
+
+} // namespace
+
 void scan(htp::PassContext &ctx) {
   auto m = ctx.module();
-  for (auto w : workloads(m))
+  for (auto w : workloads(m)) {
     ctx.add_obligation("Uses.Dialect(name=wsp)", w);
+    scan_pipe_channels(ctx, w);
+  }
   for (auto s : schedules(m)) {
     ctx.add_obligation("Uses.Dialect(name=wsp)", s); // a schedule alone still needs the wsp passes
     for (auto stmt : s.items("body"))

@@ -72,10 +72,61 @@ public:
   std::optional<json> run() {
     json params = json::array();
     guarded([&] { params = lower_params(); });
+    json channels = json::array();
+    for (auto stmt : fn_.items("body"))
+      if (htp::NodeRef elem = channel_declaration(stmt)) {
+        channels.push_back(*stmt.item("targets", 0).text("id"));
+        guarded([&] { env_.channels[channels.back()] = parse_tensor_type(elem, env_.constants); });
+      }
     json body = lower_block(fn_.items("body"), env_);
     if (failed_) return std::nullopt;
-    return json{{"name", *fn_.text("name")},       {"span", span_json(fn_)}, {"params", params},
+    json out = {{"name", *fn_.text("name")},       {"span", span_json(fn_)}, {"params", params},
                 {"intermediates", intermediates_}, {"axes", axes_},          {"body", body}};
+    if (!channels.empty()) out["channels"] = channels; // a CSP network: published in csp.graph
+    return out;
+  }
+
+  /// The element type node of `name = Channel[T](...)`, or an empty view (Events carry no tensor; the
+  /// csp dialect rejects them in pipes).
+  static htp::NodeRef channel_declaration(htp::NodeRef stmt) {
+    if (!stmt.is("Assign") || stmt.size("targets") != 1 || !stmt.item("targets", 0).is("Name")) return {};
+    htp::NodeRef v = stmt.child("value");
+    if (!v.is("Call") || !v.child("func").is("Subscript") ||
+        surface_name(v.child("func").child("value")) != "Channel")
+      return {};
+    return v.child("func").child("slice");
+  }
+
+  /// The channel a `send` / `recv` / `consume` call names as its first argument, or empty; such a call
+  /// belongs in a stage of a `with P.pipe():` scope.
+  std::string channel_operation(htp::NodeRef call, const std::string &op) const {
+    if (!call.is("Call") || surface_name(call.child("func")) != op || !call.size("args") ||
+        !call.item("args", 0).is("Name") || !env_.channels.count(*call.item("args", 0).text("id")))
+      return "";
+    if (pipe_depth_ == 0)
+      unsupported(call, op + "(" + *call.item("args", 0).text("id") +
+                            ", ...) moves items between the stages of a `with P.pipe():` scope; it is "
+                            "not accepted outside one");
+    return *call.item("args", 0).text("id");
+  }
+
+  /// `for t in consume(ch):` / `with consume(ch) as t:`: the stage runs `body` once per item of `ch`, `t`
+  /// bound to the item; the csp dialect gives the stream its length.
+  json stream_loop(htp::NodeRef at, htp::NodeRef target, const std::string &channel,
+                   const std::vector<htp::NodeRef> &body, const Env &outer) {
+    if (!target || !target.is("Name"))
+      unsupported(at, "a consume loop binds the received item to one name: `for t in consume(ch):`");
+    std::string var = *target.text("id");
+    Env inner = outer;
+    if (inner.values.count(var) || inner.tensors.count(var))
+      throw WspError(target, "wsp.axis", "'" + var + "' shadows a name already bound in the workload");
+    inner.items[var] = channel;
+    return json{{"kind", "loop"},
+                {"vars", json::array({var})},
+                {"span", span_json(at)},
+                {"domain", {{"type", "stream"}, {"channel", channel}}},
+                {"dep", "sequential"},
+                {"body", lower_block(body, inner)}};
   }
 
 private:
@@ -162,6 +213,16 @@ private:
       if (htp::NodeRef inner = function_named(module_, *v.child("func").text("id"));
           is_captured(inner, "wsp", "workload"))
         return inline_workload(v, inner, env);
+    if (std::string ch = channel_operation(v, "send"); !ch.empty()) {
+      htp::NodeRef launch = v.size("args") == 2 ? v.item("args", 1) : htp::NodeRef();
+      htp::NodeRef kernel = launch && launch.is("Call") ? launched_kernel(launch, module_) : htp::NodeRef();
+      if (!kernel)
+        unsupported(v, "a stage sends what a kernel launch writes: send(" + ch + ", k[i](...)), the launch "
+                       "leaving one Out tensor parameter for the channel's slot");
+      return lower_kernel_call(launch, kernel, env, "t" + std::to_string(next_task_++), ch);
+    }
+    if (std::string ch = channel_operation(v, "recv"); !ch.empty())
+      unsupported(v, "a stage passes a received item to a kernel: k(recv(" + ch + "), ...)");
     if (v.is("Call"))
       if (htp::NodeRef kernel = launched_kernel(v, module_))
         return lower_kernel_call(v, kernel, env, "t" + std::to_string(next_task_++));
@@ -230,6 +291,8 @@ private:
     std::vector<std::string> vars = loop_vars(loop.child("target"));
     htp::NodeRef iter = loop.child("iter");
     std::string ctor = iter.is("Call") ? surface_name(iter.child("func")) : "";
+    if (std::string ch = channel_operation(iter, "consume"); !ch.empty())
+      return stream_loop(loop, loop.child("target"), ch, loop.items("body"), outer);
     json domain, dep;
     if (ctor == "P") {
       domain = dense_domain(iter, vars, outer);
@@ -341,6 +404,8 @@ private:
     if (w.size("items") != 1)
       unsupported(w, "a workload `with` opens one block: P.when, P.otherwise, P.pipe, combine or sequential");
     htp::NodeRef item = w.item("items", 0), call = item.child("context_expr");
+    if (std::string ch = channel_operation(call, "consume"); !ch.empty())
+      return stream_loop(w, item.child("optional_vars"), ch, w.items("body"), env);
     if (item.child("optional_vars"))
       unsupported(item.child("optional_vars"), "workload blocks bind no name (`with P.when(p):`)");
     std::string name = call.is("Call") ? surface_name(call.child("func")) : "";
@@ -356,10 +421,10 @@ private:
     if (call.size("args") || call.size("keywords"))
       unsupported(call, name + "() takes no arguments as a block");
     Env inner = env;
-    return json{{"kind", "group"},
-                {"order", it->second},
-                {"span", span_json(w)},
-                {"body", lower_block(w.items("body"), inner)}};
+    pipe_depth_ += name == "P.pipe";
+    json body = lower_block(w.items("body"), inner);
+    pipe_depth_ -= name == "P.pipe";
+    return json{{"kind", "group"}, {"order", it->second}, {"span", span_json(w)}, {"body", body}};
   }
 
   // ---- workloads launched from workloads
@@ -439,6 +504,9 @@ private:
     if (s.size("targets") != 1 || !s.item("targets", 0).is("Name"))
       unsupported(
           s, "a workload local is bound once to one name: `n = expr` or `S = Sparse(n, indptr, indices)`");
+    if (channel_declaration(s) ||
+        (s.child("value").is("Call") && surface_name(s.child("value").child("func")) == "Event"))
+      return std::nullopt; // a channel: read in run(), checked by the csp dialect
     std::string name = *s.item("targets", 0).text("id");
     auto bound = env.values.find(name);
     bool fixed = bound != env.values.end() && bound->second.is_object() &&
@@ -464,6 +532,7 @@ private:
   std::vector<std::string> active_vars_; ///< variables of the loops being lowered, outermost first
   std::vector<std::string> inlining_;    ///< workloads being inlined, outermost first
   int next_task_ = 0;
+  int pipe_depth_ = 0; ///< nesting of `with P.pipe():` scopes around the statement being lowered
   bool failed_ = false;
 };
 
