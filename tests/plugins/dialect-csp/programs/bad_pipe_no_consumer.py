@@ -1,0 +1,27 @@
+"""A pipe with a channel that one stage sends on but no stage receives from."""
+from htp.dialects.csp import Channel, recv, send
+from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, store
+from htp.dialects.wsp import P, workload
+
+
+@kernel
+def load_rows(x: In[Tensor[32, 128, f32]], item: Out[Tensor[32, 128, f32]]):
+    store(item, load(x))
+
+
+@kernel
+def store_rows(item: In[Tensor[32, 128, f32]], y: Out[Tensor[32, 128, f32]]):
+    store(y, load(item))
+
+
+@workload
+def dangling(X: In[Tensor[256, 128, f32]], Y: Out[Tensor[256, 128, f32]]):
+    rows = Channel[Tensor[32, 128, f32]](depth=2)
+    side = Channel[Tensor[32, 128, f32]](depth=2)
+    with P.pipe():
+        for i in P.seq(8):
+            send(rows, load_rows[i](X.tile(i, 0)))
+        for i in P.seq(8):
+            send(side, load_rows[i](X.tile(i, 0)))
+        for i in P.seq(8):
+            store_rows[i](recv(rows), Y.tile(i, 0))
