@@ -9,7 +9,8 @@ _T = TypeVar("_T")
 
 class Channel(Generic[_T]):
     """`Channel[T](depth=N, pack=P)`: a bounded FIFO of `T` (a `Tile[...]` or `Tensor[...]`) with N slots,
-    P elements per transfer. Declared in a @program body."""
+    P elements per transfer. Declared in a @program body, or in a @workload body whose `with P.pipe():`
+    stages use it (tensor elements)."""
     def __init__(self, *, depth: int, pack: int = ...) -> None: ...
 
 class Event:
@@ -44,7 +45,14 @@ def recv(ch: Channel[_T]) -> _T: ...
 @overload
 def recv(ch: Event) -> None: ...
 
-def consume(ch: Channel[_T]) -> Iterator[_T]:
+class Stream(Generic[_T]):
+    """The items of a channel as a finite stream: `for x in consume(ch):`, or in a pipe stage of a
+    workload `with consume(ch) as x:` (the block runs once per item)."""
+    def __iter__(self) -> Iterator[_T]: ...
+    def __enter__(self) -> _T: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def consume(ch: Channel[_T]) -> Stream[_T]:
     """`for x in consume(ch):` receives every item the producers of `ch` send (a finite stream)."""
 
 def replicate(p: Process | Callable[..., Any], n: int) -> None:

@@ -66,7 +66,9 @@ class _P:
         """`with P.otherwise():` directly after a P.when block: where its predicate fails."""
         ...
     def pipe(self) -> Block:
-        """`with P.pipe():` the statements are pipeline stages; iterations may overlap across stages."""
+        """`with P.pipe():` the statements are pipeline stages; iterations may overlap across stages.
+        In a workload that declares channels (`ch = Channel[Tensor[...]](depth=N)`, htp.dialects.csp) the
+        stages are processes: `send(ch, k[i](...))`, `k(recv(ch), ...)`, `with consume(ch) as t:`."""
         ...
 
 P: _P
