@@ -369,7 +369,8 @@ Value KernelChecker::tuple(htp::NodeRef e) {
 Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
   auto mark = node_attr_json(e, "tile.foreign");
   if (mark.is_object()) return foreign_call(e, ojson::parse(mark.dump()), hint);
-  if (auto op = intrinsic_callee(e, bound_)) return intrinsic(*find_intrinsic(*op), e, hint);
+  if (auto c = intrinsic_call(e, bound_, constants_, call_rules()))
+    return c->portable() ? intrinsic(*find_intrinsic(c->op), e, hint) : vendor_intrinsic(*c, e, hint);
   auto func = e.child("func");
   if (!func.is("Name") && !func.is("Attribute")) return unsupported_expression(func); // (lambda: ...)()
   if (func.is("Attribute") && func.text("attr") == std::optional<std::string>("tile") &&

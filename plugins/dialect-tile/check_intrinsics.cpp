@@ -25,6 +25,10 @@ ParamList params_of(OpClass c) {
   case OpClass::Load: return {{"view"}, 1};
   case OpClass::Store: return {{"view", "value"}, 2};
   case OpClass::Full: return {{"shape", "value", "dtype"}, 2};
+  case OpClass::ColExpand: return {{"s", "rows"}, 2};
+  case OpClass::ColExpandBinary: return {{"a", "s"}, 2};
+  case OpClass::Copy: return {{"a"}, 1};
+  case OpClass::Alloc: return {{"shape", "dtype"}, 1};
   }
   return {{}, 0};
 }
@@ -53,18 +57,28 @@ Value KernelChecker::intrinsic(const Intrinsic &op, htp::NodeRef call, const std
     if (t.is(Value::Kind::None) || s.is(Value::Kind::None)) return {};
     return scalar_form(std::string(op.name), call, (*args)[0], t, s, (*args)[1], hint);
   }
-  case OpClass::Unary: return unary(op, call, *args, hint);
+  case OpClass::Unary:
+  case OpClass::Copy: return unary(op, call, *args, hint);
   case OpClass::RowReduce:
   case OpClass::ColReduce: return reduce(op, call, *args, hint);
-  case OpClass::RowExpand: return rowexpand(op, call, *args, hint);
-  case OpClass::RowExpandBinary: return rowexpand_binary(op, call, *args, hint);
+  case OpClass::RowExpand:
+  case OpClass::ColExpand: return expand(op, call, *args, hint);
+  case OpClass::RowExpandBinary:
+  case OpClass::ColExpandBinary: return expand_binary(op, call, *args, hint);
   case OpClass::Matmul: return matmul(op, call, *args, hint);
   case OpClass::Cast: return cast(op, call, *args, hint);
   case OpClass::Load: return load(op, call, *args, hint);
   case OpClass::Store: return store(op, call, *args);
   case OpClass::Full: return full(op, call, *args, hint);
+  case OpClass::Alloc: return alloc(op, call, *args, hint);
   }
   return {};
+}
+
+CallRules KernelChecker::call_rules() const {
+  CallRules rules = f_.kind == "kernel" ? CallRules::kernel() : CallRules::other_dialect();
+  rules.python_builtins = false; // in tile bodies abs / max / min are the intrinsics (tiles) or fold (scalars)
+  return rules;
 }
 
 std::optional<std::vector<htp::NodeRef>> KernelChecker::bind_args(const Intrinsic &op, htp::NodeRef call,
@@ -141,6 +155,10 @@ Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call,
     if (!a || !b) return {};
     return scalar_value(make_op(std::string(op.name), {*a, *b}), scalar_dtype(x, y)); // Python's builtin
   }
+  if ((x.scalar_like() || y.scalar_like()) && op.scalar_form.empty()) {
+    error(call, "tile.type-mismatch", std::string(op.name) + " takes two tiles: it has no scalar form");
+    return {};
+  }
   if (x.is(Value::Kind::Tile) && y.scalar_like())
     return scalar_form(std::string(op.scalar_form), call, args[0], x, y, args[1], hint);
   if (x.scalar_like() && y.is(Value::Kind::Tile)) {
@@ -174,7 +192,8 @@ Value KernelChecker::elementwise(const Intrinsic &op, htp::NodeRef call,
 Value KernelChecker::scalar_form(const std::string &op, htp::NodeRef call, htp::NodeRef tile_node,
                                  const Value &t, const Value &s, htp::NodeRef s_node,
                                  const std::string *hint) {
-  const Intrinsic &info = *find_intrinsic(op);
+  const Intrinsic *portable = find_intrinsic(op);
+  const Intrinsic info = portable ? *portable : Intrinsic{op, OpClass::ScalarForm};
   if (!expect_tile(tile_node, t, info, "a")) return {};
   auto e = scalar_operand(s_node, s, op + ": the scalar operand");
   if (!e) return {};
@@ -221,50 +240,56 @@ Value KernelChecker::reduce(const Intrinsic &op, htp::NodeRef call, const std::v
   return tile_result(std::string(op.name), call, t, {x.reg}, hint);
 }
 
-Value KernelChecker::rowexpand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                               const std::string *hint) {
+Value KernelChecker::expand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                            const std::string *hint) {
+  // rowexpand: [R, 1] over C columns; colexpand: [1, C] over R rows. `d` is the dim that grows.
+  const bool rows = op.cls == OpClass::RowExpand;
+  const size_t d = rows ? 1 : 0, keep = 1 - d;
+  const std::string name(op.name), what = rows ? "column" : "row";
   Value s = eval(args[0]);
   if (!expect_tile(args[0], s, op, "s")) return {};
-  if (s.type.shape[1] != 1) {
+  if (s.type.shape[d] != 1) {
     error(args[0], "tile.shape-mismatch",
-          "rowexpand expands a [R, 1] tile (e.g. a rowsum) over columns; " + describe(args[0], s) +
-              " is not [R, 1]");
+          name + " expands a " + (rows ? "[R, 1] tile (e.g. a rowsum) over columns" : "[1, C] tile (e.g. a colsum) over rows") +
+              "; " + describe(args[0], s) + " is not " + (rows ? "[R, 1]" : "[1, C]"));
     return {};
   }
   Value c = eval(args[1]);
   if (c.is(Value::Kind::None)) return {};
-  int64_t cols = 0;
+  int64_t n = 0;
   if (c.is(Value::Kind::Const) && c.expr.is_array() && c.expr.size() == 2 && int_literal(c.expr[0]) &&
       int_literal(c.expr[1])) {
-    if (*int_literal(c.expr[0]) != s.type.shape[0]) {
+    if (*int_literal(c.expr[keep]) != s.type.shape[keep]) {
       error(args[1], "tile.shape-mismatch",
-            "rowexpand: the target shape " + c.expr.dump() + " must keep the " +
-                std::to_string(s.type.shape[0]) + " rows of " + describe(args[0], s));
+            name + ": the target shape " + c.expr.dump() + " must keep the " + std::to_string(s.type.shape[keep]) +
+                (rows ? " rows" : " columns") + " of " + describe(args[0], s));
       return {};
     }
-    cols = *int_literal(c.expr[1]);
+    n = *int_literal(c.expr[d]);
   } else {
-    auto i = static_int(args[1], c, "rowexpand's column count");
+    auto i = static_int(args[1], c, name + "'s " + what + " count");
     if (!i) return {};
-    cols = *i;
+    n = *i;
   }
-  if (cols <= 0) {
-    error(args[1], "tile.shape-mismatch", "rowexpand: the column count must be positive");
+  if (n <= 0) {
+    error(args[1], "tile.shape-mismatch", name + ": the " + what + " count must be positive");
     return {};
   }
-  return tile_result("rowexpand", call, Type::tile({s.type.shape[0], cols}, s.type.dtype), {s.reg}, hint);
+  std::vector<int64_t> shape = s.type.shape;
+  shape[d] = n;
+  return tile_result(name, call, Type::tile(shape, s.type.dtype), {s.reg}, hint);
 }
 
-Value KernelChecker::rowexpand_binary(const Intrinsic &op, htp::NodeRef call,
-                                      const std::vector<htp::NodeRef> &args, const std::string *hint) {
+Value KernelChecker::expand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                                   const std::string *hint) {
+  const bool rows = op.cls == OpClass::RowExpandBinary;
   Value a = eval(args[0]), s = eval(args[1]);
   if (!expect_tile(args[0], a, op, "a") || !expect_tile(args[1], s, op, "s")) return {};
-  if (s.type.shape != std::vector<int64_t>{a.type.shape[0], 1}) {
+  std::vector<int64_t> want = rows ? std::vector<int64_t>{a.type.shape[0], 1} : std::vector<int64_t>{1, a.type.shape[1]};
+  if (s.type.shape != want) {
     error(call, "tile.shape-mismatch",
-          std::string(op.name) + " combines a [R, C] tile with a [R, 1] tile: " + describe(args[0], a) +
-              " needs 's' of "
-              "shape " +
-              shape_str({a.type.shape[0], 1}) + ", got " + describe(args[1], s));
+          std::string(op.name) + " combines a [R, C] tile with a " + (rows ? "[R, 1]" : "[1, C]") + " tile: " +
+              describe(args[0], a) + " needs 's' of shape " + shape_str(want) + ", got " + describe(args[1], s));
     return {};
   }
   if (a.type.dtype != s.type.dtype) {
@@ -431,40 +456,58 @@ Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::ve
   return {};
 }
 
-Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                          const std::string *hint) {
-  Value shape = eval(args[0]), value = eval(args[1]);
-  if (shape.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
-  bool valid = shape.is(Value::Kind::Const) && shape.expr.is_array() && shape.expr.size() == 2;
+std::optional<std::vector<int64_t>> KernelChecker::static_shape(htp::NodeRef at, const Value &v,
+                                                                 const std::string &what) {
+  bool valid = v.is(Value::Kind::Const) && v.expr.is_array() && v.expr.size() == 2;
   std::vector<int64_t> dims;
   for (size_t i = 0; valid && i < 2; ++i) {
-    auto d = int_literal(shape.expr[i]);
+    auto d = int_literal(v.expr[i]);
     valid = d && *d > 0;
     if (valid) dims.push_back(*d);
   }
   if (!valid) {
-    error(args[0], "tile.static",
-          "full: 'shape' must be a tuple (R, C) of positive compile-time integers, got " +
-              describe(args[0], shape));
-    return {};
+    error(at, "tile.static", what + " must be a tuple (R, C) of positive compile-time integers, got " + describe(at, v));
+    return std::nullopt;
   }
-  auto e = scalar_operand(args[1], value, "full: 'value'");
+  return dims;
+}
+
+std::optional<std::string> KernelChecker::dtype_argument(htp::NodeRef at, const std::string &what) {
+  if (!at) return std::string("f32");
+  Value d = eval(at);
+  if (d.is(Value::Kind::DType)) return d.reg;
+  if (!d.is(Value::Kind::None))
+    error(at, "tile.type-mismatch", what + " must be a dtype (f16, bf16, f32, ...), got " + describe(at, d));
+  return std::nullopt;
+}
+
+Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                          const std::string *hint) {
+  Value shape = eval(args[0]), value = eval(args[1]);
+  if (shape.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
+  auto dims = static_shape(args[0], shape, std::string(op.name) + ": 'shape'");
+  if (!dims) return {};
+  auto e = scalar_operand(args[1], value, std::string(op.name) + ": 'value'");
   if (!e) return {};
-  std::string dtype = "f32";
-  if (args[2]) {
-    Value d = eval(args[2]);
-    if (!d.is(Value::Kind::DType)) {
-      if (!d.is(Value::Kind::None))
-        error(args[2], "tile.type-mismatch",
-              "full: 'dtype' must be a dtype (f16, bf16, f32, ...), got " + describe(args[2], d));
-      return {};
-    }
-    dtype = d.reg;
-  }
-  (void)op;
-  Type t = Type::tile(dims, dtype);
+  auto dtype = dtype_argument(args[2], std::string(op.name) + ": 'dtype'");
+  if (!dtype) return {};
+  Type t = Type::tile(*dims, *dtype);
   std::string dst = result_register(hint, t, call);
   emit(ojson{{"op", "full"}, {"dst", dst}, {"value", *e}}, call);
+  return Value{Value::Kind::Tile, t, dst, {}, {}};
+}
+
+Value KernelChecker::alloc(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                           const std::string *hint) {
+  Value shape = eval(args[0]);
+  if (shape.is(Value::Kind::None)) return {};
+  auto dims = static_shape(args[0], shape, std::string(op.name) + ": 'shape'");
+  if (!dims) return {};
+  auto dtype = dtype_argument(args[1], std::string(op.name) + ": 'dtype'");
+  if (!dtype) return {};
+  Type t = Type::tile(*dims, *dtype);
+  std::string dst = result_register(hint, t, call);
+  emit(ojson{{"op", std::string(op.name)}, {"dst", dst}}, call);
   return Value{Value::Kind::Tile, t, dst, {}, {}};
 }
 

@@ -206,7 +206,8 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
   std::string_view op = s.child("op").type();
   if (b && b->kind == Binding::Kind::TileReg) {
     // `acc += matmul(a, b)`: the accumulating matmul (no separate add).
-    if (op == "Add" && intrinsic_callee(value, bound_) == std::optional<std::string>("matmul")) {
+    auto callee = intrinsic_call(value, bound_, constants_, call_rules());
+    if (op == "Add" && callee && callee->op == "matmul") {
       accumulate_into_ = name;
       eval(value, &name);
       accumulate_into_.reset();

@@ -67,23 +67,48 @@ std::set<std::string> bound_names(htp::NodeRef fn) {
   return bound;
 }
 
-std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<std::string> &bound,
-                                            bool other_dialect) {
+namespace {
+
+std::vector<std::string> split_dotted(const std::string &dotted) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t dot; (dot = dotted.find('.', start)) != std::string::npos; start = dot + 1)
+    out.push_back(dotted.substr(start, dot - start));
+  out.push_back(dotted.substr(start));
+  return out;
+}
+
+/// The set a module path names: `tile` / `htp.dialects.tile` (portable), `htp.intrinsics.S` or
+/// `intrinsics.S`, and in kernels a lone free name `S`; "" when the path names no intrinsic set.
+std::string set_of_module(const std::vector<std::string> &path, CallRules rules) {
+  const std::string &last = path.back();
+  if (last == "tile") return "tile";
+  if (path.size() >= 2 && path[path.size() - 2] == "intrinsics") return last;
+  if (path.size() == 1 && rules.bare_set_modules) return last;
+  return "";
+}
+
+} // namespace
+
+std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<std::string> &bound,
+                                            const nlohmann::json &constants, CallRules rules) {
   if (!call.is("Call")) return std::nullopt;
   auto func = call.child("func");
   if (func.is("Name")) {
     std::string name = func.text("id").value_or("");
     if (bound.count(name) || !find_intrinsic(name)) return std::nullopt;
-    if (other_dialect && (name == "abs" || name == "max" || name == "min")) return std::nullopt;
-    return name;
+    if (rules.python_builtins && (name == "abs" || name == "max" || name == "min")) return std::nullopt;
+    return IntrinsicCall{"tile", name};
   }
   if (!func.is("Attribute")) return std::nullopt;
   std::string module = func.child("value").dotted_name();
+  if (module.empty()) return std::nullopt; // `x[0].f(...)`, `f().g(...)`: not a module path
+  auto path = split_dotted(module);
+  if (bound.count(path[0]) || constants.contains(path[0])) return std::nullopt;
+  std::string set = set_of_module(path, rules);
   std::string op = func.text("attr").value_or("");
-  bool tile_module = module == "tile" || (module.size() > 5 && module.ends_with(".tile"));
-  if (!tile_module || bound.count(module.substr(0, module.find('.'))) || !find_intrinsic(op))
-    return std::nullopt;
-  return op;
+  if (set.empty() || (set == "tile" && !find_intrinsic(op))) return std::nullopt;
+  return IntrinsicCall{set, op};
 }
 
 nlohmann::json captured_constants(const htp::ModuleRef &m) {

@@ -31,11 +31,30 @@ std::vector<TileFunction> tile_functions(htp::NodeRef root);
 /// Names bound inside `fn`: parameters, assignment / loop targets and names of nested definitions.
 std::set<std::string> bound_names(htp::NodeRef fn);
 
-/// The intrinsic a call names, or nullopt: `op(...)` (an imported intrinsic not rebound in the function) or
-/// `tile.op(...)` (also `htp.dialects.tile.op(...)`: any module path ending in `tile`). With
-/// `other_dialect` (the functions of other dialects) the builtins abs / max / min stay Python's.
-std::optional<std::string> intrinsic_callee(htp::NodeRef call, const std::set<std::string> &bound,
-                                            bool other_dialect = false);
+/// A call of an intrinsic: its set ("tile" for the portable intrinsics, "pto", "aie", ...) and op.
+struct IntrinsicCall {
+  std::string set;
+  std::string op;
+  bool portable() const { return set == "tile"; }
+  std::string qualified() const { return set + "." + op; }
+};
+
+/// How calls read in a function: kernels call nothing but intrinsics; functions of other dialects
+/// (workloads, processes) also call their own dialect's functions and Python's builtins.
+struct CallRules {
+  bool python_builtins = false; ///< abs / max / min are Python's (the scanner, in other dialects' functions)
+  bool bare_set_modules = true; ///< `S.op(...)` with a lone free name S is a vendor intrinsic (kernels)
+  static CallRules kernel() { return {false, true}; }
+  static CallRules other_dialect() { return {true, false}; }
+};
+
+/// The intrinsic a call names, or nullopt (docs/intrinsics.md §2):
+///  * portable: `op(...)` (an imported intrinsic not rebound in the function; abs / max / min stay
+///    Python's under `python_builtins`) or `tile.op(...)` (any module path ending in `tile`);
+///  * vendor: `S.op(...)` with S a name the function does not bind and not a captured constant (under
+///    `bare_set_modules`), or `htp.intrinsics.S.op(...)` / `intrinsics.S.op(...)`: op `op` of set S.
+std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<std::string> &bound,
+                                            const nlohmann::json &constants, CallRules rules);
 
 /// The captured global constants (`htp.capture.constants`), an empty object when absent.
 nlohmann::json captured_constants(const htp::ModuleRef &m);

@@ -412,6 +412,7 @@ std::string KernelChecker::result_register(const std::string *hint, const Type &
 }
 
 ojson &KernelChecker::emit(ojson op, htp::NodeRef at) {
+  if (!vendor_calls_.empty() && vendor_calls_.back().first == at) op["set"] = vendor_calls_.back().second;
   op["span"] = span_json(at);
   blocks_.back()->push_back(std::move(op));
   return blocks_.back()->back();

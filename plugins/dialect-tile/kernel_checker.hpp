@@ -156,6 +156,8 @@ private:
 
   // ---- check_intrinsics.cpp: intrinsic contracts
   Value intrinsic(const Intrinsic &op, htp::NodeRef call, const std::string *hint);
+  /// How calls read in this function (kernels: `S.op(...)` is a vendor intrinsic).
+  CallRules call_rules() const;
   std::optional<std::vector<htp::NodeRef>> bind_args(const Intrinsic &op, htp::NodeRef call,
                                                      const std::vector<std::string> &names, size_t required);
   bool expect_tile(htp::NodeRef at, const Value &v, const Intrinsic &op, const std::string &role);
@@ -167,10 +169,10 @@ private:
               const std::string *hint);
   Value reduce(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
                const std::string *hint);
-  Value rowexpand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                  const std::string *hint);
-  Value rowexpand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
-                         const std::string *hint);
+  Value expand(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+               const std::string *hint);
+  Value expand_binary(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+                      const std::string *hint);
   Value matmul(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
                const std::string *hint);
   Value cast(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
@@ -180,6 +182,20 @@ private:
   Value store(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args);
   Value full(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
              const std::string *hint);
+  Value alloc(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args,
+              const std::string *hint);
+  /// A `(R, C)` tuple of positive compile-time integers, or an error naming `what`.
+  std::optional<std::vector<int64_t>> static_shape(htp::NodeRef at, const Value &v, const std::string &what);
+  /// The dtype argument `at` (absent: f32), or an error naming `what`.
+  std::optional<std::string> dtype_argument(htp::NodeRef at, const std::string &what);
+
+  // ---- check_vendor.cpp: intrinsics of vendor sets (`pto.exp(...)`, docs/intrinsics.md)
+  Value vendor_intrinsic(const IntrinsicCall &c, htp::NodeRef call, const std::string *hint);
+  /// The contract `c` is typed by: the portable op of the same name, or the class the set's plugin
+  /// publishes (module attribute tile.intrinsics.<set>); the set's restrictions (float_only) apply on top.
+  std::optional<Intrinsic> vendor_contract(const IntrinsicCall &c, htp::NodeRef call);
+  /// The published table of `set` (null when the set's plugin publishes none; reported when malformed).
+  const nlohmann::json *published_set(const std::string &set, htp::NodeRef at);
   Value tile_result(const std::string &op, htp::NodeRef call, const Type &type, std::vector<std::string> args,
                     const std::string *hint);
   std::optional<std::vector<int64_t>> view_tile_shape(htp::NodeRef at, const Value &view,
@@ -214,6 +230,10 @@ private:
   };
   std::vector<PendingReturn> pending_returns_; ///< Out checks at each return, made at the end
   std::optional<std::string> accumulate_into_; ///< `acc += matmul(a, b)`: the accumulator
+  /// The vendor calls being typed, innermost last: ops emitted at one of them record its set.
+  std::vector<std::pair<htp::NodeRef, std::string>> vendor_calls_;
+  std::map<std::string, nlohmann::json> published_; ///< tables read so far, by set (null: none)
+  std::set<std::string> vendor_op_names_;           ///< storage of vendor-only op names (Intrinsic::name)
   CheckResult result_;
   bool recording_ = true;
 };

@@ -1,4 +1,5 @@
-// The tile scanner: Uses.Dialect(name=tile) per kernel and Uses.Intrinsic(set=tile,op=X) per intrinsic call.
+// The tile scanner: Uses.Dialect(name=tile) per kernel and Uses.Intrinsic(set=S,op=X) per intrinsic call,
+// S = tile for the portable intrinsics and the vendor set for `pto.exp(...)`-style calls (docs/intrinsics.md).
 //
 // Kernels are scanned completely. Functions of other dialects (workloads, processes) may call tile
 // intrinsics too: there a call counts when it is spelled `tile.X(...)` or `X(...)` with X an imported
@@ -9,6 +10,8 @@
 
 #include "functions.hpp"
 
+#include <algorithm>
+
 namespace tile {
 
 namespace {
@@ -18,16 +21,21 @@ htp::NodeRef kernel_anchor(htp::NodeRef fn) {
   return fn.size("decorator_list") ? fn.item("decorator_list", 0) : fn;
 }
 
-/// Records the intrinsic calls of `fn`; returns the first one (empty when none).
-htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, bool tile_prefix_only) {
+/// Records the intrinsic calls of `fn`; returns the first one (empty when none). Annotations are types,
+/// not calls: `t: Tile[...] @ Layout(...)` is left to the layout dialect.
+htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, CallRules rules, const nlohmann::json &constants) {
   auto bound = bound_names(fn);
   htp::NodeRef first;
+  std::vector<htp::NodeRef> annotations;
   for (auto stmt : fn.items("body"))
     stmt.walk([&](htp::NodeRef n) {
-      auto op = intrinsic_callee(n, bound, tile_prefix_only);
-      if (!op) return;
-      ctx.add_obligation("Uses.Intrinsic(set=tile,op=" + *op + ")", n);
+      if (std::find(annotations.begin(), annotations.end(), n) != annotations.end()) return false;
+      if (n.is("AnnAssign")) annotations.push_back(n.child("annotation"));
+      auto call = intrinsic_call(n, bound, constants, rules);
+      if (!call) return true;
+      ctx.add_obligation("Uses.Intrinsic(set=" + call->set + ",op=" + call->op + ")", n);
       if (!first) first = n;
+      return true;
     });
   return first;
 }
@@ -35,11 +43,13 @@ htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, bool tile_prefix
 } // namespace
 
 void scan(htp::PassContext &ctx) {
+  const nlohmann::json constants = captured_constants(ctx.module());
   for (auto stmt : ctx.module().root().items("body")) {
     if (!stmt.is("FunctionDef")) continue;
     bool kernel = is_tile_kernel(stmt);
     if (kernel) ctx.add_obligation("Uses.Dialect(name=tile)", kernel_anchor(stmt));
-    htp::NodeRef first = scan_calls(ctx, stmt, !kernel);
+    htp::NodeRef first =
+        scan_calls(ctx, stmt, kernel ? CallRules::kernel() : CallRules::other_dialect(), constants);
     if (!kernel && first) ctx.add_obligation("Uses.Dialect(name=tile)", first);
   }
 }

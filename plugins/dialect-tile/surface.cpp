@@ -1,6 +1,7 @@
 #include "surface.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tile {
 
@@ -45,6 +46,48 @@ const std::vector<Intrinsic> &intrinsics() {
       {"full", OpClass::Full},
   };
   return table;
+}
+
+namespace {
+
+constexpr std::pair<OpClass, std::string_view> kClassNames[] = {
+    {OpClass::Elementwise, "elementwise"},
+    {OpClass::ScalarForm, "scalar_form"},
+    {OpClass::Unary, "unary"},
+    {OpClass::RowReduce, "row_reduce"},
+    {OpClass::ColReduce, "col_reduce"},
+    {OpClass::RowExpand, "row_expand"},
+    {OpClass::RowExpandBinary, "row_expand_binary"},
+    {OpClass::Matmul, "matmul"},
+    {OpClass::Cast, "cast"},
+    {OpClass::Load, "load"},
+    {OpClass::Store, "store"},
+    {OpClass::Full, "full"},
+    {OpClass::ColExpand, "col_expand"},
+    {OpClass::ColExpandBinary, "col_expand_binary"},
+    {OpClass::Copy, "copy"},
+    {OpClass::Alloc, "alloc"},
+};
+
+} // namespace
+
+std::string_view class_name(OpClass c) {
+  for (const auto &[cls, name] : kClassNames)
+    if (cls == c) return name;
+  return "?";
+}
+
+std::optional<OpClass> class_named(std::string_view name) {
+  for (const auto &[cls, n] : kClassNames)
+    if (n == name) return cls;
+  return std::nullopt;
+}
+
+std::vector<std::string> class_names() {
+  std::vector<std::string> out;
+  for (const auto &[cls, name] : kClassNames)
+    out.emplace_back(name);
+  return out;
 }
 
 const Intrinsic *find_intrinsic(std::string_view name) {

@@ -23,7 +23,19 @@ enum class OpClass {
   Load,            ///< tensor view -> tile
   Store,           ///< (tensor view, tile) -> nothing
   Full,            ///< shape, value -> tile
+  // Contract classes only vendor intrinsics use (docs/intrinsics.md): no portable op has them.
+  ColExpand,       ///< colexpand: [1, C] -> [R, C]
+  ColExpandBinary, ///< colexpand_<op>: ([R, C], [1, C]) -> [R, C]
+  Copy,            ///< tile -> a copy of the same type
+  Alloc,           ///< shape, dtype -> an uninitialised tile
 };
+
+/// The contract class's name in published intrinsic-set tables ("elementwise", "row_reduce", ...).
+std::string_view class_name(OpClass c);
+/// The class a published table names, or nullopt.
+std::optional<OpClass> class_named(std::string_view name);
+/// Every class name, in declaration order (for messages).
+std::vector<std::string> class_names();
 
 struct Intrinsic {
   std::string_view name;
@@ -34,7 +46,7 @@ struct Intrinsic {
 
 /// Every portable intrinsic, in documentation order.
 const std::vector<Intrinsic> &intrinsics();
-/// The intrinsic named `name`, or null.
+/// The portable intrinsic named `name`, or null.
 const Intrinsic *find_intrinsic(std::string_view name);
 /// The candidate closest to `name` (edit distance at most 2, and less than the name's length), for
 /// "did you mean".

@@ -151,7 +151,7 @@ BAD = [
     ("c = a + a", "tile.operator", "operator '+' does not apply to tiles", 9, 9),
     ("a += a", "tile.operator", "operator '+=' does not apply to tiles: write 'a = add(a, ...)'", 9, 5),
     ("c = (lambda: a)()", "tile.unsupported", "lambda is not supported in tile bodies", 9, 10),
-    ("c = math.exp(a)", "tile.call", "call of 'math.exp' is not supported in tile bodies: only tile intrinsics "
+    ("c = a.exp()", "tile.call", "call of 'a.exp' is not supported in tile bodies: only tile intrinsics "
      "can be called (spell them tile.exp(...) or import them: from htp.dialects.tile import exp)", 9, 9),
     ("for i in range(0, 4, 0):\n        pass", "tile.range", "range() step must not be zero", 9, 26),
     ("c = load(x[::2, :])", "tile.view", "strided views are not supported", 9, 18),
