@@ -105,18 +105,23 @@ const PTO2RuntimeOps kOps = {
 
 } // namespace
 
-/// An AICore worker thread with its own queue.
-struct Worker {
+/// A simulated AICore: the FIFO of tasks dispatched to it, the claim that lets exactly one thread at a time
+/// execute on its behalf, and its own OS thread. The claim separates the core a policy picks (what the
+/// trace records) from the thread that runs the task: a thread that completes a task may claim the idle
+/// core of the successor it released and run the successor itself, without a cross-thread wake-up.
+struct Core {
   Runtime *rt = nullptr;
   int index = 0;
-  CoreType core = CoreType::AIV;
+  CoreType type = CoreType::AIV;
   std::string name;
   std::mutex mu;
-  std::deque<Task *> queue;
+  std::deque<Task *> queue; // under mu
+  bool claimed = false;     // under mu: a thread is executing a task of this core
+  std::atomic<size_t> queued{0}; // queue.size(), readable without mu
   std::atomic<uint32_t> signal{0};
   std::atomic<bool> stop{false};
-  std::atomic<bool> idle{false}; // found no work and is polling or asleep
-  std::atomic<uint64_t> tasks{0}, steals{0};
+  std::atomic<bool> idle{false}; // its thread found no work and is polling or asleep
+  std::atomic<uint64_t> tasks{0}, steals{0}, borrowed{0};
   GlobalContext gctx{};
   std::thread thread;
 
@@ -127,6 +132,7 @@ struct Worker {
       std::lock_guard<std::mutex> lk(mu);
       queue.push_back(t);
       waiting = queue.size();
+      queued.store(waiting, std::memory_order_relaxed);
     }
     wake();
     return waiting;
@@ -135,42 +141,67 @@ struct Worker {
     signal.fetch_add(1, std::memory_order_release);
     signal.notify_one();
   }
-  Task *pop() {
+  /// The front task, with the claim; nothing while another thread holds the claim.
+  Task *take() {
     std::lock_guard<std::mutex> lk(mu);
-    if (queue.empty()) return nullptr;
+    if (claimed || queue.empty()) return nullptr;
     Task *t = queue.front();
     queue.pop_front();
+    queued.store(queue.size(), std::memory_order_relaxed);
+    claimed = true;
     return t;
+  }
+  /// Claims the core if no thread runs a task of it and no task waits for it (so running a new task now
+  /// keeps the core's FIFO order).
+  bool claim_if_idle() {
+    std::lock_guard<std::mutex> lk(mu);
+    if (claimed || !queue.empty()) return false;
+    claimed = true;
+    return true;
+  }
+  /// Drops the claim; wakes the core's thread when tasks queued up meanwhile.
+  void unclaim() {
+    bool pending;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      claimed = false;
+      pending = !queue.empty();
+    }
+    if (pending) wake();
   }
   Task *steal_back() {
     std::lock_guard<std::mutex> lk(mu);
     if (queue.empty()) return nullptr;
     Task *t = queue.back();
     queue.pop_back();
+    queued.store(queue.size(), std::memory_order_relaxed);
     return t;
   }
-  Task *steal() {
-    const auto &ws = rt->workers_;
-    for (size_t i = 1; i < ws.size(); ++i) {
-      Worker &peer = *ws[(index + i) % ws.size()];
-      if (peer.core != core) continue;
+  /// Work stealing: claims this core and takes the newest task of a peer of the same type.
+  Runtime::Claim steal() {
+    if (!claim_if_idle()) return {};
+    const auto &cs = rt->cores_;
+    for (size_t i = 1; i < cs.size(); ++i) {
+      Core &peer = *cs[(index + i) % cs.size()];
+      if (peer.type != type) continue;
       if (Task *t = peer.steal_back()) {
         steals.fetch_add(1, std::memory_order_relaxed);
-        return t;
+        return {t, this};
       }
     }
-    return nullptr;
+    unclaim();
+    return {};
   }
-  Task *next() {
-    if (Task *t = pop()) return t;
+  Runtime::Claim next() {
+    if (Task *t = take()) return {t, this};
     if (rt->options_.dispatch == DispatchPolicy::WorkSteal) return steal();
-    return nullptr;
+    return {};
   }
   void loop() {
     while (true) {
       const uint32_t seen = signal.load(std::memory_order_acquire);
-      if (Task *t = next()) {
-        run(t);
+      if (Runtime::Claim c = next(); c.task) {
+        rt->run_claimed(c, *this);
         continue;
       }
       if (stop.load(std::memory_order_acquire)) return;
@@ -179,7 +210,6 @@ struct Worker {
       idle.store(false, std::memory_order_relaxed);
     }
   }
-  void run(Task *t);
 
   /// Polls for new work for a short while (a hand-off to a polling core costs far less than a futex wake).
   bool spin_until_signal(uint32_t seen) const {
@@ -209,15 +239,15 @@ Runtime::Runtime(const RuntimeOptions &options)
   scopes_.emplace_back(); // the outermost scope: the run
   const int total = options_.aiv_cores + options_.aic_cores;
   for (int i = 0; i < total; ++i) {
-    auto w = std::make_unique<Worker>();
-    w->rt = this;
-    w->index = i;
-    w->core = i < options_.aiv_cores ? CoreType::AIV : CoreType::AIC;
-    w->name = worker_name(i);
-    workers_.push_back(std::move(w));
+    auto c = std::make_unique<Core>();
+    c->rt = this;
+    c->index = i;
+    c->type = i < options_.aiv_cores ? CoreType::AIV : CoreType::AIC;
+    c->name = worker_name(i);
+    cores_.push_back(std::move(c));
   }
-  for (auto &w : workers_)
-    w->thread = std::thread([p = w.get()] { p->loop(); });
+  for (auto &c : cores_)
+    c->thread = std::thread([p = c.get()] { p->loop(); });
   for (int i = 0; i < options_.schedulers; ++i)
     schedulers_.emplace_back([this, i] { scheduler_loop(i); });
 }
@@ -232,12 +262,12 @@ Runtime::~Runtime() {
   ready_cv_.notify_all();
   for (auto &s : schedulers_)
     s.join();
-  for (auto &w : workers_) {
-    w->stop.store(true, std::memory_order_release);
-    w->wake();
+  for (auto &c : cores_) {
+    c->stop.store(true, std::memory_order_release);
+    c->wake();
   }
-  for (auto &w : workers_)
-    w->thread.join();
+  for (auto &c : cores_)
+    c->thread.join();
 }
 
 std::string Runtime::worker_name(int index) const {
@@ -297,13 +327,31 @@ void Runtime::scope_end() {
   scopes_.pop_back();
 }
 
-void Runtime::wait_window() {
+/// Sleeps until `target` tasks completed. The waiter publishes its target in wake_at_ so that only the
+/// completion reaching it notifies (a notify per completion would wake the waiter once per task).
+void Runtime::wait_completed(uint64_t target) {
   while (true) {
-    const uint64_t done = completed_.load(std::memory_order_acquire);
-    if (submitted_.load(std::memory_order_relaxed) - done < static_cast<uint64_t>(options_.task_window))
-      return;
-    completed_.wait(done, std::memory_order_acquire);
+    uint64_t at = wake_at_.load();
+    while (target < at && !wake_at_.compare_exchange_weak(at, target)) {
+    }
+    const uint64_t done = completed_.load(); // seq_cst: pairs with count_completion's load of wake_at_
+    if (done >= target) return;
+    completed_.wait(done);
   }
+}
+
+void Runtime::count_completion() {
+  const uint64_t done = completed_.fetch_add(1) + 1;
+  uint64_t at = wake_at_.load();
+  if (done < at) return;
+  wake_at_.compare_exchange_strong(at, UINT64_MAX); // waiters not satisfied yet publish their target again
+  completed_.notify_all();
+}
+
+void Runtime::wait_window() {
+  const uint64_t in_flight_max = static_cast<uint64_t>(options_.task_window);
+  const uint64_t submitted = submitted_.load();
+  if (submitted >= in_flight_max) wait_completed(submitted - in_flight_max + 1);
 }
 
 Task *Runtime::new_task(const MixedKernels &kernels, const CoreTaskArgs &args, TaskOutputTensors &outs) {
@@ -440,7 +488,7 @@ TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArg
     task = new_task(kernels, args, outs);
     if (!is_dummy) task->fn = kernels_[fid].fn;
     wire_dependencies(task, args);
-    submitted_.fetch_add(1, std::memory_order_relaxed);
+    submitted_.fetch_add(1);
   }
   release(task);
   return outs;
@@ -501,7 +549,7 @@ void Runtime::scheduler_loop(int) {
   }
 }
 
-int Runtime::choose_worker(Task *task) {
+int Runtime::choose_core(Task *task) {
   const bool aic = task->core == CoreType::AIC;
   const int base = aic ? options_.aiv_cores : 0;
   const int n = aic ? options_.aic_cores : options_.aiv_cores;
@@ -518,30 +566,31 @@ int Runtime::choose_worker(Task *task) {
 }
 
 void Runtime::dispatch(Task *task) {
-  if (task->core == CoreType::None) {
-    const double now =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_).count();
-    task->rec.start_us = task->rec.end_us = now;
-    complete(task, -1);
+  if (task->core == CoreType::None) { // a dummy task completes where it is dispatched
+    task->rec.start_us = task->rec.end_us = now_us();
+    complete(task, -1, nullptr);
     return;
   }
-  const int w = choose_worker(task);
-  task->rec.assigned = w;
-  const size_t waiting = workers_[w]->push(task);
+  const int core = choose_core(task);
+  task->rec.assigned = core;
+  place(task, core);
+}
+
+void Runtime::place(Task *task, int core) {
+  const size_t waiting = cores_[core]->push(task);
   if (options_.dispatch == DispatchPolicy::WorkSteal && waiting > 1) // a backlog: let an idle peer steal
-    for (size_t i = 1; i < workers_.size(); ++i) {
-      Worker &peer = *workers_[(w + i) % workers_.size()];
-      if (peer.core == task->core && peer.idle.load(std::memory_order_relaxed)) {
+    for (size_t i = 1; i < cores_.size(); ++i) {
+      Core &peer = *cores_[(core + i) % cores_.size()];
+      if (peer.type == task->core && peer.idle.load(std::memory_order_relaxed)) {
         peer.wake();
         break;
       }
     }
 }
 
-void Worker::run(Task *t) {
-  using clock = std::chrono::steady_clock;
-  t->rec.start_us = std::chrono::duration<double, std::micro>(clock::now() - rt->epoch_).count();
-  if (!rt->failed() && t->fn) {
+void Runtime::execute(Task *t, Core &core, Core &thread) {
+  t->rec.start_us = now_us();
+  if (!failed() && t->fn) {
     int64_t args[HTP_PTOSIM_KERNEL_ARG_SLOTS] = {};
     const size_t nt = t->tensors.size();
     for (size_t i = 0; i < nt; ++i)
@@ -550,41 +599,68 @@ void Worker::run(Task *t) {
       args[nt + i] = static_cast<int64_t>(t->scalars[i]);
     LocalContext local{0, 1};
     args[SPMD_LOCAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&local);
-    args[SPMD_GLOBAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&gctx);
+    args[SPMD_GLOBAL_CONTEXT_INDEX] = reinterpret_cast<int64_t>(&core.gctx);
     try {
       t->fn(args);
     } catch (const std::exception &e) {
-      rt->fail("task " + std::to_string(t->id) + " (kernel " + rt->kernels_[t->func_id].name + " on " + name +
-               "): " + e.what());
+      fail("task " + std::to_string(t->id) + " (kernel " + kernels_[t->func_id].name + " on " + core.name +
+           "): " + e.what());
     } catch (...) {
-      rt->fail("task " + std::to_string(t->id) + " (kernel " + rt->kernels_[t->func_id].name + " on " + name +
-               "): unknown exception");
+      fail("task " + std::to_string(t->id) + " (kernel " + kernels_[t->func_id].name + " on " + core.name +
+           "): unknown exception");
     }
   }
-  t->rec.end_us = std::chrono::duration<double, std::micro>(clock::now() - rt->epoch_).count();
-  t->rec.worker = index;
-  tasks.fetch_add(1, std::memory_order_relaxed);
-  rt->complete(t, index);
+  t->rec.end_us = now_us();
+  t->rec.worker = core.index;
+  t->rec.thread = thread.index;
+  core.tasks.fetch_add(1, std::memory_order_relaxed);
+  if (&core != &thread) core.borrowed.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Runtime::complete(Task *task, int worker) {
+/// Runs a claimed task on `thread` (a core's own thread), then, as long as each completion hands back a
+/// successor whose core it claimed, that successor.
+void Runtime::run_claimed(Claim claim, Core &thread) {
+  while (claim.task) {
+    execute(claim.task, *claim.core, thread);
+    claim.core->unclaim();
+    claim = complete(claim.task, claim.core->index, &thread);
+  }
+}
+
+Runtime::Claim Runtime::complete(Task *task, int core, Core *thread) {
   std::vector<Task *> ready;
   {
     std::lock_guard<std::mutex> lk(graph_mu_);
     task->done = true;
-    for (Task *s : task->fanout) {
-      s->preferred = worker;
-      if (--s->fanin == 0) ready.push_back(s);
+    ready.swap(task->fanout); // reuses the fanout's storage for the successors made ready
+    size_t n = 0;
+    for (Task *s : ready) {
+      s->preferred = core;
+      if (--s->fanin == 0) ready[n++] = s;
     }
-    task->fanout.clear();
-    task->fanout.shrink_to_fit();
+    ready.resize(n);
   }
   // Successors made ready by a completion are dispatched right here, as an AICPU scheduler that polls
-  // completions would, instead of paying a second thread hand-off through the ready queue.
-  for (Task *s : ready)
-    dispatch(s);
-  completed_.fetch_add(1, std::memory_order_acq_rel);
-  completed_.notify_all();
+  // completions would, instead of paying a second thread hand-off through the ready queue. The last one
+  // runs on this thread when its core is idle and this thread's own core has no queued work.
+  Claim next;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    Task *s = ready[i];
+    const bool last = i + 1 == ready.size();
+    if (!last || !thread || s->core == CoreType::None ||
+        thread->queued.load(std::memory_order_relaxed) != 0) {
+      dispatch(s);
+      continue;
+    }
+    const int k = choose_core(s);
+    s->rec.assigned = k;
+    if (cores_[k]->claim_if_idle())
+      next = {s, cores_[k].get()};
+    else
+      place(s, k);
+  }
+  count_completion();
+  return next;
 }
 
 double Runtime::now_us() const {
@@ -600,11 +676,7 @@ void Runtime::orchestration_end() {
 }
 
 void Runtime::wait_all() {
-  while (true) {
-    const uint64_t done = completed_.load(std::memory_order_acquire);
-    if (done >= submitted_.load(std::memory_order_acquire)) return;
-    completed_.wait(done, std::memory_order_acquire);
-  }
+  wait_completed(submitted_.load());
 }
 
 void Runtime::wait_range(const ChipTensor &t, bool for_write) {
@@ -652,8 +724,8 @@ std::vector<TaskRecord> Runtime::records() const {
 
 std::vector<WorkerStats> Runtime::worker_stats() const {
   std::vector<WorkerStats> out;
-  for (const auto &w : workers_)
-    out.push_back(WorkerStats{w->name, w->tasks.load(), w->steals.load()});
+  for (const auto &c : cores_)
+    out.push_back(WorkerStats{c->name, c->tasks.load(), c->steals.load(), c->borrowed.load()});
   return out;
 }
 

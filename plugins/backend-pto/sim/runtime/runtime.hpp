@@ -1,8 +1,10 @@
 // htp_ptosim: the simulated pto-runtime. An orchestrator (the thread that calls run_orchestration) submits
 // tasks through the pto-runtime orchestration API; dependencies come from the tensor argument directions
 // (tensormap semantics: RAW, WAW and WAR on overlapping byte ranges), explicit dependencies and streams;
-// AICPU scheduler threads dispatch ready tasks to AIV / AIC worker threads under a dispatch policy; a task
-// window bounds the tasks in flight. Every task's worker and times are recorded for the Chrome trace.
+// AICPU scheduler threads dispatch ready tasks to simulated AIV / AIC cores under a dispatch policy; a task
+// window bounds the tasks in flight. Each core has a queue and its own thread, and one thread at a time may
+// execute on its behalf (docs/backends/pto-sim.md §4). Every task's core and times are recorded for the
+// Chrome trace.
 #pragma once
 
 #define HTP_PTOSIM_RUNTIME_IMPL 1
@@ -34,9 +36,10 @@ struct TaskRecord {
   uint64_t id = 0;
   int32_t func_id = -1;
   CoreType core = CoreType::None;
-  int worker = -1;   ///< global worker index (AIV workers first, then AIC), -1 for dummy tasks
+  int worker = -1;   ///< core that ran it: global index (AIV cores first, then AIC), -1 for dummy tasks
   int64_t key = -1;  ///< dispatch key (hint, else the task index)
-  int assigned = -1; ///< worker the policy chose; differs from `worker` when stolen
+  int assigned = -1; ///< core the policy chose; differs from `worker` when stolen
+  int thread = -1;   ///< core whose OS thread executed it; differs from `worker` when run on its behalf
   double start_us = 0, end_us = 0;
 };
 
@@ -44,10 +47,11 @@ struct WorkerStats {
   std::string name; ///< "AIV0", "AIC1", ...
   uint64_t tasks = 0;
   uint64_t steals = 0;
+  uint64_t borrowed = 0; ///< tasks of this core that another core's thread executed on its behalf
 };
 
 struct Task;
-struct Worker;
+struct Core;
 class Runtime;
 
 /// What the orchestration's PTO2Runtime* points at: the ops table, then the runtime.
@@ -102,7 +106,7 @@ public:
   void write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value);
 
 private:
-  friend struct Worker;
+  friend struct Core;
   struct Access {
     uint64_t lo, hi;
     Task *task;
@@ -117,12 +121,22 @@ private:
   void depend(Task *task, Task *producer);
   void track(Task *task, const ChipTensor &t, bool reads, bool writes);
   void prune(std::vector<Access> &accesses);
+  /// A task and the core whose claim the calling thread holds to run it.
+  struct Claim {
+    Task *task = nullptr;
+    Core *core = nullptr;
+  };
   void release(Task *task); // drops the submission guard
   void make_ready(Task *task);
   void scheduler_loop(int index);
   void dispatch(Task *task);
-  int choose_worker(Task *task);
-  void complete(Task *task, int worker);
+  void place(Task *task, int core);
+  int choose_core(Task *task);
+  void execute(Task *task, Core &core, Core &thread);
+  void run_claimed(Claim claim, Core &thread);
+  Claim complete(Task *task, int core, Core *thread);
+  void count_completion();
+  void wait_completed(uint64_t target);
   void wait_window();
   void wait_range(const ChipTensor &t, bool for_write);
   unsigned char *allocate(uint64_t bytes);
@@ -151,12 +165,13 @@ private:
   std::deque<Task *> ready_;
   bool stopping_ = false;
 
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Core>> cores_;
   std::vector<std::thread> schedulers_;
   std::atomic<uint64_t> rr_[2] = {0, 0};
 
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
+  std::atomic<uint64_t> wake_at_{UINT64_MAX}; // smallest completed_ a waiter sleeps for
   std::atomic<bool> fatal_{false};
   mutable std::mutex error_mu_;
   std::string error_;

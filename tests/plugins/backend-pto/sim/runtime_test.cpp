@@ -1,12 +1,16 @@
-// The simulated runtime: dependencies from argument directions, dispatch policies, task windows, streams,
-// errors and the trace (docs/backends/pto-sim.md §2, §4).
+// The simulated runtime: dependencies from argument directions, dispatch policies (which core ran which
+// task, also when a completing thread runs a successor on behalf of its core), task windows, streams, errors
+// and the trace (docs/backends/pto-sim.md §2, §4).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <map>
 #include <set>
 
+#include "intrinsic.h"
 #include "runtime.hpp"
 #include "test_kernels.hpp"
 
@@ -15,7 +19,66 @@ using namespace ptosim_test;
 
 namespace {
 
-enum Kernel : int32_t { kLog = 0, kCopy = 1, kSet = 2, kSleep = 3, kNoop = 4, kThrow = 5, kSleepAic = 6 };
+enum Kernel : int32_t {
+  kLog = 0,
+  kCopy = 1,
+  kSet = 2,
+  kSleep = 3,
+  kNoop = 4,
+  kThrow = 5,
+  kSleepAic = 6,
+  kNoopAic = 7,
+  kGate = 8,
+  kExclusive = 9,
+  kExclusiveAic = 10,
+};
+
+/// Gates the test opens to let a kGate task finish: which task holds a core, and when, is then decided by
+/// the test rather than by timing.
+struct Gates {
+  std::atomic<bool> open[4];
+  std::atomic<bool> started[4];
+  void reset() {
+    for (int i = 0; i < 4; ++i) {
+      open[i] = false;
+      started[i] = false;
+    }
+  }
+};
+Gates g_gates;
+
+/// args: scalar 0 = gate index (no tensors). Marks the gate's task started, then waits for the gate.
+void k_gate(int64_t *args) {
+  const int64_t g = args[0];
+  g_gates.started[g] = true;
+  while (!g_gates.open[g])
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
+bool wait_started(int gate) {
+  for (int i = 0; i < 100000 && !g_gates.started[gate]; ++i)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  return g_gates.started[gate];
+}
+
+/// Detects two tasks running on one simulated core at once, by the core's GlobalContext (one per core,
+/// whichever thread executes on its behalf). args: scalar 0 = sleep µs (no tensors).
+struct CoreOccupancy {
+  std::mutex mu;
+  std::set<int64_t> busy;
+  std::atomic<int> clashes{0};
+};
+CoreOccupancy g_occupancy;
+void k_exclusive(int64_t *args) {
+  const int64_t core = args[SPMD_GLOBAL_CONTEXT_INDEX];
+  {
+    std::lock_guard<std::mutex> lk(g_occupancy.mu);
+    if (!g_occupancy.busy.insert(core).second) ++g_occupancy.clashes;
+  }
+  if (args[0] > 0) std::this_thread::sleep_for(std::chrono::microseconds(args[0]));
+  std::lock_guard<std::mutex> lk(g_occupancy.mu);
+  g_occupancy.busy.erase(core);
+}
 
 std::unique_ptr<Runtime> make_runtime(RuntimeOptions o = {}) {
   auto rt = std::make_unique<Runtime>(o);
@@ -26,6 +89,10 @@ std::unique_ptr<Runtime> make_runtime(RuntimeOptions o = {}) {
   rt->set_kernel(kNoop, CoreType::AIV, k_noop, "noop");
   rt->set_kernel(kThrow, CoreType::AIV, k_throw, "boom");
   rt->set_kernel(kSleepAic, CoreType::AIC, k_sleep, "sleep_aic");
+  rt->set_kernel(kNoopAic, CoreType::AIC, k_noop, "noop_aic");
+  rt->set_kernel(kGate, CoreType::AIV, k_gate, "gate");
+  rt->set_kernel(kExclusive, CoreType::AIV, k_exclusive, "exclusive");
+  rt->set_kernel(kExclusiveAic, CoreType::AIC, k_exclusive, "exclusive_aic");
   return rt;
 }
 
@@ -33,6 +100,29 @@ TaskOutputTensors aiv(Runtime &rt, int32_t func, CoreTaskArgs &a) {
   MixedKernels k;
   k.aiv0_kernel_id = func;
   return rt.submit(k, a);
+}
+
+TaskOutputTensors aic(Runtime &rt, int32_t func, CoreTaskArgs &a) {
+  MixedKernels k;
+  k.aic_kernel_id = func;
+  return rt.submit(k, a);
+}
+
+/// Submits a kGate task holding gate `gate`, with dispatch key `key` and an optional dependency.
+PTO2TaskId gate_task(Runtime &rt, int gate, int64_t key, PTO2TaskId after = PTO2TaskId::invalid()) {
+  CoreTaskArgs a;
+  a.add_scalar(int64_t(gate));
+  if (after.is_valid()) a.set_dependencies(&after, 1);
+  htp_ptosim_hint(a, key);
+  return aiv(rt, kGate, a).task_id();
+}
+
+/// An AIV kNoop task with key `key` after `after` (if valid).
+PTO2TaskId noop_task(Runtime &rt, int64_t key, PTO2TaskId after = PTO2TaskId::invalid()) {
+  CoreTaskArgs a;
+  if (after.is_valid()) a.set_dependencies(&after, 1);
+  htp_ptosim_hint(a, key);
+  return aiv(rt, kNoop, a).task_id();
 }
 
 ChipTensor scalar_tensor(float *p) {
@@ -350,6 +440,227 @@ TEST(PtoSimRuntime, TraceHasOneEventPerTaskOnItsWorker) {
   }
   EXPECT_EQ(tasks, 5);
   EXPECT_EQ(names, 4); // orchestrator + 3 workers
+}
+
+// --- Which core runs which task, whichever thread executes it (docs/backends/pto-sim.md §4) ---------------
+
+/// The documented dispatch table, as a reference: the core each task gets, in dispatch order.
+struct PolicyModel {
+  DispatchPolicy policy;
+  int aiv_cores, aic_cores;
+  uint64_t rr[2] = {0, 0};
+  int producer_core = -1; // work_steal: the core that ran the task's producer (set by the caller)
+
+  int pick(CoreType type, int64_t key) {
+    const bool is_aic = type == CoreType::AIC;
+    const int base = is_aic ? aiv_cores : 0, n = is_aic ? aic_cores : aiv_cores;
+    const auto k = static_cast<uint64_t>(key);
+    int core = base + static_cast<int>(rr[is_aic] % n);
+    switch (policy) {
+    case DispatchPolicy::Affinity: core = base + static_cast<int>(k % n); break;
+    case DispatchPolicy::Hash: core = base + static_cast<int>(dispatch_hash(k) % n); break;
+    case DispatchPolicy::WorkSteal:
+      if (producer_core >= base && producer_core < base + n) {
+        core = producer_core;
+        break;
+      }
+      ++rr[is_aic];
+      break;
+    case DispatchPolicy::RoundRobin: ++rr[is_aic]; break;
+    }
+    return core;
+  }
+};
+
+class PtoSimPolicy : public ::testing::TestWithParam<DispatchPolicy> {};
+
+std::string policy_param_name(const ::testing::TestParamInfo<DispatchPolicy> &info) {
+  return std::string(policy_name(info.param));
+}
+
+// A chain (each task after the previous one) of AIV and AIC tasks whose head waits at a gate until the whole
+// chain is submitted, so every later task is released by its producer's completion: the completing thread
+// runs it on behalf of the core the policy picks, and the cores must still be exactly the policy's.
+TEST_P(PtoSimPolicy, ChainRunsOnThePolicysCoresOnTheCompletingThread) {
+  g_gates.reset();
+  const DispatchPolicy policy = GetParam();
+  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .aic_cores = 2, .dispatch = policy});
+  constexpr int kChain = 48;
+  PTO2TaskId prev = gate_task(*rt, 0, 0);
+  for (int i = 1; i < kChain; ++i) {
+    CoreTaskArgs a;
+    a.set_dependencies(&prev, 1);
+    prev = (i % 3 == 2 ? aic(*rt, kNoopAic, a) : aiv(*rt, kNoop, a)).task_id();
+  }
+  g_gates.open[0] = true;
+  rt->wait_all();
+  ASSERT_FALSE(rt->failed()) << rt->error();
+  const auto rec = rt->records();
+  ASSERT_EQ(rec.size(), static_cast<size_t>(kChain));
+  PolicyModel model{policy, 4, 2};
+  int on_behalf = 0;
+  for (const TaskRecord &r : rec) {
+    EXPECT_EQ(r.assigned, model.pick(r.core, r.key)) << "task " << r.id;
+    if (r.id > 0 || policy != DispatchPolicy::WorkSteal) // an idle core may steal the queued head
+      EXPECT_EQ(r.worker, r.assigned) << "task " << r.id;
+    model.producer_core = r.worker;
+    EXPECT_EQ(r.thread, rec[0].thread) << "task " << r.id << " was handed to another thread";
+    on_behalf += r.thread != r.worker;
+  }
+  uint64_t borrowed = 0;
+  for (const WorkerStats &w : rt->worker_stats())
+    borrowed += w.borrowed;
+  EXPECT_EQ(borrowed, static_cast<uint64_t>(on_behalf));
+  if (policy == DispatchPolicy::WorkSteal)
+    EXPECT_GT(on_behalf, 0) << "AIC tasks run on AIC cores, on the AIV thread of the chain";
+  else
+    EXPECT_GT(on_behalf, kChain / 2) << "the chain moves from core to core";
+  // The trace shows each task on its core and names the thread that executed it on the core's behalf.
+  const auto trace = nlohmann::json::parse(rt->trace_json());
+  for (const auto &e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || !e["args"].contains("task")) continue;
+    const TaskRecord &r = rec.at(e["args"]["task"].get<size_t>());
+    EXPECT_EQ(e["tid"].get<int>(), r.worker + 1);
+    if (r.thread != r.worker)
+      EXPECT_EQ(e["args"].value("thread", ""), rt->worker_name(r.thread));
+    else
+      EXPECT_FALSE(e["args"].contains("thread"));
+  }
+}
+
+// Streams keyed to one core stay on it under affinity and hash, however their tasks are released.
+TEST(PtoSimRuntime, KeyedStreamsStayOnTheirCoresUnderAffinityAndHash) {
+  for (DispatchPolicy policy : {DispatchPolicy::Affinity, DispatchPolicy::Hash}) {
+    SCOPED_TRACE(policy_name(policy));
+    auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = policy});
+    for (int i = 0; i < 40; ++i) {
+      CoreTaskArgs a;
+      a.add_scalar(int64_t(i % 5 == 0 ? 300 : 0));
+      htp_ptosim_hint(a, /*key=*/100 + i % 2, /*stream=*/i % 2);
+      aiv(*rt, kSleep, a);
+    }
+    rt->wait_all();
+    const auto rec = rt->records();
+    for (const TaskRecord &r : rec) {
+      const auto key = static_cast<uint64_t>(100 + r.id % 2);
+      EXPECT_EQ(r.worker, static_cast<int>(policy == DispatchPolicy::Hash ? dispatch_hash(key) % 4 : key % 4))
+          << "task " << r.id;
+      if (r.id >= 2) EXPECT_TRUE(ordered(rec[r.id - 2], r)) << "stream order, task " << r.id;
+    }
+  }
+}
+
+// Streams, independent tasks and keys that collide: however tasks are released and whichever thread runs
+// them, a core never runs two tasks at once, and the placement is the policy's.
+TEST_P(PtoSimPolicy, ACoreRunsOneTaskAtATime) {
+  const DispatchPolicy policy = GetParam();
+  g_occupancy.clashes = 0;
+  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .aic_cores = 2, .dispatch = policy});
+  constexpr int kTasks = 240;
+  for (int i = 0; i < kTasks; ++i) {
+    CoreTaskArgs a;
+    a.add_scalar(int64_t((i * 37) % 7 == 0 ? 200 : (i * 13) % 40));
+    htp_ptosim_hint(a, /*key=*/(i * 7) % 13, /*stream=*/i % 3 == 0 ? -1 : i % 4);
+    if (i % 5 == 4)
+      aic(*rt, kExclusiveAic, a);
+    else
+      aiv(*rt, kExclusive, a);
+  }
+  rt->wait_all();
+  ASSERT_FALSE(rt->failed()) << rt->error();
+  EXPECT_EQ(g_occupancy.clashes.load(), 0) << "two tasks ran on one core at the same time";
+  auto rec = rt->records();
+  std::map<int, int> assigned;
+  int stolen = 0;
+  for (const TaskRecord &r : rec) {
+    const bool is_aic = r.core == CoreType::AIC;
+    const int base = is_aic ? 4 : 0, n = is_aic ? 2 : 4;
+    ASSERT_GE(r.worker, base);
+    ASSERT_LT(r.worker, base + n);
+    const auto key = static_cast<uint64_t>(r.key);
+    if (policy == DispatchPolicy::Affinity) EXPECT_EQ(r.worker, base + static_cast<int>(key % n));
+    if (policy == DispatchPolicy::Hash) EXPECT_EQ(r.worker, base + static_cast<int>(dispatch_hash(key) % n));
+    if (policy != DispatchPolicy::WorkSteal) EXPECT_EQ(r.worker, r.assigned) << "task " << r.id;
+    ++assigned[r.assigned];
+    stolen += r.worker != r.assigned;
+  }
+  if (policy == DispatchPolicy::RoundRobin) // the rotation gives every core of a pool its share
+    for (const auto &[core, count] : assigned)
+      EXPECT_NEAR(count, core < 4 ? kTasks * 4 / 5 / 4 : kTasks / 5 / 2, 1) << rt->worker_name(core);
+  uint64_t steals = 0;
+  for (const WorkerStats &w : rt->worker_stats())
+    steals += w.steals;
+  EXPECT_EQ(steals, static_cast<uint64_t>(stolen));
+  std::sort(rec.begin(), rec.end(), [](const TaskRecord &a, const TaskRecord &b) {
+    return a.worker != b.worker ? a.worker < b.worker : a.start_us < b.start_us;
+  });
+  for (size_t i = 1; i < rec.size(); ++i)
+    if (rec[i].worker == rec[i - 1].worker)
+      EXPECT_LE(rec[i - 1].end_us, rec[i].start_us) << "tasks " << rec[i - 1].id << " and " << rec[i].id;
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, PtoSimPolicy,
+                         ::testing::Values(DispatchPolicy::RoundRobin, DispatchPolicy::Affinity,
+                                           DispatchPolicy::Hash, DispatchPolicy::WorkSteal),
+                         policy_param_name);
+
+// Thread 0 runs a released successor on behalf of idle core 1; a task the scheduler queues on core 1 in the
+// meantime waits for it, then runs on core 1's own thread.
+TEST(PtoSimRuntime, ABorrowedCoreRunsNothingElseUntilItsTaskEnds) {
+  g_gates.reset();
+  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
+  gate_task(*rt, 1, /*key=*/1, head);
+  g_gates.open[0] = true;
+  ASSERT_TRUE(wait_started(1));
+  noop_task(*rt, /*key=*/1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(rt->worker_stats()[1].tasks, 0u) << "core 1 ran a task while its claim was held";
+  g_gates.open[1] = true;
+  rt->wait_all();
+  const auto rec = rt->records();
+  EXPECT_EQ(rec[1].worker, 1);
+  EXPECT_EQ(rec[1].thread, 0) << "the completing thread ran the successor";
+  EXPECT_EQ(rec[2].worker, 1);
+  EXPECT_EQ(rec[2].thread, 1);
+  EXPECT_TRUE(ordered(rec[1], rec[2]));
+}
+
+// A successor released for a core whose own thread is running a task is queued there, not run beside it.
+TEST(PtoSimRuntime, ASuccessorForABusyCoreWaitsInItsQueue) {
+  g_gates.reset();
+  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
+  gate_task(*rt, 1, /*key=*/1);
+  noop_task(*rt, /*key=*/1, head);
+  ASSERT_TRUE(wait_started(1));
+  g_gates.open[0] = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(rt->worker_stats()[1].tasks, 0u) << "the successor ran beside core 1's task";
+  g_gates.open[1] = true;
+  rt->wait_all();
+  const auto rec = rt->records();
+  EXPECT_EQ(rec[2].worker, 1);
+  EXPECT_EQ(rec[2].thread, 1);
+  EXPECT_TRUE(ordered(rec[1], rec[2]));
+}
+
+// A thread whose own core has queued work serves it rather than running a successor for another core.
+TEST(PtoSimRuntime, AThreadServesItsOwnQueueBeforeAnotherCore) {
+  g_gates.reset();
+  auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
+  noop_task(*rt, /*key=*/1, head);
+  ASSERT_TRUE(wait_started(0));
+  noop_task(*rt, /*key=*/0); // queued behind the head on core 0
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  g_gates.open[0] = true;
+  rt->wait_all();
+  const auto rec = rt->records();
+  EXPECT_EQ(rec[1].worker, 1);
+  EXPECT_EQ(rec[1].thread, 1) << "handed to core 1's thread";
+  EXPECT_EQ(rec[2].worker, 0);
+  EXPECT_EQ(rec[2].thread, 0);
 }
 
 } // namespace
