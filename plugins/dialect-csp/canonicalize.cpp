@@ -311,8 +311,11 @@ void canonicalize(htp::PassContext &ctx) {
     if (stmt.is("FunctionDef")) top_names.insert(stmt.text("name").value_or(""));
     if (is_csp_function(stmt, "program"))
       programs.push_back(parse_program(ctx, stmt, constants, errors));
-    else if (is_pipe_workload(stmt))
+    else if (is_pipe_workload(stmt)) {
+      int before = errors;
       programs.push_back(parse_pipe(ctx, stmt, constants, errors));
+      if (errors != before) programs.back().stages.clear(); // unread: no stage to lift
+    }
     else if (is_csp_function(stmt, "process")) {
       ctx.error(stmt, "csp.process",
                 "@process function '" + stmt.text("name").value_or("") +
@@ -322,10 +325,9 @@ void canonicalize(htp::PassContext &ctx) {
   }
   std::vector<ProgramDecl> decls;
   for (auto &prog : programs) {
-    if (prog.decl.origin == "wsp.pipe") {
-      if (errors) continue;
-      lift_pipe(ctx, prog, top_names, errors);
-      if (!errors) decls.push_back(prog.decl);
+    if (prog.decl.origin == "wsp.pipe") { // its stages are checked even when another program has errors
+      if (!prog.stages.empty()) lift_pipe(ctx, prog, top_names, errors);
+      decls.push_back(prog.decl);
       continue;
     }
     ProcessLifter lifter(ctx, prog, errors);

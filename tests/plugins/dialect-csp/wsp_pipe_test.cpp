@@ -120,3 +120,16 @@ TEST_F(WspPipe, TargetWithoutChannelsIsRejectedAtTheDeclaration) {
                   "[resolve.unaccepted]",
                   "check-strict");
 }
+
+TEST_F(WspPipe, WorkloadWithChannelsHoldsOnlyTheDeclarationsAndThePipe) {
+  expect_rejected("bad_pipe_form",
+                  "bad_pipe_form.py:16:5: error: workload 'loose' declares channels, so its body holds their "
+                  "declarations and one `with P.pipe():` scope whose statements are the stages; this Expr "
+                  "statement is neither [csp.pipe]");
+}
+
+TEST_F(WspPipe, StageLoopAroundChannelOperationsIsSequential) {
+  expect_rejected("bad_pipe_form",
+                  "bad_pipe_form.py:28:18: error: a loop of a pipe stage around send / recv is sequential (`for "
+                  "i in P.seq(n):` or `range(n)`): the items of a channel are ordered [csp.stage]");
+}
