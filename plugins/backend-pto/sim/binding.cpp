@@ -2,13 +2,15 @@
 
 #include <htp/run.hpp>
 
+#include "ptort_run.hpp"
+#include "run_support.hpp"
 #include "sim_run.hpp"
 
 namespace htp_ptosim {
 
 namespace {
 
-void run_a2a3sim(htp::RunContext &ctx) {
+SimRunRequest make_request(htp::RunContext &ctx) {
   SimRunRequest req;
   req.package_dir = ctx.package_dir();
   req.entry = ctx.entry();
@@ -24,19 +26,54 @@ void run_a2a3sim(htp::RunContext &ctx) {
     const HtpRunArg &a = ctx.arg(i);
     req.args.push_back(RunArgument{ctx.arg_name(i), a.tensor, a.scalar_int, a.scalar_float});
   }
+  return req;
+}
+
+void run_a2a3sim(htp::RunContext &ctx) {
+  const SimRunRequest req = make_request(ctx);
   try {
     const nlohmann::json report = run_package(req);
     const nlohmann::json &build = report["build"];
-    ctx.log(HTP_LOG_INFO,
-            "pto.a2a3sim: " + std::to_string(report["tasks"].get<uint64_t>()) +
-                " tasks on the CPU simulator, build cache " + build["cache"].get<std::string>() + ", " +
-                std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
+    const std::string where =
+        report["path"] == "pto-runtime"
+            ? "on pto-runtime " + report["runtime"]["revision"].get<std::string>().substr(0, 9) + " (a2a3sim)"
+            : std::to_string(report["tasks"].get<uint64_t>()) + " tasks on the CPU simulator";
+    ctx.log(HTP_LOG_INFO, "pto.a2a3sim: " + where + ", build cache " + build["cache"].get<std::string>() + ", " +
+                              std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
   } catch (const RunFailure &e) {
     throw htp::RunError(e.what(), e.code);
   }
 }
 
+PtoRuntimeRoots device_roots(const PackageSpec &pkg) {
+  return *find_pto_runtime("pto-runtime", PtoPlatform::A2A3, {pkg.runtime_revision, pkg.isa_revision, true});
+}
+
 } // namespace
+
+void check_device_runtime(const std::string &package_dir) {
+  try {
+    const PackageSpec pkg = read_package(package_dir, "");
+    device_roots(pkg);
+  } catch (const RunFailure &e) {
+    throw htp::RunError(e.what(), e.code);
+  }
+}
+
+void launch_on_device(htp::RunContext &ctx, const std::string &orchestration,
+                      const std::vector<std::string> &kernels) {
+  try {
+    SimRunRequest req = make_request(ctx);
+    check_options(req.options);
+    const PackageSpec pkg = read_package(req.package_dir, req.entry);
+    BuiltPackage built{orchestration, kernels, {}};
+    const nlohmann::json report = launch_on_pto_runtime(req, pkg, device_roots(pkg), PtoPlatform::A2A3, built);
+    ctx.log(HTP_LOG_INFO, "pto.a2a3: ran on pto-runtime " +
+                              report["runtime"]["revision"].get<std::string>().substr(0, 9) + " (a2a3 device)");
+  } catch (const RunFailure &e) {
+    throw htp::RunError(e.what(), e.code);
+  }
+}
 
 void register_bindings(htp::Registrar &r) {
   r.add(htp::BindingSpec{

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,8 +87,30 @@ std::string tree_hash(const std::string &dir) {
   return memo[dir] = h.hex();
 }
 
+int compiler_major_version(const std::string &cxx) {
+  static std::mutex mu;
+  static std::map<std::string, int> memo;
+  std::lock_guard<std::mutex> lk(mu);
+  if (auto it = memo.find(cxx); it != memo.end()) return it->second;
+  int major = 0;
+  const std::string path = find_program(cxx);
+  if (!path.empty() && path.find('\'') == std::string::npos) {
+    if (FILE *p = ::popen(("'" + path + "' -dumpversion 2>/dev/null").c_str(), "r")) {
+      char buf[64] = {};
+      if (std::fgets(buf, sizeof buf, p)) major = std::atoi(buf);
+      ::pclose(p);
+    }
+  }
+  return memo[cxx] = major;
+}
+
 BuildCache::BuildCache(std::string cache_dir, const std::string &cxx, std::string include_dir)
-    : dir_(std::move(cache_dir)), include_dir_(std::move(include_dir)) {
+    : BuildCache(std::move(cache_dir), cxx, std::vector<std::string>{include_dir},
+                 std::vector<std::string>{include_dir}) {}
+
+BuildCache::BuildCache(std::string cache_dir, const std::string &cxx, std::vector<std::string> include_dirs,
+                       const std::vector<std::string> &hashed_trees)
+    : dir_(std::move(cache_dir)), include_dirs_(std::move(include_dirs)) {
   cxx_ = find_program(cxx);
   if (cxx_.empty())
     throw BuildError("the C++ compiler '" + cxx + "' was not found on PATH (set CXX or --option cxx=...)");
@@ -97,7 +120,14 @@ BuildCache::BuildCache(std::string cache_dir, const std::string &cxx, std::strin
   ::stat(real.c_str(), &st);
   cxx_identity_ = real.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
                   "." + std::to_string(st.st_mtim.tv_nsec);
-  header_hash_ = tree_hash(include_dir_);
+  if (hashed_trees.size() == 1) {
+    header_hash_ = tree_hash(hashed_trees[0]);
+  } else {
+    Sha256 trees;
+    for (const auto &t : hashed_trees)
+      trees.field(t).field(tree_hash(t));
+    header_hash_ = trees.hex();
+  }
   fs::create_directories(dir_, ec);
   if (ec) throw BuildError("cannot create the build cache " + dir_ + ": " + ec.message());
 }
@@ -107,6 +137,13 @@ std::string BuildCache::key(const CompileJob &job) const {
   h.field("htp-ptosim-cache-v1").field(read_file(job.source)).field(cxx_identity_).field(header_hash_);
   for (const auto &f : job.flags)
     h.field(f);
+  for (const auto &s : job.extra_sources)
+    h.field(s).field(read_file(s));
+  for (const auto &l : job.libs)
+    h.field(l);
+  if (include_dirs_.size() > 1)
+    for (const auto &d : include_dirs_)
+      h.field(d);
   return h.hex();
 }
 
@@ -166,7 +203,11 @@ void BuildCache::compile(const CompileJob &job, const std::string &tmp_out,
                          const std::string &log_path) const {
   std::vector<std::string> argv_s = {cxx_};
   argv_s.insert(argv_s.end(), job.flags.begin(), job.flags.end());
-  argv_s.insert(argv_s.end(), {"-I" + include_dir_, "-o", tmp_out, job.source});
+  for (const auto &d : include_dirs_)
+    argv_s.push_back("-I" + d);
+  argv_s.insert(argv_s.end(), {"-o", tmp_out, job.source});
+  argv_s.insert(argv_s.end(), job.extra_sources.begin(), job.extra_sources.end());
+  argv_s.insert(argv_s.end(), job.libs.begin(), job.libs.end());
   std::vector<char *> argv;
   for (auto &s : argv_s)
     argv.push_back(s.data());

@@ -1,7 +1,9 @@
-// htp_ptosim: the content-hash build cache of the a2a3sim binding. Each source becomes one shared object at
-// <cache>/<sha256>.so; the key covers the source text, the flags, the compiler's identity (resolved path,
-// size, mtime: no process is started to ask it) and the simulator headers, so an unchanged package starts no
-// compiler. A build holds an exclusive flock on <key>.lock and renames its result into place.
+// htp_ptosim: the content-hash build cache of the a2a3sim binding. Each job (one source, plus any extra
+// sources linked into the same object) becomes one shared object at <cache>/<sha256>.so; the key covers the
+// sources' text, the flags, the compiler's identity (resolved path, size, mtime: no process is started to ask
+// it) and every header tree the build reads (the simulator headers, or a pto-runtime and PTO-ISA checkout),
+// so an unchanged package starts no compiler. A build holds an exclusive flock on <key>.lock and renames its
+// result into place.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,8 @@ struct CompileJob {
   std::vector<std::string> flags; ///< besides -I<headers>, -o and the source
   std::string output;             ///< filled in: the cached shared object
   bool hit = false;               ///< filled in: it came from the cache
+  std::vector<std::string> extra_sources = {}; ///< compiled and linked into the same object
+  std::vector<std::string> libs = {};          ///< link arguments after the sources (-ldl, ...)
 };
 
 struct BuildStats {
@@ -35,6 +39,10 @@ class BuildCache {
 public:
   /// `cxx`: a compiler name or path (searched on PATH); `include_dir`: the simulator headers.
   BuildCache(std::string cache_dir, const std::string &cxx, std::string include_dir);
+  /// Several include directories (passed as -I in order); `hashed_trees` are the directories whose every
+  /// file goes into the key (they cover the include directories).
+  BuildCache(std::string cache_dir, const std::string &cxx, std::vector<std::string> include_dirs,
+             const std::vector<std::string> &hashed_trees);
 
   /// Builds (or finds) every job, at most `parallel` compilers at once; throws BuildError.
   void build(std::vector<CompileJob> &jobs, BuildStats &stats, int parallel = 2);
@@ -50,7 +58,7 @@ private:
   std::string dir_;
   std::string cxx_;
   std::string cxx_identity_;
-  std::string include_dir_;
+  std::vector<std::string> include_dirs_;
   std::string header_hash_;
 };
 
@@ -58,5 +66,7 @@ private:
 std::string find_program(const std::string &program);
 /// SHA-256 over every file under `dir` (relative paths and contents, sorted); cached per process.
 std::string tree_hash(const std::string &dir);
+/// The major version a GCC-compatible compiler reports with -dumpversion (0 if it cannot be run); cached.
+int compiler_major_version(const std::string &cxx);
 
 } // namespace htp_ptosim

@@ -50,6 +50,21 @@ OrchestrationSpec read_orchestration(const json &obj, const std::string &where) 
   return o;
 }
 
+std::vector<std::string> read_signature(const json &k, const std::string &where) {
+  std::vector<std::string> out;
+  if (!k.contains("signature")) return out;
+  if (!k["signature"].is_array())
+    throw RunFailure("pto.sim.package", where + ": \"signature\" must be an array of \"in\", \"out\", \"inout\"");
+  for (const json &d : k["signature"]) {
+    const std::string s = d.is_string() ? d.get<std::string>() : "";
+    if (s != "in" && s != "out" && s != "inout")
+      throw RunFailure("pto.sim.package", where + ": signature entry " + d.dump() +
+                                              " must be \"in\", \"out\" or \"inout\"");
+    out.push_back(s);
+  }
+  return out;
+}
+
 std::vector<KernelSpec> read_kernels(const json &reg, const std::string &file) {
   if (!reg.contains("kernels") || !reg["kernels"].is_array())
     throw RunFailure("pto.sim.package", file + ": \"kernels\" must be an array");
@@ -72,6 +87,7 @@ std::vector<KernelSpec> read_kernels(const json &reg, const std::string &file) {
     if (core != "aiv" && core != "aic")
       throw RunFailure("pto.sim.package", where + ": core_type '" + core + "' must be \"aiv\" or \"aic\"");
     s.core = core == "aic" ? CoreType::AIC : CoreType::AIV;
+    s.signature = read_signature(k, where);
     out.push_back(std::move(s));
   }
   return out;
@@ -88,7 +104,7 @@ std::vector<ParamSpec> read_params(const fs::path &package_dir, const std::strin
     std::vector<ParamSpec> out;
     for (const json &p : e["params"])
       if (p.is_object())
-        out.push_back(ParamSpec{p.value("name", ""), p.value("kind", ""), p.value("dtype", "")});
+        out.push_back(ParamSpec{p.value("name", ""), p.value("kind", ""), p.value("dir", ""), p.value("dtype", "")});
     return out;
   }
   return {};
@@ -117,6 +133,8 @@ PackageSpec read_package(const fs::path &package_dir, const std::string &entry) 
     spec.runtime_config = reg["runtime_config"];
   }
   spec.params = read_params(package_dir, entry);
+  spec.runtime_revision = string_field(reg, "pto_runtime_revision", where, "");
+  spec.isa_revision = string_field(reg, "pto_isa_revision", where, "");
   return spec;
 }
 

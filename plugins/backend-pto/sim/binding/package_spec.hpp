@@ -25,6 +25,7 @@ struct KernelSpec {
   std::string name;
   std::string source; ///< relative to codegen/pto
   CoreType core = CoreType::AIV;
+  std::vector<std::string> signature; ///< tensor directions "in" | "out" | "inout" (may be empty)
 };
 
 struct OrchestrationSpec {
@@ -37,6 +38,7 @@ struct OrchestrationSpec {
 struct ParamSpec {
   std::string name;
   std::string kind;  ///< "tensor" | "scalar"
+  std::string dir;   ///< "in" | "out" | "inout" for tensors (may be empty)
   std::string dtype; ///< "f32", "i64", ... (may be empty)
 };
 
@@ -46,6 +48,8 @@ struct PackageSpec {
   std::vector<KernelSpec> kernels;
   nlohmann::json runtime_config = nlohmann::json::object();
   std::vector<ParamSpec> params; ///< empty when the manifest does not list the entry
+  std::string runtime_revision;  ///< pto_runtime_revision the package was emitted for (may be empty)
+  std::string isa_revision;      ///< pto_isa_revision (may be empty)
 };
 
 /// Reads the registry (and the manifest entry) of `entry`; throws RunFailure naming the file and field.

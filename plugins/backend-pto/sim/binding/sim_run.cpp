@@ -1,7 +1,5 @@
 #include "sim_run.hpp"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +8,9 @@
 #include <set>
 
 #include "build_cache.hpp"
+#include "pto_runtime.hpp"
+#include "ptort_run.hpp"
+#include "run_support.hpp"
 
 namespace htp_ptosim {
 
@@ -17,10 +18,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-const std::set<std::string> kOptionKeys = {"dispatch",    "aiv_cores", "aic_cores", "aicpu_thread_num",
-                                           "task_window", "trace",     "cxx",       "sim_include",
-                                           "runtime"};
 
 int int_option(const json &obj, const char *key, int fallback, int lo, int hi, const std::string &where) {
   if (!obj.contains(key)) return fallback;
@@ -54,70 +51,6 @@ void apply(RuntimeOptions &o, const json &obj, const std::string &where) {
     o.trace = obj["trace"].get<bool>();
   }
 }
-
-std::string runtime_choice(const json &options) {
-  const std::string r = options.value("runtime", std::string("auto"));
-  if (r != "auto" && r != "sim" && r != "pto-runtime")
-    throw RunFailure("pto.sim.option",
-                     "option runtime must be \"auto\", \"sim\" or \"pto-runtime\", not \"" + r + "\"");
-  return r;
-}
-
-/// Throws the exact reason when the real pto-runtime is requested (docs §7).
-void check_pto_runtime_request(const json &options) {
-  const std::string choice = runtime_choice(options);
-  if (choice == "sim") return;
-  const char *rt = std::getenv("PTO_RUNTIME_ROOT");
-  const char *isa = std::getenv("PTO_ISA_ROOT");
-  const bool has_rt = rt && *rt, has_isa = isa && *isa;
-  if (!has_rt && !has_isa) {
-    if (choice == "pto-runtime")
-      throw RunFailure("pto.runtime.missing",
-                       "option runtime=\"pto-runtime\" needs PTO_RUNTIME_ROOT (a built "
-                       "pto-runtime, hw-native-sys/simpler) and PTO_ISA_ROOT (PTO-ISA) to be set");
-    return;
-  }
-  if (has_rt != has_isa)
-    throw RunFailure("pto.runtime.missing",
-                     std::string(has_rt ? "PTO_RUNTIME_ROOT" : "PTO_ISA_ROOT") + " is set but " +
-                         (has_rt ? "PTO_ISA_ROOT" : "PTO_RUNTIME_ROOT") +
-                         " is not: set both to run on the real pto-runtime, or neither to use "
-                         "HTP's CPU simulator");
-  const std::pair<std::string, fs::path> required[] = {
-      {"PTO_RUNTIME_ROOT",
-       fs::path(rt) / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h"},
-      {"PTO_RUNTIME_ROOT", fs::path(rt) / "python/simpler/worker.py"},
-      {"PTO_ISA_ROOT", fs::path(isa) / "include/pto/pto-inst.hpp"},
-  };
-  for (const auto &[var, file] : required)
-    if (!fs::exists(file))
-      throw RunFailure("pto.runtime.missing", var + "=" + (var == "PTO_ISA_ROOT" ? isa : rt) + ": missing " +
-                                                  file.string() +
-                                                  " (expected a pto-runtime 6ebaf7715 / PTO-ISA "
-                                                  "cd4a3d3f checkout)");
-  throw RunFailure(
-      "pto.runtime.unsupported",
-      std::string("found pto-runtime at ") + rt + " and PTO-ISA at " + isa +
-          ", but running packages on the real pto-runtime is not implemented by this binding yet; unset "
-          "PTO_RUNTIME_ROOT and PTO_ISA_ROOT or pass --option runtime=\"sim\" to use HTP's CPU simulator");
-}
-
-/// dlopen'ed objects, closed after the runtime's threads have ended.
-struct Library {
-  void *handle = nullptr;
-  explicit Library(const std::string &path, const std::string &label)
-      : handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-    if (!handle) throw RunFailure("pto.sim.load", "cannot load the build of " + label + ": " + ::dlerror());
-  }
-  ~Library() { ::dlclose(handle); }
-  Library(const Library &) = delete;
-  Library &operator=(const Library &) = delete;
-  void *symbol(const std::string &name, const std::string &label) const {
-    void *s = ::dlsym(handle, name.c_str());
-    if (!s) throw RunFailure("pto.sim.load", label + " does not export '" + name + "'");
-    return s;
-  }
-};
 
 std::optional<DataType> data_type(const DLDataType &t) {
   if (t.lanes != 1) return std::nullopt;
@@ -163,27 +96,11 @@ ChipTensor chip_tensor(const RunArgument &a) {
   return make_tensor_external(data, shapes, t.ndim > 0 ? static_cast<uint32_t>(t.ndim) : 1u, *dtype);
 }
 
-uint64_t scalar_bits(const RunArgument &a, const std::string &dtype) {
-  if (dtype == "f64") return to_u64(a.scalar_float);
-  if (dtype == "f16") return to_u64(static_cast<_Float16>(a.scalar_float));
-  if (!dtype.empty() && (dtype[0] == 'f' || dtype == "bf16"))
-    return to_u64(static_cast<float>(a.scalar_float));
-  if (dtype.empty() && a.scalar_int == 0 && a.scalar_float != 0)
-    return to_u64(static_cast<float>(a.scalar_float));
-  return to_u64(a.scalar_int);
-}
-
 json worker_report(const Runtime &rt) {
   json out = json::array();
   for (const WorkerStats &w : rt.worker_stats())
     out.push_back({{"name", w.name}, {"tasks", w.tasks}, {"steals", w.steals}});
   return out;
-}
-
-void write_text(const fs::path &path, const std::string &text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f) throw RunFailure("pto.sim.io", "cannot write " + path.string());
 }
 
 } // namespace
@@ -201,27 +118,6 @@ RuntimeOptions resolve_runtime_options(const json &runtime_config, const json &o
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-void check_options(const json &options) {
-  if (!options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
-  for (const auto &[k, v] : options.items())
-    if (!kOptionKeys.count(k))
-      throw RunFailure("pto.sim.option",
-                       "unknown option '" + k +
-                           "' (known: dispatch, aiv_cores, aic_cores, "
-                           "aicpu_thread_num, task_window, trace, cxx, sim_include, runtime)");
-}
-
-std::string compiler_name(const json &options) {
-  const char *env_cxx = std::getenv("CXX");
-  return options.value("cxx", std::string(env_cxx && *env_cxx ? env_cxx : "c++"));
-}
 
 /// One job per source: jobs[0] is the orchestration, jobs[1 + i] kernel i.
 std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
@@ -265,7 +161,7 @@ Orchestration orchestration_of(const Library &lib, const OrchestrationSpec &spec
   Orchestration o;
   o.entry = reinterpret_cast<decltype(o.entry)>(lib.symbol(spec.function_name, label));
   o.bind = reinterpret_cast<decltype(o.bind)>(lib.symbol("framework_bind_runtime", label));
-  o.config = reinterpret_cast<decltype(o.config)>(::dlsym(lib.handle, spec.config_name.c_str()));
+  o.config = reinterpret_cast<decltype(o.config)>(lib.find(spec.config_name));
   return o;
 }
 
@@ -280,10 +176,7 @@ void make_arguments(const SimRunRequest &req, const PackageSpec &pkg, std::vecto
     }
   for (const RunArgument &a : req.args) {
     if (a.tensor) continue;
-    std::string dtype;
-    for (const ParamSpec &p : pkg.params)
-      if (p.name == a.name) dtype = p.dtype;
-    args.add_scalar(scalar_bits(a, dtype));
+    args.add_scalar(scalar_bits(a, param_dtype(pkg, a.name)));
   }
   if (args.has_error)
     throw RunFailure("pto.sim.args", std::string("the entry's arguments: ") + args.error_msg);
@@ -370,8 +263,11 @@ void write_outputs(const fs::path &run_dir, const Runtime &rt) {
 json run_package(const SimRunRequest &req) {
   const auto start = Clock::now();
   check_options(req.options);
-  check_pto_runtime_request(req.options);
+  const std::string choice = runtime_choice(req.options);
   const PackageSpec pkg = read_package(req.package_dir, req.entry);
+  if (const auto roots = find_pto_runtime(
+          choice, PtoPlatform::A2A3Sim, {pkg.runtime_revision, pkg.isa_revision, revision_check(req.options)}))
+    return run_on_pto_runtime(req, pkg, *roots);
   const RuntimeOptions ropts = resolve_runtime_options(pkg.runtime_config, req.options);
   const std::string cxx = compiler_name(req.options);
   std::vector<CompileJob> jobs = compile_jobs(pkg);

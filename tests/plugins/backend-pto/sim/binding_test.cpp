@@ -11,7 +11,7 @@
 #include <random>
 #include <unistd.h>
 
-#include "sim_run.hpp"
+#include "sim_test_support.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -19,85 +19,7 @@ using namespace htp_ptosim;
 
 namespace {
 
-const fs::path kPackages = fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/backend-pto/sim/packages";
-const fs::path kWork = fs::path(HTP_TEST_BINARY_DIR) / "ptosim-tests";
-
-/// A float32 host array with its DLPack view.
-struct HostTensor {
-  std::vector<float> data;
-  std::vector<int64_t> shape;
-  DLTensor dl{};
-  HostTensor(std::vector<int64_t> s, float fill) : data(count(s), fill), shape(std::move(s)) { bind(); }
-  HostTensor(std::vector<int64_t> s, unsigned seed) : data(count(s)), shape(std::move(s)) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> d(-1, 1);
-    for (float &x : data)
-      x = d(gen);
-    bind();
-  }
-  static size_t count(const std::vector<int64_t> &s) {
-    size_t n = 1;
-    for (int64_t d : s)
-      n *= d;
-    return n;
-  }
-  void bind() {
-    dl.data = data.data();
-    dl.device = {kDLCPU, 0};
-    dl.ndim = static_cast<int>(shape.size());
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape.data();
-  }
-  float at(int64_t r, int64_t c) const { return data[r * shape[1] + c]; }
-};
-
-fs::path fresh_dir(const std::string &name) {
-  const fs::path d = kWork / (name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-SimRunRequest request(const fs::path &package, const std::string &entry, const std::string &name,
-                      const fs::path &cache = kWork / "shared-cache") {
-  SimRunRequest r;
-  r.package_dir = package.string();
-  r.entry = entry;
-  r.cache_dir = cache.string();
-  r.run_dir = fresh_dir(name + "-run").string();
-  r.options = {{"sim_include", HTP_PTOSIM_INCLUDE_DIR}};
-  return r;
-}
-
-/// Runs and returns the failure's code and message.
-std::pair<std::string, std::string> run_failure(const SimRunRequest &r) {
-  try {
-    run_package(r);
-  } catch (const RunFailure &e) {
-    return {e.code, e.what()};
-  }
-  return {"", "the run succeeded"};
-}
-
-fs::path copy_package(const std::string &name, const std::string &as) {
-  const fs::path dst = fresh_dir(as) / name;
-  fs::copy(kPackages / name, dst, fs::copy_options::recursive);
-  return dst;
-}
-
-void append(const fs::path &file, const std::string &text) {
-  std::ofstream f(file, std::ios::app);
-  f << text;
-}
-
-class EnvVar {
-public:
-  EnvVar(const char *name, const std::string &value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~EnvVar() { ::unsetenv(name_); }
-
-private:
-  const char *name_;
-};
+using namespace ptosim_test;
 
 TEST(PtoSimBinding, VectorAddOverATileGridMatchesReference) {
   HostTensor a({128, 256}, 1u), b({128, 256}, 2u), c({128, 256}, 0.0f);
@@ -267,7 +189,7 @@ TEST(PtoSimBinding, UnknownOptionAndBadPolicyAreReported) {
   r.options["speed"] = 11;
   EXPECT_EQ(run_failure(r).second,
             "unknown option 'speed' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, "
-            "task_window, trace, cxx, sim_include, runtime)");
+            "task_window, trace, cxx, sim_include, runtime, check_revision)");
   r.options.erase("speed");
   r.options["dispatch"] = "fastest";
   EXPECT_EQ(run_failure(r).second, "option dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "
@@ -305,47 +227,6 @@ TEST(PtoSimBinding, KernelFaultNamesTheTaskAndKernel) {
             "(196608 bytes)");
   const json report = json::parse(std::ifstream(fs::path(r.run_dir) / "report.json"));
   EXPECT_EQ(report["ok"], false);
-}
-
-TEST(PtoSimBinding, PtoRuntimeNeedsBothRoots) {
-  EnvVar rt("PTO_RUNTIME_ROOT", "/nonexistent/simpler");
-  const auto [code, message] = run_failure(request(kPackages / "vector_add", "vadd", "rt-only"));
-  EXPECT_EQ(code, "pto.runtime.missing");
-  EXPECT_EQ(message,
-            "PTO_RUNTIME_ROOT is set but PTO_ISA_ROOT is not: set both to run on the real pto-runtime, or "
-            "neither to use HTP's CPU simulator");
-}
-
-TEST(PtoSimBinding, PtoRuntimeRootWithoutTheRuntimeIsNamed) {
-  const fs::path root = fresh_dir("fake-simpler");
-  EnvVar rt("PTO_RUNTIME_ROOT", root.string());
-  EnvVar isa("PTO_ISA_ROOT", root.string());
-  const auto [code, message] = run_failure(request(kPackages / "vector_add", "vadd", "rt-missing"));
-  EXPECT_EQ(code, "pto.runtime.missing");
-  EXPECT_EQ(message,
-            "PTO_RUNTIME_ROOT=" + root.string() + ": missing " +
-                (root / "src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h")
-                    .string() +
-                " (expected a pto-runtime 6ebaf7715 / PTO-ISA cd4a3d3f checkout)");
-}
-
-TEST(PtoSimBinding, DetectedPtoRuntimeSaysWhatIsNotImplementedAndSimOptionBypassesIt) {
-  const fs::path root = fresh_dir("fake-runtime");
-  for (const char *f : {"src/a2a3/runtime/tensormap_and_ringbuffer/orchestration/pto_orchestration_api.h",
-                        "python/simpler/worker.py", "include/pto/pto-inst.hpp"}) {
-    fs::create_directories((root / f).parent_path());
-    std::ofstream(root / f) << "\n";
-  }
-  EnvVar rt("PTO_RUNTIME_ROOT", root.string());
-  EnvVar isa("PTO_ISA_ROOT", root.string());
-  SimRunRequest r = request(kPackages / "vector_add", "vadd", "rt-found");
-  const auto [code, message] = run_failure(r);
-  EXPECT_EQ(code, "pto.runtime.unsupported");
-  EXPECT_NE(message.find("pass --option runtime=\"sim\""), std::string::npos) << message;
-  HostTensor a({128, 256}, 1u), b({128, 256}, 2u), c({128, 256}, 0.0f);
-  r.options["runtime"] = "sim";
-  r.args = {{"A", &a.dl}, {"B", &b.dl}, {"C", &c.dl}};
-  EXPECT_EQ(run_package(r)["path"], "htp-cpu-sim");
 }
 
 } // namespace
