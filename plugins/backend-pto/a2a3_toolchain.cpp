@@ -102,36 +102,64 @@ std::string missing_toolchain_message(const Toolchain &tc, const std::string &re
          list + ". The build recipe is in " + recipe_path;
 }
 
+std::optional<std::string> find_ld_lld(const ToolchainEnv &env, const Toolchain &tc) {
+  std::vector<std::string> candidates;
+  if (auto slash = tc.ccec.rfind('/'); slash != std::string::npos) candidates.push_back(tc.ccec.substr(0, slash) + "/ld.lld");
+  if (!tc.ascend_home.empty()) candidates.push_back(tc.ascend_home + "/bin/ld.lld");
+  if (auto l = first_file(env, candidates)) return l;
+  return on_path(env, "ld.lld");
+}
+
+std::string a2a3_kernel_binary(const std::string &kernel) { return "build/a2a3/" + kernel + ".elf"; }
+
+std::string a2a3_orchestration_binary(const std::string &entry) {
+  return "build/a2a3/" + entry + "_orchestration.so";
+}
+
 std::string a2a3_build_recipe(const nlohmann::json &registry) {
+  // The flags follow pto-runtime's own device build (simpler_setup/kernel_compiler.py, toolchain.py at the
+  // pinned revision): ccec per kernel, linked with ld.lld at kernel_entry (the runtime uploads its .text),
+  // and the orchestration cross-compiled for the AICPU with the runtime's orchestration sources.
   std::string s =
       "#!/bin/sh\n"
       "# Device build of this package for target pto-a2a3 (written by the HTP a2a3 binding from\n"
       "# codegen/pto/kernel_registry.json). pto-runtime " + std::string(rt::kRuntimeRevision) + ", PTO-ISA " +
       rt::kIsaRevision + ".\n"
-      "# Needs ASCEND_HOME_PATH (CANN), ccec, an aarch64 cross compiler (CROSS_CXX), PTO_RUNTIME_ROOT, PTO_ISA_ROOT.\n"
+      "# Needs ASCEND_HOME_PATH (CANN), ccec and ld.lld, an aarch64 cross compiler (CROSS_CXX), PTO_RUNTIME_ROOT,\n"
+      "# PTO_ISA_ROOT. Outputs: build/a2a3/<kernel>.elf and build/a2a3/<entry>_orchestration.so.\n"
       "set -eu\n"
       "PKG=\"$(cd \"$(dirname \"$0\")/../..\" && pwd)\"\n"
       "SRC=\"$PKG/codegen/pto\"\n"
       "OUT=\"$PKG/build/a2a3\"\n"
       "CCEC=\"${CCEC:-$ASCEND_HOME_PATH/compiler/ccec_compiler/bin/ccec}\"\n"
+      "LD_LLD=\"${LD_LLD:-$(dirname \"$CCEC\")/ld.lld}\"\n"
       "CROSS_CXX=\"${CROSS_CXX:-aarch64-linux-gnu-g++}\"\n"
       "RT=\"$PTO_RUNTIME_ROOT/src/a2a3/runtime/" + rt::kRuntimeVariant + "\"\n"
-      "INC=\"-I$PTO_ISA_ROOT/include -I$PTO_RUNTIME_ROOT/src/common/task_interface -I$RT/runtime -I$RT/common "
-      "-I$RT/orchestration\"\n"
+      "INC=\"-I$PTO_ISA_ROOT/include -I$PTO_ISA_ROOT/include/pto -I$PTO_RUNTIME_ROOT/simpler_setup/incore "
+      "-I$PTO_RUNTIME_ROOT/src/common/task_interface -I$PTO_RUNTIME_ROOT/src/common "
+      "-I$PTO_RUNTIME_ROOT/src/a2a3/platform/include -I$PTO_RUNTIME_ROOT/src/common/platform/include "
+      "-I$RT/runtime -I$RT/common -I$RT/orchestration -I$RT\"\n"
+      "CCE_FLAGS=\"-c -O3 -x cce -std=c++17 --cce-aicore-only -mllvm -cce-aicore-stack-size=0x8000 "
+      "-mllvm -cce-aicore-function-stack-size=0x8000 -mllvm -cce-aicore-record-overflow=false "
+      "-mllvm -cce-aicore-addr-transform -mllvm -cce-aicore-dcci-insert-for-scalar=false -DMEMORY_BASE\"\n"
+      "ORCH_SRC=\"$RT/orchestration/common.cpp $PTO_RUNTIME_ROOT/src/common/platform/onboard/aicpu/cache_ops.cpp "
+      "$PTO_RUNTIME_ROOT/src/common/platform/onboard/aicpu/device_time.cpp\"\n"
       "mkdir -p \"$OUT\"\n";
   for (const auto &k : registry.value("kernels", nlohmann::json::array())) {
     const std::string core = k.value("core_type", std::string("aiv"));
     const std::string name = k.value("name", std::string());
     s += "# func_id " + std::to_string(k.value("func_id", 0)) + ": " + name + " (" + core + ")\n";
-    s += "\"$CCEC\" -c -O3 -std=c++17 -x cce --cce-aicore-only --cce-aicore-arch=dav-c220-" +
+    s += "\"$CCEC\" $CCE_FLAGS --cce-aicore-arch=dav-c220-" +
          std::string(core == "aic" ? "cube -D__DAV_CUBE__" : "vec -D__DAV_VEC__") + " $INC \"$SRC/" +
          k.value("source", std::string()) + "\" -o \"$OUT/" + name + ".o\"\n";
+    s += "\"$LD_LLD\" -e " + std::string(rt::kKernelEntry) + " -o \"$PKG/" + a2a3_kernel_binary(name) + "\" \"$OUT/" +
+         name + ".o\"\n";
   }
   const nlohmann::json entries = registry.value("entries", nlohmann::json::object());
   for (const auto &[name, e] : entries.items()) {
     s += "# orchestration of entry " + name + "\n";
     s += "\"$CROSS_CXX\" -O2 -std=c++17 -fPIC -shared $INC \"$SRC/" + e.value("source", std::string()) +
-         "\" -o \"$OUT/" + name + "_orchestration.so\"\n";
+         "\" $ORCH_SRC -fno-gnu-unique -Wl,--build-id=sha1 -o \"$PKG/" + a2a3_orchestration_binary(name) + "\"\n";
   }
   return s;
 }

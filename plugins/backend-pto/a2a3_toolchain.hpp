@@ -33,7 +33,15 @@ Toolchain find_a2a3_toolchain(const ToolchainEnv &env);
 /// The error message for an incomplete toolchain, naming each missing piece and the recipe's path.
 std::string missing_toolchain_message(const Toolchain &tc, const std::string &recipe_path);
 
-/// A POSIX shell script that builds the package for the device from codegen/pto/kernel_registry.json.
+/// A POSIX shell script that builds the package for the device from codegen/pto/kernel_registry.json
+/// (CCEC, LD_LLD and CROSS_CXX in its environment override its defaults).
 std::string a2a3_build_recipe(const nlohmann::json &registry);
+
+/// The ccec linker: next to ccec, in $ASCEND_HOME_PATH/bin, or on PATH.
+std::optional<std::string> find_ld_lld(const ToolchainEnv &env, const Toolchain &tc);
+
+/// What the recipe builds, relative to the package: a kernel's linked object, an entry's orchestration.
+std::string a2a3_kernel_binary(const std::string &kernel);
+std::string a2a3_orchestration_binary(const std::string &entry);
 
 }  // namespace ptobe
