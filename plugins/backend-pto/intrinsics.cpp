@@ -62,6 +62,8 @@ const std::vector<IntrinsicContract> &intrinsic_contracts() {
       {"colexpand_sub", K::ColExpandBinary, C::Aiv, "TCOLEXPANDSUB", false, "a - colexpand(b)"},
       {"colexpand_mul", K::ColExpandBinary, C::Aiv, "TCOLEXPANDMUL", false, "a * colexpand(b)"},
       {"colexpand_div", K::ColExpandBinary, C::Aiv, "TCOLEXPANDDIV", true, "a / colexpand(b)"},
+      {"colexpand_max", K::ColExpandBinary, C::Aiv, "TCOLEXPANDMAX", false, "max(a, colexpand(b))"},
+      {"colexpand_min", K::ColExpandBinary, C::Aiv, "TCOLEXPANDMIN", false, "min(a, colexpand(b))"},
       {"matmul", K::Matmul, C::Aic, "TMOV TMATMUL TMATMUL_ACC", false, "acc (+)= a @ b on the cube unit"},
       {"cast", K::Cast, C::Aiv, "TCVT", false, "element type conversion to the result's dtype"},
   };
@@ -78,6 +80,49 @@ std::vector<std::string> intrinsic_op_names() {
   std::vector<std::string> out;
   for (const IntrinsicContract &c : intrinsic_contracts()) out.emplace_back(c.op);
   return out;
+}
+
+std::string_view memory_spaces(const IntrinsicContract &c) {
+  switch (c.kind) {
+  case OpKind::Load: return "GM -> UB | L1";
+  case OpKind::Store: return "UB | L0C -> GM";
+  case OpKind::Alloc: return "-> UB | L1 | L0C";
+  case OpKind::Full: return "-> UB | L0C";
+  case OpKind::Matmul: return "L1 -> L0A, L0B -> L0C";
+  case OpKind::Cast: return "UB -> UB | L0C -> GM (converted by TSTORE)";
+  default: return "UB -> UB";
+  }
+}
+
+std::string_view contract_class(OpKind k) {
+  switch (k) {
+  case OpKind::Load: return "load";
+  case OpKind::Store: return "store";
+  case OpKind::Alloc: return "alloc";
+  case OpKind::Full: return "full";
+  case OpKind::Copy: return "copy";
+  case OpKind::Binary: return "elementwise";
+  case OpKind::ScalarBinary: return "scalar_form";
+  case OpKind::Unary: return "unary";
+  case OpKind::RowReduce: return "row_reduce";
+  case OpKind::ColReduce: return "col_reduce";
+  case OpKind::RowExpand: return "row_expand";
+  case OpKind::ColExpand: return "col_expand";
+  case OpKind::RowExpandBinary: return "row_expand_binary";
+  case OpKind::ColExpandBinary: return "col_expand_binary";
+  case OpKind::Matmul: return "matmul";
+  case OpKind::Cast: return "cast";
+  }
+  return "?";
+}
+
+json intrinsic_set_table() {
+  json ops = json::object();
+  for (const IntrinsicContract &c : intrinsic_contracts())
+    ops[std::string(c.op)] = {{"contract", contract_class(c.kind)}, {"float_only", c.float_only},
+                              {"core", core_type_name(c.core)}, {"spaces", memory_spaces(c)}, {"isa", c.isa},
+                              {"summary", c.summary}};
+  return {{"schema", "htp.tile.intrinsic-set.v1"}, {"set", "pto"}, {"plugin", "backend-pto"}, {"ops", ops}};
 }
 
 std::string describe_tile(const std::vector<int64_t> &shape, const std::string &dtype) {

@@ -61,6 +61,17 @@ std::vector<std::string> intrinsic_op_names();
 /// register), or nullopt when the statement satisfies its contract.
 std::optional<std::string> check_contract(const Kernel &k, const Op &s, const IntrinsicContract &c);
 
+/// The memory spaces an operation reads and writes on the Ascend core ("UB -> UB", "GM -> UB | L1",
+/// "L1 -> L0A, L0B -> L0C"), derived from its kind; the memory plan places tiles accordingly.
+std::string_view memory_spaces(const IntrinsicContract &c);
+
+/// The tile dialect's contract class of a kind ("elementwise", "row_reduce", ... docs/intrinsics.md §3).
+std::string_view contract_class(OpKind k);
+
+/// The set's contract table as the tile dialect reads it (htp.tile.intrinsic-set.v1, module attribute
+/// tile.intrinsics.pto): per op its contract class, float_only, core type, memory spaces, instructions.
+json intrinsic_set_table();
+
 /// "[32, 128] f32" for messages.
 std::string describe_tile(const std::vector<int64_t> &shape, const std::string &dtype);
 

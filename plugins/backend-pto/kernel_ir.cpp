@@ -89,6 +89,14 @@ Op parse_op(const json &s, const std::string &path) {
   op.raw = s;
   op.op = normalise_op(text(s, "op", path));
   op.span = Span::from_json(s.value("span", json()));
+  if (s.contains("set")) {
+    if (!s["set"].is_string()) fail(path + "/set", "expected a string", op.span);
+    op.set = s["set"].get<std::string>();
+    if (op.set != "tile" && op.set != "pto")  // the resolver keeps other sets' obligations away from pto targets
+      throw IrError("'" + op.set + "." + op.op + "' belongs to intrinsic set '" + op.set +
+                        "'; backend-pto lowers the pto and portable (tile) intrinsics only",
+                    op.span, "pto.unsupported");
+  }
   if (s.contains("dst") && s["dst"].is_string()) op.dst = s["dst"].get<std::string>();
   if (s.contains("args")) {
     if (!s["args"].is_array()) fail(path + "/args", "expected a list", op.span);

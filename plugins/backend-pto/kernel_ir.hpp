@@ -59,6 +59,7 @@ struct Local {
 /// One IR statement. `op` is normalised (a `pto.`/`tile.` prefix is dropped; foreign ops keep theirs).
 struct Op {
   std::string op;
+  std::string set = "tile";  ///< the intrinsic set the op was called from: "tile" (portable) or "pto"
   std::string dst;
   std::vector<std::string> args;
   json raw;  ///< the statement as written (scalar, value, offset, accumulate, attrs, var/start/stop/step, cond)

@@ -15,6 +15,12 @@ namespace {
 
 constexpr const char *kVersion = "0.1.0";
 
+/// `pto.intrinsic-contracts`: hands the set's contract table to the tile dialect, which types vendor-only
+/// ops (`pto.colexpand`) by it (docs/intrinsics.md §3).
+void publish_intrinsics(htp::PassContext &ctx) {
+  ctx.module().set_attr("tile.intrinsics.pto", ptobe::intrinsic_set_table().dump());
+}
+
 /// The program features backend-pto lowers; the resolver rejects every other obligation.
 std::vector<std::string> accepted() {
   std::vector<std::string> out = {
@@ -41,6 +47,12 @@ void register_components(htp::Registrar &r) {
                                        .provides = {"Intrinsics.PTO"}},
                               .set = "pto",
                               .ops = ptobe::intrinsic_op_names()});
+  r.add(htp::PassSpec{.info = {.id = "pto.intrinsic-contracts", .version = kVersion,
+                               .summary = "publish the pto intrinsic contracts for the tile dialect's typecheck",
+                               .provides = {"IR.IntrinsicContracts(set=pto)"}},
+                      .stage = HTP_STAGE_CANONICALIZE,
+                      .applies_to = {"Uses.Intrinsic(set=pto)"},
+                      .run = htp::pass_body<publish_intrinsics>});
   r.add(htp::BackendSpec{.info = {.id = "pto.backend", .version = kVersion,
                                   .summary = "PTO-ISA kernels and pto-runtime orchestration packages",
                                   .provides = {"Backend.PTO"}, .accepts = accepted()},
