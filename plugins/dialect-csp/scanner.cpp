@@ -1,4 +1,5 @@
-// The dialect scanner: what a program uses, with the spans that caused it.
+// The dialect scanner: what a program uses, with the spans that caused it. (The obligations of a WSP
+// workload's P.pipe over channels are raised by dialect-wsp's scanner, which owns that surface.)
 #include "passes.hpp"
 #include "surface.hpp"
 
@@ -14,12 +15,8 @@ void scan(htp::PassContext &ctx) {
     for (auto s : stmt.items("body")) {
       if (s.is("FunctionDef")) has_process = true;
       if (!s.is("Assign")) continue;
-      htp::NodeRef v = s.child("value");
-      if (is_call_of(v, "Event"))
-        ctx.add_obligation("Uses.Channel(kind=event)", v);
-      else if (v.is("Call") && v.child("func").is("Subscript") &&
-               surface_name(v.child("func").child("value")) == "Channel")
-        ctx.add_obligation("Uses.Channel(kind=fifo)", v);
+      if (std::string kind = channel_kind(s.child("value")); !kind.empty())
+        ctx.add_obligation("Uses.Channel(kind=" + kind + ")", s.child("value"));
     }
     // Process bodies are tile bodies: the tile dialect types and lowers them.
     if (has_process) ctx.add_obligation("Uses.Dialect(name=tile)", stmt);

@@ -25,10 +25,8 @@ std::string decorator_name(htp::NodeRef d) {
 
 /// `name = Channel[T](...)` or `name = Event()`.
 bool is_channel_declaration(htp::NodeRef stmt) {
-  if (!stmt.is("Assign") || stmt.size("targets") != 1 || !stmt.item("targets", 0).is("Name")) return false;
-  htp::NodeRef v = stmt.child("value");
-  return is_call_of(v, "Event") || (v.is("Call") && v.child("func").is("Subscript") &&
-                                    surface_name(v.child("func").child("value")) == "Channel");
+  return stmt.is("Assign") && stmt.size("targets") == 1 && stmt.item("targets", 0).is("Name") &&
+         !channel_kind(stmt.child("value")).empty();
 }
 
 /// `with P.pipe():`
@@ -247,10 +245,9 @@ private:
   }
 
   void assignment(const std::string &target, htp::NodeRef value) {
-    if (value.is("Call") && value.child("func").is("Subscript") &&
-        surface_name(value.child("func").child("value")) == "Channel")
-      return channel(target, value);
-    if (is_call_of(value, "Event")) return event(target, value);
+    std::string kind = channel_kind(value);
+    if (kind == "fifo") return channel(target, value);
+    if (kind == "event") return event(target, value);
     if (builder_base(value)) {
       if (auto p = builder(value)) aliases_[target] = p->name, raw_.push_back(std::move(*p));
       return;
@@ -582,6 +579,14 @@ bool is_csp_function(htp::NodeRef def, std::string_view decorator) {
   for (auto d : def.items("decorator_list")) // AST JSON written without the frontend's attributes
     if (decorator_name(d) == decorator) return true;
   return false;
+}
+
+std::string channel_kind(htp::NodeRef value) {
+  if (is_call_of(value, "Event")) return "event";
+  if (value.is("Call") && value.child("func").is("Subscript") &&
+      surface_name(value.child("func").child("value")) == "Channel")
+    return "fifo";
+  return "";
 }
 
 bool is_pipe_workload(htp::NodeRef def) {

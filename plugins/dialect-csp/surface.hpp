@@ -22,6 +22,9 @@ struct ParsedProgram {
 /// Whether a top-level FunctionDef is a csp function of the given surface decorator ("program", "process").
 bool is_csp_function(htp::NodeRef def, std::string_view decorator);
 
+/// "fifo" for a `Channel[T](...)` call, "event" for `Event()`, else empty.
+std::string channel_kind(htp::NodeRef value);
+
 /// Whether a top-level FunctionDef is a WSP `@workload` that declares channels (Channel[T](depth=N) or
 /// Event()) in its body: its `with P.pipe():` scope is a CSP network (docs/dialects/wsp.md, "Pipelines
 /// over channels").

@@ -111,4 +111,11 @@ std::string describe(htp::NodeRef n) {
   return "a " + std::string(n.type()) + " expression";
 }
 
+std::string channel_kind(htp::NodeRef value) {
+  if (!value || !value.is("Call")) return "";
+  htp::NodeRef f = value.child("func");
+  if (f.is("Subscript") && surface_name(f.child("value")) == "Channel") return "fifo";
+  return surface_name(f) == "Event" ? "event" : "";
+}
+
 } // namespace wsp

@@ -65,6 +65,10 @@ bool is_docstring(htp::NodeRef stmt);
 /// `P.when`, `wsp.combine` gives `combine`; empty for a callee that is not a dotted name.
 std::string surface_name(htp::NodeRef callee);
 
+/// "fifo" for a `Channel[T](...)` call (htp.dialects.csp), "event" for `Event()`, else empty: a workload
+/// that declares channels runs its `with P.pipe():` as a CSP network (docs/dialects/wsp.md).
+std::string channel_kind(htp::NodeRef value);
+
 /// Python's spelling of an expression node for messages (a short approximation).
 std::string describe(htp::NodeRef n);
 

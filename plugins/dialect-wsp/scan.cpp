@@ -15,14 +15,9 @@ void scan_pipe_channels(htp::PassContext &ctx, htp::NodeRef w) {
   bool channels = false;
   for (auto stmt : w.items("body")) {
     htp::NodeRef v = stmt.is("Assign") ? stmt.child("value") : htp::NodeRef();
-    if (!v || !v.is("Call")) continue;
-    htp::NodeRef f = v.child("func");
-    if (f.is("Subscript") && surface_name(f.child("value")) == "Channel")
-      ctx.add_obligation("Uses.Channel(kind=fifo)", v);
-    else if (surface_name(f) == "Event")
-      ctx.add_obligation("Uses.Channel(kind=event)", v);
-    else
-      continue;
+    std::string kind = channel_kind(v);
+    if (kind.empty()) continue;
+    ctx.add_obligation("Uses.Channel(kind=" + kind + ")", v);
     channels = true;
   }
   if (!channels) return;

@@ -91,10 +91,7 @@ public:
   static htp::NodeRef channel_declaration(htp::NodeRef stmt) {
     if (!stmt.is("Assign") || stmt.size("targets") != 1 || !stmt.item("targets", 0).is("Name")) return {};
     htp::NodeRef v = stmt.child("value");
-    if (!v.is("Call") || !v.child("func").is("Subscript") ||
-        surface_name(v.child("func").child("value")) != "Channel")
-      return {};
-    return v.child("func").child("slice");
+    return channel_kind(v) == "fifo" ? v.child("func").child("slice") : htp::NodeRef();
   }
 
   /// The channel a `send` / `recv` / `consume` call names as its first argument, or empty; such a call
@@ -504,8 +501,7 @@ private:
     if (s.size("targets") != 1 || !s.item("targets", 0).is("Name"))
       unsupported(
           s, "a workload local is bound once to one name: `n = expr` or `S = Sparse(n, indptr, indices)`");
-    if (channel_declaration(s) ||
-        (s.child("value").is("Call") && surface_name(s.child("value").child("func")) == "Event"))
+    if (!channel_kind(s.child("value")).empty())
       return std::nullopt; // a channel: read in run(), checked by the csp dialect
     std::string name = *s.item("targets", 0).text("id");
     auto bound = env.values.find(name);
