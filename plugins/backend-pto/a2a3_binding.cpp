@@ -77,7 +77,7 @@ void run_a2a3(htp::RunContext &ctx) {
   std::vector<std::string> kernels;
   for (const auto &k : registry.value("kernels", nlohmann::json::array()))
     kernels.push_back(pkg + "/" + a2a3_kernel_binary(k.value("name", std::string())));
-  htp_ptosim::launch_on_device(ctx, pkg + "/" + a2a3_orchestration_binary(ctx.entry()), kernels);
+  htp_ptosim::launch_on_device(ctx, pkg + "/" + a2a3_orchestration_binary(ctx.entry()), kernels, recipe);
 #else
   build_for_device(ctx, recipe, tc, *ld);
   throw htp::RunError("the package was built for the device (" + pkg +

@@ -61,13 +61,14 @@ void check_device_runtime(const std::string &package_dir) {
 }
 
 void launch_on_device(htp::RunContext &ctx, const std::string &orchestration,
-                      const std::vector<std::string> &kernels) {
+                      const std::vector<std::string> &kernels, const std::string &recipe) {
   try {
+    const auto start = Clock::now();
     SimRunRequest req = make_request(ctx);
     check_options(req.options);
     const PackageSpec pkg = read_package(req.package_dir, req.entry);
-    BuiltPackage built{orchestration, kernels, {}};
-    const nlohmann::json report = launch_on_pto_runtime(req, pkg, device_roots(pkg), PtoPlatform::A2A3, built);
+    BuiltPackage built{orchestration, kernels, {}, recipe};
+    const nlohmann::json report = launch_on_pto_runtime(req, pkg, device_roots(pkg), PtoPlatform::A2A3, built, start);
     ctx.log(HTP_LOG_INFO, "pto.a2a3: ran on pto-runtime " +
                               report["runtime"]["revision"].get<std::string>().substr(0, 9) + " (a2a3 device)");
   } catch (const RunFailure &e) {

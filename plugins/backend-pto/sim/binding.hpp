@@ -16,9 +16,10 @@ namespace htp_ptosim {
 void register_bindings(htp::Registrar &r);
 
 /// The a2a3 binding's launch: checks PTO_RUNTIME_ROOT / PTO_ISA_ROOT (built for the device), then runs
-/// the package built by its recipe (`orchestration` and `kernels`, absolute paths in registry order) on
+/// the package built by `recipe` (`orchestration` and `kernels`, absolute paths in registry order) on
 /// pto-runtime's a2a3 platform and writes report.json. Throws htp::RunError.
-void launch_on_device(htp::RunContext &ctx, const std::string &orchestration, const std::vector<std::string> &kernels);
+void launch_on_device(htp::RunContext &ctx, const std::string &orchestration, const std::vector<std::string> &kernels,
+                      const std::string &recipe);
 
 /// The runtime checks alone (what launch_on_device checks first); throws htp::RunError.
 void check_device_runtime(const std::string &package_dir);

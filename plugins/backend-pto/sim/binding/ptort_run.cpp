@@ -119,6 +119,13 @@ DriverArgs driver_args(const SimRunRequest &req, const PackageSpec &pkg, const B
   return d;
 }
 
+int device_id(const json &options) {
+  const json v = options.value("device_id", json(0));
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1023)
+    throw RunFailure("pto.sim.option", "option device_id must be an integer in [0, 1023]");
+  return v.get<int>();
+}
+
 int aicpu_thread_num(const PackageSpec &pkg, const json &options) {
   const json &v = options.contains("aicpu_thread_num") ? options["aicpu_thread_num"]
                                                        : pkg.runtime_config.value("aicpu_thread_num", json(0));
@@ -127,7 +134,8 @@ int aicpu_thread_num(const PackageSpec &pkg, const json &options) {
   return v.get<int>();
 }
 
-json build_report(const BuildStats &stats, const std::string &cxx, const std::vector<std::string> &notes) {
+json build_report(const BuildStats &stats, const std::string &cxx, const std::vector<std::string> &notes,
+                  const std::string &recipe) {
   json b = {{"cache", stats.misses == 0 ? "hit" : "miss"},
             {"hits", stats.hits},
             {"misses", stats.misses},
@@ -135,14 +143,14 @@ json build_report(const BuildStats &stats, const std::string &cxx, const std::ve
             {"cxx", find_program(cxx)},
             {"seconds", stats.seconds}};
   if (!notes.empty()) b["notes"] = notes;
+  if (!recipe.empty()) b["recipe"] = recipe; // the package itself was built by it; the cache holds the driver
   return b;
 }
 
 } // namespace
 
 json launch_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, const PtoRuntimeRoots &roots,
-                           PtoPlatform platform, const BuiltPackage &built) {
-  const auto start = Clock::now();
+                           PtoPlatform platform, const BuiltPackage &built, Clock::time_point start) {
   const std::string cxx = compiler_name(req.options);
   BuildStats stats = built.stats;
   const std::string driver_path = build_driver(req, roots, cxx, stats);
@@ -158,6 +166,7 @@ json launch_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, con
   rq.aicore_library = libs.aicore.c_str();
   rq.dispatcher_library = libs.dispatcher.c_str();
   rq.sim_context_library = libs.sim_context.c_str();
+  rq.device_id = device_id(req.options);
   rq.aicpu_thread_num = aicpu_thread_num(pkg, req.options);
   rq.log_level = kRuntimeLogLevel;
   rq.kernels_are_elf_objects = platform == PtoPlatform::A2A3 ? 1 : 0;
@@ -179,13 +188,14 @@ json launch_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, con
                     std::to_string(compiler_major_version(cxx)) + " rejects its static_assert(false))");
   json runtime = runtime_report(roots, platform);
   runtime["aicpu_thread_num"] = rq.aicpu_thread_num;
+  runtime["device_id"] = rq.device_id;
   json report = {{"schema", "htp.run.v1"},
                  {"binding", platform == PtoPlatform::A2A3 ? "pto.a2a3" : "pto.a2a3sim"},
                  {"target", req.target},
                  {"entry", req.entry},
                  {"path", "pto-runtime"},
                  {"ok", rc == 0},
-                 {"build", build_report(stats, cxx, notes)},
+                 {"build", build_report(stats, cxx, notes, built.recipe)},
                  {"runtime", runtime},
                  {"init_seconds", result->init_seconds},
                  {"register_seconds", result->register_seconds},
@@ -200,6 +210,7 @@ json launch_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, con
 }
 
 json run_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, const PtoRuntimeRoots &roots) {
+  const auto start = Clock::now();
   const std::string cxx = compiler_name(req.options);
   const RuntimeBuildInputs in = package_build_inputs(roots);
   auto job = [&](const std::string &rel, std::vector<std::string> flags) {
@@ -222,7 +233,7 @@ json run_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, const 
   built.orchestration = jobs[0].output;
   for (size_t i = 1; i < jobs.size(); ++i)
     built.kernels.push_back(jobs[i].output);
-  return launch_on_pto_runtime(req, pkg, roots, PtoPlatform::A2A3Sim, built);
+  return launch_on_pto_runtime(req, pkg, roots, PtoPlatform::A2A3Sim, built, start);
 }
 
 } // namespace htp_ptosim

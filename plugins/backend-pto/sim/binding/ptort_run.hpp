@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,16 +22,19 @@ namespace htp_ptosim {
 nlohmann::json run_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg, const PtoRuntimeRoots &roots);
 
 /// A package already built for `platform`: the orchestration object and one binary per kernel (in the
-/// registry's order). `stats` describes that build.
+/// registry's order). `stats` describes that build when HTP's cache made it; `recipe` names the script that
+/// made it otherwise (the device build).
 struct BuiltPackage {
   std::string orchestration;
   std::vector<std::string> kernels;
   BuildStats stats;
+  std::string recipe;
 };
 
-/// Runs a built package on the runtime's `platform`; returns the report it wrote. Throws RunFailure.
+/// Runs a built package on the runtime's `platform`; returns the report it wrote (wall time from `start`).
+/// Throws RunFailure.
 nlohmann::json launch_on_pto_runtime(const SimRunRequest &req, const PackageSpec &pkg,
                                      const PtoRuntimeRoots &roots, PtoPlatform platform,
-                                     const BuiltPackage &built);
+                                     const BuiltPackage &built, std::chrono::steady_clock::time_point start);
 
 } // namespace htp_ptosim

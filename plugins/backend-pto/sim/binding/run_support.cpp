@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 const std::set<std::string> kOptionKeys = {"dispatch", "aiv_cores", "aic_cores", "aicpu_thread_num",
                                            "task_window", "trace", "cxx", "sim_include",
-                                           "runtime", "check_revision"};
+                                           "runtime", "check_revision", "device_id"};
 } // namespace
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -28,7 +28,7 @@ void check_options(const json &options) {
       throw RunFailure("pto.sim.option",
                        "unknown option '" + k +
                            "' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, task_window, trace, cxx, "
-                           "sim_include, runtime, check_revision)");
+                           "sim_include, runtime, check_revision, device_id)");
 }
 
 std::string runtime_choice(const json &options) {
