@@ -1,5 +1,7 @@
 #include "kernel_emitter.hpp"
 
+#include "intrinsics.hpp"
+
 #include <map>
 #include <set>
 #include <sstream>
@@ -36,13 +38,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "max", "min"};
-const std::set<std::string> kScalarForms = {"adds", "subs", "muls", "divs", "maxs", "mins"};
-const std::set<std::string> kUnary = {"exp", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh"};
-const std::set<std::string> kRowReduce = {"rowsum", "rowmax", "rowmin"};
-const std::set<std::string> kColReduce = {"colsum", "colmax", "colmin"};
-
-std::string binary_expr(const std::string &op, const std::string &a, const std::string &b) {
+std::string binary_expr(std::string_view op, const std::string &a, const std::string &b) {
   if (op == "add") return a + " + " + b;
   if (op == "sub") return a + " - " + b;
   if (op == "mul") return a + " * " + b;
@@ -51,7 +47,8 @@ std::string binary_expr(const std::string &op, const std::string &a, const std::
   return "std::min(" + a + ", " + b + ")";
 }
 
-std::string unary_expr(const std::string &op, const std::string &x) {
+std::string unary_expr(std::string_view op, const std::string &x) {
+  if (op == "recip") return "1.0 / " + x;
   if (op == "exp") return "std::exp(" + x + ")";
   if (op == "log") return "std::log(" + x + ")";
   if (op == "sqrt") return "std::sqrt(" + x + ")";
@@ -244,38 +241,56 @@ private:
       o << pad << local(dst) << " = (double)(" << expr(op["value"]) << ");\n";
       return;
     }
+    const AieIntrinsic *c = intrinsic_of(op);
     const Local &d = tile(op["dst"], op);
-    if (k == "full") return loop2(o, ind, d, dst, op.value("value", Json(0)).dump());
-    if (kBinary.count(k)) {
+    switch (c->kind) {
+    case IntrinsicKind::Full: return loop2(o, ind, d, dst, op.value("value", Json(0)).dump());
+    case IntrinsicKind::Binary:
+    case IntrinsicKind::RowExpandBinary:
+    case IntrinsicKind::ColExpandBinary: {  // elem() broadcasts the [R, 1] / [1, C] operand
       const std::string a = arg(op, 0), b = arg(op, 1);
-      return loop2(o, ind, d, dst, binary_expr(k, elem(a, tile(a, op)), elem(b, tile(b, op))));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), elem(b, tile(b, op))));
     }
-    if (k.rfind("rowexpand_", 0) == 0 && kBinary.count(k.substr(10))) {
-      const std::string a = arg(op, 0), b = arg(op, 1);
-      return loop2(o, ind, d, dst, binary_expr(k.substr(10), elem(a, tile(a, op)), elem(b, tile(b, op))));
-    }
-    if (kScalarForms.count(k)) {
+    case IntrinsicKind::ScalarBinary: {
       const std::string a = arg(op, 0);
-      return loop2(o, ind, d, dst, binary_expr(k.substr(0, 3), elem(a, tile(a, op)), "(double)(" + expr(op["scalar"]) + ")"));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), "(double)(" + expr(op["scalar"]) + ")"));
     }
-    if (kUnary.count(k)) {
+    case IntrinsicKind::Unary: {
       const std::string a = arg(op, 0);
-      return loop2(o, ind, d, dst, unary_expr(k, elem(a, tile(a, op))));
+      return loop2(o, ind, d, dst, unary_expr(c->scalar, elem(a, tile(a, op))));
     }
-    if (k == "cast" || k == "copy" || k == "rowexpand") {
+    case IntrinsicKind::Cast:
+    case IntrinsicKind::Copy:
+    case IntrinsicKind::RowExpand:
+    case IntrinsicKind::ColExpand: {
       const std::string a = arg(op, 0);
       return loop2(o, ind, d, dst, elem(a, tile(a, op)));
     }
-    if (kRowReduce.count(k) || kColReduce.count(k)) return emit_reduce(o, ind, op, d);
-    if (k == "matmul") return emit_matmul(o, ind, op, d);
+    case IntrinsicKind::RowReduce:
+    case IntrinsicKind::ColReduce: return emit_reduce(o, ind, op, *c, d);
+    case IntrinsicKind::Matmul: return emit_matmul(o, ind, op, d);
+    case IntrinsicKind::Load:
+    case IntrinsicKind::Store: break;  // handled above
+    }
     throw EmitError("op '" + k + "' has no AIE kernel lowering");
   }
 
-  void emit_reduce(std::ostream &o, int ind, const Json &op, const Local &d) {
-    const std::string k = op.value("op", ""), a = arg(op, 0), dst = op.value("dst", "");
+  /// The contract of a compute op: of the `aie` set or portable (`"set"` absent or "tile").
+  static const AieIntrinsic *intrinsic_of(const Json &op) {
+    const std::string k = op.value("op", ""), set = op.value("set", "tile");
+    if (set != "tile" && set != "aie")
+      throw EmitError("'" + set + "." + k + "' belongs to intrinsic set '" + set +
+                      "'; backend-aie lowers the aie and portable (tile) intrinsics only");
+    const AieIntrinsic *c = find_intrinsic(k);
+    if (!c) throw EmitError("op '" + k + "' has no AIE kernel lowering");
+    return c;
+  }
+
+  void emit_reduce(std::ostream &o, int ind, const Json &op, const AieIntrinsic &c, const Local &d) {
+    const std::string a = arg(op, 0), dst = op.value("dst", "");
     const Local &s = tile(a, op);
-    const bool rows = kRowReduce.count(k) != 0;
-    const std::string kind = k.substr(3);
+    const bool rows = c.kind == IntrinsicKind::RowReduce;
+    const std::string_view kind = c.scalar;
     const std::string pad(ind * 2, ' ');
     const int64_t outer = rows ? s.rows() : s.cols(), inner = rows ? s.cols() : s.rows();
     const std::string at = rows ? "[o * " + std::to_string(s.cols()) + " + i]" : "[i * " + std::to_string(s.cols()) + " + o]";

@@ -2,20 +2,38 @@
 // map a program's IR contracts onto an NPU design, validate it and emit it for MLIR-AIE, and the bindings
 // aie-sim (functional simulator) and aie-xrt (aiecc + Peano + XRT). docs/backends/aie.md.
 #include "device.hpp"
+#include "intrinsics.hpp"
 #include "passes.hpp"
 
 namespace {
 
 constexpr const char *kVersion = "0.1.0";
 
+/// `aie.intrinsic-contracts`: hands the `aie` set's contract table to the tile dialect, which types
+/// vendor-only ops (`aie.colexpand`) by it (docs/intrinsics.md §3).
+void publish_intrinsics(htp::PassContext &ctx) {
+  ctx.module().set_attr("tile.intrinsics.aie", htp::aie::intrinsic_set_table().dump());
+}
+
 void register_components(htp::Registrar &r) {
   const auto targets = htp::aie::aie_targets();
+  r.add(htp::IntrinsicSetSpec{.info = {.id = "aie.intrinsics", .version = kVersion,
+                                       .summary = "AIE compute-tile intrinsics (external kernel C++)",
+                                       .provides = {"Intrinsics.AIE"}},
+                              .set = "aie",
+                              .ops = htp::aie::intrinsic_op_names()});
+  r.add(htp::PassSpec{.info = {.id = "aie.intrinsic-contracts", .version = kVersion,
+                               .summary = "publish the aie intrinsic contracts for the tile dialect's typecheck",
+                               .provides = {"IR.IntrinsicContracts(set=aie)"}},
+                      .stage = HTP_STAGE_CANONICALIZE,
+                      .applies_to = {"Uses.Intrinsic(set=aie)"},
+                      .run = htp::pass_body<publish_intrinsics>});
   r.add(htp::BackendSpec{
       .info = {.id = "aie.backend", .version = kVersion,
                .summary = "AMD AIE NPUs: spatial mapping, object FIFOs and DMA patterns, aie.mlir for MLIR-AIE",
                .provides = {"Backend.AIE"},
                .accepts = {"Uses.Dialect(name=tile)", "Uses.Dialect(name=wsp)", "Uses.Dialect(name=csp)",
-                           "Uses.Intrinsic(set=tile)", "Uses.Layout(kind=axe,facet=dist)",
+                           "Uses.Intrinsic(set=tile)", "Uses.Intrinsic(set=aie)", "Uses.Layout(kind=axe,facet=dist)",
                            "Uses.Layout(kind=axe,facet=hw)", "Uses.Channel(kind=fifo)",
                            "Uses.Schedule(directive=dispatch,policy=round_robin)"}},
       .targets = targets});
