@@ -177,3 +177,14 @@ def test_the_owning_plugin_ships_typed_stubs_and_the_module_is_importable(tmp_pa
     # every op the stub declares is an op of the registered set, and the other way round
     declared = {line.split("(")[0][4:] for line in text.splitlines() if line.startswith("def ")}
     assert declared == {n for n in dir(module) if not n.startswith("_")}
+
+
+def test_stubgen_installs_the_shipped_set_stubs(tmp_path):
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, "-m", "htp.stubgen", "--out", str(tmp_path), "--plugins", str(PLUGIN_DIR)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    for plugin, op_set in (("backend-pto", "pto"), ("backend-aie", "aie")):
+        text = (tmp_path / "intrinsics" / f"{op_set}.pyi").read_text()
+        assert text.startswith(f"# Shipped by plugin '{plugin}' for intrinsic set '{op_set}'"), text[:200]
+        assert "_Any" not in text  # the shipped stub declares every op of the set
