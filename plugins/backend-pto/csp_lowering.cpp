@@ -280,11 +280,18 @@ Kernel lower_stage(const json &program, const json &proc, const std::vector<Kern
   cp.loop_var = stage["vars"][0].get<std::string>();
   StageInliner inliner(program, kernels);
   size_t index = 0;
+  std::set<std::pair<std::string, std::string>> moved;  // (channel, dir): one item per iteration
   for (const auto &n : stage.value("body", json::array())) {
+    const Span at = Span::from_json(n.value("span", json()));
     if (n.value("kind", "") != "task")
       fail("pipe stage '" + cp.name + "' nests a " + n.value("kind", std::string("?")) +
                " in its loop; backend-pto lowers stages whose loop body is kernel launches",
-           Span::from_json(n.value("span", json())));
+           at);
+    for (const auto &a : n.value("args", json::array()))
+      if (a.contains("channel") && !moved.insert({a["channel"].get<std::string>(), a.value("dir", "")}).second)
+        fail("pipe stage '" + cp.name + "' moves two items of channel '" + a["channel"].get<std::string>() +
+                 "' per iteration; backend-pto gives each iteration one slot of a channel",
+             at);
     inliner.launch(n, index++);
   }
   json params = json::array();

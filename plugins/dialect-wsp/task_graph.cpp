@@ -51,6 +51,11 @@ void attach_schedules(htp::PassContext &ctx) {
       auto entry = w.attr(kWorkloadAttr);
       if (!entry)
         throw WspError(s, "wsp.internal", "workload '" + wname + "' was not lowered by wsp.typecheck");
+      if (json::parse(*entry).contains("channels"))
+        throw WspError(schedule_decorator(s), "wsp.schedule",
+                       "workload '" + wname +
+                           "' declares channels: its P.pipe runs as a CSP network (csp.graph), which a "
+                           "schedule does not apply to");
       if (auto sched = lower_schedule(s, json::parse(*entry), ctx)) {
         (*sched)["name"] = sname;
         w.set_attr(kScheduleAttr, sched->dump(), ctx.diag());

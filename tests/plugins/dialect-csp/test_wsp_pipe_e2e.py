@@ -44,3 +44,12 @@ def test_pipe_is_a_csp_program_entry(ctx, tmp_path):
     pkg = ctx.compile([module.pipeline], target="pto-a2a3sim", out=str(tmp_path / "pkg"))
     kinds = {e["name"]: e["kind"] for e in pkg.manifest["entrypoints"]}
     assert kinds == {"pipeline": "csp-program"}
+
+
+def test_stage_moving_two_items_per_iteration_is_rejected_by_backend_pto(ctx, tmp_path):
+    module = load("pipe_two_items")
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile([module.pairs], target="pto-a2a3sim", out=str(tmp_path / "pkg"))
+    assert ("pipe_two_items.py:19:24: error: pipe stage 'copy_rows' moves two items of channel 'rows' per "
+            "iteration; backend-pto gives each iteration one slot of a channel [pto.csp]") in str(e.value)
+    assert not (tmp_path / "pkg").exists()

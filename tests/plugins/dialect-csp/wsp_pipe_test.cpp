@@ -133,3 +133,9 @@ TEST_F(WspPipe, StageLoopAroundChannelOperationsIsSequential) {
                   "bad_pipe_form.py:28:18: error: a loop of a pipe stage around send / recv is sequential (`for "
                   "i in P.seq(n):` or `range(n)`): the items of a channel are ordered [csp.stage]");
 }
+
+TEST_F(WspPipe, ScheduleOfAPipeOverChannelsIsRejected) {
+  expect_rejected("bad_pipe_schedule",
+                  "bad_pipe_schedule.py:22:2: error: workload 'piped' declares channels: its P.pipe runs as a CSP "
+                  "network (csp.graph), which a schedule does not apply to [wsp.schedule]");
+}
