@@ -483,14 +483,16 @@ TaskOutputTensors Runtime::submit(const MixedKernels &kernels, const CoreTaskArg
   }
   wait_window();
   Task *task;
+  bool ready;
   {
     std::lock_guard<std::mutex> lk(graph_mu_);
     task = new_task(kernels, args, outs);
     if (!is_dummy) task->fn = kernels_[fid].fn;
     wire_dependencies(task, args);
     submitted_.fetch_add(1);
+    ready = --task->fanin == 0; // drops the submission guard
   }
-  release(task);
+  if (ready) make_ready(task);
   return outs;
 }
 
@@ -515,15 +517,6 @@ TaskOutputTensors Runtime::alloc(const CoreTaskArgs &args) {
   holder->id = UINT64_MAX;
   allocations_.push_back(std::move(holder));
   return outs;
-}
-
-void Runtime::release(Task *task) {
-  bool ready;
-  {
-    std::lock_guard<std::mutex> lk(graph_mu_);
-    ready = --task->fanin == 0;
-  }
-  if (ready) make_ready(task);
 }
 
 void Runtime::make_ready(Task *task) {

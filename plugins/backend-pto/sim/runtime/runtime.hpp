@@ -126,7 +126,6 @@ private:
     Task *task = nullptr;
     Core *core = nullptr;
   };
-  void release(Task *task); // drops the submission guard
   void make_ready(Task *task);
   void scheduler_loop(int index);
   void dispatch(Task *task);
