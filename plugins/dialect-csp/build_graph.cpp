@@ -94,8 +94,9 @@ void attach_stages(htp::PassContext &ctx, const ProgramDecl &program, Json &grap
   htp::NodeRef fn = find_function(ctx.module(), program.name);
   auto lowered = fn ? node_json(fn, "wsp.workload") : std::nullopt;
   if (!lowered)
-    throw htp::PassError("workload '" + program.name +
-                         "' has no node attribute wsp.workload: dialect-wsp's wsp.typecheck did not lower it");
+    throw htp::PassError(
+        "workload '" + program.name +
+        "' has no node attribute wsp.workload: dialect-wsp's wsp.typecheck did not lower it");
   const Json body = lowered->value("body", Json::array());
   const Json *group = nullptr;
   for (const auto &n : body)

@@ -238,8 +238,9 @@ private:
     bool found = false;
     n.walk([&](htp::NodeRef x) {
       if (found) return false;
-      found = (is_call_of(x, "send") || is_call_of(x, "recv") || is_call_of(x, "consume")) && x.size("args") &&
-              x.item("args", 0).is("Name") && program_.channel(x.item("args", 0).text("id").value_or(""));
+      found = (is_call_of(x, "send") || is_call_of(x, "recv") || is_call_of(x, "consume")) &&
+              x.size("args") && x.item("args", 0).is("Name") &&
+              program_.channel(x.item("args", 0).text("id").value_or(""));
       return !found;
     });
     return found;
@@ -315,8 +316,7 @@ void canonicalize(htp::PassContext &ctx) {
       int before = errors;
       programs.push_back(parse_pipe(ctx, stmt, constants, errors));
       if (errors != before) programs.back().stages.clear(); // unread: no stage to lift
-    }
-    else if (is_csp_function(stmt, "process")) {
+    } else if (is_csp_function(stmt, "process")) {
       ctx.error(stmt, "csp.process",
                 "@process function '" + stmt.text("name").value_or("") +
                     "' must be defined inside a @program, which declares the channels it uses");

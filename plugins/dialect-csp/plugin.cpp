@@ -30,14 +30,15 @@ void register_components(htp::Registrar &r) {
       .stage = HTP_STAGE_ANALYZE,
       .applies_to = {"Uses.Dialect(name=csp)"},
       .run = htp::pass_body<csp::check_effects>});
-  r.add(htp::PassSpec{.info = {.id = "csp.build-graph",
-                               .version = "0.1.0",
-                               .summary = "The process/channel graph csp.graph (htp.csp.graph.v1)",
-                               .provides = {csp::kCapGraph},
-                               .requires_ = {csp::kCapEffects, csp::kCapTileTypedOptional, csp::kCapWspCheckedOptional}},
-                      .stage = HTP_STAGE_SCHEDULE,
-                      .applies_to = {"Uses.Dialect(name=csp)"},
-                      .run = htp::pass_body<csp::build_graph>});
+  r.add(htp::PassSpec{
+      .info = {.id = "csp.build-graph",
+               .version = "0.1.0",
+               .summary = "The process/channel graph csp.graph (htp.csp.graph.v1)",
+               .provides = {csp::kCapGraph},
+               .requires_ = {csp::kCapEffects, csp::kCapTileTypedOptional, csp::kCapWspCheckedOptional}},
+      .stage = HTP_STAGE_SCHEDULE,
+      .applies_to = {"Uses.Dialect(name=csp)"},
+      .run = htp::pass_body<csp::build_graph>});
 }
 
 } // namespace

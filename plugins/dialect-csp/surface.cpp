@@ -31,7 +31,8 @@ bool is_channel_declaration(htp::NodeRef stmt) {
 
 /// `with P.pipe():`
 bool is_pipe_scope(htp::NodeRef stmt) {
-  return stmt.is("With") && stmt.size("items") == 1 && is_call_of(stmt.item("items", 0).child("context_expr"), "pipe");
+  return stmt.is("With") && stmt.size("items") == 1 &&
+         is_call_of(stmt.item("items", 0).child("context_expr"), "pipe");
 }
 
 /// One `process(...)` declaration before its names are resolved.

@@ -89,10 +89,11 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
   for (size_t i = 0; i < params.size(); ++i)
     if (!bound[i]) missing += (missing.empty() ? "" : ", ") + params[i]["name"].get<std::string>(), ++unbound;
   if (leaves_slot && unbound != 1)
-    throw WspError(call, "wsp.arity",
-                   "a launch sent on a channel leaves exactly one Out tensor parameter of " + callee +
-                       " unbound, for the channel's slot; " +
-                       (unbound ? "this one leaves " + missing : std::string("this one binds every parameter")));
+    throw WspError(
+        call, "wsp.arity",
+        "a launch sent on a channel leaves exactly one Out tensor parameter of " + callee +
+            " unbound, for the channel's slot; " +
+            (unbound ? "this one leaves " + missing : std::string("this one binds every parameter")));
   if (!leaves_slot && !missing.empty()) throw arity(": missing " + missing);
   std::vector<std::pair<json, htp::NodeRef>> out;
   for (size_t i = 0; i < params.size(); ++i)
@@ -284,8 +285,8 @@ json channel_arg(htp::NodeRef at, const json &param, const std::string &channel,
     throw WspError(at, "wsp.direction",
                    dir == "out" ? what + " is the one left for the slot of channel '" + channel +
                                       "', so it must be Out[...], not " + (pdir == "in" ? "In" : "InOut")
-                                : what + " receives an item of channel '" + channel + "', so it must be In[...]" +
-                                      " (a received item is read, not written)");
+                                : what + " receives an item of channel '" + channel +
+                                      "', so it must be In[...]" + " (a received item is read, not written)");
   if (param["type"]["shape"] != elem["shape"] || param["type"].value("dtype", "") != elem["dtype"])
     throw WspError(at, "wsp.tile-shape",
                    what + " is " + param["type"]["dtype"].get<std::string>() + " " +
@@ -344,7 +345,8 @@ json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, c
     bool tensor = param["type"]["kind"] == "tensor";
     if (!arg && !tensor)
       throw WspError(call, "wsp.arity",
-                     "send(" + slot + ", " + name + "(...)) leaves parameter '" + param["name"].get<std::string>() +
+                     "send(" + slot + ", " + name + "(...)) leaves parameter '" +
+                         param["name"].get<std::string>() +
                          "' unbound, but it is a scalar; the channel's slot binds an Out tensor parameter");
     std::string item = arg ? channel_item(arg, env) : "";
     if (!arg)
@@ -356,7 +358,8 @@ json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, c
                      "parameter '" + param["name"].get<std::string>() + "' of kernel '" + name +
                          "' is a scalar, but this is an item of channel '" + item + "'");
     else
-      args.push_back(tensor ? tensor_arg(arg, param, env, name, reads, writes) : scalar_arg(arg, param, env, name));
+      args.push_back(tensor ? tensor_arg(arg, param, env, name, reads, writes)
+                            : scalar_arg(arg, param, env, name));
   }
   task["args"] = args;
   task["reads"] = reads;

@@ -14,8 +14,8 @@ htp::NodeRef launched_kernel(htp::NodeRef call, const htp::ModuleRef &m);
 /// The arguments of `call` bound to the parameters of `sig` (`{"params": [...]}`; Constexpr parameters
 /// are not bound): positionally, then by keyword. Throws WspError (`wsp.arity`, `wsp.argument`) naming
 /// `callee` ("kernel 'k'", "workload 'w'").
-std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, const json &sig,
-                                                          const std::string &callee, bool leaves_slot = false);
+std::vector<std::pair<json, htp::NodeRef>>
+bind_arguments(htp::NodeRef call, const json &sig, const std::string &callee, bool leaves_slot = false);
 
 /// The task node `{"kind": "task", "id", "kernel", "span", "index"?, "args", "reads", "writes"}` of a
 /// launch of `kernel`; throws WspError (`wsp.arity`, `wsp.tile-shape`, `wsp.direction`, `wsp.dtype`,

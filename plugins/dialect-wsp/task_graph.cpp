@@ -76,7 +76,8 @@ void build_task_graph(htp::PassContext &ctx) {
       continue;
     }
     json workload = json::parse(*entry);
-    if (workload.contains("channels")) continue; // a pipe over channels: dialect-csp publishes it in csp.graph
+    if (workload.contains("channels"))
+      continue; // a pipe over channels: dialect-csp publishes it in csp.graph
     auto sched = w.attr(kScheduleAttr);
     workload["schedule"] = sched ? json::parse(*sched) : json{{"name", nullptr}, {"span", nullptr}};
     doc["workloads"].push_back(std::move(workload));

@@ -118,12 +118,9 @@ public:
     if (inner.values.count(var) || inner.tensors.count(var))
       throw WspError(target, "wsp.axis", "'" + var + "' shadows a name already bound in the workload");
     inner.items[var] = channel;
-    return json{{"kind", "loop"},
-                {"vars", json::array({var})},
-                {"span", span_json(at)},
-                {"domain", {{"type", "stream"}, {"channel", channel}}},
-                {"dep", "sequential"},
-                {"body", lower_block(body, inner)}};
+    return json{{"kind", "loop"},        {"vars", json::array({var})},
+                {"span", span_json(at)}, {"domain", {{"type", "stream"}, {"channel", channel}}},
+                {"dep", "sequential"},   {"body", lower_block(body, inner)}};
   }
 
 private:
@@ -214,8 +211,9 @@ private:
       htp::NodeRef launch = v.size("args") == 2 ? v.item("args", 1) : htp::NodeRef();
       htp::NodeRef kernel = launch && launch.is("Call") ? launched_kernel(launch, module_) : htp::NodeRef();
       if (!kernel)
-        unsupported(v, "a stage sends what a kernel launch writes: send(" + ch + ", k[i](...)), the launch "
-                       "leaving one Out tensor parameter for the channel's slot");
+        unsupported(v, "a stage sends what a kernel launch writes: send(" + ch +
+                           ", k[i](...)), the launch "
+                           "leaving one Out tensor parameter for the channel's slot");
       return lower_kernel_call(launch, kernel, env, "t" + std::to_string(next_task_++), ch);
     }
     if (std::string ch = channel_operation(v, "recv"); !ch.empty())

@@ -44,14 +44,15 @@ protected:
 
   htp::test::CommandResult compile(const std::string &name, const std::string &target = "check") {
     auto r = run_host({"--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_WSP_PLUGIN, "--plugins", HTP_TILE_PLUGIN,
-                       "--plugins", HTP_CHECK_PLUGIN, "compile", program(name).string(), "--target", target, "-o",
-                       out().string()});
+                       "--plugins", HTP_CHECK_PLUGIN, "compile", program(name).string(), "--target", target,
+                       "-o", out().string()});
     r.err = replace_all(r.err, program(name).string(), name + ".py");
     return r;
   }
 
   /// Compiles a bad program: it fails, leaves no package, and reports `line` among its diagnostics.
-  void expect_rejected(const std::string &name, const std::string &line, const std::string &target = "check") {
+  void expect_rejected(const std::string &name, const std::string &line,
+                       const std::string &target = "check") {
     auto r = compile(name, target);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_FALSE(fs::exists(out()));
@@ -81,23 +82,26 @@ TEST_F(WspPipe, PipeWorkloadIsNotATaskGraphWorkload) {
 }
 
 TEST_F(WspPipe, StageSendingMoreThanTheNextReceivesIsRejectedAtTheRecv) {
-  expect_rejected("bad_pipe_count_mismatch",
-                  "bad_pipe_count_mismatch.py:24:27: error: channel 'rows' is unbalanced: its producers send 8 "
-                  "items (load_rows: 8) but its consumers receive 6 (store_rows: 6) [csp.count-mismatch]\n"
-                  "bad_pipe_count_mismatch.py:22:13: note: the first send on 'rows' is here [csp.note]");
+  expect_rejected(
+      "bad_pipe_count_mismatch",
+      "bad_pipe_count_mismatch.py:24:27: error: channel 'rows' is unbalanced: its producers send 8 "
+      "items (load_rows: 8) but its consumers receive 6 (store_rows: 6) [csp.count-mismatch]\n"
+      "bad_pipe_count_mismatch.py:22:13: note: the first send on 'rows' is here [csp.note]");
 }
 
 TEST_F(WspPipe, ChannelWithoutAReceivingStageIsRejected) {
-  expect_rejected("bad_pipe_no_consumer",
-                  "bad_pipe_no_consumer.py:20:12: error: channel 'side' has no consumer: stage 'load_rows_2' of "
-                  "the pipe sends on it but no stage receives from it [csp.no-consumer]");
+  expect_rejected(
+      "bad_pipe_no_consumer",
+      "bad_pipe_no_consumer.py:20:12: error: channel 'side' has no consumer: stage 'load_rows_2' of "
+      "the pipe sends on it but no stage receives from it [csp.no-consumer]");
 }
 
 TEST_F(WspPipe, StagesWaitingOnEachOtherAreADeadlock) {
-  expect_rejected("bad_pipe_deadlock",
-                  "bad_pipe_deadlock.py:23:34: error: deadlock: processes 'ping' and 'pong' wait on each other in "
-                  "a cycle ('ping' waits to receive from 'b_to_a' (empty) until 'pong' sends; 'pong' waits to "
-                  "receive from 'a_to_b' (empty) until 'ping' sends) [csp.deadlock]");
+  expect_rejected(
+      "bad_pipe_deadlock",
+      "bad_pipe_deadlock.py:23:34: error: deadlock: processes 'ping' and 'pong' wait on each other in "
+      "a cycle ('ping' waits to receive from 'b_to_a' (empty) until 'pong' sends; 'pong' waits to "
+      "receive from 'a_to_b' (empty) until 'ping' sends) [csp.deadlock]");
 }
 
 TEST_F(WspPipe, SentLaunchMustLeaveOneOutParameterForTheSlot) {
@@ -114,11 +118,12 @@ TEST_F(WspPipe, ReceivedItemMustHaveTheParameterType) {
 }
 
 TEST_F(WspPipe, TargetWithoutChannelsIsRejectedAtTheDeclaration) {
-  expect_rejected("wsp_pipe",
-                  "wsp_pipe.py:28:14: error: Uses.Channel(kind=fifo) is not accepted by target check-strict — no "
-                  "selected component accepts Uses.Channel(kind=fifo); check.backend accepts it for check "
-                  "[resolve.unaccepted]",
-                  "check-strict");
+  expect_rejected(
+      "wsp_pipe",
+      "wsp_pipe.py:28:14: error: Uses.Channel(kind=fifo) is not accepted by target check-strict — no "
+      "selected component accepts Uses.Channel(kind=fifo); check.backend accepts it for check "
+      "[resolve.unaccepted]",
+      "check-strict");
 }
 
 TEST_F(WspPipe, WorkloadWithChannelsHoldsOnlyTheDeclarationsAndThePipe) {
@@ -129,13 +134,15 @@ TEST_F(WspPipe, WorkloadWithChannelsHoldsOnlyTheDeclarationsAndThePipe) {
 }
 
 TEST_F(WspPipe, StageLoopAroundChannelOperationsIsSequential) {
-  expect_rejected("bad_pipe_form",
-                  "bad_pipe_form.py:28:18: error: a loop of a pipe stage around send / recv is sequential (`for "
-                  "i in P.seq(n):` or `range(n)`): the items of a channel are ordered [csp.stage]");
+  expect_rejected(
+      "bad_pipe_form",
+      "bad_pipe_form.py:28:18: error: a loop of a pipe stage around send / recv is sequential (`for "
+      "i in P.seq(n):` or `range(n)`): the items of a channel are ordered [csp.stage]");
 }
 
 TEST_F(WspPipe, ScheduleOfAPipeOverChannelsIsRejected) {
-  expect_rejected("bad_pipe_schedule",
-                  "bad_pipe_schedule.py:22:2: error: workload 'piped' declares channels: its P.pipe runs as a CSP "
-                  "network (csp.graph), which a schedule does not apply to [wsp.schedule]");
+  expect_rejected(
+      "bad_pipe_schedule",
+      "bad_pipe_schedule.py:22:2: error: workload 'piped' declares channels: its P.pipe runs as a CSP "
+      "network (csp.graph), which a schedule does not apply to [wsp.schedule]");
 }
