@@ -46,30 +46,56 @@ int64_t divisor_at_most(int64_t n, int64_t cap) {
   return 1;
 }
 
-/// Splits levels whose size exceeds the limit of their position (innermost counted in 32-bit words).
-bool split_to_limits(std::vector<Level> &levels, int64_t elem_bytes, const DmaLimits &lim) {
-  const int64_t inner_cap = std::max<int64_t>(1, lim.max_wrap * 4 / std::max<int64_t>(1, elem_bytes));
+/// Splits levels whose size exceeds the limit of their position (dim 0 counted in granules); checks
+/// the strides.
+bool split_to_limits(std::vector<Level> &levels, int64_t elem_bytes, const PatternLimits &lim) {
+  const int64_t eb = std::max<int64_t>(1, elem_bytes);
+  const int64_t inner_cap = std::max<int64_t>(1, lim.max_wrap * lim.granule_bytes / eb);
+  auto cap = [&](size_t i) {
+    if (i == 0) return inner_cap;
+    return lim.max_repeat > 0 && i == 3 ? lim.max_repeat : lim.max_wrap;
+  };
   for (size_t i = 0; i < levels.size(); ++i) {
-    const int64_t cap = i == 0 ? inner_cap : i < 3 ? lim.max_wrap : lim.max_repeat;
-    if (levels[i].size <= cap) continue;
-    const int64_t f = divisor_at_most(levels[i].size, cap);
+    if (levels[i].size <= cap(i)) continue;
+    const int64_t f = divisor_at_most(levels[i].size, cap(i));
     if (f == 1) return false;
     Level outer{levels[i].size / f, levels[i].stride * f};
     levels[i].size = f;
     levels.insert(levels.begin() + static_cast<long>(i) + 1, outer);
   }
-  if (levels.size() > 4) return false;
-  return levels.size() < 4 || levels[3].size <= lim.max_repeat;
+  if (levels.size() > static_cast<size_t>(lim.dims) || levels.size() > 4) return false;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (levels[i].size > cap(i)) return false;
+    if (levels[i].size == 1) continue;
+    const int64_t bytes = levels[i].stride * eb;
+    if (levels[i].stride < 1 || ((i > 0 || levels[i].stride != 1) && bytes % lim.granule_bytes != 0)) return false;
+    if (bytes / lim.granule_bytes > lim.max_stride_granules) return false;
+  }
+  return true;
 }
 
 }  // namespace
 
-std::optional<AccessPattern> fit_pattern(const std::vector<int64_t> &addrs, int64_t elem_bytes, const DmaLimits &limits) {
+PatternLimits shim_transfer_limits(const DmaLimits &dma) {
+  return {dma.shim.dims, dma.shim.max_wrap, dma.max_repeat, dma.shim.max_stride_words, dma.granule_bytes};
+}
+
+PatternLimits stream_limits(const DmaLimits &dma, TileKind kind) {
+  const DmaAddressing &a = dma.of(kind);
+  return {a.dims, a.max_wrap, 0, a.max_stride_words, dma.granule_bytes};
+}
+
+bool innermost_stride_ok(int64_t stride, int64_t elem_bytes, int64_t granule_bytes) {
+  return stride == 1 || (stride > 1 && elem_bytes >= granule_bytes);
+}
+
+std::optional<AccessPattern> fit_pattern(const std::vector<int64_t> &addrs, int64_t elem_bytes, const PatternLimits &limits) {
   if (addrs.empty()) return std::nullopt;
   auto levels = factor(addrs);
   if (!levels) return std::nullopt;
   if (levels->empty()) levels->push_back({1, 1});
-  if ((*levels)[0].stride != 1) return std::nullopt;  // the innermost dim must be contiguous
+  if ((*levels)[0].size == 1) (*levels)[0].stride = 1;
+  if (!innermost_stride_ok((*levels)[0].stride, elem_bytes, limits.granule_bytes)) return std::nullopt;
   if (!split_to_limits(*levels, elem_bytes, limits)) return std::nullopt;
   AccessPattern p;
   p.base = addrs[0];
@@ -77,8 +103,35 @@ std::optional<AccessPattern> fit_pattern(const std::vector<int64_t> &addrs, int6
     p.sizes[3 - i] = (*levels)[i].size;
     p.strides[3 - i] = (*levels)[i].size == 1 ? 0 : (*levels)[i].stride;
   }
-  p.strides[3] = 1;
+  if (p.sizes[3] == 1) p.strides[3] = 1;
   return p;
+}
+
+std::vector<StreamDim> stream_dims(const AccessPattern &p) {
+  size_t first = 0;
+  while (first < 3 && p.sizes[first] == 1) ++first;
+  std::vector<StreamDim> dims;
+  for (size_t i = first; i < 4; ++i) dims.push_back({p.sizes[i], p.sizes[i] == 1 ? 1 : p.strides[i]});
+  return dims;
+}
+
+std::vector<int64_t> enumerate(const std::vector<StreamDim> &dims) {
+  std::vector<int64_t> out;
+  if (dims.empty()) return out;
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (const auto &d : dims)
+    if (d.size < 1) return out;
+  for (;;) {
+    int64_t a = 0;
+    for (size_t k = 0; k < dims.size(); ++k) a += idx[k] * dims[k].stride;
+    out.push_back(a);
+    size_t k = dims.size();
+    while (k-- > 0) {
+      if (++idx[k] < dims[k].size) break;
+      idx[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return out;
+  }
 }
 
 std::vector<int64_t> enumerate(const AccessPattern &p) {
@@ -92,15 +145,17 @@ std::vector<int64_t> enumerate(const AccessPattern &p) {
   return out;
 }
 
-std::array<int64_t, 4> offsets_for(const AccessPattern &p) {
+std::optional<std::array<int64_t, 4>> offsets_for(const AccessPattern &p) {
   std::array<int64_t, 4> off{0, 0, 0, 0};
+  std::array<size_t, 4> dims{0, 1, 2, 3};
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return p.strides[a] > p.strides[b]; });
   int64_t rest = p.base;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i : dims) {
     if (p.strides[i] <= 0) continue;
     off[i] = rest / p.strides[i];
     rest -= off[i] * p.strides[i];
   }
-  off[3] = rest;  // innermost stride is 1
+  if (rest != 0) return std::nullopt;
   return off;
 }
 

@@ -103,7 +103,7 @@ private:
       const TileCoord tile = tiles_[stream_core_[i]];
       Group *g = nullptr;
       for (auto &x : groups)
-        if (plan_.streams[x.streams[0]].views == s.views &&
+        if (plan_.streams[x.streams[0]].views == s.views && plan_.streams[x.streams[0]].order == s.order &&
             std::find(x.tiles.begin(), x.tiles.end(), tile) == x.tiles.end())
           g = &x;
       if (g && !in)
@@ -159,6 +159,7 @@ private:
         const std::string name = base + "_" + std::to_string(gi);
         d_.fifos.push_back(in ? fifo(name, *mem, groups[gi].tiles, depth, s.views[0].shape, rp->dtype, s.span)
                               : fifo(name, groups[gi].tiles[0], {*mem}, depth, s.views[0].shape, rp->dtype, s.span));
+        if (!layout_dims(d_.fifos.back(), s, in)) return false;
         names.push_back(name);
         (in ? link.dsts : link.srcs).push_back(name);
         (in ? link.dst_offsets : link.src_offsets).push_back(offset);
@@ -174,32 +175,64 @@ private:
     if (groups.size() == 1) shim_fifo_[tensor + (in ? "/in" : "/out")] = base;
     for (size_t gi = 0; gi < groups.size(); ++gi)
       for (size_t s : groups[gi].streams) stream_fifo_[s] = names[gi];
-    // Addresses the shim transfer visits: per iteration, the groups' views in link order.
+    // Addresses the shim transfer visits: per iteration, the groups' views in link order — in the
+    // objects' memory order when the shim talks to the cores directly (a mem tile reorders otherwise).
     std::vector<std::vector<int64_t>> chunks;
     for (size_t t = 0; t < iterations; ++t) {
       std::vector<int64_t> chunk;
-      for (const auto &g : groups) view_addresses(plan_.streams[g.streams[0]].views[t], rp->shape, chunk);
+      for (const auto &g : groups) {
+        const StreamPlan &s = plan_.streams[g.streams[0]];
+        view_addresses(s.views[t], rp->shape, groups.size() == 1 ? s.order : std::vector<int64_t>{}, chunk);
+      }
       chunks.push_back(std::move(chunk));
     }
     transfers_.push_back({tensor, shim_fifo_[tensor + (in ? "/in" : "/out")], in, std::move(chunks), first.span});
     return true;
   }
 
-  static void view_addresses(const View &v, const std::vector<int64_t> &shape, std::vector<int64_t> &out) {
+  /// The element addresses of view `v` of a tensor of `shape`, row-major, or in `order` (row-major
+  /// indices within the view) when it is not empty.
+  static void view_addresses(const View &v, const std::vector<int64_t> &shape, const std::vector<int64_t> &order,
+                             std::vector<int64_t> &out) {
     const size_t n = shape.size();
     std::vector<int64_t> stride(n, 1);
     for (size_t k = n; k-- > 1;) stride[k - 1] = stride[k] * shape[k];
     std::vector<int64_t> idx(n, 0);
     const int64_t total = product(v.shape);
+    std::vector<int64_t> rows;
+    rows.reserve(static_cast<size_t>(total));
     for (int64_t e = 0; e < total; ++e) {
       int64_t a = 0;
       for (size_t k = 0; k < n; ++k) a += (v.offset[k] + idx[k]) * stride[k];
-      out.push_back(a);
+      rows.push_back(a);
       for (size_t k = n; k-- > 0;) {
         if (++idx[k] < v.shape[k]) break;
         idx[k] = 0;
       }
     }
+    if (order.empty()) out.insert(out.end(), rows.begin(), rows.end());
+    else
+      for (int64_t e : order) out.push_back(rows[static_cast<size_t>(e)]);
+  }
+
+  /// dimensionsToStream of a mem tile -> core FIFO (inputs: the mem tile reads the row-major view in the
+  /// object's memory order) or of a core -> mem tile FIFO (outputs: the core streams its object back in
+  /// row-major order), for a stream whose object has a memory layout.
+  bool layout_dims(ObjectFifo &f, const StreamPlan &s, bool in) {
+    if (s.order.empty()) return true;
+    std::vector<int64_t> addrs = s.order;
+    if (!in)
+      for (size_t k = 0; k < s.order.size(); ++k) addrs[static_cast<size_t>(s.order[k])] = static_cast<int64_t>(k);
+    const TileKind kind = dev_.kind_of(f.producer.row);
+    auto p = fit_pattern(addrs, dtype_bytes(f.dtype), stream_limits(dev_.dma, kind));
+    if (!p)
+      return fail("aie.dma-pattern", "the memory layout of '" + s.tensor + "' (" + s.layout + ") on the cores is not a " +
+                                         std::to_string(dev_.dma.of(kind).dims) + "-D dimensionsToStream pattern of the " +
+                                         std::string(tile_kind_name(kind)) + " of @" + f.name +
+                                         " (innermost stride 1, or whole 32-bit elements; sizes within " +
+                                         std::to_string(dev_.dma.of(kind).max_wrap) + ")", s.span);
+    f.producer_dims = stream_dims(*p);
+    return true;
   }
 
   bool channels() {
@@ -309,14 +342,16 @@ private:
       std::vector<int64_t> all;
       for (const auto &c : t.chunks) all.insert(all.end(), c.begin(), c.end());
       std::vector<AccessPattern> patterns;
-      if (auto p = fit_pattern(all, eb, dev_.dma)) {
+      const PatternLimits lim = shim_transfer_limits(dev_.dma);
+      if (auto p = fit_pattern(all, eb, lim)) {
         patterns.push_back(*p);
       } else {
         for (const auto &c : t.chunks) {
-          auto q = fit_pattern(c, eb, dev_.dma);
+          auto q = fit_pattern(c, eb, lim);
           if (!q)
             return fail("aie.dma-pattern", "the transfer of '" + t.tensor + "' through @" + t.fifo +
-                                               " is not a 4-D DMA access pattern (innermost stride 1, sizes within 1023 / repeat 64)", t.span);
+                                               " is not a 4-D DMA access pattern (innermost stride 1, or whole 32-bit elements; sizes within " +
+                                               std::to_string(lim.max_wrap) + " / repeat " + std::to_string(lim.max_repeat) + ")", t.span);
           patterns.push_back(*q);
         }
       }
@@ -327,7 +362,11 @@ private:
         op.id = next_bd[col]++;
         op.sizes = p.sizes;
         op.strides = p.strides;
-        op.offsets = offsets_for(p);
+        auto offsets = offsets_for(p);
+        if (!offsets)
+          return fail("aie.dma-pattern", "the transfer of '" + t.tensor + "' through @" + t.fifo + " starts at element " +
+                                             std::to_string(p.base) + ", which its strides cannot reach", t.span);
+        op.offsets = *offsets;
         op.issue_token = !t.in;
         if (op.id >= dev_.dma.shim_bds)
           return fail("aie.route", "the runtime sequence needs more than " + std::to_string(dev_.dma.shim_bds) +

@@ -22,14 +22,24 @@ struct TileResources {
   int dma_out = 0;
 };
 
-/// Addressing limits of a DMA buffer descriptor (MLIR-AIE's verifiers for AIE-ML).
+/// The address generator of one tile kind's DMA buffer descriptors (MLIR-AIE's verifyStridesWraps for
+/// AIE-ML): how many dimensions a pattern may have, the largest size of each (dim 0 counted in 32-bit
+/// words) and the largest stride (in 32-bit words).
+struct DmaAddressing {
+  int dims = 4;                     ///< shim: dma_memcpy_nd's 4; mem tile: 4; compute tile: 3
+  int64_t max_wrap = 1023;          ///< sizes of the dims below the outermost (dim 0 in words)
+  int64_t max_stride_words = 1 << 20;
+};
+
+/// DMA limits of a device (data; docs/backends/aie.md §1).
 struct DmaLimits {
-  int dims_from_compute = 3;        ///< dimensionsToStream entries on a compute-tile end
-  int dims_from_mem = 4;            ///< dimensionsToStream entries on a mem-tile end
-  int64_t max_wrap = 1023;          ///< sizes of dims 0-2 (dim 0 counted in 32-bit words)
-  int64_t max_repeat = 64;          ///< size of the outermost dim of a shim transfer
-  int64_t max_stride_words = 1 << 20;  ///< strides in 32-bit words
+  DmaAddressing shim{4, 1023, int64_t{1} << 20};     ///< 10-bit wraps, 20-bit steps
+  DmaAddressing mem{4, 1023, int64_t{1} << 17};      ///< 10-bit wraps, 17-bit steps
+  DmaAddressing compute{3, 255, int64_t{1} << 13};   ///< 8-bit wraps, 13-bit steps
+  int64_t max_repeat = 64;          ///< size of the outermost (iteration) dim of a shim transfer
+  int64_t granule_bytes = 4;        ///< addresses, dim-0 sizes and non-unit strides are whole granules
   int shim_bds = 16;                ///< buffer descriptor ids 0..shim_bds-1 per shim tile
+  const DmaAddressing &of(TileKind k) const { return k == TileKind::Shim ? shim : k == TileKind::Mem ? mem : compute; }
 };
 
 struct DeviceProfile {

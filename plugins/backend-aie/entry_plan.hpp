@@ -35,6 +35,10 @@ struct StreamPlan {
   bool in = true;
   std::vector<View> views;  ///< one per iteration
   Json span;
+  /// The local memory layout of the object (the layout's `mem` facet): object element k holds the view
+  /// element of row-major index order[k]. Empty: row-major.
+  std::vector<int64_t> order;
+  std::string layout;       ///< the layout's text, for messages (empty when it has none)
 };
 
 /// One argument of a core's kernel call.

@@ -1,5 +1,8 @@
 // Front-end for kernels with a grid: `@kernel(mapping=[P0, P1])` places one core per mesh coordinate;
 // each tensor parameter's layout (layout.signatures) gives the view every core works on.
+#include <algorithm>
+#include <sstream>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -33,8 +36,115 @@ std::vector<int64_t> mesh_coord(int64_t l, const std::vector<int64_t> &mesh) {
 struct TensorParam {
   RuntimeParam rp;
   std::vector<int64_t> local;
-  Json layout;  // null: replicated
+  Json layout;                   // null: replicated
+  std::vector<int64_t> strides;  // local memory strides of the `mem` facet; empty: row-major
+  std::vector<int64_t> order;    // object element k holds local row-major element order[k]; empty: row-major
 };
+
+std::string list_text(const std::vector<int64_t> &v) { return Json(v).dump(); }
+
+/// Dense strides of `local` with the dims of `order` (outermost first): the last one is contiguous.
+std::vector<int64_t> strides_of_order(const std::vector<int64_t> &order, const std::vector<int64_t> &local) {
+  std::vector<int64_t> st(local.size(), 1);
+  int64_t step = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    st[static_cast<size_t>(order[i])] = step;
+    step *= local[static_cast<size_t>(order[i])];
+  }
+  return st;
+}
+
+/// Reads the layout's `mem` facet into local memory strides and the object order; false (with a problem)
+/// for what a DMA cannot produce: swizzles, packing, banks, and strides that are not a dense permutation
+/// of the local elements (holes or overlaps).
+bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span, std::vector<Problem> &problems) {
+  const Json mem = t.layout.is_object() ? t.layout.value("mem", Json::object()) : Json::object();
+  if (!mem.is_object()) return true;
+  const std::string what = "the memory layout of '" + t.rp.name + "' of kernel '" + kernel + "'";
+  auto bad = [&](const std::string &why) {
+    problems.push_back({"aie.layout-mem", what + " " + why, span});
+    return false;
+  };
+  if (!mem.value("swizzle", Json()).is_null())
+    return bad("swizzles addresses (" + mem["swizzle"].dump() + "); AIE DMAs move affine 4-D patterns only");
+  const Json pack = mem.value("pack", Json());
+  if (!pack.is_null() && pack != Json(1))
+    return bad("packs " + pack.dump() + " elements per word; AIE objects hold unpacked elements");
+  if (!mem.value("banks", Json::array()).empty())
+    return bad("places it in memory banks; MLIR-AIE allocates the object FIFO buffers of a tile itself");
+  const size_t rank = t.local.size();
+  const Json js = mem.value("strides", Json()), jo = mem.value("order", Json());
+  if (!js.is_null()) t.strides = js.get<std::vector<int64_t>>();
+  else if (!jo.is_null()) t.strides = strides_of_order(jo.get<std::vector<int64_t>>(), t.local);
+  else return true;
+  if (t.strides.size() != rank) return bad("has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
+  // Object element k holds the local element whose strided offset is k.
+  const int64_t n = product(t.local);
+  std::vector<int64_t> order(static_cast<size_t>(n), -1);
+  std::vector<int64_t> idx(rank, 0);
+  bool identity = true;
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (size_t k = 0; k < rank; ++k) off += idx[k] * t.strides[k];
+    if (off < 0 || off >= n || order[static_cast<size_t>(off)] != -1)
+      return bad("(strides " + list_text(t.strides) + " of the local shape " + list_text(t.local) +
+                 ") is not a permutation of the local elements (holes or overlaps); an AIE object holds exactly them");
+    order[static_cast<size_t>(off)] = e;
+    identity = identity && off == e;
+    for (size_t k = rank; k-- > 0;) {
+      if (++idx[k] < t.local[k]) break;
+      idx[k] = 0;
+    }
+  }
+  if (identity) t.strides.clear();
+  else t.order = std::move(order);
+  return true;
+}
+
+/// When some objects are not row-major: the emitted body becomes `<name>_rowmajor`, and `<name>` (the
+/// external kernel the core calls) copies those objects into row-major locals with their strides before
+/// the body and back after it for outputs.
+std::string layout_adapter(const std::string &name, const std::vector<TensorParam> &tensors) {
+  std::ostringstream o;
+  o << "\n// The core's objects of ";
+  std::string params, call, wrap;
+  std::ostringstream before, after;
+  bool first = true;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorParam &t = tensors[i];
+    const std::string ct = c_type(t.rp.dtype), p = "p_" + t.rp.name;
+    params += std::string(i ? ", " : "") + ct + " *" + p;
+    wrap += std::string(i ? ", " : "") + "static_cast<" + ct + " *>(args[" + std::to_string(i) + "])";
+    if (t.strides.empty()) {
+      call += std::string(i ? ", " : "") + p;
+      continue;
+    }
+    o << (first ? "" : ", ") << "'" << t.rp.name << "' (strides " << list_text(t.strides) << ")";
+    first = false;
+    const std::string m = "m_" + t.rp.name, n = std::to_string(product(t.local));
+    call += std::string(i ? ", " : "") + m;
+    before << "  " << ct << " " << m << "[" << n << "];\n"
+           << "  static const int64_t d_" << t.rp.name << "[] = {";
+    for (size_t k = 0; k < t.local.size(); ++k) before << (k ? ", " : "") << t.local[k];
+    before << "}, s_" << t.rp.name << "[] = {";
+    for (size_t k = 0; k < t.strides.size(); ++k) before << (k ? ", " : "") << t.strides[k];
+    before << "};\n";
+    const std::string off = "htp_mem_offset(e, d_" + t.rp.name + ", s_" + t.rp.name + ", " + std::to_string(t.local.size()) + ")";
+    if (t.rp.dir == "in") before << "  for (int64_t e = 0; e < " << n << "; ++e) " << m << "[e] = " << p << "[" << off << "];\n";
+    else after << "  for (int64_t e = 0; e < " << n << "; ++e) " << p << "[" << off << "] = " << m << "[e];\n";
+  }
+  o << " hold their local parts in the memory layout of their `mem` facet\n"
+    << "// (the DMAs put them there); the body above works on row-major copies.\n"
+    << "static inline int64_t htp_mem_offset(int64_t e, const int64_t *shape, const int64_t *strides, int rank) {\n"
+    << "  int64_t off = 0;\n"
+    << "  for (int k = rank - 1; k >= 0; --k) { off += (e % shape[k]) * strides[k]; e /= shape[k]; }\n"
+    << "  return off;\n}\n\n"
+    << "extern \"C\" void " << name << "(" << params << ") {\n" << before.str() << "  " << name << "_rowmajor(" << call
+    << ");\n" << after.str() << "}\n\n"
+    << "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" << name << "(void **args) {\n  " << name << "(" << wrap
+    << ");\n}\n#endif\n";
+  return o.str();
+}
 
 /// The view of a core at mesh coordinate m; nullopt (with a problem) for layouts AIE does not lower.
 std::optional<View> core_view(const TensorParam &p, const std::vector<int64_t> &m, const Json &span,
@@ -105,8 +215,12 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
       ok = false;
       continue;
     }
-    TensorParam t{*rp, p.value("local_shape", rp->shape), sig.value("params", Json::object()).value(pname, Json())};
+    TensorParam t{*rp, p.value("local_shape", rp->shape), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
     if (t.layout.is_object() && t.layout.contains("local_shape")) t.local = t.layout["local_shape"].get<std::vector<int64_t>>();
+    if (!read_mem_facet(t, name, p.value("span", span), problems)) {
+      ok = false;
+      continue;
+    }
     plan.params.push_back(*rp);
     kp.params.push_back({"p_" + pname, KernelArg{true, t.local, rp->dtype}});
     tensors.push_back(std::move(t));
@@ -119,16 +233,21 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     return std::nullopt;
   };
   kp.body = kernel.value("body", Json::array());
+  const bool adapted = std::any_of(tensors.begin(), tensors.end(), [](const TensorParam &t) { return !t.strides.empty(); });
+  if (adapted) kp.function = name + "_rowmajor";
   std::string error;
   auto emitted = emit_kernel(kernel, kp, &error);
   if (!emitted) {
     problems.push_back({"aie.kernel", "kernel '" + name + "': " + error, span});
     return std::nullopt;
   }
-  KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, emitted->locals_bytes};
+  int64_t locals = emitted->locals_bytes;
+  for (const auto &t : tensors)
+    if (!t.strides.empty()) locals += product(t.local) * dtype_bytes(t.rp.dtype);
+  KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, locals};
   for (const auto &[n, a] : kp.params) kf.args.push_back(a);
   plan.kernels.push_back(kf);
-  plan.sources[name] = emitted->source;
+  plan.sources[name] = emitted->source + (adapted ? layout_adapter(name, tensors) : "");
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = mesh_coord(l, mesh);
     std::string label;
@@ -138,7 +257,8 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
       auto v = core_view(t, m, span, problems);
       if (!v) return std::nullopt;
       core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-      plan.streams.push_back({t.rp.name, t.rp.dir == "in", {*v}, span});
+      plan.streams.push_back({t.rp.name, t.rp.dir == "in", {*v}, span, t.order,
+                              t.layout.is_object() ? t.layout.value("text", "") : ""});
     }
     plan.cores.push_back(std::move(core));
   }

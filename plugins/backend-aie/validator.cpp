@@ -1,7 +1,11 @@
 #include "validator.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
+
+#include "access_pattern.hpp"
 
 namespace htp::aie {
 
@@ -91,14 +95,59 @@ private:
       const int64_t bytes = f.elements() * dtype_bytes(f.dtype);
       if (dtype_bytes(f.dtype) == 0) report("transfer-size", op, "element type '" + f.dtype + "' is not supported", f.span);
       else if (bytes % 4 != 0) report("transfer-size", op, "object of " + std::to_string(bytes) + " bytes is not a whole number of 32-bit words", f.span);
-      const bool mem = dev_.kind_of(f.producer.row) == TileKind::Mem;
-      const size_t max_dims = mem ? dev_.dma.dims_from_mem : dev_.dma.dims_from_compute;
-      if (f.producer_dims.size() > max_dims)
-        report("dma-dims", op, "dimensionsToStream has " + std::to_string(f.producer_dims.size()) + " dimensions; a " +
-                                   std::string(tile_kind_name(dev_.kind_of(f.producer.row))) + " end allows " + std::to_string(max_dims), f.span);
-      if (!f.producer_dims.empty() && f.producer_dims.back().stride != 1)
-        report("dma-dims", op, "the innermost dimensionsToStream stride is " + std::to_string(f.producer_dims.back().stride) + "; it must be 1", f.span);
+      stream_dims(f, op);
     }
+  }
+
+  /// dimensionsToStream of a FIFO: where it may be, how many dims, the innermost stride, the limits of
+  /// the producer's address generator, and that it visits exactly the object's elements.
+  void stream_dims(const ObjectFifo &f, const std::string &op) {
+    if (f.producer_dims.empty()) return;
+    const TileKind kind = dev_.kind_of(f.producer.row);
+    const std::string where = "a " + std::string(tile_kind_name(kind)) + " producer";
+    if (kind == TileKind::Shim) {
+      report("dma-dims", op, "dimensionsToStream is not supported on shim tile producers (the runtime sequence's "
+                             "dma_memcpy_nd pattern orders a shim transfer)", f.span);
+      return;
+    }
+    if (kind == TileKind::Invalid) return;  // coords reports the tile
+    const DmaAddressing &a = dev_.dma.of(kind);
+    const size_t n = f.producer_dims.size();
+    if (n > static_cast<size_t>(a.dims))
+      report("dma-dims", op, "dimensionsToStream has " + std::to_string(n) + " dimensions; " + where + " allows " +
+                                 std::to_string(a.dims), f.span);
+    const int64_t eb = std::max<int64_t>(1, dtype_bytes(f.dtype));
+    const int64_t g = dev_.dma.granule_bytes;
+    for (size_t i = 0; i < n; ++i) {
+      const StreamDim &d = f.producer_dims[i];
+      const bool inner = i + 1 == n;
+      const std::string dim = "dimension " + std::to_string(n - 1 - i) + " <size = " + std::to_string(d.size) +
+                              ", stride = " + std::to_string(d.stride) + ">";
+      if (d.size < 1) report("dma-dims", op, dim + ": the size is below 1", f.span);
+      const int64_t wrap = inner ? d.size * eb / g : d.size;
+      if (wrap > a.max_wrap)
+        report("dma-dims", op, dim + ": the size is " + std::to_string(wrap) + (inner ? " 32-bit words" : "") + "; " +
+                                   where + " allows " + std::to_string(a.max_wrap), f.span);
+      if (inner && !innermost_stride_ok(d.stride, eb, g))
+        report("dma-dims", op, dim + ": the innermost stride must be 1 (any positive stride only for elements of 32 bits or more; this is " + f.dtype + ")", f.span);
+      else if (d.size > 1 && (d.stride < 1 || (d.stride != 1 && (d.stride * eb) % g != 0)))
+        report("dma-dims", op, dim + ": the stride is not a positive whole number of 32-bit words", f.span);
+      if (d.stride * eb / g > a.max_stride_words)
+        report("dma-dims", op, dim + ": the stride exceeds " + std::to_string(a.max_stride_words) + " words, the limit of " + where, f.span);
+    }
+    int64_t visits = 1;
+    for (const auto &d : f.producer_dims) visits *= std::max<int64_t>(1, d.size);
+    if (visits != f.elements()) {
+      report("dma-dims", op, "dimensionsToStream visits " + std::to_string(visits) + " elements; the object has " +
+                                 std::to_string(f.elements()), f.span);
+      return;
+    }
+    for (int64_t e : enumerate(f.producer_dims))
+      if (e < 0 || e >= f.elements()) {
+        report("dma-dims", op, "dimensionsToStream reaches element " + std::to_string(e) + ", outside the object of " +
+                                   std::to_string(f.elements()) + " elements", f.span);
+        return;
+      }
   }
 
   void links() {
@@ -307,22 +356,28 @@ private:
   }
 
   void dims(const std::string &opn, const DmaOp &op, int64_t eb) {
-    if (op.strides[3] != 1) report("dma-dims", opn, "the innermost stride is " + std::to_string(op.strides[3]) + "; it must be 1");
+    const DmaAddressing &a = dev_.dma.shim;
+    const int64_t g = dev_.dma.granule_bytes;
+    if (!innermost_stride_ok(op.strides[3], eb, g))
+      report("dma-dims", opn, "the innermost stride is " + std::to_string(op.strides[3]) + "; it must be 1 (any positive stride only for elements of 32 bits or more)");
     for (size_t k = 0; k < 4; ++k)
       if (op.sizes[k] < 1) report("dma-dims", opn, "size " + std::to_string(op.sizes[k]) + " of dimension " + std::to_string(3 - k) + " is below 1");
-    const int64_t inner_words = op.sizes[3] * eb / 4;
-    if (inner_words > dev_.dma.max_wrap)
-      report("dma-dims", opn, "the innermost size is " + std::to_string(inner_words) + " 32-bit words; the limit is " + std::to_string(dev_.dma.max_wrap));
+    const int64_t inner_words = op.sizes[3] * eb / g;
+    if (inner_words > a.max_wrap)
+      report("dma-dims", opn, "the innermost size is " + std::to_string(inner_words) + " 32-bit words; the limit is " + std::to_string(a.max_wrap));
     for (size_t k = 1; k <= 2; ++k)
-      if (op.sizes[k] > dev_.dma.max_wrap)
-        report("dma-dims", opn, "size " + std::to_string(op.sizes[k]) + " of dimension " + std::to_string(3 - k) + " exceeds " + std::to_string(dev_.dma.max_wrap));
+      if (op.sizes[k] > a.max_wrap)
+        report("dma-dims", opn, "size " + std::to_string(op.sizes[k]) + " of dimension " + std::to_string(3 - k) + " exceeds " + std::to_string(a.max_wrap));
     if (op.sizes[0] > dev_.dma.max_repeat)
       report("dma-dims", opn, "the repeat count " + std::to_string(op.sizes[0]) + " exceeds " + std::to_string(dev_.dma.max_repeat));
-    for (size_t k = 0; k < 4; ++k)
-      if (op.strides[k] * eb / 4 > dev_.dma.max_stride_words)
-        report("dma-dims", opn, "stride " + std::to_string(op.strides[k]) + " exceeds " + std::to_string(dev_.dma.max_stride_words) + " words");
-    if (op.elements() * eb < 4) report("transfer-size", opn, "the transfer is smaller than 32 bits");
-    else if ((op.sizes[3] * eb) % 4 != 0) report("transfer-size", opn, "the innermost size is not a whole number of 32-bit words");
+    for (size_t k = 0; k < 4; ++k) {
+      if (op.strides[k] * eb / g > a.max_stride_words)
+        report("dma-dims", opn, "stride " + std::to_string(op.strides[k]) + " exceeds " + std::to_string(a.max_stride_words) + " words");
+      if (op.sizes[k] > 1 && op.strides[k] != 1 && (op.strides[k] * eb) % g != 0)
+        report("dma-dims", opn, "stride " + std::to_string(op.strides[k]) + " of dimension " + std::to_string(3 - k) + " is not a whole number of 32-bit words");
+    }
+    if (op.elements() * eb < g) report("transfer-size", opn, "the transfer is smaller than 32 bits");
+    else if ((op.sizes[3] * eb) % g != 0) report("transfer-size", opn, "the innermost size is not a whole number of 32-bit words");
   }
 
   const Design &d_;

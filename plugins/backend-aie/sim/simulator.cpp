@@ -66,7 +66,29 @@ private:
       const int consumers = readers.count(f.name) ? readers[f.name] : static_cast<int>(f.consumers.size());
       fifos_[f.name] = std::make_unique<SimFifo>(f.name, static_cast<size_t>(f.elements() * dtype_bytes(f.dtype)), depth,
                                                  producers, consumers, flag_);
+      stream_order(f);
     }
+  }
+
+  /// The element order in which the producer's DMA streams an object out (dimensionsToStream).
+  void stream_order(const ObjectFifo &f) {
+    if (f.producer_dims.empty()) return;
+    const std::string op = "dimensionsToStream of @" + f.name;
+    if (f.producer.row == 0) throw SimError(op + " on a shim producer (a shim transfer is ordered by its dma_memcpy_nd)");
+    bool core_to_core = f.producer.row >= 2;
+    for (const auto &c : f.consumers) core_to_core = core_to_core && c.row >= 2;
+    if (core_to_core) throw SimError(op + " between cores is not simulated (the simulator shares the object buffers of core-to-core FIFOs)");
+    auto order = enumerate(f.producer_dims);
+    if (static_cast<int64_t>(order.size()) != f.elements())
+      throw SimError(op + " visits " + std::to_string(order.size()) + " elements; the object has " + std::to_string(f.elements()));
+    for (int64_t e : order)
+      if (e < 0 || e >= f.elements()) throw SimError(op + " reaches element " + std::to_string(e) + " outside the object");
+    order_[f.name] = std::move(order);
+  }
+
+  const std::vector<int64_t> *order_of(const std::string &name) const {
+    auto it = order_.find(name);
+    return it == order_.end() ? nullptr : &it->second;
   }
 
   SimFifo &fifo(const std::string &name) {
@@ -82,14 +104,18 @@ private:
         for (size_t i = 0; i < l.dsts.size(); ++i) {
           const int64_t off = i < l.dst_offsets.size() ? l.dst_offsets[i] : 0;
           workers.emplace_back([this, &l, i, off] {
-            guarded([&] { forward(fifo(l.srcs[0]), static_cast<int>(i), off, fifo(l.dsts[i]), 0, 0, "link @" + l.dsts[i]); });
+            guarded([&] {
+              forward(fifo(l.srcs[0]), static_cast<int>(i), off, fifo(l.dsts[i]), 0, 0, order_of(l.dsts[i]), "link @" + l.dsts[i]);
+            });
           });
         }
       } else {
         for (size_t i = 0; i < l.srcs.size(); ++i) {
           const int64_t off = i < l.src_offsets.size() ? l.src_offsets[i] : 0;
           workers.emplace_back([this, &l, i, off] {
-            guarded([&] { forward(fifo(l.srcs[i]), 0, 0, fifo(l.dsts[0]), static_cast<int>(i), off, "link @" + l.srcs[i]); });
+            guarded([&] {
+              forward(fifo(l.srcs[i]), 0, 0, fifo(l.dsts[0]), static_cast<int>(i), off, order_of(l.srcs[i]), "link @" + l.srcs[i]);
+            });
           });
         }
       }
@@ -101,14 +127,20 @@ private:
     return f ? dtype_bytes(f->dtype) : 1;
   }
 
-  /// Copies objects from `in` (read at element offset in_off) to `out` (written at out_off) until stopped.
-  void forward(SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off, const std::string &who) {
+  /// Copies objects from `in` (read at element offset in_off) to `out` (written at out_off) until stopped;
+  /// with `order` (the dimensionsToStream of the DMA that streams them), stream element k is read from
+  /// in_off + order[k].
+  void forward(SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off,
+               const std::vector<int64_t> *order, const std::string &who) {
     const int64_t eb = elem_bytes(in.name());
     const size_t bytes = std::min(in.object_bytes(), out.object_bytes());
     for (;;) {
       char *src = in.acquire_consume(reader, 1, who);
       char *dst = out.acquire_produce(part, 1, who);
-      std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
+      if (!order) std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
+      else
+        for (size_t k = 0; k < order->size() && static_cast<size_t>((k + 1) * eb) <= bytes; ++k)
+          std::memcpy(dst + (out_off + static_cast<int64_t>(k)) * eb, src + (in_off + (*order)[k]) * eb, static_cast<size_t>(eb));
       out.release_produce(part, 1);
       in.release_consume(reader, 1);
     }
@@ -229,6 +261,7 @@ private:
     SimFifo &sf = fifo(name);
     const int64_t eb = dtype_bytes(f->dtype);
     const int64_t per_object = f->elements();
+    const std::vector<int64_t> *order = to_array ? nullptr : order_of(name);  // the producer streams in this order
     char *obj = nullptr;
     int64_t filled = 0;
     const std::string who = "shim DMA of @" + name;
@@ -256,7 +289,7 @@ private:
         if (!obj) obj = to_array ? sf.acquire_produce(0, 1, who) : sf.acquire_consume(0, 1, who);
         char *host = static_cast<char *>(buf.data) + a * eb;
         if (to_array) std::memcpy(obj + filled * eb, host, static_cast<size_t>(eb));
-        else std::memcpy(host, obj + filled * eb, static_cast<size_t>(eb));
+        else std::memcpy(host, obj + (order ? (*order)[static_cast<size_t>(filled)] : filled) * eb, static_cast<size_t>(eb));
         if (++filled == per_object) {
           if (to_array) sf.release_produce(0, 1);
           else sf.release_consume(0, 1);
@@ -345,6 +378,7 @@ private:
   StopFlag flag_;
   std::map<std::string, std::unique_ptr<SimFifo>> fifos_;
   std::map<std::string, std::unique_ptr<ShimChannel>> shim_;
+  std::map<std::string, std::vector<int64_t>> order_;  // FIFO -> dimensionsToStream offsets
   std::mutex m_;
   std::string error_;
   Json events_ = Json::array();

@@ -95,9 +95,54 @@ TEST(AieValidator, ReleaseCountBelowOne) {
   }));
 }
 
-TEST(AieValidator, DmaInnermostStrideMustBeOne) {
+TEST(AieValidator, DmaInnermostStrideMustStepForward) {
   EXPECT_TRUE(breaks("vadd.json", "aie.validate.dma-dims", "aiex.npu.dma_memcpy_nd #0", [](Design &d) {
-    d.sequence[0].strides[3] = 2;
+    d.sequence[0].strides[3] = 0;
+  }));
+}
+
+TEST(AieValidator, SubWordDmaInnermostStrideMustBeOne) {
+  // f32 may be gathered with any innermost stride (whole words); an i16 only contiguously.
+  Design d = design("vadd.json");
+  d.sequence[0].strides[3] = 2;
+  EXPECT_TRUE(validate(d, *device_named("npu1")).empty());
+  for (auto &p : d.params) p.dtype = "i16";
+  for (auto &f : d.fifos) f.dtype = "i16";
+  for (auto &k : d.kernels)
+    for (auto &a : k.args) a.dtype = "i16";
+  auto v = validate(d, *device_named("npu1"));
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].code, "aie.validate.dma-dims");
+  EXPECT_NE(v[0].text().find("aiex.npu.dma_memcpy_nd #0"), std::string::npos) << v[0].text();
+}
+
+TEST(AieValidator, StreamDimensionsOverTheMemTileLimit) {
+  EXPECT_TRUE(breaks("vadd.json", "aie.validate.dma-dims", "aie.objectfifo @in_A_0", [](Design &d) {
+    auto &f = fifo(d, "in_A_0");
+    f.producer_dims = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {f.elements(), 1}};  // 5 dims; a mem tile has 4
+  }));
+}
+
+TEST(AieValidator, StreamWrapOverTheComputeTileLimit) {
+  EXPECT_TRUE(breaks("gemm_2x2.json", "aie.validate.dma-dims", "aie.objectfifo @out_C_0", [](Design &d) {
+    auto &f = fifo(d, "out_C_0");
+    f.producer_dims = {{f.elements(), 1}};  // 1024 words in dim 0; a compute tile wraps at 255
+  }));
+}
+
+TEST(AieValidator, StreamDimensionsMustVisitTheWholeObject) {
+  EXPECT_TRUE(breaks("gemm_2x2.json", "aie.validate.dma-dims", "aie.objectfifo @out_C_0", [](Design &d) {
+    fifo(d, "out_C_0").producer_dims = {{16, 1}};
+  }));
+  EXPECT_TRUE(breaks("gemm_2x2.json", "aie.validate.dma-dims", "aie.objectfifo @out_C_0", [](Design &d) {
+    auto &f = fifo(d, "out_C_0");
+    f.producer_dims = {{f.elements() / 4, 4}, {4, 1}};  // right count, but past the object's end
+  }));
+}
+
+TEST(AieValidator, StreamDimensionsOnAShimProducer) {
+  EXPECT_TRUE(breaks("vadd.json", "aie.validate.dma-dims", "aie.objectfifo @in_A_L2", [](Design &d) {
+    fifo(d, "in_A_L2").producer_dims = {{1, 1}};
   }));
 }
 
