@@ -1,5 +1,6 @@
 """dialect-tile: vendor intrinsic calls in kernels (`vx.exp(t)`, docs/intrinsics.md) with the fixture sets of
-fixtures/vendor_sets.cpp — `vx` publishes its contract table, `vn` does not — and the check backend.
+fixtures/vendor_sets.cpp — `vx` publishes its contract table, `vn` does not, `vm` publishes a malformed one —
+and the check backend.
 
 Each case checks what the tile dialect owns: the obligation at the call's span, the lowered op with its
 set, the typing by the portable namesake or by the published contract class, and every diagnostic."""
@@ -22,7 +23,7 @@ import subprocess  # noqa: E402
 TEMPLATE = """\
 import math
 from htp.dialects.tile import *
-from htp.intrinsics import vn, vx
+from htp.intrinsics import vm, vn, vx
 
 
 @kernel
@@ -112,6 +113,10 @@ BAD = [
      "colexpand_sub combines a [R, C] tile with a [1, C] tile: 't' (Tile[16, 32, f32]) needs 's' of shape [1, 32], got "
      "'t' (Tile[16, 32, f32])", 9, 14),
     ("store(z, vx.exp(t, t))", "tile.arity", "exp takes 1 argument, got 2: exp(a)", 9, 14),
+    ("store(z, vm.exp(t))", "tile.intrinsic-contract",
+     "the contract table of intrinsic set 'vm' (module attribute tile.intrinsics.vm) is malformed: op 'exp' names the "
+     "unknown contract class 'sparkle' (known: elementwise, scalar_form, unary, row_reduce, col_reduce, row_expand, "
+     "row_expand_binary, matmul, cast, load, store, full, col_expand, col_expand_binary, copy, alloc)", 9, 14),
 ]
 
 
