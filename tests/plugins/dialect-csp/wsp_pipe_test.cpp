@@ -146,3 +146,19 @@ TEST_F(WspPipe, ScheduleOfAPipeOverChannelsIsRejected) {
       "bad_pipe_schedule.py:22:2: error: workload 'piped' declares channels: its P.pipe runs as a CSP "
       "network (csp.graph), which a schedule does not apply to [wsp.schedule]");
 }
+
+TEST_F(WspPipe, PipeRaisesTheObligationsOfACspProgramAtItsSpans) {
+  auto r = compile("wsp_pipe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto manifest = nlohmann::json::parse(read(out() / "manifest.json"));
+  std::vector<std::string> seen;
+  for (const auto &o : manifest["plan"]["obligations"]) {
+    std::string cap = o["capability"];
+    if (cap.find("Channel") == std::string::npos && cap.find("csp") == std::string::npos) continue;
+    seen.push_back(cap + "@" + std::to_string(o["span"]["line"].get<int>()) + ":" +
+                   std::to_string(o["span"]["col"].get<int>()));
+  }
+  // wsp_pipe.py: the two channel declarations at lines 28 and 29, the `with P.pipe():` at line 30.
+  EXPECT_EQ(seen, (std::vector<std::string>{"Uses.Channel(kind=fifo)@28:13", "Uses.Channel(kind=fifo)@29:15",
+                                            "Uses.Dialect(name=csp)@30:4"}));
+}
