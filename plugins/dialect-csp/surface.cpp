@@ -176,7 +176,9 @@ private:
       std::string why;
       auto t = param_type_of(a.child("annotation"), constants_, why);
       if (!t) {
-        report_(a, "csp.param", "parameter '" + name + "' of program '" + out_.decl.name + "': " + why);
+        report_(a, "csp.param",
+                "parameter '" + name + "' of " + (out_.decl.origin == "wsp.pipe" ? "workload '" : "program '") +
+                    out_.decl.name + "': " + why);
         continue;
       }
       out_.decl.params.push_back({{"name", name}, {"dir", t->dir}, {"type", t->type}});
