@@ -176,3 +176,64 @@ TEST(AieSimulation, AFifoNobodyFeedsIsADeadlockNamingAFifo) {
     EXPECT_NE(what.find(" @"), std::string::npos) << what;
   }
 }
+
+namespace {
+
+/// gemm_2x1.json with B's layout given a memory facet.
+Json gemm_with_b_mem(const Json &mem) {
+  Json attrs = fixture("gemm_2x1.json");
+  attrs["layout.signatures"]["functions"]["gemm"]["params"]["B"]["mem"] = mem;
+  return attrs;
+}
+
+}  // namespace
+
+TEST(AieMemoryLayout, OrderMakesTheShimTransposeAReplicatedOperand) {
+  // B [32, 64] replicated, column-major on the cores (order [1, 0]): the shim feeds both cores directly,
+  // reading B column by column; the kernel reads the object with strides [1, 32].
+  auto m = aie_test::map(gemm_with_b_mem({{"strides", nullptr}, {"order", {1, 0}}, {"swizzle", nullptr}, {"pack", nullptr}}));
+  ASSERT_TRUE(m.problems.empty()) << m.text();
+  const Design &d = m.designs[0];
+  EXPECT_TRUE(validate(d, *device_named("npu1")).empty());
+  bool found = false;
+  for (const auto &op : d.sequence)
+    if (op.kind == DmaOp::Kind::Memcpy && op.param == "B") {
+      found = true;
+      EXPECT_EQ(op.sizes, (std::array<int64_t, 4>{1, 1, 64, 32}));
+      EXPECT_EQ(op.strides, (std::array<int64_t, 4>{0, 0, 1, 64}));
+    }
+  EXPECT_TRUE(found);
+  EXPECT_NE(d.sources.at("gemm").find("s_B[] = {1, 32}"), std::string::npos);
+  std::map<std::string, std::vector<float>> buf{{"A", aie_test::random_floats(64 * 32, 5)},
+                                                {"B", aie_test::random_floats(32 * 64, 6)},
+                                                {"C", std::vector<float>(64 * 64, -7.0f)}};
+  aie_test::simulate(d, buf);
+  expect_near(buf["C"], matmul(buf["A"], buf["B"], 64, 32, 64), 1e-4f);
+}
+
+TEST(AieMemoryLayout, RowMajorStridesChangeNothing) {
+  auto m = aie_test::map(gemm_with_b_mem({{"strides", {64, 1}}, {"order", nullptr}}));
+  ASSERT_TRUE(m.problems.empty()) << m.text();
+  EXPECT_EQ(print_mlir(m.designs[0], default_spelling()), print_mlir(only_design("gemm_2x1.json"), default_spelling()));
+}
+
+TEST(AieMemoryLayout, WhatADmaCannotProduceIsADiagnostic) {
+  struct Case {
+    Json mem;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{{"swizzle", "xor(3)"}}, "swizzles addresses (\"xor(3)\"); AIE DMAs move affine 4-D patterns only"},
+      {{{"pack", 2}}, "packs 2 elements per word"},
+      {{{"strides", {128, 1}}}, "(strides [128,1] of the local shape [32,64]) is not a permutation of the local elements"},
+      {{{"banks", {{{"extent", 2}, {"stride", 1}, {"axis", "l1.bank"}}}}}, "places it in memory banks"},
+  };
+  for (const auto &c : cases) {
+    auto m = aie_test::map(gemm_with_b_mem(c.mem));
+    ASSERT_EQ(m.problems.size(), 1u) << c.mem.dump() << "\n" << m.text();
+    EXPECT_EQ(m.problems[0].code, "aie.layout-mem");
+    EXPECT_EQ(m.problems[0].message.rfind("the memory layout of 'B' of kernel 'gemm' ", 0), 0u) << m.problems[0].message;
+    EXPECT_NE(m.problems[0].message.find(c.message), std::string::npos) << m.problems[0].message;
+    EXPECT_FALSE(m.problems[0].span.is_null());
+  }
+}
