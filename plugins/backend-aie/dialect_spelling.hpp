@@ -17,6 +17,8 @@ struct DialectSpelling {
   bool dma_coordinate_prefix = false;  ///< dma_memcpy_nd(0, 0, %arg...) of the oldest spelling
   bool acquire_returns_memref = false; ///< acquire yields the memref (no subview.access)
   std::map<std::string, std::string> device_names;  ///< HTP device -> spelled device where they differ
+  /// The keyword before an object FIFO producer's dims ("toStream" before 2024).
+  std::string dims_to_stream = "dimensionsToStream";
   std::string device(const std::string &name) const {
     auto it = device_names.find(name);
     return it == device_names.end() ? name : it->second;

@@ -157,14 +157,14 @@ private:
   std::vector<std::string> ivs_;
 };
 
-void print_fifo(const ObjectFifo &f, std::ostream &o) {
+void print_fifo(const ObjectFifo &f, const DialectSpelling &sp, std::ostream &o) {
   std::vector<std::string> consumers;
   for (const auto &c : f.consumers) consumers.push_back("%" + c.ssa());
   std::string producer = "%" + f.producer.ssa();
   if (!f.producer_dims.empty()) {
     std::vector<std::string> dims;
     for (const auto &s : f.producer_dims) dims.push_back("<size = " + std::to_string(s.size) + ", stride = " + std::to_string(s.stride) + ">");
-    producer += " dimensionsToStream [" + join(dims) + "]";
+    producer += " " + sp.dims_to_stream + " [" + join(dims) + "]";
   }
   const std::string depth = f.depth.size() == 1 ? std::to_string(f.depth[0]) + " : i32" : list(f.depth);
   o << "    aie.objectfifo @" << f.name << "(" << producer << ", {" << join(consumers) << "}, " << depth
@@ -224,7 +224,7 @@ std::string print_mlir(const Design &d, const DialectSpelling &sp) {
     o << "\n";
   }
   for (const auto &t : d.tiles()) o << "    %" << t.ssa() << " = aie.tile(" << t.col << ", " << t.row << ")\n";
-  for (const auto &f : d.fifos) print_fifo(f, o);
+  for (const auto &f : d.fifos) print_fifo(f, sp, o);
   for (const auto &l : d.links) print_link(l, o);
   for (const auto &c : d.cores) CorePrinter(d, sp, o).print(c);
   print_sequence(d, sp, o);
