@@ -101,47 +101,62 @@ bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span,
   return true;
 }
 
-/// When some objects are not row-major: the emitted body becomes `<name>_rowmajor`, and `<name>` (the
-/// external kernel the core calls) copies those objects into row-major locals with their strides before
-/// the body and back after it for outputs.
-std::string layout_adapter(const std::string &name, const std::vector<TensorParam> &tensors) {
-  std::ostringstream o;
-  o << "\n// The core's objects of ";
-  std::string params, call, wrap;
+/// Whether the core's objects of `t` need the adapter: a memory layout, or two objects (InOut).
+bool adapted(const TensorParam &t) { return !t.strides.empty() || t.rp.dir == "inout"; }
+
+/// The external kernel `<name>` the core calls when some parameter is adapted: the emitted body becomes
+/// `<name>_body` and works on one row-major tile per parameter. A strided object is gathered into a
+/// row-major local before the body (In, InOut) and scattered back after it (Out, InOut); an InOut
+/// parameter is two objects — the one read (`p_X_in`) and the one written (`p_X`) — and the body
+/// reads and writes the written one after it was filled from the read one.
+std::string kernel_adapter(const std::string &name, const std::vector<TensorParam> &tensors) {
+  std::vector<std::string> params, call, wrap, notes;
   std::ostringstream before, after;
-  bool first = true;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const TensorParam &t = tensors[i];
-    const std::string ct = c_type(t.rp.dtype), p = "p_" + t.rp.name;
-    params += std::string(i ? ", " : "") + ct + " *" + p;
-    wrap += std::string(i ? ", " : "") + "static_cast<" + ct + " *>(args[" + std::to_string(i) + "])";
+  for (const TensorParam &t : tensors) {
+    const std::string ct = c_type(t.rp.dtype), p = "p_" + t.rp.name, n = std::to_string(product(t.local));
+    const bool reads = t.rp.dir != "out", writes = t.rp.dir != "in", inout = reads && writes;
+    const std::string src = inout ? p + "_in" : p;
+    if (inout) params.push_back(ct + " *" + src);
+    params.push_back(ct + " *" + p);
     if (t.strides.empty()) {
-      call += std::string(i ? ", " : "") + p;
+      if (inout) before << "  for (int64_t e = 0; e < " << n << "; ++e) " << p << "[e] = " << src << "[e];\n";
+      call.push_back(p);
       continue;
     }
-    o << (first ? "" : ", ") << "'" << t.rp.name << "' (strides " << list_text(t.strides) << ")";
-    first = false;
-    const std::string m = "m_" + t.rp.name, n = std::to_string(product(t.local));
-    call += std::string(i ? ", " : "") + m;
-    before << "  " << ct << " " << m << "[" << n << "];\n"
-           << "  static const int64_t d_" << t.rp.name << "[] = {";
+    notes.push_back("'" + t.rp.name + "' (strides " + list_text(t.strides) + ")");
+    const std::string m = "m_" + t.rp.name;
+    call.push_back(m);
+    before << "  " << ct << " " << m << "[" << n << "];\n  static const int64_t d_" << t.rp.name << "[] = {";
     for (size_t k = 0; k < t.local.size(); ++k) before << (k ? ", " : "") << t.local[k];
     before << "}, s_" << t.rp.name << "[] = {";
     for (size_t k = 0; k < t.strides.size(); ++k) before << (k ? ", " : "") << t.strides[k];
     before << "};\n";
     const std::string off = "htp_mem_offset(e, d_" + t.rp.name + ", s_" + t.rp.name + ", " + std::to_string(t.local.size()) + ")";
-    if (t.rp.dir == "in") before << "  for (int64_t e = 0; e < " << n << "; ++e) " << m << "[e] = " << p << "[" << off << "];\n";
-    else after << "  for (int64_t e = 0; e < " << n << "; ++e) " << p << "[" << off << "] = " << m << "[e];\n";
+    if (reads) before << "  for (int64_t e = 0; e < " << n << "; ++e) " << m << "[e] = " << src << "[" << off << "];\n";
+    if (writes) after << "  for (int64_t e = 0; e < " << n << "; ++e) " << p << "[" << off << "] = " << m << "[e];\n";
   }
-  o << " hold their local parts in the memory layout of their `mem` facet\n"
-    << "// (the DMAs put them there); the body above works on row-major copies.\n"
-    << "static inline int64_t htp_mem_offset(int64_t e, const int64_t *shape, const int64_t *strides, int rank) {\n"
-    << "  int64_t off = 0;\n"
-    << "  for (int k = rank - 1; k >= 0; --k) { off += (e % shape[k]) * strides[k]; e /= shape[k]; }\n"
-    << "  return off;\n}\n\n"
-    << "extern \"C\" void " << name << "(" << params << ") {\n" << before.str() << "  " << name << "_rowmajor(" << call
-    << ");\n" << after.str() << "}\n\n"
-    << "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" << name << "(void **args) {\n  " << name << "(" << wrap
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string type = params[i].substr(0, params[i].find(' '));
+    wrap.push_back("static_cast<" + type + " *>(args[" + std::to_string(i) + "])");
+  }
+  auto join = [](const std::vector<std::string> &v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+    return out;
+  };
+  std::ostringstream o;
+  o << "\n// The external kernel the core calls (backend-aie plan_kernel.cpp): the body above works on one\n"
+    << "// row-major tile per parameter; InOut parameters come as the object read (_in) and the one written.\n";
+  if (!notes.empty())
+    o << "// The objects of " << join(notes) << " hold the local part in the memory layout of the `mem`\n"
+      << "// facet (the DMAs put it there).\n"
+      << "static inline int64_t htp_mem_offset(int64_t e, const int64_t *shape, const int64_t *strides, int rank) {\n"
+      << "  int64_t off = 0;\n"
+      << "  for (int k = rank - 1; k >= 0; --k) { off += (e % shape[k]) * strides[k]; e /= shape[k]; }\n"
+      << "  return off;\n}\n";
+  o << "\nextern \"C\" void " << name << "(" << join(params) << ") {\n" << before.str() << "  " << name << "_body("
+    << join(call) << ");\n" << after.str() << "}\n\n"
+    << "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" << name << "(void **args) {\n  " << name << "(" << join(wrap)
     << ");\n}\n#endif\n";
   return o.str();
 }
@@ -209,12 +224,6 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
       ok = false;
       continue;
     }
-    if (rp->dir == "inout") {
-      problems.push_back({"aie.inout", "InOut parameter '" + pname + "' of kernel '" + name +
-                                           "': AIE object FIFOs move data one way; split it into In and Out", span});
-      ok = false;
-      continue;
-    }
     TensorParam t{*rp, p.value("local_shape", rp->shape), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
     if (t.layout.is_object() && t.layout.contains("local_shape")) t.local = t.layout["local_shape"].get<std::vector<int64_t>>();
     if (!read_mem_facet(t, name, p.value("span", span), problems)) {
@@ -233,8 +242,8 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     return std::nullopt;
   };
   kp.body = kernel.value("body", Json::array());
-  const bool adapted = std::any_of(tensors.begin(), tensors.end(), [](const TensorParam &t) { return !t.strides.empty(); });
-  if (adapted) kp.function = name + "_rowmajor";
+  const bool adapter = std::any_of(tensors.begin(), tensors.end(), adapted);
+  if (adapter) kp.function = name + "_body";
   std::string error;
   auto emitted = emit_kernel(kernel, kp, &error);
   if (!emitted) {
@@ -243,11 +252,14 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
   }
   int64_t locals = emitted->locals_bytes;
   for (const auto &t : tensors)
-    if (!t.strides.empty()) locals += product(t.local) * dtype_bytes(t.rp.dtype);
+    if (!t.strides.empty()) locals += product(t.local) * dtype_bytes(t.rp.dtype);  // the adapter's copies
   KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, locals};
-  for (const auto &[n, a] : kp.params) kf.args.push_back(a);
+  for (const auto &t : tensors) {
+    if (t.rp.dir == "inout") kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});  // the object read
+    kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});
+  }
   plan.kernels.push_back(kf);
-  plan.sources[name] = emitted->source + (adapted ? layout_adapter(name, tensors) : "");
+  plan.sources[name] = emitted->source + (adapter ? kernel_adapter(name, tensors) : "");
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = mesh_coord(l, mesh);
     std::string label;
@@ -256,9 +268,12 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     for (const auto &t : tensors) {
       auto v = core_view(t, m, span, problems);
       if (!v) return std::nullopt;
-      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-      plan.streams.push_back({t.rp.name, t.rp.dir == "in", {*v}, span, t.order,
-                              t.layout.is_object() ? t.layout.value("text", "") : ""});
+      const std::string text = t.layout.is_object() ? t.layout.value("text", "") : "";
+      for (bool in : {true, false}) {  // InOut: the object read, then the one written
+        if (t.rp.dir == (in ? "out" : "in")) continue;
+        core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+        plan.streams.push_back({t.rp.name, in, {*v}, span, t.order, text});
+      }
     }
     plan.cores.push_back(std::move(core));
   }

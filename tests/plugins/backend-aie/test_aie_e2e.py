@@ -131,6 +131,19 @@ def test_memory_order_keyword(tmp_path):
     np.testing.assert_array_equal(run_package(tmp_path, pkg, X=x, Y=y)["Z"], x + y)
 
 
+def test_inout_tensor_is_read_and_written(tmp_path):
+    """Y is InOut: each core gets its shard of Y and writes it back (a FIFO each way, the same host buffer in
+    the runtime sequence); it updates half its rows, and the other half keeps Y's values."""
+    pkg = compile_program(tmp_path, "inout_half.py")
+    text = design_text(pkg, "axpy_half")
+    assert "metadata = @in_Y_L2" in text and "metadata = @out_Y_L2" in text
+    x, y = rand(64, 32, seed=20), rand(64, 32, seed=21)
+    want = y.copy()
+    want[0:16] += x[0:16]
+    want[32:48] += x[32:48]
+    np.testing.assert_array_equal(run_package(tmp_path, pkg, X=x, Y=y)["Y"], want)
+
+
 def test_the_simulator_applies_stream_dimensions(tmp_path):
     """Without the mem tile's dimensionsToStream on B's shards the cores get B's blocks row-major while the
     kernel reads them column-major: aie-sim computes a @ b with the blocks transposed, not a @ b."""
