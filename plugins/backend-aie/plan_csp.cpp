@@ -120,7 +120,10 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
     }
     ProcessCtx c{proc, *kernel, name, problems};
     if (proc.value("replicas", 1) != 1) {
-      c.fail("aie.csp-replicas", "replicated processes are not lowered to AIE yet; write the replicas as separate processes");
+      c.fail("aie.csp-replicas", "it is replicated " + proc.value("replicas", Json(1)).dump() +
+                                     " times; its replicas share their channels (each item goes to one replica) but an AIE object FIFO "
+                                     "hands every object to all its consumers, and splitting a channel round-robin over per-replica "
+                                     "FIFOs is not lowered yet: write the replicas as separate processes with channels of their own");
       return std::nullopt;
     }
     const ExprEnv env = constexpr_env(*kernel);

@@ -182,6 +182,11 @@ def test_the_simulator_applies_stream_dimensions(tmp_path):
                         "accepted by target aie-npu1"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
                              "object FIFO has exactly one producer core [aie.csp-route]"),
+    ("bad_replicated.py", "bad_replicated.py:26:14: error: process 'worker' of CSP program 'fanout': it is replicated 2 "
+                          "times; its replicas share their channels (each item goes to one replica) but an AIE object FIFO "
+                          "hands every object to all its consumers"),
+    ("bad_runtime_scalar.py", "bad_runtime_scalar.py:7:1: error: scalar parameter 's' of kernel 'scale' is a runtime "
+                              "value; AIE entry kernels take tensors (make it Constexpr) [aie.runtime-scalar]"),
 ])
 def test_bad_input_is_a_compile_error(tmp_path, program, message):
     r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / program), "--target", "aie-npu1", "-o",
