@@ -23,7 +23,7 @@ struct Task {
   CoreType core = CoreType::None;
   KernelFn fn = nullptr;
   int64_t key = -1;
-  int preferred = -1; // worker of the last producer (work stealing locality)
+  int preferred = -1; // core that ran the last producer to complete (work stealing locality)
   std::vector<ChipTensor> tensors;
   uint64_t scalars[MAX_SCALAR_ARGS] = {};
   int32_t scalar_count = 0;
@@ -564,9 +564,20 @@ void Runtime::dispatch(Task *task) {
     complete(task, -1, nullptr);
     return;
   }
-  const int core = choose_core(task);
-  task->rec.assigned = core;
-  place(task, core);
+  place(task, assign_core(task));
+}
+
+int Runtime::assign_core(Task *task) {
+  task->rec.assigned = choose_core(task);
+  return task->rec.assigned;
+}
+
+Runtime::Claim Runtime::claim_or_place(Task *task) {
+  const int k = assign_core(task);
+  Core &core = *cores_[k];
+  if (core.claim_if_idle()) return {task, &core};
+  place(task, k);
+  return {};
 }
 
 void Runtime::place(Task *task, int core) {
@@ -638,19 +649,12 @@ Runtime::Claim Runtime::complete(Task *task, int core, Core *thread) {
   // runs on this thread when its core is idle and this thread's own core has no queued work.
   Claim next;
   for (size_t i = 0; i < ready.size(); ++i) {
-    Task *s = ready[i];
-    const bool last = i + 1 == ready.size();
-    if (!last || !thread || s->core == CoreType::None ||
-        thread->queued.load(std::memory_order_relaxed) != 0) {
-      dispatch(s);
-      continue;
-    }
-    const int k = choose_core(s);
-    s->rec.assigned = k;
-    if (cores_[k]->claim_if_idle())
-      next = {s, cores_[k].get()};
+    const bool may_run_here = thread && i + 1 == ready.size() && ready[i]->core != CoreType::None &&
+                              thread->queued.load(std::memory_order_relaxed) == 0;
+    if (may_run_here)
+      next = claim_or_place(ready[i]);
     else
-      place(s, k);
+      dispatch(ready[i]);
   }
   count_completion();
   return next;

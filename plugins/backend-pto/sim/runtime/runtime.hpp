@@ -129,10 +129,19 @@ private:
   void make_ready(Task *task);
   void scheduler_loop(int index);
   void dispatch(Task *task);
-  void place(Task *task, int core);
+  /// The core the policy picks for `task`, recorded as its `assigned` core.
+  int assign_core(Task *task);
   int choose_core(Task *task);
+  /// Queues `task` on `core` (work stealing: wakes an idle peer when a backlog forms).
+  void place(Task *task, int core);
+  /// Claims the task's core for the calling thread when it is idle (the caller then runs the task on the
+  /// core's behalf); else queues the task there and returns no claim.
+  Claim claim_or_place(Task *task);
+  /// Runs the kernel of `task` on `core` (whose claim the caller holds) on `thread`'s OS thread.
   void execute(Task *task, Core &core, Core &thread);
   void run_claimed(Claim claim, Core &thread);
+  /// Marks `task` (run on `core`, -1 for a dummy) done and dispatches the successors it made ready; with
+  /// `thread` (the calling core thread), may return the last one claimed for that thread to run.
   Claim complete(Task *task, int core, Core *thread);
   void count_completion();
   void wait_completed(uint64_t target);
