@@ -82,16 +82,25 @@ std::vector<std::string> intrinsic_op_names() {
   return out;
 }
 
-std::string_view memory_spaces(const IntrinsicContract &c) {
+MemorySpaces memory_spaces(const IntrinsicContract &c) {
   switch (c.kind) {
-  case OpKind::Load: return "GM -> UB | L1";
-  case OpKind::Store: return "UB | L0C -> GM";
-  case OpKind::Alloc: return "-> UB | L1 | L0C";
-  case OpKind::Full: return "-> UB | L0C";
-  case OpKind::Matmul: return "L1 -> L0A, L0B -> L0C";
-  case OpKind::Cast: return "UB -> UB | L0C -> GM (converted by TSTORE)";
-  default: return "UB -> UB";
+  case OpKind::Load: return {{"GM"}, {"UB", "L1"}};
+  case OpKind::Store: return {{"UB", "L1", "L0C"}, {"GM"}};
+  case OpKind::Alloc: return {{}, {"UB", "L1", "L0C"}};
+  case OpKind::Full: return {{}, {"UB", "L0C"}};
+  case OpKind::Matmul: return {{"L1"}, {"L0C"}};  // through the L0A / L0B companions
+  case OpKind::Cast: return {{"UB", "L0C"}, {"UB", "L0C"}};  // an accumulator converts in TSTORE
+  default: return {{"UB"}, {"UB"}};
   }
+}
+
+std::string memory_spaces_text(const MemorySpaces &m) {
+  auto join = [](const std::vector<std::string_view> &v) {
+    std::string s;
+    for (auto x : v) s += (s.empty() ? "" : " | ") + std::string(x);
+    return s;
+  };
+  return (m.in.empty() ? std::string() : join(m.in) + " ") + "-> " + join(m.out);
 }
 
 std::string_view contract_class(OpKind k) {
@@ -120,7 +129,7 @@ json intrinsic_set_table() {
   json ops = json::object();
   for (const IntrinsicContract &c : intrinsic_contracts())
     ops[std::string(c.op)] = {{"contract", contract_class(c.kind)}, {"float_only", c.float_only},
-                              {"core", core_type_name(c.core)}, {"spaces", memory_spaces(c)}, {"isa", c.isa},
+                              {"core", core_type_name(c.core)}, {"spaces", memory_spaces_text(memory_spaces(c))}, {"isa", c.isa},
                               {"summary", c.summary}};
   return {{"schema", "htp.tile.intrinsic-set.v1"}, {"set", "pto"}, {"plugin", "backend-pto"}, {"ops", ops}};
 }

@@ -61,9 +61,15 @@ std::vector<std::string> intrinsic_op_names();
 /// register), or nullopt when the statement satisfies its contract.
 std::optional<std::string> check_contract(const Kernel &k, const Op &s, const IntrinsicContract &c);
 
-/// The memory spaces an operation reads and writes on the Ascend core ("UB -> UB", "GM -> UB | L1",
-/// "L1 -> L0A, L0B -> L0C"), derived from its kind; the memory plan places tiles accordingly.
-std::string_view memory_spaces(const IntrinsicContract &c);
+/// The memory spaces an operation's tile operands (`in`) and result (`out`) may live in, derived from its
+/// kind; the memory plan places tiles accordingly and legality checks the plan against them. GM stands for
+/// a tensor parameter (load's source, store's destination).
+struct MemorySpaces {
+  std::vector<std::string_view> in, out;
+};
+MemorySpaces memory_spaces(const IntrinsicContract &c);
+/// "GM -> UB | L1" for docs and messages.
+std::string memory_spaces_text(const MemorySpaces &m);
 
 /// The tile dialect's contract class of a kind ("elementwise", "row_reduce", ... docs/intrinsics.md §3).
 std::string_view contract_class(OpKind k);

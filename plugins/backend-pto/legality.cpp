@@ -1,5 +1,7 @@
 #include "legality.hpp"
 
+#include <algorithm>
+
 #include "intrinsics.hpp"
 #include "memory_plan.hpp"
 
@@ -31,6 +33,32 @@ void check_statements(const Kernel &k, std::vector<Problem> &out) {
   });
 }
 
+bool allows(const std::vector<std::string_view> &spaces, const std::string &space) {
+  return std::find(spaces.begin(), spaces.end(), space) != spaces.end();
+}
+
+/// Every tile operand and result of every statement lives in a space its contract allows.
+void check_spaces(const Kernel &k, const KernelPlan &plan, std::vector<Problem> &out) {
+  for_each_op(k.body, [&](const Op &o) {
+    const IntrinsicContract *c = find_intrinsic(o.op);
+    if (!c) return;
+    const MemorySpaces m = memory_spaces(*c);
+    auto check = [&](const std::string &reg, const std::vector<std::string_view> &spaces, const char *role) {
+      if (!plan.by_register.count(reg)) return;  // a tensor parameter (GM) or a scalar
+      const std::string &space = plan.buffer(reg).space;
+      if (!allows(spaces, space))
+        out.push_back({"pto.memory-space",
+                       "pto." + o.op + ": " + role + " '" + reg + "' is planned in " + space +
+                           " but the contract places it in " + memory_spaces_text(m),
+                       o.span.line ? o.span : k.span});
+    };
+    if (c->kind != OpKind::Store) check(o.dst, m.out, "result");
+    for (size_t i = 0; i < o.args.size(); ++i)  // matmul's third operand is its accumulator (the result)
+      check(o.args[i], c->kind == OpKind::Matmul && i == 2 ? m.out : m.in, "operand");
+    if (c->kind == OpKind::Store) check(o.raw.value("value", std::string()), m.in, "stored value");
+  });
+}
+
 }  // namespace
 
 std::vector<Problem> check_kernel(const Kernel &k, const HardwareProfile &hw) {
@@ -45,6 +73,7 @@ std::vector<Problem> check_kernel(const Kernel &k, const HardwareProfile &hw) {
   if (!out.empty()) return out;
   try {
     KernelPlan plan = plan_memory(k, hw);
+    check_spaces(k, plan, out);
     for (std::string &m : check_memory(k, plan, hw)) out.push_back({"pto.memory", std::move(m), k.span});
   } catch (const IrError &e) {
     out.push_back({e.code(), e.what(), e.span().line ? e.span() : k.span});

@@ -1,6 +1,6 @@
-// The legality check of the `pto.legalize` pass: every statement against its intrinsic contract and
-// every kernel's tiles against the hardware profile (capacity of each memory space, alignment, cube
-// element types, one core type per kernel).
+// The legality check of the `pto.legalize` pass: every statement against its intrinsic contract (shapes,
+// dtypes, the memory spaces the plan gives its tiles) and every kernel's tiles against the hardware profile
+// (capacity of each memory space, alignment, cube element types, one core type per kernel).
 #pragma once
 
 #include <string>
