@@ -29,15 +29,20 @@ SimRunRequest make_request(htp::RunContext &ctx) {
   return req;
 }
 
+/// The runtime's commit as a log shows it.
+std::string revision_label(const nlohmann::json &report) {
+  const std::string r = report["runtime"].value("revision", std::string());
+  return r.empty() ? "(revision unknown)" : r.substr(0, 9);
+}
+
 void run_a2a3sim(htp::RunContext &ctx) {
   const SimRunRequest req = make_request(ctx);
   try {
     const nlohmann::json report = run_package(req);
     const nlohmann::json &build = report["build"];
-    const std::string where =
-        report["path"] == "pto-runtime"
-            ? "on pto-runtime " + report["runtime"]["revision"].get<std::string>().substr(0, 9) + " (a2a3sim)"
-            : std::to_string(report["tasks"].get<uint64_t>()) + " tasks on the CPU simulator";
+    const std::string where = report["path"] == "pto-runtime"
+                                  ? "on pto-runtime " + revision_label(report) + " (a2a3sim)"
+                                  : std::to_string(report["tasks"].get<uint64_t>()) + " tasks on the CPU simulator";
     ctx.log(HTP_LOG_INFO, "pto.a2a3sim: " + where + ", build cache " + build["cache"].get<std::string>() + ", " +
                               std::to_string(build["compiler_invocations"].get<int>()) + " compiler invocations");
   } catch (const RunFailure &e) {
@@ -69,8 +74,7 @@ void launch_on_device(htp::RunContext &ctx, const std::string &orchestration,
     const PackageSpec pkg = read_package(req.package_dir, req.entry);
     BuiltPackage built{orchestration, kernels, {}, recipe};
     const nlohmann::json report = launch_on_pto_runtime(req, pkg, device_roots(pkg), PtoPlatform::A2A3, built, start);
-    ctx.log(HTP_LOG_INFO, "pto.a2a3: ran on pto-runtime " +
-                              report["runtime"]["revision"].get<std::string>().substr(0, 9) + " (a2a3 device)");
+    ctx.log(HTP_LOG_INFO, "pto.a2a3: ran on pto-runtime " + revision_label(report) + " (a2a3 device)");
   } catch (const RunFailure &e) {
     throw htp::RunError(e.what(), e.code);
   }
