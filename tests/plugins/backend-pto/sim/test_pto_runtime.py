@@ -10,14 +10,10 @@ import pathlib
 import numpy as np
 import pytest
 
+import htp
+
 RUNTIME_ROOT = os.environ.get("HTP_TEST_PTO_RUNTIME_ROOT", "")
 ISA_ROOT = os.environ.get("HTP_TEST_PTO_ISA_ROOT", "")
-if not RUNTIME_ROOT or not ISA_ROOT:
-    pytest.skip("HTP_TEST_PTO_RUNTIME_ROOT and HTP_TEST_PTO_ISA_ROOT are not both set: there is no built "
-                "pto-runtime (hw-native-sys/simpler 6ebaf7715) and PTO-ISA (cd4a3d3f) checkout to run on",
-                allow_module_level=True)
-
-import htp  # noqa: E402
 
 PROGRAMS = pathlib.Path(__file__).parent.parent / "programs"
 RNG = np.random.default_rng(11)
@@ -25,6 +21,9 @@ RNG = np.random.default_rng(11)
 
 @pytest.fixture(scope="module", autouse=True)
 def real_runtime():
+    if not RUNTIME_ROOT or not ISA_ROOT:
+        pytest.skip("HTP_TEST_PTO_RUNTIME_ROOT and HTP_TEST_PTO_ISA_ROOT are not both set: there is no built "
+                    "pto-runtime (hw-native-sys/simpler 6ebaf7715) and PTO-ISA (cd4a3d3f) checkout to run on")
     os.environ["PTO_RUNTIME_ROOT"] = RUNTIME_ROOT
     os.environ["PTO_ISA_ROOT"] = ISA_ROOT
     yield
