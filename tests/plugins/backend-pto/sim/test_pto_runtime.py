@@ -56,13 +56,14 @@ def compile_and_run(ctx, cache, tmp_path, program, entry_names, **inputs):
 
 # pto-runtime 6ebaf7715 orders an argument added with add_output(existing tensor) (OUTPUT_EXISTING) after
 # nothing: only INPUT/INOUT arguments look up earlier writers (src/a2a3/runtime/tensormap_and_ringbuffer/runtime/
-# pto_dep_compute.h, compute_task_fanin). HTP's simulator orders it after earlier writers and readers, and the
-# emitter relies on that for writes into runtime-owned intermediates (CSP channel slots, workload
-# intermediates). On the real runtime those writes race with the tasks still reading the old contents: in
-# csp_pipeline every Y block holds the last iteration of its ring slot. Emitting those producers with
-# add_inout makes csp_pipeline exact (checked by hand). Strict: these fail loudly once the emitter is fixed.
+# pto_dep_compute.h, compute_task_fanin), and no write waits for earlier pure INPUT readers. HTP's simulator
+# orders a write after earlier writers and readers, and the emitter relies on that when it rewrites
+# runtime-owned intermediates (CSP channel slots, ragged decode's scores S). On the real runtime those writes
+# race with the tasks still reading the old contents: in csp_pipeline every Y block holds the last iteration
+# of its ring slot. Emitting the slot producers with add_inout makes csp_pipeline exact (checked by hand).
+# Strict: these fail loudly once the emitter is fixed (docs/backends/pto.md §8).
 OUTPUT_EXISTING_IS_UNORDERED = pytest.mark.xfail(
-    strict=True, reason="backend-pto writes runtime-owned intermediates with add_output(existing), which "
+    strict=True, reason="backend-pto rewrites runtime-owned intermediates with add_output(existing), which "
                         "pto-runtime 6ebaf7715 does not order after earlier readers/writers (docs/backends/pto.md §8)")
 
 
