@@ -69,12 +69,15 @@ public:
           raw("    const int64_t p_" + e.shape[d].get<std::string>() + " = " +
               rt::tensor_dim("w_" + e.name, static_cast<int>(d)) + ";\n");
     }
+    // Scalars are numbered on their own: the runtime keeps them in a separate array (args.scalar(0) is
+    // the first scalar, whatever the number of tensors before it).
+    int scalar_index = 0;
     for (const EntryParam &e : out) {
       if (e.kind != "scalar") continue;
       DType t = dtype(e.dtype);
-      raw(rt::entry_scalar(index++, "p_" + e.name, std::string(t.cpp), t.is_float));
+      raw(rt::entry_scalar(scalar_index++, "p_" + e.name, std::string(t.cpp), t.is_float));
     }
-    arg_count_ = index;
+    arg_count_ = index + scalar_index;
     return out;
   }
 

@@ -48,10 +48,12 @@ def test_elementwise_add_over_2d_grid(ctx, cache, tmp_path):
     assert r.report["tasks"] == 32
 
 
-def test_rmsnorm_with_runtime_rows(ctx, cache, tmp_path):
+# A large eps changes the result visibly: the scalar must reach the kernel (scalars have their own slots).
+@pytest.mark.parametrize("eps", [1e-6, 4.0])
+def test_rmsnorm_with_runtime_rows(ctx, cache, tmp_path, eps):
     x = f32(96, 128)
-    r = compile_and_run(ctx, cache, tmp_path, "rmsnorm", ["rmsnorm", "rmsnorm_schedule"], X=x, eps=1e-6)
-    want = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6)
+    r = compile_and_run(ctx, cache, tmp_path, "rmsnorm", ["rmsnorm", "rmsnorm_schedule"], X=x, eps=eps)
+    want = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
     np.testing.assert_allclose(r["Y"], want, rtol=1e-5, atol=1e-5)
     assert r.report["tasks"] == 6
 
