@@ -235,12 +235,28 @@ private:
     return true;
   }
 
+  /// The channels a channel port uses: its rotation, or its one channel.
+  static std::vector<std::string> port_channels(const PortPlan &p) {
+    return p.rotation.empty() ? std::vector<std::string>{p.channel} : p.rotation;
+  }
+
+  /// How many objects core `c` moves through `channel` (a rotation spreads its iterations).
+  int64_t moves(size_t c, const std::string &channel) const {
+    for (const auto &p : plan_.cores[c].ports) {
+      auto chs = port_channels(p);
+      if (std::find(chs.begin(), chs.end(), channel) != chs.end())
+        return plan_.cores[c].iterations / static_cast<int64_t>(chs.size());
+    }
+    return 0;
+  }
+
   bool channels() {
     for (const auto &ch : plan_.channels) {
       std::vector<size_t> producers, consumers;
       for (size_t c = 0; c < plan_.cores.size(); ++c)
         for (const auto &p : plan_.cores[c].ports) {
-          if (p.channel != ch.name) continue;
+          auto chs = port_channels(p);
+          if (std::find(chs.begin(), chs.end(), ch.name) == chs.end()) continue;
           if (p.kind == PortPlan::Kind::ChannelOut) producers.push_back(c);
           if (p.kind == PortPlan::Kind::ChannelIn) consumers.push_back(c);
         }
@@ -256,18 +272,65 @@ private:
       if (consumers.empty())
         return fail("aie.csp-route", "channel '" + ch.name + "' has no consumer; an AIE object FIFO needs at least one", ch.span);
       std::vector<TileCoord> ctiles;
+      const size_t prod = producers[0];
       for (size_t c : consumers) {
-        if (plan_.cores[c].iterations != plan_.cores[producers[0]].iterations)
-          return fail("aie.csp-balance", "channel '" + ch.name + "': '" + plan_.cores[producers[0]].name + "' sends " +
-                                             std::to_string(plan_.cores[producers[0]].iterations) + " times but '" +
-                                             plan_.cores[c].name + "' receives " + std::to_string(plan_.cores[c].iterations) +
-                                             " times", ch.span);
+        if (moves(c, ch.name) != moves(prod, ch.name))
+          return fail("aie.csp-balance", "channel '" + ch.name + "': '" + plan_.cores[prod].name + "' sends " +
+                                             std::to_string(moves(prod, ch.name)) + " times but '" + plan_.cores[c].name +
+                                             "' receives " + std::to_string(moves(c, ch.name)) + " times", ch.span);
         ctiles.push_back(tiles_[c]);
       }
-      d_.fifos.push_back(fifo("ch_" + ch.name, tiles_[producers[0]], ctiles, ch.depth, ch.shape, ch.dtype, ch.span));
+      d_.fifos.push_back(fifo("ch_" + ch.name, tiles_[prod], ctiles, ch.depth, ch.shape, ch.dtype, ch.span));
       channel_fifo_[ch.name] = "ch_" + ch.name;
     }
     return true;
+  }
+
+  /// One call of core `cp`'s kernel with its acquires and releases: the `slot`-th call of a loop
+  /// iteration that makes `unroll` calls.
+  std::vector<CoreOp> call_block(const CorePlan &cp, int64_t slot, int64_t unroll) {
+    std::vector<CoreOp> acquires, releases;
+    CoreOp call;
+    call.kind = CoreOp::Kind::Call;
+    call.callee = cp.kernel;
+    for (const auto &p : cp.ports) {
+      CallArg a;
+      std::string fifo, port;
+      switch (p.kind) {
+        case PortPlan::Kind::Stream:
+          fifo = stream_fifo_[p.stream];
+          port = plan_.streams[p.stream].in ? "Consume" : "Produce";
+          break;
+        case PortPlan::Kind::ChannelIn:
+        case PortPlan::Kind::ChannelOut: {
+          auto chs = port_channels(p);
+          fifo = channel_fifo_[chs[static_cast<size_t>(slot) % chs.size()]];
+          port = p.kind == PortPlan::Kind::ChannelIn ? "Consume" : "Produce";
+          break;
+        }
+        case PortPlan::Kind::Const:
+          a.kind = CallArg::Kind::Const;
+          a.value = p.value;
+          a.dtype = p.dtype;
+          break;
+        case PortPlan::Kind::Iteration:
+          a.kind = CallArg::Kind::Iteration;
+          a.start = p.start + p.step * slot;
+          a.step = p.step * unroll;
+          a.dtype = p.dtype;
+          break;
+      }
+      if (!fifo.empty()) {
+        a.fifo = fifo;
+        acquires.push_back({CoreOp::Kind::Acquire, fifo, port, 1});
+        releases.push_back({CoreOp::Kind::Release, fifo, port, 1});
+      }
+      call.args.push_back(a);
+    }
+    std::vector<CoreOp> body = acquires;
+    body.push_back(call);
+    body.insert(body.end(), releases.begin(), releases.end());
+    return body;
   }
 
   void programs() {
@@ -275,47 +338,18 @@ private:
     for (const auto &k : plan_.kernels) locals[k.name] = k.locals_bytes;
     for (size_t c = 0; c < plan_.cores.size(); ++c) {
       const CorePlan &cp = plan_.cores[c];
-      std::vector<CoreOp> acquires, releases;
-      CoreOp call;
-      call.kind = CoreOp::Kind::Call;
-      call.callee = cp.kernel;
-      for (const auto &p : cp.ports) {
-        CallArg a;
-        std::string fifo, port;
-        switch (p.kind) {
-          case PortPlan::Kind::Stream:
-            fifo = stream_fifo_[p.stream];
-            port = plan_.streams[p.stream].in ? "Consume" : "Produce";
-            break;
-          case PortPlan::Kind::ChannelIn: fifo = channel_fifo_[p.channel]; port = "Consume"; break;
-          case PortPlan::Kind::ChannelOut: fifo = channel_fifo_[p.channel]; port = "Produce"; break;
-          case PortPlan::Kind::Const:
-            a.kind = CallArg::Kind::Const;
-            a.value = p.value;
-            a.dtype = p.dtype;
-            break;
-          case PortPlan::Kind::Iteration:
-            a.kind = CallArg::Kind::Iteration;
-            a.start = p.start;
-            a.step = p.step;
-            a.dtype = p.dtype;
-            break;
-        }
-        if (!fifo.empty()) {
-          a.fifo = fifo;
-          acquires.push_back({CoreOp::Kind::Acquire, fifo, port, 1});
-          releases.push_back({CoreOp::Kind::Release, fifo, port, 1});
-        }
-        call.args.push_back(a);
+      const int64_t unroll = std::max<int64_t>(1, cp.unroll);
+      std::vector<CoreOp> body;
+      for (int64_t j = 0; j < unroll; ++j) {
+        auto block = call_block(cp, j, unroll);
+        body.insert(body.end(), block.begin(), block.end());
       }
-      std::vector<CoreOp> body = acquires;
-      body.push_back(call);
-      body.insert(body.end(), releases.begin(), releases.end());
       Core core{cp.name, tiles_[c], 1024 + ((locals[cp.kernel] + 15) / 16) * 16, {}, cp.span};
-      if (cp.iterations > 1) {
+      const int64_t trip = cp.iterations / unroll;
+      if (trip > 1) {
         CoreOp loop;
         loop.kind = CoreOp::Kind::Loop;
-        loop.trip = cp.iterations;
+        loop.trip = trip;
         loop.body = std::move(body);
         core.body.push_back(std::move(loop));
       } else {

@@ -49,6 +49,9 @@ struct PortPlan {
   Json value;               ///< Const
   std::string dtype;        ///< Const / Iteration
   int64_t start = 0, step = 1;  ///< Iteration
+  /// ChannelIn / ChannelOut of a core whose peers are replicas: iteration t uses rotation[t % size]
+  /// (a round-robin over per-replica channels; `channel` is then the first).
+  std::vector<std::string> rotation;
 };
 
 struct CorePlan {
@@ -57,6 +60,8 @@ struct CorePlan {
   int64_t iterations = 1;
   std::vector<PortPlan> ports;
   Json span;
+  /// Calls per core-loop iteration (the size of its ports' rotations; iterations is a multiple of it).
+  int64_t unroll = 1;
 };
 
 struct ChannelPlan {
