@@ -2,6 +2,8 @@
 // neighbouring stages share memory; channels become core-to-core object FIFOs of their depth. A
 // process body must be one counted loop whose iteration sends / receives / loads / stores each port
 // once: the loop becomes the core loop, the iteration body the external kernel.
+#include <map>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -77,6 +79,94 @@ bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
   return true;
 }
 
+/// A process as planned once, and how many replicas run it.
+struct Replicated {
+  CorePlan core;
+  int64_t replicas = 1;
+  Json span;
+};
+
+/// The channel `name` split per replica, or null.
+struct Split {
+  std::vector<std::string> parts;  ///< name_r0, name_r1, ...
+  int64_t replicas = 1;            ///< the replicated side's count (== parts.size())
+};
+
+/// One core per replica. A channel between a replicated process and a single one is split into one
+/// channel per replica; the single side rotates over them (its iteration t goes to / comes from replica
+/// t mod n: one valid schedule of the shared channel); between two groups of n replicas, replica r
+/// talks to replica r.
+bool expand_replicas(EntryPlan &plan, const std::vector<Replicated> &templates, std::vector<Problem> &problems) {
+  auto fail = [&](const std::string &msg, const Json &span) {
+    problems.push_back({"aie.csp-replicas", msg, span});
+    return false;
+  };
+  std::map<std::string, Split> splits;
+  std::vector<ChannelPlan> channels;
+  for (const auto &ch : plan.channels) {
+    std::vector<const Replicated *> producers, consumers;
+    for (const auto &t : templates)
+      for (const auto &p : t.core.ports)
+        if (p.channel == ch.name) (p.kind == PortPlan::Kind::ChannelOut ? producers : consumers).push_back(&t);
+    int64_t n = 1;
+    for (const auto *t : producers) n = std::max(n, t->replicas);
+    for (const auto *t : consumers) n = std::max(n, t->replicas);
+    if (n == 1) {
+      channels.push_back(ch);
+      continue;
+    }
+    if (producers.size() != 1 || consumers.size() != 1)
+      return fail("channel '" + ch.name + "' joins " + std::to_string(producers.size()) + " producing and " +
+                      std::to_string(consumers.size()) + " consuming processes, some replicated; AIE lowers a replicated "
+                      "process on a channel with one process at its other end", ch.span);
+    const int64_t a = producers[0]->replicas, b = consumers[0]->replicas;
+    if (a > 1 && b > 1 && a != b)
+      return fail("channel '" + ch.name + "' joins " + std::to_string(a) + " producer replicas with " + std::to_string(b) +
+                      " consumer replicas; AIE pairs replicas one to one or splits a channel round-robin", ch.span);
+    Split sp{{}, n};
+    for (int64_t r = 0; r < n; ++r) {
+      ChannelPlan part = ch;
+      part.name = ch.name + "_r" + std::to_string(r);
+      sp.parts.push_back(part.name);
+      channels.push_back(part);
+    }
+    splits[ch.name] = sp;
+  }
+  plan.channels = std::move(channels);
+  std::vector<StreamPlan> streams;
+  for (const auto &t : templates) {
+    for (int64_t r = 0; r < t.replicas; ++r) {
+      CorePlan core = t.core;
+      if (t.replicas > 1) core.name += "[" + std::to_string(r) + "]";
+      for (auto &p : core.ports) {
+        if (p.kind == PortPlan::Kind::Stream) {
+          streams.push_back(plan.streams[p.stream]);
+          p.stream = streams.size() - 1;
+          continue;
+        }
+        auto it = splits.find(p.channel);
+        if (it == splits.end() || (p.kind != PortPlan::Kind::ChannelIn && p.kind != PortPlan::Kind::ChannelOut)) continue;
+        if (t.replicas > 1) {
+          p.channel = it->second.parts[static_cast<size_t>(r)];
+          continue;
+        }
+        p.rotation = it->second.parts;
+        p.channel = p.rotation[0];
+        if (core.unroll != 1 && core.unroll != it->second.replicas)
+          return fail("process '" + core.name + "' talks to groups of " + std::to_string(core.unroll) + " and " +
+                          std::to_string(it->second.replicas) + " replicas; AIE lowers one replica count per process", t.span);
+        core.unroll = it->second.replicas;
+      }
+      if (core.iterations % core.unroll != 0)
+        return fail("process '" + core.name + "' moves " + std::to_string(core.iterations) + " items, which its " +
+                        std::to_string(core.unroll) + " peer replicas cannot share evenly (round-robin)", t.span);
+      plan.cores.push_back(std::move(core));
+    }
+  }
+  plan.streams = std::move(streams);
+  return true;
+}
+
 }  // namespace
 
 std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels, const DeviceProfile &device,
@@ -105,12 +195,15 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
     plan.channels.push_back(cp);
   }
   const auto &processes = program.value("processes", Json::array());
-  if (static_cast<int64_t>(processes.size()) > device.compute_tiles()) {
-    problems.push_back({"aie.grid-too-large", "CSP program '" + name + "' has " + std::to_string(processes.size()) +
-                                                  " processes, but device " + device.describe() + " has " +
+  int64_t replicas_total = 0;
+  for (const auto &proc : processes) replicas_total += proc.value("replicas", int64_t{1});
+  if (replicas_total > device.compute_tiles()) {
+    problems.push_back({"aie.grid-too-large", "CSP program '" + name + "' has " + std::to_string(replicas_total) +
+                                                  " process replicas, but device " + device.describe() + " has " +
                                                   std::to_string(device.compute_tiles()), plan.span});
     return std::nullopt;
   }
+  std::vector<Replicated> templates;
   for (const auto &proc : processes) {
     const std::string fn = proc.value("function", proc.value("name", ""));
     const Json *kernel = find_kernel(kernels, fn);
@@ -119,13 +212,6 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
       return std::nullopt;
     }
     ProcessCtx c{proc, *kernel, name, problems};
-    if (proc.value("replicas", 1) != 1) {
-      c.fail("aie.csp-replicas", "it is replicated " + proc.value("replicas", Json(1)).dump() +
-                                     " times; its replicas share their channels (each item goes to one replica) but an AIE object FIFO "
-                                     "hands every object to all its consumers, and splitting a channel round-robin over per-replica "
-                                     "FIFOs is not lowered yet: write the replicas as separate processes with channels of their own");
-      return std::nullopt;
-    }
     const ExprEnv env = constexpr_env(*kernel);
     Loop loop;
     if (!read_loop(c, env, loop)) return std::nullopt;
@@ -211,8 +297,9 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
     for (const auto &[n, a] : kp.params) kf.args.push_back(a);
     plan.kernels.push_back(kf);
     plan.sources[kname] = emitted->source;
-    plan.cores.push_back(std::move(core));
+    templates.push_back({std::move(core), std::max<int64_t>(1, proc.value("replicas", int64_t{1})), c.span()});
   }
+  if (!expand_replicas(plan, templates, problems)) return std::nullopt;
   return plan;
 }
 

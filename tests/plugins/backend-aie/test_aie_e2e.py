@@ -144,6 +144,20 @@ def test_inout_tensor_is_read_and_written(tmp_path):
     np.testing.assert_array_equal(run_package(tmp_path, pkg, X=x, Y=y)["Y"], want)
 
 
+def test_replicated_csp_process_runs_on_one_core_per_replica(tmp_path):
+    """replicate(worker, 2): two worker cores with channels of their own; the generator and the collector
+    rotate over them."""
+    import json
+    pkg = compile_program(tmp_path, "replicated_workers.py")
+    text = design_text(pkg, "fanout")
+    for fifo in ("ch_work_r0", "ch_work_r1", "ch_done_r0", "ch_done_r1"):
+        assert f"aie.objectfifo @{fifo}(" in text
+    x = rand(64, 32, seed=22)
+    np.testing.assert_array_equal(run_package(tmp_path, pkg, X=x)["Y"], x + x)
+    cores = {c["name"]: c["calls"] for c in json.loads((tmp_path / "run" / "report.json").read_text())["cores"]}
+    assert cores == {"generator": 4, "worker[0]": 2, "worker[1]": 2, "collector": 4}
+
+
 def test_the_simulator_applies_stream_dimensions(tmp_path):
     """Without the mem tile's dimensionsToStream on B's shards the cores get B's blocks row-major while the
     kernel reads them column-major: aie-sim computes a @ b with the blocks transposed, not a @ b."""
@@ -182,9 +196,8 @@ def test_the_simulator_applies_stream_dimensions(tmp_path):
                         "accepted by target aie-npu1"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
                              "object FIFO has exactly one producer core [aie.csp-route]"),
-    ("bad_replicated.py", "bad_replicated.py:26:14: error: process 'worker' of CSP program 'fanout': it is replicated 2 "
-                          "times; its replicas share their channels (each item goes to one replica) but an AIE object FIFO "
-                          "hands every object to all its consumers"),
+    ("bad_replicated.py", "bad_replicated.py:10:11: error: channel 'mid' joins 2 producer replicas with 4 consumer "
+                          "replicas; AIE pairs replicas one to one or splits a channel round-robin [aie.csp-replicas]"),
     ("bad_runtime_scalar.py", "bad_runtime_scalar.py:7:1: error: scalar parameter 's' of kernel 'scale' is a runtime "
                               "value; AIE entry kernels take tensors (make it Constexpr) [aie.runtime-scalar]"),
 ])
