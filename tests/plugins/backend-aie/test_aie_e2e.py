@@ -137,11 +137,13 @@ def test_inout_tensor_is_read_and_written(tmp_path):
     pkg = compile_program(tmp_path, "inout_half.py")
     text = design_text(pkg, "axpy_half")
     assert "metadata = @in_Y_L2" in text and "metadata = @out_Y_L2" in text
+    assert "@out_Y_0(%tile_0_2 dimensionsToStream" in design_text(pkg, "axpy_half_cm")
     x, y = rand(64, 32, seed=20), rand(64, 32, seed=21)
     want = y.copy()
     want[0:16] += x[0:16]
     want[32:48] += x[32:48]
-    np.testing.assert_array_equal(run_package(tmp_path, pkg, X=x, Y=y)["Y"], want)
+    for entry in ("axpy_half", "axpy_half_cm"):
+        np.testing.assert_array_equal(run_package(tmp_path / entry, pkg, entry, X=x, Y=y)["Y"], want)
 
 
 def test_replicated_csp_process_runs_on_one_core_per_replica(tmp_path):
