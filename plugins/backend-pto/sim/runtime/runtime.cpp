@@ -722,7 +722,7 @@ std::vector<TaskRecord> Runtime::records() const {
 std::vector<WorkerStats> Runtime::worker_stats() const {
   std::vector<WorkerStats> out;
   for (const auto &c : cores_)
-    out.push_back(WorkerStats{c->name, c->tasks.load(), c->steals.load(), c->borrowed.load()});
+    out.push_back(WorkerStats{c->name, c->tasks.load(), c->steals.load(), c->borrowed.load(), c->queued.load()});
   return out;
 }
 

@@ -48,6 +48,7 @@ struct WorkerStats {
   uint64_t tasks = 0;
   uint64_t steals = 0;
   uint64_t borrowed = 0; ///< tasks of this core that another core's thread executed on its behalf
+  uint64_t queued = 0;   ///< tasks waiting in its queue when the stats were taken
 };
 
 struct Task;

@@ -47,6 +47,16 @@ struct Gates {
 };
 Gates g_gates;
 
+/// Closes the gates for a test and opens them all when it ends, failed assertions included, so the runtime
+/// (declared before the guard, destroyed after it) can drain instead of hanging.
+struct GateScope {
+  GateScope() { g_gates.reset(); }
+  ~GateScope() {
+    for (auto &g : g_gates.open)
+      g = true;
+  }
+};
+
 /// args: scalar 0 = gate index (no tensors). Marks the gate's task started, then waits for the gate.
 void k_gate(int64_t *args) {
   const int64_t g = args[0];
@@ -59,6 +69,13 @@ bool wait_started(int gate) {
   for (int i = 0; i < 100000 && !g_gates.started[gate]; ++i)
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   return g_gates.started[gate];
+}
+
+/// Waits until `n` tasks wait in the queue of core `core`.
+bool wait_queued(Runtime &rt, int core, uint64_t n) {
+  for (int i = 0; i < 100000 && rt.worker_stats()[core].queued != n; ++i)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  return rt.worker_stats()[core].queued == n;
 }
 
 /// Detects two tasks running on one simulated core at once, by the core's GlobalContext (one per core,
@@ -482,9 +499,9 @@ std::string policy_param_name(const ::testing::TestParamInfo<DispatchPolicy> &in
 // chain is submitted, so every later task is released by its producer's completion: the completing thread
 // runs it on behalf of the core the policy picks, and the cores must still be exactly the policy's.
 TEST_P(PtoSimPolicy, ChainRunsOnThePolicysCoresOnTheCompletingThread) {
-  g_gates.reset();
   const DispatchPolicy policy = GetParam();
   auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .aic_cores = 2, .dispatch = policy});
+  GateScope gates;
   constexpr int kChain = 48;
   PTO2TaskId prev = gate_task(*rt, 0, 0);
   for (int i = 1; i < kChain; ++i) {
@@ -607,15 +624,17 @@ INSTANTIATE_TEST_SUITE_P(Policies, PtoSimPolicy,
 // Thread 0 runs a released successor on behalf of idle core 1; a task the scheduler queues on core 1 in the
 // meantime waits for it, then runs on core 1's own thread.
 TEST(PtoSimRuntime, ABorrowedCoreRunsNothingElseUntilItsTaskEnds) {
-  g_gates.reset();
   auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  GateScope gates;
   const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
   gate_task(*rt, 1, /*key=*/1, head);
   g_gates.open[0] = true;
   ASSERT_TRUE(wait_started(1));
   noop_task(*rt, /*key=*/1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(wait_queued(*rt, 1, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10)); // core 1's thread was woken by the push
   EXPECT_EQ(rt->worker_stats()[1].tasks, 0u) << "core 1 ran a task while its claim was held";
+  EXPECT_EQ(rt->worker_stats()[1].queued, 1u);
   g_gates.open[1] = true;
   rt->wait_all();
   const auto rec = rt->records();
@@ -628,14 +647,14 @@ TEST(PtoSimRuntime, ABorrowedCoreRunsNothingElseUntilItsTaskEnds) {
 
 // A successor released for a core whose own thread is running a task is queued there, not run beside it.
 TEST(PtoSimRuntime, ASuccessorForABusyCoreWaitsInItsQueue) {
-  g_gates.reset();
   auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  GateScope gates;
   const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
   gate_task(*rt, 1, /*key=*/1);
   noop_task(*rt, /*key=*/1, head);
   ASSERT_TRUE(wait_started(1));
   g_gates.open[0] = true;
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(wait_queued(*rt, 1, 1)) << "the successor is queued on busy core 1";
   EXPECT_EQ(rt->worker_stats()[1].tasks, 0u) << "the successor ran beside core 1's task";
   g_gates.open[1] = true;
   rt->wait_all();
@@ -647,13 +666,13 @@ TEST(PtoSimRuntime, ASuccessorForABusyCoreWaitsInItsQueue) {
 
 // A thread whose own core has queued work serves it rather than running a successor for another core.
 TEST(PtoSimRuntime, AThreadServesItsOwnQueueBeforeAnotherCore) {
-  g_gates.reset();
   auto rt = make_runtime(RuntimeOptions{.aiv_cores = 4, .dispatch = DispatchPolicy::Affinity});
+  GateScope gates;
   const PTO2TaskId head = gate_task(*rt, 0, /*key=*/0);
   noop_task(*rt, /*key=*/1, head);
   ASSERT_TRUE(wait_started(0));
-  noop_task(*rt, /*key=*/0); // queued behind the head on core 0
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  noop_task(*rt, /*key=*/0);
+  ASSERT_TRUE(wait_queued(*rt, 0, 1)) << "queued behind the head on core 0";
   g_gates.open[0] = true;
   rt->wait_all();
   const auto rec = rt->records();
