@@ -1,6 +1,8 @@
 // The bindings: aie-sim runs a package's design on the functional simulator; aie-xrt builds it with
 // Peano + aiecc and runs it on an NPU through XRT, or says exactly which of the three is missing.
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -44,9 +46,31 @@ Design load_design(const htp::RunContext &ctx) {
   }
 }
 
-std::map<std::string, sim::HostBuffer> host_buffers(const htp::RunContext &ctx, const Design &d) {
+/// The bytes of a runtime scalar as the design's one-element buffer holds it.
+std::vector<char> scalar_bytes(const htp::RunContext &ctx, const RuntimeParam &p) {
+  const HtpRunArg &a = ctx.arg(p.name);
+  if (a.tensor) throw htp::RunError("argument '" + p.name + "' is a tensor; the design expects a scalar", "aie.argument");
+  std::vector<char> b(static_cast<size_t>(dtype_bytes(p.dtype)));
+  auto put = [&](auto v) { std::memcpy(b.data(), &v, std::min(b.size(), sizeof v)); };
+  if (p.dtype == "f32") put(static_cast<float>(a.scalar_float));
+  else if (p.dtype == "f64") put(a.scalar_float);
+  else if (p.dtype == "i64" || p.dtype == "u64") put(a.scalar_int);
+  else if (p.dtype == "i16" || p.dtype == "u16") put(static_cast<int16_t>(a.scalar_int));
+  else if (p.dtype == "i8" || p.dtype == "u8" || p.dtype == "bool") put(static_cast<int8_t>(a.scalar_int));
+  else put(static_cast<int32_t>(a.scalar_int));
+  return b;
+}
+
+/// Host buffers by parameter: the tensors in place, runtime scalars in `scalars` (one element each).
+std::map<std::string, sim::HostBuffer> host_buffers(const htp::RunContext &ctx, const Design &d,
+                                                    std::map<std::string, std::vector<char>> &scalars) {
   std::map<std::string, sim::HostBuffer> out;
   for (const auto &p : d.params) {
+    if (p.scalar) {
+      auto &b = scalars[p.name] = scalar_bytes(ctx, p);
+      out[p.name] = {b.data(), b.size()};
+      continue;
+    }
     htp::RunTensor t = ctx.tensor(p.name);
     if (static_cast<int64_t>(t.element_bytes()) != dtype_bytes(p.dtype))
       throw htp::RunError("argument '" + p.name + "' has " + std::to_string(t.element_bytes()) + "-byte elements; the design expects " + p.dtype, "aie.argument");
@@ -72,7 +96,8 @@ void run_sim(htp::RunContext &ctx) {
   sim::SimResult result;
   try {
     lib = sim::compile_kernels(sources, ctx.cache_dir(), run_dir / "aie-sim-build.log");
-    result = sim::simulate(d, lib.entries, host_buffers(ctx, d), {option_number(ctx, "timeout_s", 30.0)});
+    std::map<std::string, std::vector<char>> scalars;
+    result = sim::simulate(d, lib.entries, host_buffers(ctx, d, scalars), {option_number(ctx, "timeout_s", 30.0)});
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
   }
@@ -105,6 +130,11 @@ void run_xrt(htp::RunContext &ctx) {
     throw htp::RunError("aie-xrt: building entry '" + ctx.entry() + "' failed; see " + (run_dir / "xrt-build.log").string(), "aie.xrt.build");
   for (const auto &p : d.params) {
     if (p.dir == "out") continue;
+    if (p.scalar) {
+      const auto b = scalar_bytes(ctx, p);
+      std::ofstream(run_dir / (p.name + ".bin"), std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+      continue;
+    }
     htp::RunTensor t = ctx.tensor(p.name);
     std::ofstream(run_dir / (p.name + ".bin"), std::ios::binary)
         .write(static_cast<const char *>(t.bytes()), static_cast<std::streamsize>(t.elements() * t.element_bytes()));

@@ -135,7 +135,10 @@ std::array<int64_t, 4> arr4(const Json &j) {
 Json mapping_to_json(const Design &d) {
   Json params = Json::array(), kernels = Json::array(), cores = Json::array(), seq = Json::array();
   for (const auto &p : d.params)
+  {
     params.push_back({{"name", p.name}, {"shape", p.shape}, {"dtype", p.dtype}, {"dir", p.dir}});
+    if (p.scalar) params.back()["kind"] = "scalar";
+  }
   for (const auto &k : d.kernels) {
     Json args = Json::array();
     for (const auto &a : k.args)
@@ -187,7 +190,8 @@ Design design_from_json(const Json &m, const Json &f) {
   d.span = m.value("span", Json());
   for (const auto &p : at(m, "params"))
     d.params.push_back({at(p, "name").get<std::string>(), at(p, "shape").get<std::vector<int64_t>>(),
-                        at(p, "dtype").get<std::string>(), at(p, "dir").get<std::string>()});
+                        at(p, "dtype").get<std::string>(), at(p, "dir").get<std::string>(),
+                        p.value("kind", "tensor") == "scalar"});
   for (const auto &k : at(m, "kernels")) {
     KernelFunc kf{at(k, "name").get<std::string>(), at(k, "source").get<std::string>(),
                   at(k, "object").get<std::string>(), {}, k.value("locals_bytes", int64_t{0})};

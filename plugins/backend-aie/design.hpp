@@ -109,6 +109,9 @@ struct RuntimeParam {
   std::vector<int64_t> shape;
   std::string dtype;
   std::string dir;             ///< in, out, inout
+  /// A runtime scalar of the entry: the host passes it as a one-element buffer (shape [1]) that a FIFO
+  /// brings to the cores.
+  bool scalar = false;
 };
 
 /// aiex.npu.dma_memcpy_nd or aiex.npu.dma_wait in the runtime sequence.

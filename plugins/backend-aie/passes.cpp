@@ -113,7 +113,8 @@ void emit_pass(htp::PassContext &ctx) {
     ctx.write_file(dir + "build.sh", build_script(d, dev), "build-script");
     Json params = Json::array();
     for (const auto &p : d.params)
-      params.push_back({{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}});
+      params.push_back(p.scalar ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.dtype}}
+                                : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}});
     entries.push_back({{"name", d.entry}, {"kind", d.kind}, {"params", params}});
   }
   ctx.module().set_attr("htp.entrypoints", entries.dump());

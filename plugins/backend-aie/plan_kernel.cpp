@@ -212,10 +212,12 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     const std::string kind = p.value("type", Json::object()).value("kind", "");
     const std::string pname = p.value("name", "");
     if (kind == "constexpr") continue;
-    if (kind == "scalar") {
-      problems.push_back({"aie.runtime-scalar", "scalar parameter '" + pname + "' of kernel '" + name +
-                                                    "' is a runtime value; AIE entry kernels take tensors (make it Constexpr)", span});
-      ok = false;
+    if (kind == "scalar") {  // a one-element object every core acquires; the body reads *p_<name>
+      RuntimeParam rp{pname, {1}, p.value("type", Json::object()).value("dtype", "f32"), "in", true};
+      plan.params.push_back(rp);
+      kp.params.push_back({"p_" + pname, KernelArg{true, {1}, rp.dtype}});
+      kp.scalars[pname] = "(*p_" + pname + ")";
+      tensors.push_back(TensorParam{rp, {1}, Json(), {}, {}});
       continue;
     }
     auto rp = runtime_param(p);

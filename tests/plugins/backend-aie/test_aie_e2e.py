@@ -24,10 +24,12 @@ def compile_program(tmp, program, target="aie-npu1"):
     return pkg
 
 
-def run_package(tmp, pkg, entry=None, **inputs):
+def run_package(tmp, pkg, entry=None, scalars=None, **inputs):
     tmp.mkdir(parents=True, exist_ok=True)
     args = [HOST, *PLUGINS, "run", str(pkg), "--outputs", str(tmp / "out"), "--cache", str(tmp / "cache"),
             "--run-dir", str(tmp / "run")] + (["--entry", entry] if entry else [])
+    for name, value in (scalars or {}).items():
+        args += ["--scalar", f"{name}={value}"]
     for name, array in inputs.items():
         np.save(tmp / f"{name}.npy", array)
         args += ["--inputs", f"{name}={tmp / (name + '.npy')}"]
@@ -160,6 +162,14 @@ def test_replicated_csp_process_runs_on_one_core_per_replica(tmp_path):
     assert cores == {"generator": 4, "worker[0]": 2, "worker[1]": 2, "collector": 4}
 
 
+def test_runtime_scalar_reaches_the_kernel(tmp_path):
+    """`s: Scalar[f32]` of an entry kernel: a runtime-sequence parameter of one element, moved by a FIFO."""
+    pkg = compile_program(tmp_path, "scale_scalar.py")
+    assert "aie.objectfifo @in_s(" in design_text(pkg, "scale")
+    x = rand(32, 32, seed=23)
+    np.testing.assert_array_equal(run_package(tmp_path, pkg, scalars={"s": 2.5}, X=x)["Y"], x * np.float32(2.5))
+
+
 def test_the_simulator_applies_stream_dimensions(tmp_path):
     """Without the mem tile's dimensionsToStream on B's shards the cores get B's blocks row-major while the
     kernel reads them column-major: aie-sim computes a @ b with the blocks transposed, not a @ b."""
@@ -200,8 +210,6 @@ def test_the_simulator_applies_stream_dimensions(tmp_path):
                              "object FIFO has exactly one producer core [aie.csp-route]"),
     ("bad_replicated.py", "bad_replicated.py:10:11: error: channel 'mid' joins 2 producer replicas with 4 consumer "
                           "replicas; AIE pairs replicas one to one or splits a channel round-robin [aie.csp-replicas]"),
-    ("bad_runtime_scalar.py", "bad_runtime_scalar.py:7:1: error: scalar parameter 's' of kernel 'scale' is a runtime "
-                              "value; AIE entry kernels take tensors (make it Constexpr) [aie.runtime-scalar]"),
 ])
 def test_bad_input_is_a_compile_error(tmp_path, program, message):
     r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / program), "--target", "aie-npu1", "-o",

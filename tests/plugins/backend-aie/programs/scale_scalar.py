@@ -1,5 +1,5 @@
-"""Bad input for AIE (valid tile): a runtime scalar parameter of an entry kernel (AIE designs would need a
-runtime-parameter buffer written by the host; not lowered)."""
+"""A runtime scalar parameter of an entry kernel: the host passes `s` as a one-element buffer, a FIFO brings
+it to the core, and the kernel reads it."""
 from htp.dialects.tile import kernel, Tensor, Scalar, In, Out, f32, load, store, muls
 
 
