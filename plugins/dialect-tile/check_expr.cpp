@@ -87,8 +87,8 @@ Value KernelChecker::unsupported_expression(htp::NodeRef e) {
 Value KernelChecker::name(htp::NodeRef e) {
   std::string id = e.text("id").value_or("");
   if (const Binding *b = lookup(id)) return b->value;
-  if (constants_.contains(id)) {
-    const auto &c = constants_[id];
+  if (globals_.constants.contains(id)) {
+    const auto &c = globals_.constants[id];
     bool tuple_of_numbers = c.is_array() && std::all_of(c.begin(), c.end(), [](const auto &x) {
                               return x.is_number() || x.is_boolean();
                             });
@@ -369,7 +369,7 @@ Value KernelChecker::tuple(htp::NodeRef e) {
 Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
   auto mark = node_attr_json(e, "tile.foreign");
   if (mark.is_object()) return foreign_call(e, ojson::parse(mark.dump()), hint);
-  if (auto c = intrinsic_call(e, bound_, constants_, call_rules()))
+  if (auto c = intrinsic_call(e, bound_, globals_, call_rules()))
     return c->portable() ? intrinsic(*find_intrinsic(c->op), e, hint) : vendor_intrinsic(*c, e, hint);
   auto func = e.child("func");
   if (!func.is("Name") && !func.is("Attribute")) return unsupported_expression(func); // (lambda: ...)()
@@ -423,7 +423,7 @@ Value KernelChecker::foreign_call(htp::NodeRef call, const ojson &mark, const st
   ojson args = ojson::array();
   for (auto a : call.items("args")) {
     if (a.is("Name") && !lookup(a.text("id").value_or("")) &&
-        !constants_.contains(a.text("id").value_or(""))) {
+        !globals_.constants.contains(a.text("id").value_or(""))) {
       args.push_back(a.text("id").value_or("")); // another dialect's name (a channel): by name
       continue;
     }

@@ -206,7 +206,7 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
   std::string_view op = s.child("op").type();
   if (b && b->kind == Binding::Kind::TileReg) {
     // `acc += matmul(a, b)`: the accumulating matmul (no separate add).
-    auto callee = intrinsic_call(value, bound_, constants_, call_rules());
+    auto callee = intrinsic_call(value, bound_, globals_, call_rules());
     if (op == "Add" && callee && callee->op == "matmul") {
       accumulate_into_ = name;
       eval(value, &name);

@@ -88,10 +88,20 @@ std::string set_of_module(const std::vector<std::string> &path, CallRules rules)
   return "";
 }
 
+/// The set a module path names when its first name's module is known (`resolved` starts with that module's
+/// dotted name); "" for a module that is no intrinsic set.
+std::string set_of_bound_module(const std::vector<std::string> &resolved, CallRules rules) {
+  if (resolved.size() != 3 || resolved[0] != "htp") return "";
+  if (resolved[1] == "intrinsics") return resolved[2];
+  if (resolved[1] != "dialects") return "";
+  if (resolved[2] == "tile") return "tile";
+  return rules.bare_set_modules ? resolved[2] : "";
+}
+
 } // namespace
 
 std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<std::string> &bound,
-                                            const nlohmann::json &constants, CallRules rules) {
+                                            const CapturedGlobals &globals, CallRules rules) {
   if (!call.is("Call")) return std::nullopt;
   auto func = call.child("func");
   if (func.is("Name")) {
@@ -104,21 +114,32 @@ std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<st
   std::string module = func.child("value").dotted_name();
   if (module.empty()) return std::nullopt; // `x[0].f(...)`, `f().g(...)`: not a module path
   auto path = split_dotted(module);
-  if (bound.count(path[0]) || constants.contains(path[0])) return std::nullopt;
-  std::string set = set_of_module(path, rules);
+  if (bound.count(path[0]) || globals.constants.contains(path[0])) return std::nullopt;
+  std::string set;
+  if (auto it = globals.modules.find(path[0]); it != globals.modules.end() && it->is_string()) {
+    auto resolved = split_dotted(it->get<std::string>());
+    resolved.insert(resolved.end(), path.begin() + 1, path.end());
+    set = set_of_bound_module(resolved, rules);
+  } else {
+    set = set_of_module(path, rules);
+  }
   std::string op = func.text("attr").value_or("");
   if (set.empty() || (set == "tile" && !find_intrinsic(op))) return std::nullopt;
   return IntrinsicCall{set, op};
 }
 
-nlohmann::json captured_constants(const htp::ModuleRef &m) {
+CapturedGlobals captured_globals(const htp::ModuleRef &m) {
+  CapturedGlobals out;
   auto text = m.attr("htp.capture");
-  if (!text) return nlohmann::json::object();
+  if (!text) return out;
   auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("constants") || !j["constants"].is_object())
-    return nlohmann::json::object();
-  return j["constants"];
+  if (j.is_discarded() || !j.is_object()) return out;
+  if (j.contains("constants") && j["constants"].is_object()) out.constants = j["constants"];
+  if (j.contains("modules") && j["modules"].is_object()) out.modules = j["modules"];
+  return out;
 }
+
+nlohmann::json captured_constants(const htp::ModuleRef &m) { return captured_globals(m).constants; }
 
 nlohmann::ordered_json span_json(htp::NodeRef n) {
   HtpSpan s = n.span();

@@ -48,14 +48,27 @@ struct CallRules {
   static CallRules other_dialect() { return {true, false}; }
 };
 
+/// What the capture recorded about the globals a compile unit reads (module attribute `htp.capture`):
+/// constants by name, and the module each module-valued global is bound to (`P` -> `htp.intrinsics.pto`
+/// after `from htp.intrinsics import pto as P`; `math` -> `math`). Both are empty objects when absent.
+struct CapturedGlobals {
+  nlohmann::json constants = nlohmann::json::object();
+  nlohmann::json modules = nlohmann::json::object();
+};
+
 /// The intrinsic a call names, or nullopt (docs/intrinsics.md §2):
 ///  * portable: `op(...)` (an imported intrinsic not rebound in the function; abs / max / min stay
 ///    Python's under `python_builtins`) or `tile.op(...)` (any module path ending in `tile`);
 ///  * vendor: `S.op(...)` with S a name the function does not bind and not a captured constant (under
 ///    `bare_set_modules`), or `htp.intrinsics.S.op(...)` / `intrinsics.S.op(...)`: op `op` of set S.
+/// When the capture recorded the module a path's first name is bound to, that module decides exactly:
+/// `htp.intrinsics.S` is set S under any alias, `htp.dialects.tile` is portable, `htp.dialects.D` is set D
+/// where bare names are sets, and any other module (`math`, `numpy`) names no intrinsic.
 std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<std::string> &bound,
-                                            const nlohmann::json &constants, CallRules rules);
+                                            const CapturedGlobals &globals, CallRules rules);
 
+/// The captured globals (module attribute `htp.capture`); empty when absent or malformed.
+CapturedGlobals captured_globals(const htp::ModuleRef &m);
 /// The captured global constants (`htp.capture.constants`), an empty object when absent.
 nlohmann::json captured_constants(const htp::ModuleRef &m);
 

@@ -10,7 +10,7 @@ CheckResult check_tile_function(htp::PassContext &ctx, const TileFunction &f, co
 KernelChecker::KernelChecker(htp::PassContext &ctx, const TileFunction &f, const CheckOptions &options)
     : ctx_(ctx), f_(f), options_(options) {
   fn_name_ = f.fn.text("name").value_or("?");
-  constants_ = captured_constants(ctx.module());
+  globals_ = captured_globals(ctx.module());
   bound_ = bound_names(f.fn);
   for (auto stmt : ctx.module().root().items("body"))
     if (stmt.is("FunctionDef") || stmt.is("AsyncFunctionDef") || stmt.is("ClassDef"))

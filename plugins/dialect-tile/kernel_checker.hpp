@@ -206,7 +206,7 @@ private:
   TileFunction f_;
   CheckOptions options_;
   std::string fn_name_;
-  nlohmann::json constants_;
+  CapturedGlobals globals_;                ///< htp.capture: constants and module-valued globals
   std::set<std::string> bound_;            ///< names bound in the function (intrinsic spelling)
   std::set<std::string> module_functions_; ///< other functions of the module (calls are errors)
   std::map<std::string, int> assign_count_;

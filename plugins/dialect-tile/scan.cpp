@@ -23,7 +23,7 @@ htp::NodeRef kernel_anchor(htp::NodeRef fn) {
 
 /// Records the intrinsic calls of `fn`; returns the first one (empty when none). Annotations are types,
 /// not calls: `t: Tile[...] @ Layout(...)` is left to the layout dialect.
-htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, CallRules rules, const nlohmann::json &constants) {
+htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, CallRules rules, const CapturedGlobals &globals) {
   auto bound = bound_names(fn);
   htp::NodeRef first;
   std::vector<htp::NodeRef> annotations;
@@ -31,7 +31,7 @@ htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, CallRules rules,
     stmt.walk([&](htp::NodeRef n) {
       if (std::find(annotations.begin(), annotations.end(), n) != annotations.end()) return false;
       if (n.is("AnnAssign")) annotations.push_back(n.child("annotation"));
-      auto call = intrinsic_call(n, bound, constants, rules);
+      auto call = intrinsic_call(n, bound, globals, rules);
       if (!call) return true;
       ctx.add_obligation("Uses.Intrinsic(set=" + call->set + ",op=" + call->op + ")", n);
       if (!first) first = n;
@@ -43,13 +43,13 @@ htp::NodeRef scan_calls(htp::PassContext &ctx, htp::NodeRef fn, CallRules rules,
 } // namespace
 
 void scan(htp::PassContext &ctx) {
-  const nlohmann::json constants = captured_constants(ctx.module());
+  const CapturedGlobals globals = captured_globals(ctx.module());
   for (auto stmt : ctx.module().root().items("body")) {
     if (!stmt.is("FunctionDef")) continue;
     bool kernel = is_tile_kernel(stmt);
     if (kernel) ctx.add_obligation("Uses.Dialect(name=tile)", kernel_anchor(stmt));
     htp::NodeRef first =
-        scan_calls(ctx, stmt, kernel ? CallRules::kernel() : CallRules::other_dialect(), constants);
+        scan_calls(ctx, stmt, kernel ? CallRules::kernel() : CallRules::other_dialect(), globals);
     if (!kernel && first) ctx.add_obligation("Uses.Dialect(name=tile)", first);
   }
 }

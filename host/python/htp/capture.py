@@ -2,8 +2,8 @@
 
 ``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
 at the original lines), adds every other captured function they reference, and resolves each global or
-closure name they read: numbers, strings, booleans, None and tuples of these become constants (module
-attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
+closure name they read: numbers, strings, booleans, None and tuples of these become constants, and names
+bound to modules are recorded with the module's name (module attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
 attributes ``htp.dialect`` and ``htp.decorator``, whatever the decorator's spelling); surface symbols, modules and builtins are
 fine; anything else is a diagnostic at the name's span.
 
@@ -177,6 +177,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
     unit = unit_of(roots[0])
     included: dict[int, tuple[CapturedFunction, ast.AST]] = {}
     constants: dict[str, object] = {}
+    modules: dict[str, str] = {}  # global name -> the module it is bound to, for dialects' call rules
     work = list(roots)
     while work:
         cf = work.pop(0)
@@ -215,7 +216,13 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                 if is_strict:
                     diags.append(diagnostic("capture.undefined", f"name '{name}' is not defined", span))
                 continue
-            if kind == "builtin" or isinstance(value, (Symbol, SurfaceModule, types.ModuleType)):
+            if isinstance(value, types.ModuleType):  # SurfaceModule too: `pto` -> htp.intrinsics.pto
+                if modules.setdefault(name, value.__name__) != value.__name__:
+                    diags.append(diagnostic("capture.conflicting-module",
+                                            f"'{name}' is bound to different modules in the captured functions "
+                                            f"({modules[name]} and {value.__name__})", span))
+                continue
+            if kind == "builtin" or isinstance(value, Symbol):
                 continue
             if isinstance(value, CapturedFunction):
                 if value.fn.__code__.co_filename != file:
@@ -257,6 +264,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
         "entries": [{"name": cf.fn.__name__, "dialect": cf.dialect, "decorator": cf.decorator,
                      "line": node.lineno} for cf, node in members],
         "constants": dict(sorted(constants.items())),
+        "modules": dict(sorted(modules.items())),
     }}
     return _ast_json.to_json(module, file, source=unit.source, attrs=attrs)
 

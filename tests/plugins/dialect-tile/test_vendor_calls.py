@@ -21,21 +21,21 @@ pytestmark = pytest.mark.skipif(not all(os.path.isfile(p) for p in (HOST, TILE, 
 import subprocess  # noqa: E402
 
 TEMPLATE = """\
-import math
+import htp.intrinsics, math
 from htp.dialects.tile import *
 from htp.intrinsics import vm, vn, vx
 
-
+{prelude}
 @kernel
 def k(x: In[Tensor[16, 32, f32]], q: In[Tensor[16, 32, i32]], z: Out[Tensor[16, 32, f32]]):
     t = load(x)
     {body}
-"""  # the body starts at line 9, column 5
+"""  # the body starts at line 9, column 5 (the prelude, one line, replaces a blank line)
 
 
-def compile_vendor(tmp_path, body, name="prog.py"):
+def compile_vendor(tmp_path, body, name="prog.py", prelude=""):
     prog = tmp_path / name
-    prog.write_text(TEMPLATE.format(body=body))
+    prog.write_text(TEMPLATE.format(body=body, prelude=prelude))
     out = tmp_path / "pkg"
     proc = subprocess.run([HOST, "--plugins", TILE, "--plugins", CHECK, "--plugins", VENDOR, "compile", str(prog),
                            "--target", "check", "-o", str(out)], capture_output=True, text=True, timeout=120)
@@ -142,11 +142,30 @@ def test_an_op_the_set_does_not_register_is_a_resolver_error_naming_its_ops(tmp_
 
 
 def test_a_module_call_of_an_unknown_set_is_a_resolver_error(tmp_path):
-    proc, _ = compile_vendor(tmp_path, "store(z, math.exp(t))")
+    proc, _ = compile_vendor(tmp_path, "store(z, htp.intrinsics.nosuch.exp(t))")
     assert proc.returncode != 0
     (d,) = [d for d in diagnostics(proc) if d["code"] == "resolve.unmet"]
-    assert d["msg"] == "Uses.Intrinsic(op=exp,set=math) needs intrinsic-set 'math' with op 'exp', which is not loaded"
+    assert d["msg"] == ("Uses.Intrinsic(op=exp,set=nosuch) needs intrinsic-set 'nosuch' with op 'exp', which is not "
+                        "loaded")
     assert (d["line"], d["col"]) == ("9", "14")
+
+
+def test_a_python_module_call_is_no_intrinsic(tmp_path):
+    # The capture records that `math` is Python's module: the tile dialect reports the call, not the resolver.
+    proc, _ = compile_vendor(tmp_path, "store(z, math.exp(t))")
+    assert proc.returncode != 0
+    (d,) = [d for d in diagnostics(proc) if d["code"] == "tile.call"]
+    assert d["msg"].startswith("call of 'math.exp' is not supported in tile bodies"), d["msg"]
+    assert (d["line"], d["col"]) == ("9", "14")
+    assert not [d for d in diagnostics(proc) if d["code"].startswith("resolve.")]
+
+
+def test_a_set_bound_under_an_alias_is_that_set(tmp_path):
+    proc, out = compile_vendor(tmp_path, "store(z, V.exp(t))", prelude="from htp.intrinsics import vx as V")
+    assert proc.returncode == 0, proc.stderr
+    ops, _ = ops_of(out)
+    assert ops[1] == {"op": "exp", "set": "vx", "dst": "_t0", "args": ["t"]}
+    assert ("Uses.Intrinsic(op=exp,set=vx)", 9, 13) in obligations(out)  # manifest columns are 0-based
 
 
 def test_locals_views_and_captured_constants_are_not_intrinsic_sets(tmp_path):
