@@ -34,6 +34,7 @@ void register_components(htp::Registrar &r) {
                .provides = {"Backend.AIE"},
                .accepts = {"Uses.Dialect(name=tile)", "Uses.Dialect(name=wsp)", "Uses.Dialect(name=csp)",
                            "Uses.Intrinsic(set=tile)", "Uses.Intrinsic(set=aie)", "Uses.Layout(kind=axe,facet=dist)",
+                           "Uses.Layout(kind=axe,facet=mem)",
                            "Uses.Layout(kind=axe,facet=hw)", "Uses.Channel(kind=fifo)",
                            "Uses.Schedule(directive=dispatch,policy=round_robin)"}},
       .targets = targets});

@@ -119,13 +119,10 @@ def test_column_major_memory_layouts_move_through_dma_patterns(tmp_path):
 
 
 def test_memory_order_keyword(tmp_path):
-    """`Layout(..., order=[1, 0])` raises Uses.Layout(kind=axe, facet=mem), which the backend's accept list
-    (plugins/backend-aie/plugin.cpp) must name; until it does the resolver rejects the program, and this test
-    says so instead of passing."""
+    """`Layout(..., order=[1, 0])` raises Uses.Layout(kind=axe, facet=mem), which backend-aie accepts: the
+    column-major operand moves with a transposing shim pattern."""
     r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / "add_order.py"), "--target", "aie-npu1",
                         "-o", str(tmp_path / "pkg")], capture_output=True, text=True)
-    if r.returncode != 0 and "Uses.Layout(facet=mem,kind=axe) is not accepted" in r.stderr:
-        pytest.skip("backend-aie does not accept Uses.Layout(kind=axe,facet=mem) yet (its accept list in plugin.cpp)")
     assert r.returncode == 0, r.stderr
     pkg = tmp_path / "pkg"
     assert "%arg0[0, 0, 0, 0][1, 1, 64, 32][0, 0, 1, 64]" in design_text(pkg, "add_o")
