@@ -1,8 +1,9 @@
 // Lowers a CSP program (csp.graph, docs/ir-contracts.md §6) whose processes each run one counted loop:
 // every loop iteration of a process becomes a task of a per-iteration kernel; channel `c` of depth D
 // becomes a runtime-owned ring of D slots, item i in slot i mod D. A producer task writes its slot
-// (out), the consumer task reads and releases it (inout), so the runtime orders producer i before
-// consumer i before producer i + D: the channel's bound.
+// (out), the consumer task reads and releases it (inout). Both are added as INOUT, which pto-runtime
+// orders after the slot's previous writer: producer i before consumer i (read-after-write) before
+// producer i + D (the consumer, an INOUT, is the slot's last writer): the channel's bound.
 #pragma once
 
 #include <string>

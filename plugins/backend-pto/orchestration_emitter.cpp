@@ -94,6 +94,13 @@ public:
     raw(rt::create_intermediate("w_" + name, shape, std::string(dtype(dt).runtime), indent_));
   }
 
+  /// Tracks the pending readers of the tensors (C++ variables) that tasks both read and write, so that a
+  /// write waits for them (pto-runtime orders writes after earlier writers only, rt::HtpReaders).
+  void track(const std::set<std::string> &tensors) {
+    tracked_ = tensors;
+    for (const std::string &t : tracked_) raw(rt::readers_decl(readers(t), indent_));
+  }
+
   /// Emits one task of kernel `unit` with its tensors (kernel order) and scalar values.
   void task(const KernelUnit &unit, const std::string &label, const std::vector<TaskTensor> &tensors,
             const std::vector<std::string> &scalars, const std::string &key, const std::string &stream) {
@@ -108,9 +115,17 @@ public:
       if (a.offset.empty()) continue;
       raw(rt::tensor_view(t + "_" + a.param->name, a.tensor, a.shape, a.offset, indent_));
     }
+    const std::vector<std::string> boxes = tracked_boxes(t, tensors);
     raw(indent_ + rt::task_args_decl(t + "_args"));
-    for (const TaskTensor &a : tensors)
-      raw(indent_ + rt::task_add_tensor(t + "_args", a.param->dir, a.offset.empty() ? a.tensor : t + "_" + a.param->name));
+    write_after_read(t, tensors, boxes);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TaskTensor &a = tensors[i];
+      const std::string view = a.offset.empty() ? a.tensor : t + "_" + a.param->name;
+      if (!boxes[i].empty() && a.param->dir == "in")
+        raw(rt::task_add_tracked_read(t + "_args", view, readers(a.tensor), boxes[i] + "_tracked", indent_));
+      else
+        raw(indent_ + rt::task_add_tensor(t + "_args", a.param->dir, view));
+    }
     const auto sp = unit.kernel.scalar_params();
     for (size_t i = 0; i < sp.size(); ++i) {
       DType d = dtype(sp[i]->dtype);
@@ -119,6 +134,9 @@ public:
     if (!key.empty() || !stream.empty())
       raw(rt::sim_hint(t + "_args", key.empty() ? "-1" : key, stream.empty() ? "-1" : stream, indent_));
     raw(indent_ + rt::submit(unit.plan.core, unit.func_id, t + "_args", t + "_outs"));
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (!boxes[i].empty() && tensors[i].param->dir == "in")
+        raw(rt::record_read(readers(tensors[i].tensor), boxes[i] + "_tracked", t + "_outs", boxes[i], indent_));
     line("(void)" + t + "_outs;");
     close();
   }
@@ -129,6 +147,7 @@ public:
         << origin_.target << ".\n// pto-runtime " << rt::kRuntimeRevision << " (" << rt::kRuntimeVariant
         << "): tasks are ordered by the directions of their tensor arguments.\n"
         << rt::orchestration_prologue() << "\n"
+        << (tracked_.empty() ? std::string() : rt::readers_helpers() + "\n")
         << expr_helpers_cpp() << "\n"
         << "extern \"C\" {\n\n"
         << rt::orchestration_config(arg_count_) << "\n"
@@ -139,6 +158,39 @@ public:
   int arg_count() const { return arg_count_; }
 
 private:
+  static std::string readers(const std::string &tensor) { return "war_" + tensor; }
+
+  /// The box of each argument of a tracked tensor (its variable name; empty for the others).
+  std::vector<std::string> tracked_boxes(const std::string &t, const std::vector<TaskTensor> &tensors) {
+    std::vector<std::string> boxes(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TaskTensor &a = tensors[i];
+      if (!tracked_.count(a.tensor)) continue;
+      if (a.offset.size() > rt::kMaxBoxRank)
+        throw IrError("a task views '" + a.tensor.substr(2) + "' with rank " + std::to_string(a.offset.size()) +
+                      "; backend-pto orders writes after reads of views up to rank " +
+                      std::to_string(rt::kMaxBoxRank), {}, "pto.unsupported");
+      boxes[i] = t + "_box" + std::to_string(i);
+      raw(rt::box_decl(boxes[i], a.offset, a.shape, indent_));
+    }
+    return boxes;
+  }
+
+  /// A task that writes tracked tensors depends on their pending readers that its boxes overlap.
+  void write_after_read(const std::string &t, const std::vector<TaskTensor> &tensors,
+                        const std::vector<std::string> &boxes) {
+    size_t writes = 0;
+    for (size_t i = 0; i < tensors.size(); ++i) writes += !boxes[i].empty() && tensors[i].param->dir != "in";
+    if (writes == 0) return;
+    const std::string deps = t + "_deps";
+    raw(rt::deps_decl(deps, writes, indent_));
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (!boxes[i].empty() && tensors[i].param->dir != "in")
+        raw(rt::deps_add_readers(deps, readers(tensors[i].tensor), boxes[i], indent_));
+    raw(rt::set_dependencies(t + "_args", deps, indent_));
+  }
+
+  std::set<std::string> tracked_;
   std::string entry_;
   Origin origin_;
   ExprNames names_;
@@ -153,6 +205,33 @@ const KernelUnit &find_kernel(const KernelIndex &kernels, const std::string &nam
   auto it = kernels.find(name);
   if (it == kernels.end()) throw IrError("task launches kernel '" + name + "', which tile.kernels does not define", span);
   return *it->second;
+}
+
+/// The tensors (C++ variables) some task reads (an "in" argument) and some task writes: their writes
+/// must wait for the reads before them (OrchestrationWriter::track).
+std::set<std::string> read_and_written(const std::set<std::string> &reads, const std::set<std::string> &writes) {
+  std::set<std::string> both;
+  for (const std::string &t : reads)
+    if (writes.count(t)) both.insert(t);
+  return both;
+}
+
+/// The tensors the tasks of a task-graph body read and write (undefined kernels are reported when emitted).
+void collect_accesses(const json &nodes, const KernelIndex &kernels, std::set<std::string> &reads,
+                      std::set<std::string> &writes) {
+  for (const auto &n : nodes) {
+    for (const char *key : {"body", "then", "else"})
+      if (n.contains(key)) collect_accesses(n[key], kernels, reads, writes);
+    if (n.value("kind", std::string()) != "task") continue;
+    auto k = kernels.find(n.at("kernel").get<std::string>());
+    if (k == kernels.end()) continue;
+    for (const auto &a : n.value("args", json::array())) {
+      if (!a.contains("tensor")) continue;
+      for (const Param &p : k->second->kernel.params)
+        if (p.is_tensor() && p.name == a.value("param", std::string()))
+          (p.dir == "in" ? reads : writes).insert("w_" + a["tensor"].get<std::string>());
+    }
+  }
 }
 
 std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.line) : std::string(); }
@@ -314,6 +393,9 @@ EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const O
   const json schedule = w.value("schedule", json::object());
   if (schedule.contains("streams") && !(schedule.contains("stream_by") && !schedule["stream_by"].is_null()))
     out.raw(std::string("#ifdef HTP_PTOSIM\n    int64_t ") + kTaskIndex + " = 0;\n#endif\n");
+  std::set<std::string> reads, writes;
+  collect_accesses(w.value("body", json::array()), kernels, reads, writes);
+  out.track(read_and_written(reads, writes));
   WorkloadLowering(out, kernels, schedule).nodes(w.value("body", json::array()));
   e.sim = sim_config(schedule);
   e.source = out.finish("workload '" + e.name + "'");
@@ -335,8 +417,14 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   std::map<std::string, const CspChannel *> channels;
   for (const CspChannel &c : p.channels) channels[c.name] = &c;
   const std::string var = p.processes.front().loop_var;
-  out.open("for (int64_t v_" + var + " = " + out.expr(p.start) + "; v_" + var + " < " + out.expr(p.stop) + "; v_" +
-           var + " += " + out.expr(p.step) + ")");
+  struct ProcessTask {
+    const KernelUnit *unit;
+    std::string label;
+    std::vector<TaskTensor> tensors;
+    std::vector<std::string> scalars;
+  };
+  std::vector<ProcessTask> tasks;
+  std::set<std::string> reads, writes;
   for (const CspProcess &proc : p.processes) {
     const KernelUnit &unit = find_kernel(kernels, proc.kernel, p.span);
     std::map<std::string, const json *> bound;
@@ -359,8 +447,13 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
         tensors.push_back({&prm, "w_" + it->second->at("tensor").get<std::string>(), {}, {}});
       }
     }
-    out.task(unit, "process " + proc.name + ": " + unit.kernel.name, tensors, scalars, "", "");
+    for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
+    tasks.push_back({&unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars)});
   }
+  out.track(read_and_written(reads, writes));
+  out.open("for (int64_t v_" + var + " = " + out.expr(p.start) + "; v_" + var + " < " + out.expr(p.stop) + "; v_" +
+           var + " += " + out.expr(p.step) + ")");
+  for (const ProcessTask &t : tasks) out.task(*t.unit, t.label, t.tensors, t.scalars, "", "");
   out.close();
   e.sim = json::object();
   e.source = out.finish("CSP program '" + e.name + "'");

@@ -1,5 +1,6 @@
 // Emits orchestration sources (kernels/orchestration/<entry>.cpp) for pto-runtime: WSP task graphs
-// (loops and branches over runtime tensors, views per task, dependencies from argument directions),
+// (loops and branches over runtime tensors, views per task, dependencies from argument directions, and
+// explicit ones from a write to the earlier reads it overwrites, which pto-runtime does not track),
 // CSP programs (channels as bounded rings of runtime-owned slots) and standalone kernels.
 #pragma once
 

@@ -80,6 +80,52 @@ std::string orchestration_prologue() {
          "}\n";
 }
 
+std::string readers_helpers() {
+  return "// Write-after-read ordering: pto-runtime orders a task after the earlier writers (INOUT,\n"
+         "// OUTPUT_EXISTING) of what it reads or writes with add_input/add_inout, never a write after earlier\n"
+         "// tasks that only read. HtpReaders keeps the pending readers of one tensor (task and box); a writer\n"
+         "// depends on those its box overlaps and forgets those it covers. n == 0: the whole tensor.\n"
+         "struct HtpBox {\n"
+         "    uint32_t n;\n"
+         "    int64_t lo[" + std::to_string(kMaxBoxRank) + "];\n"
+         "    int64_t hi[" + std::to_string(kMaxBoxRank) + "];\n"
+         "};\n"
+         "static inline bool htp_box_overlaps(const HtpBox &a, const HtpBox &b) {\n"
+         "    for (uint32_t d = 0; d < a.n && d < b.n; ++d)\n"
+         "        if (a.hi[d] <= b.lo[d] || b.hi[d] <= a.lo[d]) return false;\n"
+         "    return true;\n"
+         "}\n"
+         "static inline bool htp_box_within(const HtpBox &inner, const HtpBox &outer) {\n"
+         "    if (outer.n == 0) return true;\n"
+         "    if (inner.n != outer.n) return false;\n"
+         "    for (uint32_t d = 0; d < outer.n; ++d)\n"
+         "        if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d]) return false;\n"
+         "    return true;\n"
+         "}\n"
+         "struct HtpReaders {\n"
+         "    PTO2TaskId task[" + std::to_string(kMaxPendingReaders) + "];\n"
+         "    HtpBox box[" + std::to_string(kMaxPendingReaders) + "];\n"
+         "    uint32_t count = 0;\n"
+         "    bool room() const { return count < " + std::to_string(kMaxPendingReaders) + "; }\n"
+         "    void read(PTO2TaskId t, const HtpBox &b) {\n"
+         "        task[count] = t;\n"
+         "        box[count++] = b;\n"
+         "    }\n"
+         "    // Appends the readers `b` overlaps to deps[n...]; returns the new n.\n"
+         "    uint32_t write(const HtpBox &b, PTO2TaskId *deps, uint32_t n) {\n"
+         "        uint32_t kept = 0;\n"
+         "        for (uint32_t i = 0; i < count; ++i) {\n"
+         "            if (htp_box_overlaps(box[i], b)) deps[n++] = task[i];\n"
+         "            if (htp_box_within(box[i], b)) continue;\n"
+         "            task[kept] = task[i];\n"
+         "            box[kept++] = box[i];\n"
+         "        }\n"
+         "        count = kept;\n"
+         "        return n;\n"
+         "    }\n"
+         "};\n";
+}
+
 std::string orchestration_config(int expected_arg_count) {
   return std::string("__attribute__((visibility(\"default\"))) PTO2OrchestrationConfig ") + kConfigSymbol +
          "(const ChipTaskArgs &args) {\n"
@@ -130,8 +176,47 @@ std::string create_intermediate(const std::string &var, const std::vector<int64_
 std::string task_args_decl(const std::string &var) { return "CoreTaskArgs " + var + ";\n"; }
 
 std::string task_add_tensor(const std::string &args, const std::string &dir, const std::string &tensor) {
-  const char *method = dir == "in" ? "add_input" : dir == "out" ? "add_output" : "add_inout";
-  return args + "." + method + "(" + tensor + ");\n";
+  return args + "." + (dir == "in" ? "add_input" : "add_inout") + "(" + tensor + ");\n";
+}
+
+std::string readers_decl(const std::string &var, const std::string &indent) {
+  return indent + "HtpReaders " + var + ";\n";
+}
+
+std::string box_decl(const std::string &var, const std::vector<std::string> &offset,
+                     const std::vector<std::string> &shape, const std::string &indent) {
+  std::vector<std::string> lo, hi;
+  for (size_t d = 0; d < offset.size(); ++d) {
+    lo.push_back("static_cast<int64_t>(" + offset[d] + ")");
+    hi.push_back("static_cast<int64_t>(" + offset[d] + ") + static_cast<int64_t>(" + shape.at(d) + ")");
+  }
+  return indent + "const HtpBox " + var + " = {" + std::to_string(offset.size()) + ", {" + join(lo) + "}, {" +
+         join(hi) + "}};\n";
+}
+
+std::string deps_decl(const std::string &deps, size_t trackers, const std::string &indent) {
+  return indent + "PTO2TaskId " + deps + "[" + std::to_string(trackers * kMaxPendingReaders) + "];\n" + indent +
+         "uint32_t " + deps + "_count = 0;\n";
+}
+
+std::string deps_add_readers(const std::string &deps, const std::string &readers, const std::string &box,
+                             const std::string &indent) {
+  return indent + deps + "_count = " + readers + ".write(" + box + ", " + deps + ", " + deps + "_count);\n";
+}
+
+std::string set_dependencies(const std::string &args, const std::string &deps, const std::string &indent) {
+  return indent + args + ".set_dependencies(" + deps + ", " + deps + "_count);\n";
+}
+
+std::string task_add_tracked_read(const std::string &args, const std::string &tensor, const std::string &readers,
+                                  const std::string &tracked, const std::string &indent) {
+  return indent + "const bool " + tracked + " = " + readers + ".room();\n" + indent + "if (" + tracked + ") " +
+         args + ".add_input(" + tensor + ");\n" + indent + "else " + args + ".add_inout(" + tensor + ");\n";
+}
+
+std::string record_read(const std::string &readers, const std::string &tracked, const std::string &outs,
+                        const std::string &box, const std::string &indent) {
+  return indent + "if (" + tracked + ") " + readers + ".read(" + outs + ".task_id(), " + box + ");\n";
 }
 
 std::string task_add_scalar(const std::string &args, const std::string &value, const std::string &ctype,

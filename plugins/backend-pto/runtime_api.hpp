@@ -61,8 +61,40 @@ std::string create_intermediate(const std::string &var, const std::vector<int64_
                                 const std::string &runtime_dtype, const std::string &indent);
 /// The declaration of a task's argument list.
 std::string task_args_decl(const std::string &var);
-/// Adds tensor `tensor` to `args` with direction in/out/inout (and "inout" for consumer-released slots).
+/// Adds tensor `tensor` to `args` with direction in/out/inout. A write ("out" or "inout") is added as
+/// INOUT: pto-runtime orders an INOUT after the earlier writers of what it overlaps, an existing tensor
+/// added with add_output (OUTPUT_EXISTING) after nothing.
 std::string task_add_tensor(const std::string &args, const std::string &dir, const std::string &tensor);
+
+// ---- write-after-read ordering ----
+// pto-runtime orders no write after earlier tasks that only read (add_input) what it overwrites. For a
+// tensor that tasks both read and write, the orchestration keeps the pending readers (task id and the box
+// they read, HtpReaders in the prologue); a writer depends explicitly (set_dependencies) on those its box
+// overlaps. A reader that finds the list full is added as INOUT instead (then later writers wait for it
+// through the runtime's own writer tracking).
+inline constexpr int kMaxPendingReaders = 32;  ///< per tracked tensor
+inline constexpr size_t kMaxBoxRank = 8;
+/// HtpBox, HtpReaders and their functions (after orchestration_prologue, where tracking is used).
+std::string readers_helpers();
+/// Declares the pending readers of tensor `tensor`, named `var`.
+std::string readers_decl(const std::string &var, const std::string &indent);
+/// `const HtpBox <var> = ...;`: the box offset/shape of a task argument (empty: the whole tensor).
+std::string box_decl(const std::string &var, const std::vector<std::string> &offset,
+                     const std::vector<std::string> &shape, const std::string &indent);
+/// Declares the explicit dependency list `deps` of a task (room for `trackers` trackers' readers).
+std::string deps_decl(const std::string &deps, size_t trackers, const std::string &indent);
+/// Appends to `deps` the pending readers of `readers` that `box` overlaps; forgets those it covers.
+std::string deps_add_readers(const std::string &deps, const std::string &readers, const std::string &box,
+                             const std::string &indent);
+/// Gives `args` the explicit dependencies `deps`.
+std::string set_dependencies(const std::string &args, const std::string &deps, const std::string &indent);
+/// Adds a read of a tracked tensor: `add_input` if `readers` has room (the flag `tracked` says so), else
+/// `add_inout`.
+std::string task_add_tracked_read(const std::string &args, const std::string &tensor, const std::string &readers,
+                                  const std::string &tracked, const std::string &indent);
+/// After the submit: records the read as pending in `readers` (if `tracked`).
+std::string record_read(const std::string &readers, const std::string &tracked, const std::string &outs,
+                        const std::string &box, const std::string &indent);
 /// Adds a scalar (converted to 64 bits from `ctype`).
 std::string task_add_scalar(const std::string &args, const std::string &value, const std::string &ctype,
                             bool is_float);

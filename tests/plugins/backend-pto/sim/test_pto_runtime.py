@@ -54,19 +54,6 @@ def compile_and_run(ctx, cache, tmp_path, program, entry_names, **inputs):
     return result
 
 
-# pto-runtime 6ebaf7715 orders an argument added with add_output(existing tensor) (OUTPUT_EXISTING) after
-# nothing: only INPUT/INOUT arguments look up earlier writers (src/a2a3/runtime/tensormap_and_ringbuffer/runtime/
-# pto_dep_compute.h, compute_task_fanin), and no write waits for earlier pure INPUT readers. HTP's simulator
-# orders a write after earlier writers and readers, and the emitter relies on that when it rewrites
-# runtime-owned intermediates (CSP channel slots, ragged decode's scores S). On the real runtime those writes
-# race with the tasks still reading the old contents: in csp_pipeline every Y block holds the last iteration
-# of its ring slot. Emitting the slot producers with add_inout makes csp_pipeline exact (checked by hand).
-# Strict: these fail loudly once the emitter is fixed (docs/backends/pto.md §8).
-OUTPUT_EXISTING_IS_UNORDERED = pytest.mark.xfail(
-    strict=True, reason="backend-pto rewrites runtime-owned intermediates with add_output(existing), which "
-                        "pto-runtime 6ebaf7715 does not order after earlier readers/writers (docs/backends/pto.md §8)")
-
-
 def f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
@@ -97,7 +84,6 @@ def test_tiled_gemm_on_cube_cores(ctx, cache, tmp_path):
     np.testing.assert_allclose(r["C"], a @ b, rtol=1e-4, atol=1e-3)
 
 
-@OUTPUT_EXISTING_IS_UNORDERED
 def test_ragged_decode_attention(ctx, cache, tmp_path):
     blocks = np.array([3, 1, 0, 2], dtype=np.int32)
     starts = np.array([0, 48, 64, 64], dtype=np.int32)
@@ -127,7 +113,6 @@ def test_moe_routing_with_sel(ctx, cache, tmp_path):
     np.testing.assert_allclose(r["Y"], want, rtol=1e-6, atol=1e-6)
 
 
-@OUTPUT_EXISTING_IS_UNORDERED
 def test_csp_load_compute_store_pipeline(ctx, cache, tmp_path):
     x = f32(256, 128)
     r = compile_and_run(ctx, cache, tmp_path, "csp_pipeline", ["pipeline"], X=x)

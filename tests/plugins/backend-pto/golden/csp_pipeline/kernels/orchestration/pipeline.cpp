@@ -52,7 +52,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             ChipTensor task0_ch_c1 = w_ring_c1.view(task0_ch_c1_shape, task0_ch_c1_offset);
             CoreTaskArgs task0_args;
             task0_args.add_input(w_X);
-            task0_args.add_output(task0_ch_c1);
+            task0_args.add_inout(task0_ch_c1);
             task0_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
             TaskOutputTensors task0_outs = rt_submit_aiv_task(1, task0_args);
             (void)task0_outs;
@@ -66,7 +66,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             ChipTensor task1_ch_c2 = w_ring_c2.view(task1_ch_c2_shape, task1_ch_c2_offset);
             CoreTaskArgs task1_args;
             task1_args.add_inout(task1_ch_c1);
-            task1_args.add_output(task1_ch_c2);
+            task1_args.add_inout(task1_ch_c2);
             task1_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
             TaskOutputTensors task1_outs = rt_submit_aiv_task(2, task1_args);
             (void)task1_outs;
@@ -76,7 +76,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(v_i, 2) * 32), static_cast<uint32_t>(0)};
             ChipTensor task2_ch_c2 = w_ring_c2.view(task2_ch_c2_shape, task2_ch_c2_offset);
             CoreTaskArgs task2_args;
-            task2_args.add_output(w_Y);
+            task2_args.add_inout(w_Y);
             task2_args.add_inout(task2_ch_c2);
             task2_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
             TaskOutputTensors task2_outs = rt_submit_aiv_task(0, task2_args);

@@ -53,7 +53,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 CoreTaskArgs task0_args;
                 task0_args.add_input(task0_a);
                 task0_args.add_input(task0_b);
-                task0_args.add_output(task0_c);
+                task0_args.add_inout(task0_c);
                 TaskOutputTensors task0_outs = rt_submit_aic_task(0, task0_args);
                 (void)task0_outs;
             }

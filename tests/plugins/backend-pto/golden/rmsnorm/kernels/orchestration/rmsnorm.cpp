@@ -53,7 +53,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             CoreTaskArgs task0_args;
             task0_args.add_input(task0_x);
             task0_args.add_input(task0_w);
-            task0_args.add_output(task0_y);
+            task0_args.add_inout(task0_y);
             task0_args.add_scalar(to_u64(static_cast<float>(p_eps)));
             TaskOutputTensors task0_outs = rt_submit_aiv_task(0, task0_args);
             (void)task0_outs;

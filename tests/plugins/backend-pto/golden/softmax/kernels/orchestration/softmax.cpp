@@ -47,7 +47,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             ChipTensor task0_y = w_Y.view(task0_y_shape, task0_y_offset);
             CoreTaskArgs task0_args;
             task0_args.add_input(task0_x);
-            task0_args.add_output(task0_y);
+            task0_args.add_inout(task0_y);
             TaskOutputTensors task0_outs = rt_submit_aiv_task(0, task0_args);
             (void)task0_outs;
         }

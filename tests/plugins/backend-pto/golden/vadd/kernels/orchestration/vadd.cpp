@@ -53,7 +53,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 CoreTaskArgs task0_args;
                 task0_args.add_input(task0_x);
                 task0_args.add_input(task0_y);
-                task0_args.add_output(task0_z);
+                task0_args.add_inout(task0_z);
 #ifdef HTP_PTOSIM
                 htp_ptosim_hint(task0_args, static_cast<int64_t>(v_i), static_cast<int64_t>(htp_mod(v_j, 2)));
 #endif
