@@ -17,14 +17,27 @@ PYTHON_BENCHMARKS = ["examples/compile_time.py"]
 UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
+FAILED = []  # benchmarks that did not run: reported after the table, and the exit status is 1
+
+
+def benchmark_json(cmd, env=None):
+    """The "benchmarks" a Google-Benchmark-JSON producer prints, or [] after recording why it failed."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        tail = " | ".join(p.stderr.strip().splitlines()[-3:])
+        FAILED.append(f"{pathlib.Path(cmd[-1] if cmd[0].endswith('python3') else cmd[0]).name} "
+                      f"exited with {p.returncode}: {tail}")
+        return []
+    if not p.stdout.strip():  # the filter matched nothing in this binary
+        return []
+    return json.loads(p.stdout)["benchmarks"]
+
+
 def run(binary, filt):
     cmd = [str(binary), "--benchmark_format=json"]
     if filt:
         cmd.append(f"--benchmark_filter={filt}")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    if not out.strip():  # the filter matched nothing in this binary
-        return []
-    return json.loads(out)["benchmarks"]
+    return benchmark_json(cmd)
 
 
 def run_python_benchmarks(build, filt):
@@ -34,8 +47,8 @@ def run_python_benchmarks(build, filt):
     env = dict(os.environ, PYTHONPATH=str(build / "python"), PYTHONDONTWRITEBYTECODE="1")
     found = []
     for script in [pathlib.Path(__file__).parent / p for p in PYTHON_BENCHMARKS]:
-        out = subprocess.run(["/usr/bin/python3", str(script)], check=True, capture_output=True, text=True, env=env).stdout
-        found.extend(b for b in json.loads(out)["benchmarks"] if not filt or re.search(filt, b["name"]))
+        found.extend(b for b in benchmark_json(["/usr/bin/python3", str(script)], env=env)
+                     if not filt or re.search(filt, b["name"]))
     return found
 
 
@@ -77,7 +90,7 @@ def main():
         rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
                      bench.get("label", "")))
     if not rows:
-        sys.exit("no benchmark matched")
+        sys.exit("no benchmark matched" + "".join(f"\n  {f}" for f in FAILED))
     w = max(len(r[0]) for r in rows)
     print(f"{'figure':<{w}}  {'measured':>12}  {'target':>10}  verdict  benchmark")
     for name, bname, val, unit, limit, verdict, label in rows:
@@ -86,6 +99,10 @@ def main():
         print(f"{name:<{w}}  {meas:>12}  {tgt:>10}  {verdict:<7}  {bname} {label}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
+    for f in FAILED:
+        print(f"did not run: {f}", file=sys.stderr)
+    if FAILED:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
