@@ -411,17 +411,23 @@ void Runtime::prune(std::vector<Access> &accesses) {
       accesses.end());
 }
 
-void Runtime::track(Task *task, const ChipTensor &t, bool reads, bool writes) {
+// pto-runtime 6ebaf7715's rule, modelled exactly so that a package relying on more ordering fails here as
+// it would there: an input or inout argument waits for the earlier writers of what it overlaps; an existing
+// tensor written with add_output waits for nothing; nothing waits for readers (no write-after-read
+// tracking). Order beyond that is the orchestration's job (add_inout, set_dependencies). Readers are still
+// recorded: set_tensor_data waits for them, as the runtime's waits for the producer's consumers.
+void Runtime::track(Task *task, const ChipTensor &t, bool waits, bool writes) {
   const uint64_t es = get_element_size(t.dtype);
   const uint64_t lo = t.buffer.addr + t.start_offset * es;
   const uint64_t hi = lo + t.extent_elem() * es;
-  if (hi == lo || (!reads && !writes)) return;
-  auto &accesses = accesses_[t.buffer.addr];
-  for (const Access &a : accesses)
-    if (a.lo < hi && lo < a.hi && (writes || a.write)) depend(task, a.task);
-  if (writes) // a covered access is ordered before this write: later accessors find it through this task
+  if (hi == lo || (!waits && !writes)) return;
+  auto &accesses = accesses_[t.buffer.addr];  // the buffer's writers and readers, oldest first
+  if (waits)
+    for (const Access &a : accesses)
+      if (a.write && a.lo < hi && lo < a.hi) depend(task, a.task);
+  if (writes)  // a writer this one covers is superseded: later readers wait for the newest producer
     accesses.erase(std::remove_if(accesses.begin(), accesses.end(),
-                                  [&](const Access &a) { return a.lo >= lo && a.hi <= hi; }),
+                                  [&](const Access &a) { return a.write && a.lo >= lo && a.hi <= hi; }),
                    accesses.end());
   accesses.push_back(Access{lo, hi, task, writes});
   if (accesses.size() >= 32 && accesses.size() % 32 == 0) prune(accesses);
@@ -431,9 +437,9 @@ void Runtime::wire_dependencies(Task *task, const CoreTaskArgs &args) {
   for (int32_t i = 0; i < args.tensor_count(); ++i) {
     const TensorArgType tag = args.tag(i);
     if (tag == TensorArgType::NO_DEP) continue;
-    const bool reads = tag == TensorArgType::INPUT || tag == TensorArgType::INOUT;
+    const bool waits = tag == TensorArgType::INPUT || tag == TensorArgType::INOUT;
     const bool writes = tag != TensorArgType::INPUT;
-    track(task, task->tensors[i], reads, writes);
+    track(task, task->tensors[i], waits, writes);
   }
   for (uint32_t i = 0; i < args.explicit_dep_count(); ++i) {
     const PTO2TaskId id = args.explicit_dep(i);

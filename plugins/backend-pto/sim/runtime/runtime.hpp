@@ -120,7 +120,7 @@ private:
   Task *new_task(const MixedKernels &kernels, const CoreTaskArgs &args, TaskOutputTensors &outs);
   void wire_dependencies(Task *task, const CoreTaskArgs &args);
   void depend(Task *task, Task *producer);
-  void track(Task *task, const ChipTensor &t, bool reads, bool writes);
+  void track(Task *task, const ChipTensor &t, bool waits, bool writes);
   void prune(std::vector<Access> &accesses);
   /// A task and the core whose claim the calling thread holds to run it.
   struct Claim {
