@@ -331,7 +331,7 @@ TEST(PtoSimRuntime, WorkStealingSpreadsAProducersConsumers) {
   rt->wait_all();
   const auto rec = rt->records();
   std::set<int> ran_on;
-  int stolen = 0;
+  int stolen = rec[0].worker != rec[0].assigned;  // an idle core may steal the producer itself
   for (size_t i = 1; i < rec.size(); ++i) {
     EXPECT_EQ(rec[i].assigned, rec[0].worker) << "consumers go to the producer's worker first";
     ran_on.insert(rec[i].worker);
