@@ -14,6 +14,7 @@
 namespace fs = std::filesystem;
 using htp::test::run_host;
 using htp::test::ScratchDir;
+using htp::test::read;
 
 namespace {
 
@@ -28,13 +29,6 @@ def scale(x):
 def shift(x):
     return toy.add(x, 40 + 2)
 )";
-
-std::string read(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class CompileTest : public ::testing::Test {
 protected:

@@ -43,13 +43,20 @@ fs::path ScratchDir::write(const std::string &name, const std::string &content) 
 }
 
 namespace {
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
+}  // namespace
+
+std::string read(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-}  // namespace
+
+std::string replace_all(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
 
 CommandResult run_host(const std::vector<std::string> &args) {
   ScratchDir io;
@@ -73,8 +80,8 @@ CommandResult run_host(const std::vector<std::string> &args) {
   ::waitpid(pid, &status, 0);
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read(out);
+  r.err = read(err);
   return r;
 }
 

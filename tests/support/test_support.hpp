@@ -36,4 +36,10 @@ struct CommandResult {
 /// Runs htp-host with arguments (no shell), capturing stdout and stderr.
 CommandResult run_host(const std::vector<std::string> &args);
 
+/// The bytes of a file ("" when it cannot be read).
+std::string read(const std::filesystem::path &path);
+
+/// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string &from, const std::string &to);
+
 }  // namespace htp::test

@@ -8,6 +8,7 @@
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
+using htp::test::read;
 
 namespace {
 
@@ -42,13 +43,6 @@ void write_npy(const fs::path &path, const std::vector<int64_t> &shape, float va
   f << header;
   std::vector<float> data(static_cast<size_t>(n), value);
   f.write(reinterpret_cast<const char *>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
-}
-
-std::string read(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

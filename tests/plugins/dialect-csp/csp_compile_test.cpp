@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,24 +13,12 @@
 namespace fs = std::filesystem;
 using htp::test::run_host;
 using htp::test::ScratchDir;
+using htp::test::replace_all;
+using htp::test::read;
 
 namespace {
 
 const fs::path kTestDir = HTP_CSP_TEST_DIR;
-
-std::string read(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// `text` with every occurrence of `from` replaced by `to`.
-std::string replace_all(std::string text, const std::string &from, const std::string &to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 
 class CspCompile : public ::testing::Test {
 protected:

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +13,7 @@
 namespace fs = std::filesystem;
 using htp::test::run_host;
 using htp::test::ScratchDir;
+using htp::test::read;
 
 namespace {
 
@@ -38,13 +38,6 @@ def gemm_rownorm(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")],
     total = allreduce(partial, axis=1)
     store(N, total)
 )py";
-
-std::string read(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class LayoutCompileTest : public ::testing::Test {
 protected:
