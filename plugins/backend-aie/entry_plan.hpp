@@ -116,5 +116,19 @@ std::optional<RuntimeParam> runtime_param(const Json &param);
 ExprEnv constexpr_env(const Json &kernel);
 /// Product of a shape.
 int64_t product(const std::vector<int64_t> &shape);
+/// Product of a shape; nullopt when a dimension is negative or the product overflows 64 bits.
+std::optional<int64_t> checked_product(const std::vector<int64_t> &shape);
+
+/// The most elements one stream may move in all: the mapper lists every element address a stream
+/// visits to fit DMA patterns to them, so this bounds compile time and memory whatever a program's
+/// constants are (docs/backends/aie.md §limits).
+inline constexpr int64_t kMaxStreamElements = int64_t{1} << 22;
+
+/// Checked before a front-end lists a stream's views: one object of `shape` (dtype) fits a compute
+/// tile's data memory, and `iterations` of them stay within kMaxStreamElements. False with a problem
+/// at `span` naming `what`, the limit and the number otherwise.
+bool check_stream_size(const std::string &what, const std::vector<int64_t> &shape, const std::string &dtype,
+                       int64_t iterations, const DeviceProfile &device, const Json &span,
+                       std::vector<Problem> &problems);
 
 }  // namespace htp::aie

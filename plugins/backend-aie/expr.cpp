@@ -1,6 +1,7 @@
 #include "expr.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace htp::aie {
 
@@ -19,6 +20,10 @@ std::optional<int64_t> apply(const std::string &op, const std::vector<int64_t> &
   };
   if (op == "neg" || op == "not") {
     if (!need(1)) return std::nullopt;
+    if (op == "neg" && v[0] == INT64_MIN) {
+      if (why) *why = "negating " + std::to_string(v[0]) + " overflows 64 bits";
+      return std::nullopt;
+    }
     return op == "neg" ? -v[0] : static_cast<int64_t>(!v[0]);
   }
   if (op == "select") {
@@ -31,9 +36,14 @@ std::optional<int64_t> apply(const std::string &op, const std::vector<int64_t> &
     if (why) *why = "division by zero";
     return std::nullopt;
   }
-  if (op == "add") return a + b;
-  if (op == "sub") return a - b;
-  if (op == "mul") return a * b;
+  int64_t r = 0;
+  if ((op == "add" && __builtin_add_overflow(a, b, &r)) || (op == "sub" && __builtin_sub_overflow(a, b, &r)) ||
+      (op == "mul" && __builtin_mul_overflow(a, b, &r)) ||
+      ((op == "floordiv" || op == "mod") && a == INT64_MIN && b == -1)) {
+    if (why) *why = "'" + op + "' of " + std::to_string(a) + " and " + std::to_string(b) + " overflows 64 bits";
+    return std::nullopt;
+  }
+  if (op == "add" || op == "sub" || op == "mul") return r;
   if (op == "floordiv") return floordiv(a, b);
   if (op == "mod") return a - floordiv(a, b) * b;
   if (op == "min") return std::min(a, b);
@@ -57,7 +67,9 @@ std::optional<int64_t> eval_int(const Json &e, const ExprEnv &env, std::string *
   if (e.is_number_integer()) return e.get<int64_t>();
   if (e.is_number_float()) {
     double d = e.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    // Only a whole value in int64's range converts (the cast of anything else is undefined).
+    if (d >= -9.2233720368547758e18 && d < 9.2233720368547758e18 && d == static_cast<double>(static_cast<int64_t>(d)))
+      return static_cast<int64_t>(d);
     if (why) *why = "a non-integer value " + e.dump();
     return std::nullopt;
   }

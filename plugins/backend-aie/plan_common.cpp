@@ -11,6 +11,40 @@ int64_t product(const std::vector<int64_t> &shape) {
   return n;
 }
 
+std::optional<int64_t> checked_product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (s < 0 || __builtin_mul_overflow(n, s, &n)) return std::nullopt;
+  return n;
+}
+
+bool check_stream_size(const std::string &what, const std::vector<int64_t> &shape, const std::string &dtype,
+                       int64_t iterations, const DeviceProfile &device, const Json &span,
+                       std::vector<Problem> &problems) {
+  const int64_t cap = device.compute.memory_bytes;
+  auto n = checked_product(shape);
+  int64_t bytes = 0;
+  if (!n || __builtin_mul_overflow(*n, dtype_bytes(dtype), &bytes) || bytes > cap) {
+    problems.push_back({"aie.validate.memory",
+                        what + " is a " + Json(shape).dump() + " " + dtype + " object of " +
+                            (n && bytes > 0 ? std::to_string(bytes) + " bytes" : std::string("more than 2**63 bytes")) +
+                            ", but a compute tile of " + device.name + " has " + std::to_string(cap) +
+                            " bytes of data memory",
+                        span});
+    return false;
+  }
+  int64_t total = 0;
+  if (iterations < 0 || __builtin_mul_overflow(*n, iterations, &total) || total > kMaxStreamElements) {
+    problems.push_back({"aie.limit.stream",
+                        what + " moves " + std::to_string(iterations) + " objects of " + std::to_string(*n) +
+                            " elements; the AIE mapper lays out at most " + std::to_string(kMaxStreamElements) +
+                            " elements per stream",
+                        span});
+    return false;
+  }
+  return true;
+}
+
 const Json *find_kernel(const Json &kernels, const std::string &name) {
   if (!kernels.is_object() || !kernels.contains("kernels")) return nullptr;
   for (const auto &k : kernels["kernels"])

@@ -66,8 +66,11 @@ bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
     auto start = eval_int(f["start"], env, &why), stop = eval_int(f["stop"], env, &why),
          step = eval_int(f.value("step", Json(1)), env, &why);
     if (!start || !stop || !step || *step <= 0) return c.fail("aie.csp-shape", "the loop bounds must be static on AIE: " + why);
-    loop = {f.value("var", "i"), *start, *step, std::max<int64_t>(0, (*stop - *start + *step - 1) / *step),
-            f.value("body", Json::array())};
+    int64_t span = 0, trip = 0;
+    if (__builtin_sub_overflow(*stop, *start, &span) || __builtin_add_overflow(span, *step - 1, &trip))
+      return c.fail("aie.csp-shape", "the loop bounds " + std::to_string(*start) + " .. " + std::to_string(*stop) +
+                                         " overflow 64-bit arithmetic");
+    loop = {f.value("var", "i"), *start, *step, std::max<int64_t>(0, trip / *step), f.value("body", Json::array())};
   } else {
     for (const auto &op : body)
       if (op.value("op", "") == "for")
@@ -196,7 +199,10 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
   }
   const auto &processes = program.value("processes", Json::array());
   int64_t replicas_total = 0;
-  for (const auto &proc : processes) replicas_total += proc.value("replicas", int64_t{1});
+  for (const auto &proc : processes) {
+    const int64_t r = proc.value("replicas", int64_t{1});
+    if (r < 1 || __builtin_add_overflow(replicas_total, r, &replicas_total)) replicas_total = INT64_MAX;
+  }
   if (replicas_total > device.compute_tiles()) {
     problems.push_back({"aie.grid-too-large", "CSP program '" + name + "' has " + std::to_string(replicas_total) +
                                                   " process replicas, but device " + device.describe() + " has " +
@@ -258,6 +264,9 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
       }
       std::vector<int64_t> shape = tile_shape(*kernel, local);
       StreamPlan sp{tensor, load, {}, op.value("span", c.span())};
+      if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
+                             loop.trip, device, sp.span, problems))
+        return std::nullopt;
       for (int64_t t = 0; t < loop.trip; ++t) {
         ExprEnv e = env;
         e.vars[loop.var] = loop.start + t * loop.step;

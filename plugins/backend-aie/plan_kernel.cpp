@@ -193,10 +193,11 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
   const Json span = kernel.value("span", Json());
   std::vector<int64_t> mesh = kernel.value("mapping", Json()).is_array()
                                   ? kernel["mapping"].get<std::vector<int64_t>>() : std::vector<int64_t>{1};
-  const int64_t ncores = product(mesh);
+  const int64_t ncores = checked_product(mesh).value_or(INT64_MAX);
   if (ncores > device.compute_tiles() || ncores < 1) {
     problems.push_back({"aie.grid-too-large", "kernel '" + name + "' has mapping " + Json(mesh).dump() + " = " +
-                                                  std::to_string(ncores) + " cores, but device " + device.describe() +
+                                                  (ncores == INT64_MAX ? std::string("more than 2**63") : std::to_string(ncores)) +
+                                                  " cores, but device " + device.describe() +
                                                   " has " + std::to_string(device.compute_tiles()), span});
     return std::nullopt;
   }
@@ -228,7 +229,9 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     }
     TensorParam t{*rp, p.value("local_shape", rp->shape), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
     if (t.layout.is_object() && t.layout.contains("local_shape")) t.local = t.layout["local_shape"].get<std::vector<int64_t>>();
-    if (!read_mem_facet(t, name, p.value("span", span), problems)) {
+    if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
+                           device, p.value("span", span), problems) ||
+        !read_mem_facet(t, name, p.value("span", span), problems)) {
       ok = false;
       continue;
     }

@@ -84,10 +84,10 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
   }
   Shape s;
   if (!read_shape(w, ExprEnv{}, s, problems)) return std::nullopt;
-  const int64_t ncores = product(s.grid);
+  const int64_t ncores = checked_product(s.grid).value_or(INT64_MAX);
   if (ncores > device.compute_tiles()) {
     problems.push_back({"aie.grid-too-large", "the parallel grid of workload '" + name + "' " + Json(s.grid).dump() +
-                                                  " needs " + std::to_string(ncores) + " cores, but device " +
+                                                  " needs " + (ncores == INT64_MAX ? std::string("more than 2**63") : std::to_string(ncores)) + " cores, but device " +
                                                   device.describe() + " has " + std::to_string(device.compute_tiles()),
                         w["body"][0].value("span", wspan)});
     return std::nullopt;
@@ -186,6 +186,13 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
         return std::nullopt;
       }
       StreamPlan sp{arg->value("tensor", ""), arg->value("dir", "in") == "in", {}, tspan};
+      const RuntimeParam *rp = nullptr;
+      for (const auto &p : plan.params)
+        if (p.name == sp.tensor) rp = &p;
+      if (!check_stream_size("the view of '" + sp.tensor + "' passed to '" + kname + "'",
+                             arg->value("shape", std::vector<int64_t>{}), rp ? rp->dtype : "f32", s.iterations, device,
+                             tspan, problems))
+        return std::nullopt;
       for (int64_t t = 0; t < s.iterations; ++t) {
         env.vars[s.seq_var] = t;
         View v;

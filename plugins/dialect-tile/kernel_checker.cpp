@@ -260,6 +260,17 @@ std::optional<std::vector<int64_t>> KernelChecker::read_dims(htp::NodeRef ann,
     }
     out.push_back(*i);
   }
+  // Every later size computation (bytes, strides, offsets) stays far inside int64.
+  int64_t elements = 1;
+  for (int64_t d : out)
+    if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements) {
+      std::string shape;
+      for (int64_t d2 : out) shape += (shape.empty() ? "" : ", ") + std::to_string(d2);
+      error(ann, "tile.param-type",
+            head_name(ann.child("value")) + "[" + shape + ", ...] has more than 2**45 elements; HTP addresses a tensor's bytes "
+            "with 48-bit offsets");
+      return std::nullopt;
+    }
   return out;
 }
 
@@ -321,6 +332,15 @@ ojson KernelChecker::read_mapping() {
               "mapping= takes a list of positive compile-time integers, e.g. mapping=[2, 2]");
         return nullptr;
       }
+      // A mesh point is a core: bounded before any backend builds something per point.
+      int64_t points = 1;
+      for (const auto &e : out)
+        if (__builtin_mul_overflow(points, e.get<int64_t>(), &points) || points > kMaxMeshPoints) {
+          error(v, "tile.mapping",
+                "mapping=" + out.dump() + " has more than " + std::to_string(kMaxMeshPoints) +
+                    " points (cores); a kernel's mesh is at most that large");
+          return nullptr;
+        }
       return out;
     }
   }

@@ -26,6 +26,11 @@ namespace tile {
 
 using ojson = nlohmann::ordered_json;
 
+/// The most points (cores) a kernel's `mapping=[...]` mesh may have; no target has more cores.
+inline constexpr int64_t kMaxMeshPoints = 65536;
+/// The most elements a Tensor or Tile type may have: 2**48 bytes of the widest dtype (8 bytes).
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 45;
+
 struct CheckResult {
   ojson signature;                                   ///< tile.signature of the function
   ojson kernel;                                      ///< its entry of tile.kernels

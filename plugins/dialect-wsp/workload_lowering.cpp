@@ -319,6 +319,16 @@ private:
       inner.values[v] = json{{"var", v}};
       if (std::find(axes_.begin(), axes_.end(), v) == axes_.end()) axes_.push_back(v);
     }
+    // Variables over compile-time extents have known ranges: views indexed by them are bounds-checked
+    // here, for every target, before any backend runs.
+    auto known_range = [&](const std::string &v, const json &extent) {
+      if (auto n = int_of(extent); n && *n > 0) inner.ranges[v] = Interval{0, *n - 1};
+    };
+    const std::string type = domain.value("type", "");
+    if (type == "dense")
+      for (size_t k = 0; k < vars.size() && k < domain["extents"].size(); ++k) known_range(vars[k], domain["extents"][k]);
+    else if ((type == "seq" || type == "ragged") && !vars.empty())
+      known_range(vars[0], domain["extent"]);
     active_vars_.insert(active_vars_.end(), vars.begin(), vars.end());
     json body = lower_block(loop.items("body"), inner);
     active_vars_.resize(active_vars_.size() - vars.size());

@@ -53,6 +53,11 @@ struct HwFacet {
   friend bool operator==(const HwFacet &, const HwFacet &) = default;
 };
 
+/// The most points a kernel's mesh, or one device axis's iters, may have: meshes are cores, and no target
+/// has more; a bound checked before anything proportional to a mesh is built.
+inline constexpr int64_t kMaxMeshPoints = 65536;
+inline constexpr int64_t kMaxAxisPoints = kMaxMeshPoints;
+
 /// The device mesh of a kernel: `@kernel(mapping=[P0, P1, ...])` gives axes mesh.x, mesh.y, ...
 class Mesh {
 public:

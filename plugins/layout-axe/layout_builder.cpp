@@ -78,19 +78,34 @@ Result<bool> check_axis_known(const std::string &axis, const Mesh &mesh) {
 /// Checks that the iters and offset on one device axis address distinct coordinates within its extent.
 Result<bool> check_axis_coverage(const std::string &axis, const std::vector<AxeIter> &iters, int64_t offset,
                                  int64_t extent) {
+  // Counted and bounded arithmetically first, so the enumeration below is at most kMaxAxisPoints long
+  // whatever extents the program wrote.
+  int64_t count = 1, top = offset;
+  for (const auto &it : iters) {
+    if (it.extent <= 0 || it.stride < 0)
+      return fail("layout.iters", "the iter (" + std::to_string(it.extent) + ", " + std::to_string(it.stride) +
+                                      ", " + axis + ") needs a positive extent and a non-negative stride");
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(count, it.extent, &count) || count > kMaxAxisPoints)
+      return fail("layout.overlap", "axis '" + axis + "' is over-subscribed: its iters address more than " +
+                                        std::to_string(kMaxAxisPoints) + " coordinates");
+    if (__builtin_mul_overflow(it.extent - 1, it.stride, &reach) || __builtin_add_overflow(top, reach, &top) ||
+        top >= extent)
+      return fail("layout.overlap", "the iters on axis '" + axis + "' reach beyond its extent " +
+                                        std::to_string(extent));
+  }
+  if (count > extent)
+    return fail("layout.overlap", "axis '" + axis + "' is over-subscribed: its iters address " +
+                                      std::to_string(count) + " coordinates, its extent is " + std::to_string(extent));
   std::vector<int64_t> coords = {offset};
   for (const auto &it : iters) {
     std::vector<int64_t> next;
+    next.reserve(coords.size() * static_cast<size_t>(it.extent));
     for (int64_t c : coords)
       for (int64_t k = 0; k < it.extent; ++k)
         next.push_back(c + k * it.stride);
     coords = std::move(next);
-    if (coords.size() > 65536) return fail("layout.overlap", "axis '" + axis + "' is over-subscribed");
   }
-  int64_t top = *std::max_element(coords.begin(), coords.end());
-  if (top >= extent)
-    return fail("layout.overlap", "the iters on axis '" + axis + "' reach coordinate " + std::to_string(top) +
-                                      ", beyond its extent " + std::to_string(extent));
   std::set<int64_t> distinct(coords.begin(), coords.end());
   if (distinct.size() != coords.size())
     return fail("layout.overlap", "the iters on axis '" + axis + "' address some coordinates twice");

@@ -161,6 +161,14 @@ std::optional<Mesh> mesh_of(htp::NodeRef fn, const Constants &c, Reporter &r) {
               "mapping must be a list of positive integer constants, e.g. mapping=[2, 2]");
       return std::nullopt;
     }
+    int64_t points = 1;
+    for (int64_t e : extents)
+      if (__builtin_mul_overflow(points, e, &points) || points > kMaxMeshPoints) {
+        r.error(mapping, "layout.mapping",
+                "mapping=" + nlohmann::json(extents).dump() + " has more than " + std::to_string(kMaxMeshPoints) +
+                    " points (cores); a kernel's mesh is at most that large");
+        return std::nullopt;
+      }
     return Mesh::from_mapping(extents);
   }
   return Mesh();

@@ -75,6 +75,15 @@ def test_every_constant_type_round_trips_exactly(value):
         assert math.copysign(1, back) == math.copysign(1, value)
 
 
+def test_an_integer_past_pythons_4300_digit_conversion_limit_round_trips():
+    # A hexadecimal literal can be any size in valid source; its decimal spelling exceeds str()'s limit.
+    source = "x = 0x" + "f" * 4000 + "\n"
+    tree = ast.parse(source)
+    doc = dumps(to_json(tree, "big.py", source=source))
+    back = from_json(json.loads(roundtrip_text(doc)))
+    assert back.body[0].value.value == tree.body[0].value.value
+
+
 def test_nan_round_trips():
     doc = dumps(to_json(ast.Expression(ast.Constant(math.nan)), "c.py"))
     assert math.isnan(from_json(json.loads(roundtrip_text(doc))).body.value)

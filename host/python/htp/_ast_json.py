@@ -167,12 +167,26 @@ def _float(x: float):
     return x
 
 
+def _unlimited_digits(fn, v):
+    """fn(v) without Python 3.11's limit on int/str conversions (4300 digits): a hexadecimal literal in a
+    valid source file can be any size, and the format spells integers in decimal."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    if get is None:
+        return fn(v)
+    limit = get()
+    sys.set_int_max_str_digits(0)
+    try:
+        return fn(v)
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
 def _encode_constant(v):
     t = v.__class__
     if v is None or t is bool:
         return v
     if t is int:
-        return v if _INT64_MIN <= v <= _INT64_MAX else {"int": str(v)}
+        return v if _INT64_MIN <= v <= _INT64_MAX else {"int": _unlimited_digits(str, v)}
     if t is str:
         if not v.isascii():
             try:
@@ -243,7 +257,7 @@ def _decode_constant(j):
         ((tag, v),) = j.items()
         try:
             if tag == "int" and v.__class__ is str:
-                return int(v)
+                return _unlimited_digits(int, v)
             if tag == "float":
                 return _float_payload(v)
             if tag == "complex" and v.__class__ is list and len(v) == 2:

@@ -36,7 +36,17 @@ class _NotConstant(Exception):
     pass
 
 
+class _ConstantRange(Exception):
+    pass
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _constant(v):
+    if isinstance(v, int) and not isinstance(v, bool) and not _INT64_MIN <= v <= _INT64_MAX:
+        # Sizes, indices and device integers are 64-bit everywhere after capture.
+        raise _ConstantRange(f"{v.bit_length()}-bit integer")
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -235,6 +245,11 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                 continue
             try:
                 c = _constant(value)
+            except _ConstantRange as e:
+                diags.append(diagnostic("capture.constant-range",
+                                        f"{kind} '{name}' is a {e}, outside the 64-bit range "
+                                        f"[-2**63, 2**63 - 1] that HTP computes sizes and indices in", span))
+                continue
             except _NotConstant:
                 if not is_strict:
                     continue
@@ -325,9 +340,15 @@ def capture_file(path: str, plugin_specs=None) -> tuple[dict | None, list[dict]]
                                  "decorator, e.g. `from htp.dialects import <name>`)",
                                  {"file": path, "line": 1, "col": 0, "end_line": 1, "end_col": 0})]
     try:
-        return capture(unique, loaded_dialects=loaded), []
+        doc = capture(unique, loaded_dialects=loaded)
+        return doc, []
     except CaptureError as e:
         return None, e.diagnostics
+    except Exception as e:  # noqa: BLE001 - an input capture cannot represent is still a located diagnostic
+        line = unique[0].fn.__code__.co_firstlineno
+        return None, [diagnostic("capture.failed", f"cannot capture '{unique[0].fn.__name__}': "
+                                 f"{type(e).__name__}: {e}",
+                                 {"file": path, "line": line, "col": 0, "end_line": line, "end_col": 0})]
 
 
 def main(argv=None) -> int:
@@ -341,8 +362,16 @@ def main(argv=None) -> int:
     doc, diags = capture_file(path, a.plugins)
     ok = doc is not None and not any(d["severity"] == "error" for d in diags)
     if ok:
-        with open(a.output, "w", encoding="utf-8") as f:
-            f.write(_ast_json.dumps(doc))
+        try:
+            text = _ast_json.dumps(doc)
+        except (ValueError, TypeError, RecursionError) as e:  # reported at the program, never a traceback
+            ok = False
+            diags = [diagnostic("capture.failed", f"cannot encode the captured module of '{path}': "
+                                f"{type(e).__name__}: {e}",
+                                {"file": path, "line": 1, "col": 0, "end_line": 1, "end_col": 0})]
+        else:
+            with open(a.output, "w", encoding="utf-8") as f:
+                f.write(text)
     with open(a.diagnostics, "w", encoding="utf-8") as f:
         json.dump(diags, f)
     return 0 if ok else 1

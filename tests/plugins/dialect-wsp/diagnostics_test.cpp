@@ -95,6 +95,27 @@ TEST_F(WspDiagnostics, ConstantViewOutOfBounds) {
                       "[wsp.tile-shape]");
 }
 
+TEST_F(WspDiagnostics, ViewPastTheEndOnTheLastIterationOfItsLoop) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i + 1, j), B.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 18) +
+                      "this view of 'A' [1024, 1024] covers [1024, 1056) in dimension 0 over i in [0, 31], out of "
+                      "bounds [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, ViewIndexedByTheWrongLoopVariableLeavesTheTensor) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j), B.tile(i, i), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 32) +
+                      "this view of 'B' [1024, 1024] covers [3968, 4096) in dimension 1 over i in [0, 31], out of "
+                      "bounds [wsp.tile-shape]");
+}
+
+TEST_F(WspDiagnostics, ViewBeforeTheStartOnTheFirstIterationOfItsLoop) {
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j), B.tile(i, j - 1), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 32) +
+                      "this view of 'B' [1024, 1024] covers [-128, 0) in dimension 1 over j in [0, 7], out of "
+                      "bounds [wsp.tile-shape]");
+}
+
 TEST_F(WspDiagnostics, WritingAnInputTensor) {
   auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j), B.tile(i, j), A.tile(i, j))\n");
   EXPECT_HAS(err, at(13, 46) + "kernel 'add_tile' writes its parameter 'z' (Out), but 'A' is an input of the "
