@@ -619,21 +619,19 @@ bool KernelChecker::check_view_bounds(htp::NodeRef at, const Value &base, const 
                 std::to_string(dim));
       return false;
     }
-    auto r = expr_range(lo[d], ranges_);
-    if (!r) continue;
-    if (r->lo < 0 || static_cast<__int128>(r->hi) + extent[d] > dim) {
-      std::string loops;
-      for (const auto &[var, range] : ranges_)
-        if (lo[d].dump().find("\"var\":\"" + var + "\"") != std::string::npos)
-          loops += (loops.empty() ? " for " : ", ") + var + " in [" + std::to_string(range.lo) + ", " +
-                   std::to_string(range.hi) + "]";
-      error(at, "tile.view-out-of-bounds",
-            "this view of '" + base.reg + "' covers [" + std::to_string(r->lo) + ", " +
-                std::to_string(r->hi >= INT64_MAX - extent[d] ? INT64_MAX : r->hi + extent[d]) + ") in dim " +
-                std::to_string(d) + loops + ", outside [0, " + std::to_string(dim) + ") of '" + base.reg +
-                "' (" + base.type.str() + ")");
-      return false;
-    }
+    const htp::ExprRange range = htp::expr_range(lo[d], ranges_);
+    const auto &r = range.interval;
+    if (!range.overflow && (!r || (r->lo >= 0 && static_cast<__int128>(r->hi) + extent[d] <= dim))) continue;
+    const std::string loops = htp::ranges_text(lo[d], ranges_);
+    const std::string covers =
+        range.overflow ? std::string("offsets beyond 64 bits")
+                       : "[" + std::to_string(r->lo) + ", " +
+                             std::to_string(r->hi >= INT64_MAX - extent[d] ? INT64_MAX : r->hi + extent[d]) + ")";
+    error(at, "tile.view-out-of-bounds",
+          "this view of '" + base.reg + "' covers " + covers + " in dim " + std::to_string(d) +
+              (loops.empty() ? "" : " for " + loops) + ", outside [0, " + std::to_string(dim) + ") of '" + base.reg +
+              "' (" + base.type.str() + ")");
+    return false;
   }
   return true;
 }

@@ -300,11 +300,11 @@ void KernelChecker::for_loop(htp::NodeRef s) {
     trips = static_cast<int64_t>(std::max<__int128>(0, std::min<__int128>(n, INT64_MAX)));
     if (*trips > 0) {
       int64_t last = static_cast<int64_t>(a + (static_cast<__int128>(*trips) - 1) * st);
-      ranges_[var] = Range{std::min(*lo, last), std::max(*lo, last)};
+      ranges_[var] = htp::Interval{std::min(*lo, last), std::max(*lo, last)};
     }
   } else if (step && *step > 0) {
-    auto rlo = expr_range(bounds[0], ranges_), rhi = expr_range(bounds[1], ranges_);
-    if (rlo && rhi) ranges_[var] = Range{rlo->lo, rhi->hi - 1};
+    auto rlo = htp::expr_range(bounds[0], ranges_).interval, rhi = htp::expr_range(bounds[1], ranges_).interval;
+    if (rlo && rhi && rhi->hi > INT64_MIN) ranges_[var] = htp::Interval{rlo->lo, rhi->hi - 1};
   }
   if (trips == std::optional<int64_t>(0)) warning(iter, "tile.empty-loop", "this loop runs zero times");
   env_[var] = Binding{Binding::Kind::LoopVar, scalar_value(var_expr(var), "i64"), target};

@@ -221,40 +221,4 @@ std::optional<int64_t> constant_difference(const Expr &a, const Expr &b) {
 
 // ---- ranges
 
-std::optional<Range> expr_range(const Expr &e, const VarRanges &vars) {
-  if (auto i = int_literal(e)) return Range{*i, *i};
-  if (!e.is_object()) return std::nullopt;
-  if (e.contains("var")) {
-    auto it = vars.find(e["var"].get<std::string>());
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  }
-  std::string op = e.value("op", "");
-  if (!e.contains("args")) return std::nullopt;
-  std::vector<Range> r;
-  for (const auto &a : e["args"]) {
-    auto x = expr_range(a, vars);
-    if (!x) return std::nullopt;
-    r.push_back(*x);
-  }
-  auto bounded = [](long double lo, long double hi) -> std::optional<Range> {
-    if (lo < (long double)INT64_MIN || hi > (long double)INT64_MAX) return std::nullopt;
-    return Range{(int64_t)lo, (int64_t)hi};
-  };
-  if (op == "neg" && r.size() == 1) return bounded(-(long double)r[0].hi, -(long double)r[0].lo);
-  if (r.size() != 2) return std::nullopt;
-  long double a0 = r[0].lo, a1 = r[0].hi, b0 = r[1].lo, b1 = r[1].hi;
-  if (op == "add") return bounded(a0 + b0, a1 + b1);
-  if (op == "sub") return bounded(a0 - b1, a1 - b0);
-  if (op == "mul") {
-    long double c[] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-    return bounded(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
-  }
-  if (op == "floordiv" && r[1].lo == r[1].hi && r[1].lo > 0)
-    return Range{floordiv(r[0].lo, r[1].lo), floordiv(r[0].hi, r[1].lo)};
-  if (op == "min") return Range{std::min(r[0].lo, r[1].lo), std::min(r[0].hi, r[1].hi)};
-  if (op == "max") return Range{std::max(r[0].lo, r[1].lo), std::max(r[0].hi, r[1].hi)};
-  return std::nullopt;
-}
-
 } // namespace tile

@@ -3,6 +3,7 @@
 // (bounds checks of views inside loops with static bounds).
 #pragma once
 
+#include <htp/interval.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -38,12 +39,7 @@ std::string expr_str(const Expr &e);
 /// `a - b` when it is a constant for all values of the variables (both affine in the same atoms).
 std::optional<int64_t> constant_difference(const Expr &a, const Expr &b);
 
-struct Range {
-  int64_t lo, hi; ///< inclusive
-};
 /// Known ranges of variables (loop variables with static bounds).
-using VarRanges = std::map<std::string, Range>;
-/// The range of an integer expression, when every variable in it has a known range.
-std::optional<Range> expr_range(const Expr &e, const VarRanges &vars);
+using VarRanges = std::map<std::string, htp::Interval>;
 
 } // namespace tile

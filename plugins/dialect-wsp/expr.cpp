@@ -249,55 +249,6 @@ json make_op(const std::string &name, std::vector<json> args) {
   return json{{"op", name}, {"args", std::move(args)}};
 }
 
-std::optional<Interval> expr_range(const json &e, const std::map<std::string, Interval> &ranges) {
-  if (auto i = int_of(e)) return Interval{*i, *i};
-  if (!e.is_object()) return std::nullopt;
-  if (e.contains("var")) {
-    auto it = ranges.find(e["var"].get<std::string>());
-    if (it == ranges.end()) return std::nullopt;
-    return it->second;
-  }
-  if (!e.contains("op")) return std::nullopt;
-  const std::string op = e["op"];
-  const json &args = e["args"];
-  std::vector<Interval> in;
-  for (const auto &a : args) {
-    auto r = expr_range(a, ranges);
-    if (!r) return std::nullopt;
-    in.push_back(*r);
-  }
-  Interval out;
-  if (op == "neg" && in.size() == 1) {
-    if (in[0].lo == INT64_MIN) return std::nullopt;
-    return Interval{-in[0].hi, -in[0].lo};
-  }
-  if (in.size() != 2) return std::nullopt;
-  const Interval a = in[0], b = in[1];
-  if (op == "add") {
-    if (__builtin_add_overflow(a.lo, b.lo, &out.lo) || __builtin_add_overflow(a.hi, b.hi, &out.hi)) return std::nullopt;
-    return out;
-  }
-  if (op == "sub") {
-    if (__builtin_sub_overflow(a.lo, b.hi, &out.lo) || __builtin_sub_overflow(a.hi, b.lo, &out.hi)) return std::nullopt;
-    return out;
-  }
-  if (op == "mul") {
-    int64_t c[4];
-    if (__builtin_mul_overflow(a.lo, b.lo, &c[0]) || __builtin_mul_overflow(a.lo, b.hi, &c[1]) ||
-        __builtin_mul_overflow(a.hi, b.lo, &c[2]) || __builtin_mul_overflow(a.hi, b.hi, &c[3]))
-      return std::nullopt;
-    return Interval{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-  }
-  if (op == "floordiv" && b.lo == b.hi && b.lo > 0) return Interval{floordiv(a.lo, b.lo), floordiv(a.hi, b.lo)};
-  if (op == "mod" && b.lo == b.hi && b.lo > 0) {
-    if (floordiv(a.lo, b.lo) == floordiv(a.hi, b.lo)) return Interval{floormod(a.lo, b.lo), floormod(a.hi, b.lo)};
-    return Interval{0, b.lo - 1};
-  }
-  if (op == "min") return Interval{std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-  if (op == "max") return Interval{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-  return std::nullopt;
-}
-
 std::optional<int64_t> constant_difference(const json &a, const json &b) {
   Affine d = affine(a);
   d.add(affine(b), -1);

@@ -4,6 +4,8 @@
 
 #include "program.hpp"
 
+#include <htp/interval.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -20,12 +22,6 @@ struct TensorDecl {
   bool intermediate = false;
 };
 
-/// An inclusive integer range [lo, hi].
-struct Interval {
-  int64_t lo = 0;
-  int64_t hi = 0;
-};
-
 /// What the names of a workload stand for at one point of its body.
 struct Env {
   json constants = json::object();            ///< captured constants (literals)
@@ -34,7 +30,7 @@ struct Env {
   std::map<std::string, htp::NodeRef> sparse; ///< locals bound to Sparse(...) (their defining call)
   std::map<std::string, json> channels;       ///< Channel[Tensor[...]] declarations -> element type
   std::map<std::string, std::string> items;   ///< names bound to the items of a consume loop -> channel
-  std::map<std::string, Interval> ranges;     ///< loop variables whose values are known at compile time
+  std::map<std::string, htp::Interval> ranges; ///< loop variables whose values are known at compile time
 };
 
 /// The channel a name or a `recv(ch)` call stands for (a channel item passed to a kernel), or empty.
@@ -54,10 +50,6 @@ std::optional<int64_t> int_of(const json &e);
 
 /// `a - b` when it is a constant after affine normalisation (`(i+1)*32 - i*32` is 32).
 std::optional<int64_t> constant_difference(const json &a, const json &b);
-
-/// The values an integer Expr takes while its variables range over `ranges`; nullopt when an atom's range
-/// is unknown (a parameter, a tensor read, an unbounded variable) or the arithmetic overflows.
-std::optional<Interval> expr_range(const json &e, const std::map<std::string, Interval> &ranges);
 
 /// Whether a dtype is an integer type (tensors read in expressions must be).
 bool is_integer_dtype(const std::string &dtype);

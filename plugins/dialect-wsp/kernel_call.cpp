@@ -223,33 +223,33 @@ bool shape_matches(const View &v, const json &pshape) {
   return same(kept) || same(v.extent);
 }
 
-/// "i in [0, 3]" for the loop variables an offset uses.
-std::string ranges_text(const json &offset, const Env &env) {
-  std::string text = offset.dump(), out;
-  for (const auto &[var, r] : env.ranges)
-    if (text.find("{\"var\":\"" + var + "\"}") != std::string::npos)
-      out += (out.empty() ? "" : ", ") + var + " in [" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + "]";
-  return out;
-}
-
 /// A view stays inside its tensor for every value its loop variables take (a target-independent check, so
 /// every backend gets the same error at the same span).
 void check_bounds(htp::NodeRef arg, const View &v, const Env &env) {
   for (size_t d = 0; d < v.offset.size(); ++d) {
     auto ext = int_of(v.extent[d]), dim = int_of(v.tensor->shape[d]);
-    auto off = expr_range(v.offset[d], env.ranges);
-    if (!off || !ext || !dim) continue;
-    int64_t end = 0;
-    if (off->lo >= 0 && !__builtin_add_overflow(off->hi, *ext, &end) && end <= *dim) continue;
-    const int64_t bad = off->lo < 0 ? off->lo : off->hi;
-    int64_t bad_end = 0;
-    std::string reach = __builtin_add_overflow(bad, *ext, &bad_end)
-                            ? "offset " + std::to_string(bad)
-                            : "[" + std::to_string(bad) + ", " + std::to_string(bad_end) + ")";
-    std::string over = off->lo != off->hi ? " over " + ranges_text(v.offset[d], env) : "";
+    if (!ext || !dim) continue;
+    const htp::ExprRange off = htp::expr_range(v.offset[d], env.ranges);
+    std::string reach;
+    if (off.overflow) {
+      reach = "offsets beyond 64 bits";
+    } else if (off.interval) {
+      const htp::Interval r = *off.interval;
+      int64_t end = 0;
+      if (r.lo >= 0 && !__builtin_add_overflow(r.hi, *ext, &end) && end <= *dim) continue;
+      const int64_t bad = r.lo < 0 ? r.lo : r.hi;
+      int64_t bad_end = 0;
+      reach = __builtin_add_overflow(bad, *ext, &bad_end)
+                  ? "offset " + std::to_string(bad)
+                  : "[" + std::to_string(bad) + ", " + std::to_string(bad_end) + ")";
+    } else {
+      continue;  // a runtime offset: the bindings check it
+    }
+    const std::string over = htp::ranges_text(v.offset[d], env.ranges);
     throw WspError(arg, "wsp.tile-shape",
                    "this view of '" + v.tensor->name + "' " + shape_text(v.tensor->shape) + " covers " + reach +
-                       " in dimension " + std::to_string(d) + over + ", out of bounds");
+                       " in dimension " + std::to_string(d) + (over.empty() ? "" : " over " + over) +
+                       ", out of bounds");
   }
 }
 

@@ -322,7 +322,7 @@ private:
     // Variables over compile-time extents have known ranges: views indexed by them are bounds-checked
     // here, for every target, before any backend runs.
     auto known_range = [&](const std::string &v, const json &extent) {
-      if (auto n = int_of(extent); n && *n > 0) inner.ranges[v] = Interval{0, *n - 1};
+      if (auto n = int_of(extent); n && *n > 0) inner.ranges[v] = htp::Interval{0, *n - 1};
     };
     const std::string type = domain.value("type", "");
     if (type == "dense")

@@ -124,3 +124,12 @@ def shift(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]]):
     prog, r = compile_program(tmp_path, src, target)
     assert r.returncode == 1, r.stderr
     assert f"{prog}:13:22: error: {message} [wsp.tile-shape]" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_loop_whose_view_offsets_leave_64_bits_is_out_of_bounds_not_unchecked(tmp_path, target):
+    # i * 32 over range(2**62) overflows: such a view is outside any tensor, not "unknown".
+    src = example("megakernel_pipeline", **{"range(TILES)": "range(4611686018427387904)"})
+    prog, r = compile_program(tmp_path, src, target)
+    expect_located(prog, r, "this view of 'X' covers offsets beyond 64 bits in dim 0 for i in [0, 4611686018427387903], "
+                            "outside [0, 128)", "tile.view-out-of-bounds")

@@ -58,14 +58,28 @@ TEST(TileExpr, ConstantDifferenceOfAffineBounds) {
 
 TEST(TileExpr, RangesOfLoopExpressions) {
   tile::VarRanges vars{{"k", {0, 3}}};
-  auto r = tile::expr_range(make_op("add", {make_op("mul", {var("k"), Expr(64)}), Expr(64)}), vars);
+  auto r = htp::expr_range(make_op("add", {make_op("mul", {var("k"), Expr(64)}), Expr(64)}), vars).interval;
   ASSERT_TRUE(r);
   EXPECT_EQ(r->lo, 64);
   EXPECT_EQ(r->hi, 256);
-  EXPECT_FALSE(tile::expr_range(make_op("add", {var("j"), Expr(1)}), vars));
-  auto d = tile::expr_range(make_op("floordiv", {var("k"), Expr(2)}), vars);
+  auto unknown = htp::expr_range(make_op("add", {var("j"), Expr(1)}), vars);
+  EXPECT_FALSE(unknown.interval);
+  EXPECT_FALSE(unknown.overflow);
+  auto d = htp::expr_range(make_op("floordiv", {var("k"), Expr(2)}), vars).interval;
   ASSERT_TRUE(d);
   EXPECT_EQ(d->hi, 1);
+}
+
+TEST(TileExpr, ARangeThatLeavesInt64IsOverflowNotUnknown) {
+  tile::VarRanges vars{{"i", {0, int64_t{1} << 62}}};
+  auto r = htp::expr_range(make_op("mul", {var("i"), Expr(32)}), vars);
+  EXPECT_FALSE(r.interval);
+  EXPECT_TRUE(r.overflow);
+  // x mod d stays in [0, d - 1] whatever x is.
+  auto m = htp::expr_range(make_op("mod", {make_op("mul", {var("i"), Expr(32)}), Expr(8)}), vars).interval;
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->lo, 0);
+  EXPECT_EQ(m->hi, 7);
 }
 
 TEST(TileExpr, AffineOverflowIsNotAConstant) {
