@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "aie_test_support.hpp"
+#include "support/golden.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -61,14 +62,7 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
 }
 
 ::testing::AssertionResult matches_golden(const std::string &name, const std::string &text) {
-  const fs::path path = test_dir() / "golden" / name;
-  if (const char *u = std::getenv("HTP_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-    return ::testing::AssertionSuccess() << "rewrote " << path;
-  }
-  const std::string golden = read_text(path);
-  if (golden == text) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << path << " differs (HTP_UPDATE_GOLDEN=1 rewrites it); got:\n" << text;
+  return htp::test::matches_golden(test_dir() / "golden" / name, text);
 }
 
 }  // namespace aie_test

@@ -39,7 +39,7 @@ htp::aie::sim::SimResult simulate(const Design &design, std::map<std::string, st
 /// Deterministic pseudo-random floats in [-1, 1).
 std::vector<float> random_floats(size_t n, unsigned seed);
 
-/// Compares `text` with golden/<name>; HTP_UPDATE_GOLDEN=1 rewrites the golden instead.
+/// Compares `text` with golden/<name>; HTP_UPDATE_GOLDENS=1 rewrites the golden instead.
 ::testing::AssertionResult matches_golden(const std::string &name, const std::string &text);
 
 }  // namespace aie_test

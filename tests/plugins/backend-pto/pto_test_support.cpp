@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/golden.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,25 +45,7 @@ std::vector<std::pair<std::string, std::string>> emit_files(const ptobe::Package
 }
 
 void expect_golden(const std::string &name, const std::vector<std::pair<std::string, std::string>> &files) {
-  const fs::path dir = fs::path(HTP_PTO_TEST_DIR) / "golden" / name;
-  const char *update = std::getenv("HTP_UPDATE_GOLDENS");
-  if (update && std::string(update) == "1") {
-    fs::remove_all(dir);
-    for (const auto &[path, text] : files) {
-      fs::create_directories((dir / path).parent_path());
-      std::ofstream(dir / path, std::ios::binary) << text;
-    }
-    return;
-  }
-  std::set<std::string> expected;
-  for (const auto &e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) expected.insert(fs::relative(e.path(), dir).string());
-  std::set<std::string> produced;
-  for (const auto &[path, text] : files) {
-    produced.insert(path);
-    EXPECT_EQ(text, read_text("golden/" + name + "/" + path)) << "golden/" << name << "/" << path << " differs";
-  }
-  EXPECT_EQ(produced, expected) << "the package's file list differs from golden/" << name;
+  EXPECT_TRUE(htp::test::matches_golden_dir(fs::path(HTP_PTO_TEST_DIR) / "golden" / name, files));
 }
 
 }  // namespace ptotest

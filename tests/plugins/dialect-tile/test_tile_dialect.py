@@ -3,7 +3,7 @@ fixture backend, comparing the module attribute tile.kernels with golden files, 
 with its diagnostic code, message and span.
 
 Run by ctest (label `tile`) with HTP_HOST_EXE, HTP_TILE_PLUGIN and HTP_CHECK_PLUGIN set; regenerate the
-goldens after an intended change with HTP_UPDATE_GOLDEN=1 (and review the diff)."""
+goldens after an intended change with HTP_UPDATE_GOLDENS=1 (and review the diff)."""
 import ast
 import json
 import os
@@ -66,7 +66,7 @@ def kernels_of(out):
 def test_tile_kernels_match_the_golden(tmp_path, name):
     got = kernels_of(compile_ok(tmp_path, name + ".py"))
     golden = os.path.join(GOLDEN, name + ".tile.kernels.json")
-    if os.environ.get("HTP_UPDATE_GOLDEN"):
+    if os.environ.get("HTP_UPDATE_GOLDENS") == "1":  # the one switch every golden test reads
         with open(golden, "w") as f:
             json.dump(got, f, indent=1, sort_keys=True)
             f.write("\n")

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/golden.hpp"
 #include "wsp_test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -53,9 +54,7 @@ TEST_P(TaskGraphGolden, MatchesGolden) {
   std::string actual = wsp_test::read_file(out / "codegen/check/wsp.task_graph.json");
   ASSERT_FALSE(actual.empty());
   fs::path golden = fs::path(HTP_WSP_TEST_DIR) / "golden" / (GetParam() + ".json");
-  if (const char *update = std::getenv("HTP_UPDATE_GOLDENS"); update && std::string(update) == "1")
-    std::ofstream(golden, std::ios::binary) << actual;
-  EXPECT_EQ(actual, wsp_test::read_file(golden)) << "golden " << golden << " differs";
+  EXPECT_TRUE(htp::test::matches_golden(golden, actual));
   EXPECT_EQ(json::parse(actual)["schema"], "htp.wsp.task_graph.v1");
 }
 
