@@ -565,8 +565,8 @@ Resolution ResolveRun::run() {
 
   PassSchedule schedule = schedule_passes(*sel_, explicit_order_, diags_);
   if (diags_.has_errors()) return Resolution{std::nullopt, std::move(diags_)};
-  for (const std::string &n : notes)
-    diags_.report(Diagnostic::note(n));
+  // Unmet optional requirements are not news: they stay in the plan (resolve --explain, plan JSON), not
+  // among the diagnostics every compile prints.
   Plan plan = build_plan(std::move(schedule), std::move(obligations), std::move(notes));
   return Resolution{std::move(plan), std::move(diags_)};
 }

@@ -231,11 +231,12 @@ TEST_F(ResolverTest, ConflictDuringTargetSelectionKeepsTheOtherApplicablePasses)
   EXPECT_NE(r.diagnostics.items()[0].message.find("pass 'p.bad'"), std::string::npos);
 }
 
-TEST_F(ResolverTest, UnmetOptionalRequirementIsANoteNotAnError) {
+TEST_F(ResolverTest, UnmetOptionalRequirementIsAPlanNoteNotADiagnostic) {
   Resolution r = resolve({pass("tile.opt", PassStage::Schedule)
                               .applies_to({"Uses.Dialect(name=tile)"})
                               .requires_({"IR.Typed", "?IR.Profile"})});
   ASSERT_TRUE(r.ok()) << r.diagnostics.render();
+  EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics.render();
   ASSERT_EQ(r.plan->notes.size(), 1u);
   EXPECT_EQ(r.plan->notes[0],
             "optional requirement ?IR.Profile of pass 'tile.opt' (plugin 'plugin-tile.opt' 1.0.0) is "
