@@ -28,11 +28,12 @@ public:
     names_.read = [this](const std::string &t, const std::vector<std::string> &idx) {
       auto it = tensor_dtype_.find(t);
       if (it == tensor_dtype_.end()) throw IrError("'" + entry_ + "' reads '" + t + "', which is not a tensor parameter");
-      return rt::read_element("w_" + t, std::string(dtype(it->second).cpp), idx);
+      return rt::read_element("w_" + t, t, std::string(dtype(it->second).cpp), idx);
     };
   }
 
   std::string expr(const json &e) const { return expr_to_cpp(e, names_); }
+  const Origin &origin() const { return origin_; }
   void line(const std::string &text) { body_ << indent_ << text << "\n"; }
   void raw(const std::string &text) { body_ << text; }
   void open(const std::string &head) {
@@ -269,6 +270,16 @@ private:
     in_scope_.insert(var);
   }
 
+  /// "moe.py:38:9": where a construct is in the source, for run-time messages (the file's name only, so
+  /// generated code is the same on every machine).
+  std::string where(const json &node) const {
+    const Span s = Span::from_json(node.value("span", json()));
+    const std::string path = s.file.empty() ? w_.origin().file : s.file;  // task-graph spans carry no file
+    const std::string file = path.substr(path.find_last_of('/') + 1);
+    return (file.empty() ? std::string("<program>") : file) + ":" + std::to_string(s.line) + ":" +
+           std::to_string(s.col + 1);
+  }
+
   void loop(const json &n) {
     const json &d = n.at("domain");
     const std::string type = d.at("type").get<std::string>();
@@ -283,7 +294,10 @@ private:
     } else if (type == "ragged") {
       for_range(vars.at(0), "0", w_.expr(d.at("extent")));
       const json len = {{"read", d.at("lengths")}, {"index", json::array({json{{"var", vars.at(0)}}})}};
-      for_range(vars.at(1), "0", w_.expr(len));
+      const std::string length = w_.fresh("len");
+      w_.line("const int64_t " + length + " = " + w_.expr(len) + ";");
+      w_.line(rt::check_length(where(n), d.at("lengths").get<std::string>(), "v_" + vars.at(0), length));
+      for_range(vars.at(1), "0", length);
       opened = 2;
     } else if (type == "sparse") {
       const json row = d.at("row");
@@ -291,9 +305,13 @@ private:
       const std::string k = w_.fresh("nz");
       const json lo = {{"read", d.at("indptr")}, {"index", json::array({row})}};
       const json hi = {{"read", d.at("indptr")}, {"index", json::array({row1})}};
-      w_.open("for (int64_t " + k + " = " + w_.expr(lo) + "; " + k + " < " + w_.expr(hi) + "; ++" + k + ")");
-      w_.line("const int64_t v_" + vars.at(0) + " = " +
-              rt::read_element("w_" + d.at("indices").get<std::string>(), "int32_t", {k}) + ";");
+      const std::string indices = d.at("indices").get<std::string>();
+      w_.line("const int64_t " + k + "_lo = " + w_.expr(lo) + ";");
+      w_.line("const int64_t " + k + "_hi = " + w_.expr(hi) + ";");
+      w_.line(rt::check_csr_row(where(n), d.at("indptr").get<std::string>(), w_.expr(row), k + "_lo",
+                                k + "_hi", rt::tensor_dim("w_" + indices, 0)));
+      w_.open("for (int64_t " + k + " = " + k + "_lo; " + k + " < " + k + "_hi; ++" + k + ")");
+      w_.line("const int64_t v_" + vars.at(0) + " = " + rt::read_element("w_" + indices, indices, "int32_t", {k}) + ";");
       in_scope_.insert(vars.at(0));
       opened = 1;
     } else {

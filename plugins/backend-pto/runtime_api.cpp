@@ -67,16 +67,46 @@ std::string orchestration_prologue() {
          "#include <stdint.h>\n"
          "\n"
          "#include <initializer_list>\n"
+         "#include <stdexcept>\n"
+         "#include <string>\n"
          "\n"
          "#include \"pto_orchestration_api.h\"\n"
          "\n"
-         "// Element `idx` of a runtime tensor (waits for the tasks that write it).\n"
+         "// Runtime data (CSR indptr / indices, ragged lengths, predicates) is checked where it is read: a\n"
+         "// value that would make the orchestration read or expand outside a tensor stops the run with a message\n"
+         "// naming the construct, the tensor, the index and the value (the simulator reports it as a run error).\n"
+         "[[noreturn]] static inline void htp_fail(const std::string &message) { throw std::runtime_error(message); }\n"
+         "\n"
+         "// Element `idx` of runtime tensor `name` (waits for the tasks that write it); an index outside it fails.\n"
          "template <class T>\n"
-         "static inline int64_t htp_read(const ChipTensor &t, std::initializer_list<uint32_t> idx) {\n"
+         "static inline int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {\n"
          "    uint32_t at[5] = {0, 0, 0, 0, 0};\n"
          "    uint32_t n = 0;\n"
-         "    for (uint32_t v : idx) at[n++] = v;\n"
+         "    for (int64_t v : idx) {\n"
+         "        if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))\n"
+         "            htp_fail(std::string(\"runtime data: index \") + std::to_string(v) + \" of dimension \" +\n"
+         "                     std::to_string(n) + \" of '\" + name + \"' is outside its extent \" +\n"
+         "                     std::to_string(n < t.ndims ? t.shapes[n] : 0));\n"
+         "        at[n++] = static_cast<uint32_t>(v);\n"
+         "    }\n"
          "    return static_cast<int64_t>(get_tensor_data<T>(t, n, at));\n"
+         "}\n"
+         "\n"
+         "// Row `row` of a CSR domain: 0 <= indptr[row] <= indptr[row + 1] <= the number of indices.\n"
+         "static inline void htp_check_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi,\n"
+         "                                     int64_t nnz) {\n"
+         "    if (lo < 0 || lo > hi || hi > nnz)\n"
+         "        htp_fail(std::string(where) + \": runtime data: '\" + indptr + \"' is not a CSR row pointer: \" + indptr +\n"
+         "                 \"[\" + std::to_string(row) + \"] = \" + std::to_string(lo) + \", \" + indptr + \"[\" +\n"
+         "                 std::to_string(row + 1) + \"] = \" + std::to_string(hi) + \" (need 0 <= \" + std::to_string(lo) +\n"
+         "                 \" <= \" + std::to_string(hi) + \" <= \" + std::to_string(nnz) + \", the number of indices)\");\n"
+         "}\n"
+         "\n"
+         "// A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).\n"
+         "static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {\n"
+         "    if (len < 0)\n"
+         "        htp_fail(std::string(where) + \": runtime data: \" + lengths + \"[\" + std::to_string(row) + \"] = \" +\n"
+         "                 std::to_string(len) + \" is a negative ragged length\");\n"
          "}\n";
 }
 
@@ -236,8 +266,22 @@ std::string sim_hint(const std::string &args, const std::string &key, const std:
          "), static_cast<int64_t>(" + stream + "));\n#endif\n";
 }
 
-std::string read_element(const std::string &tensor, const std::string &ctype, const std::vector<std::string> &index) {
-  return "htp_read<" + ctype + ">(" + tensor + ", {" + u32_list(index) + "})";
+std::string read_element(const std::string &tensor, const std::string &name, const std::string &ctype,
+                         const std::vector<std::string> &index) {
+  std::vector<std::string> wide;
+  for (const auto &e : index) wide.push_back("static_cast<int64_t>(" + e + ")");
+  return "htp_read<" + ctype + ">(" + tensor + ", \"" + name + "\", {" + join(wide) + "})";
+}
+
+std::string check_csr_row(const std::string &where, const std::string &indptr, const std::string &row,
+                          const std::string &lo, const std::string &hi, const std::string &nnz) {
+  return "htp_check_csr_row(\"" + where + "\", \"" + indptr + "\", static_cast<int64_t>(" + row + "), " + lo + ", " +
+         hi + ", " + nnz + ");";
+}
+
+std::string check_length(const std::string &where, const std::string &lengths, const std::string &row,
+                         const std::string &len) {
+  return "htp_check_length(\"" + where + "\", \"" + lengths + "\", static_cast<int64_t>(" + row + "), " + len + ");";
 }
 
 std::string scope_open() { return "PTO2_SCOPE() {\n"; }

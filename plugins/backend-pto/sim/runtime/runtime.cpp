@@ -699,7 +699,24 @@ void Runtime::wait_range(const ChipTensor &t, bool for_write) {
   }
 }
 
+namespace {
+
+// The simulator never reads or writes outside a tensor, whatever indices generated code computes from
+// runtime data: the orchestration's exception becomes the run's error.
+void check_element_index(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], const char *what) {
+  if (ndims != t.ndims)
+    throw std::out_of_range(std::string(what) + ": " + std::to_string(ndims) + " indices for a " +
+                            std::to_string(t.ndims) + "-D tensor");
+  for (uint32_t d = 0; d < ndims; ++d)
+    if (idx[d] >= t.shapes[d])
+      throw std::out_of_range(std::string(what) + ": index " + std::to_string(idx[d]) + " of dimension " +
+                              std::to_string(d) + " is outside its extent " + std::to_string(t.shapes[d]));
+}
+
+} // namespace
+
 uint64_t Runtime::read_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[]) {
+  check_element_index(t, ndims, idx, "get_tensor_data");
   wait_range(t, false);
   const uint64_t es = get_element_size(t.dtype);
   uint64_t v = 0;
@@ -710,6 +727,7 @@ uint64_t Runtime::read_element(const ChipTensor &t, uint32_t ndims, const uint32
 }
 
 void Runtime::write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value) {
+  check_element_index(t, ndims, idx, "set_tensor_data");
   wait_range(t, true);
   const uint64_t es = get_element_size(t.dtype);
   std::memcpy(reinterpret_cast<unsigned char *>(t.buffer.addr) + t.compute_flat_offset(idx, ndims) * es,

@@ -4,16 +4,46 @@
 #include <stdint.h>
 
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 
 #include "pto_orchestration_api.h"
 
-// Element `idx` of a runtime tensor (waits for the tasks that write it).
+// Runtime data (CSR indptr / indices, ragged lengths, predicates) is checked where it is read: a
+// value that would make the orchestration read or expand outside a tensor stops the run with a message
+// naming the construct, the tensor, the index and the value (the simulator reports it as a run error).
+[[noreturn]] static inline void htp_fail(const std::string &message) { throw std::runtime_error(message); }
+
+// Element `idx` of runtime tensor `name` (waits for the tasks that write it); an index outside it fails.
 template <class T>
-static inline int64_t htp_read(const ChipTensor &t, std::initializer_list<uint32_t> idx) {
+static inline int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {
     uint32_t at[5] = {0, 0, 0, 0, 0};
     uint32_t n = 0;
-    for (uint32_t v : idx) at[n++] = v;
+    for (int64_t v : idx) {
+        if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))
+            htp_fail(std::string("runtime data: index ") + std::to_string(v) + " of dimension " +
+                     std::to_string(n) + " of '" + name + "' is outside its extent " +
+                     std::to_string(n < t.ndims ? t.shapes[n] : 0));
+        at[n++] = static_cast<uint32_t>(v);
+    }
     return static_cast<int64_t>(get_tensor_data<T>(t, n, at));
+}
+
+// Row `row` of a CSR domain: 0 <= indptr[row] <= indptr[row + 1] <= the number of indices.
+static inline void htp_check_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi,
+                                     int64_t nnz) {
+    if (lo < 0 || lo > hi || hi > nnz)
+        htp_fail(std::string(where) + ": runtime data: '" + indptr + "' is not a CSR row pointer: " + indptr +
+                 "[" + std::to_string(row) + "] = " + std::to_string(lo) + ", " + indptr + "[" +
+                 std::to_string(row + 1) + "] = " + std::to_string(hi) + " (need 0 <= " + std::to_string(lo) +
+                 " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
+}
+
+// A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
+static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
+    if (len < 0)
+        htp_fail(std::string(where) + ": runtime data: " + lengths + "[" + std::to_string(row) + "] = " +
+                 std::to_string(len) + " is a negative ragged length");
 }
 
 static inline int64_t htp_floordiv(int64_t a, int64_t b) {

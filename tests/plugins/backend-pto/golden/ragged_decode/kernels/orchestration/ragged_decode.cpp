@@ -4,16 +4,46 @@
 #include <stdint.h>
 
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 
 #include "pto_orchestration_api.h"
 
-// Element `idx` of a runtime tensor (waits for the tasks that write it).
+// Runtime data (CSR indptr / indices, ragged lengths, predicates) is checked where it is read: a
+// value that would make the orchestration read or expand outside a tensor stops the run with a message
+// naming the construct, the tensor, the index and the value (the simulator reports it as a run error).
+[[noreturn]] static inline void htp_fail(const std::string &message) { throw std::runtime_error(message); }
+
+// Element `idx` of runtime tensor `name` (waits for the tasks that write it); an index outside it fails.
 template <class T>
-static inline int64_t htp_read(const ChipTensor &t, std::initializer_list<uint32_t> idx) {
+static inline int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {
     uint32_t at[5] = {0, 0, 0, 0, 0};
     uint32_t n = 0;
-    for (uint32_t v : idx) at[n++] = v;
+    for (int64_t v : idx) {
+        if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))
+            htp_fail(std::string("runtime data: index ") + std::to_string(v) + " of dimension " +
+                     std::to_string(n) + " of '" + name + "' is outside its extent " +
+                     std::to_string(n < t.ndims ? t.shapes[n] : 0));
+        at[n++] = static_cast<uint32_t>(v);
+    }
     return static_cast<int64_t>(get_tensor_data<T>(t, n, at));
+}
+
+// Row `row` of a CSR domain: 0 <= indptr[row] <= indptr[row + 1] <= the number of indices.
+static inline void htp_check_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi,
+                                     int64_t nnz) {
+    if (lo < 0 || lo > hi || hi > nnz)
+        htp_fail(std::string(where) + ": runtime data: '" + indptr + "' is not a CSR row pointer: " + indptr +
+                 "[" + std::to_string(row) + "] = " + std::to_string(lo) + ", " + indptr + "[" +
+                 std::to_string(row + 1) + "] = " + std::to_string(hi) + " (need 0 <= " + std::to_string(lo) +
+                 " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
+}
+
+// A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
+static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
+    if (len < 0)
+        htp_fail(std::string(where) + ": runtime data: " + lengths + "[" + std::to_string(row) + "] = " +
+                 std::to_string(len) + " is a negative ragged length");
 }
 
 static inline int64_t htp_floordiv(int64_t a, int64_t b) {
@@ -44,30 +74,32 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_starts = args.tensor(4).ref();
     const ChipTensor &w_blocks = args.tensor(5).ref();
     for (int64_t v_b = 0; v_b < p_B; ++v_b) {
-        for (int64_t v_j = 0; v_j < htp_read<int32_t>(w_blocks, {static_cast<uint32_t>(v_b)}); ++v_j) {
+        const int64_t len0 = htp_read<int32_t>(w_blocks, "blocks", {static_cast<int64_t>(v_b)});
+        htp_check_length("ragged_decode.py:25:5", "blocks", static_cast<int64_t>(v_b), len0);
+        for (int64_t v_j = 0; v_j < len0; ++v_j) {
             {  // t0: decode_block:27
-                const uint32_t task0_q_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
-                const uint32_t task0_q_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
-                ChipTensor task0_q = w_Q.view(task0_q_shape, task0_q_offset);
-                const uint32_t task0_k_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
-                const uint32_t task0_k_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, {static_cast<uint32_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
-                ChipTensor task0_k = w_K.view(task0_k_shape, task0_k_offset);
-                const uint32_t task0_v_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
-                const uint32_t task0_v_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, {static_cast<uint32_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
-                ChipTensor task0_v = w_V.view(task0_v_shape, task0_v_offset);
-                const uint32_t task0_o_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
-                const uint32_t task0_o_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
-                ChipTensor task0_o = w_O.view(task0_o_shape, task0_o_offset);
-                CoreTaskArgs task0_args;
-                task0_args.add_input(task0_q);
-                task0_args.add_input(task0_k);
-                task0_args.add_input(task0_v);
-                task0_args.add_inout(task0_o);
+                const uint32_t task1_q_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
+                const uint32_t task1_q_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
+                ChipTensor task1_q = w_Q.view(task1_q_shape, task1_q_offset);
+                const uint32_t task1_k_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
+                const uint32_t task1_k_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
+                ChipTensor task1_k = w_K.view(task1_k_shape, task1_k_offset);
+                const uint32_t task1_v_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
+                const uint32_t task1_v_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
+                ChipTensor task1_v = w_V.view(task1_v_shape, task1_v_offset);
+                const uint32_t task1_o_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
+                const uint32_t task1_o_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
+                ChipTensor task1_o = w_O.view(task1_o_shape, task1_o_offset);
+                CoreTaskArgs task1_args;
+                task1_args.add_input(task1_q);
+                task1_args.add_input(task1_k);
+                task1_args.add_input(task1_v);
+                task1_args.add_inout(task1_o);
 #ifdef HTP_PTOSIM
-                htp_ptosim_hint(task0_args, static_cast<int64_t>(v_b), static_cast<int64_t>(-1));
+                htp_ptosim_hint(task1_args, static_cast<int64_t>(v_b), static_cast<int64_t>(-1));
 #endif
-                TaskOutputTensors task0_outs = rt_submit_aiv_task(0, task0_args);
-                (void)task0_outs;
+                TaskOutputTensors task1_outs = rt_submit_aiv_task(0, task1_args);
+                (void)task1_outs;
             }
         }
     }
