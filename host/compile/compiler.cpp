@@ -29,6 +29,18 @@ nlohmann::ordered_json obligations_json(const std::vector<Obligation> &obs) {
   return a;
 }
 
+/// Replaces the source path `file` by `relative` in every string of `j` (span files, and the explanations
+/// that quote a location), in place.
+void relativize_spans(nlohmann::ordered_json &j, const std::string &file, const std::string &relative) {
+  if (j.is_string()) {
+    std::string &s = j.get_ref<std::string &>();
+    for (size_t at = s.find(file); at != std::string::npos; at = s.find(file, at + relative.size()))
+      s.replace(at, file.size(), relative);
+  } else if (j.is_structured()) {
+    for (auto &x : j) relativize_spans(x, file, relative);
+  }
+}
+
 }  // namespace
 
 nlohmann::ordered_json build_environment() {
@@ -163,6 +175,10 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
                               {"facts", result.pipeline.facts}};
   manifest["entrypoints"] = entrypoints_of(module);
   manifest["build"] = build_environment();
+  // Spans name the source relative to the compile's root (its directory): a manifest holds no host path
+  // and is the same wherever the program is compiled.
+  if (!module.file.empty())
+    relativize_spans(manifest, module.file, std::filesystem::path(module.file).filename().string());
   if (auto e = w.commit(std::move(manifest))) {
     result.diagnostics.report(*e);
     return abandon();

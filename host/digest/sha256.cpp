@@ -1,5 +1,7 @@
 #include "digest/sha256.hpp"
 
+#include "io/safe_read.hpp"
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -39,16 +41,8 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 Expected<std::string> sha256_file(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Diagnostic::error("io.read", "cannot read '" + path.string() + "': " + std::strerror(errno));
   DigestCtx d;
-  std::array<char, 1 << 16> buf{};
-  while (in) {
-    in.read(buf.data(), buf.size());
-    if (in.gcount() > 0) d.update(buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return Diagnostic::error("io.read", "error while reading '" + path.string() + "'");
+  if (auto e = stream_regular_file(path, [&](const char *data, size_t n) { d.update(data, n); })) return *e;
   return d.hex();
 }
 

@@ -1,5 +1,7 @@
 #include "json/json_reader.hpp"
 
+#include "io/safe_read.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -98,11 +100,9 @@ Expected<nlohmann::json> parse_json_text(std::string_view text, const std::strin
 }
 
 Expected<nlohmann::json> read_json_file(const std::string &file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Diagnostic::error("io.read", "cannot read '" + file + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), file);
+  auto text = read_regular_file(file, kMaxDocumentBytes);
+  if (!text) return text.error();
+  return parse_json_text(*text, file);
 }
 
 }  // namespace htp

@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include "digest/sha256.hpp"
+#include "io/safe_read.hpp"
 #include "json/json_reader.hpp"
 #include "package/package_path.hpp"
 #include "package/package_writer.hpp"
+#include "run/npy.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,11 +60,76 @@ Expected<PackageManifest> parse_package_manifest(std::string_view text, const st
 
 Expected<PackageManifest> read_package_manifest(const fs::path &dir) {
   fs::path file = dir / kManifestFile;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Diagnostic::error("package.no-manifest", "'" + dir.string() + "' is not a package: no manifest.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_package_manifest(ss.str(), file.string());
+  const std::string kind = file_kind(file);
+  if (kind == "nothing")
+    return Diagnostic::error("package.no-manifest", "'" + dir.string() + "' is not a package: no manifest.json");
+  if (kind != "a regular file")
+    return Diagnostic::error("package.special-file", "'" + file.string() + "' is " + kind +
+                                                         ", not a regular file; refusing to read it");
+  auto text = read_regular_file(file, kMaxDocumentBytes);
+  if (!text) return text.error();
+  return parse_package_manifest(*text, file.string());
+}
+
+DiagnosticList check_entrypoints(const nlohmann::json &entrypoints) {
+  DiagnosticList diags;
+  auto bad = [&](const std::string &where, const std::string &what) {
+    diags.report(Diagnostic::error("package.entrypoint", where + ": " + what));
+  };
+  if (!entrypoints.is_array()) {
+    if (!entrypoints.is_null()) bad("entrypoints", "must be an array, got " + std::string(json_type_name(entrypoints)));
+    return diags;
+  }
+  for (const auto &e : entrypoints) {
+    if (!e.is_object()) {
+      bad("entrypoints", "an entry must be an object, got " + std::string(json_type_name(e)));
+      continue;
+    }
+    const std::string entry = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
+    const nlohmann::json params = e.value("params", nlohmann::json::array());
+    if (!params.is_array()) {
+      bad("entry '" + entry + "'", "params must be an array");
+      continue;
+    }
+    for (const auto &p : params) {
+      const std::string name = p.is_object() && p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "?";
+      const std::string where = "entry '" + entry + "' parameter '" + name + "'";
+      if (!p.is_object() || name == "?") {
+        bad("entry '" + entry + "'", "a parameter without a name: " + p.dump());
+        continue;
+      }
+      const nlohmann::json dtype = p.value("dtype", nlohmann::json());
+      if (!dtype.is_string() || dtype_size(dtype.get<std::string>()) == 0) {
+        bad(where, "unknown dtype " + dtype.dump());
+        continue;
+      }
+      if (p.value("kind", "tensor") == "scalar") continue;
+      const nlohmann::json shape = p.value("shape", nlohmann::json());
+      if (!shape.is_array()) {
+        bad(where, "shape must be an array, got " + shape.dump());
+        continue;
+      }
+      uint64_t bytes = dtype_size(dtype.get<std::string>());
+      bool ok = true;
+      for (const auto &d : shape) {
+        if (d.is_string() && !d.get<std::string>().empty()) continue;  // bound by the inputs at run time
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+          bad(where, "dimension " + d.dump() + " of shape " + shape.dump() + " is not a non-negative integer or a name");
+          ok = false;
+          break;
+        }
+        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d.get<int64_t>()), &bytes) ||
+            bytes > kMaxEntrypointTensorBytes) {
+          bad(where, "shape " + shape.dump() + " of " + dtype.get<std::string>() + " is larger than " +
+                         std::to_string(kMaxEntrypointTensorBytes) + " bytes");
+          ok = false;
+          break;
+        }
+      }
+      (void)ok;
+    }
+  }
+  return diags;
 }
 
 DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> *loaded) {
@@ -76,13 +143,19 @@ DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> 
   for (const auto &f : m->files) {
     listed.insert(f.path);
     fs::path p = dir / f.path;
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec)) {
+    const std::string kind = file_kind(p);
+    if (kind == "nothing") {
       diags.report(Diagnostic::error("package.missing-file", "file '" + f.path + "' listed in the manifest is missing"));
       continue;
     }
+    if (kind != "a regular file") {
+      diags.report(Diagnostic::error("package.special-file", "'" + f.path + "' is " + kind +
+                                                                  "; a package holds regular files and directories only"));
+      continue;
+    }
     if (f.volatile_content) continue;
-    auto size = fs::file_size(p, ec);
+    std::error_code size_ec;
+    auto size = fs::file_size(p, size_ec);
     auto digest = sha256_file(p);
     if (!digest) {
       diags.report(digest.error());
@@ -96,14 +169,23 @@ DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> 
                                                                   " bytes, the manifest says " + std::to_string(f.size)));
   }
   std::error_code ec;
+  // The walk never follows a symlink (a symlinked directory is reported, not entered).
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
-    std::string rel = fs::relative(it->path(), dir).generic_string();
+    std::string rel = it->path().lexically_relative(dir).generic_string();  // fs::relative would follow links
+    const std::string kind = file_kind(it->path());
+    if (kind == "a directory") continue;
+    if (kind != "a regular file") {
+      diags.report(Diagnostic::error("package.special-file", "'" + rel + "' is " + kind +
+                                                                  "; a package holds regular files and directories only"));
+      continue;
+    }
     // Binding outputs live in build/ and logs/, which the compile manifest does not cover.
-    if (rel.rfind("build/", 0) == 0 || rel.rfind("logs/", 0) == 0) continue;
+    if (rel.rfind("build/", 0) == 0 || rel.rfind("logs/", 0) == 0 || rel == kSignatureFile) continue;
     if (!listed.count(rel))
       diags.report(Diagnostic::error("package.unlisted-file", "file '" + rel + "' is not listed in the manifest"));
   }
+  if (ec) diags.report(Diagnostic::error("package.walk", "cannot list '" + dir.string() + "': " + ec.message()));
+  diags.append(check_entrypoints(m->entrypoints));
   if (loaded) {
     for (const auto &want : m->plugins) {
       auto it = std::find_if(loaded->begin(), loaded->end(), [&](const PluginRef &p) { return p.name == want.name; });

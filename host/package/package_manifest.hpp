@@ -14,6 +14,8 @@
 namespace htp {
 
 inline constexpr const char *kPackageManifestSchema = "htp.manifest.v1";
+/// The detached Ed25519 signature of manifest.json (`htp-host sign`), next to it.
+inline constexpr const char *kSignatureFile = "manifest.sig";
 
 /// The parts of a package manifest the host checks and summarises.
 struct PackageManifest {
@@ -40,8 +42,17 @@ Expected<PackageManifest> parse_package_manifest(std::string_view text, const st
 /// Reads `<dir>/manifest.json`.
 Expected<PackageManifest> read_package_manifest(const std::filesystem::path &dir);
 
+/// The most bytes an entrypoint tensor may have (48-bit addresses), as the dialects bound tensor types.
+inline constexpr uint64_t kMaxEntrypointTensorBytes = uint64_t{1} << 48;
+
+/// Checks the entrypoints' parameters as `run` relies on them: each a scalar or a tensor with a known dtype
+/// and a shape of non-negative integers or symbol names whose byte size, counted with overflow checks,
+/// stays within kMaxEntrypointTensorBytes. Errors (`package.entrypoint`) name the entry, parameter and value.
+DiagnosticList check_entrypoints(const nlohmann::json &entrypoints);
+
 /// Checks a package: the manifest's schema; every listed file present with its size and sha256 (naming
-/// the file and both hashes when they differ); no unlisted files; and, when `loaded` is given, that the
+/// the file and both hashes when they differ); no unlisted files; no symlink, FIFO, socket or device anywhere
+/// in the tree (build/ and logs/ included); the entrypoints (check_entrypoints); and, when `loaded` is given, that the
 /// recorded plugin set is loadable (same names, versions and file hashes).
 DiagnosticList verify_package(const std::filesystem::path &dir, const std::vector<PluginRef> *loaded);
 

@@ -1,6 +1,7 @@
 #include "run/npy.hpp"
 
 #include "io/atomic_file.hpp"
+#include "io/safe_read.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -59,7 +60,8 @@ std::optional<std::string> header_value(const std::string &h, const std::string 
 
 int64_t HostArray::elements() const {
   int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 
@@ -140,7 +142,11 @@ Expected<HostArray> parse_npy(const std::string &bytes, const std::string &file)
     }
   }
   size_t data_offset = offset + header_len;
-  size_t need = size_t(a.elements()) * dtype_size(a.dtype);
+  // Counted in 64 bits with overflow checks: a header may claim any shape.
+  const int64_t elements = a.elements();
+  uint64_t need = 0;
+  if (elements < 0 || __builtin_mul_overflow(static_cast<uint64_t>(elements), dtype_size(a.dtype), &need))
+    return npy_error(file, "shape " + *shape + " has more elements than 64 bits count");
   if (bytes.size() - data_offset != need)
     return npy_error(file, "holds " + std::to_string(bytes.size() - data_offset) + " data bytes, " + a.describe() +
                                " needs " + std::to_string(need));
@@ -149,11 +155,9 @@ Expected<HostArray> parse_npy(const std::string &bytes, const std::string &file)
 }
 
 Expected<HostArray> read_npy(const std::filesystem::path &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Diagnostic::error("run.npy", "cannot read '" + path.string() + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_npy(ss.str(), path.string());
+  auto bytes = read_regular_file(path, kMaxArrayBytes);
+  if (!bytes) return Diagnostic::error("run.npy", bytes.error().message);
+  return parse_npy(*bytes, path.string());
 }
 
 std::string encode_npy(const HostArray &a) {

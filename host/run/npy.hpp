@@ -20,6 +20,7 @@ struct HostArray {
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
 
+  /// The element count; -1 when a dimension is negative or the count overflows 64 bits.
   int64_t elements() const;
   /// "f32[2, 3]".
   std::string describe() const;

@@ -9,6 +9,7 @@
 
 #include "cache/cache_dir.hpp"
 #include "loader/host_api.hpp"
+#include "io/safe_read.hpp"
 #include "package/package_manifest.hpp"
 
 namespace htp {
@@ -137,6 +138,10 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
       return std::nullopt;
     }
   }
+  if (DiagnosticList ep = check_entrypoints(manifest->entrypoints); ep.has_errors()) {  // also when not verifying
+    diags.append(ep);
+    return std::nullopt;
+  }
   const nlohmann::json *entry = find_entry(manifest->entrypoints, req.entry, diags);
   const Component *binding = find_binding(host, *manifest, diags);
   if (!entry || !binding) return std::nullopt;
@@ -220,6 +225,16 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
 
   fs::path cache = req.cache_dir.empty() ? default_cache_dir() : fs::absolute(req.cache_dir);
   fs::path run_dir = req.run_dir.empty() ? pkg / "logs" / "run" : fs::absolute(req.run_dir);
+  // Run outputs go into real directories only: a symlinked logs/ (or run dir) would send report.json and
+  // trace.json, and the removal of the previous run, outside the package.
+  for (const fs::path &d : req.run_dir.empty() ? std::vector<fs::path>{pkg / "logs", run_dir} : std::vector<fs::path>{run_dir}) {
+    const std::string kind = file_kind(d);
+    if (kind != "nothing" && kind != "a directory") {
+      diags.report(Diagnostic::error("run.dir", "'" + d.string() + "' is " + kind +
+                                                    ", not a directory; refusing to write run outputs through it"));
+      return std::nullopt;
+    }
+  }
   std::error_code ec;
   fs::create_directories(cache, ec);
   if (ec) {
@@ -260,10 +275,8 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     return std::nullopt;
   }
 
-  if (std::ifstream f(run_dir / "report.json"); f) {
-    std::stringstream ss;
-    ss << f.rdbuf();
-    out.report = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (auto text = read_regular_file(run_dir / "report.json", kMaxDocumentBytes)) {
+    out.report = nlohmann::json::parse(*text, nullptr, false);
     if (out.report.is_discarded()) {
       diags.report(Diagnostic::warning("run.report", "binding '" + binding->id + "' wrote a report.json that is not JSON"));
       out.report = nullptr;
