@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 COMMANDS = [[], ["plugins"], ["plugins", "list"], ["plugins", "inspect"], ["plugins", "verify"],
-            ["plugins", "manifest"], ["resolve"], ["compile"], ["inspect"], ["verify"], ["run"]]
+            ["plugins", "manifest"], ["resolve"], ["compile"], ["inspect"], ["verify"], ["sign"], ["keygen"], ["run"]]
 
 
 def help_text(host, command):
