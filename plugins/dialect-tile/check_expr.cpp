@@ -1,6 +1,8 @@
 // Expressions of tile bodies: names, constants, scalar arithmetic, tensor views and calls.
 #include "kernel_checker.hpp"
 
+#include <cmath>
+
 namespace tile {
 
 namespace {
@@ -135,7 +137,13 @@ Value KernelChecker::constant(htp::NodeRef e) {
   switch (c->kind) {
   case HTP_CONST_INT: return const_value(Expr(c->i));
   case HTP_CONST_BOOL: return const_value(Expr(c->i != 0));
-  case HTP_CONST_FLOAT: return const_value(Expr(c->real));
+  case HTP_CONST_FLOAT:
+    if (!std::isfinite(c->real)) {  // 1e309 is inf: the IR (JSON) carries finite floats only
+      error(e, "tile.constant", "float constant " + std::string(std::isnan(c->real) ? "nan" : "inf") +
+                                    " is not finite; kernels take finite float constants (e.g. -3.4e38 for a -inf start)");
+      return {};
+    }
+    return const_value(Expr(c->real));
   case HTP_CONST_BIGINT: error(e, "tile.constant", "integer constant does not fit in 64 bits"); return {};
   case HTP_CONST_STR: error(e, "tile.unsupported", "strings are not values in tile bodies"); return {};
   case HTP_CONST_NONE: error(e, "tile.unsupported", "None is not a value in tile bodies"); return {};

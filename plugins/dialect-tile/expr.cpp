@@ -103,7 +103,8 @@ std::optional<Expr> simplify(const std::string &op, const std::vector<Expr> &arg
 } // namespace
 
 Expr make_op(const std::string &op, std::vector<Expr> args) {
-  if (auto f = fold(op, args)) return *f;
+  // A fold that leaves the finite floats stays symbolic: JSON, and so the IR, has no inf or nan.
+  if (auto f = fold(op, args); f && !(f->is_number_float() && !std::isfinite(f->get<double>()))) return *f;
   if (auto s = simplify(op, args)) return *s;
   Expr e;
   e["op"] = op;

@@ -1,6 +1,7 @@
 #include "expr.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 
@@ -147,7 +148,11 @@ json lower_constant(htp::NodeRef e) {
   auto c = e.constant();
   if (c && c->kind == HTP_CONST_BOOL) return json(c->i != 0);
   if (c && c->kind == HTP_CONST_INT) return json(c->i);
-  if (c && c->kind == HTP_CONST_FLOAT) return json(c->real);
+  if (c && c->kind == HTP_CONST_FLOAT) {
+    if (!std::isfinite(c->real)) fail(e, "float constant " + std::string(std::isnan(c->real) ? "nan" : "inf") +
+                                             " is not finite; workload expressions take finite floats");
+    return json(c->real);
+  }
   fail(e, "only int, float and bool constants can appear in a workload expression");
 }
 
