@@ -22,17 +22,21 @@ struct DigestCtx {
     std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
     unsigned int len = 0;
     EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
-    static const char *digits = "0123456789abcdef";
-    std::string out(len * 2, '0');
-    for (unsigned i = 0; i < len; ++i) {
-      out[2 * i] = digits[md[i] >> 4];
-      out[2 * i + 1] = digits[md[i] & 15];
-    }
-    return out;
+    return hex_encode(md.data(), len);
   }
 };
 
 }  // namespace
+
+std::string hex_encode(const unsigned char *data, size_t n) {
+  static const char *digits = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = digits[data[i] >> 4];
+    out[2 * i + 1] = digits[data[i] & 15];
+  }
+  return out;
+}
 
 std::string sha256_hex(std::string_view bytes) {
   DigestCtx d;

@@ -9,6 +9,9 @@
 
 namespace htp {
 
+/// Lowercase hex of `n` bytes.
+std::string hex_encode(const unsigned char *data, size_t n);
+
 /// Hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);
 

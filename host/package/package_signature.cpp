@@ -26,16 +26,6 @@ using MdCtx = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
 
 Diagnostic signature_error(const std::string &message) { return Diagnostic::error("package.signature", message); }
 
-std::string hex(const unsigned char *data, size_t n) {
-  static const char *digits = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = digits[data[i] >> 4];
-    out[2 * i + 1] = digits[data[i] & 15];
-  }
-  return out;
-}
-
 std::optional<std::vector<unsigned char>> unhex(const std::string &text) {
   if (text.size() % 2) return std::nullopt;
   std::vector<unsigned char> out(text.size() / 2);
@@ -118,7 +108,7 @@ std::optional<Diagnostic> sign_package(const fs::path &package, const fs::path &
                                 {"algorithm", "ed25519"},
                                 {"public_key_sha256", key_id(key->get())},
                                 {"manifest_sha256", sha256_hex(*manifest)},
-                                {"signature", hex(sig, n)}};
+                                {"signature", hex_encode(sig, n)}};
   return atomic_write_file(package / kSignatureFile, doc.dump(2) + "\n");
 }
 

@@ -15,16 +15,6 @@ PROGRAMS = pathlib.Path(__file__).parent / "programs"
 RNG = np.random.default_rng(11)
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    return htp.Context(plugins=[os.environ["HTP_PLUGIN_DIR"]], use_environment=False)
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("ptosim-cache")
-
-
 def package(ctx, tmp_path_factory, program, entries):
     spec = importlib.util.spec_from_file_location(program, PROGRAMS / f"{program}.py")
     module = importlib.util.module_from_spec(spec)

@@ -30,16 +30,6 @@ def real_runtime():
     del os.environ["PTO_RUNTIME_ROOT"], os.environ["PTO_ISA_ROOT"]
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    return htp.Context(plugins=[os.environ["HTP_PLUGIN_DIR"]], use_environment=False)
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("ptort-cache")
-
-
 def compile_and_run(ctx, cache, tmp_path, program, entry_names, **inputs):
     spec = importlib.util.spec_from_file_location(program, PROGRAMS / f"{program}.py")
     module = importlib.util.module_from_spec(spec)
