@@ -63,6 +63,25 @@ typedef float float32_t;
 #include <stdfloat>
 typedef std::bfloat16_t bfloat16_t;
 #else
-// As PTO-ISA's CPU simulator on toolchains without std::bfloat16_t: a 16-bit float placeholder.
-typedef _Float16 bfloat16_t;
+#include <cstring>
+// Toolchains without std::bfloat16_t (g++ 12): bfloat16 as its 16-bit pattern (the top half of an IEEE
+// float, so tensors exchanged with torch or NumPy keep their bits), computed in float and rounded to
+// nearest even on the way back; NaN stays NaN.
+struct bfloat16_t {
+  uint16_t bits;
+  bfloat16_t() = default;
+  bfloat16_t(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    bits = (u & 0x7fffffffu) > 0x7f800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  template <typename T, typename = decltype(float(T()))> bfloat16_t(T v) : bfloat16_t(float(v)) {}
+  operator float() const {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+};
+#define HTP_PTOSIM_SOFT_BFLOAT16 1
 #endif

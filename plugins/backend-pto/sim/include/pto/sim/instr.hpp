@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include <pto/sim/cpu.hpp>
 #include <pto/sim/tile.hpp>
 
 namespace pto {
@@ -16,9 +17,7 @@ namespace sim {
 
 template <typename T> struct compute_type { using type = T; };
 template <> struct compute_type<_Float16> { using type = float; };
-#if defined(__STDCPP_BFLOAT16_T__) && __cplusplus >= 202302L
-template <> struct compute_type<std::bfloat16_t> { using type = float; };
-#endif
+template <> struct compute_type<bfloat16_t> { using type = float; };
 /// The type an element is computed in.
 template <typename T> using compute_t = typename compute_type<std::remove_cv_t<T>>::type;
 
