@@ -31,8 +31,10 @@ def shifted_exp_inputs():
 # Which pack passes each plan must contain: the dialect lowering, the layout conversions and the
 # target's own axpby lowering (never the other target's).
 EXPECTED_PASSES = {
-    "cpu-ref": {"ext.lower-elementwise", "ext.axpby-cpu-ref", "place.to-axe", "place.from-axe", "cpu-ref.emit"},
-    "pto-a2a3sim": {"ext.lower-elementwise", "ext.axpby-to-tile", "place.to-axe", "place.from-axe", "pto.emit"},
+    "cpu-ref": {"ext.lower-elementwise", "ext.axpby-cpu-ref", "place.to-axe", "place.from-axe", "cpu-ref.emit",
+                "ext.kernel-stats"},
+    "pto-a2a3sim": {"ext.lower-elementwise", "ext.axpby-to-tile", "place.to-axe", "place.from-axe", "pto.emit",
+                    "ext.kernel-stats"},
 }
 EXPECTED_PATH = {"cpu-ref": "cpu-ref", "pto-a2a3sim": "htp-cpu-sim"}
 
@@ -43,6 +45,13 @@ for target in ("cpu-ref", "pto-a2a3sim"):
     missing = EXPECTED_PASSES[target] - passes
     wrong = {"ext.axpby-to-tile", "ext.axpby-cpu-ref"} - EXPECTED_PASSES[target] & passes
     assert not missing and not wrong, f"{target}: plan passes {sorted(passes)}; missing {missing}, unexpected {wrong}"
+    # The analysis pass's result, as the module attribute after it (the IR dump of its step).
+    (dump,) = [n for n in pkg.dumps() if n.endswith("_ext.kernel-stats.py")]
+    with open(pkg.path / "ir" / dump.replace(".py", ".ast.json"), encoding="utf-8") as f:
+        stats = json.load(f)["attrs"]["ext.kernel_stats"]
+    assert stats["shifted_exp"] == {"load": 2, "store": 1, "other": stats["shifted_exp"]["other"]} and \
+        stats["shifted_exp"]["other"] > 0, f"{target}: ext.kernel_stats = {stats}"
+    print(f"ok: {target} ext.kernel-stats: {json.dumps(stats, sort_keys=True)}")
     for entry, make in (("blend", blend_inputs), ("shifted_exp", shifted_exp_inputs)):
         args, expected = make()
         bound = htp.bind(pkg, ctx)

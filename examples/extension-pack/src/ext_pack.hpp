@@ -33,6 +33,9 @@ void scan_place(htp::PassContext &ctx);
 void place_to_axe(htp::PassContext &ctx);
 void place_from_axe(htp::PassContext &ctx);
 
+// kernel_stats.cpp — an analysis pass: loads, stores and other calls per tile kernel (`ext.kernel_stats`).
+void kernel_stats(htp::PassContext &ctx);
+
 // cpu_ref_emitter.cpp — C++ loops for the host CPU from tile.kernels.
 void emit_cpu_ref(htp::PassContext &ctx);
 

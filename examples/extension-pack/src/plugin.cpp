@@ -19,6 +19,13 @@ void register_elementwise(htp::Registrar &r) {
                       .stage = HTP_STAGE_CANONICALIZE,
                       .applies_to = {"Uses.Dialect(name=ext)"},
                       .run = htp::pass_body<extpack::lower_elementwise>});
+  // An analysis for any program with tile kernels, on every target.
+  r.add(htp::PassSpec{.info = {.id = "ext.kernel-stats", .version = kVersion,
+                               .summary = "loads, stores and other calls per tile kernel -> ext.kernel_stats",
+                               .provides = {"IR.ExtKernelStats"}},
+                      .stage = HTP_STAGE_ANALYZE,
+                      .applies_to = {"Uses.Dialect(name=tile)"},
+                      .run = htp::pass_body<extpack::kernel_stats>});
 }
 
 void register_axpby(htp::Registrar &r) {

@@ -22,6 +22,7 @@
 #include <htp/plugin.hpp>
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,6 +36,107 @@ namespace htp {
 
 class ModuleRef;
 class PassContext;
+
+/// JSON scalars as attribute values hold them (attributes travel as JSON text through the ABI), so pass
+/// code reads `attr_string("tile.space")` instead of comparing with "\"tile\"".
+namespace json_scalar {
+
+/// The value of a JSON string literal; nullopt when `text` is not one.
+inline std::optional<std::string> parse_string(std::string_view text) {
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return std::nullopt;
+  std::string out;
+  auto hex4 = [&](size_t at, uint32_t &v) {
+    if (at + 4 > text.size() - 1) return false;
+    v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + uint32_t(d);
+    }
+    return true;
+  };
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"' || static_cast<unsigned char>(c) < 0x20) return std::nullopt;
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i + 1 > text.size() - 1) return std::nullopt;
+    switch (text[i]) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        uint32_t cp = 0, lo = 0;
+        if (!hex4(i + 1, cp)) return std::nullopt;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair
+          if (i + 2 >= text.size() - 1 || text[i + 1] != '\\' || text[i + 2] != 'u' || !hex4(i + 3, lo) || lo < 0xDC00 || lo > 0xDFFF)
+            return std::nullopt;
+          i += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+          return std::nullopt;
+        }
+        if (cp < 0x80) out += char(cp);
+        else if (cp < 0x800) out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+        else if (cp < 0x10000) out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+        else out += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+        break;
+      }
+      default: return std::nullopt;
+    }
+  }
+  return out;
+}
+
+/// `value` as a JSON string literal.
+inline std::string quote(std::string_view value) {
+  std::string out = "\"";
+  for (char c : value) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static const char *digits = "0123456789abcdef";
+          out += "\\u00";
+          out += digits[(c >> 4) & 0xF];
+          out += digits[c & 0xF];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+/// The value of a JSON integer (no fraction or exponent) that fits 64 bits; nullopt otherwise.
+inline std::optional<int64_t> parse_int(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+/// true / false; nullopt otherwise.
+inline std::optional<bool> parse_bool(std::string_view text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  return std::nullopt;
+}
+
+}  // namespace json_scalar
 
 /// Thrown from pass code to stop the pass with an error already reported (or with this message).
 class PassError : public std::runtime_error {
@@ -129,10 +231,27 @@ public:
     if (!node_ || api_->node_attr_get(api_->host, node_, to_htp_str(key), &s) != HTP_OK) return std::nullopt;
     return from_htp_str(s);
   }
+  /// Typed reads of an attribute: nullopt when it is absent or of another JSON type.
+  std::optional<std::string> attr_string(std::string_view key) const { return typed(attr(key), json_scalar::parse_string); }
+  std::optional<int64_t> attr_int(std::string_view key) const { return typed(attr(key), json_scalar::parse_int); }
+  std::optional<bool> attr_bool(std::string_view key) const { return typed(attr(key), json_scalar::parse_bool); }
+  /// An attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("wsp.task")`; nullopt
+  /// when absent.
+  template <class Json> std::optional<Json> attr_json(std::string_view key) const {
+    auto text = attr(key);
+    if (!text) return std::nullopt;
+    return Json::parse(*text);
+  }
   /// Sets a namespaced metadata attribute from JSON text; throws PassError when rejected.
   void set_attr(std::string_view key, std::string_view json, HtpDiag *sink = nullptr) const {
     if (api_->node_attr_set(api_->host, node_, to_htp_str(key), to_htp_str(json), sink) != HTP_OK)
       throw PassError("cannot set attribute '" + std::string(key) + "'");
+  }
+  void set_attr_string(std::string_view key, std::string_view value, HtpDiag *sink = nullptr) const {
+    set_attr(key, json_scalar::quote(value), sink);
+  }
+  void set_attr_int(std::string_view key, int64_t value, HtpDiag *sink = nullptr) const {
+    set_attr(key, std::to_string(value), sink);
   }
 
   /// "a.b.c" for a Name/Attribute chain, else empty.
@@ -163,6 +282,12 @@ public:
 
 private:
   static std::string_view view(HtpStr s) { return s.ptr ? std::string_view(s.ptr, s.len) : std::string_view(); }
+  template <class Parse>
+  static auto typed(const std::optional<std::string> &text, Parse parse) -> decltype(parse(std::string_view())) {
+    if (!text) return std::nullopt;
+    return parse(*text);
+  }
+  friend class ModuleRef;
 
   const HtpHostApi *api_ = nullptr;
   HtpNode *node_ = nullptr;
@@ -181,9 +306,23 @@ public:
     if (api_->module_attr_get(api_->host, m_, to_htp_str(key), &s) != HTP_OK) return std::nullopt;
     return from_htp_str(s);
   }
+  /// Typed reads of a module attribute: nullopt when it is absent or of another JSON type.
+  std::optional<std::string> attr_string(std::string_view key) const {
+    return NodeRef::typed(attr(key), json_scalar::parse_string);
+  }
+  std::optional<int64_t> attr_int(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_int); }
+  std::optional<bool> attr_bool(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_bool); }
+  /// A module attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("tile.kernels")`.
+  template <class Json> std::optional<Json> attr_json(std::string_view key) const {
+    auto text = attr(key);
+    if (!text) return std::nullopt;
+    return Json::parse(*text);
+  }
   void set_attr(std::string_view key, std::string_view json) const {
     check(api_->module_attr_set(api_->host, m_, to_htp_str(key), to_htp_str(json), sink_), "set_attr");
   }
+  void set_attr_string(std::string_view key, std::string_view value) const { set_attr(key, json_scalar::quote(value)); }
+  void set_attr_int(std::string_view key, int64_t value) const { set_attr(key, std::to_string(value)); }
   /// A new detached node of `type` at `span`.
   NodeRef create(std::string_view type, const HtpSpan *span = nullptr) const {
     HtpNode *n = api_->node_create(api_->host, m_, to_htp_str(type), span);
