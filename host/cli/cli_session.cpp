@@ -16,6 +16,7 @@ PluginHost &Session::plugins() {
   host_ = std::make_unique<PluginHost>();
   PluginSearch search;
   for (const auto &s : plugin_specs) search.specs.push_back(absolute_cli_path(s));
+  search.include_builtins = !no_builtin_plugins;
   if (safe_plugins) {
     SafeLoadOptions safe;
     safe.probe_cache = probe_cache.empty() ? default_cache_dir() / "plugin-probes.json"

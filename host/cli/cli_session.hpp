@@ -24,6 +24,8 @@ public:
   std::vector<std::string> plugin_specs;
   /// --log-level (else HTP_LOG_LEVEL, else "warn").
   std::string log_level;
+  /// --no-builtin-plugins: start from an empty set instead of the built-in plugins.
+  bool no_builtin_plugins = false;
   /// --safe-plugins: probe each plugin in a child process before loading it; skip the unsafe ones.
   bool safe_plugins = false;
   /// --probe-cache (default: <cache dir>/plugin-probes.json) and --probe-timeout-ms for --safe-plugins.
@@ -32,7 +34,7 @@ public:
   /// The action of the chosen subcommand; returns the exit status.
   std::function<int()> action;
 
-  /// Loads the plugin set once: --plugins if given, else the built-in plugins; plus HTP_PLUGIN_PATH.
+  /// Loads the plugin set once: the built-in plugins (unless --no-builtin-plugins), --plugins, HTP_PLUGIN_PATH.
   /// Load failures are printed to stderr and remembered (see plugin_errors()).
   PluginHost &plugins();
   /// True when loading the plugin set reported an error.

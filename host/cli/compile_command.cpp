@@ -49,6 +49,7 @@ int run_compile(Session &session, const CompileArgs &a) {
   } else {
     PythonFrontend frontend = PythonFrontend::from_environment();
     for (const auto &s : session.plugin_specs) frontend.plugin_specs.push_back(absolute_cli_path(s));
+    frontend.builtin_plugins = !session.no_builtin_plugins;
     module = capture_python_file(frontend, program, diags);
   }
   if (!module) {

@@ -19,9 +19,11 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", std::string("htp-host ") + HTP_VERSION_STRING + " (ABI " +
                                         std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR) + ")");
   app.add_option("--plugins", session.plugin_specs,
-                 "Plugin directory, plugin library (.so) or plugin-set JSON file; repeatable. "
-                 "Default: the built-in plugins. HTP_PLUGIN_PATH adds more.")
+                 "Plugin directory, plugin library (.so) or plugin-set JSON file; repeatable. Added to the "
+                 "built-in plugins (a library named like a built-in one replaces it). HTP_PLUGIN_PATH adds more.")
       ->type_name("PATH");
+  app.add_flag("--no-builtin-plugins", session.no_builtin_plugins,
+               "Load exactly the --plugins set (and HTP_PLUGIN_PATH), without the built-in plugins");
   app.add_option("--log-level", session.log_level, "trace|debug|info|warn|error|off (default: HTP_LOG_LEVEL or warn)")
       ->type_name("LEVEL");
   app.add_flag("--safe-plugins", session.safe_plugins,

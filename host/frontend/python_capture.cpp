@@ -77,6 +77,7 @@ Expected<ast::Module> capture_python_file(const PythonFrontend &frontend, const 
     args.push_back("--plugins");
     args.push_back(s);
   }
+  if (!frontend.builtin_plugins) args.push_back("--no-builtin-plugins");
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("PYTHONPATH", pythonpath.c_str(), 1);

@@ -16,6 +16,7 @@ struct PythonFrontend {
   std::string python = "/usr/bin/python3";  ///< The interpreter (HTP_PYTHON overrides).
   std::vector<std::string> python_path;      ///< Where the `htp` package lives; empty: next to the host library.
   std::vector<std::string> plugin_specs;     ///< Passed to the frontend so it knows the loaded dialects.
+  bool builtin_plugins = true;               ///< False: the frontend knows only plugin_specs.
 
   /// The frontend with the interpreter from HTP_PYTHON and the package found next to the host library.
   static PythonFrontend from_environment();

@@ -112,13 +112,19 @@ fs::path builtin_plugin_dir() {
 std::vector<fs::path> discover_plugins(const PluginSearch &search, DiagnosticList &diags) {
   std::vector<fs::path> out;
   for (const auto &s : search.specs) add_spec(fs::path(s).lexically_normal(), "--plugins", out, diags, 0);
-  if (search.specs.empty() && search.default_when_empty) {
+  if (search.include_builtins) {
     fs::path dir = builtin_plugin_dir();
-    if (dir.empty() || !fs::is_directory(dir))
+    if (dir.empty() || !fs::is_directory(dir)) {
       diags.report(Diagnostic::warning("plugins.builtin-missing",
                                        "built-in plugin directory '" + dir.string() + "' not found"));
-    else
-      add_directory(dir, out, diags);
+    } else {
+      std::set<fs::path> replaced;
+      for (const auto &p : out) replaced.insert(p.filename());
+      std::vector<fs::path> builtins;
+      add_directory(dir, builtins, diags);
+      std::erase_if(builtins, [&](const fs::path &p) { return replaced.count(p.filename()) != 0; });
+      out.insert(out.begin(), builtins.begin(), builtins.end());
+    }
   }
   if (search.use_environment) {
     // secure_getenv returns NULL in set-uid/set-gid processes: HTP_PLUGIN_PATH is ignored there.
@@ -132,11 +138,14 @@ std::vector<fs::path> discover_plugins(const PluginSearch &search, DiagnosticLis
       }
     }
   }
-  // Same path listed twice: keep the first occurrence (same file via other paths is caught at load).
+  // Same file listed twice (e.g. the built-in directory also given with --plugins): keep the first.
   std::set<fs::path> seen;
   std::vector<fs::path> unique;
-  for (auto &p : out)
-    if (seen.insert(p).second) unique.push_back(p);
+  for (auto &p : out) {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(p, ec);
+    if (seen.insert(ec ? p : key).second) unique.push_back(p);
+  }
   return unique;
 }
 

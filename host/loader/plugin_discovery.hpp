@@ -17,8 +17,10 @@ inline constexpr const char *kPluginSetSchema = "htp.plugin-set.v1";
 struct PluginSearch {
   /// Absolute paths: a directory (every *.so in it), a plugin library, or a plugin-set JSON file.
   std::vector<std::string> specs;
-  /// When specs is empty, load the built-in plugins next to the host library.
-  bool default_when_empty = true;
+  /// Also load the built-in plugins next to the host library, before the specs (extensions are added to
+  /// the built-ins, as LLVM pass plugins are). A built-in is left out when a spec names a library with the
+  /// same file name (the user's copy replaces it). False: exactly the specs (--no-builtin-plugins).
+  bool include_builtins = true;
   /// Also search the colon-separated HTP_PLUGIN_PATH (never when running set-uid/set-gid).
   bool use_environment = true;
   /// --safe-plugins: probe every library in a child process first and skip the unsafe ones.

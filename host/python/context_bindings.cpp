@@ -5,11 +5,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,35 +32,128 @@ namespace htp::python {
 
 namespace {
 
-struct PluginError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct CompileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct RunError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A tensor argument as the caller passed it: the DLPack capsule that keeps the exporter's memory alive
+// for the run, and whether the run works in that memory (zero-copy) or in a host copy.
+struct CallerTensor {
+  py::object capsule;
+  DLTensor *dl = nullptr;
+  bool in_place = false;
 };
 
-// A NumPy array as a host array (copied, C order); dtype must be one HTP knows.
-HostArray host_array(const std::string &name, const py::array &in) {
-  std::string descr = py::str(in.dtype().attr("str"));
-  auto dtype = dtype_from_numpy(descr);
-  if (!dtype) throw py::value_error("argument '" + name + "' has dtype " + descr + ", which HTP does not support");
-  py::array a = py::array::ensure(in, py::array::c_style);
+std::string device_name(DLDevice d) {
+  static const std::map<int, std::string> names = {
+      {kDLCPU, "cpu"},     {kDLCUDA, "cuda"},     {kDLCUDAHost, "cuda_host"}, {kDLOpenCL, "opencl"},
+      {kDLVulkan, "vulkan"}, {kDLMetal, "metal"}, {kDLVPI, "vpi"},           {kDLROCM, "rocm"},
+      {kDLROCMHost, "rocm_host"}, {kDLExtDev, "ext_dev"}, {kDLCUDAManaged, "cuda_managed"}, {14 /* oneAPI */, "oneapi"},
+      {15 /* WebGPU */, "webgpu"}, {16 /* Hexagon */, "hexagon"}};
+  auto it = names.find(int(d.device_type));
+  return (it != names.end() ? it->second : "device type " + std::to_string(int(d.device_type))) + ":" +
+         std::to_string(d.device_id);
+}
+
+void check_device(const std::string &name, DLDevice d) {
+  if (d.device_type == kDLCPU || d.device_type == kDLCUDAHost) return;  // host-addressable memory
+  throw py::value_error("argument '" + name + "' is on device " + device_name(d) +
+                        "; HTP's bindings read host memory: move it to the CPU first (e.g. tensor.cpu())");
+}
+
+// Copies a strided array element by element (strides in bytes); used when a caller's tensor is not
+// C-contiguous, in both directions.
+void strided_copy(const uint8_t *src, const int64_t *src_strides, uint8_t *dst, const int64_t *dst_strides,
+                  const int64_t *shape, int ndim, size_t elem) {
+  if (ndim == 0) {
+    std::memcpy(dst, src, elem);
+    return;
+  }
+  for (int64_t i = 0; i < shape[0]; ++i)
+    strided_copy(src + i * src_strides[0], src_strides + 1, dst + i * dst_strides[0], dst_strides + 1, shape + 1,
+                 ndim - 1, elem);
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t> &shape, size_t elem) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = int64_t(elem);
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  return s;
+}
+
+// The byte strides of a DLTensor (DLPack strides count elements; null means C order).
+std::vector<int64_t> byte_strides(const DLTensor &t, size_t elem) {
+  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  if (!t.strides) return contiguous_strides(shape, elem);
+  std::vector<int64_t> s(t.strides, t.strides + t.ndim);
+  for (auto &x : s) x *= int64_t(elem);
+  return s;
+}
+
+bool is_c_contiguous(const DLTensor &t, size_t elem) {
+  if (!t.strides) return true;
+  std::vector<int64_t> shape(t.shape, t.shape + t.ndim), want = contiguous_strides(shape, elem);
+  auto have = byte_strides(t, elem);
+  for (int i = 0; i < t.ndim; ++i)
+    if (shape[i] > 1 && have[i] != want[i]) return false;
+  return true;
+}
+
+// A tensor argument (any object with __dlpack__, or a DLPack capsule) as a host array: the caller's memory
+// itself when it is on the CPU and C-contiguous, else a C-order copy. Wrong device or dtype: ValueError /
+// TypeError naming the argument.
+HostArray import_tensor(const std::string &name, const py::object &obj, CallerTensor &keep) {
+  if (py::hasattr(obj, "__dlpack_device__")) {
+    auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    check_device(name, DLDevice{DLDeviceType(dev.first), dev.second});
+  }
+  if (PyCapsule_CheckExact(obj.ptr())) keep.capsule = obj;
+  else if (py::hasattr(obj, "__dlpack__")) keep.capsule = obj.attr("__dlpack__")();
+  else throw py::type_error("argument '" + name + "' is a " + std::string(py::str(py::type::of(obj).attr("__name__"))) +
+                            ", not a tensor (an object with __dlpack__, e.g. a NumPy array or a torch tensor)");
+  auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(keep.capsule.ptr(), "dltensor"));
+  if (!managed) throw py::error_already_set();
+  DLTensor &t = managed->dl_tensor;
+  keep.dl = &t;
+  check_device(name, t.device);
+  auto dtype = dtype_from_dlpack(t.dtype);
+  if (!dtype)
+    throw py::type_error("argument '" + name + "' has DLPack dtype (code " + std::to_string(t.dtype.code) + ", " +
+                         std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
+                         " lanes), which HTP does not support");
   HostArray h;
   h.dtype = *dtype;
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) h.shape.push_back(a.shape(i));
-  const auto *p = static_cast<const uint8_t *>(a.data());
-  h.data.assign(p, p + a.nbytes());
+  h.shape.assign(t.shape, t.shape + t.ndim);
+  const size_t elem = dtype_size(h.dtype);
+  const int64_t n = h.elements();
+  if (n < 0) throw py::value_error("argument '" + name + "' has a negative or overflowing shape " + h.describe());
+  auto *base = static_cast<uint8_t *>(t.data) + t.byte_offset;
+  if (n == 0) return h;
+  if (is_c_contiguous(t, elem)) {
+    h.external = base;
+    keep.in_place = true;
+    return h;
+  }
+  h.data.resize(size_t(n) * elem);
+  auto src = byte_strides(t, elem), dst = contiguous_strides(h.shape, elem);
+  strided_copy(base, src.data(), h.data.data(), dst.data(), h.shape.data(), t.ndim, elem);
   return h;
+}
+
+// Writes a host copy back into the caller's (non-contiguous) tensor after the run.
+void export_to_caller(const HostArray &h, const CallerTensor &keep) {
+  const DLTensor &t = *keep.dl;
+  const size_t elem = dtype_size(h.dtype);
+  if (h.elements() <= 0) return;
+  auto src = contiguous_strides(h.shape, elem), dst = byte_strides(t, elem);
+  strided_copy(h.bytes(), src.data(), static_cast<uint8_t *>(t.data) + t.byte_offset, dst.data(), h.shape.data(),
+               t.ndim, elem);
 }
 
 py::array numpy_array(const HostArray &h) {
   py::dtype dt(dtype_to_numpy(h.dtype).value_or("|u1"));
   std::vector<py::ssize_t> shape(h.shape.begin(), h.shape.end());
   py::array out(dt, shape);
-  std::memcpy(out.mutable_data(), h.data.data(), h.data.size());
+  std::memcpy(out.mutable_data(), h.bytes(), size_t(h.elements()) * dtype_size(h.dtype));
   return out;
 }
 
@@ -79,6 +173,9 @@ py::dict diag_dict(const Diagnostic &diag) {
   d["code"] = diag.code;
   d["message"] = diag.message;
   d["span"] = span_dict(diag.span);
+  py::list notes;
+  for (const auto &n : diag.notes) notes.append(diag_dict(n));
+  d["notes"] = notes;
   d["rendered"] = diag.render();
   return d;
 }
@@ -104,15 +201,12 @@ py::dict component_dict(const Component &c, const std::string &plugin, const std
 
 class Context {
 public:
-  Context(std::optional<std::vector<std::string>> specs, bool use_environment) {
+  Context(const std::vector<std::string> &specs, bool builtins, bool use_environment) {
     PluginSearch search;
-    if (specs) {
-      for (const auto &s : *specs) search.specs.push_back(fs::absolute(s).lexically_normal().string());
-      search.default_when_empty = false;
-    }
+    for (const auto &s : specs) search.specs.push_back(fs::absolute(s).lexically_normal().string());
+    search.include_builtins = builtins;
     search.use_environment = use_environment;
     host_.load_all(search, load_diags_);
-    if (load_diags_.has_errors()) throw PluginError(load_diags_.render());
   }
 
   py::list load_diagnostics() const { return diag_list(load_diags_); }
@@ -180,27 +274,25 @@ public:
         diags.append(r.diagnostics);
       }
     }
-    if (!r.ok) {
-      std::string text = diags.render();
-      if (r.failed) text += "kept the failed compile in " + r.failed->string() + "\n";
-      throw CompileError(text.empty() ? std::string("compile failed") : text);
-    }
     py::dict d;
-    d["package"] = r.package.string();
+    d["ok"] = r.ok;
+    d["failed_dir"] = r.failed ? r.failed->string() : std::string();
+    d["package"] = r.ok ? r.package.string() : std::string();
     d["diagnostics"] = diag_list(diags);
     d["rendered"] = diags.render();
     return d;
   }
 
-  py::dict run(const std::string &package, const std::string &entry, const py::dict &arrays,
+  py::dict run(const std::string &package, const std::string &entry, const py::dict &tensors,
                const py::dict &scalars, const std::string &cache_dir, const std::string &run_dir,
                const std::string &options_json, bool verify) {
     RunRequest req;
     req.package = fs::absolute(package).lexically_normal();
     req.entry = entry;
-    for (auto item : arrays) {
+    std::map<std::string, CallerTensor> callers;
+    for (auto item : tensors) {
       std::string name = py::str(item.first);
-      req.tensors[name] = host_array(name, py::reinterpret_borrow<py::array>(py::array::ensure(item.second)));
+      req.tensors[name] = import_tensor(name, py::reinterpret_borrow<py::object>(item.second), callers[name]);
     }
     for (auto item : scalars) {
       std::string name = py::str(item.first);
@@ -220,11 +312,30 @@ public:
       py::gil_scoped_release release;
       outcome = run_package(host_, req, diags);
     }
-    if (!outcome) throw RunError(diags.empty() ? std::string("run failed") : diags.render());
+    if (!outcome) {
+      py::dict d;
+      d["ok"] = false;
+      d["diagnostics"] = diag_list(diags);
+      d["rendered"] = diags.render();
+      return d;
+    }
+    // Outputs the caller passed are written in its tensors (in place, or copied back into a strided one);
+    // the others come back as NumPy arrays.
     py::dict outputs;
-    for (const auto &[name, arr] : outcome->outputs) outputs[py::str(name)] = numpy_array(arr);
+    py::list in_caller;
+    for (const auto &[name, arr] : outcome->outputs) {
+      auto it = callers.find(name);
+      if (it == callers.end()) {
+        outputs[py::str(name)] = numpy_array(arr);
+        continue;
+      }
+      if (!it->second.in_place) export_to_caller(arr, it->second);
+      in_caller.append(name);
+    }
     py::dict d;
+    d["ok"] = true;
     d["outputs"] = outputs;
+    d["in_caller"] = in_caller;
     d["report"] = outcome->report.dump();
     d["run_dir"] = outcome->run_dir.string();
     d["binding"] = outcome->binding;
@@ -239,12 +350,10 @@ private:
 
 /// What the manifests of a plugin search declare, without loading any library: one dict per
 /// component (kind, id, name, names, plugin, path) and the diagnostics of unreadable entries.
-py::dict read_plugin_manifests(std::optional<std::vector<std::string>> specs, bool use_environment) {
+py::dict read_plugin_manifests(const std::vector<std::string> &specs, bool builtins, bool use_environment) {
   PluginSearch search;
-  if (specs) {
-    for (const auto &s : *specs) search.specs.push_back(fs::absolute(s).lexically_normal().string());
-    search.default_when_empty = false;
-  }
+  for (const auto &s : specs) search.specs.push_back(fs::absolute(s).lexically_normal().string());
+  search.include_builtins = builtins;
   search.use_environment = use_environment;
   DiagnosticList diags;
   py::list comps;
@@ -265,15 +374,11 @@ py::dict read_plugin_manifests(std::optional<std::vector<std::string>> specs, bo
 }  // namespace
 
 void bind_context(py::module_ &m) {
-  py::register_exception<PluginError>(m, "PluginError");
-  py::register_exception<CompileError>(m, "CompileError");
-  py::register_exception<RunError>(m, "RunError");
-
   py::class_<Context>(m, "Context", "A loaded plugin set (plugins stay resident for the process).")
-      .def(py::init<std::optional<std::vector<std::string>>, bool>(), py::arg("plugins") = py::none(),
-           py::arg("use_environment") = true,
-           "Loads the plugins of `plugins` (absolute dirs, .so files, plugin-set JSON), or the built-in "
-           "plugins when None; raises PluginError with the rendered diagnostics on a load failure.")
+      .def(py::init<const std::vector<std::string> &, bool, bool>(), py::arg("plugins") = std::vector<std::string>{},
+           py::arg("builtins") = true, py::arg("use_environment") = true,
+           "Loads the built-in plugins (unless builtins=False) and those of `plugins` (absolute dirs, .so "
+           "files, plugin-set JSON); load diagnostics are in load_diagnostics().")
       .def("load_diagnostics", &Context::load_diagnostics)
       .def("plugins", &Context::plugins)
       .def("components", &Context::components, py::arg("kind") = py::none())
@@ -281,15 +386,17 @@ void bind_context(py::module_ &m) {
       .def("intrinsic_sets", [](const Context &c) { return c.components(std::string("intrinsic-set")); })
       .def("compile", &Context::compile, py::arg("module_json"), py::arg("target"), py::arg("out"),
            py::arg("options") = py::dict(),
-           "Compiles an htp.ast.v1 document (GIL released); returns {package, diagnostics, rendered} or "
-           "raises CompileError with the rendered diagnostics.")
-      .def("run", &Context::run, py::arg("package"), py::arg("entry") = "", py::arg("arrays") = py::dict(),
+           "Compiles an htp.ast.v1 document (GIL released); returns {ok, package, failed_dir, diagnostics, "
+           "rendered}.")
+      .def("run", &Context::run, py::arg("package"), py::arg("entry") = "", py::arg("tensors") = py::dict(),
            py::arg("scalars") = py::dict(), py::arg("cache_dir") = "", py::arg("run_dir") = "",
            py::arg("options") = "{}", py::arg("verify") = true,
-           "Runs a package entry with its binding (GIL released); returns {outputs, report (JSON text), "
-           "run_dir, binding, diagnostics} or raises RunError with the rendered diagnostics.");
-  m.def("read_plugin_manifests", &read_plugin_manifests, py::arg("plugins") = py::none(),
-        py::arg("use_environment") = true,
+           "Runs a package entry with its binding (GIL released). `tensors` maps names to DLPack objects "
+           "(used in place when on the CPU and C-contiguous); returns {ok, outputs (NumPy arrays of the outputs "
+           "not passed), in_caller (outputs written into the caller's tensors), report (JSON text), run_dir, "
+           "binding, diagnostics, rendered}.");
+  m.def("read_plugin_manifests", &read_plugin_manifests, py::arg("plugins") = std::vector<std::string>{},
+        py::arg("builtins") = true, py::arg("use_environment") = true,
         "Components declared by the manifests of a plugin search, without loading any library.");
   m.def("builtin_plugin_dir", [] { return builtin_plugin_dir().string(); });
 }

@@ -83,6 +83,14 @@ bool dtype_to_dlpack(const std::string &dtype, DLDataType &out) {
   return true;
 }
 
+std::optional<std::string> dtype_from_dlpack(DLDataType type) {
+  if (type.lanes != 1) return std::nullopt;
+  if (type.code == 6 /* kDLBool, DLPack >= 0.8 */ && type.bits == 8) return std::string("bool");
+  for (const auto &x : kDtypes)
+    if (x.code == type.code && x.bits == type.bits && std::string_view(x.name) != "bool") return std::string(x.name);
+  return std::nullopt;
+}
+
 std::optional<std::string> dtype_to_numpy(const std::string &dtype) {
   const DtypeInfo *d = find_dtype(dtype);
   if (!d) return std::nullopt;
@@ -177,7 +185,7 @@ std::string encode_npy(const HostArray &a) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(reinterpret_cast<const char *>(a.data.data()), a.data.size());
+  out.append(reinterpret_cast<const char *>(a.bytes()), a.external ? size_t(a.elements()) * dtype_size(a.dtype) : a.data.size());
   return out;
 }
 

@@ -19,6 +19,12 @@ struct HostArray {
   std::string dtype;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
+  /// Caller memory used in place of `data` (zero-copy): C-contiguous, elements() * dtype_size(dtype) bytes,
+  /// alive and not resized for as long as the array is used. Null: the array owns `data`.
+  uint8_t *external = nullptr;
+
+  uint8_t *bytes() { return external ? external : data.data(); }
+  const uint8_t *bytes() const { return external ? external : data.data(); }
 
   /// The element count; -1 when a dimension is negative or the count overflows 64 bits.
   int64_t elements() const;
@@ -30,6 +36,8 @@ struct HostArray {
 size_t dtype_size(const std::string &dtype);
 /// The DLPack type of an HTP dtype; false when unknown.
 bool dtype_to_dlpack(const std::string &dtype, DLDataType &out);
+/// The HTP dtype of a DLPack type (bool as kDLUInt 8 reads as u8); nullopt when HTP has none.
+std::optional<std::string> dtype_from_dlpack(DLDataType type);
 /// The NumPy descr ("<f4") of an HTP dtype; bf16 travels as "<u2" (NumPy has no bfloat16).
 std::optional<std::string> dtype_to_numpy(const std::string &dtype);
 /// The HTP dtype of a NumPy descr; nullopt when unsupported (big-endian, structured, objects, ...).

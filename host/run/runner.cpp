@@ -9,6 +9,7 @@
 
 #include "cache/cache_dir.hpp"
 #include "loader/host_api.hpp"
+#include "io/atomic_file.hpp"
 #include "io/safe_read.hpp"
 #include "package/package_manifest.hpp"
 
@@ -48,8 +49,9 @@ bool check_tensor(const nlohmann::json &p, const HostArray &a, std::map<std::str
     }
   }
   if (dtype_ok && shape_ok) return true;
-  diags.report(Diagnostic::error("run.argument", "argument '" + name + "' is " + a.describe() + ", but the entry expects " +
-                                                     param_text(p)));
+  // Distinct codes, so that the Python binding raises TypeError for a dtype and ValueError for a shape.
+  diags.report(Diagnostic::error(dtype_ok ? "run.argument.shape" : "run.argument.dtype",
+                                 "argument '" + name + "' is " + a.describe() + ", but the entry expects " + param_text(p)));
   return false;
 }
 
@@ -209,7 +211,7 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     }
     HostArray &arr = arrays[name];
     DLTensor &t = tensors[i];
-    t.data = arr.data.data();
+    t.data = arr.bytes();
     t.device = DLDevice{kDLCPU, 0};
     t.ndim = static_cast<int32_t>(arr.shape.size());
     std::string dtype = p.value("dtype", arr.dtype);
@@ -281,6 +283,19 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
       diags.report(Diagnostic::warning("run.report", "binding '" + binding->id + "' wrote a report.json that is not JSON"));
       out.report = nullptr;
     }
+  }
+  // Where each tensor argument lived during the run, so a caller can tell whether its memory was used in
+  // place (zero-copy) or copied.
+  if (out.report.is_object()) {
+    nlohmann::json where = nlohmann::json::object();
+    for (const auto &p : params) {
+      if (p.value("kind", "tensor") == "scalar") continue;
+      const std::string &name = p["name"].get_ref<const std::string &>();
+      const bool given = req.tensors.count(name) != 0;
+      where[name] = arrays[name].external ? "caller memory (zero-copy)" : given ? "host copy" : "allocated by the host";
+    }
+    out.report["arguments"] = std::move(where);
+    (void)atomic_write_file(run_dir / "report.json", out.report.dump(2) + "\n");
   }
   for (const auto &p : params)
     if (p.value("kind", "tensor") != "scalar" && p.value("dir", "in") != "in")

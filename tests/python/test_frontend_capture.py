@@ -28,7 +28,7 @@ TABLE = {"a": 1}
 
 @pytest.fixture(scope="module")
 def ctx():
-    return htp.Context([TOY_PLUGIN])
+    return htp.Context([TOY_PLUGIN], builtins=False)
 
 
 def test_dialect_surface_comes_from_plugin(ctx):

@@ -22,7 +22,7 @@ N = 8
 
 @pytest.fixture(scope="module")
 def ctx():
-    return htp.Context([TOY_PLUGIN])
+    return htp.Context([TOY_PLUGIN], builtins=False)
 
 
 def kernels():
@@ -104,7 +104,7 @@ def test_dialect_not_loaded_names_the_plugin(ctx, tmp_path):
     def k(a):
         return a
 
-    empty = htp.Context([], use_environment=False)
+    empty = htp.Context([], builtins=False, use_environment=False)
     with pytest.raises(htp.CaptureError) as e:
         empty.compile(k, target="toy-sim", out=tmp_path / "p")
     (d,) = e.value.diagnostics

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(not os.path.isfile(TOY_PLUGIN), reason="HTP_TOY_
 
 @pytest.fixture(scope="module")
 def ctx():
-    return htp.Context([TOY_PLUGIN])
+    return htp.Context([TOY_PLUGIN], builtins=False)
 
 
 def axpy_kernel():
@@ -38,7 +38,9 @@ def test_run_returns_outputs_and_report(ctx, pkg, tmp_path):
     assert isinstance(r, htp.RunResult)
     np.testing.assert_array_equal(r["out"], x + y + 100)
     assert r.outputs["out"].dtype == np.float32
-    assert r.report == {"schema": "htp.run.v1", "path": "toy-interpreter", "entry": "axpy"}
+    assert r.report == {"schema": "htp.run.v1", "path": "toy-interpreter", "entry": "axpy",
+                        "arguments": {"x": "caller memory (zero-copy)", "y": "caller memory (zero-copy)",
+                                      "out": "allocated by the host"}}
     assert r.binding == "toy.binding"
     assert (r.run_dir / "report.json").is_file()
 

@@ -5,11 +5,13 @@ except ModuleNotFoundError as _e:  # htp._ast_json stays usable without it
     if _e.name != __name__ + "._htp":
         raise
 else:
-    from .errors import CaptureError, CompileError, PluginError, RunError
+    from .errors import (ArgumentTypeError, ArgumentValueError, CaptureError, CompileError, CompileWarning,
+                         Diagnostic, Error, PluginError, RunError)
     from .context import BoundPackage, Context, Package, RunResult, bind
     from . import dialects, intrinsics
 
 # htp.capture (the capture module, also `python -m htp.capture`) is imported on first use, so that running
 # it as __main__ finds no copy of it already imported.
-__all__ = ["Context", "Package", "BoundPackage", "RunResult", "bind", "dialects", "intrinsics", "CaptureError",
-           "CompileError", "PluginError", "RunError"]
+__all__ = ["Context", "Package", "BoundPackage", "RunResult", "bind", "dialects", "intrinsics", "Error", "Diagnostic",
+           "CaptureError", "CompileError", "CompileWarning", "PluginError", "RunError", "ArgumentTypeError",
+           "ArgumentValueError"]

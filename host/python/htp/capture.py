@@ -297,9 +297,10 @@ def _exception_span(exc: BaseException, file: str) -> dict | None:
     return {"file": file, "line": line, "col": 0, "end_line": line, "end_col": 0}
 
 
-def capture_file(path: str, plugin_specs=None) -> tuple[dict | None, list[dict]]:
+def capture_file(path: str, plugin_specs=None, builtins: bool = True) -> tuple[dict | None, list[dict]]:
     """Runs the program at ``path`` as a module and captures every captured function it defines,
-    checking their dialects against the plugins of ``plugin_specs`` (``None``: the built-in plugins)."""
+    checking their dialects against the built-in plugins (unless ``builtins`` is false) and those of
+    ``plugin_specs``."""
     try:
         source = _read_source(path)
     except (OSError, SyntaxError, UnicodeDecodeError) as e:
@@ -313,7 +314,7 @@ def capture_file(path: str, plugin_specs=None) -> tuple[dict | None, list[dict]]
                 "end_col": max((e.end_offset or (col + 1)) - 1, col)}
         return None, [diagnostic("capture.syntax", f"{type(e).__name__}: {e.msg}", span)]
     try:
-        declared = register_plugins(plugin_specs)
+        declared = register_plugins(plugin_specs, builtins=builtins)
     except Exception as e:  # noqa: BLE001 - reported, not raised
         return None, [diagnostic("capture.plugins", f"cannot read the plugin manifests: {e}")]
     loaded = {c["name"] for c in declared if c["kind"] == "dialect"}
@@ -357,9 +358,10 @@ def main(argv=None) -> int:
     p.add_argument("--output", required=True)
     p.add_argument("--diagnostics", required=True)
     p.add_argument("--plugins", action="append", default=None)
+    p.add_argument("--no-builtin-plugins", action="store_true")
     a = p.parse_args(argv)
     path = os.path.abspath(a.program)
-    doc, diags = capture_file(path, a.plugins)
+    doc, diags = capture_file(path, a.plugins, builtins=not a.no_builtin_plugins)
     ok = doc is not None and not any(d["severity"] == "error" for d in diags)
     if ok:
         try:

@@ -7,24 +7,31 @@ import pathlib
 import re
 
 from . import _ast_json, _htp
+from .errors import (ArgumentTypeError, ArgumentValueError, CaptureError, CompileError, PluginError, RunError,
+                     issue_warnings, raise_at_source)
 from .surface import register_components
 
 
 def _specs(plugins):
     if plugins is None:
-        return None
+        return []
     if isinstance(plugins, (str, os.PathLike)):
         plugins = [plugins]
     return [os.path.abspath(os.fspath(p)) for p in plugins]
 
 
 class Context:
-    """Loads a plugin set: ``plugins`` lists absolute or relative plugin directories, ``.so`` files and
-    plugin-set JSON files; ``None`` loads the built-in plugins (HTP_PLUGIN_PATH is searched too unless
-    ``use_environment=False``). A plugin that fails to load raises ``htp.PluginError``."""
+    """Loads a plugin set: the built-in plugins (unless ``builtins=False``), plus ``plugins``: plugin
+    directories, ``.so`` files and plugin-set JSON files (a library named like a built-in one replaces
+    it); HTP_PLUGIN_PATH is searched too unless ``use_environment=False``. A plugin that fails to load
+    raises ``htp.PluginError``; load warnings are issued as ``htp.CompileWarning``."""
 
-    def __init__(self, plugins=None, *, use_environment: bool = True):
-        self._host = _htp.Context(_specs(plugins), use_environment)
+    def __init__(self, plugins=None, *, builtins: bool = True, use_environment: bool = True):
+        self._host = _htp.Context(_specs(plugins), builtins, use_environment)
+        diags = self._host.load_diagnostics()
+        if any(d["severity"] == "error" for d in diags):
+            raise PluginError("".join(d["rendered"] + "\n" for d in diags).rstrip("\n"), diags)
+        issue_warnings(diags)
         register_components(self._host.components())
 
     def plugins(self) -> list[dict]:
@@ -45,10 +52,18 @@ class Context:
                 binding: str | None = None, options: dict | None = None) -> "Package":
         """Captures ``fn`` (a captured function or a list of them, plus what they reference) and compiles
         it for ``target`` into the package directory ``out``. The host runs with the GIL released.
-        Raises ``htp.CaptureError`` / ``htp.CompileError`` carrying the rendered diagnostics."""
+        Raises ``htp.CaptureError`` / ``htp.CompileError`` carrying the diagnostics (its traceback ends at
+        the source line of the first located error); warnings are issued as ``htp.CompileWarning``."""
         from .capture import capture
 
-        doc = capture(fn, loaded_dialects={d["name"] for d in self.dialects()})
+        try:
+            doc = capture(fn, loaded_dialects={d["name"] for d in self.dialects()})
+        except CaptureError as e:
+            failed = e
+        else:
+            failed = None
+        if failed is not None:
+            raise_at_source(failed)
         opts = {"dump_ir": dump_ir, "keep_failed": keep_failed, "force": force, "pin_timings": pin_timings,
                 "backend": backend, "binding": binding}
         if pipeline is not None:
@@ -56,6 +71,14 @@ class Context:
         if options:
             opts["pass_options"] = json.dumps(options)
         r = self._host.compile(_ast_json.dumps(doc), target, os.fspath(out), opts)
+        if not r["ok"]:
+            text = r["rendered"].rstrip("\n") or "compile failed"
+            if r["failed_dir"]:
+                text += f"\nkept the failed compile in {r['failed_dir']}"
+            error = CompileError(text, r["diagnostics"])
+            error.failed_dir = pathlib.Path(r["failed_dir"]) if r["failed_dir"] else None
+            raise_at_source(error)
+        issue_warnings(r["diagnostics"])
         return Package(r["package"], diagnostics=r["diagnostics"])
 
 
@@ -110,12 +133,14 @@ class Package:
 
 
 class RunResult:
-    """Outputs of one run: ``outputs`` (out/inout tensors by name, NumPy arrays; also ``result["C"]``),
-    ``report`` (the binding's htp.run.v1 report: which path ran, build cache, timings, trace file),
-    ``run_dir`` and ``binding``."""
+    """Outputs of one run: ``outputs`` (out/inout tensors by name; also ``result["C"]``): the caller's own
+    tensor object where one was passed (written in place), else a new tensor of the caller's kind (torch
+    when any argument was a torch tensor, else NumPy); ``report`` (the binding's htp.run.v1 report: which
+    path ran, build cache, timings, trace file, and ``arguments``: where each tensor lived during the run,
+    e.g. ``"caller memory (zero-copy)"``), ``run_dir`` and ``binding``."""
 
-    def __init__(self, raw: dict):
-        self.outputs = dict(raw["outputs"])
+    def __init__(self, raw: dict, outputs: dict):
+        self.outputs = outputs
         self.report = json.loads(raw["report"]) if raw["report"] not in ("", "null") else None
         self.run_dir = pathlib.Path(raw["run_dir"])
         self.binding = raw["binding"]
@@ -128,11 +153,64 @@ class RunResult:
         return f"<htp.RunResult binding={self.binding!r} outputs={sorted(self.outputs)}>"
 
 
+def _is_torch(value) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _as_tensor(name: str, value):
+    """A tensor argument as an object the host imports through DLPack (array-likes through NumPy)."""
+    import numpy as np
+
+    if type(value).__name__ == "PyCapsule" or hasattr(value, "__dlpack__"):
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            return value.copy()  # NumPy cannot export a read-only array through DLPack
+        return value
+    array = np.asarray(value)
+    if array.dtype == object:
+        raise ArgumentTypeError(f"argument '{name}' is a {type(value).__name__}, not a tensor (an object with "
+                                "__dlpack__, e.g. a NumPy array or a torch tensor)")
+    return array
+
+
+def _scalar(value):
+    import numbers
+
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return None
+
+
+def _to_torch(array, dtype: str):
+    """A host-allocated NumPy output as a torch tensor (shared memory); bf16 arrives as 16-bit words."""
+    import numpy as np
+    import torch
+
+    if dtype == "bf16":
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def _run_error(raw: dict) -> RunError:
+    text = raw["rendered"].rstrip("\n") or "run failed"
+    codes = {d["code"] for d in raw["diagnostics"] if d["severity"] == "error"}
+    cls = (ArgumentTypeError if "run.argument.dtype" in codes else
+           ArgumentValueError if "run.argument.shape" in codes else RunError)
+    return cls(text, raw["diagnostics"])
+
+
 class BoundPackage:
     """A package ready to run with the binding of its plan (loaded from ``context``, else the built-in
-    plugins). ``run(**arguments)`` takes NumPy arrays for tensors and numbers for scalars by parameter
-    name; ``out`` tensors may be omitted (they are allocated). Raises ``htp.RunError`` with the rendered
-    diagnostics (a wrong shape or dtype names the argument)."""
+    plugins). ``run(**arguments)`` takes tensors (anything with ``__dlpack__`` — NumPy arrays, torch
+    tensors — or a DLPack capsule; array-likes are converted with NumPy) and numbers for scalars, by
+    parameter name; ``out`` tensors may be omitted (they are allocated). CPU tensors in C order are used
+    in place, others are copied (and copied back for outputs). Raises ``htp.RunError``: a wrong dtype is
+    also a ``TypeError``, a wrong shape or device a ``ValueError``, each naming the argument."""
 
     def __init__(self, package, context: "Context | None" = None):
         self.package = package if isinstance(package, Package) else Package(package)
@@ -140,18 +218,26 @@ class BoundPackage:
 
     def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
             verify: bool = True, **arguments) -> RunResult:
-        import numpy as np
-
-        arrays, scalars = {}, {}
+        tensors, scalars = {}, {}
         for name, value in arguments.items():
-            if isinstance(value, (bool, int, float)):
-                scalars[name] = value
+            number = _scalar(value)
+            if number is not None:
+                scalars[name] = number
             else:
-                arrays[name] = np.asarray(value)
-        raw = self.context._host.run(os.fspath(self.package.path), entry or "", arrays, scalars,
+                tensors[name] = _as_tensor(name, value)
+        raw = self.context._host.run(os.fspath(self.package.path), entry or "", tensors, scalars,
                                      os.fspath(cache_dir) if cache_dir else "", os.fspath(run_dir) if run_dir else "",
                                      json.dumps(options or {}), verify)
-        return RunResult(raw)
+        if not raw["ok"]:
+            raise _run_error(raw)
+        issue_warnings(raw["diagnostics"])
+        outputs = {name: arguments[name] for name in raw["in_caller"]}
+        torch_in = any(_is_torch(v) for v in arguments.values())
+        dtypes = {p.get("name"): p.get("dtype", "") for e in self.package.entrypoints
+                  if entry in (None, e.get("name")) for p in e.get("params", [])}
+        for name, array in raw["outputs"].items():
+            outputs[name] = _to_torch(array, dtypes.get(name, "")) if torch_in else array
+        return RunResult(raw, outputs)
 
 
 def bind(package, context: "Context | None" = None) -> BoundPackage:

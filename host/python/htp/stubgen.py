@@ -77,7 +77,7 @@ def shipped_stub_text(component: dict, path: str, extra_names=()) -> str:
 
 def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> list[str]:
     """Writes the stubs into ``package_dir`` (the ``htp`` package directory); returns the files written."""
-    comps = _htp.read_plugin_manifests(specs, use_environment)["components"]
+    comps = _htp.read_plugin_manifests([str(s) for s in specs or []], True, use_environment)["components"]
     sets = {c["name"]: c for c in comps if c["kind"] == "intrinsic-set"}
     written = []
     for c in comps:

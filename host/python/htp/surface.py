@@ -28,10 +28,10 @@ def register_components(components) -> None:
             _components.setdefault((c["kind"], c["name"]), dict(c))
 
 
-def register_plugins(specs=None, use_environment: bool = True) -> list[dict]:
-    """Reads the manifests of a plugin search (``None``: the built-in plugins) and makes their surfaces
+def register_plugins(specs=None, use_environment: bool = True, builtins: bool = True) -> list[dict]:
+    """Reads the manifests of the built-in plugins and those of ``specs`` and makes their surfaces
     known; returns the declared components."""
-    found = _htp.read_plugin_manifests(None if specs is None else [str(s) for s in specs], use_environment)
+    found = _htp.read_plugin_manifests([str(s) for s in specs or []], builtins, use_environment)
     register_components(found["components"])
     return found["components"]
 

@@ -1,0 +1,158 @@
+"""What a Python user sees when something is wrong: htp.CompileError / htp.RunError carry the structured
+diagnostics and a traceback that ends at the user's line; pass warnings arrive as Python warnings at their
+span; an unmet optional requirement is not reported; and an extension is added to the built-in plugins."""
+import os
+import json
+import subprocess
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import pytest
+
+import htp
+from htp.dialects.tile import In, Out, Tensor, add, f32, kernel, load, store
+from htp.dialects.wsp import P, workload
+
+HERE = os.path.abspath(__file__)
+
+
+def line_of(text: str) -> int:
+    with open(HERE, encoding="utf-8") as f:
+        return next(i for i, line in enumerate(f, 1) if text in line and "line_of(" not in line)
+
+
+@kernel
+def bad_kernel(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):
+    store(z, add(load(x), undefined_name))  # noqa: F821 - the error under test
+
+
+@workload
+def bad_workload(A: In[Tensor[16, 16, f32]], C: Out[Tensor[16, 16, f32]]):
+    for i in P(1):
+        bad_kernel[i](A, C)
+
+
+@kernel
+def warned_kernel(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):
+    for _ in range(0):
+        pass  # the empty loop is the warning under test
+    store(z, load(x))
+
+
+@workload
+def warned_workload(A: In[Tensor[16, 16, f32]], C: Out[Tensor[16, 16, f32]]):
+    for i in P(1):
+        warned_kernel[i](A, C)
+
+
+@kernel
+def good_kernel(x: In[Tensor[16, 16, f32]], y: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):
+    store(z, add(load(x), load(y)))
+
+
+@workload
+def good_workload(A: In[Tensor[16, 16, f32]], B: In[Tensor[16, 16, f32]], C: Out[Tensor[16, 16, f32]]):
+    for i in P(1):
+        good_kernel[i](A, B, C)
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return htp.Context()
+
+
+def test_compile_error_carries_structured_diagnostics(ctx, tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(bad_workload, target="pto-a2a3sim", out=tmp_path / "p")
+    err = e.value
+    assert err.diagnostics and isinstance(err.diagnostics[0], htp.Diagnostic)
+    d = err.errors[0]
+    assert d.severity == "error" and d.code and "undefined_name" in d.message
+    assert d.span["file"] == HERE and d.span["line"] == line_of("undefined_name))")
+    assert d["code"] == d.code  # also a dict, as CaptureError's diagnostics always were
+    first = str(err).splitlines()[0]
+    assert first.startswith(f"{HERE}:{d.span['line']}:") and ": error: " in first
+
+
+def test_compile_error_traceback_ends_at_the_users_line(ctx, tmp_path):
+    try:
+        ctx.compile(bad_workload, target="pto-a2a3sim", out=tmp_path / "p")
+    except htp.CompileError as e:
+        last = traceback.extract_tb(e.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (HERE, line_of("undefined_name))"))
+    assert "undefined_name" in last.line
+
+
+def test_optional_requirement_is_not_news(ctx, tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(bad_workload, target="pto-a2a3sim", out=tmp_path / "p")
+    assert "optional requirement" not in str(e.value)
+    assert all(d.severity != "note" for d in e.value.diagnostics)
+
+
+def test_pass_warning_is_a_python_warning_at_its_span(ctx, tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ctx.compile(warned_workload, target="pto-a2a3sim", out=tmp_path / "p")
+    ours = [w for w in caught if issubclass(w.category, htp.CompileWarning)]
+    assert ours, [str(w.message) for w in caught]
+    w = ours[0]
+    assert "[tile.empty-loop]" in str(w.message) and w.message.diagnostic.code == "tile.empty-loop"
+    assert (w.filename, w.lineno) == (HERE, line_of("for _ in range(0):"))
+
+
+def test_run_error_carries_diagnostics(ctx, tmp_path):
+    pkg = ctx.compile(good_workload, target="pto-a2a3sim", out=tmp_path / "p")
+    a = np.ones((16, 16), np.float32)
+    with pytest.raises(htp.RunError) as e:
+        htp.bind(pkg, ctx).run(A=a, B=a, bogus=a, cache_dir=tmp_path / "cache")
+    assert "has no parameter 'bogus'" in str(e.value)
+    assert [d.code for d in e.value.errors] == ["run.argument"]
+
+
+def test_plugin_error_carries_diagnostics(tmp_path):
+    bad = tmp_path / "htp-bad.so"
+    bad.write_bytes(b"not a library")
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context([str(bad)])
+    assert e.value.errors and "htp-bad" in str(e.value)
+
+
+def test_extension_is_added_to_the_builtins():
+    toy = os.environ["HTP_TOY_PLUGIN"]
+    names = {p["name"] for p in htp.Context([toy]).plugins()}
+    assert "fixture-toy" in names and "dialect-tile" in names
+    only = {p["name"] for p in htp.Context([toy], builtins=False).plugins()}
+    assert only == {"fixture-toy"}
+
+
+def cli(*args):
+    return subprocess.run([os.environ["HTP_HOST_EXE"], *args], capture_output=True, text=True, check=False)
+
+
+def test_cli_plugins_adds_to_the_builtins():
+    toy = os.environ["HTP_TOY_PLUGIN"]
+    added = cli("--plugins", toy, "plugins", "list")
+    assert added.returncode == 0, added.stderr
+    assert "fixture-toy" in added.stdout and "dialect-tile" in added.stdout
+    exact = cli("--no-builtin-plugins", "--plugins", toy, "plugins", "list")
+    assert exact.returncode == 0, exact.stderr
+    assert "fixture-toy" in exact.stdout and "dialect-tile" not in exact.stdout
+
+
+def test_cli_plugin_named_like_a_builtin_replaces_it(tmp_path):
+    builtin = htp._htp.builtin_plugin_dir()
+    copy = tmp_path / "htp-dialect-tile.so"
+    copy.write_bytes(open(os.path.join(builtin, "htp-dialect-tile.so"), "rb").read())
+    manifest = os.path.join(builtin, "htp-dialect-tile.plugin.json")
+    (tmp_path / "htp-dialect-tile.plugin.json").write_bytes(open(manifest, "rb").read())
+    r = cli("--plugins", str(copy), "plugins", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    paths = [p["path"] for p in json.loads(r.stdout)["plugins"] if p["name"] == "dialect-tile"]
+    assert paths == [str(copy)]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
