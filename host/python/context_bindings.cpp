@@ -31,6 +31,17 @@ namespace htp::python {
 
 namespace {
 
+/// htp-host beside the host library: `<libdir>/../bin` in the build tree, `<libdir>/HTP_LIBDIR_TO_BINDIR`
+/// installed (pip's wheel included, which keeps the install prefix's layout).
+std::string host_executable() {
+  fs::path lib = host_library_dir();
+  if (lib.empty()) return {};
+  std::error_code ec;
+  for (fs::path candidate : {lib / HTP_LIBDIR_TO_BINDIR / "htp-host", lib.parent_path() / "bin" / "htp-host"})
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+  return {};
+}
+
 struct PluginError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -292,6 +303,8 @@ void bind_context(py::module_ &m) {
         py::arg("use_environment") = true,
         "Components declared by the manifests of a plugin search, without loading any library.");
   m.def("builtin_plugin_dir", [] { return builtin_plugin_dir().string(); });
+  m.def("host_executable", &host_executable,
+        "The htp-host executable beside the host library (build tree or install), or '' if there is none.");
 }
 
 }  // namespace htp::python
