@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages HTP's build and tests need, only those that are missing. Idempotent.
+#   scripts/bootstrap.sh --check   lists the missing packages and exits 1 if there are any, installs nothing
+#                                  (the pip build backend, scripts/packaging, runs it to explain a failure)
 set -euo pipefail
 
 packages=(
@@ -9,7 +11,13 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libcli11-dev libdlpack-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   graphviz                # renders `resolve --dot` output; tested
+  python3-venv python3-pip  # `pip install .` into a venv (docs/python.md); tested
 )
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "bootstrap: error: no dpkg-query; this script knows Debian's packages only: ${packages[*]}" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,6 +29,10 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "bootstrap: all ${#packages[@]} packages present"
   exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "bootstrap: missing ${missing[*]}"
+  exit 1
 fi
 
 echo "bootstrap: installing ${missing[*]}"

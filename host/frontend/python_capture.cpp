@@ -27,14 +27,16 @@ std::string slurp(const fs::path &p) {
 }
 
 /// The directories holding the `htp` Python package relative to the host library: the build tree's
-/// `python/` and the installed package directory.
+/// `python/`, the installed package directory and the site-packages of pip's wheel (which holds the host
+/// library inside the package).
 std::vector<std::string> default_python_path() {
   Dl_info info{};
   std::vector<std::string> out;
   if (::dladdr(reinterpret_cast<void *>(&default_python_path), &info) && info.dli_fname) {
     std::error_code ec;
     fs::path lib = fs::canonical(info.dli_fname, ec).parent_path();
-    for (fs::path candidate : {lib.parent_path() / "python", (lib / HTP_PYTHON_SUBDIR).lexically_normal()})
+    for (fs::path candidate : {lib.parent_path() / "python", (lib / HTP_PYTHON_SUBDIR).lexically_normal(),
+                               (lib / HTP_WHEEL_PYTHON_SUBDIR).lexically_normal()})
       if (fs::exists(candidate / "htp" / "__init__.py", ec)) out.push_back(candidate.string());
   }
   return out;

@@ -99,14 +99,19 @@ void add_spec(const fs::path &spec, const std::string &origin, std::vector<fs::p
 
 }  // namespace
 
-fs::path builtin_plugin_dir() {
+fs::path host_library_dir() {
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void *>(&builtin_plugin_dir), &info) && info.dli_fname) {
+  if (::dladdr(reinterpret_cast<void *>(&host_library_dir), &info) && info.dli_fname) {
     std::error_code ec;
     fs::path lib = fs::canonical(info.dli_fname, ec);
-    if (!ec) return lib.parent_path() / HTP_PLUGIN_SUBDIR;
+    if (!ec) return lib.parent_path();
   }
   return {};
+}
+
+fs::path builtin_plugin_dir() {
+  fs::path lib = host_library_dir();
+  return lib.empty() ? lib : lib / HTP_PLUGIN_SUBDIR;
 }
 
 std::vector<fs::path> discover_plugins(const PluginSearch &search, DiagnosticList &diags) {

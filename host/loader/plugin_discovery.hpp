@@ -27,6 +27,9 @@ struct PluginSearch {
   std::optional<SafeLoadOptions> safe;
 };
 
+/// The directory of the host library (libhtp-host.so) this process loaded; empty if unknown.
+std::filesystem::path host_library_dir();
+
 /// The built-in plugin directory: `htp/plugins` next to the host library.
 std::filesystem::path builtin_plugin_dir();
 

@@ -32,6 +32,17 @@ namespace htp::python {
 
 namespace {
 
+/// htp-host beside the host library: `<libdir>/../bin` in the build tree, `<libdir>/HTP_LIBDIR_TO_BINDIR`
+/// installed (pip's wheel included, which keeps the install prefix's layout).
+std::string host_executable() {
+  fs::path lib = host_library_dir();
+  if (lib.empty()) return {};
+  std::error_code ec;
+  for (fs::path candidate : {lib / HTP_LIBDIR_TO_BINDIR / "htp-host", lib.parent_path() / "bin" / "htp-host"})
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+  return {};
+}
+
 // A tensor argument as the caller passed it: the DLPack capsule that keeps the exporter's memory alive
 // for the run, and whether the run works in that memory (zero-copy) or in a host copy.
 struct CallerTensor {
@@ -399,6 +410,8 @@ void bind_context(py::module_ &m) {
         py::arg("builtins") = true, py::arg("use_environment") = true,
         "Components declared by the manifests of a plugin search, without loading any library.");
   m.def("builtin_plugin_dir", [] { return builtin_plugin_dir().string(); });
+  m.def("host_executable", &host_executable,
+        "The htp-host executable beside the host library (build tree or install), or '' if there is none.");
 }
 
 }  // namespace htp::python
