@@ -8,7 +8,8 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jsonschema
   nlohmann-json3-dev libspdlog-dev libcli11-dev libdlpack-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  graphviz                # renders `resolve --dot` output; tested
+  graphviz                # renders `resolve --dot` output and htp.show's plan graph; tested
+  chromium                # headless browser that python.report_html renders htp.show's report in
 )
 
 missing=()
