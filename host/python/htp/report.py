@@ -408,6 +408,7 @@ _CSS = """
 .htp-r th, .htp-r td { border-bottom: 1px solid #e2e2e2; padding: 2px 8px; text-align: left; vertical-align: top; }
 .htp-r th { background: #f3f3f3; font-weight: 600; }
 .htp-r td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.htp-r td code, .htp-r .nowrap { white-space: nowrap; }
 .htp-r code, .htp-r pre { font-family: "DejaVu Sans Mono", Menlo, monospace; font-size: 12px; }
 .htp-r pre { background: #fafafa; border: 1px solid #e6e6e6; padding: 6px; overflow-x: auto; margin: 4px 0; }
 .htp-r .bar { display: inline-block; height: 9px; background: #8c8c8c; vertical-align: middle; }
@@ -458,7 +459,8 @@ def _passes_table(view: _View, detailed: bool) -> str:
         us = _number(p.get("duration_us"))
         bar = f'<span class="bar" style="width:{max(us / longest * 120, 1):.0f}px"></span> ' if us is not None else ""
         row = [_e(p.get("index", "")), f"<code>{_e(p['id'])}</code>", _e(p.get("stage", "")),
-               _e(p.get("plugin", "")), bar + _e(_duration(us) if us is not None else "-")]
+               f'<span class="nowrap">{_e(p.get("plugin", ""))}</span>',
+               f'<span class="nowrap">{bar}{_e(_duration(us) if us is not None else "-")}</span>']
         if detailed:
             diags = p.get("diagnostics") if isinstance(p.get("diagnostics"), list) else []
             row += [_e(p.get("version", "")), _e(p.get("nodes_changed", "")),
