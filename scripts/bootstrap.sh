@@ -10,8 +10,10 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jsonschema
   nlohmann-json3-dev libspdlog-dev libcli11-dev libdlpack-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  graphviz                # renders `resolve --dot` output; tested
+  graphviz                # renders `resolve --dot` output and htp.show's plan graph; tested
   python3-venv python3-pip  # `pip install .` into a venv (docs/python.md); tested
+  python3-torch           # torch tensors through DLPack (python.tensors)
+  chromium                # headless browser that python.report_html renders htp.show's report in
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -9,9 +9,10 @@ else:
                          Diagnostic, Error, PluginError, RunError)
     from .context import BoundPackage, Context, Package, RunResult, bind
     from . import dialects, intrinsics
+from .report import show
 
 # htp.capture (the capture module, also `python -m htp.capture`) is imported on first use, so that running
 # it as __main__ finds no copy of it already imported.
-__all__ = ["Context", "Package", "BoundPackage", "RunResult", "bind", "dialects", "intrinsics", "Error", "Diagnostic",
-           "CaptureError", "CompileError", "CompileWarning", "PluginError", "RunError", "ArgumentTypeError",
-           "ArgumentValueError"]
+__all__ = ["Context", "Package", "BoundPackage", "RunResult", "bind", "show", "dialects", "intrinsics", "Error",
+           "Diagnostic", "CaptureError", "CompileError", "CompileWarning", "PluginError", "RunError",
+           "ArgumentTypeError", "ArgumentValueError"]

@@ -6,7 +6,7 @@ import os
 import pathlib
 import re
 
-from . import _ast_json, _htp
+from . import _ast_json, _htp, report
 from .errors import (ArgumentTypeError, ArgumentValueError, CaptureError, CompileError, PluginError, RunError,
                      issue_warnings, raise_at_source)
 from .surface import register_components
@@ -129,7 +129,10 @@ class Package:
         return BoundPackage(self, context)
 
     def __repr__(self):
-        return f"<htp.Package {self.path} target={self.target!r}>"
+        return report.package_text(self)
+
+    def _repr_html_(self):
+        return report.package_html(self)
 
 
 class RunResult:
@@ -150,7 +153,10 @@ class RunResult:
         return self.outputs[name]
 
     def __repr__(self):
-        return f"<htp.RunResult binding={self.binding!r} outputs={sorted(self.outputs)}>"
+        return report.run_text(self)
+
+    def _repr_html_(self):
+        return report.run_html(self)
 
 
 def _is_torch(value) -> bool:
