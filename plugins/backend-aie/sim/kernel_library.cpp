@@ -1,5 +1,7 @@
 #include "kernel_library.hpp"
 
+#include <htp/progress.hpp>
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -84,7 +86,12 @@ CompiledKernels compile_kernels(const std::map<std::string, std::string> &source
   const fs::path dir = cache_dir / "aie-sim" / content_hash(sources, out.compiler);
   out.library = dir / "kernels.so";
   out.cache_hit = fs::exists(out.library);
-  if (!out.cache_hit) build(sources, dir, out.library, out.compiler, log);
+  if (!out.cache_hit) {
+    htp::Progress progress("building aie-sim kernels (one library)", 1);
+    progress.advance(0);  // one compiler run: the line says what the wait is for
+    build(sources, dir, out.library, out.compiler, log);
+    progress.advance();
+  }
   void *h = ::dlopen(out.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw SimError("cannot load " + out.library.string() + ": " + ::dlerror());
   for (const auto &[name, text] : sources) {

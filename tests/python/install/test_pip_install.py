@@ -95,8 +95,24 @@ def test_example_runs_from_outside_the_tree(installed, tmp):
     r = run([venv / "bin" / "python", ROOT / "examples" / "vector_add.py", "--target", "pto-a2a3sim",
              "--out", work / "pkg", "--quiet"], env=env, cwd=work)
     assert re.search(r"^  C: max \|error\| vs NumPy = \S+  ok$", r.stdout, re.M), r.stdout
-    # TODO(torch): once htp.bind(...).run accepts torch tensors, run vector_add with torch.Tensor inputs here
-    # too, under pytest.importorskip("torch", reason="torch is not installed").
+
+
+def test_example_runs_with_torch_tensors(installed, tmp):
+    pytest.importorskip("torch", reason="python3-torch is not installed (scripts/bootstrap.sh installs it)")
+    venv, home, work = installed
+    program = tmp / "torch_vector_add.py"
+    program.write_text(
+        "import sys, torch, htp\n"
+        f"sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
+        "import vector_add as va\n"
+        "ctx = htp.Context()\n"
+        f"pkg = ctx.compile(va.vector_add, target='pto-a2a3sim', out={str(tmp / 'torch-pkg')!r})\n"
+        "A, B = torch.randn(va.M, va.N), torch.randn(va.M, va.N)\n"
+        "r = htp.bind(pkg, ctx).run(A=A, B=B)\n"
+        "assert isinstance(r['C'], torch.Tensor) and torch.equal(r['C'], A + B)\n"
+        "print('torch ok', r.report['arguments']['A'])\n")
+    out = run([venv / "bin" / "python", program], env=clean_env(home), cwd=work).stdout
+    assert "torch ok caller memory (zero-copy)" in out, out
 
 
 def test_console_script(installed, tmp):

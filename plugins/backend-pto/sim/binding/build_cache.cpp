@@ -1,5 +1,7 @@
 #include "build_cache.hpp"
 
+#include <htp/progress.hpp>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/file.h>
@@ -148,6 +150,7 @@ std::string BuildCache::key(const CompileJob &job) const {
 }
 
 void BuildCache::build(std::vector<CompileJob> &jobs, BuildStats &stats, int parallel) {
+  htp::Progress progress("building kernels", jobs.size());
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::string first_error;
@@ -160,6 +163,7 @@ void BuildCache::build(std::vector<CompileJob> &jobs, BuildStats &stats, int par
         std::lock_guard<std::mutex> lk(mu);
         if (first_error.empty()) first_error = e.what();
       }
+      progress.advance();
       std::lock_guard<std::mutex> lk(mu);
       stats.hits += local.hits;
       stats.misses += local.misses;
