@@ -99,14 +99,16 @@ def test_example_runs_from_outside_the_tree(installed, tmp):
 
 def test_example_runs_with_torch_tensors(installed, tmp):
     pytest.importorskip("torch", reason="python3-torch is not installed (scripts/bootstrap.sh installs it)")
-    venv, home, work = installed
-    program = tmp / "torch_vector_add.py"
+    venv, home, _ = installed
+    work = tmp / "torch"
+    work.mkdir()
+    program = work / "torch_vector_add.py"
     program.write_text(
         "import sys, torch, htp\n"
         f"sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
         "import vector_add as va\n"
         "ctx = htp.Context()\n"
-        f"pkg = ctx.compile(va.vector_add, target='pto-a2a3sim', out={str(tmp / 'torch-pkg')!r})\n"
+        f"pkg = ctx.compile(va.vector_add, target='pto-a2a3sim', out={str(work / 'pkg')!r})\n"
         "A, B = torch.randn(va.M, va.N), torch.randn(va.M, va.N)\n"
         "r = htp.bind(pkg, ctx).run(A=A, B=B)\n"
         "assert isinstance(r['C'], torch.Tensor) and torch.equal(r['C'], A + B)\n"
