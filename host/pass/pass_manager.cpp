@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "ast/json_writer.hpp"
 #include "ast/printer.hpp"
@@ -82,7 +85,17 @@ void write_dump(PackageWriter &writer, ast::Module &module, const std::string &b
                 DiagnosticList &diags) {
   if (auto e = writer.write(base + ".py", ast::to_source(module) + "\n", "ir-dump", kHostWriter)) diags.report(*e);
   else event.dumps.push_back(base + ".py");
-  if (auto e = writer.write(base + ".ast.json", ast::dump_json(module, 1) + "\n", "ir-dump", kHostWriter))
+  // The dump names the source by its file name, as the manifest's spans do (attributes hold spans too): a
+  // package holds no host path.
+  std::string json = ast::dump_json(module, 1) + "\n";
+  if (!module.file.empty()) {
+    const std::string escaped = nlohmann::json(module.file).dump(), name = nlohmann::json(
+        std::filesystem::path(module.file).filename().string()).dump();
+    const std::string from = escaped.substr(1, escaped.size() - 2), to = name.substr(1, name.size() - 2);
+    for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at + to.size()))
+      json.replace(at, from.size(), to);
+  }
+  if (auto e = writer.write(base + ".ast.json", json, "ir-dump", kHostWriter))
     diags.report(*e);
   else event.dumps.push_back(base + ".ast.json");
 }

@@ -54,7 +54,7 @@ TEST(Cli, InspectShowsComponentsWithCapabilities) {
 }
 
 TEST(Cli, FailedPluginMakesListExitOneButListsTheRest) {
-  auto r = run_host({"--plugins", fixture("fixture-good").string(), "--plugins",
+  auto r = run_host({"--no-builtin-plugins", "--plugins", fixture("fixture-good").string(), "--plugins",
                      fixture("fixture-init-error").string(), "plugins", "list", "--json"});
   EXPECT_EQ(r.exit_code, 1);
   auto j = nlohmann::json::parse(r.out);

@@ -13,10 +13,12 @@ using htp::test::ScratchDir;
 
 namespace {
 
-std::vector<fs::path> discover(std::vector<std::string> specs, htp::DiagnosticList &diags, bool env = false) {
+std::vector<fs::path> discover(std::vector<std::string> specs, htp::DiagnosticList &diags, bool env = false,
+                               bool builtins = false) {
   htp::PluginSearch s;
   s.specs = std::move(specs);
   s.use_environment = env;
+  s.include_builtins = builtins;
   return htp::discover_plugins(s, diags);
 }
 
@@ -96,4 +98,31 @@ TEST(PluginDiscovery, EnvironmentPathAddsDirectoriesAndRefusesRelativeEntries) {
 
 TEST(PluginDiscovery, DefaultIsTheBuiltinDirectoryNextToTheHostLibrary) {
   EXPECT_EQ(fs::canonical(htp::builtin_plugin_dir()), fs::canonical(HTP_TEST_PLUGIN_DIR));
+}
+
+TEST(PluginDiscovery, SpecsAreAddedToTheBuiltinsAndOneNamedLikeABuiltinReplacesIt) {
+  const fs::path builtin = htp::builtin_plugin_dir();
+  ASSERT_TRUE(fs::is_directory(builtin)) << builtin;
+  ScratchDir dir;
+  dir.write("htp-extension.so", "");
+  dir.write("htp-dialect-tile.so", "");
+  htp::DiagnosticList diags;
+  auto found = discover({dir.path().string()}, diags, false, /*builtins=*/true);
+  EXPECT_FALSE(diags.has_errors()) << diags.render();
+  auto has = [&](const fs::path &p) { return std::find(found.begin(), found.end(), p) != found.end(); };
+  EXPECT_TRUE(has(builtin / "htp-dialect-wsp.so"));
+  EXPECT_TRUE(has(dir.path() / "htp-extension.so"));
+  EXPECT_TRUE(has(dir.path() / "htp-dialect-tile.so"));
+  EXPECT_FALSE(has(builtin / "htp-dialect-tile.so")) << "the user's htp-dialect-tile.so replaces the built-in one";
+  EXPECT_LT(std::find(found.begin(), found.end(), builtin / "htp-dialect-wsp.so") - found.begin(),
+            std::find(found.begin(), found.end(), dir.path() / "htp-extension.so") - found.begin())
+      << "built-ins first, then the specs";
+}
+
+TEST(PluginDiscovery, TheBuiltinDirectoryGivenAgainIsListedOnce) {
+  const fs::path builtin = htp::builtin_plugin_dir();
+  htp::DiagnosticList diags;
+  auto with = discover({builtin.string()}, diags, false, /*builtins=*/true);
+  auto without = discover({}, diags, false, /*builtins=*/true);
+  EXPECT_EQ(with.size(), without.size());
 }

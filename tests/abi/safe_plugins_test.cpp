@@ -20,7 +20,7 @@ protected:
   }
   htp::test::CommandResult list() {
     return run_host({"--safe-plugins", "--probe-timeout-ms", "500", "--probe-cache", (cache.path() / "probes.json").string(),
-                     "--plugins", plugins.path().string(), "plugins", "list", "--json"});
+                     "--no-builtin-plugins", "--plugins", plugins.path().string(), "plugins", "list", "--json"});
   }
   ScratchDir plugins, cache;
 };

@@ -158,6 +158,18 @@ def test_manifests_name_no_host_path_and_are_the_same_in_any_directory(tmp_path)
     assert '"file": "vector_add.py"' in manifests[0]
 
 
+def test_no_package_file_names_the_compiling_directory(tmp_path):
+    d = tmp_path / "src"
+    d.mkdir()
+    shutil.copy(EXAMPLES / "vector_add.py", d / "vector_add.py")
+    r = htp("compile", "vector_add.py", "--target", "pto-a2a3sim", "-o", "pkg", "--dump-ir", "all", cwd=d)
+    assert r.returncode == 0, r.stderr
+    # htp.lock.json pins the plugin files by path on purpose (it is what --locked compares with).
+    named = [str(f.relative_to(d / "pkg")) for f in sorted((d / "pkg").rglob("*"))
+             if f.is_file() and f.name != "htp.lock.json" and str(d).encode() in f.read_bytes()]
+    assert named == [], f"files naming {d}: {named}"
+
+
 def rehash(pkg, rel, new_text):
     """Edits a package file and rewrites its sha256 and size in the manifest: what integrity cannot catch."""
     (pkg / rel).write_text(new_text)

@@ -142,7 +142,7 @@ def test_inout_tensor_is_read_and_written(tmp_path):
     want[0:16] += x[0:16]
     want[32:48] += x[32:48]
     for entry in ("axpy_half", "axpy_half_cm"):
-        np.testing.assert_array_equal(run_package(tmp_path / entry, pkg, entry, X=x, Y=y)["Y"], want)
+        np.testing.assert_array_equal(run_package(tmp_path / entry, pkg, entry, X=x, Y=y.copy())["Y"], want)
 
 
 def test_replicated_csp_process_runs_on_one_core_per_replica(tmp_path):

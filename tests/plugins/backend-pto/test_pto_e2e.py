@@ -68,9 +68,9 @@ def test_ragged_decode_attention(ctx, cache, tmp_path):
     starts = np.array([0, 48, 64, 64], dtype=np.int32)
     q, k, v = f32(4, 64) * 0.1, f32(96, 64) * 0.1, f32(96, 64)
     o = f32(4, 64)
+    want = o.copy()  # O is inout: the run updates the caller's array in place
     r = compile_and_run(ctx, cache, tmp_path, "ragged_decode", ["ragged_decode", "ragged_decode_schedule"],
                         QT=np.ascontiguousarray(q.T), K=k, V=v, O=o, starts=starts, blocks=blocks)
-    want = o.copy()
     for b in range(4):
         for j in range(blocks[b]):
             rows = slice(starts[b] + 16 * j, starts[b] + 16 * (j + 1))
@@ -85,9 +85,9 @@ def test_moe_routing_with_sel(ctx, cache, tmp_path):
     indptr = np.cumsum([0] + [len(r) for r in routing]).astype(np.int32)
     indices = np.array([e for r in routing for e in r], dtype=np.int32)
     x, w, y = f32(tokens, 64), f32(experts, 64), f32(tokens, 64)
+    want = y.copy()  # Y is inout: the run updates the caller's array in place
     r = compile_and_run(ctx, cache, tmp_path, "moe", ["moe", "moe_schedule"], X=x, W=w, Y=y, indptr=indptr,
                         indices=indices)
-    want = y.copy()
     for t, sel in enumerate(routing):
         for e in sel:
             want[t] += np.maximum(x[t] * w[e], 0)

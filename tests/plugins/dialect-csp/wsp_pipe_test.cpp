@@ -32,7 +32,7 @@ protected:
   fs::path out() const { return dir.path() / "pkg"; }
 
   htp::test::CommandResult compile(const std::string &name, const std::string &target = "check") {
-    auto r = run_host({"--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_WSP_PLUGIN, "--plugins", HTP_TILE_PLUGIN,
+    auto r = run_host({"--no-builtin-plugins", "--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_WSP_PLUGIN, "--plugins", HTP_TILE_PLUGIN,
                        "--plugins", HTP_CHECK_PLUGIN, "compile", program(name).string(), "--target", target,
                        "-o", out().string()});
     r.err = replace_all(r.err, program(name).string(), name + ".py");

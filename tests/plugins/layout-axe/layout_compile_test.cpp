@@ -47,7 +47,7 @@ protected:
     auto m = htp::test::parse_python(std::string(kHeader) + body, "prog.py");
     fs::path file = dir.path() / "prog.py.json";
     std::ofstream(file) << htp::ast::dump_json(m);
-    std::vector<std::string> args = {"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_CHECK_PLUGIN};
+    std::vector<std::string> args = {"--no-builtin-plugins", "--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_CHECK_PLUGIN};
     for (const auto &p : plugins)
       args.insert(args.end(), {"--plugins", p});
     args.insert(args.end(), {"compile", file.string(), "--target", "check", "-o", out().string(), "--force"});
@@ -338,7 +338,7 @@ def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", space="UB")]):
                                    "prog.py");
   fs::path file = dir.path() / "prog.py.json";
   std::ofstream(file) << htp::ast::dump_json(m);
-  auto r = run_host({"--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_DIST_ONLY_PLUGIN, "compile",
+  auto r = run_host({"--no-builtin-plugins", "--plugins", HTP_LAYOUT_AXE_PLUGIN, "--plugins", HTP_DIST_ONLY_PLUGIN, "compile",
                      file.string(), "--target", "dist-only", "-o", out().string()});
   expect_error(r, 5, 35, "Uses.Layout(facet=hw,kind=axe)");
   EXPECT_NE(r.err.find("[resolve.unaccepted]"), std::string::npos) << r.err;

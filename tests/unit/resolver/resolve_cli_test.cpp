@@ -43,7 +43,7 @@ protected:
   /// Runs htp-host with the fixture plugin of `version` and `args`; captures stdout, stderr, exit status.
   CliRun run(const std::string &args, int version = 1) {
     std::string plugins = std::string(HTP_RESOLVE_FIXTURE_DIR) + "/v" + std::to_string(version);
-    std::string cmd = "env -u HTP_PLUGIN_PATH '" + exe_ + "' --plugins '" + plugins + "' " + args + " >'" +
+    std::string cmd = "env -u HTP_PLUGIN_PATH '" + exe_ + "' --no-builtin-plugins --plugins '" + plugins + "' " + args + " >'" +
                       (dir_ / "out").string() + "' 2>'" + (dir_ / "err").string() + "'";
     CliRun r;
     int raw = std::system(cmd.c_str());
