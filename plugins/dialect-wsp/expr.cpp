@@ -231,6 +231,30 @@ std::optional<int64_t> int_of(const json &e) {
   return std::nullopt;
 }
 
+std::optional<int64_t> constant_int(htp::NodeRef e, const json &constants) {
+  if (auto v = e.int_constant()) return v;
+  if (e.is("Name")) {
+    const json *c = constants.is_object() ? &constants : nullptr;
+    auto it = c ? c->find(*e.text("id")) : constants.end();
+    if (c && it != c->end() && it->is_number_integer() && !it->is_boolean()) return it->get<int64_t>();
+    return std::nullopt;
+  }
+  if (e.is("UnaryOp") && e.child("op").is("USub")) {
+    auto v = constant_int(e.child("operand"), constants);
+    if (!v || *v == INT64_MIN) return std::nullopt;
+    return -*v;
+  }
+  if (e.is("BinOp")) {
+    auto op = kBinOps.find(std::string(e.child("op").type()));
+    if (op == kBinOps.end()) return std::nullopt;
+    auto a = constant_int(e.child("left"), constants), b = constant_int(e.child("right"), constants);
+    if (!a || !b) return std::nullopt;
+    auto folded = fold_int(op->second, *a, *b);
+    return folded ? int_of(*folded) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 json dim_expr(const json &dim) {
   return dim.is_string() ? json{{"param", dim}} : dim;
 }

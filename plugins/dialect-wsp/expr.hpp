@@ -45,6 +45,10 @@ json make_op(const std::string &name, std::vector<json> args);
 /// A tensor dimension as an Expr: an int stays, a symbol "S" becomes `{"param": "S"}`.
 json dim_expr(const json &dim);
 
+/// The value of an integer expression of literals and captured int constants (`2 * R`, `M // TM`, `-1`),
+/// folded with Python's semantics; nullopt when it is anything else or does not fold (overflow, / 0).
+std::optional<int64_t> constant_int(htp::NodeRef e, const json &constants);
+
 /// The integer a literal Expr holds.
 std::optional<int64_t> int_of(const json &e);
 

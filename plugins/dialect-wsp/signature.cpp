@@ -1,5 +1,7 @@
 #include "signature.hpp"
 
+#include "expr.hpp"
+
 #include <set>
 
 namespace wsp {
@@ -25,9 +27,10 @@ bool is_identifier(const std::string &s) {
   return true;
 }
 
-/// A dimension: a positive int, a captured int constant, or a symbol string ("S") bound at run time.
+/// A dimension: a positive int, an integer expression of literals and captured int constants (`2 * R`), or
+/// a symbol string ("S") bound at run time.
 json dim_of(htp::NodeRef n, const json &constants) {
-  if (auto v = n.int_constant()) {
+  if (auto v = constant_int(n, constants)) {
     if (*v <= 0) fail(n, "a tensor dimension must be positive, got " + std::to_string(*v));
     return *v;
   }
@@ -39,12 +42,8 @@ json dim_of(htp::NodeRef n, const json &constants) {
       return sym;
     }
   }
-  if (n.is("Name")) {
-    std::string id = *n.text("id");
-    if (constants.contains(id) && constants[id].is_number_integer()) return constants[id];
-  }
-  fail(n, "a tensor dimension is a positive int, a captured int constant or a symbol such as \"S\"; got " +
-              describe(n));
+  fail(n, "a tensor dimension is a positive int, an integer expression of int literals and captured int "
+          "constants (2 * R) or a symbol such as \"S\"; got " + describe(n));
 }
 
 /// `Wrapper[inner]` → (wrapper's last name, inner), else ("", n).
