@@ -53,6 +53,7 @@ const std::vector<AieIntrinsic> &intrinsics() {
       {"colexpand_min", K::ColExpandBinary, "min", false, "min(a, colexpand(s))"},
       {"matmul", K::Matmul, "", false, "acc (+)= a @ b, accumulated in f32"},
       {"cast", K::Cast, "", false, "element type conversion to the result's dtype"},
+      {"transpose", K::Transpose, "", false, "[R, C] -> [C, R]"},
   };
   return table;
 }
@@ -82,6 +83,7 @@ std::string_view contract_class(IntrinsicKind k) {
   case IntrinsicKind::ColReduce: return "col_reduce";
   case IntrinsicKind::RowExpand: return "row_expand";
   case IntrinsicKind::ColExpand: return "col_expand";
+  case IntrinsicKind::Transpose: return "transpose";
   case IntrinsicKind::RowExpandBinary: return "row_expand_binary";
   case IntrinsicKind::ColExpandBinary: return "col_expand_binary";
   case IntrinsicKind::Matmul: return "matmul";

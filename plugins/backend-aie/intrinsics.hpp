@@ -15,7 +15,7 @@ namespace htp::aie {
 /// The shape rule of an operation family (the tile dialect's contract class, docs/intrinsics.md §3).
 enum class IntrinsicKind {
   Load, Store, Full, Copy, Binary, ScalarBinary, Unary, RowReduce, ColReduce, RowExpand, ColExpand,
-  RowExpandBinary, ColExpandBinary, Matmul, Cast,
+  RowExpandBinary, ColExpandBinary, Matmul, Cast, Transpose,
 };
 
 struct AieIntrinsic {

@@ -294,6 +294,10 @@ private:
       const std::string a = arg(op, 0);
       return loop2(o, ind, d, dst, elem(a, tile(a, op)));
     }
+    case IntrinsicKind::Transpose: {  // d is [C, R] of a's [R, C]
+      const std::string a = arg(op, 0);
+      return loop2(o, ind, d, dst, "(double)" + local(a) + "[c * " + std::to_string(d.rows()) + " + r]");
+    }
     case IntrinsicKind::RowReduce:
     case IntrinsicKind::ColReduce: return emit_reduce(o, ind, op, *c, d);
     case IntrinsicKind::Matmul: return emit_matmul(o, ind, op, d);

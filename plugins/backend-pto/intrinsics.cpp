@@ -66,6 +66,7 @@ const std::vector<IntrinsicContract> &intrinsic_contracts() {
       {"colexpand_min", K::ColExpandBinary, C::Aiv, "TCOLEXPANDMIN", false, "min(a, colexpand(b))"},
       {"matmul", K::Matmul, C::Aic, "TMOV TMATMUL TMATMUL_ACC", false, "acc (+)= a @ b on the cube unit"},
       {"cast", K::Cast, C::Aiv, "TCVT", false, "element type conversion to the result's dtype"},
+      {"transpose", K::Transpose, C::Aiv, "TTRANS", false, "[R, C] -> [C, R]"},
   };
   return table;
 }
@@ -121,6 +122,7 @@ std::string_view contract_class(OpKind k) {
   case OpKind::ColExpandBinary: return "col_expand_binary";
   case OpKind::Matmul: return "matmul";
   case OpKind::Cast: return "cast";
+  case OpKind::Transpose: return "transpose";
   }
   return "?";
 }
@@ -170,6 +172,7 @@ public:
     case OpKind::ColExpandBinary: return shaped({{0, {drows(), dcols()}}, {1, {1, dcols()}}}, {});
     case OpKind::Matmul: return matmul();
     case OpKind::Cast: return shaped({{0, {drows(), dcols()}}}, {}, /*same_dtype=*/false);
+    case OpKind::Transpose: return shaped({{0, {dcols(), drows()}}}, {});
     }
     return std::nullopt;
   }

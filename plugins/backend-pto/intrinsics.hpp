@@ -30,6 +30,7 @@ enum class OpKind {
   ColExpandBinary,  ///< [R,C] . colexpand([1,C]) -> [R,C]
   Matmul,           ///< [M,K] x [K,N] -> [M,N] accumulator
   Cast,             ///< same shape, dst dtype
+  Transpose,        ///< [R,C] -> [C,R] (TTRANS, with a scratch tile)
 };
 
 /// Where an operation runs.

@@ -279,7 +279,8 @@ const std::map<std::string_view, Emitter> &emitters() {
       case OpKind::Alloc: t[c.op] = emit_nothing; break;
       case OpKind::Full: t[c.op] = emit_full; break;
       case OpKind::ScalarBinary: t[c.op] = emit_scalar_binary; break;
-      case OpKind::RowReduce: t[c.op] = emit_row_reduce; break;
+      case OpKind::RowReduce:
+      case OpKind::Transpose: t[c.op] = emit_row_reduce; break;  // dst, src, scratch
       case OpKind::Matmul: t[c.op] = emit_matmul; break;
       case OpKind::Cast: t[c.op] = emit_cast; break;
       default: t[c.op] = emit_vector; break;

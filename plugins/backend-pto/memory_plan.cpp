@@ -83,7 +83,7 @@ public:
       if (plan_.core == CoreType::Aic && plan_.by_register.count(acc)) plan_.by_register[cast] = plan_.by_register[acc];
     for_each_op(k_.body, [&](const Op &o) {
       const IntrinsicContract *c = find_intrinsic(o.op);
-      if (!c || c->kind != OpKind::RowReduce || o.args.empty()) return;
+      if (!c || (c->kind != OpKind::RowReduce && c->kind != OpKind::Transpose) || o.args.empty()) return;
       const Local *src = k_.local(o.args[0]);
       if (!src) return;
       plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()), "scratch for pto." + o.op,

@@ -29,6 +29,7 @@ ParamList params_of(OpClass c) {
   case OpClass::ColExpandBinary: return {{"a", "s"}, 2};
   case OpClass::Copy: return {{"a"}, 1};
   case OpClass::Alloc: return {{"shape", "dtype"}, 1};
+  case OpClass::Transpose: return {{"a"}, 1};
   }
   return {{}, 0};
 }
@@ -71,6 +72,12 @@ Value KernelChecker::intrinsic(const Intrinsic &op, htp::NodeRef call, const std
   case OpClass::Store: return store(op, call, *args);
   case OpClass::Full: return full(op, call, *args, hint);
   case OpClass::Alloc: return alloc(op, call, *args, hint);
+  case OpClass::Transpose: {
+    Value x = eval((*args)[0]);
+    if (!expect_tile((*args)[0], x, op, "a")) return {};
+    return tile_result(std::string(op.name), call, Type::tile({x.type.shape[1], x.type.shape[0]}, x.type.dtype),
+                       {x.reg}, hint);
+  }
   }
   return {};
 }

@@ -45,6 +45,7 @@ const std::vector<Intrinsic> &intrinsics() {
       {"colexpand_mul", OpClass::ColExpandBinary},
       {"colexpand_div", OpClass::ColExpandBinary},
       {"colexpand_max", OpClass::ColExpandBinary},
+      {"transpose", OpClass::Transpose},
       {"matmul", OpClass::Matmul},
       {"cast", OpClass::Cast},
       {"load", OpClass::Load},
@@ -73,6 +74,7 @@ constexpr std::pair<OpClass, std::string_view> kClassNames[] = {
     {OpClass::ColExpandBinary, "col_expand_binary"},
     {OpClass::Copy, "copy"},
     {OpClass::Alloc, "alloc"},
+    {OpClass::Transpose, "transpose"},
 };
 
 } // namespace

@@ -28,6 +28,7 @@ enum class OpClass {
   ColExpandBinary, ///< colexpand_<op>: ([R, C], [1, C]) -> [R, C]
   Copy,            ///< tile -> a copy of the same type
   Alloc,           ///< shape, dtype -> an uninitialised tile
+  Transpose,       ///< [R, C] -> [C, R]
 };
 
 /// The contract class's name in published intrinsic-set tables ("elementwise", "row_reduce", ...).

@@ -40,6 +40,7 @@ from ..dialects.tile import (
     colexpand_max as colexpand_max,
     matmul as matmul,
     cast as cast,
+    transpose as transpose,
     load as load,
     store as store,
     full as full,

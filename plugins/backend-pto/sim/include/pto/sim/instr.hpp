@@ -266,6 +266,22 @@ HTP_PTOSIM_COL_REDUCE(TCOLMAX, sim::max)
 HTP_PTOSIM_COL_REDUCE(TCOLMIN, sim::min)
 #undef HTP_PTOSIM_COL_REDUCE
 
+// ---- layout -------------------------------------------------------------------------------------------
+
+/// dst(r, c) = src(c, r) over dst's valid region (the transpose size is the source's valid region, as on
+/// A2A3); the element size must match. `tmp` is the scratch tile the device implementation needs.
+template <typename TileDataDst, typename TileDataSrc, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TTRANS(TileDataDst &dst, TileDataSrc &src, TileDataTmp &, WaitEvents &...) {
+  static_assert(sizeof(typename TileDataDst::DType) == sizeof(typename TileDataSrc::DType),
+                "TTRANS: source and destination element sizes differ");
+  if (src.GetValidRow() < dst.GetValidCol() || src.GetValidCol() < dst.GetValidRow())
+    throw sim::IsaError("TTRANS: the source's valid region " + std::to_string(src.GetValidRow()) + "x" +
+                        std::to_string(src.GetValidCol()) + " does not cover the transposed destination " +
+                        std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
+  sim::for_each(dst, [&](int r, int c) { return sim::load(src.at(c, r)); });
+  return {};
+}
+
 // ---- broadcasts -----------------------------------------------------------------------------------
 
 /// dst(r, c) = src(r, 0).
