@@ -6,13 +6,7 @@ namespace ptobe {
 
 namespace {
 
-json module_json(const htp::ModuleRef &m, const char *key) {
-  auto text = m.attr(key);
-  if (!text) return json();
-  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) throw htp::PassError(std::string("module attribute '") + key + "' is not valid JSON");
-  return doc;
-}
+json module_json(const htp::ModuleRef &m, const char *key) { return m.attr_json<json>(key).value_or(json()); }
 
 std::string option_text(const htp::PassContext &ctx, const char *key) {
   auto text = ctx.option(key);

@@ -40,21 +40,9 @@ std::optional<Json> node_json(htp::NodeRef n, std::string_view key) {
   return j;
 }
 
-std::optional<Json> module_json(const htp::ModuleRef &m, std::string_view key) {
-  auto text = m.attr(key);
-  if (!text) return std::nullopt;
-  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
+std::optional<Json> module_json(const htp::ModuleRef &m, std::string_view key) { return m.attr_json<Json>(key); }
 
-Json captured_constants(const htp::ModuleRef &m) {
-  auto capture = module_json(m, "htp.capture");
-  if (capture && capture->is_object() && capture->contains("constants") &&
-      (*capture)["constants"].is_object())
-    return (*capture)["constants"];
-  return Json::object();
-}
+Json captured_constants(const htp::ModuleRef &m) { return m.capture_table<Json>("constants"); }
 
 void report_at(htp::PassContext &ctx, HtpSeverity severity, const Json &span, std::string_view code,
                std::string_view message) {

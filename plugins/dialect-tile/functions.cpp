@@ -129,14 +129,7 @@ std::optional<IntrinsicCall> intrinsic_call(htp::NodeRef call, const std::set<st
 }
 
 CapturedGlobals captured_globals(const htp::ModuleRef &m) {
-  CapturedGlobals out;
-  auto text = m.attr("htp.capture");
-  if (!text) return out;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return out;
-  if (j.contains("constants") && j["constants"].is_object()) out.constants = j["constants"];
-  if (j.contains("modules") && j["modules"].is_object()) out.modules = j["modules"];
-  return out;
+  return CapturedGlobals{m.capture_table<nlohmann::json>("constants"), m.capture_table<nlohmann::json>("modules")};
 }
 
 nlohmann::json captured_constants(const htp::ModuleRef &m) { return captured_globals(m).constants; }

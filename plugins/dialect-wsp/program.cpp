@@ -61,14 +61,7 @@ json span_json(htp::NodeRef n) {
   return json{{"line", s.line}, {"col", s.col}, {"end_line", s.end_line}, {"end_col", s.end_col}};
 }
 
-json captured_constants(const htp::ModuleRef &m) {
-  auto text = m.attr("htp.capture");
-  if (!text) return json::object();
-  json capture = json::parse(*text, nullptr, false);
-  if (!capture.is_object() || !capture.contains("constants") || !capture["constants"].is_object())
-    return json::object();
-  return capture["constants"];
-}
+json captured_constants(const htp::ModuleRef &m) { return m.capture_table<json>("constants"); }
 
 std::string last_name(const std::string &dotted) {
   auto dot = dotted.rfind('.');

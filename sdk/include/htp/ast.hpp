@@ -236,11 +236,9 @@ public:
   std::optional<int64_t> attr_int(std::string_view key) const { return typed(attr(key), json_scalar::parse_int); }
   std::optional<bool> attr_bool(std::string_view key) const { return typed(attr(key), json_scalar::parse_bool); }
   /// An attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("wsp.task")`; nullopt
-  /// when absent.
+  /// when absent; PassError naming the attribute when it is not JSON.
   template <class Json> std::optional<Json> attr_json(std::string_view key) const {
-    auto text = attr(key);
-    if (!text) return std::nullopt;
-    return Json::parse(*text);
+    return parse_json<Json>(attr(key), key);
   }
   /// Sets a namespaced metadata attribute from JSON text; throws PassError when rejected.
   void set_attr(std::string_view key, std::string_view json, HtpDiag *sink = nullptr) const {
@@ -287,6 +285,12 @@ private:
     if (!text) return std::nullopt;
     return parse(*text);
   }
+  template <class Json> static std::optional<Json> parse_json(const std::optional<std::string> &text, std::string_view key) {
+    if (!text) return std::nullopt;
+    Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) throw PassError("attribute '" + std::string(key) + "' is not valid JSON");
+    return j;
+  }
   friend class ModuleRef;
 
   const HtpHostApi *api_ = nullptr;
@@ -312,11 +316,22 @@ public:
   }
   std::optional<int64_t> attr_int(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_int); }
   std::optional<bool> attr_bool(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_bool); }
-  /// A module attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("tile.kernels")`.
+  /// A module attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("tile.kernels")`;
+  /// nullopt when absent; PassError naming the attribute when it is not JSON.
   template <class Json> std::optional<Json> attr_json(std::string_view key) const {
-    auto text = attr(key);
-    if (!text) return std::nullopt;
-    return Json::parse(*text);
+    return NodeRef::parse_json<Json>(attr(key), key);
+  }
+  /// A member object of the frontend's `htp.capture` attribute: "constants" (captured globals by name) or
+  /// "modules" (global names bound to modules, docs/python.md); an empty object when absent or malformed.
+  template <class Json> Json capture_table(std::string_view member) const {
+    Json out = Json::object();
+    auto text = attr("htp.capture");
+    if (!text) return out;
+    Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return out;
+    auto it = j.find(std::string(member));
+    if (it != j.end() && it->is_object()) out = *it;
+    return out;
   }
   void set_attr(std::string_view key, std::string_view json) const {
     check(api_->module_attr_set(api_->host, m_, to_htp_str(key), to_htp_str(json), sink_), "set_attr");
