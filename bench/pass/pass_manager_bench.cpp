@@ -10,6 +10,7 @@
 #include "loader/plugin_host.hpp"
 #include "package/package_writer.hpp"
 #include "pass/pass_manager.hpp"
+#include "pass/pass_runner.hpp"
 
 namespace {
 
@@ -53,7 +54,8 @@ struct Fixture {
   Fixture() : module(make_module(100000 / 13)) {
     htp::DiagnosticList d;
     if (!host.load(HTP_BENCH_NOOP_PLUGIN, d)) std::abort();
-    for (const auto &c : host.registry().components()) plan.passes.push_back(htp::PlannedPass{c.get(), {}, {}, {}});
+    for (const auto &c : host.registry().components())
+      if (c->id.rfind("noop.", 0) == 0) plan.passes.push_back(htp::PlannedPass{c.get(), {}, {}, {}});
   }
 };
 
@@ -99,6 +101,87 @@ void BM_PassManagerWithDumps(benchmark::State &state) {
   run_pipeline(state, d, 10);
 }
 BENCHMARK(BM_PassManagerWithDumps)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+/// `statements` assignments `x = a + b * c`, of which `foldable` (spread evenly) are `x = 1 + 2 + 3`.
+htp::ast::Module make_foldable_module(size_t statements, size_t foldable) {
+  htp::ast::Module m = make_module(statements);
+  auto &body = m.root->children("body");
+  const size_t stride = statements / foldable;
+  for (size_t k = 0; k < foldable; ++k) {
+    auto constant = [](int64_t v) {
+      auto c = Node::make(Kind::Constant);
+      (void)c->set("value", htp::ast::Constant{v});
+      return c;
+    };
+    auto inner = Node::make(Kind::BinOp);
+    (void)inner->set("left", constant(1));
+    (void)inner->set("op", Node::make(Kind::Add));
+    (void)inner->set("right", constant(2));
+    auto outer = Node::make(Kind::BinOp);
+    (void)outer->set("left", std::move(inner));
+    (void)outer->set("op", Node::make(Kind::Add));
+    (void)outer->set("right", constant(3));
+    (void)body[k * stride]->set("value", std::move(outer));
+  }
+  return m;
+}
+
+/// One pattern pass over a fresh copy of `module` per iteration; reports nodes, rewrites and visits.
+void run_patterns(benchmark::State &state, const char *pass_id, const htp::ast::Module &module) {
+  Fixture &f = fixture();
+  const htp::Component *pass = f.host.registry().find(pass_id);
+  const HtpHostApi *api = f.host.api_for("bench-noop");
+  htp::RewriteResult last;
+  for (auto _ : state) {
+    state.PauseTiming();
+    htp::ast::Module m = module.clone();
+    state.ResumeTiming();
+    auto r = htp::run_pass(*pass, api, m, {{"target", "bench"}});
+    if (!r.ok) state.SkipWithError("pattern pass failed");
+    last = std::move(r.rewrite);
+    state.PauseTiming();
+    m = {};  // freed outside the timing
+    state.ResumeTiming();
+  }
+  const double rewrites = static_cast<double>(last.rewrites.size());
+  state.counters["nodes"] = static_cast<double>(htp::ast::node_count(*module.root));
+  state.counters["rewrites"] = rewrites;
+  state.counters["visits"] = static_cast<double>(last.visits);
+  state.counters["visits_per_rewrite"] = rewrites > 0 ? static_cast<double>(last.visits) / rewrites : 0.0;
+  state.counters["generations"] = static_cast<double>(last.iterations);
+}
+
+// A pattern that roots at every node and never applies, over a 100k-node module (target <= 2 ms).
+void BM_RewriteNoOpPattern100k(benchmark::State &state) {
+  static const htp::ast::Module m = make_module(100000 / 8);
+  run_patterns(state, "bench.never-applies", m);
+}
+BENCHMARK(BM_RewriteNoOpPattern100k)->Unit(benchmark::kMillisecond);
+
+// The floor under the no-op pattern pass: one pre-order walk reading each node's kind, same module.
+void BM_AstWalk100k(benchmark::State &state) {
+  static const htp::ast::Module module = make_module(100000 / 8);
+  for (auto _ : state) {
+    state.PauseTiming();
+    htp::ast::Module m = module.clone();
+    state.ResumeTiming();
+    size_t kinds = 0;
+    htp::ast::walk(*m.root, [&](htp::ast::Node &n) { kinds += static_cast<size_t>(n.kind()); });
+    benchmark::DoNotOptimize(kinds);
+    state.PauseTiming();
+    m = {};
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_AstWalk100k)->Unit(benchmark::kMillisecond);
+
+// 1,000 rewrites (500 nested sums folded in two steps) in a 100k-node module: the cost follows the
+// rewrites (visits per rewrite), not generations x nodes.
+void BM_Rewrite1000In100k(benchmark::State &state) {
+  static const htp::ast::Module m = make_foldable_module(100000 / 8, 500);
+  run_patterns(state, "bench.fold", m);
+}
+BENCHMARK(BM_Rewrite1000In100k)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -144,6 +144,7 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   PassManagerOptions pm;
   pm.dump = options.dump;
   pm.pin_timings = options.pin_timings;
+  pm.reproducer = options.keep_failed;  // a reproducer is only of use in a package that is kept
   pm.pass_options = options.pass_options;
   pm.pass_options["target"] = options.target;
   PassManager manager([this](std::string_view plugin) { return host_.api_for(plugin); });
@@ -151,8 +152,15 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   result.diagnostics.append(result.pipeline.diagnostics);
   // Traces are written for failed compiles too (they land in <out>.failed/ when kept).
   const bool pinned = options.pin_timings;
-  (void)w.write("ir/pass_trace.jsonl", PassManager::pass_trace_jsonl(result.pipeline, pinned), "trace", kHostWriter,
-                !pinned);
+  // Rewrite and diagnostic spans name the source relative to the compile's root, as the manifest's do.
+  const std::string source_name =
+      module.file.empty() ? std::string() : std::filesystem::path(module.file).filename().string();
+  (void)w.write("ir/pass_trace.jsonl",
+                PassManager::pass_trace_jsonl(result.pipeline, pinned,
+                                              [&](nlohmann::ordered_json &line) {
+                                                if (!module.file.empty()) relativize_spans(line, module.file, source_name);
+                                              }),
+                "trace", kHostWriter, !pinned);
   (void)w.write("ir/trace.json", PassManager::chrome_trace(result.pipeline, pinned), "trace", kHostWriter, !pinned);
   if (!result.pipeline.ok) return abandon();
 

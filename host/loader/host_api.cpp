@@ -67,6 +67,8 @@ template <class Desc> constexpr size_t abi_1_0_size() { return sizeof(Desc); }
 template <> constexpr size_t abi_1_0_size<HtpDialectDesc>() { return offsetof(HtpDialectDesc, scan); }
 template <> constexpr size_t abi_1_0_size<HtpPassDesc>() { return offsetof(HtpPassDesc, run); }
 template <> constexpr size_t abi_1_0_size<HtpBindingDesc>() { return offsetof(HtpBindingDesc, run); }
+// Patterns arrived in 1.1 as match + apply; 1.3 appended match_and_rewrite.
+template <> constexpr size_t abi_1_0_size<HtpPatternDesc>() { return offsetof(HtpPatternDesc, match_and_rewrite); }
 
 /// Validates struct_size and copies min(struct_size, sizeof(Desc)) bytes into a zeroed Desc.
 template <class Desc> Desc copy_descriptor(const Desc *d, const char *type) {
@@ -236,9 +238,13 @@ HtpStatus api_register_pass(HtpHost *h, const HtpPassDesc *d, HtpDiag *s) {
         if (!ast::kind_from_name(t))
           throw DescriptorError{where + ".root_types: '" + t + "' is not a Python 3.11 ast node type"};
       out.benefit = p.benefit;
-      if (!p.match || !p.apply) throw DescriptorError{where + ": match and apply are required"};
-      out.match = p.match;
-      out.apply = p.apply;
+      if (!p.match_and_rewrite && (!p.match || !p.apply))
+        throw DescriptorError{where + ": match_and_rewrite, or match and apply, are required"};
+      out.match_and_rewrite = p.match_and_rewrite;
+      if (!out.match_and_rewrite) {
+        out.match = p.match;
+        out.apply = p.apply;
+      }
       out.user_data = p.user_data;
       c.patterns.push_back(std::move(out));
     }

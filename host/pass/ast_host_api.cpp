@@ -69,6 +69,25 @@ template <class T> HtpStatus check(const Expected<T> &r, HtpDiag *sink, const No
 }
 
 /// Keeps the nodes of a replaced field value alive in the module's detached set.
+/// Tells the module's listener (the rewrite driver), if any, about an edit.
+void notify_will_edit(HtpModule *m) {
+  if (m->listener) m->listener->will_edit();
+}
+void notify_changed(HtpModule *m, Node *n) {
+  if (m->listener && n) m->listener->changed(*n);
+}
+void notify_inserted(HtpModule *m, Node *n) {
+  if (m->listener && n) m->listener->inserted(*n);
+}
+/// Reports the nodes a field value held before `from` let go of them.
+void notify_removed(HtpModule *m, const ast::Value &v, Node *from) {
+  if (!m->listener) return;
+  if (auto *p = std::get_if<NodePtr>(&v); p && *p) m->listener->removed(**p, *from);
+  if (auto *l = std::get_if<ast::NodeList>(&v))
+    for (auto &n : *l)
+      if (n) m->listener->removed(*n, *from);
+}
+
 void keep_value(HtpModule *m, ast::Value &&v) {
   if (auto *p = std::get_if<NodePtr>(&v)) {
     m->keep(std::move(*p));
@@ -339,18 +358,25 @@ HtpStatus node_set_child(HtpHost *, HtpModule *m, HtpNode *n, HtpStr field, HtpN
     if (!p || !fits(m, node, *fi, p, sink)) return HTP_ERR_INVALID_ARGUMENT;
     value = std::move(p);
   }
+  Node *inserted = child ? to_node(child) : nullptr;
+  notify_will_edit(m);
   auto r = node->set(view(field), std::move(value));
   if (!r) return check(r, sink, node);
+  notify_removed(m, *r, node);
   keep_value(m, std::move(*r));
   ++m->changes;
+  notify_inserted(m, inserted);
+  notify_changed(m, node);
   return HTP_OK;
 }
 
 template <class V> HtpStatus set_scalar(HtpModule *m, HtpNode *n, HtpStr field, V value, HtpDiag *sink) {
   if (!m || !n) return HTP_ERR_INVALID_ARGUMENT;
+  notify_will_edit(m);
   auto r = to_node(n)->set(view(field), ast::Value(std::move(value)));
   if (!r) return check(r, sink, to_node(n));
   ++m->changes;
+  notify_changed(m, to_node(n));
   return HTP_OK;
 }
 
@@ -393,18 +419,24 @@ HtpStatus node_list_insert(HtpHost *, HtpModule *m, HtpNode *n, HtpStr field, si
   }
   NodePtr p = take_detached(m, child, sink, node);
   if (!p || !fits(m, node, *fi, p, sink)) return HTP_ERR_INVALID_ARGUMENT;
+  notify_will_edit(m);
   auto r = node->insert(view(field), index, std::move(p));
   if (!r) return check(r, sink, node);
   ++m->changes;
+  notify_inserted(m, to_node(child));
+  notify_changed(m, node);
   return HTP_OK;
 }
 
 HtpStatus node_list_erase(HtpHost *, HtpModule *m, HtpNode *n, HtpStr field, size_t index, HtpDiag *sink) {
   if (!m || !n) return HTP_ERR_INVALID_ARGUMENT;
+  notify_will_edit(m);
   auto r = to_node(n)->erase(view(field), index);
   if (!r) return check(r, sink, to_node(n));
+  if (m->listener && *r) m->listener->removed(**r, *to_node(n));
   m->keep(std::move(*r));
   ++m->changes;
+  notify_changed(m, to_node(n));
   return HTP_OK;
 }
 
@@ -419,10 +451,14 @@ HtpStatus node_replace(HtpHost *, HtpModule *m, HtpNode *n, HtpNode *with, HtpDi
   }
   NodePtr p = take_detached(m, with, sink, node);
   if (!p || !fits(m, parent, parent->field_info(slot->field), p, sink)) return HTP_ERR_INVALID_ARGUMENT;
+  notify_will_edit(m);
   auto r = ast::replace_node(*node, std::move(p));
   if (!r) return check(r, sink, node);
+  if (m->listener && *r) m->listener->removed(**r, *parent);
   m->keep(std::move(*r));
   ++m->changes;
+  notify_inserted(m, to_node(with));
+  notify_changed(m, parent);
   return HTP_OK;
 }
 

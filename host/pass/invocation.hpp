@@ -28,6 +28,21 @@ inline const ast::Node *to_node(const HtpNode *n) { return reinterpret_cast<cons
 inline HtpNode *to_handle(ast::Node *n) { return reinterpret_cast<HtpNode *>(n); }
 inline const HtpNode *to_handle(const ast::Node *n) { return reinterpret_cast<const HtpNode *>(n); }
 
+/// Told of every structural edit a plugin makes through the host API while it is installed on the module
+/// (the rewrite driver's worklist). Node attributes are metadata and are not reported.
+class EditListener {
+public:
+  virtual ~EditListener() = default;
+  /// A structural edit of an attached or detached node is about to happen (the tree is still as it was).
+  virtual void will_edit() {}
+  /// A field of `node` changed (a child set, inserted or erased, or a scalar field written).
+  virtual void changed(ast::Node &node) = 0;
+  /// `subtree` was put into a field of its (new) parent.
+  virtual void inserted(ast::Node &subtree) = 0;
+  /// `subtree` left a field of `from` (it is detached now).
+  virtual void removed(ast::Node &subtree, ast::Node &from) = 0;
+};
+
 }  // namespace htp
 
 /// A module as plugins see it: the tree, plus ownership of nodes detached while passes run (their
@@ -36,6 +51,7 @@ struct HtpModule {
   htp::ast::Module *module = nullptr;
   std::vector<htp::ast::NodePtr> detached;
   size_t changes = 0;
+  htp::EditListener *listener = nullptr;  ///< Set while the rewrite driver runs patterns.
 
   /// Takes ownership of a node that left the tree (or was created) and returns its handle.
   HtpNode *keep(htp::ast::NodePtr node);

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -75,31 +75,6 @@ private:
   std::vector<Capability> parsed_;
 };
 
-std::string dump_name(size_t index, const std::string &pass, const char *suffix) {
-  char prefix[16];
-  std::snprintf(prefix, sizeof prefix, "%02zu_", index);
-  return std::string("ir/") + prefix + pass + suffix;
-}
-
-void write_dump(PackageWriter &writer, ast::Module &module, const std::string &base, PassEvent &event,
-                DiagnosticList &diags) {
-  if (auto e = writer.write(base + ".py", ast::to_source(module) + "\n", "ir-dump", kHostWriter)) diags.report(*e);
-  else event.dumps.push_back(base + ".py");
-  // The dump names the source by its file name, as the manifest's spans do (attributes hold spans too): a
-  // package holds no host path.
-  std::string json = ast::dump_json(module, 1) + "\n";
-  if (!module.file.empty()) {
-    const std::string escaped = nlohmann::json(module.file).dump(), name = nlohmann::json(
-        std::filesystem::path(module.file).filename().string()).dump();
-    const std::string from = escaped.substr(1, escaped.size() - 2), to = name.substr(1, name.size() - 2);
-    for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at + to.size()))
-      json.replace(at, from.size(), to);
-  }
-  if (auto e = writer.write(base + ".ast.json", json, "ir-dump", kHostWriter))
-    diags.report(*e);
-  else event.dumps.push_back(base + ".ast.json");
-}
-
 int64_t micros(std::chrono::nanoseconds ns) { return std::chrono::duration_cast<std::chrono::microseconds>(ns).count(); }
 
 }  // namespace
@@ -107,8 +82,22 @@ int64_t micros(std::chrono::nanoseconds ns) { return std::chrono::duration_cast<
 PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWriter &writer,
                                 const PassManagerOptions &options) const {
   PipelineResult result;
+  std::vector<PassInstrumentation *> instr;
+  for (const auto &i : instrumentations_) instr.push_back(i.get());
+  std::optional<IrDumpInstrumentation> dumps;
+  if (options.dump.mode != DumpOptions::Mode::None) instr.push_back(&dumps.emplace(writer, options.dump, result.diagnostics));
+  std::optional<CrashReproducerInstrumentation> reproducer;
+  if (options.reproducer) {
+    const auto target = options.pass_options.find("target");
+    instr.push_back(&reproducer.emplace(
+        writer, target != options.pass_options.end() && target->is_string() ? target->get<std::string>() : plan.target,
+        result.diagnostics));
+  }
+  PassTimingInstrumentation timing;
+  instr.push_back(&timing);
+  for (auto *i : instr) i->before_pipeline(plan, module);
+
   FactSet facts(plan.initial_facts);
-  const auto pipeline_start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < plan.passes.size(); ++i) {
     const Component &pass = *plan.passes[i].component;
     PassEvent event;
@@ -140,18 +129,17 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
       result.facts = facts.sorted();
       return result;
     }
-    const bool dump_pass = options.dump.mode == DumpOptions::Mode::Pass && options.dump.pass == pass.id;
-    if (dump_pass) write_dump(writer, module, dump_name(i + 1, pass.id, ".before"), event, result.diagnostics);
-
-    event.start = std::chrono::steady_clock::now() - pipeline_start;
-    PassRun run = run_pass(pass, api, module, options.pass_options, &writer);
-    event.duration = run.duration;
+    for (auto *in : instr) in->before_pass(event, module);
+    PassRun run = run_pass(pass, api, module, options.pass_options, &writer, [&](const RewriteRecord &r) {
+      for (auto *in : instr) in->after_rewrite(event, r);
+    });
     event.changes = run.changes + run.rewrite.rewrites.size();
     event.rewrite = std::move(run.rewrite);
     event.diagnostics = run.diagnostics;
     event.ok = run.ok;
     result.diagnostics.append(run.diagnostics);
     if (!run.ok) {
+      for (auto it = instr.rbegin(); it != instr.rend(); ++it) (*it)->after_failed_pass(event, module);
       result.events.push_back(std::move(event));
       result.facts = facts.sorted();
       return result;
@@ -159,10 +147,7 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
     for (const auto &inv : pass.invalidates)
       for (auto &gone : facts.remove_matching(inv)) event.invalidated.push_back(std::move(gone));
     for (const auto &p : pass.provides) facts.add(p);
-
-    bool dump = options.dump.mode == DumpOptions::Mode::All || dump_pass ||
-                (options.dump.mode == DumpOptions::Mode::Changed && event.changes > 0);
-    if (dump) write_dump(writer, module, dump_name(i + 1, pass.id, ""), event, result.diagnostics);
+    for (auto it = instr.rbegin(); it != instr.rend(); ++it) (*it)->after_pass(event, module);
     result.events.push_back(std::move(event));
   }
   result.facts = facts.sorted();
@@ -170,7 +155,8 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
   return result;
 }
 
-std::string PassManager::pass_trace_jsonl(const PipelineResult &result, bool pin_timings) {
+std::string PassManager::pass_trace_jsonl(const PipelineResult &result, bool pin_timings,
+                                          const std::function<void(nlohmann::ordered_json &)> &each_line) {
   std::string out;
   for (const auto &e : result.events) {
     nlohmann::ordered_json j;
@@ -187,6 +173,7 @@ std::string PassManager::pass_trace_jsonl(const PipelineResult &result, bool pin
     j["ok"] = e.ok;
     j["nodes_changed"] = e.changes;
     j["rewrite_iterations"] = e.rewrite.iterations;
+    j["rewrite_visits"] = e.rewrite.visits;
     nlohmann::ordered_json rewrites = nlohmann::ordered_json::array();
     for (const auto &r : e.rewrite.rewrites)
       rewrites.push_back({{"pattern", r.pattern}, {"node", r.node_id}, {"iteration", r.iteration},
@@ -194,6 +181,7 @@ std::string PassManager::pass_trace_jsonl(const PipelineResult &result, bool pin
     j["rewrites"] = std::move(rewrites);
     j["dumps"] = e.dumps;
     j["diagnostics"] = diagnostics_to_json(e.diagnostics);
+    if (each_line) each_line(j);
     out += j.dump() + "\n";
   }
   return out;

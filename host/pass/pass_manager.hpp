@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,8 @@
 
 #include "ast/module.hpp"
 #include "diag/diagnostic.hpp"
+#include "pass/dump_options.hpp"
+#include "pass/instrumentation.hpp"
 #include "pass/rewrite_driver.hpp"
 #include "resolver/plan.hpp"
 
@@ -20,18 +23,10 @@ namespace htp {
 
 class PackageWriter;
 
-/// What to dump: nothing; after every pass (`all`); after every pass that changed the module (`after`);
-/// or before and after one named pass (`PASS`).
-struct DumpOptions {
-  enum class Mode { None, All, Changed, Pass } mode = Mode::None;
-  std::string pass;
-
-  /// Parses `all`, `after`, `none` or a pass id.
-  static DumpOptions parse(std::string_view text);
-};
-
 struct PassManagerOptions {
-  DumpOptions dump;
+  DumpOptions dump;  ///< Installs an IrDumpInstrumentation unless mode is None.
+  /// Installs a CrashReproducerInstrumentation (ir/reproducer/ when a pass fails; a tree copy per pass).
+  bool reproducer = false;
   /// Replace measured times in traces by the pass index, so the whole package is byte-identical.
   bool pin_timings = false;
   /// Options every pass sees (pass_option): "target" and pass parameters.
@@ -68,18 +63,28 @@ class PassManager {
 public:
   explicit PassManager(ApiLookup apis) : apis_(std::move(apis)) {}
 
+  /// Adds an instrumentation for the runs of this manager (before those `options` install).
+  void add_instrumentation(std::shared_ptr<PassInstrumentation> instrumentation) {
+    instrumentations_.push_back(std::move(instrumentation));
+  }
+
   /// Runs the plan's passes in order over `module`; emit and package passes write through `writer`,
-  /// dumps and traces go there too. Stops at the first failing pass, with its diagnostics.
+  /// dumps and traces go there too. Stops at the first failing pass, with its diagnostics. Around each
+  /// pass it calls the instrumentations: those added, then dumps and the reproducer as `options` ask,
+  /// then timing (last, so that it times the pass alone).
   PipelineResult run(const Plan &plan, ast::Module &module, PackageWriter &writer,
                      const PassManagerOptions &options) const;
 
   /// ir/pass_trace.jsonl for `result` (one JSON object per line).
-  static std::string pass_trace_jsonl(const PipelineResult &result, bool pin_timings);
+  /// `each_line`, when given, may edit each line's JSON before it is printed (e.g. relativize spans).
+  static std::string pass_trace_jsonl(const PipelineResult &result, bool pin_timings,
+                                      const std::function<void(nlohmann::ordered_json &)> &each_line = {});
   /// ir/trace.json for `result` (Chrome trace-event format; opens in Perfetto).
   static std::string chrome_trace(const PipelineResult &result, bool pin_timings);
 
 private:
   ApiLookup apis_;
+  std::vector<std::shared_ptr<PassInstrumentation>> instrumentations_;
 };
 
 }  // namespace htp

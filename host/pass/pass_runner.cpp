@@ -31,7 +31,7 @@ bool call_body(HtpStatus (*fn)(void *, const HtpHostApi *, HtpPassContext *), vo
 }  // namespace
 
 PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &module, const nlohmann::json &options,
-                 PackageWriter *writer) {
+                 PackageWriter *writer, const RewriteObserver &on_rewrite) {
   PassRun out;
   auto start = std::chrono::steady_clock::now();
   HtpModule handle{&module, {}, 0};
@@ -41,7 +41,9 @@ PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &modu
   if (pass.run) ok = call_body(pass.run, pass.user_data, api, ctx, "pass");
   if (ok && !pass.patterns.empty()) {
     try {
-      out.rewrite = drive_patterns(pass.patterns, api, ctx);
+      RewriteOptions ro;
+      ro.on_rewrite = on_rewrite;
+      out.rewrite = drive_patterns(pass.patterns, api, ctx, ro);
     } catch (const std::exception &e) {
       ctx.diagnostics.report(Diagnostic::error("pass.exception", "a pattern of '" + pass.id + "' threw: " + e.what()));
     }

@@ -24,9 +24,10 @@ struct PassRun {
 };
 
 /// Runs `pass` over `module` with the plugin's host table `api`. `writer` is given to emit and package
-/// passes only. A non-OK status, an error diagnostic or an exception fails the run.
+/// passes only; `on_rewrite` hears of every rewrite its patterns make. A non-OK status, an error
+/// diagnostic or an exception fails the run.
 PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &module, const nlohmann::json &options,
-                 PackageWriter *writer = nullptr);
+                 PackageWriter *writer = nullptr, const RewriteObserver &on_rewrite = {});
 
 struct ScanRun {
   bool ok = false;

@@ -37,6 +37,8 @@ struct Pattern {
   int32_t benefit = 0;
   int32_t (*match)(void *, const HtpHostApi *, HtpPassContext *, const HtpNode *) = nullptr;
   HtpStatus (*apply)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
+  /// ABI 1.3: one callback that matches and rewrites; when set, match and apply are unused.
+  HtpRewriteResult (*match_and_rewrite)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
   void *user_data = nullptr;
 };
 

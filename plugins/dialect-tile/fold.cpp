@@ -71,11 +71,13 @@ struct FoldIntBinOp {
     if (!a || !b) return std::nullopt;
     return fold_int_binop(n.child("op").type(), *a, *b);
   }
-  bool match(htp::NodeRef n, htp::PassContext &) const { return value(n) && in_tile_kernel(n); }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
+    auto v = value(n);
+    if (!v || !in_tile_kernel(n)) return false;
     HtpSpan span = n.span();
     auto m = ctx.module();
-    m.replace(n, m.int_constant(*value(n), &span));
+    m.replace(n, m.int_constant(*v, &span));
+    return true;
   }
 };
 
@@ -84,26 +86,30 @@ struct FoldIntNeg {
   static constexpr const char *name = "tile.fold-int-neg";
   static constexpr std::array<const char *, 1> roots{"UnaryOp"};
   static constexpr int32_t benefit = 1;
-  bool match(htp::NodeRef n, htp::PassContext &) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
     auto v = n.child("operand").int_constant();
     // A literal operand of a BinOp is folded with it; a lone `-1` stays as Python writes it.
-    return n.child("op").is("USub") && v && *v != INT64_MIN && n.parent().is("BinOp") && in_tile_kernel(n);
-  }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+    if (!n.child("op").is("USub") || !v || *v == INT64_MIN || !n.parent().is("BinOp") || !in_tile_kernel(n))
+      return false;
     HtpSpan span = n.span();
     auto m = ctx.module();
-    m.replace(n, m.int_constant(-*n.child("operand").int_constant(), &span));
+    m.replace(n, m.int_constant(-*v, &span));
+    return true;
   }
 };
 
-} // namespace
-
-void fold_captured_constants(htp::PassContext &ctx) {
-  auto m = ctx.module();
-  auto constants = captured_constants(m);
-  if (constants.empty()) return;
-  for (auto fn : m.root().items("body")) {
-    if (!is_tile_kernel(fn)) continue;
+/// A module-level tile kernel whose body reads captured global constants: each such name (not shadowed by a
+/// name the kernel binds) becomes its literal. One rewrite per kernel; the literals it inserts queue their
+/// parents, so the arithmetic patterns fold what they enable.
+struct InlineCapturedConstants {
+  static constexpr const char *name = "tile.inline-captured-constants";
+  static constexpr std::array<const char *, 1> roots{"FunctionDef"};
+  static constexpr int32_t benefit = 2;
+  bool match_and_rewrite(htp::NodeRef fn, htp::PassContext &ctx) const {
+    if (!fn.parent().is("Module") || !is_tile_kernel(fn)) return false;
+    auto m = ctx.module();
+    auto constants = captured_constants(m);
+    if (constants.empty()) return false;
     auto bound = bound_names(fn);
     std::vector<std::pair<htp::NodeRef, htp::NodeRef>> edits; // collected first: no edits while walking
     fn.walk([&](htp::NodeRef n) {
@@ -114,11 +120,14 @@ void fold_captured_constants(htp::PassContext &ctx) {
     });
     for (auto [from, to] : edits)
       m.replace(from, to);
+    return !edits.empty();
   }
-}
+};
+
+} // namespace
 
 std::vector<htp::PatternSpec> fold_patterns() {
-  return {htp::pattern<FoldIntBinOp>(), htp::pattern<FoldIntNeg>()};
+  return {htp::pattern<InlineCapturedConstants>(), htp::pattern<FoldIntBinOp>(), htp::pattern<FoldIntNeg>()};
 }
 
 } // namespace tile

@@ -9,9 +9,8 @@ namespace tile {
 
 /// Scanner: Uses.Dialect(name=tile) and Uses.Intrinsic(set=tile,op=X) obligations (scan.cpp).
 void scan(htp::PassContext &ctx);
-/// tile.fold, whole-module part: captured constants read by kernels become literals (fold.cpp).
-void fold_captured_constants(htp::PassContext &ctx);
-/// tile.fold, patterns: integer arithmetic on literals inside kernels (fold.cpp).
+/// tile.fold, patterns: captured constants read by kernels become literals, and integer arithmetic on
+/// literals inside kernels is folded (fold.cpp).
 std::vector<htp::PatternSpec> fold_patterns();
 /// tile.typecheck: tile.signature and tile.type, every diagnostic of kernel bodies (typecheck.cpp).
 void typecheck(htp::PassContext &ctx);

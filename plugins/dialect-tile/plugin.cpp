@@ -31,7 +31,6 @@ void register_components(htp::Registrar &r) {
                                .provides = {"IR.TileFolded"}},
                       .stage = HTP_STAGE_CANONICALIZE,
                       .applies_to = {kUsesTile},
-                      .run = htp::pass_body<tile::fold_captured_constants>,
                       .patterns = tile::fold_patterns()});
   r.add(
       htp::PassSpec{.info = {.id = "tile.typecheck",

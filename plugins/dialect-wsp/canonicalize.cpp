@@ -95,15 +95,15 @@ struct RangeToSeq {
   static constexpr const char *name = "wsp.range-to-seq";
   static constexpr std::array<const char *, 1> roots{"For"};
   static constexpr int32_t benefit = 1;
-  bool match(htp::NodeRef n, htp::PassContext &) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
     htp::NodeRef it = n.child("iter");
-    return it.is("Call") && it.child("func").dotted_name() == "range" && it.size("args") == 1 &&
-           it.size("keywords") == 0 && in_workload(n);
-  }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+    if (!it.is("Call") || it.child("func").dotted_name() != "range" || it.size("args") != 1 ||
+        it.size("keywords") != 0 || !in_workload(n))
+      return false;
     auto m = ctx.module();
-    htp::NodeRef func = n.child("iter").child("func");
+    htp::NodeRef func = it.child("func");
     m.replace(func, Builder(m, func.span()).callee("P.seq"));
+    return true;
   }
 };
 
@@ -111,8 +111,8 @@ struct IfToWhen {
   static constexpr const char *name = "wsp.if-to-when";
   static constexpr std::array<const char *, 1> roots{"If"};
   static constexpr int32_t benefit = 1;
-  bool match(htp::NodeRef n, htp::PassContext &) const { return in_workload(n); }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
+    if (!in_workload(n)) return false;
     auto m = ctx.module();
     Builder b(m, n.span());
     auto [field, index] = position(n);
@@ -125,6 +125,7 @@ struct IfToWhen {
       Builder eb(m, s);
       m.insert(parent, field, index + 1, eb.with(eb.call("P.otherwise", {}), eb.clones(orelse)));
     }
+    return true;
   }
 };
 
@@ -132,23 +133,21 @@ struct CombineCallToBlock {
   static constexpr const char *name = "wsp.group-call-to-block";
   static constexpr std::array<const char *, 1> roots{"Expr"};
   static constexpr int32_t benefit = 1;
-  bool match(htp::NodeRef n, htp::PassContext &) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
     htp::NodeRef v = n.child("value");
     if (!v.is("Call") || v.size("args") == 0 || v.size("keywords")) return false;
     std::string callee = surface_name(v.child("func"));
     if (callee != "combine" && callee != "sequential") return false;
     for (auto a : v.items("args"))
       if (!a.is("Call")) return false;
-    return in_workload(n);
-  }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+    if (!in_workload(n)) return false;
     auto m = ctx.module();
-    htp::NodeRef v = n.child("value");
     Builder b(m, n.span());
     std::vector<htp::NodeRef> body;
     for (auto a : v.items("args"))
       body.push_back(Builder(m, a.span()).expr_statement(m.clone(a)));
-    m.replace(n, b.with(b.call(surface_name(v.child("func")), {}), body));
+    m.replace(n, b.with(b.call(callee, {}), body));
+    return true;
   }
 };
 
@@ -177,15 +176,16 @@ struct InlineSparseRow {
     if (base.is("Call") && surface_name(base.child("func")) == "Sparse") return base;
     return base.is("Name") ? sparse_binding(enclosing_function(sel), *base.text("id")) : htp::NodeRef();
   }
-  bool match(htp::NodeRef n, htp::PassContext &) const { return static_cast<bool>(sparse_of(n)); }
-  void apply(htp::NodeRef n, htp::PassContext &ctx) const {
+  bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const {
+    htp::NodeRef sparse = sparse_of(n);
+    if (!sparse) return false;
     auto m = ctx.module();
     htp::NodeRef row = n.item("args", 0);
-    htp::NodeRef sparse = sparse_of(n);
     htp::NodeRef index = m.clone(row.child("slice"));
     m.erase(n, "args", 0);
     m.insert(n, "args", 0, m.clone(sparse));
     m.insert(n, "args", 1, index);
+    return true;
   }
 };
 

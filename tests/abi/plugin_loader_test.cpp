@@ -13,6 +13,9 @@ namespace fs = std::filesystem;
 using htp::test::fixture;
 using htp::test::ScratchDir;
 
+/// This host's ABI version as messages print it.
+const std::string kAbi = std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR);
+
 namespace {
 
 struct LoadOutcome {
@@ -110,7 +113,7 @@ TEST(PluginLoader, MajorVersionMismatchIsRefused) {
   auto o = load_one(host, fixture("fixture-abi-major"));
   EXPECT_EQ(o.plugin, nullptr);
   EXPECT_TRUE(o.has_code("abi.major")) << o.text();
-  EXPECT_NE(o.text().find("was built for ABI 2.0, this host speaks ABI 1.2 (the major versions differ)"),
+  EXPECT_NE(o.text().find("was built for ABI 2.0, this host speaks ABI " + kAbi + " (the major versions differ)"),
             std::string::npos)
       << o.text();
 }
@@ -120,7 +123,7 @@ TEST(PluginLoader, NewerMinorIsRefused) {
   auto o = load_one(host, fixture("fixture-abi-newer-minor"));
   EXPECT_EQ(o.plugin, nullptr);
   EXPECT_TRUE(o.has_code("abi.minor")) << o.text();
-  EXPECT_NE(o.text().find("was built for ABI 1.9, newer than this host's 1.2"), std::string::npos) << o.text();
+  EXPECT_NE(o.text().find("was built for ABI 1.9, newer than this host's " + kAbi), std::string::npos) << o.text();
 }
 
 TEST(PluginLoader, OlderMinorLoadsWithNewFieldsReadAsZero) {
@@ -137,6 +140,16 @@ TEST(PluginLoader, OlderMinorLoadsWithNewFieldsReadAsZero) {
   ASSERT_NE(b, nullptr) << o.text();
   EXPECT_EQ(b->binding_run, nullptr);
   EXPECT_EQ(b->user_data, nullptr);
+  // Patterns laid out as ABI 1.2 (before match_and_rewrite) read as match + apply, at the old stride.
+  const htp::Component *p = host.registry().find("older.pattern-pass");
+  ASSERT_NE(p, nullptr) << o.text();
+  ASSERT_EQ(p->patterns.size(), 2u);
+  EXPECT_EQ(p->patterns[1].name, "older.pattern-b");
+  for (const auto &pattern : p->patterns) {
+    EXPECT_EQ(pattern.match_and_rewrite, nullptr);
+    EXPECT_NE(pattern.match, nullptr);
+    EXPECT_NE(pattern.apply, nullptr);
+  }
 }
 
 struct DescriptorSizeCase {
@@ -175,6 +188,14 @@ TEST(PluginLoader, MalformedCapabilityTextIsRejectedAtRegistration) {
   EXPECT_EQ(o.plugin, nullptr);
   EXPECT_NE(o.text().find("provides[1]: 'Backend.PTO(variant=' is not a valid capability (column 21:"),
             std::string::npos)
+      << o.text();
+}
+
+TEST(PluginLoader, PatternWithoutCallbacksIsRejectedAtRegistration) {
+  htp::PluginHost host;
+  auto o = load_one(host, fixture("fixture-pattern-no-callback"));
+  EXPECT_EQ(o.plugin, nullptr);
+  EXPECT_NE(o.text().find("patterns[0]: match_and_rewrite, or match and apply, are required"), std::string::npos)
       << o.text();
 }
 

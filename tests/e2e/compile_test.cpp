@@ -174,6 +174,44 @@ TEST_F(CompileTest, KeepFailedKeepsDiagnosticsAndDumps) {
   EXPECT_TRUE(fs::exists(failed / "ir/pass_trace.jsonl"));
 }
 
+TEST_F(CompileTest, KeptFailureHoldsAReproducerThatReproduces) {
+  fs::path out = dir.path() / "pkg";
+  auto r = compile(program("import toy\n@toy.kernel\ndef k(x):\n    return toy.explode(1 + 1)\n", "boom.py"), out,
+                   {"--keep-failed"});
+  ASSERT_EQ(r.exit_code, 1);
+  fs::path failed = dir.path() / "pkg.failed";
+  auto doc = nlohmann::json::parse(read(failed / "ir/reproducer/reproducer.json"));
+  EXPECT_EQ(doc["schema"], "htp.reproducer.v1");
+  EXPECT_EQ(doc["pass"], "toy.explode");
+  EXPECT_EQ(doc["target"], "toy-sim");
+  EXPECT_EQ(doc["passes"].back(), "toy.explode");
+  EXPECT_EQ(doc["diagnostics"][0]["code"], "toy.explode");
+  // The failing pass's input is the folded module; the source is the module before the first pass.
+  EXPECT_NE(read(failed / "ir/reproducer/input.py").find("toy.explode(2)"), std::string::npos);
+  EXPECT_NE(read(failed / "ir/reproducer/source.ast.json").find("\"BinOp\""), std::string::npos);
+  EXPECT_TRUE(fs::exists(failed / "ir/reproducer/plan.json"));
+  // Its command, run from the package directory, fails the same way at the same pass.
+  std::vector<std::string> args;
+  for (size_t i = 1; i < doc["argv"].size(); ++i) {
+    std::string a = doc["argv"][i];
+    if (a.rfind("ir/", 0) == 0) a = (failed / a).string();
+    if (a == "reproduced") a = (dir.path() / "reproduced").string();
+    args.push_back(a);
+  }
+  auto again = run_host(args);
+  EXPECT_EQ(again.exit_code, 1) << again.err;
+  EXPECT_NE(again.err.find("toy.explode cannot be lowered"), std::string::npos) << again.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "reproduced.failed/ir/reproducer/reproducer.json"));
+}
+
+TEST_F(CompileTest, FailureWithoutKeepFailedWritesNoReproducer) {
+  fs::path out = dir.path() / "pkg";
+  auto r = compile(program("import toy\n@toy.kernel\ndef k(x):\n    return toy.explode(1)\n", "boom.py"), out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir.path() / "pkg.failed"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(CompileTest, PluginWritingOutsideThePackageFailsCleanly) {
   fs::path out = dir.path() / "pkg";
   auto r = compile(program("import toy\n@toy.kernel\ndef k(x):\n    return toy.escape(x)\n"), out);

@@ -33,8 +33,9 @@ extern "C" {
 /** ABI major version: a plugin with a different major is refused. */
 #define HTP_ABI_MAJOR 1u
 /** ABI minor version: 1.1 appended plugin descriptions, AST access, pass bodies and patterns, scanners;
- *  1.2 appended running packages (HtpBindingDesc.run, HtpRunRequest, DLPack tensors). */
-#define HTP_ABI_MINOR 2u
+ *  1.2 appended running packages (HtpBindingDesc.run, HtpRunRequest, DLPack tensors);
+ *  1.3 appended one-callback patterns (HtpPatternDesc.match_and_rewrite). */
+#define HTP_ABI_MINOR 3u
 
 /** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
 #if defined(_WIN32)
@@ -143,9 +144,19 @@ typedef struct HtpConstant {
 
 struct HtpHostApi;
 
+/** What a pattern's match_and_rewrite returns. */
+typedef int32_t HtpRewriteResult;
+enum {
+  HTP_REWRITE_NO_MATCH = 0, /**< The pattern does not apply here; the tree is unchanged. */
+  HTP_REWRITE_APPLIED = 1,  /**< The pattern rewrote the tree through the host's edit calls. */
+  HTP_REWRITE_FAILED = -1   /**< An error, reported into the pass's sink; the driver stops. */
+};
+
 /**
- * A rewrite pattern: the host's driver offers it every node of its root types and applies it where it
- * matches, to a fixpoint (worklist, deterministic order, iteration bound).
+ * A rewrite pattern: the host's worklist driver offers it the nodes of its root types (every node at
+ * first, then the nodes the edits of earlier rewrites created, changed or re-parented, and their
+ * parents) and applies it where it matches, to a fixpoint (deterministic order, iteration bound).
+ * A pattern is either one match_and_rewrite callback (ABI 1.3) or the pair match + apply (ABI 1.1).
  */
 typedef struct HtpPatternDesc {
   size_t struct_size;      /**< sizeof(HtpPatternDesc) as compiled by the plugin. */
@@ -157,6 +168,12 @@ typedef struct HtpPatternDesc {
   /** Rewrites at `node` after match returned 1; HTP_OK, or an error reported into the pass's sink. */
   HtpStatus (*apply)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx, HtpNode *node);
   void *user_data;         /**< Passed back to match and apply. */
+  /* ABI 1.3 */
+  /** Matches at `node` and, when it applies, rewrites there in the same call (so the match is computed
+   *  once): HTP_REWRITE_APPLIED, HTP_REWRITE_NO_MATCH (the tree must be unchanged) or HTP_REWRITE_FAILED.
+   *  When set, match and apply may be NULL and are not called. */
+  HtpRewriteResult (*match_and_rewrite)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx,
+                                        HtpNode *node);
 } HtpPatternDesc;
 
 /* ---- Component descriptors ------------------------------------------------------------------- */

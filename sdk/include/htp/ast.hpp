@@ -12,9 +12,10 @@
 //     static constexpr const char *name = "fold-add-zero";
 //     static constexpr std::array<const char *, 1> roots{"BinOp"};
 //     static constexpr int32_t benefit = 1;
-//     bool match(htp::NodeRef n, htp::PassContext &) const { ... }
-//     void apply(htp::NodeRef n, htp::PassContext &ctx) const { ... }
+//     // Rewrites and returns true where it applies; returns false, changing nothing, elsewhere.
+//     bool match_and_rewrite(htp::NodeRef n, htp::PassContext &ctx) const { ... }
 //   };
+//   (The older pair `bool match(...) const` + `void apply(...) const` is still accepted.)
 //   r.add(htp::PassSpec{.info = {...}, .stage = HTP_STAGE_CANONICALIZE,
 //                       .run = htp::pass_body<annotate>, .patterns = {htp::pattern<FoldAddZero>()}});
 #pragma once
@@ -23,6 +24,7 @@
 
 #include <array>
 #include <charconv>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -476,20 +478,48 @@ template <class P> HtpStatus pattern_apply(void *, const HtpHostApi *api, HtpPas
   }
 }
 
+template <class P>
+HtpRewriteResult pattern_match_and_rewrite(void *, const HtpHostApi *api, HtpPassContext *ctx, HtpNode *n) {
+  HtpDiag *sink = api->pass_diag(api->host, ctx);
+  try {
+    PassContext pc(api, ctx);
+    return pattern_instance<P>().match_and_rewrite(NodeRef(api, n), pc) ? HTP_REWRITE_APPLIED
+                                                                       : HTP_REWRITE_NO_MATCH;
+  } catch (const PassError &e) {
+    Host(api).error(sink, "pass.error", std::string(P::name) + ": " + e.what());
+    return HTP_REWRITE_FAILED;
+  } catch (...) {
+    (void)report_exception(api, sink);
+    return HTP_REWRITE_FAILED;
+  }
+}
+
+template <class P>
+concept OneCallbackPattern = requires(const P &p, NodeRef n, PassContext &ctx) {
+  { p.match_and_rewrite(n, ctx) } -> std::convertible_to<bool>;
+};
+
 }  // namespace detail
 
 /// The ABI callback for a pass body `void fn(htp::PassContext&)`.
 template <void (*Fn)(PassContext &)> inline constexpr auto pass_body = &detail::pass_body_trampoline<Fn>;
 
-/// The PatternSpec of a pattern class P: `name`, `roots` (node type names), `benefit`,
-/// `match(NodeRef, PassContext&)` and `apply(NodeRef, PassContext&)`; one static instance serves all.
+/// The PatternSpec of a pattern class P: `name`, `roots` (node type names), `benefit`, and either
+/// `bool match_and_rewrite(NodeRef, PassContext&) const` (rewrites through ctx.module() and returns true
+/// when it applies, returns false with the tree untouched otherwise: the match is computed once) or the
+/// pair `bool match(NodeRef, PassContext&) const` + `void apply(NodeRef, PassContext&) const`. One static
+/// instance serves all.
 template <class P> PatternSpec pattern() {
   PatternSpec s;
   s.name = P::name;
   for (const char *r : P::roots) s.roots.push_back(r);
   s.benefit = P::benefit;
-  s.match = &detail::pattern_match<P>;
-  s.apply = &detail::pattern_apply<P>;
+  if constexpr (detail::OneCallbackPattern<P>) {
+    s.match_and_rewrite = &detail::pattern_match_and_rewrite<P>;
+  } else {
+    s.match = &detail::pattern_match<P>;
+    s.apply = &detail::pattern_apply<P>;
+  }
   return s;
 }
 

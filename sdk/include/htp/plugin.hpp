@@ -119,6 +119,8 @@ struct PatternSpec {
   int32_t (*match)(void *, const HtpHostApi *, HtpPassContext *, const HtpNode *) = nullptr;
   HtpStatus (*apply)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
   void *user_data = nullptr;
+  /// One callback that matches and rewrites (ABI 1.3); when set, match and apply may stay null.
+  HtpRewriteResult (*match_and_rewrite)(void *, const HtpHostApi *, HtpPassContext *, HtpNode *) = nullptr;
 };
 
 /// An intrinsic set: its name and operations.
@@ -263,6 +265,7 @@ public:
       pd.match = p.match;
       pd.apply = p.apply;
       pd.user_data = p.user_data;
+      pd.match_and_rewrite = p.match_and_rewrite;
       patterns.push_back(pd);
     }
     d.patterns = patterns.empty() ? nullptr : patterns.data();

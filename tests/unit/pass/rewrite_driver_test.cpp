@@ -6,8 +6,10 @@
 #include "loader/plugin_host.hpp"
 #include "package/package_writer.hpp"
 #include "pass/invocation.hpp"
+#include "pass/pass_manager.hpp"
 #include "pass/pass_runner.hpp"
 #include "support/python_source.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -65,7 +67,7 @@ TEST_F(PassTest, OrderIsDeterministic) {
   ASSERT_EQ(r1.rewrite.rewrites.size(), r2.rewrite.rewrites.size());
   for (size_t i = 0; i < r1.rewrite.rewrites.size(); ++i)
     EXPECT_EQ(r1.rewrite.rewrites[i].node_id, r2.rewrite.rewrites[i].node_id);
-  // Pre-order: the outer `b` sum is visited before its operands are folded, so it folds on sweep 2.
+  // Pre-order: the outer `b` sum is visited before its operands are folded, so it folds in generation 2.
   EXPECT_EQ(r1.rewrite.rewrites[0].node_id, "<module>/body[0]/value");
   EXPECT_EQ(htp::ast::to_source(m1), "a = 3\nb = 18\nc = [15, 19]");
 }
@@ -80,6 +82,105 @@ TEST_F(PassTest, IterationBoundNamesThePatternsThatKeptFiring) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("still firing: swap-mul (1x)"), std::string::npos) << text;
+}
+
+TEST_F(PassTest, WorklistOffersOnlyWhatRewritesTouched) {
+  // `twice` expands to `1 + 1` (a one-callback pattern), whose fold makes `2 + 3` foldable.
+  auto m = htp::test::parse_python("y = twice + 3\n");
+  auto r = run("test.expand-fold", m);
+  ASSERT_TRUE(r.ok) << r.diagnostics.render();
+  EXPECT_EQ(htp::ast::to_source(m), "y = 5");
+  ASSERT_EQ(r.rewrite.rewrites.size(), 3u);
+  EXPECT_EQ(r.rewrite.rewrites[0].pattern, "expand-twice");
+  EXPECT_EQ(r.rewrite.rewrites[0].node_id, "<module>/body[0]/value/left");  // its id before the rewrite
+  EXPECT_EQ(r.rewrite.rewrites[0].iteration, 1u);
+  EXPECT_EQ(r.rewrite.rewrites[1].pattern, "fold-int-add");
+  EXPECT_EQ(r.rewrite.rewrites[1].node_id, "<module>/body[0]/value/left");
+  EXPECT_EQ(r.rewrite.rewrites[2].node_id, "<module>/body[0]/value");
+  EXPECT_EQ(r.rewrite.rewrites[2].iteration, 2u);
+  // Generation 1: the Names y and twice and the sum (the only kinds a pattern roots at). Generation 2:
+  // the inserted `1 + 1` and its changed parent. Re-queued: those two, then the parent again when `1 + 1`
+  // folded (dropped: the parent itself folded in the same generation).
+  EXPECT_EQ(r.rewrite.iterations, 2u);
+  EXPECT_EQ(r.rewrite.visits, 5u);
+  EXPECT_EQ(r.rewrite.requeued, 3u);
+  EXPECT_TRUE(r.rewrite.converged);
+}
+
+TEST_F(PassTest, WorklistCostFollowsRewritesNotTreeSize) {
+  std::string src;
+  for (int i = 0; i < 1000; ++i) src += "x" + std::to_string(i) + " = a + b\n";
+  src += "z = 1 + 2 + 3\n";
+  auto m = htp::test::parse_python(src);
+  auto r = run("test.fold", m);
+  ASSERT_TRUE(r.ok) << r.diagnostics.render();
+  EXPECT_EQ(r.rewrite.rewrites.size(), 2u);
+  // Every BinOp once (1002), then only the outer sum of z again: a sweeping driver would offer 3 x 1002.
+  EXPECT_EQ(r.rewrite.visits, 1003u);
+  EXPECT_EQ(r.rewrite.requeued, 1u);
+}
+
+TEST_F(PassTest, APatternThatEditsButDeclinesIsAnError) {
+  auto m = htp::test::parse_python("y = x\n", "liar.py");
+  auto r = run("test.edits-and-declines", m);
+  EXPECT_FALSE(r.ok);
+  std::string text = r.diagnostics.render();
+  EXPECT_NE(text.find("liar.py:1:1: error: pattern 'edits-and-declines' changed the tree at <module>/body[0]/targets[0] "
+                      "but did not report a rewrite [rewrite.changed-without-match]"),
+            std::string::npos)
+      << text;
+}
+
+/// Logs every hook it hears, prefixed by its name.
+struct Recorder : htp::PassInstrumentation {
+  Recorder(std::string n, std::vector<std::string> &l) : name(std::move(n)), log(l) {}
+  void before_pass(htp::PassEvent &e, const htp::ast::Module &) override { log.push_back(name + " before " + e.pass->id); }
+  void after_rewrite(htp::PassEvent &, const htp::RewriteRecord &r) override {
+    log.push_back(name + " rewrite " + r.pattern + " at " + r.node_id);
+  }
+  void after_pass(htp::PassEvent &e, const htp::ast::Module &) override { log.push_back(name + " after " + e.pass->id); }
+  void after_failed_pass(htp::PassEvent &e, const htp::ast::Module &m) override {
+    log.push_back(name + " failed " + e.pass->id + " (" + e.diagnostics.items()[0].code + ") " + htp::ast::to_source(m));
+  }
+  std::string name;
+  std::vector<std::string> &log;
+};
+
+TEST_F(PassTest, InstrumentationsWrapEachPassAndHearEachRewrite) {
+  htp::test::ScratchDir dir;
+  auto w = htp::PackageWriter::begin(dir.path() / "pkg");
+  ASSERT_TRUE(w);
+  htp::Plan plan;
+  for (const char *id : {"test.expand-fold", "test.edits-and-declines"})
+    plan.passes.push_back(htp::PlannedPass{host->registry().find(id), {}, {}, {}});
+  std::vector<std::string> log;
+  htp::PassManager pm([](std::string_view) { return host->api_for("fixture-rewrite"); });
+  pm.add_instrumentation(std::make_shared<Recorder>("A", log));
+  pm.add_instrumentation(std::make_shared<Recorder>("B", log));
+  auto m = htp::test::parse_python("y = twice + 3\n");
+  auto result = pm.run(plan, m, **w, {});
+  EXPECT_FALSE(result.ok);
+  const std::vector<std::string> expected = {
+      "A before test.expand-fold",
+      "B before test.expand-fold",
+      "A rewrite expand-twice at <module>/body[0]/value/left",
+      "B rewrite expand-twice at <module>/body[0]/value/left",
+      "A rewrite fold-int-add at <module>/body[0]/value/left",
+      "B rewrite fold-int-add at <module>/body[0]/value/left",
+      "A rewrite fold-int-add at <module>/body[0]/value",
+      "B rewrite fold-int-add at <module>/body[0]/value",
+      "B after test.expand-fold",  // after-hooks in reverse order
+      "A after test.expand-fold",
+      "A before test.edits-and-declines",
+      "B before test.edits-and-declines",
+      "B failed test.edits-and-declines (rewrite.changed-without-match) renamed = 5",
+      "A failed test.edits-and-declines (rewrite.changed-without-match) renamed = 5",
+  };
+  EXPECT_EQ(log, expected);
+  // Timing is an instrumentation too: every event has a duration and a start.
+  ASSERT_EQ(result.events.size(), 2u);
+  EXPECT_GT(result.events[0].duration.count(), 0);
+  EXPECT_GE(result.events[1].start, result.events[0].start + result.events[0].duration);
 }
 
 TEST_F(PassTest, WholeModuleBodyReadsAndAnnotatesThroughTheAbi) {
