@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <htp/tile_kernels.hpp>
+
 #include "design.hpp"
 #include "device.hpp"
 #include "expr.hpp"
@@ -88,9 +90,9 @@ struct EntryPlan {
 /// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
 std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems);
 
-/// The inputs of the mapper: module attributes (null when absent).
+/// The inputs of the mapper: module attributes (null, or no kernels, when absent).
 struct ProgramDocs {
-  Json kernels;   ///< tile.kernels
+  htp::TileKernels kernels;  ///< tile.kernels, as the SDK reads it (htp/tile_kernels.hpp)
   Json layouts;   ///< layout.signatures
   Json tasks;     ///< wsp.task_graph
   Json csp;       ///< csp.graph
@@ -100,20 +102,22 @@ struct ProgramDocs {
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems);
 
 // Front-ends (one file each).
-std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layouts, const DeviceProfile &device,
-                                           std::vector<Problem> &problems);
-std::optional<EntryPlan> plan_workload_entry(const Json &workload, const Json &kernels, const DeviceProfile &device,
-                                             std::vector<Problem> &problems);
-std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels, const DeviceProfile &device,
-                                        std::vector<Problem> &problems);
+std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
+                                           const DeviceProfile &device, std::vector<Problem> &problems);
+std::optional<EntryPlan> plan_workload_entry(const Json &workload, const htp::TileKernels &kernels,
+                                             const DeviceProfile &device, std::vector<Problem> &problems);
+std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKernels &kernels,
+                                        const DeviceProfile &device, std::vector<Problem> &problems);
 
 // Shared by the front-ends.
-/// The kernel named `name` in tile.kernels, or null.
-const Json *find_kernel(const Json &kernels, const std::string &name);
-/// A runtime parameter from a contract parameter ({"name","dir","type":{"kind":"tensor",...}}).
+/// A runtime parameter from a workload or program parameter ({"name","dir","type":{"kind":"tensor",...}}).
 std::optional<RuntimeParam> runtime_param(const Json &param);
+/// A runtime parameter from a tensor parameter of a kernel (its whole tensor).
+std::optional<RuntimeParam> runtime_param(const htp::TileParam &param);
 /// Constexpr parameters of a kernel as an environment.
-ExprEnv constexpr_env(const Json &kernel);
+ExprEnv constexpr_env(const htp::TileKernel &kernel);
+/// A span of tile.kernels as the problems carry spans.
+inline Json span_json(const htp::IrSpan &span) { return Json(span); }
 /// Product of a shape.
 int64_t product(const std::vector<int64_t> &shape);
 /// Product of a shape; nullopt when a dimension is negative or the product overflows 64 bits.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <htp/tile_kernels.hpp>
+
 #include "design.hpp"
 #include "expr.hpp"
 
@@ -25,11 +27,11 @@ struct KernelPlan {
   std::string function;                                   ///< C symbol
   std::vector<std::pair<std::string, KernelArg>> params;  ///< C parameters in order
   /// The memory a data-movement op touches (`op` is the body op; `index` counts such ops in order).
-  std::function<std::optional<TensorAccess>(const Json &op, int index)> access;
+  std::function<std::optional<TensorAccess>(const htp::TileOp &op, int index)> access;
   std::map<std::string, std::string> scalars;  ///< IR scalar parameter -> C expression
   std::map<std::string, std::string> vars;     ///< extra variables (process iterations) -> C expression
   ExprEnv constants;                           ///< constexpr parameters
-  Json body;                                   ///< the ops to emit
+  std::vector<htp::TileOp> body;               ///< the ops to emit
 };
 
 struct EmittedKernel {
@@ -38,12 +40,12 @@ struct EmittedKernel {
 };
 
 /// Prints the kernel; nullopt with `error` naming the op that cannot be emitted.
-std::optional<EmittedKernel> emit_kernel(const Json &kernel, const KernelPlan &plan, std::string *error);
+std::optional<EmittedKernel> emit_kernel(const htp::TileKernel &kernel, const KernelPlan &plan, std::string *error);
 
 /// C type of an HTP dtype ("float" for f32).
 std::string c_type(const std::string &dtype);
 
 /// Whether an op of a tile body moves data in or out (load, store, csp.send, csp.recv).
-bool is_data_movement(const Json &op);
+bool is_data_movement(const htp::TileOp &op);
 
 }  // namespace htp::aie

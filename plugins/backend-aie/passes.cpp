@@ -1,5 +1,6 @@
 #include "passes.hpp"
 
+#include <htp/tile_kernels.hpp>
 #include <nlohmann/json.hpp>
 
 #include "build_files.hpp"
@@ -63,13 +64,26 @@ std::vector<Design> designs(htp::PassContext &ctx) {
   return out;
 }
 
+/// The module's tile.kernels (no kernels when absent); nullopt, reported, when it is malformed or of
+/// another major version.
+std::optional<htp::TileKernels> tile_kernels(htp::PassContext &ctx) {
+  try {
+    return htp::tile_kernels(ctx.module()).value_or(htp::TileKernels{});
+  } catch (const htp::IrDocumentError &e) {
+    report(ctx, e.kind() == htp::IrDocumentError::Kind::Version ? "aie.schema" : "aie.ir", e.what(),
+           e.span() ? Json(*e.span()) : Json());
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 void map_pass(htp::PassContext &ctx) {
   const DeviceProfile &dev = device(ctx);
-  ProgramDocs docs{attr(ctx, "tile.kernels"), attr(ctx, "layout.signatures"), attr(ctx, "wsp.task_graph"), attr(ctx, "csp.graph")};
-  if (!schema_ok(ctx, docs.kernels, "tile.kernels", "htp.tile.kernels.v1") ||
-      !schema_ok(ctx, docs.tasks, "wsp.task_graph", "htp.wsp.task_graph.v1") ||
+  auto kernels = tile_kernels(ctx);
+  if (!kernels) return;
+  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), attr(ctx, "wsp.task_graph"), attr(ctx, "csp.graph")};
+  if (!schema_ok(ctx, docs.tasks, "wsp.task_graph", "htp.wsp.task_graph.v1") ||
       !schema_ok(ctx, docs.csp, "csp.graph", "htp.csp.graph.v1") ||
       !schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
     return;

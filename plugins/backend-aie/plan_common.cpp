@@ -45,13 +45,6 @@ bool check_stream_size(const std::string &what, const std::vector<int64_t> &shap
   return true;
 }
 
-const Json *find_kernel(const Json &kernels, const std::string &name) {
-  if (!kernels.is_object() || !kernels.contains("kernels")) return nullptr;
-  for (const auto &k : kernels["kernels"])
-    if (k.value("name", "") == name) return &k;
-  return nullptr;
-}
-
 std::optional<RuntimeParam> runtime_param(const Json &param) {
   const Json &t = param.value("type", Json::object());
   if (t.value("kind", "") != "tensor") return std::nullopt;
@@ -66,12 +59,15 @@ std::optional<RuntimeParam> runtime_param(const Json &param) {
   return p;
 }
 
-ExprEnv constexpr_env(const Json &kernel) {
+std::optional<RuntimeParam> runtime_param(const htp::TileParam &param) {
+  if (!param.type.is_tensor()) return std::nullopt;
+  return RuntimeParam{param.name, param.type.shape, param.type.dtype, param.dir};
+}
+
+ExprEnv constexpr_env(const htp::TileKernel &kernel) {
   ExprEnv env;
-  for (const auto &p : kernel.value("params", Json::array())) {
-    const Json &t = p.value("type", Json::object());
-    if (t.value("kind", "") == "constexpr") env.params[p.value("name", "")] = t.value("value", Json(0));
-  }
+  for (const htp::TileParam &p : kernel.params)
+    if (p.type.is_constexpr()) env.params[p.name] = p.type.value;
   return env;
 }
 
@@ -107,10 +103,8 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     for (const auto &w : docs.tasks.value("workloads", Json::array()))
       add(plan_workload_entry(w, docs.kernels, device, problems));
   const auto launched = launched_kernels(docs.tasks);
-  if (docs.kernels.is_object())
-    for (const auto &k : docs.kernels.value("kernels", Json::array()))
-      if (k.value("kind", "kernel") == "kernel" && !launched.count(k.value("name", "")))
-        add(plan_kernel_entry(k, docs.layouts, device, problems));
+  for (const htp::TileKernel &k : docs.kernels.kernels)
+    if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));
   return out;
 }
 

@@ -11,35 +11,31 @@ namespace htp::aie {
 
 namespace {
 
-bool nested_movement(const Json &ops) {
-  for (const auto &op : ops) {
-    for (const char *k : {"body", "then", "else"})
-      if (op.contains(k)) {
-        for (const auto &inner : op[k])
-          if (is_data_movement(inner) || nested_movement(Json::array({inner}))) return true;
-      }
-  }
-  return false;
+/// Whether a statement nested in one of `ops` moves data.
+bool nested_movement(const std::vector<htp::TileOp> &ops) {
+  bool found = false;
+  for (const htp::TileOp &op : ops)
+    for (const auto *inner : {&op.body, &op.then_body, &op.else_body})
+      htp::for_each_op(*inner, [&](const htp::TileOp &s) { found = found || is_data_movement(s); });
+  return found;
 }
 
-std::vector<int64_t> tile_shape(const Json &kernel, const std::string &local) {
-  for (const auto &l : kernel.value("locals", Json::array()))
-    if (l.value("name", "") == local) return l.value("shape", std::vector<int64_t>{});
-  return {};
+std::vector<int64_t> tile_shape(const htp::TileKernel &kernel, const std::string &local) {
+  const htp::TileLocal *l = kernel.local(local);
+  return l ? l->shape : std::vector<int64_t>{};
 }
 
-std::string dtype_of(const Json &kernel, const std::string &local) {
-  for (const auto &l : kernel.value("locals", Json::array()))
-    if (l.value("name", "") == local) return l.value("dtype", "f32");
-  return "f32";
+std::string dtype_of(const htp::TileKernel &kernel, const std::string &local) {
+  const htp::TileLocal *l = kernel.local(local);
+  return l ? l->dtype : "f32";
 }
 
 struct ProcessCtx {
   const Json &process;
-  const Json &kernel;
+  const htp::TileKernel &kernel;
   const std::string &program;
   std::vector<Problem> &problems;
-  Json span() const { return process.value("span", kernel.value("span", Json())); }
+  Json span() const { return process.value("span", span_json(kernel.span)); }
   std::string bound(const std::string &param, const char *key) const {
     for (const auto &a : process.value("args", Json::array()))
       if (a.value("param", "") == param && a.contains(key)) return a[key].get<std::string>();
@@ -55,25 +51,24 @@ struct ProcessCtx {
 struct Loop {
   std::string var;
   int64_t start = 0, step = 1, trip = 1;
-  Json body;
+  std::vector<htp::TileOp> body;
 };
 
 bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
-  const Json &body = c.kernel.value("body", Json::array());
-  if (body.size() == 1 && body[0].value("op", "") == "for") {
-    const Json &f = body[0];
+  const std::vector<htp::TileOp> &body = c.kernel.body;
+  if (body.size() == 1 && body[0].is("for")) {
+    const htp::TileOp &f = body[0];
     std::string why;
-    auto start = eval_int(f["start"], env, &why), stop = eval_int(f["stop"], env, &why),
-         step = eval_int(f.value("step", Json(1)), env, &why);
+    auto start = eval_int(*f.start, env, &why), stop = eval_int(*f.stop, env, &why), step = eval_int(*f.step, env, &why);
     if (!start || !stop || !step || *step <= 0) return c.fail("aie.csp-shape", "the loop bounds must be static on AIE: " + why);
     int64_t span = 0, trip = 0;
     if (__builtin_sub_overflow(*stop, *start, &span) || __builtin_add_overflow(span, *step - 1, &trip))
       return c.fail("aie.csp-shape", "the loop bounds " + std::to_string(*start) + " .. " + std::to_string(*stop) +
                                          " overflow 64-bit arithmetic");
-    loop = {f.value("var", "i"), *start, *step, std::max<int64_t>(0, trip / *step), f.value("body", Json::array())};
+    loop = {*f.var, *start, *step, std::max<int64_t>(0, trip / *step), f.body};
   } else {
-    for (const auto &op : body)
-      if (op.value("op", "") == "for")
+    for (const htp::TileOp &op : body)
+      if (op.is("for"))
         return c.fail("aie.csp-shape", "the body must be exactly one counted loop (or straight-line code) to become a core loop");
     loop.body = body;
   }
@@ -172,8 +167,8 @@ bool expand_replicas(EntryPlan &plan, const std::vector<Replicated> &templates, 
 
 }  // namespace
 
-std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels, const DeviceProfile &device,
-                                        std::vector<Problem> &problems) {
+std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKernels &kernels,
+                                        const DeviceProfile &device, std::vector<Problem> &problems) {
   const std::string name = program.value("name", "");
   EntryPlan plan{name, "csp-program", program.value("span", Json())};
   plan.chain_placement = true;
@@ -212,7 +207,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
   std::vector<Replicated> templates;
   for (const auto &proc : processes) {
     const std::string fn = proc.value("function", proc.value("name", ""));
-    const Json *kernel = find_kernel(kernels, fn);
+    const htp::TileKernel *kernel = kernels.find(fn);
     if (!kernel) {
       problems.push_back({"aie.kernel", "process '" + proc.value("name", "") + "' runs '" + fn + "', which tile.kernels does not define", proc.value("span", plan.span)});
       return std::nullopt;
@@ -230,12 +225,12 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
     CorePlan core{pname, kname, loop.trip, {}, c.span()};
     std::vector<TensorAccess> accesses;
     std::map<std::string, int> per_port;
-    for (const auto &op : loop.body) {
+    for (const htp::TileOp &op : loop.body) {
       if (!is_data_movement(op)) continue;
-      const std::string k = op.value("op", "");
+      const std::string &k = op.op;
       const std::string pn = "a" + std::to_string(accesses.size());
       if (k == "csp.send" || k == "csp.recv") {
-        std::string ch = c.bound(op.value("attrs", Json::object()).value("channel", ""), "channel");
+        std::string ch = c.bound(op.attrs.value_or(Json::object()).value("channel", ""), "channel");
         const ChannelPlan *cp = nullptr;
         for (const auto &x : plan.channels)
           if (x.name == ch) cp = &x;
@@ -253,8 +248,8 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
         continue;
       }
       const bool load = k == "load";
-      const std::string local = load ? op.value("dst", "") : op.value("value", "");
-      const std::string tensor = c.bound(load ? op.value("src", "") : op.value("dst", ""), "tensor");
+      const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
+      const std::string tensor = c.bound((load ? op.src : op.dst).value_or(""), "tensor");
       const RuntimeParam *rp = nullptr;
       for (const auto &p : plan.params)
         if (p.name == tensor) rp = &p;
@@ -263,7 +258,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
         return std::nullopt;
       }
       std::vector<int64_t> shape = tile_shape(*kernel, local);
-      StreamPlan sp{tensor, load, {}, op.value("span", c.span())};
+      StreamPlan sp{tensor, load, {}, op.span ? span_json(*op.span) : c.span()};
       if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
                              loop.trip, device, sp.span, problems))
         return std::nullopt;
@@ -271,7 +266,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
         ExprEnv e = env;
         e.vars[loop.var] = loop.start + t * loop.step;
         View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
-        for (const auto &o : op.value("offset", Json::array())) {
+        for (const auto &o : op.offset.value_or(std::vector<Json>{})) {
           std::string why;
           auto x = eval_int(o, e, &why);
           if (!x) {
@@ -292,7 +287,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const Json &kernels
       core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
       kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
     }
-    kp.access = [&](const Json &, int index) -> std::optional<TensorAccess> {
+    kp.access = [&](const htp::TileOp &, int index) -> std::optional<TensorAccess> {
       if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
       return accesses[index];
     };

@@ -187,12 +187,11 @@ std::optional<View> core_view(const TensorParam &p, const std::vector<int64_t> &
 
 }  // namespace
 
-std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layouts, const DeviceProfile &device,
-                                           std::vector<Problem> &problems) {
-  const std::string name = kernel.value("name", "");
-  const Json span = kernel.value("span", Json());
-  std::vector<int64_t> mesh = kernel.value("mapping", Json()).is_array()
-                                  ? kernel["mapping"].get<std::vector<int64_t>>() : std::vector<int64_t>{1};
+std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
+                                           const DeviceProfile &device, std::vector<Problem> &problems) {
+  const std::string &name = kernel.name;
+  const Json span = span_json(kernel.span);
+  std::vector<int64_t> mesh = kernel.mapping.value_or(std::vector<int64_t>{1});
   const int64_t ncores = checked_product(mesh).value_or(INT64_MAX);
   if (ncores > device.compute_tiles() || ncores < 1) {
     problems.push_back({"aie.grid-too-large", "kernel '" + name + "' has mapping " + Json(mesh).dump() + " = " +
@@ -209,12 +208,11 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
   kp.constants = constexpr_env(kernel);
   std::vector<TensorParam> tensors;
   bool ok = true;
-  for (const auto &p : kernel.value("params", Json::array())) {
-    const std::string kind = p.value("type", Json::object()).value("kind", "");
-    const std::string pname = p.value("name", "");
-    if (kind == "constexpr") continue;
-    if (kind == "scalar") {  // a one-element object every core acquires; the body reads *p_<name>
-      RuntimeParam rp{pname, {1}, p.value("type", Json::object()).value("dtype", "f32"), "in", true};
+  for (const htp::TileParam &p : kernel.params) {
+    const std::string &pname = p.name;
+    if (p.type.is_constexpr()) continue;
+    if (p.type.is_scalar()) {  // a one-element object every core acquires; the body reads *p_<name>
+      RuntimeParam rp{pname, {1}, p.type.dtype, "in", true};
       plan.params.push_back(rp);
       kp.params.push_back({"p_" + pname, KernelArg{true, {1}, rp.dtype}});
       kp.scalars[pname] = "(*p_" + pname + ")";
@@ -227,11 +225,11 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
       ok = false;
       continue;
     }
-    TensorParam t{*rp, p.value("local_shape", rp->shape), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
+    TensorParam t{*rp, p.body_shape(), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
     if (t.layout.is_object() && t.layout.contains("local_shape")) t.local = t.layout["local_shape"].get<std::vector<int64_t>>();
     if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
-                           device, p.value("span", span), problems) ||
-        !read_mem_facet(t, name, p.value("span", span), problems)) {
+                           device, span, problems) ||
+        !read_mem_facet(t, name, span, problems)) {
       ok = false;
       continue;
     }
@@ -240,13 +238,13 @@ std::optional<EntryPlan> plan_kernel_entry(const Json &kernel, const Json &layou
     tensors.push_back(std::move(t));
   }
   if (!ok) return std::nullopt;
-  kp.access = [&](const Json &op, int) -> std::optional<TensorAccess> {
-    const std::string t = op.value("op", "") == "load" ? op.value("src", "") : op.value("dst", "");
+  kp.access = [&](const htp::TileOp &op, int) -> std::optional<TensorAccess> {
+    const std::string t = (op.is("load") ? op.src : op.dst).value_or("");
     for (const auto &tp : tensors)
       if (tp.rp.name == t) return TensorAccess{"p_" + t, tp.local, true};
     return std::nullopt;
   };
-  kp.body = kernel.value("body", Json::array());
+  kp.body = kernel.body;
   const bool adapter = std::any_of(tensors.begin(), tensors.end(), adapted);
   if (adapter) kp.function = name + "_body";
   std::string error;

@@ -68,8 +68,8 @@ std::vector<int64_t> grid_coord(int64_t l, const std::vector<int64_t> &grid) {
 
 }  // namespace
 
-std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels, const DeviceProfile &device,
-                                             std::vector<Problem> &problems) {
+std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKernels &kernels,
+                                             const DeviceProfile &device, std::vector<Problem> &problems) {
   const std::string name = w.value("name", "");
   const Json wspan = w.value("span", Json());
   EntryPlan plan{name, "workload", wspan};
@@ -95,7 +95,7 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
   const Json &task = s.task;
   const Json tspan = task.value("span", wspan);
   const std::string kname = task.value("kernel", "");
-  const Json *kernel = find_kernel(kernels, kname);
+  const htp::TileKernel *kernel = kernels.find(kname);
   if (!kernel) {
     problems.push_back({"aie.kernel", "workload '" + name + "' launches '" + kname + "', which tile.kernels does not define", tspan});
     return std::nullopt;
@@ -105,27 +105,26 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
   kp.function = kname;
   kp.constants = constexpr_env(*kernel);
   std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto &p : kernel->value("params", Json::array())) {
-    const Json &t = p.value("type", Json::object());
-    const std::string pn = p.value("name", "");
-    if (t.value("kind", "") == "tensor") {
-      shapes[pn] = p.value("local_shape", t.value("shape", std::vector<int64_t>{}));
-      kp.params.push_back({"p_" + pn, KernelArg{true, shapes[pn], t.value("dtype", "f32")}});
-    } else if (t.value("kind", "") == "scalar") {
+  for (const htp::TileParam &p : kernel->params) {
+    const std::string &pn = p.name;
+    if (p.type.is_tensor()) {
+      shapes[pn] = p.body_shape();
+      kp.params.push_back({"p_" + pn, KernelArg{true, shapes[pn], p.type.dtype}});
+    } else if (p.type.is_scalar()) {
       kp.scalars[pn] = "p_" + pn;
-      kp.params.push_back({"p_" + pn, KernelArg{false, {}, t.value("dtype", "i32")}});
+      kp.params.push_back({"p_" + pn, KernelArg{false, {}, p.type.dtype}});
     }
   }
-  kp.access = [&](const Json &op, int) -> std::optional<TensorAccess> {
-    const std::string t = op.value("op", "") == "load" ? op.value("src", "") : op.value("dst", "");
+  kp.access = [&](const htp::TileOp &op, int) -> std::optional<TensorAccess> {
+    const std::string t = (op.is("load") ? op.src : op.dst).value_or("");
     if (!shapes.count(t)) return std::nullopt;
     return TensorAccess{"p_" + t, shapes[t], true};
   };
-  kp.body = kernel->value("body", Json::array());
+  kp.body = kernel->body;
   std::string error;
   auto emitted = emit_kernel(*kernel, kp, &error);
   if (!emitted) {
-    problems.push_back({"aie.kernel", "kernel '" + kname + "': " + error, kernel->value("span", tspan)});
+    problems.push_back({"aie.kernel", "kernel '" + kname + "': " + error, span_json(kernel->span)});
     return std::nullopt;
   }
   KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes};
@@ -143,10 +142,9 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
       label += (label.empty() ? "" : ", ") + std::to_string(m[i]);
     }
     CorePlan core{kname + "[" + label + "]", kname, s.iterations, {}, tspan};
-    for (const auto &kparam : kernel->value("params", Json::array())) {
-      const std::string pn = kparam.value("name", "");
-      const std::string kind = kparam.value("type", Json::object()).value("kind", "");
-      if (kind == "constexpr") continue;
+    for (const htp::TileParam &kparam : kernel->params) {
+      const std::string &pn = kparam.name;
+      if (kparam.type.is_constexpr()) continue;
       const Json *arg = nullptr;
       for (const auto &a : args)
         if (a.value("param", "") == pn) arg = &a;
@@ -167,7 +165,7 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const Json &kernels,
           }
           values.push_back(*v);
         }
-        const std::string dt = kparam["type"].value("dtype", "i32");
+        const std::string dt = kparam.type.dtype;
         if (values.size() < 2 || values[1] == values[0]) {
           core.ports.push_back({PortPlan::Kind::Const, 0, "", Json(values[0]), dt});
         } else {

@@ -33,20 +33,24 @@ std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &proc
   for (const Op &o : ops) {
     Op r = o;
     if (o.op == "csp.recv" || o.op == "csp.send") {
-      const std::string ch = o.raw.contains("attrs") ? o.raw["attrs"].value("channel", std::string()) : std::string();
+      const json &attrs = o.ir.attrs ? *o.ir.attrs : json::object();
+      const std::string ch = attrs.contains("channel") && attrs["channel"].is_string() ? attrs["channel"].get<std::string>() : "";
       if (ch.empty()) fail("process '" + process + "': " + o.op + " names no channel", o.span);
-      r.raw = json{{"offset", json::array({0, 0})}};
+      r.ir = htp::TileOp{};
+      r.ir.offset = std::vector<json>{0, 0};
+      r.ir.span = o.ir.span;
       if (o.op == "csp.recv") {
-        r.op = "load";
-        r.raw["src"] = channel_param(ch);
+        r.op = r.ir.op = "load";
+        r.ir.dst = r.dst;
+        r.ir.src = channel_param(ch);
       } else {
         if (o.args.size() != 1) fail("process '" + process + "': csp.send takes one tile", o.span);
-        r.op = "store";
+        r.op = r.ir.op = "store";
         r.dst = channel_param(ch);
-        r.raw["value"] = o.args[0];
+        r.ir.dst = r.dst;
+        r.ir.value = o.args[0];
         r.args.clear();
       }
-      r.raw["span"] = o.raw.value("span", json());
     }
     r.body = rewrite_body(o.body, process);
     r.then_body = rewrite_body(o.then_body, process);
@@ -155,7 +159,7 @@ public:
         use_tensor(t, span);
       }
     }
-    for (const Op &o : k->body) body_.push_back(op(o.raw));
+    for (const Op &o : k->body) body_.push_back(op(op_json(o)));
   }
 
   /// The workload tensors the launches use, in order of first use.
@@ -317,10 +321,14 @@ Kernel lower_stage(const json &program, const json &proc, const std::vector<Kern
         cp.args.push_back({{"param", n}, {"scalar", {{"param", n}}}});
       }
   params.push_back({{"name", cp.loop_var}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}});
-  json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", stage.value("span", json())},
+  const json kspan = stage.contains("span") ? stage["span"] : json{{"line", 0}, {"col", 0}, {"end_line", 0}, {"end_col", 0}};
+  json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", kspan}, {"mapping", nullptr},
             {"params", params},  {"locals", inliner.locals()}, {"body", inliner.body()}};
-  std::vector<Kernel> parsed = parse_tile_kernels(json{{"schema", "htp.tile.kernels.v1"}, {"kernels", {k}}});
-  return parsed.front();
+  try {  // the derived kernel is tile kernel IR like any other: read it as such
+    return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
+  } catch (const htp::IrDocumentError &e) {
+    throw ir_error(e);
+  }
 }
 
 }  // namespace
@@ -364,9 +372,8 @@ CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &ker
                "turns into tasks",
            body.span);
     const Op &loop = body.body[0];
-    same_iterations(p, first, cp.name, loop.raw.value("start", json(0)), loop.raw.at("stop"),
-                    loop.raw.value("step", json(1)), body.span);
-    cp.loop_var = loop.raw.value("var", std::string("i"));
+    same_iterations(p, first, cp.name, *loop.ir.start, *loop.ir.stop, *loop.ir.step, body.span);
+    cp.loop_var = *loop.ir.var;
     Kernel k;
     k.name = cp.kernel;
     k.kind = "kernel";

@@ -250,14 +250,14 @@ private:
   std::optional<std::string> elementwise() {
     std::vector<std::pair<size_t, Shape>> want;
     for (size_t i = 0; i < s_.args.size(); ++i) want.push_back({i, {drows(), dcols()}});
-    if (c_.kind == OpKind::ScalarBinary && !s_.raw.contains("scalar"))
+    if (c_.kind == OpKind::ScalarBinary && !s_.ir.scalar)
       return name() + " needs a scalar operand ('scalar')";
     return shaped(want, {});
   }
 
   std::optional<std::string> full() {
     if (!tile(s_.dst, "result")) return error_;
-    if (!s_.raw.contains("value") || s_.raw["value"].is_null() || s_.raw["value"].is_string())
+    if (!s_.ir.value || s_.ir.value->is_null() || s_.ir.value->is_string())
       return name() + " needs a scalar 'value'";
     return std::nullopt;
   }
@@ -291,8 +291,8 @@ private:
   std::optional<std::string> load() {
     const Local *t = tile(s_.dst, "result");
     if (!t) return error_;
-    std::string src = s_.raw.value("src", std::string());
-    if (auto e = view(t, src, s_.raw.value("offset", json()), "source")) return e;
+    std::string src = s_.src();
+    if (auto e = view(t, src, s_.offset(), "source")) return e;
     const Param *p = k_.param(src);
     if (p->dtype != t->dtype)
       return name() + ": tile '" + t->name + "' is " + t->dtype + " but tensor '" + src + "' is " + p->dtype;
@@ -300,10 +300,10 @@ private:
   }
 
   std::optional<std::string> store() {
-    std::string value = s_.raw.value("value", std::string());
+    std::string value = s_.stored();
     const Local *t = tile(value, "stored value");
     if (!t) return error_;
-    if (auto e = view(t, s_.dst, s_.raw.value("offset", json()), "destination")) return e;
+    if (auto e = view(t, s_.dst, s_.offset(), "destination")) return e;
     const Param *p = k_.param(s_.dst);
     if (p->dir == "in") return name() + ": '" + s_.dst + "' is an In parameter and cannot be stored to";
     if (p->dtype != t->dtype && !is_accumulator(value))

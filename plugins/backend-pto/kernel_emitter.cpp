@@ -164,16 +164,16 @@ Pipe store_pipe(const TileBuffer &b) { return b.tile_type == "Acc" ? Pipe::FIX :
 void emit_load(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   w.on_pipe(Pipe::MTE2);
   w.open_block();
-  w.global_view("src", o.raw.value("src", std::string()), o.raw.value("offset", json()), o.dst);
+  w.global_view("src", o.src(), o.offset(), o.dst);
   w.line("TLOAD(" + w.tv(o.dst) + ", src);");
   w.close_block();
 }
 
 void emit_store(KernelWriter &w, const Op &o, const IntrinsicContract &) {
-  const std::string value = o.raw.value("value", std::string());
+  const std::string value = o.stored();
   w.on_pipe(store_pipe(w.tile(value)));
   w.open_block();
-  w.global_view("dst", o.dst, o.raw.value("offset", json()), value);
+  w.global_view("dst", o.dst, o.offset(), value);
   w.line("TSTORE(dst, " + w.tv(value) + ");");
   w.close_block();
 }
@@ -184,7 +184,7 @@ void emit_full(KernelWriter &w, const Op &o, const IntrinsicContract &) {
     return;
   }
   w.on_pipe(Pipe::V);
-  w.line("TEXPANDS(" + w.tv(o.dst) + ", static_cast<" + w.ctype(o.dst) + ">(" + w.expr(o.raw["value"]) + "));");
+  w.line("TEXPANDS(" + w.tv(o.dst) + ", static_cast<" + w.ctype(o.dst) + ">(" + w.expr(*o.ir.value) + "));");
 }
 
 void emit_nothing(KernelWriter &, const Op &, const IntrinsicContract &) {}
@@ -202,7 +202,7 @@ void emit_scalar_binary(KernelWriter &w, const Op &o, const IntrinsicContract &c
   bool opened = false;
   auto n = w.row_major_operands(o, opened);
   w.line(std::string(c.isa) + "(" + n[0] + ", " + n[1] + ", static_cast<" + w.ctype(o.dst) + ">(" +
-         w.expr(o.raw["scalar"]) + "));");
+         w.expr(*o.ir.scalar) + "));");
   if (opened) w.close_block();
 }
 
@@ -256,7 +256,7 @@ void emit_matmul(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   w.line("TMOV(" + right + ", " + w.tv(o.args[1]) + ");");
   w.on_pipe(Pipe::M);
   const std::string acc = w.tv(o.dst), flag = w.acc_flag(o.dst);
-  bool accumulate = o.raw.value("accumulate", false) || o.args.size() == 3;
+  bool accumulate = o.ir.accumulate.value_or(false) || o.args.size() == 3;
   if (!accumulate) {
     w.line("TMATMUL(" + acc + ", " + left + ", " + right + ");");
   } else {
@@ -365,16 +365,16 @@ void KernelWriter::declare(const TileBuffer &b) {
 
 void KernelWriter::control(const Op &o) {
   if (o.op == "scalar") {
-    line(names_.var(o.dst) + " = " + expr(o.raw.at("value")) + ";");
+    line(names_.var(o.dst) + " = " + expr(*o.ir.value) + ";");
     return;
   }
   if (o.op == "for") {
-    const std::string v = var_name(o.raw.value("var", std::string("k")));
-    const json step = o.raw.value("step", json(1));
+    const std::string v = var_name(*o.ir.var);
+    const json &step = *o.ir.step;
     std::set<Pipe> before = pending_, body = pipes_of(o.body);
     pending_.insert(body.begin(), body.end());  // iteration i+1 starts after iteration i's last pipe
-    line("for (int64_t " + v + " = " + expr(o.raw.value("start", json(0))) + "; " + v + " < " +
-         expr(o.raw.at("stop")) + "; " + v + " += " + expr(step) + ") {");
+    line("for (int64_t " + v + " = " + expr(*o.ir.start) + "; " + v + " < " +
+         expr(*o.ir.stop) + "; " + v + " += " + expr(step) + ") {");
     indent_ += "    ";
     statements(o.body);
     indent_.resize(indent_.size() - 4);
@@ -384,7 +384,7 @@ void KernelWriter::control(const Op &o) {
   }
   // if
   std::set<Pipe> before = pending_;
-  line("if (" + expr(o.raw.at("cond")) + ") {");
+  line("if (" + expr(*o.ir.cond) + ") {");
   indent_ += "    ";
   statements(o.then_body);
   std::set<Pipe> after_then = pending_;

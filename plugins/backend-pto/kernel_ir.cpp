@@ -14,67 +14,31 @@ Span Span::from_json(const json &j) {
   return s;
 }
 
+Span Span::from(const std::optional<htp::IrSpan> &s) {
+  if (!s) return {};
+  return Span{s->file.value_or(""), s->line, s->col, s->end_line, s->end_col};
+}
+
+IrError ir_error(const htp::IrDocumentError &e) { return IrError(e.what(), Span::from(e.span())); }
+
 namespace {
 
-[[noreturn]] void fail(const std::string &path, const std::string &what, const Span &span = {}) {
-  throw IrError("malformed tile.kernels at " + path + ": " + what, span);
-}
-
-const json &need(const json &obj, const char *key, const std::string &path) {
-  if (!obj.is_object() || !obj.contains(key)) fail(path, std::string("missing key '") + key + "'");
-  return obj.at(key);
-}
-
-std::string text(const json &obj, const char *key, const std::string &path) {
-  const json &v = need(obj, key, path);
-  if (!v.is_string()) fail(path + "/" + key, "expected a string");
-  return v.get<std::string>();
-}
-
-std::vector<int64_t> shape_of(const json &v, const std::string &path) {
-  if (!v.is_array() || v.empty()) fail(path, "expected a non-empty list of dimensions");
-  std::vector<int64_t> out;
-  for (const auto &d : v) {
-    if (!d.is_number_integer() || d.get<int64_t>() <= 0)
-      fail(path, "kernel shapes are static positive integers, found " + d.dump());
-    out.push_back(d.get<int64_t>());
-  }
-  return out;
-}
-
-Param parse_param(const json &p, const std::string &path) {
+Param pto_param(const htp::TileParam &p, const htp::TileKernel &k) {
   Param out;
-  out.name = text(p, "name", path);
-  if (p.contains("dir") && p["dir"].is_string()) out.dir = p["dir"].get<std::string>();
-  if (out.dir != "in" && out.dir != "out" && out.dir != "inout") fail(path + "/dir", "expected in, out or inout");
-  const json &type = need(p, "type", path);
-  out.kind = text(type, "kind", path + "/type");
-  if (out.kind == "tensor") {
-    const json &shape = p.contains("local_shape") && p["local_shape"].is_array() ? p["local_shape"] : need(type, "shape", path + "/type");
-    out.shape = shape_of(shape, path + "/type/shape");
-    out.dtype = text(type, "dtype", path + "/type");
-  } else if (out.kind == "scalar") {
-    out.dtype = text(type, "dtype", path + "/type");
-  } else if (out.kind == "constexpr") {
-    out.value = need(type, "value", path + "/type");
-  } else {
-    fail(path + "/type/kind", "expected tensor, scalar or constexpr, found '" + out.kind + "'");
-  }
+  out.name = p.name;
+  out.dir = p.dir;
+  out.kind = p.type.kind;
+  if (p.type.is_tile())
+    throw IrError("parameter '" + p.name + "' of '" + k.name + "' is a tile; backend-pto takes tensor, scalar and "
+                                                                 "constexpr parameters",
+                  Span::from(k.span));
+  if (p.type.is_tensor()) out.shape = p.body_shape();
+  out.dtype = p.type.dtype;
+  out.value = p.type.value;
   return out;
 }
 
-Local parse_local(const json &l, const std::string &path) {
-  Local out;
-  out.name = text(l, "name", path);
-  out.scalar = l.contains("kind") && l["kind"] == "scalar";
-  if (!out.scalar) {
-    out.shape = shape_of(need(l, "shape", path), path + "/shape");
-    if (out.shape.size() > 2) fail(path + "/shape", "tiles are 1-D or 2-D");
-    if (out.shape.size() == 1) out.shape.insert(out.shape.begin(), 1);
-  }
-  out.dtype = l.contains("dtype") && l["dtype"].is_string() ? l["dtype"].get<std::string>() : "i64";
-  return out;
-}
+Local pto_local(const htp::TileLocal &l) { return Local{l.name, l.shape, l.dtype, l.is_scalar()}; }
 
 std::string normalise_op(std::string op) {
   for (const char *prefix : {"pto.", "tile."})
@@ -82,42 +46,45 @@ std::string normalise_op(std::string op) {
   return op;
 }
 
-std::vector<Op> parse_body(const json &body, const std::string &path);
+std::vector<Op> pto_body(const std::vector<htp::TileOp> &body);
 
-Op parse_op(const json &s, const std::string &path) {
+Op pto_op(const htp::TileOp &s) {
   Op op;
-  op.raw = s;
-  op.op = normalise_op(text(s, "op", path));
-  op.span = Span::from_json(s.value("span", json()));
-  if (s.contains("set")) {
-    if (!s["set"].is_string()) fail(path + "/set", "expected a string", op.span);
-    op.set = s["set"].get<std::string>();
+  op.op = normalise_op(s.op);
+  op.span = Span::from(s.span);
+  if (s.set) {
+    op.set = *s.set;
     if (op.set != "tile" && op.set != "pto")  // the resolver keeps other sets' obligations away from pto targets
       throw IrError("'" + op.set + "." + op.op + "' belongs to intrinsic set '" + op.set +
                         "'; backend-pto lowers the pto and portable (tile) intrinsics only",
                     op.span, "pto.unsupported");
   }
-  if (s.contains("dst") && s["dst"].is_string()) op.dst = s["dst"].get<std::string>();
-  if (s.contains("args")) {
-    if (!s["args"].is_array()) fail(path + "/args", "expected a list", op.span);
-    for (const auto &a : s["args"]) {
-      if (a.is_string()) op.args.push_back(a.get<std::string>());
-      else op.args.push_back(a.dump());  // a scalar Expr argument of a foreign op, kept as JSON text
-    }
-  }
-  if (op.op == "for") op.body = parse_body(need(s, "body", path), path + "/body");
-  if (op.op == "if") {
-    op.then_body = parse_body(need(s, "then", path), path + "/then");
-    if (s.contains("else")) op.else_body = parse_body(s["else"], path + "/else");
-  }
+  op.dst = s.dst.value_or("");
+  if (s.args)
+    for (const json &a : *s.args) op.args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+  op.body = pto_body(s.body);
+  op.then_body = pto_body(s.then_body);
+  op.else_body = pto_body(s.else_body);
+  op.ir = s;
+  op.ir.body.clear();
+  op.ir.then_body.clear();
+  op.ir.else_body.clear();
   return op;
 }
 
-std::vector<Op> parse_body(const json &body, const std::string &path) {
-  if (!body.is_array()) fail(path, "expected a list of statements");
+std::vector<Op> pto_body(const std::vector<htp::TileOp> &body) {
   std::vector<Op> out;
-  for (size_t i = 0; i < body.size(); ++i) out.push_back(parse_op(body[i], path + "/" + std::to_string(i)));
+  out.reserve(body.size());
+  for (const htp::TileOp &s : body) out.push_back(pto_op(s));
   return out;
+}
+
+htp::TileOp tile_op(const Op &o) {
+  htp::TileOp s = o.ir;
+  for (const Op &b : o.body) s.body.push_back(tile_op(b));
+  for (const Op &b : o.then_body) s.then_body.push_back(tile_op(b));
+  for (const Op &b : o.else_body) s.else_body.push_back(tile_op(b));
+  return s;
 }
 
 }  // namespace
@@ -148,31 +115,21 @@ std::vector<const Param *> Kernel::scalar_params() const {
   return out;
 }
 
-std::vector<Kernel> parse_tile_kernels(const json &doc) {
-  const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string()
-                                 ? doc["schema"].get<std::string>() : std::string();
-  if (schema.rfind("htp.tile.kernels.v1", 0) != 0)
-    throw IrError("tile.kernels has schema '" + schema + "', expected htp.tile.kernels.v1");
+std::vector<Kernel> pto_kernels(const htp::TileKernels &doc) {
   std::vector<Kernel> out;
-  const json &kernels = need(doc, "kernels", "");
-  if (!kernels.is_array()) fail("/kernels", "expected a list");
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const std::string path = "/kernels/" + std::to_string(i);
-    const json &k = kernels[i];
+  for (const htp::TileKernel &k : doc.kernels) {
     Kernel kernel;
-    kernel.name = text(k, "name", path);
-    if (k.contains("kind") && k["kind"].is_string()) kernel.kind = k["kind"].get<std::string>();
-    kernel.span = Span::from_json(k.value("span", json()));
-    const json &params = need(k, "params", path);
-    for (size_t j = 0; j < params.size(); ++j)
-      kernel.params.push_back(parse_param(params[j], path + "/params/" + std::to_string(j)));
-    if (k.contains("locals"))
-      for (size_t j = 0; j < k["locals"].size(); ++j)
-        kernel.locals.push_back(parse_local(k["locals"][j], path + "/locals/" + std::to_string(j)));
-    kernel.body = parse_body(need(k, "body", path), path + "/body");
+    kernel.name = k.name;
+    kernel.kind = k.kind;
+    kernel.span = Span::from(k.span);
+    for (const htp::TileParam &p : k.params) kernel.params.push_back(pto_param(p, k));
+    for (const htp::TileLocal &l : k.locals) kernel.locals.push_back(pto_local(l));
+    kernel.body = pto_body(k.body);
     out.push_back(std::move(kernel));
   }
   return out;
 }
+
+json op_json(const Op &o) { return json(tile_op(o)); }
 
 }  // namespace ptobe

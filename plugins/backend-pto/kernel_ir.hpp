@@ -1,5 +1,7 @@
-// The tile kernel IR the backend emits from: a typed view of the `tile.kernels` module attribute
-// (htp.tile.kernels.v1, docs/ir-contracts.md §4), parsed once and validated structurally.
+// The tile kernels in the form backend-pto lowers: the kernels of `tile.kernels` (htp.tile.kernels.v1,
+// docs/ir-contracts.md §4), read and validated by the SDK (htp/tile_kernels.hpp), with what this backend
+// needs on top: op names without a `pto.`/`tile.` prefix, tensor parameters at the shape the body sees,
+// the intrinsic set checked, and the backend's own derived kernels (CSP process iterations) alongside.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <htp/tile_kernels.hpp>
 #include <nlohmann/json.hpp>
 
 namespace ptobe {
@@ -18,7 +21,10 @@ using json = nlohmann::json;
 struct Span {
   std::string file;
   uint32_t line = 0, col = 0, end_line = 0, end_col = 0;
+  /// A span of wsp.task_graph / csp.graph (JSON); zero when absent.
   static Span from_json(const json &j);
+  /// A span of tile.kernels; zero when absent.
+  static Span from(const std::optional<htp::IrSpan> &s);
 };
 
 /// A malformed IR document or an IR the backend cannot lower: a message, the JSON path, a span.
@@ -34,12 +40,15 @@ private:
   std::string code_;
 };
 
+/// The SDK reader's error as this backend reports it.
+IrError ir_error(const htp::IrDocumentError &e);
+
 /// A kernel (or process) parameter: a tensor, a runtime scalar or a compile-time constant.
 struct Param {
   std::string name;
   std::string dir = "in";  ///< in | out | inout
   std::string kind;        ///< tensor | scalar | constexpr
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  ///< tensors: the shape the body sees (the local shape under a layout)
   std::string dtype;
   json value;  ///< constexpr value
   bool is_tensor() const { return kind == "tensor"; }
@@ -61,10 +70,19 @@ struct Op {
   std::string op;
   std::string set = "tile";  ///< the intrinsic set the op was called from: "tile" (portable) or "pto"
   std::string dst;
-  std::vector<std::string> args;
-  json raw;  ///< the statement as written (scalar, value, offset, accumulate, attrs, var/start/stop/step, cond)
+  std::vector<std::string> args;  ///< register names; a foreign op's other operands as JSON text
+  /// The statement as tile.kernels states it (src, offset, value, scalar, accumulate, attrs, var, start,
+  /// stop, step, cond, span); its nested statements are in body / then_body / else_body below.
+  htp::TileOp ir;
   Span span;
   std::vector<Op> body, then_body, else_body;
+
+  /// load: the tensor parameter read.
+  std::string src() const { return ir.src.value_or(""); }
+  /// store: the register stored.
+  std::string stored() const { return ir.value && ir.value->is_string() ? ir.value->get<std::string>() : ""; }
+  /// load, store: the element offsets (an array of Exprs; null when the op has none).
+  json offset() const { return ir.offset ? json(*ir.offset) : json(); }
 };
 
 /// A kernel or a process of `tile.kernels`.
@@ -82,17 +100,14 @@ struct Kernel {
   std::vector<const Param *> scalar_params() const;
 };
 
-/// Parses `tile.kernels`; throws IrError naming the JSON path of the first structural problem.
-std::vector<Kernel> parse_tile_kernels(const json &doc);
+/// The kernels of `doc` as backend-pto lowers them; IrError for what it cannot (a tile parameter, an op
+/// of another intrinsic set).
+std::vector<Kernel> pto_kernels(const htp::TileKernels &doc);
+
+/// The statement `o` as tile.kernels states it, nested statements included.
+json op_json(const Op &o);
 
 /// Walks every statement of `ops` and the statements nested in them, pre-order.
-template <class F> void for_each_op(const std::vector<Op> &ops, F &&f) {
-  for (const Op &o : ops) {
-    f(o);
-    for_each_op(o.body, f);
-    for_each_op(o.then_body, f);
-    for_each_op(o.else_body, f);
-  }
-}
+using htp::for_each_op;
 
 }  // namespace ptobe

@@ -22,7 +22,7 @@ void check_statements(const Kernel &k, std::vector<Problem> &out) {
       out.push_back({"pto.contract", *e, o.span.line ? o.span : k.span});
       return;
     }
-    const json &value = o.raw.contains("value") ? o.raw["value"] : json();
+    const json value = o.ir.value.value_or(json());
     if (c->kind == OpKind::Full && !(value.is_number() && value.get<double>() == 0.0)) {
       bool acc = false;
       for_each_op(k.body, [&](const Op &m) { acc = acc || (m.op == "matmul" && m.dst == o.dst); });
@@ -55,7 +55,7 @@ void check_spaces(const Kernel &k, const KernelPlan &plan, std::vector<Problem> 
     if (c->kind != OpKind::Store) check(o.dst, m.out, "result");
     for (size_t i = 0; i < o.args.size(); ++i)  // matmul's third operand is its accumulator (the result)
       check(o.args[i], c->kind == OpKind::Matmul && i == 2 ? m.out : m.in, "operand");
-    if (c->kind == OpKind::Store) check(o.raw.value("value", std::string()), m.in, "stored value");
+    if (c->kind == OpKind::Store) check(o.stored(), m.in, "stored value");
   });
 }
 

@@ -117,7 +117,7 @@ private:
         };
         touch(o.dst);
         for (const auto &a : o.args) touch(a);
-        if (o.raw.contains("value") && o.raw["value"].is_string()) touch(o.raw["value"].get<std::string>());
+        if (o.ir.value && o.ir.value->is_string()) touch(o.stored());
         scratch_pos_[&o] = at;
         walk(o.body);
         walk(o.then_body);

@@ -80,8 +80,8 @@ BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, s
   BuiltPackage pkg;
   std::vector<Kernel> kernels;
   try {
-    if (in.tile_kernels.is_null()) throw IrError("the module has no tile.kernels attribute: nothing to emit");
-    kernels = parse_tile_kernels(in.tile_kernels);
+    if (!in.tile_kernels) throw IrError("the module has no tile.kernels attribute: nothing to emit");
+    kernels = pto_kernels(*in.tile_kernels);
   } catch (const IrError &e) {
     add_problem(problems, e);
     return pkg;

@@ -4,6 +4,7 @@
 // htp.entrypoints document.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,9 +14,10 @@
 
 namespace ptobe {
 
-/// The module attributes the backend reads (null when absent).
+/// The module attributes the backend reads: tile.kernels as the SDK reads it (htp/tile_kernels.hpp),
+/// the others as JSON (null when absent).
 struct PackageInputs {
-  json tile_kernels;
+  std::optional<htp::TileKernels> tile_kernels;
   json task_graph;
   json csp_graph;
   Origin origin;

@@ -20,10 +20,28 @@ std::string base_name(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-PackageInputs inputs(const htp::PassContext &ctx) {
+void report(const htp::PassContext &ctx, const std::vector<Problem> &problems) {
+  const std::string file = ctx.module().file();
+  for (const Problem &p : problems) {
+    htp::SourceSpan span{p.span.file.empty() ? file : p.span.file, p.span.line, p.span.col, p.span.end_line,
+                         p.span.end_col};
+    htp::Host(ctx.api()).error(ctx.diag(), p.code, p.message, span);
+  }
+}
+
+/// The module attributes the package is built from; nullopt (reported) when tile.kernels is malformed.
+std::optional<PackageInputs> inputs(const htp::PassContext &ctx) {
   htp::ModuleRef m = ctx.module();
-  return PackageInputs{module_json(m, "tile.kernels"), module_json(m, "wsp.task_graph"), module_json(m, "csp.graph"),
-                       Origin{option_text(ctx, "target"), base_name(m.file())}};
+  PackageInputs in{std::nullopt, module_json(m, "wsp.task_graph"), module_json(m, "csp.graph"),
+                   Origin{option_text(ctx, "target"), base_name(m.file())}};
+  try {
+    in.tile_kernels = htp::tile_kernels(m);
+  } catch (const htp::IrDocumentError &e) {
+    const IrError error = ir_error(e);
+    report(ctx, {Problem{error.code(), error.what(), error.span()}});
+    return std::nullopt;
+  }
+  return in;
 }
 
 /// Builds the package, reporting every problem at its span; nullopt when there were problems.
@@ -31,21 +49,20 @@ std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInpu
   std::vector<Problem> problems;
   BuiltPackage pkg = build_package(in, a2a3_profile(), problems);
   if (problems.empty()) return pkg;
-  const std::string file = ctx.module().file();
-  for (const Problem &p : problems) {
-    htp::SourceSpan span{p.span.file.empty() ? file : p.span.file, p.span.line, p.span.col, p.span.end_line,
-                         p.span.end_col};
-    htp::Host(ctx.api()).error(ctx.diag(), p.code, p.message, span);
-  }
+  report(ctx, problems);
   return std::nullopt;
 }
 
 }  // namespace
 
-void legalize_pass(htp::PassContext &ctx) { (void)build(ctx, inputs(ctx)); }
+void legalize_pass(htp::PassContext &ctx) {
+  if (auto in = inputs(ctx)) (void)build(ctx, *in);
+}
 
 void emit_pass(htp::PassContext &ctx) {
-  const PackageInputs in = inputs(ctx);
+  const std::optional<PackageInputs> read = inputs(ctx);
+  if (!read) return;
+  const PackageInputs &in = *read;
   auto pkg = build(ctx, in);
   if (!pkg) return;
   std::vector<std::pair<std::string, std::string>> files;

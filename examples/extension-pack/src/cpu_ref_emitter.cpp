@@ -1,5 +1,6 @@
 // The cpu-ref emit pass: plain C++17 loops for the host CPU from `tile.kernels` (htp.tile.kernels.v1,
-// docs/ir-contracts.md §4) and, when present, `wsp.task_graph` (§5). One file, codegen/cpu-ref/program.cpp,
+// docs/ir-contracts.md §4, read with the SDK's typed reader htp/tile_kernels.hpp) and, when present,
+// `wsp.task_graph` (§5). One file, codegen/cpu-ref/program.cpp,
 // holds one function per kernel (tensors as data pointer + element strides) and one entry per workload
 // (loop nests over the task tree) — or per kernel when there is no task graph:
 //   extern "C" void htp_cpuref_<entry>(void *const *args, const int64_t *const *shapes)
@@ -7,6 +8,8 @@
 // integer dtypes, double for floats); shapes[i] is tensor i's shape (null for scalars).
 // The pass also sets `htp.entrypoints` (contract §8) so that `htp-host run` can call the binding.
 #include "ext_pack.hpp"
+
+#include <htp/tile_kernels.hpp>
 
 #include <array>
 #include <cctype>
@@ -93,7 +96,19 @@ std::string unpack_scalar(const std::string &n, const std::string &ctype, size_t
          std::to_string(i) + "]));\n";
 }
 
-/// The params of an htp.entrypoints entry (contract §8) from signature-style params; constexprs are folded.
+/// The params of an htp.entrypoints entry (contract §8) from a kernel's params; constexprs are folded.
+json entry_params(const std::vector<htp::TileParam> &params) {
+  json out = json::array();
+  for (const htp::TileParam &p : params) {
+    if (p.type.is_tensor())
+      out.push_back({{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.type.shape}, {"dtype", p.type.dtype}});
+    else if (p.type.is_scalar())
+      out.push_back({{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.type.dtype}});
+  }
+  return out;
+}
+
+/// The same from a workload's signature-style params (JSON).
 json entry_params(const json &params) {
   json out = json::array();
   for (const json &p : params) {
@@ -109,14 +124,15 @@ json entry_params(const json &params) {
 /// Emits one kernel of tile.kernels as a C++ function.
 class KernelEmitter {
 public:
-  KernelEmitter(const json &kernel, const json &placements) : k_(kernel), placements_(placements) {}
+  KernelEmitter(const htp::TileKernel &kernel, const json &placements)
+      : k_(kernel), span_(json(kernel.span)), placements_(placements) {}
 
   std::string function() {
-    for (const json &p : k_["params"]) params_[p["name"].get<std::string>()] = p;
-    std::string out = "// kernel " + name() + " (line " + std::to_string(k_["span"].value("line", 0)) + ")\n";
+    for (const htp::TileParam &p : k_.params) params_[p.name] = &p;
+    std::string out = "// kernel " + name() + " (line " + std::to_string(k_.span.line) + ")\n";
     out += "void kernel_" + name() + "(" + parameter_list() + ") {\n";
     out += constexpr_params() + locals();
-    body(k_["body"], 1, out);
+    body(k_.body, 1, out);
     return out + "}\n";
   }
 
@@ -124,10 +140,10 @@ public:
   std::string entry() const {
     std::string call, out = "extern \"C\" void htp_cpuref_" + name() + "(void *const *args, const int64_t *const *shapes) {\n";
     size_t i = 0;
-    for (const json &p : runtime_params()) {
-      std::string n = p["name"], t = ctype_of(p["type"]["dtype"], k_["span"]);
-      bool tensor = p["type"]["kind"] == "tensor";
-      out += tensor ? unpack_tensor(n, t, i, p["type"]["shape"].size()) : unpack_scalar(n, t, i);
+    for (const htp::TileParam *p : runtime_params()) {
+      std::string n = p->name, t = ctype_of(p->type.dtype, span_);
+      bool tensor = p->type.is_tensor();
+      out += tensor ? unpack_tensor(n, t, i, p->type.shape.size()) : unpack_scalar(n, t, i);
       call += (call.empty() ? "p_" : ", p_") + n + (tensor ? ", st_" + n + ".data()" : "");
       ++i;
     }
@@ -135,46 +151,47 @@ public:
   }
 
   /// This kernel's entry for htp.entrypoints.
-  json entrypoint() const { return {{"name", name()}, {"kind", "kernel"}, {"params", entry_params(k_["params"])}}; }
+  json entrypoint() const { return {{"name", name()}, {"kind", "kernel"}, {"params", entry_params(k_.params)}}; }
 
 private:
-  std::string name() const { return k_["name"].get<std::string>(); }
+  const std::string &name() const { return k_.name; }
 
-  std::vector<json> runtime_params() const {
-    std::vector<json> out;
-    for (const json &p : k_["params"])
-      if (p["type"]["kind"] == "tensor" || p["type"]["kind"] == "scalar") out.push_back(p);
+  std::vector<const htp::TileParam *> runtime_params() const {
+    std::vector<const htp::TileParam *> out;
+    for (const htp::TileParam &p : k_.params)
+      if (p.type.is_tensor() || p.type.is_scalar()) out.push_back(&p);
     return out;
   }
 
   std::string parameter_list() const {
     std::string out;
-    for (const json &p : runtime_params()) {
-      std::string t = ctype_of(p["type"]["dtype"], k_["span"]);
-      std::string n = p["name"];
-      out += (out.empty() ? "" : ", ") + (p["type"]["kind"] == "tensor" ? t + " *p_" + n + ", const int64_t *st_" + n : t + " p_" + n);
+    for (const htp::TileParam *p : runtime_params()) {
+      std::string t = ctype_of(p->type.dtype, span_);
+      const std::string &n = p->name;
+      out += (out.empty() ? "" : ", ") + (p->type.is_tensor() ? t + " *p_" + n + ", const int64_t *st_" + n : t + " p_" + n);
     }
     return out;
   }
 
   std::string constexpr_params() const {
     std::string out;
-    for (const json &p : k_["params"])
-      if (p["type"]["kind"] == "constexpr" && !p["type"]["value"].is_null())
-        out += "  const auto p_" + p["name"].get<std::string>() + " = " + literal(p["type"]["value"]) + ";\n";
+    for (const htp::TileParam &p : k_.params)
+      if (p.type.is_constexpr() && !p.type.value.is_null())
+        out += "  const auto p_" + p.name + " = " + literal(p.type.value) + ";\n";
     return out;
   }
 
   std::string locals() {
     std::string out;
     const json placed = placements_.value(name(), json::object());
-    for (const json &l : k_["locals"]) {
-      std::string n = l["name"], t = ctype_of(l["dtype"], k_["span"]);
-      if (l.value("kind", "tile") == "scalar") {
+    for (const htp::TileLocal &l : k_.locals) {
+      const std::string &n = l.name;
+      std::string t = ctype_of(l.dtype, span_);
+      if (l.is_scalar()) {
         out += "  " + t + " v_" + n + "{};\n";
         continue;
       }
-      Tile tile{l["shape"][0].get<int64_t>(), l["shape"][1].get<int64_t>(), t};
+      Tile tile{l.shape[0], l.shape[1], t};
       tiles_[n] = tile;
       if (placed.contains(n))
         out += "  // " + n + ": Place(\"" + placed[n].value("space", "") + "\"), " +
@@ -189,7 +206,13 @@ private:
     if (it == tiles_.end()) throw EmitError("cpu-ref.ir", "operand " + reg.dump() + " is not a tile register", span);
     return it->second;
   }
+  const Tile &tile(const std::optional<std::string> &reg, const json &span) const {
+    return tile(reg ? json(*reg) : json(), span);
+  }
   static std::string reg(const json &r) { return "r_" + r.get<std::string>(); }
+  static std::string reg(const std::optional<std::string> &r) { return "r_" + r.value_or(""); }
+  /// Operand i of `o` (an Expr or a register name), or null.
+  static json operand(const htp::TileOp &o, size_t i) { return o.args && i < o.args->size() ? json((*o.args)[i]) : json(); }
 
   /// `for (r, c) in tile` around `statement` (which reads r, c and i = r * C + c).
   static std::string loop2d(const Tile &t, const std::string &statement, int depth) {
@@ -203,18 +226,18 @@ private:
   std::array<std::string, 3> view(const json &tensor, const json &offset, const json &span) const {
     auto it = params_.find(tensor.get<std::string>());
     if (it == params_.end()) throw EmitError("cpu-ref.ir", "view of unknown tensor " + tensor.dump(), span);
-    size_t rank = it->second["type"]["shape"].size();
+    size_t rank = it->second->type.shape.size();
     std::string st = "st_" + tensor.get<std::string>();
     return {linear_index(tensor, offset), rank >= 2 ? st + "[" + std::to_string(rank - 2) + "]" : "0",
             st + "[" + std::to_string(rank - 1) + "]"};
   }
 
-  void op(const json &o, int depth, std::string &out) {
-    const std::string kind = o.value("op", "");
-    const json &span = o.contains("span") ? o["span"] : k_["span"];
+  void op(const htp::TileOp &o, int depth, std::string &out) {
+    const std::string &kind = o.op;
+    const json span = o.span ? json(*o.span) : span_;
     const std::string pad(2 * depth, ' ');
-    auto dst = [&] { return tile(o["dst"], span); };
-    auto arg = [&](size_t i) { return reg(o["args"][i]) + "[i]"; };
+    auto dst = [&] { return tile(o.dst, span); };
+    auto arg = [&](size_t i) { return reg(operand(o, i)) + "[i]"; };
     static const std::map<std::string, std::string> binary = {
         {"add", "A + B"}, {"sub", "A - B"}, {"mul", "A * B"}, {"div", "A / B"}, {"max", "std::max(A, B)"}, {"min", "std::min(A, B)"}};
     static const std::map<std::string, std::string> unary = {
@@ -234,83 +257,85 @@ private:
       const Tile &t = dst();
       std::map<char, std::string> w = with;
       w['T'] = t.ctype;
-      out += loop2d(t, reg(o["dst"]) + "[i] = " + t.ctype + "(" + fill(pattern, w) + ");", depth);
+      out += loop2d(t, reg(o.dst) + "[i] = " + t.ctype + "(" + fill(pattern, w) + ");", depth);
     };
 
     if (kind == "load" || kind == "store") {
       bool load = kind == "load";
-      const Tile &t = tile(load ? o["dst"] : o["value"], span);
-      auto [base, row, col] = view(load ? o["src"] : o["dst"], o["offset"], span);
-      std::string g = "p_" + (load ? o["src"] : o["dst"]).get<std::string>() + "[base + r * " + row + " + c * " + col + "]";
-      std::string l = reg(load ? o["dst"] : o["value"]) + "[i]";
+      const json local = load ? json(*o.dst) : json(*o.value), tensor = json(load ? *o.src : *o.dst);
+      const Tile &t = tile(local, span);
+      auto [base, row, col] = view(tensor, json(*o.offset), span);
+      std::string g = "p_" + tensor.get<std::string>() + "[base + r * " + row + " + c * " + col + "]";
+      std::string l = reg(local) + "[i]";
       out += pad + "{ const int64_t base = " + base + ";\n" + loop2d(t, load ? l + " = " + g + ";" : g + " = " + l + ";", depth + 1) +
              pad + "}\n";
     } else if (binary.count(kind)) {
       elementwise(binary.at(kind), {{'A', arg(0)}, {'B', arg(1)}});
     } else if (kind.size() > 1 && kind.back() == 's' && binary.count(kind.substr(0, kind.size() - 1))) {  // adds, muls, ...
-      elementwise(binary.at(kind.substr(0, kind.size() - 1)), {{'A', arg(0)}, {'B', dst().ctype + "(" + expr(o["scalar"]) + ")"}});
+      elementwise(binary.at(kind.substr(0, kind.size() - 1)), {{'A', arg(0)}, {'B', dst().ctype + "(" + expr(o.scalar.value_or(nullptr)) + ")"}});
     } else if (unary.count(kind)) {
       elementwise(unary.at(kind), {{'A', arg(0)}});
     } else if (kind == "cast" || kind == "copy") {
       elementwise("A", {{'A', arg(0)}});
     } else if (kind == "full") {
-      elementwise("V", {{'V', expr(o["value"])}});
+      elementwise("V", {{'V', expr(*o.value)}});
     } else if (kind == "ext.axpby") {  // the pack's own intrinsic, fused (see axpby_intrinsic.cpp)
-      elementwise("X * A + Y * B", {{'A', arg(0)}, {'B', arg(1)}, {'X', expr(o["args"][2])}, {'Y', expr(o["args"][3])}});
+      elementwise("X * A + Y * B", {{'A', arg(0)}, {'B', arg(1)}, {'X', expr(operand(o, 2))}, {'Y', expr(operand(o, 3))}});
     } else if (kind.starts_with("rowexpand")) {
       std::string f = kind == "rowexpand" ? "S" : binary.count(kind.substr(10)) ? binary.at(kind.substr(10)) : "";
       if (f.empty()) throw EmitError("cpu-ref.unsupported", "cpu-ref does not emit '" + kind + "'", span);
-      std::string s = reg(o["args"][kind == "rowexpand" ? 0 : 1]) + "[r]";
+      std::string s = reg(operand(o, kind == "rowexpand" ? 0 : 1)) + "[r]";
       elementwise(kind == "rowexpand" ? "S" : f, {{'A', arg(0)}, {'B', s}, {'S', s}});
     } else if (kind == "rowsum" || kind == "rowmax" || kind == "rowmin" || kind == "colsum" || kind == "colmax" ||
                kind == "colmin") {
       reduce(o, kind, span, depth, out);
     } else if (kind == "matmul") {
-      const Tile &d = dst(), &a = tile(o["args"][0], span);
-      std::string acc = o.value("accumulate", false) ? reg(o["dst"]) + "[i]" : d.ctype + "(0)";
+      const Tile &d = dst(), &a = tile(operand(o, 0), span);
+      std::string acc = o.accumulate.value_or(false) ? reg(o.dst) + "[i]" : d.ctype + "(0)";
       out += loop2d(d, d.ctype + " sum = " + acc + "; for (int64_t k = 0; k < " + std::to_string(a.cols) + "; ++k) sum += " +
-                           d.ctype + "(" + reg(o["args"][0]) + "[r * " + std::to_string(a.cols) + " + k]) * " + d.ctype +
-                           "(" + reg(o["args"][1]) + "[k * " + std::to_string(d.cols) + " + c]); " + reg(o["dst"]) + "[i] = sum;",
+                           d.ctype + "(" + reg(operand(o, 0)) + "[r * " + std::to_string(a.cols) + " + k]) * " + d.ctype +
+                           "(" + reg(operand(o, 1)) + "[k * " + std::to_string(d.cols) + " + c]); " + reg(o.dst) + "[i] = sum;",
                     depth);
     } else if (kind == "scalar") {
-      out += pad + "v_" + o["dst"].get<std::string>() + " = " + expr(o["value"]) + ";\n";
+      out += pad + "v_" + *o.dst + " = " + expr(*o.value) + ";\n";
     } else if (kind == "for") {
-      std::string v = "v_" + o["var"].get<std::string>(), stop = expr(o["stop"]), step = expr(o["step"]);
-      std::string cond = o["step"].is_number_integer() ? v + (o["step"].get<int64_t>() > 0 ? " < " : " > ") + stop
-                                                       : "(" + step + " > 0 ? " + v + " < " + stop + " : " + v + " > " + stop + ")";
-      out += pad + "for (int64_t " + v + " = " + expr(o["start"]) + "; " + cond + "; " + v + " += " + step + ") {\n";
-      body(o["body"], depth + 1, out);
+      std::string v = "v_" + *o.var, stop = expr(*o.stop), step = expr(*o.step);
+      std::string cond = o.step->is_number_integer() ? v + (o.step->get<int64_t>() > 0 ? " < " : " > ") + stop
+                                                     : "(" + step + " > 0 ? " + v + " < " + stop + " : " + v + " > " + stop + ")";
+      out += pad + "for (int64_t " + v + " = " + expr(*o.start) + "; " + cond + "; " + v + " += " + step + ") {\n";
+      body(o.body, depth + 1, out);
       out += pad + "}\n";
     } else if (kind == "if") {
-      out += pad + "if (" + expr(o["cond"]) + ") {\n";
-      body(o["then"], depth + 1, out);
+      out += pad + "if (" + expr(*o.cond) + ") {\n";
+      body(o.then_body, depth + 1, out);
       out += pad + "} else {\n";
-      body(o.value("else", json::array()), depth + 1, out);
+      body(o.else_body, depth + 1, out);
       out += pad + "}\n";
     } else {
       throw EmitError("cpu-ref.unsupported", "target cpu-ref cannot emit the tile op '" + kind + "'", span);
     }
   }
 
-  void reduce(const json &o, const std::string &kind, const json &span, int depth, std::string &out) {
-    const Tile &d = tile(o["dst"], span), &a = tile(o["args"][0], span);
+  void reduce(const htp::TileOp &o, const std::string &kind, const json &span, int depth, std::string &out) {
+    const Tile &d = tile(o.dst, span), &a = tile(operand(o, 0), span);
     bool rows = kind.starts_with("row");
     std::string combine = kind.ends_with("sum") ? "acc + x" : kind.ends_with("max") ? "std::max(acc, x)" : "std::min(acc, x)";
-    std::string n = std::to_string(rows ? a.cols : a.rows), src = reg(o["args"][0]);
+    std::string n = std::to_string(rows ? a.cols : a.rows), src = reg(operand(o, 0));
     std::string x = rows ? src + "[r * " + std::to_string(a.cols) + " + k]" : src + "[k * " + std::to_string(a.cols) + " + c]";
     std::string init = kind.ends_with("sum") ? d.ctype + "(0)" : (rows ? src + "[r * " + std::to_string(a.cols) + "]" : src + "[c]");
     out += loop2d(d, d.ctype + " acc = " + init + "; for (int64_t k = 0; k < " + n + "; ++k) { const " + d.ctype + " x = " + x +
-                         "; acc = " + combine + "; } " + reg(o["dst"]) + "[i] = acc;",
+                         "; acc = " + combine + "; } " + reg(o.dst) + "[i] = acc;",
                   depth);
   }
 
-  void body(const json &ops, int depth, std::string &out) {
-    for (const json &o : ops) op(o, depth, out);
+  void body(const std::vector<htp::TileOp> &ops, int depth, std::string &out) {
+    for (const htp::TileOp &o : ops) op(o, depth, out);
   }
 
-  const json &k_;
+  const htp::TileKernel &k_;
+  const json span_;  ///< the kernel's
   const json &placements_;
-  std::map<std::string, json> params_;
+  std::map<std::string, const htp::TileParam *> params_;
   std::map<std::string, Tile> tiles_;
 };
 
@@ -318,7 +343,7 @@ private:
 /// tree, calling the kernel functions in program order on one thread (every dependency kind holds).
 class WorkloadEmitter {
 public:
-  WorkloadEmitter(const json &w, const std::map<std::string, json> &kernels) : w_(w), kernels_(kernels) {}
+  WorkloadEmitter(const json &w, const std::map<std::string, const htp::TileKernel *> &kernels) : w_(w), kernels_(kernels) {}
 
   std::string entry() {
     std::string out = "// workload " + name() + " (line " + std::to_string(w_["span"].value("line", 0)) + ")\n";
@@ -427,8 +452,8 @@ private:
     std::map<std::string, json> args;
     for (const json &a : t["args"]) args[a["param"].get<std::string>()] = a;
     std::string call;
-    for (const json &p : k->second["params"]) {
-      const std::string kind = p["type"]["kind"], n = p["name"];
+    for (const htp::TileParam &p : k->second->params) {
+      const std::string &kind = p.type.kind, &n = p.name;
       if (kind != "tensor" && kind != "scalar") continue;
       auto a = args.find(n);
       if (a == args.end())
@@ -436,11 +461,11 @@ private:
       std::string piece;
       if (kind == "tensor") {
         std::string tensor = a->second["tensor"];
-        size_t drop = ranks_.at(tensor) - p["type"]["shape"].size();  // dims dropped by integer indices lead
+        size_t drop = ranks_.at(tensor) - p.type.shape.size();  // dims dropped by integer indices lead
         piece = "p_" + tensor + " + (" + linear_index(tensor, a->second["offset"]) + "), st_" + tensor + ".data() + " +
                 std::to_string(drop);
       } else {
-        piece = ctype_of(p["type"]["dtype"], t.value("span", json())) + "(" + expr(a->second["scalar"]) + ")";
+        piece = ctype_of(p.type.dtype, t.value("span", json())) + "(" + expr(a->second["scalar"]) + ")";
       }
       call += (call.empty() ? "" : ", ") + piece;
     }
@@ -448,7 +473,7 @@ private:
   }
 
   const json &w_;
-  const std::map<std::string, json> &kernels_;
+  const std::map<std::string, const htp::TileKernel *> &kernels_;
   std::map<std::string, size_t> ranks_;
 };
 
@@ -503,9 +528,10 @@ void report(htp::PassContext &ctx, const EmitError &e, const std::string &file) 
 
 void emit_cpu_ref(htp::PassContext &ctx) {
   htp::ModuleRef m = ctx.module();
-  json kernels = json::parse(m.attr("tile.kernels").value_or("null"), nullptr, false);
-  if (!kernels.is_object() || kernels.value("schema", "") != "htp.tile.kernels.v1")
-    throw htp::PassError("cpu-ref needs module attribute tile.kernels (htp.tile.kernels.v1)");
+  // Read and validated by the SDK: a malformed one (or another major version) throws htp::IrDocumentError,
+  // a PassError naming the JSON path, which fails this pass with that message.
+  const std::optional<htp::TileKernels> kernels = htp::tile_kernels(m);
+  if (!kernels) throw htp::PassError("cpu-ref needs module attribute tile.kernels (htp.tile.kernels.v1)");
   json placements = json::parse(m.attr("place.placements").value_or("{}"), nullptr, false);
   placements = placements.is_object() ? placements.value("functions", json::object()) : json::object();
 
@@ -514,23 +540,23 @@ void emit_cpu_ref(htp::PassContext &ctx) {
 
   std::string functions, entries;
   json entrypoints = json::array();
-  std::map<std::string, json> by_name;
+  std::map<std::string, const htp::TileKernel *> by_name;
   size_t errors = 0;
-  auto guarded = [&](const json &at, auto &&emit) {
+  auto guarded = [&](const json &span, auto &&emit) {
     try {
       emit();
     } catch (const EmitError &e) {
       report(ctx, e, m.file());
       ++errors;
     } catch (const json::exception &e) {
-      report(ctx, EmitError("cpu-ref.ir", std::string("malformed IR: ") + e.what(), at.value("span", json())), m.file());
+      report(ctx, EmitError("cpu-ref.ir", std::string("malformed IR: ") + e.what(), span), m.file());
       ++errors;
     }
   };
-  for (const json &k : kernels["kernels"]) {
-    if (k.value("kind", "") != "kernel") continue;  // processes belong to dialects cpu-ref does not accept
-    by_name[k.value("name", "")] = k;
-    guarded(k, [&] {
+  for (const htp::TileKernel &k : kernels->kernels) {
+    if (k.kind != "kernel") continue;  // processes belong to dialects cpu-ref does not accept
+    by_name[k.name] = &k;
+    guarded(json(k.span), [&] {
       KernelEmitter emitter(k, placements);
       functions += emitter.function() + "\n";
       if (workloads.empty()) {  // without a task graph, every kernel is an entry
@@ -540,7 +566,7 @@ void emit_cpu_ref(htp::PassContext &ctx) {
     });
   }
   for (const json &w : workloads)
-    guarded(w, [&] {
+    guarded(w.value("span", json()), [&] {
       WorkloadEmitter emitter(w, by_name);
       entries += emitter.entry() + "\n";
       entrypoints.push_back(emitter.entrypoint());

@@ -318,7 +318,7 @@ public:
   }
   std::optional<int64_t> attr_int(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_int); }
   std::optional<bool> attr_bool(std::string_view key) const { return NodeRef::typed(attr(key), json_scalar::parse_bool); }
-  /// A module attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("tile.kernels")`;
+  /// A module attribute parsed with a JSON library's type, e.g. `attr_json<nlohmann::json>("csp.graph")`;
   /// nullopt when absent; PassError naming the attribute when it is not JSON.
   template <class Json> std::optional<Json> attr_json(std::string_view key) const {
     return NodeRef::parse_json<Json>(attr(key), key);

@@ -84,6 +84,33 @@ TEST(AieCli, GridTooLargeIsAnErrorAtTheGridSpan) {
   EXPECT_FALSE(fs::exists(dir.path() / "pkg"));
 }
 
+TEST(AieCli, MalformedTileKernelsIsAnErrorNamingItsPath) {
+  htp::test::ScratchDir dir;
+  auto f = aie_test::fixture("vadd.json");
+  f["tile.kernels"]["kernels"][0]["params"][0]["dir"] = "sideways";
+  dir.write("bad.json", f.dump());
+  f["tile.kernels"]["kernels"][0]["params"][0]["dir"] = "in";
+  f["tile.kernels"]["schema"] = "htp.tile.kernels.v2";
+  dir.write("v2.json", f.dump());
+  for (const char *name : {"bad", "v2"})
+    dir.write(std::string(name) + ".py", std::string("from htp.dialects.irfix import fixture, program\n\n\n@program\ndef vadd():\n"
+                                                     "    fixture(\"") + name + ".json\")\n");
+  auto r = compile((dir.path() / "bad.py").string(), dir.path() / "pkg");
+  REQUIRE_FRONTEND(r);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("error: malformed tile.kernels at /kernels/0/params/0/dir: expected one of in, out, inout, found "
+                       "\"sideways\" [aie.ir]"),
+            std::string::npos)
+      << r.err;
+  r = compile((dir.path() / "v2.py").string(), dir.path() / "pkg");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("error: tile.kernels has schema \"htp.tile.kernels.v2\"; this reader reads htp.tile.kernels.v1 "
+                       "and its minor revisions (htp.tile.kernels.v1.N) [aie.schema]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "pkg"));
+}
+
 TEST(AieCli, PartialDeviceTargetsExist) {
   htp::test::ScratchDir dir;
   auto r = compile("gemm_2x2.py", dir.path() / "pkg", "aie-npu1_1col");

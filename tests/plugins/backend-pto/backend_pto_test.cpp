@@ -19,14 +19,14 @@ namespace {
 void golden(const std::string &name) { expect_golden(name, emit_files(load_fixture(name))); }
 
 /// The only problem building `in`; fails when there is not exactly one.
-ptobe::Problem only_problem(const ptobe::PackageInputs &in) {
+ptobe::Problem only_problem(const ptotest::Inputs &in) {
   auto problems = problems_of(in);
   EXPECT_EQ(problems.size(), 1u);
   for (const auto &p : problems) std::cerr << p.code << ": " << p.message << "\n";
   return problems.empty() ? ptobe::Problem{} : problems.front();
 }
 
-nlohmann::json &kernel0(ptobe::PackageInputs &in) { return in.tile_kernels["kernels"][0]; }
+nlohmann::json &kernel0(ptotest::Inputs &in) { return in.tile_kernels["kernels"][0]; }
 
 }  // namespace
 
@@ -57,7 +57,7 @@ TEST(PtoPackage, LayoutPutsKernelsByCoreType) {
 
 TEST(PtoPackage, RegistryDescribesKernelsAndEntries) {
   std::vector<ptobe::Problem> problems;
-  auto pkg = ptobe::build_package(load_fixture("csp_pipeline"), ptobe::a2a3_profile(), problems);
+  auto pkg = ptobe::build_package(ptotest::package_inputs(load_fixture("csp_pipeline")), ptobe::a2a3_profile(), problems);
   ASSERT_TRUE(problems.empty());
   nlohmann::json reg = ptobe::kernel_registry(pkg);
   EXPECT_EQ(reg["schema"], "htp.pto.kernel_registry.v1");
@@ -159,7 +159,7 @@ TEST(PtoLegality, RowNotAMultipleOfTheVectorBlock) {
 
 TEST(PtoLegality, CubeAndVectorWorkInOneKernel) {
   auto in = load_fixture("gemm");
-  kernel0(in)["body"][1]["body"].push_back({{"op", "exp"}, {"dst", "ta"}, {"args", {"ta"}}, {"span", {{"line", 13}}}});
+  kernel0(in)["body"][1]["body"].push_back({{"op", "exp"}, {"dst", "ta"}, {"args", {"ta"}}, {"span", {{"line", 13}, {"col", 4}, {"end_line", 13}, {"end_col", 20}}}});
   auto p = only_problem(in);
   EXPECT_EQ(p.code, "pto.core-type");
   EXPECT_EQ(p.message, "kernel 'gemm_tile' uses pto.matmul (cube core, AIC) and pto.exp (vector core, AIV); a kernel "
@@ -213,17 +213,34 @@ TEST(PtoTaskGraph, MissingTileKernels) {
   EXPECT_EQ(only_problem(in).message, "the module has no tile.kernels attribute: nothing to emit");
 }
 
-TEST(PtoTaskGraph, WrongSchemaVersion) {
+TEST(PtoTaskGraph, WrongSchemaVersionIsRejectedWhenTheAttributeIsRead) {
   auto in = load_fixture("vadd");
   in.tile_kernels["schema"] = "htp.tile.kernels.v2";
-  EXPECT_EQ(only_problem(in).message, "tile.kernels has schema 'htp.tile.kernels.v2', expected htp.tile.kernels.v1");
+  try {
+    (void)ptotest::package_inputs(in);
+    ADD_FAILURE() << "read tile.kernels v2";
+  } catch (const htp::IrDocumentError &e) {
+    const ptobe::IrError error = ptobe::ir_error(e);
+    EXPECT_EQ(error.code(), "pto.ir");
+    EXPECT_STREQ(error.what(), "tile.kernels has schema \"htp.tile.kernels.v2\"; this reader reads htp.tile.kernels.v1 "
+                               "and its minor revisions (htp.tile.kernels.v1.N)");
+  }
+}
+
+TEST(PtoKernelIr, ATileParameterIsNotLowered) {
+  auto in = load_fixture("vadd");
+  kernel0(in)["params"][0]["type"] = {{"kind", "tile"}, {"shape", {32, 128}}, {"dtype", "f32"}};
+  kernel0(in)["params"][0].erase("local_shape");
+  auto p = only_problem(in);
+  EXPECT_EQ(p.message, "parameter 'x' of 'add_tile' is a tile; backend-pto takes tensor, scalar and constexpr parameters");
+  EXPECT_EQ(p.span.line, 10u);
 }
 
 TEST(PtoTaskGraph, KernelWithoutTaskGraphIsItsOwnEntry) {
   auto in = load_fixture("vadd");
   in.task_graph = nullptr;
   std::vector<ptobe::Problem> problems;
-  auto pkg = ptobe::build_package(in, ptobe::a2a3_profile(), problems);
+  auto pkg = ptobe::build_package(ptotest::package_inputs(in), ptobe::a2a3_profile(), problems);
   ASSERT_TRUE(problems.empty());
   auto eps = ptobe::entrypoints_json(pkg);
   ASSERT_EQ(eps.size(), 1u);
@@ -312,7 +329,7 @@ TEST(PtoA2A3Toolchain, CompleteToolchainFromPath) {
 
 TEST(PtoA2A3Toolchain, RecipeBuildsEveryKernelForItsCore) {
   std::vector<ptobe::Problem> problems;
-  auto pkg = ptobe::build_package(load_fixture("gemm"), ptobe::a2a3_profile(), problems);
+  auto pkg = ptobe::build_package(ptotest::package_inputs(load_fixture("gemm")), ptobe::a2a3_profile(), problems);
   ASSERT_TRUE(problems.empty());
   std::string recipe = ptobe::a2a3_build_recipe(ptobe::kernel_registry(pkg));
   EXPECT_NE(recipe.find("--cce-aicore-arch=dav-c220-cube -D__DAV_CUBE__ $INC \"$SRC/kernels/aic/gemm_tile.cpp\""),
@@ -352,7 +369,7 @@ TEST(PtoSchedule, StreamsWithoutStreamByDealTasksToTheStreams) {
 
 TEST(PtoSchedule, DispatchPolicyAndTaskWindowReachTheRegistry) {
   std::vector<ptobe::Problem> problems;
-  auto pkg = ptobe::build_package(load_fixture("moe"), ptobe::a2a3_profile(), problems);
+  auto pkg = ptobe::build_package(ptotest::package_inputs(load_fixture("moe")), ptobe::a2a3_profile(), problems);
   ASSERT_TRUE(problems.empty());
   EXPECT_EQ(ptobe::kernel_registry(pkg)["runtime_config"]["sim"],
             nlohmann::json({{"dispatch", "work_steal"}, {"task_window", 16}}));

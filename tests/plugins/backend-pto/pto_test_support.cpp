@@ -21,22 +21,27 @@ std::string read_text(const std::string &relative) {
   return s.str();
 }
 
-ptobe::PackageInputs load_fixture(const std::string &name, const std::string &target) {
+Inputs load_fixture(const std::string &name, const std::string &target) {
   nlohmann::json doc = nlohmann::json::parse(read_text("fixtures/" + name + ".json"));
-  return ptobe::PackageInputs{doc.value("tile.kernels", nlohmann::json()), doc.value("wsp.task_graph", nlohmann::json()),
-                              doc.value("csp.graph", nlohmann::json()),
-                              ptobe::Origin{target, doc.value("file", std::string("prog.py"))}};
+  return Inputs{doc.value("tile.kernels", nlohmann::json()), doc.value("wsp.task_graph", nlohmann::json()),
+                doc.value("csp.graph", nlohmann::json()), ptobe::Origin{target, doc.value("file", std::string("prog.py"))}};
 }
 
-std::vector<ptobe::Problem> problems_of(const ptobe::PackageInputs &in) {
+ptobe::PackageInputs package_inputs(const Inputs &in) {
+  ptobe::PackageInputs out{std::nullopt, in.task_graph, in.csp_graph, in.origin};
+  if (!in.tile_kernels.is_null()) out.tile_kernels = htp::read_tile_kernels(in.tile_kernels);
+  return out;
+}
+
+std::vector<ptobe::Problem> problems_of(const Inputs &in) {
   std::vector<ptobe::Problem> problems;
-  (void)ptobe::build_package(in, ptobe::a2a3_profile(), problems);
+  (void)ptobe::build_package(package_inputs(in), ptobe::a2a3_profile(), problems);
   return problems;
 }
 
-std::vector<std::pair<std::string, std::string>> emit_files(const ptobe::PackageInputs &in) {
+std::vector<std::pair<std::string, std::string>> emit_files(const Inputs &in) {
   std::vector<ptobe::Problem> problems;
-  ptobe::BuiltPackage pkg = ptobe::build_package(in, ptobe::a2a3_profile(), problems);
+  ptobe::BuiltPackage pkg = ptobe::build_package(package_inputs(in), ptobe::a2a3_profile(), problems);
   for (const auto &p : problems) ADD_FAILURE() << p.code << ": " << p.message << " (line " << p.span.line << ")";
   if (!problems.empty()) return {};
   auto files = ptobe::package_files(pkg, in.origin);

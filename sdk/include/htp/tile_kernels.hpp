@@ -1,0 +1,414 @@
+// htp/tile_kernels.hpp — the module attribute tile.kernels (htp.tile.kernels.v1) as C++ types: the
+// register-style kernel IR dialect-tile's pass tile.lower writes and the backends emit from
+// (docs/ir-contracts.md §4; schema docs/schemas/tile-kernels.schema.json). One reader for every consumer:
+//
+//   void emit(htp::PassContext &ctx) {
+//     std::optional<htp::TileKernels> doc = htp::tile_kernels(ctx.module());  // throws IrDocumentError
+//     if (!doc) return;                                                        // no tile.kernels
+//     for (const htp::TileKernel &k : doc->kernels)
+//       for (const htp::TileParam &p : k.params)
+//         if (p.type.is_tensor()) use(p.name, p.local_shape, p.type.dtype);
+//   }
+//
+// Kernels, parameters, locals and statements are typed; scalar expressions (Expr, §2) and the operands
+// of foreign ops stay nlohmann::json, validated. The reader accepts the major version v1 and its minor
+// revisions and ignores keys it does not know (a minor revision may add some). `to_json` writes the
+// canonical form, which is what dialect-tile writes: to_json(read(doc)) == doc for it, with the keys of
+// kernels, parameters, locals and statements in its order (into ordered_json; the keys inside Exprs and
+// operands, held as nlohmann::json, come out sorted).
+#pragma once
+
+#include <htp/ast.hpp>
+#include <htp/ir_document.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace htp {
+
+/// The module attribute's key and the version this header reads and writes.
+inline constexpr std::string_view kTileKernelsAttribute = "tile.kernels";
+inline constexpr std::string_view kTileKernelsSchema = "htp.tile.kernels.v1";
+
+/// A type (docs/ir-contracts.md §1) of a kernel parameter: a tensor in global memory, a tile, a runtime
+/// scalar, or a compile-time constant.
+struct TileType {
+  std::string kind;            ///< tensor | tile | scalar | constexpr
+  std::vector<int64_t> shape;  ///< tensor, tile: static positive dims (a tile has two)
+  std::string dtype;           ///< tensor, tile, scalar
+  nlohmann::json value;        ///< constexpr: its value (null when only known at the call site)
+
+  bool is_tensor() const { return kind == "tensor"; }
+  bool is_tile() const { return kind == "tile"; }
+  bool is_scalar() const { return kind == "scalar"; }
+  bool is_constexpr() const { return kind == "constexpr"; }
+  friend bool operator==(const TileType &, const TileType &) = default;
+};
+
+/// A parameter of a kernel or process, as in its tile.signature.
+struct TileParam {
+  std::string name;
+  std::string dir = "in";                 ///< in | out | inout
+  TileType type;
+  /// Tensors: the per-core shape the body works on (a layout's block; the whole shape without one).
+  std::optional<std::vector<int64_t>> local_shape;
+
+  /// The shape the kernel body sees: local_shape when stated, else the type's shape.
+  const std::vector<int64_t> &body_shape() const { return local_shape ? *local_shape : type.shape; }
+  friend bool operator==(const TileParam &, const TileParam &) = default;
+};
+
+/// A local register: a tile of one fixed shape and dtype, or a scalar.
+struct TileLocal {
+  std::string name;
+  std::string kind = "tile";   ///< tile | scalar
+  std::vector<int64_t> shape;  ///< tile: [rows, cols]; empty for a scalar
+  std::string dtype;
+
+  bool is_scalar() const { return kind == "scalar"; }
+  friend bool operator==(const TileLocal &, const TileLocal &) = default;
+};
+
+/// One statement of a body. Which keys an op has depends on the op (docs/ir-contracts.md §4):
+/// compute ops `dst` + `args` (+ `scalar` for the scalar forms, `accumulate` for matmul); load `dst`,
+/// `src`, `offset`; store `dst` (the tensor), `offset`, `value` (the register); full and scalar `dst`,
+/// `value` (an Expr); for `var`, `start`, `stop`, `step`, `body`; if `cond`, `then`,
+/// `else`; foreign ops (another dialect's, "csp.send") `dst`?, `args`, `attrs`.
+struct TileOp {
+  std::string op;                                     ///< "load", "add", "for", "csp.send", ...
+  std::optional<std::string> dst;                     ///< destination register (store: the tensor)
+  std::optional<std::string> src;                     ///< load: the tensor parameter read
+  /// Operands: register names; a foreign op's also Exprs, views {"tensor", "offset", "shape"} and names.
+  std::optional<std::vector<nlohmann::json>> args;
+  std::optional<std::vector<nlohmann::json>> offset;  ///< load, store: element offsets (Exprs)
+  std::optional<nlohmann::json> value;                ///< store: the register stored; full, scalar: an Expr
+  std::optional<nlohmann::json> scalar;               ///< scalar forms (adds, muls, ...): the operand
+  std::optional<bool> accumulate;                     ///< matmul: acc += a @ b
+  std::optional<nlohmann::json> attrs;                ///< foreign ops: their attributes (an object)
+  std::optional<std::string> var;                     ///< for: the loop variable
+  std::optional<nlohmann::json> start, stop, step;    ///< for: Exprs
+  std::optional<nlohmann::json> cond;                 ///< if: an Expr
+  std::vector<TileOp> body;                           ///< for
+  std::vector<TileOp> then_body, else_body;           ///< if
+  std::optional<std::string> set;                     ///< a vendor call's intrinsic set ("pto"); absent: portable
+  std::optional<IrSpan> span;
+
+  bool is(std::string_view name) const { return op == name; }
+  /// Operand `i` when it is a register (or other) name.
+  std::optional<std::string> arg_name(size_t i) const {
+    if (!args || i >= args->size() || !(*args)[i].is_string()) return std::nullopt;
+    return (*args)[i].get<std::string>();
+  }
+  friend bool operator==(const TileOp &, const TileOp &) = default;
+};
+
+/// A kernel, or a function of another kind another dialect had lowered (`"kind": "process"`).
+struct TileKernel {
+  std::string name;
+  std::string kind = "kernel";                  ///< kernel | process | another dialect's kind
+  IrSpan span;
+  std::optional<std::vector<int64_t>> mapping;  ///< @kernel(mapping=[...]) core grid, or none
+  std::vector<TileParam> params;
+  std::vector<TileLocal> locals;
+  std::vector<TileOp> body;
+
+  const TileParam *param(std::string_view n) const {
+    for (const TileParam &p : params)
+      if (p.name == n) return &p;
+    return nullptr;
+  }
+  const TileLocal *local(std::string_view n) const {
+    for (const TileLocal &l : locals)
+      if (l.name == n) return &l;
+    return nullptr;
+  }
+  friend bool operator==(const TileKernel &, const TileKernel &) = default;
+};
+
+/// The whole attribute.
+struct TileKernels {
+  std::string schema = std::string(kTileKernelsSchema);  ///< as read (v1 or a minor revision)
+  std::vector<TileKernel> kernels;
+
+  /// The kernel (or process) named `name`, or null.
+  const TileKernel *find(std::string_view name) const {
+    for (const TileKernel &k : kernels)
+      if (k.name == name) return &k;
+    return nullptr;
+  }
+  friend bool operator==(const TileKernels &, const TileKernels &) = default;
+};
+
+/// Calls f(op) on every statement of `ops` and the statements nested in them, pre-order. Any statement
+/// type with the members body, then_body and else_body will do: TileOp, or a backend's own form of it.
+template <class Op, class F> void for_each_op(const std::vector<Op> &ops, F &&f) {
+  for (const Op &o : ops) {
+    f(o);
+    for_each_op(o.body, f);
+    for_each_op(o.then_body, f);
+    for_each_op(o.else_body, f);
+  }
+}
+
+// ---- reading ------------------------------------------------------------------------------------------
+
+namespace tile_kernels_reader {
+
+template <class J> using Reader = ir_reader::Reader<J>;
+
+template <class J> TileType read_type(const Reader<J> &r, const J &v, const std::string &path) {
+  r.object(v, path);
+  TileType t;
+  t.kind = r.one_of(r.need(v, "kind", path), Reader<J>::at(path, "kind"), {"tensor", "tile", "scalar", "constexpr"});
+  if (t.is_tensor() || t.is_tile()) {
+    t.shape = r.shape(r.need(v, "shape", path), Reader<J>::at(path, "shape"));
+    if (t.is_tile() && t.shape.size() != 2) r.fail(Reader<J>::at(path, "shape"), "a tile has two dimensions");
+  }
+  if (!t.is_constexpr()) t.dtype = r.dtype(r.need(v, "dtype", path), Reader<J>::at(path, "dtype"));
+  else t.value = nlohmann::json(r.need(v, "value", path));
+  return t;
+}
+
+template <class J> TileParam read_param(const Reader<J> &r, const J &v, const std::string &path) {
+  r.object(v, path);
+  TileParam p;
+  p.name = r.name(r.need(v, "name", path), Reader<J>::at(path, "name"));
+  p.dir = r.one_of(r.need(v, "dir", path), Reader<J>::at(path, "dir"), {"in", "out", "inout"});
+  p.type = read_type(r, r.need(v, "type", path), Reader<J>::at(path, "type"));
+  if (const J *ls = r.find(v, "local_shape")) {
+    const std::string lp = Reader<J>::at(path, "local_shape");
+    if (!p.type.is_tensor()) r.fail(lp, "only a tensor parameter has a local shape");
+    p.local_shape = r.shape(*ls, lp);
+    if (p.local_shape->size() != p.type.shape.size())
+      r.fail(lp, "has " + std::to_string(p.local_shape->size()) + " dimensions, the tensor " +
+                     std::to_string(p.type.shape.size()));
+  }
+  return p;
+}
+
+template <class J> TileLocal read_local(const Reader<J> &r, const J &v, const std::string &path) {
+  r.object(v, path);
+  TileLocal l;
+  l.name = r.name(r.need(v, "name", path), Reader<J>::at(path, "name"));
+  if (const J *k = r.find(v, "kind")) l.kind = r.one_of(*k, Reader<J>::at(path, "kind"), {"tile", "scalar"});
+  if (!l.is_scalar()) {
+    l.shape = r.shape(r.need(v, "shape", path), Reader<J>::at(path, "shape"));
+    if (l.shape.size() != 2) r.fail(Reader<J>::at(path, "shape"), "a tile has two dimensions");
+  }
+  l.dtype = r.dtype(r.need(v, "dtype", path), Reader<J>::at(path, "dtype"));
+  return l;
+}
+
+template <class J> std::vector<TileOp> read_body(Reader<J> &r, const J &v, const std::string &path);
+
+template <class J> TileOp read_op(Reader<J> &r, const J &v, const std::string &path) {
+  using R = Reader<J>;
+  r.object(v, path);
+  TileOp o;
+  const std::optional<IrSpan> outer = r.span();
+  if (const J *s = r.find(v, "span")) {
+    o.span = r.span(*s, R::at(path, "span"));
+    r.set_span(o.span);
+  }
+  o.op = r.name(r.need(v, "op", path), R::at(path, "op"));
+  auto text = [&](const char *key, bool required) -> std::optional<std::string> {
+    const J *x = required ? &r.need(v, key, path) : r.find(v, key);
+    if (!x) return std::nullopt;
+    return r.name(*x, R::at(path, key));
+  };
+  auto expr = [&](const char *key, bool required) -> std::optional<nlohmann::json> {
+    const J *x = required ? &r.need(v, key, path) : r.find(v, key);
+    if (!x) return std::nullopt;
+    return r.expr(*x, R::at(path, key));
+  };
+  const bool load = o.op == "load", store = o.op == "store";
+  o.set = text("set", false);
+  o.dst = text("dst", load || store || o.op == "full" || o.op == "scalar");
+  o.src = text("src", load);
+  if (const J *a = r.find(v, "args")) {
+    const std::string ap = R::at(path, "args");
+    r.array(*a, ap);
+    o.args.emplace();
+    for (size_t i = 0; i < a->size(); ++i) {
+      const J &x = (*a)[i];
+      if (x.is_null()) r.fail(R::at(ap, i), "expected an operand, found null");
+      o.args->push_back(nlohmann::json(x));
+    }
+  }
+  if (const J *off = load || store ? &r.need(v, "offset", path) : r.find(v, "offset")) {
+    const std::string op_ = R::at(path, "offset");
+    r.array(*off, op_);
+    o.offset.emplace();
+    for (size_t i = 0; i < off->size(); ++i) o.offset->push_back(r.expr((*off)[i], R::at(op_, i)));
+  }
+  if (store) {
+    o.value = r.name(r.need(v, "value", path), R::at(path, "value"));
+  } else {
+    o.value = expr("value", o.op == "full" || o.op == "scalar");
+  }
+  o.scalar = expr("scalar", false);
+  if (const J *x = r.find(v, "accumulate")) o.accumulate = r.boolean(*x, R::at(path, "accumulate"));
+  if (const J *x = r.find(v, "attrs")) o.attrs = nlohmann::json(r.object(*x, R::at(path, "attrs")));
+  if (o.op == "for") {
+    o.var = text("var", true);
+    o.start = expr("start", true);
+    o.stop = expr("stop", true);
+    o.step = expr("step", true);
+    o.body = read_body(r, r.need(v, "body", path), R::at(path, "body"));
+  } else if (o.op == "if") {
+    o.cond = expr("cond", true);
+    o.then_body = read_body(r, r.need(v, "then", path), R::at(path, "then"));
+    if (const J *e = r.find(v, "else")) o.else_body = read_body(r, *e, R::at(path, "else"));
+  }
+  r.set_span(outer);
+  return o;
+}
+
+template <class J> std::vector<TileOp> read_body(Reader<J> &r, const J &v, const std::string &path) {
+  r.array(v, path);
+  std::vector<TileOp> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(read_op(r, v[i], Reader<J>::at(path, i)));
+  return out;
+}
+
+template <class J> TileKernel read_kernel(Reader<J> &r, const J &v, const std::string &path) {
+  using R = Reader<J>;
+  r.object(v, path);
+  TileKernel k;
+  r.set_span(std::nullopt);
+  k.span = r.span(r.need(v, "span", path), R::at(path, "span"));
+  r.set_span(k.span);
+  k.name = r.name(r.need(v, "name", path), R::at(path, "name"));
+  k.kind = r.name(r.need(v, "kind", path), R::at(path, "kind"));
+  const J &mapping = r.need(v, "mapping", path);
+  if (!mapping.is_null()) k.mapping = r.shape(mapping, R::at(path, "mapping"));
+  const std::string pp = R::at(path, "params"), lp = R::at(path, "locals");
+  const J &params = r.array(r.need(v, "params", path), pp);
+  for (size_t i = 0; i < params.size(); ++i) k.params.push_back(read_param(r, params[i], R::at(pp, i)));
+  const J &locals = r.array(r.need(v, "locals", path), lp);
+  for (size_t i = 0; i < locals.size(); ++i) k.locals.push_back(read_local(r, locals[i], R::at(lp, i)));
+  k.body = read_body(r, r.need(v, "body", path), R::at(path, "body"));
+  r.set_span(std::nullopt);
+  return k;
+}
+
+} // namespace tile_kernels_reader
+
+/// Reads and validates a tile.kernels document (nlohmann::json or ordered_json): the version, every
+/// required key, every type and range the schema states. Throws IrDocumentError naming the JSON pointer
+/// of the first problem (and the span of the kernel or statement around it).
+template <class J> TileKernels read_tile_kernels(const J &doc) {
+  tile_kernels_reader::Reader<J> r{std::string(kTileKernelsAttribute)};
+  r.object(doc, "");
+  r.version(doc, kTileKernelsSchema);
+  TileKernels out;
+  out.schema = r.need(doc, "schema", "").template get<std::string>();
+  const J &kernels = r.array(r.need(doc, "kernels", ""), "/kernels");
+  out.kernels.reserve(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i)
+    out.kernels.push_back(tile_kernels_reader::read_kernel(r, kernels[i], "/kernels/" + std::to_string(i)));
+  return out;
+}
+
+/// The module's tile.kernels, read and validated; nullopt when the module has none. Throws
+/// IrDocumentError when it is malformed and PassError when it is not JSON.
+inline std::optional<TileKernels> tile_kernels(const ModuleRef &m) {
+  auto doc = m.attr_json<nlohmann::json>(kTileKernelsAttribute);
+  if (!doc) return std::nullopt;
+  return read_tile_kernels(*doc);
+}
+
+// ---- writing ------------------------------------------------------------------------------------------
+
+template <class J> void to_json(J &j, const TileType &t) {
+  j = J::object();
+  j["kind"] = t.kind;
+  if (t.is_constexpr()) {
+    j["value"] = t.value;
+    return;
+  }
+  if (t.is_tensor() || t.is_tile()) j["shape"] = t.shape;
+  j["dtype"] = t.dtype;
+}
+
+template <class J> void to_json(J &j, const TileParam &p) {
+  j = J::object();
+  j["name"] = p.name;
+  j["dir"] = p.dir;
+  to_json(j["type"], p.type);
+  if (p.local_shape) j["local_shape"] = *p.local_shape;
+}
+
+template <class J> void to_json(J &j, const TileLocal &l) {
+  j = J::object();
+  j["name"] = l.name;
+  j["kind"] = l.kind;
+  if (!l.is_scalar()) j["shape"] = l.shape;
+  j["dtype"] = l.dtype;
+}
+
+template <class J> void to_json(J &j, const TileOp &o) {
+  j = J::object();
+  j["op"] = o.op;
+  if (o.op == "for") {
+    j["var"] = o.var.value_or("");
+    j["start"] = o.start.value_or(0);
+    j["stop"] = o.stop.value_or(0);
+    j["step"] = o.step.value_or(1);
+    J &body = j["body"] = J::array();
+    for (const TileOp &s : o.body) to_json(body.emplace_back(), s);
+  } else if (o.op == "if") {
+    j["cond"] = o.cond.value_or(true);
+    J &then_body = j["then"] = J::array();
+    for (const TileOp &s : o.then_body) to_json(then_body.emplace_back(), s);
+    J &else_body = j["else"] = J::array();
+    for (const TileOp &s : o.else_body) to_json(else_body.emplace_back(), s);
+  }
+  if (o.dst) j["dst"] = *o.dst;
+  if (o.src) j["src"] = *o.src;
+  if (o.args) {
+    J &args = j["args"] = J::array();
+    for (const nlohmann::json &a : *o.args) args.push_back(J(a));
+  }
+  if (o.offset) {
+    J &offset = j["offset"] = J::array();
+    for (const nlohmann::json &e : *o.offset) offset.push_back(J(e));
+  }
+  if (o.value) j["value"] = J(*o.value);
+  if (o.scalar) j["scalar"] = J(*o.scalar);
+  if (o.accumulate) j["accumulate"] = *o.accumulate;
+  if (o.attrs) j["attrs"] = J(*o.attrs);
+  if (o.set) j["set"] = *o.set;
+  if (o.span) to_json(j["span"], *o.span);
+}
+
+template <class J> void to_json(J &j, const TileKernel &k) {
+  j = J::object();
+  j["name"] = k.name;
+  j["kind"] = k.kind;
+  to_json(j["span"], k.span);
+  j["mapping"] = k.mapping ? J(*k.mapping) : J();
+  J &params = j["params"] = J::array();
+  for (const TileParam &p : k.params) to_json(params.emplace_back(), p);
+  J &locals = j["locals"] = J::array();
+  for (const TileLocal &l : k.locals) to_json(locals.emplace_back(), l);
+  J &body = j["body"] = J::array();
+  for (const TileOp &o : k.body) to_json(body.emplace_back(), o);
+}
+
+template <class J> void to_json(J &j, const TileKernels &d) {
+  j = J::object();
+  j["schema"] = d.schema;
+  J &kernels = j["kernels"] = J::array();
+  for (const TileKernel &k : d.kernels) to_json(kernels.emplace_back(), k);
+}
+
+/// `from_json` for nlohmann's `get<htp::TileKernels>()`: the validating reader.
+template <class J> void from_json(const J &j, TileKernels &d) { d = read_tile_kernels(j); }
+
+} // namespace htp

@@ -1,0 +1,231 @@
+// The SDK's typed tile.kernels (htp/tile_kernels.hpp): what dialect-tile writes reads and writes back
+// unchanged, every missing required key and wrong type is an error naming its JSON pointer, and another
+// major version is rejected.
+#include <htp/tile_kernels.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+fs::path golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-tile/golden"; }
+
+json golden(const std::string &name) {
+  std::ifstream in(golden_dir() / (name + ".tile.kernels.json"));
+  std::stringstream s;
+  s << in.rdbuf();
+  return json::parse(s.str());
+}
+
+/// The error reading `doc` throws (fails the test when it reads).
+htp::IrDocumentError error_of(const json &doc) {
+  try {
+    (void)htp::read_tile_kernels(doc);
+  } catch (const htp::IrDocumentError &e) {
+    return e;
+  }
+  ADD_FAILURE() << "read without an error: " << doc.dump().substr(0, 200);
+  return htp::IrDocumentError(htp::IrDocumentError::Kind::Malformed, "", "", "");
+}
+
+/// A kernel in the key order dialect-tile writes (ordered_json keeps it); the expressions and operands
+/// inside statements are nlohmann::json in the typed form, so their keys are sorted here.
+ojson ordered_kernel_doc() {
+  return ojson::parse(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "k", "kind": "kernel", "span": {"file": "k.py", "line": 3, "col": 0, "end_line": 9, "end_col": 20},
+     "mapping": [2, 1],
+     "params": [{"name": "x", "dir": "in", "type": {"kind": "tensor", "shape": [64, 32], "dtype": "f32"},
+                 "local_shape": [32, 32]},
+                {"name": "n", "dir": "in", "type": {"kind": "scalar", "dtype": "i32"}},
+                {"name": "T", "dir": "in", "type": {"kind": "constexpr", "value": null}}],
+     "locals": [{"name": "a", "kind": "tile", "shape": [32, 32], "dtype": "f32"},
+                {"name": "s", "kind": "scalar", "dtype": "i64"}],
+     "body": [
+       {"op": "full", "dst": "a", "value": 0.0, "span": {"file": "k.py", "line": 4, "col": 4, "end_line": 4, "end_col": 9}},
+       {"op": "for", "var": "i", "start": 0, "stop": {"param": "n"}, "step": 1, "body": [
+         {"op": "load", "dst": "a", "src": "x", "offset": [{"args": [{"var": "i"}, 32], "op": "mul"}, 0]},
+         {"op": "adds", "dst": "a", "args": ["a"], "scalar": 0.5, "set": "pto"},
+         {"op": "if", "cond": {"args": [{"var": "i"}, 2], "op": "lt"}, "then": [
+           {"op": "scalar", "dst": "s", "value": {"index": [{"var": "i"}], "read": "idx"}}], "else": []}]},
+       {"op": "matmul", "dst": "a", "args": ["a", "a"], "accumulate": true},
+       {"op": "csp.send", "args": ["a", {"offset": [0, 0], "shape": [32, 32], "tensor": "x"}, 3],
+        "attrs": {"channel": "c1"}},
+       {"op": "store", "dst": "x", "offset": [0, 0], "value": "a"}]}]})");
+}
+
+TEST(TileKernels, EveryDialectGoldenRoundTrips) {
+  size_t n = 0;
+  for (const auto &entry : fs::directory_iterator(golden_dir())) {
+    const std::string file = entry.path().filename().string();
+    const json doc = golden(file.substr(0, file.find('.')));
+    const htp::TileKernels typed = htp::read_tile_kernels(doc);
+    EXPECT_EQ(json(typed), doc) << file;
+    EXPECT_EQ(htp::read_tile_kernels(json(typed)), typed) << file;
+    ++n;
+  }
+  EXPECT_GE(n, 5u);
+}
+
+TEST(TileKernels, WritesTheKeysInTheOrderDialectTileDoes) {
+  const ojson doc = ordered_kernel_doc();
+  EXPECT_EQ(ojson(htp::read_tile_kernels(doc)).dump(), doc.dump());
+}
+
+TEST(TileKernels, ReadsTheTypedStructure) {
+  const htp::TileKernels d = htp::read_tile_kernels(ordered_kernel_doc());
+  ASSERT_EQ(d.kernels.size(), 1u);
+  const htp::TileKernel &k = d.kernels[0];
+  EXPECT_EQ(k.name, "k");
+  EXPECT_EQ(k.span, (htp::IrSpan{"k.py", 3, 0, 9, 20}));
+  EXPECT_EQ(k.mapping, (std::vector<int64_t>{2, 1}));
+  ASSERT_NE(k.param("x"), nullptr);
+  EXPECT_EQ(k.param("x")->body_shape(), (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(k.param("x")->type.shape, (std::vector<int64_t>{64, 32}));
+  EXPECT_TRUE(k.param("n")->type.is_scalar());
+  EXPECT_TRUE(k.param("T")->type.value.is_null());
+  EXPECT_TRUE(k.local("s")->is_scalar());
+  const htp::TileOp &loop = k.body[1];
+  EXPECT_EQ(loop.var, "i");
+  EXPECT_EQ(*loop.stop, json({{"param", "n"}}));
+  EXPECT_EQ(loop.body[1].set, "pto");
+  EXPECT_EQ(loop.body[2].then_body[0].op, "scalar");
+  EXPECT_EQ(k.body[3].arg_name(0), "a");
+  EXPECT_EQ(k.body[3].arg_name(1), std::nullopt);
+  size_t ops = 0;
+  htp::for_each_op(k.body, [&](const htp::TileOp &) { ++ops; });
+  EXPECT_EQ(ops, 9u);
+  EXPECT_EQ(json(ordered_kernel_doc()).get<htp::TileKernels>(), d);
+}
+
+TEST(TileKernels, EachMissingRequiredKeyIsAnErrorAtItsPath) {
+  const json doc = golden("features");  // has loads, stores, loops, a branch, scalars, fills, constexprs
+  for (const std::string pointer :
+       {"/schema", "/kernels", "/kernels/0/name", "/kernels/0/kind", "/kernels/0/span", "/kernels/0/span/line",
+        "/kernels/0/span/col", "/kernels/0/span/end_line", "/kernels/0/span/end_col", "/kernels/0/mapping",
+        "/kernels/0/params", "/kernels/0/locals", "/kernels/0/body", "/kernels/0/params/0/name",
+        "/kernels/0/params/0/dir", "/kernels/0/params/0/type", "/kernels/0/params/0/type/kind",
+        "/kernels/0/params/0/type/shape", "/kernels/0/params/0/type/dtype", "/kernels/0/params/3/type/dtype",
+        "/kernels/0/params/4/type/value", "/kernels/0/locals/0/name", "/kernels/0/locals/0/shape",
+        "/kernels/0/locals/0/dtype", "/kernels/0/body/0/op", "/kernels/0/body/0/dst", "/kernels/0/body/0/value",
+        "/kernels/0/body/1/var", "/kernels/0/body/1/start", "/kernels/0/body/1/stop", "/kernels/0/body/1/step",
+        "/kernels/0/body/1/body", "/kernels/0/body/1/body/0/dst", "/kernels/0/body/1/body/0/src",
+        "/kernels/0/body/1/body/0/offset", "/kernels/0/body/5/dst", "/kernels/0/body/5/value",
+        "/kernels/0/body/6/body/1/cond", "/kernels/0/body/6/body/1/then", "/kernels/0/body/12/dst",
+        "/kernels/0/body/12/offset", "/kernels/0/body/12/value"}) {
+    json bad = doc;
+    const json::json_pointer p(pointer);
+    ASSERT_TRUE(bad.contains(p)) << pointer;
+    bad[p.parent_pointer()].erase(p.back());
+    const htp::IrDocumentError e = error_of(bad);
+    EXPECT_EQ(e.path(), pointer);
+    EXPECT_EQ(e.kind(), htp::IrDocumentError::Kind::Malformed) << pointer;
+    EXPECT_NE(e.reason().find("required key is missing"), std::string::npos) << pointer << ": " << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("malformed tile.kernels at " + pointer + ": ", 0), 0u) << e.what();
+  }
+}
+
+TEST(TileKernels, OptionalKeysMayBeAbsent) {
+  json doc = golden("features");
+  doc["kernels"][0]["params"][0].erase("local_shape");
+  doc["kernels"][0]["locals"][0].erase("kind");
+  doc["kernels"][0]["body"][0].erase("span");
+  doc["kernels"][0]["span"].erase("file");
+  doc["kernels"][0]["body"][6]["body"][1].erase("else");
+  doc["kernels"][0]["unknown"] = "a later minor revision may add keys";
+  const htp::TileKernels d = htp::read_tile_kernels(doc);
+  const htp::TileKernel &k = d.kernels[0];
+  EXPECT_EQ(k.params[0].local_shape, std::nullopt);
+  EXPECT_EQ(k.params[0].body_shape(), (std::vector<int64_t>{4, 32, 64}));
+  EXPECT_EQ(k.locals[0].kind, "tile");
+  EXPECT_EQ(k.body[0].span, std::nullopt);
+  EXPECT_EQ(k.span.file, std::nullopt);
+  EXPECT_EQ(k.span.source_span("prog.py").file, "prog.py");
+  EXPECT_TRUE(k.body[6].body[1].else_body.empty());
+}
+
+TEST(TileKernels, AWrongTypeOrRangeIsAnErrorAtItsPath) {
+  const json doc = golden("features");
+  struct Case {
+    std::string pointer;
+    json value;
+    std::string path, reason;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"/kernels", json::object(), "/kernels", "expected an array, found an object"},
+           {"/kernels/0/name", 3, "/kernels/0/name", "expected a string, found 3"},
+           {"/kernels/0/name", "", "/kernels/0/name", "expected a non-empty name"},
+           {"/kernels/0/mapping", {2, 0}, "/kernels/0/mapping/1", "expected an integer >= 1, found 0"},
+           {"/kernels/0/span/line", -1, "/kernels/0/span/line", "expected an integer >= 0, found -1"},
+           {"/kernels/0/params/0/dir", "both", "/kernels/0/params/0/dir",
+            "expected one of in, out, inout, found \"both\""},
+           {"/kernels/0/params/0/type/kind", "view", "/kernels/0/params/0/type/kind",
+            "expected one of tensor, tile, scalar, constexpr, found \"view\""},
+           {"/kernels/0/params/0/type/shape", json::array(), "/kernels/0/params/0/type/shape",
+            "expected at least 1 dimension"},
+           {"/kernels/0/params/0/type/dtype", "f64", "/kernels/0/params/0/type/dtype",
+            "expected one of f16, bf16, f32, i8, i16, i32, i64, u8, found \"f64\""},
+           {"/kernels/0/params/0/local_shape", {4, 32}, "/kernels/0/params/0/local_shape",
+            "has 2 dimensions, the tensor 3"},
+           {"/kernels/0/locals/0/shape", {32}, "/kernels/0/locals/0/shape", "a tile has two dimensions"},
+           {"/kernels/0/body/1/body/0/offset/0", {{"vars", "b"}}, "/kernels/0/body/1/body/0/offset/0",
+            "expected an expression object with one of the keys var, param, read, op"},
+           {"/kernels/0/body/1/body/0/offset/0", "b", "/kernels/0/body/1/body/0/offset/0",
+            "expected an expression (a number, true/false, or an object with var, param, read or op), found \"b\""},
+           {"/kernels/0/body/6/body/1/cond/args", 1, "/kernels/0/body/6/body/1/cond/args",
+            "expected an array, found 1"},
+           {"/kernels/0/body/2/args", "acc", "/kernels/0/body/2/args", "expected an array, found \"acc\""},
+           {"/kernels/0/body/2/set", 1, "/kernels/0/body/2/set", "expected a string, found 1"},
+           {"/kernels/0/body/12/value", 0, "/kernels/0/body/12/value", "expected a string, found 0"},
+       }) {
+    json bad = doc;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    const htp::IrDocumentError e = error_of(bad);
+    EXPECT_EQ(e.path(), c.path) << c.pointer;
+    EXPECT_EQ(e.reason(), c.reason) << c.pointer;
+  }
+}
+
+TEST(TileKernels, AnErrorCarriesTheSpanOfTheStatementAroundIt) {
+  json doc = golden("features");
+  doc["kernels"][0]["body"][1]["body"][0]["offset"][0] = nullptr;
+  const htp::IrDocumentError e = error_of(doc);
+  ASSERT_TRUE(e.span());
+  EXPECT_EQ(e.span()->line, 14u);  // the load's span, not the loop's
+  doc = golden("features");
+  doc["kernels"][0]["params"][0]["dir"] = "up";
+  ASSERT_TRUE(error_of(doc).span());
+  EXPECT_EQ(error_of(doc).span()->line, doc["kernels"][0]["span"]["line"].get<uint32_t>());
+}
+
+TEST(TileKernels, AnotherMajorVersionIsRejected) {
+  json doc = golden("vadd");
+  doc["schema"] = "htp.tile.kernels.v2";
+  htp::IrDocumentError e = error_of(doc);
+  EXPECT_EQ(e.kind(), htp::IrDocumentError::Kind::Version);
+  EXPECT_EQ(e.path(), "/schema");
+  EXPECT_STREQ(e.what(), "tile.kernels has schema \"htp.tile.kernels.v2\"; this reader reads htp.tile.kernels.v1 and "
+                         "its minor revisions (htp.tile.kernels.v1.N)");
+  for (const char *other : {"htp.tile.kernels.v10", "htp.tile.kernels.v1.", "htp.tile.kernels.v1.x", "htp.wsp.task_graph.v1"}) {
+    doc["schema"] = other;
+    EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version) << other;
+  }
+  doc["schema"] = 1;
+  EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
+  doc["schema"] = "htp.tile.kernels.v1.3";
+  EXPECT_EQ(htp::read_tile_kernels(doc).schema, "htp.tile.kernels.v1.3");
+}
+
+TEST(TileKernels, ADocumentThatIsNotAnObjectIsMalformed) {
+  const htp::IrDocumentError e = error_of(json::array());
+  EXPECT_EQ(e.path(), "");
+  EXPECT_STREQ(e.what(), "malformed tile.kernels: expected an object, found an array");
+}
+
+}  // namespace
