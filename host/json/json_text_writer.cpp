@@ -115,6 +115,12 @@ void JsonTextWriter::separate() {
   newline();
 }
 
+std::string JsonTextWriter::element_separator(int depth) const {
+  std::string sep = ",";
+  if (indent_ >= 0) sep += '\n' + std::string(static_cast<size_t>(depth) * static_cast<size_t>(indent_), ' ');
+  return sep;
+}
+
 void JsonTextWriter::close(char c) {
   --level_;
   if (!first_) newline();

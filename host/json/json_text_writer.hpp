@@ -40,6 +40,26 @@ public:
   void boolean(bool b) { raw(b ? "true" : "false"); }
   void integer(int64_t v);
   void unsigned_integer(uint64_t v);
+  /// Any nlohmann JSON value (object members in their stored order), written as its dump() would be.
+  template <class Json> void value(const Json &j) {
+    if (j.is_object()) {
+      begin_object();
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        key(it.key());
+        value(*it);
+      }
+      end_object();
+    } else if (j.is_array()) {
+      begin_array();
+      for (const auto &e : j)
+        value(e);
+      end_array();
+    } else if (j.is_string()) {
+      string(j.template get_ref<const std::string &>());
+    } else {
+      raw(j.dump()); // null, booleans and numbers as nlohmann spells them
+    }
+  }
   /// A value already spelled as JSON text (e.g. a number in Python's repr), written as given.
   void raw(std::string_view json_text) {
     separate();
@@ -58,6 +78,10 @@ public:
   /// What separates the next value from the previous one at this depth (",", a newline and the
   /// indentation) is written now; the caller then appends one value's text to buffer() itself.
   void separate();
+  /// The text separate() writes between two values of a container at `depth` (depth() inside the
+  /// current one): "," then, when indented, a newline and the indentation. Lets a caller pre-render
+  /// elements of arrays it writes later.
+  std::string element_separator(int depth) const;
 
 private:
   void open(char c) {

@@ -170,35 +170,9 @@ TEST(JsonString, ReplaceWritesReplacementCharactersAsTheAstWriterDid) {
   EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\"");
 }
 
-/// Writes a JSON value through the writer, member by member.
-void write(JsonTextWriter &w, const nlohmann::ordered_json &j) {
-  switch (j.type()) {
-  case nlohmann::ordered_json::value_t::object:
-    w.begin_object();
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      w.key(it.key());
-      write(w, *it);
-    }
-    w.end_object();
-    return;
-  case nlohmann::ordered_json::value_t::array:
-    w.begin_array();
-    for (const auto &e : j)
-      write(w, e);
-    w.end_array();
-    return;
-  case nlohmann::ordered_json::value_t::string: w.string(j.get_ref<const std::string &>()); return;
-  case nlohmann::ordered_json::value_t::null: w.null(); return;
-  case nlohmann::ordered_json::value_t::boolean: w.boolean(j.get<bool>()); return;
-  case nlohmann::ordered_json::value_t::number_unsigned: w.unsigned_integer(j.get<uint64_t>()); return;
-  case nlohmann::ordered_json::value_t::number_integer: w.integer(j.get<int64_t>()); return;
-  default: FAIL() << "unexpected type in the test document";
-  }
-}
-
 /// A random document: nested objects and arrays (some empty), strings, integers, null and booleans.
 nlohmann::ordered_json random_document(std::mt19937 &rng, const std::vector<std::string> &strings, int depth) {
-  const size_t pick = depth > 4 ? 2 + rng() % 6 : rng() % 8;
+  const size_t pick = depth > 4 ? 2 + rng() % 7 : rng() % 9;
   switch (pick) {
   case 0: {
     nlohmann::ordered_json o = nlohmann::ordered_json::object();
@@ -217,6 +191,7 @@ nlohmann::ordered_json random_document(std::mt19937 &rng, const std::vector<std:
   case 4: return rng() % 2 == 0;
   case 5: return static_cast<uint32_t>(rng());
   case 6: return -static_cast<int64_t>(rng() % 100000) - 1;
+  case 7: return static_cast<double>(rng()) / 7.0;
   default: return static_cast<uint64_t>(rng()) << 32 | rng();
   }
 }
@@ -231,7 +206,7 @@ TEST(JsonTextWriter, LayoutMatchesNlohmannDumpAtEveryIndent) {
     if (round % 2) doc = {{"root", doc}, {"more", random_document(rng, strings, 1)}};
     for (int indent : {-1, 0, 2, 4}) {
       JsonTextWriter w(indent);
-      write(w, doc);
+      w.value(doc);
       ASSERT_EQ(w.take(), doc.dump(indent)) << "indent " << indent << " round " << round;
     }
   }
@@ -256,8 +231,13 @@ TEST(JsonTextWriter, PreRenderedValuesFollowSeparate) {
   w.separate();
   w.buffer() += "1.5";
   w.raw("2.5");
+  w.buffer() += w.element_separator(w.depth()) + "3.5";
   w.end_array();
-  EXPECT_EQ(w.take(), "[\n  1.5,\n  2.5\n]");
+  EXPECT_EQ(w.take(), "[\n  1.5,\n  2.5,\n  3.5\n]");
+  JsonTextWriter compact(-1);
+  compact.begin_array();
+  EXPECT_EQ(compact.element_separator(compact.depth()), ",");
+  EXPECT_EQ(w.element_separator(3), ",\n      ");
 }
 
 TEST(JsonTextWriter, InvalidUtf8InAKeyThrowsAsNlohmannDoes) {
