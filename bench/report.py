@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Runs every HTP benchmark binary and prints the figures against the targets in bench/targets.json.
 
+A target with "match" gives one row per benchmark it matches (a benchmark may match several: time, size,
+rate); a target with "ratio": [NUMERATOR, DENOMINATOR] (two name regexes) gives one row with the ratio of
+their figures, e.g. the growth of the resolver from 10k to 100k components.
+
 Usage: report.py BUILD_DIR [--filter REGEX] [--json OUT]
 """
 import argparse
@@ -15,6 +19,8 @@ import sys
 PYTHON_BENCHMARKS = ["examples/compile_time.py"]
 
 UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Counters printed in a larger unit than they are reported in (bytes, bytes per second).
+COUNTER_SCALE = {"kB": 1e3, "MB": 1e6, "MB/s": 1e6}
 
 
 FAILED = []  # benchmarks that did not run: reported after the table, and the exit status is 1
@@ -59,7 +65,29 @@ def value_of(bench, metric, unit):
     value = bench.get(metric)
     if value is not None and metric.startswith("seconds_per_"):
         return value / UNIT_SCALE[unit]
+    if value is not None and unit in COUNTER_SCALE:
+        return value / COUNTER_SCALE[unit]
     return value
+
+
+def ratio_rows(targets, results):
+    """One row per "ratio" target whose two benchmarks both ran: numerator figure / denominator figure."""
+    rows = []
+    for t in targets:
+        if "ratio" not in t:
+            continue
+        num_re, den_re = t["ratio"]
+        metric = t.get("metric", "time")
+        num = next((b for b in results if re.search(num_re, b["name"])), None)
+        den = next((b for b in results if re.search(den_re, b["name"])), None)
+        if num is None or den is None:
+            continue
+        a, b = value_of(num, metric, "s"), value_of(den, metric, "s")
+        val = a / b if a is not None and b else None
+        limit = t.get("max")
+        verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
+        rows.append((t["name"], f"{num['name']} / {den['name']}", val, t.get("unit", "x"), limit, verdict, ""))
+    return rows
 
 
 def main():
@@ -81,14 +109,16 @@ def main():
     for bench in results:
         if bench.get("run_type") == "aggregate":
             continue
-        target = next((t for t in targets if re.search(t["match"], bench["name"])), None)
-        unit = target["unit"] if target else bench["time_unit"]
-        metric = target["metric"] if target else "time"
-        val = value_of(bench, metric, unit)
-        limit = target.get("max") if target else None
-        verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
-        rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
-                     bench.get("label", "")))
+        matched = [t for t in targets if "match" in t and re.search(t["match"], bench["name"])] or [None]
+        for target in matched:
+            unit = target["unit"] if target else bench["time_unit"]
+            metric = target["metric"] if target else "time"
+            val = value_of(bench, metric, unit)
+            limit = target.get("max") if target else None
+            verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
+            rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
+                         bench.get("label", "")))
+    rows.extend(ratio_rows(targets, [b for b in results if b.get("run_type") != "aggregate"]))
     if not rows:
         sys.exit("no benchmark matched" + "".join(f"\n  {f}" for f in FAILED))
     w = max(len(r[0]) for r in rows)

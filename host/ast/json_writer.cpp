@@ -9,6 +9,7 @@
 #include "ast/json_reader.hpp"
 #include "ast/literal.hpp"
 #include "ast/unicode.hpp"
+#include "json/json_text_writer.hpp"
 
 namespace htp::ast {
 namespace {
@@ -33,8 +34,9 @@ const std::vector<size_t> &sorted_fields(Kind kind) {
 
 class Writer {
 public:
-  explicit Writer(int indent) : indent_(indent) {}
-  std::string out;
+  explicit Writer(int indent) : json_(indent, InvalidUtf8::Replace) {}
+
+  std::string take() { return json_.take(); }
 
   void document(const Module &m) {
     open('{');
@@ -50,7 +52,7 @@ public:
     if (m.root)
       node(*m.root);
     else
-      out += "null";
+      json_.null();
     if (!m.source.empty()) {
       key("source");
       string(m.source);
@@ -59,70 +61,14 @@ public:
   }
 
 private:
-  // Containers: `first_` tracks whether the next item needs a separator.
-  void open(char c) {
-    out += c;
-    ++level_;
-    first_ = true;
-  }
-  void close(char c) {
-    --level_;
-    if (!first_) newline();
-    out += c;
-    first_ = false;
-  }
-  void item() {
-    if (!first_) out += ',';
-    first_ = false;
-    newline();
-  }
-  void newline() {
-    if (indent_ < 0) return;
-    out += '\n';
-    out.append(static_cast<size_t>(level_ * indent_), ' ');
-  }
-  void key(std::string_view k) {
-    item();
-    string(k);
-    out += indent_ < 0 ? ":" : ": ";
-  }
+  // Layout and escaping are the shared JSON text writer's (json.dumps(ensure_ascii=False) rules; invalid
+  // UTF-8 becomes U+FFFD).
+  void open(char c) { c == '{' ? json_.begin_object() : json_.begin_array(); }
+  void close(char c) { c == '}' ? json_.end_object() : json_.end_array(); }
+  void key(std::string_view k) { json_.key(k); }
+  void string(std::string_view s) { json_.string(s); }
 
-  // json.dumps(ensure_ascii=False) escaping; invalid UTF-8 becomes U+FFFD.
-  void string(std::string_view s) {
-    out += '"';
-    for (size_t pos = 0; pos < s.size();) {
-      unsigned char c = static_cast<unsigned char>(s[pos]);
-      if (c >= 0x80) {
-        size_t at = pos;
-        if (decode_strict_utf8(s, pos))
-          out.append(s.substr(at, pos - at));
-        else
-          append_utf8(out, kReplacementChar);
-        continue;
-      }
-      ++pos;
-      switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-      }
-    }
-    out += '"';
-  }
-
-  void number(int64_t v) { out += std::to_string(v); }
+  void number(int64_t v) { json_.integer(v); }
 
   void float_payload(double v) {
     if (std::isnan(v))
@@ -130,7 +76,7 @@ private:
     else if (std::isinf(v))
       string(v > 0 ? "inf" : "-inf");
     else
-      out += float_repr(v);
+      json_.raw(float_repr(v));
   }
 
   // Any JSON value (attributes), written with the same rules as the tree.
@@ -147,7 +93,6 @@ private:
     case json::value_t::array:
       open('[');
       for (const auto &e : j) {
-        item();
         value(e);
       }
       close(']');
@@ -156,12 +101,12 @@ private:
     case json::value_t::number_float: {
       double d = j.get<double>();
       if (std::isfinite(d))
-        out += float_repr(d);
+        json_.raw(float_repr(d));
       else
-        out += "null";
+        json_.null();
       return;
     }
-    default: out += j.dump(); return;
+    default: json_.raw(j.dump()); return;
     }
   }
 
@@ -182,8 +127,8 @@ private:
   void constant(const Constant &c) {
     struct Visitor {
       Writer &w;
-      void operator()(NoneValue) { w.out += "null"; }
-      void operator()(bool b) { w.out += b ? "true" : "false"; }
+      void operator()(NoneValue) { w.json_.null(); }
+      void operator()(bool b) { w.json_.boolean(b); }
       void operator()(int64_t i) { w.number(i); }
       void operator()(const BigInt &b) {
         w.tagged("int");
@@ -198,9 +143,7 @@ private:
       void operator()(const Complex &z) {
         w.tagged("complex");
         w.open('[');
-        w.item();
         w.float_payload(z.real);
-        w.item();
         w.float_payload(z.imag);
         w.close(']');
         w.close('}');
@@ -213,7 +156,6 @@ private:
         w.tagged("codepoints");
         w.open('[');
         for (size_t pos = 0; pos < s.utf8.size();) {
-          w.item();
           w.number(decode_utf8(s.utf8, pos));
         }
         w.close(']');
@@ -229,7 +171,7 @@ private:
       }
       void operator()(EllipsisValue) {
         w.tagged("ellipsis");
-        w.out += "true";
+        w.json_.boolean(true);
         w.close('}');
       }
     };
@@ -239,16 +181,15 @@ private:
   void field_value(const Value &v) {
     struct Visitor {
       Writer &w;
-      void operator()(const std::monostate &) { w.out += "null"; }
+      void operator()(const std::monostate &) { w.json_.null(); }
       void operator()(const NodePtr &n) { w.node(*n); }
       void operator()(const NodeList &list) {
         w.open('[');
         for (const auto &n : list) {
-          w.item();
           if (n)
             w.node(*n);
           else
-            w.out += "null";
+            w.json_.null();
         }
         w.close(']');
       }
@@ -256,7 +197,6 @@ private:
       void operator()(const IdentList &list) {
         w.open('[');
         for (const auto &s : list) {
-          w.item();
           w.string(s);
         }
         w.close(']');
@@ -278,7 +218,6 @@ private:
       key("_span");
       open('[');
       for (uint32_t v : {s.line, s.col, s.end_line, s.end_col}) {
-        item();
         number(v);
       }
       close(']');
@@ -292,9 +231,7 @@ private:
     close('}');
   }
 
-  int indent_;
-  int level_ = 0;
-  bool first_ = true;
+  JsonTextWriter json_;
 };
 
 } // namespace
@@ -302,7 +239,7 @@ private:
 std::string dump_json(const Module &module, int indent) {
   Writer w(indent);
   w.document(module);
-  return std::move(w.out);
+  return w.take();
 }
 
 } // namespace htp::ast

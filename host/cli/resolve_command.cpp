@@ -90,7 +90,7 @@ int run_resolve(Session &session, const ResolveArgs &args) {
   const Plan &plan = *resolution.plan;
 
   if (args.json)
-    std::cout << plan.to_json_text();
+    plan.write_json(std::cout);
   else if (args.explain)
     std::cout << plan.explain();
   else if (args.dot != "-")  // `--dot -` alone prints only the graph

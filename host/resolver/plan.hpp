@@ -2,6 +2,7 @@
 // derivation of every choice, serialised as the deterministic `htp.plan.v1` JSON document.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,15 @@ struct Plan {
   std::vector<std::string> facts_after(size_t index) const;
   /// The plugins of the chosen components, unique by name, sorted by name.
   std::vector<PluginRef> plugins() const;
-  /// The `htp.plan.v1` document: same inputs in any registration order give the same document.
+  /// The `htp.plan.v1` document as a tree: to_json_text() parsed, members in document order.
   nlohmann::ordered_json to_json() const;
-  /// to_json() printed with two-space indentation and a final newline.
+  /// The `htp.plan.v1` document with two-space indentation and a final newline, laid out as
+  /// nlohmann::json::dump(2) lays it out and written directly (no tree); same inputs in any registration
+  /// order give the same bytes. Invalid UTF-8 in any text throws nlohmann::json::type_error as dump() does.
   std::string to_json_text() const;
+  /// The same text written to `out` in chunks of about 1 MB, without holding the whole document (on
+  /// invalid UTF-8 it throws after writing the chunks before it).
+  void write_json(std::ostream &out) const;
   /// The derivation as readable text for `resolve --explain`.
   std::string explain() const;
 };
