@@ -2,6 +2,8 @@
 
 #include "package_builder.hpp"
 
+#include <mutex>
+
 namespace ptobe {
 
 namespace {
@@ -53,17 +55,60 @@ std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInpu
   return std::nullopt;
 }
 
+/// What the package is built from, as text: the three attributes, the target and the file name. pto.emit
+/// reuses pto.legalize's package only when this is the same (no pass in between changed them).
+std::string build_key(const htp::PassContext &ctx) {
+  htp::ModuleRef m = ctx.module();
+  std::string key = option_text(ctx, "target") + '\n' + m.file();
+  for (const char *attr : {"tile.kernels", "wsp.task_graph", "csp.graph"}) key += '\n' + m.attr(attr).value_or("");
+  return key;
+}
+
+/// The package pto.legalize built, kept for pto.emit of the same compile (one entry; a compile on another
+/// thread with other inputs simply misses and builds its own).
+struct BuiltCache {
+  std::mutex mutex;
+  std::string key;
+  std::optional<BuiltPackage> package;
+};
+BuiltCache &built_cache() {
+  static BuiltCache cache;
+  return cache;
+}
+
 }  // namespace
 
 void legalize_pass(htp::PassContext &ctx) {
-  if (auto in = inputs(ctx)) (void)build(ctx, *in);
+  auto in = inputs(ctx);
+  if (!in) return;
+  auto pkg = build(ctx, *in);
+  BuiltCache &cache = built_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.package.reset();
+  if (!pkg) return;
+  cache.key = build_key(ctx);
+  cache.package = std::move(pkg);
 }
 
 void emit_pass(htp::PassContext &ctx) {
   const std::optional<PackageInputs> read = inputs(ctx);
   if (!read) return;
   const PackageInputs &in = *read;
-  auto pkg = build(ctx, in);
+  std::optional<BuiltPackage> pkg;
+  {
+    BuiltCache &cache = built_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.package && cache.key == build_key(ctx)) {
+      pkg = std::move(cache.package);
+      htp::Host(ctx.api()).log(HTP_LOG_DEBUG, "pto.emit: the package model pto.legalize built is reused");
+    }
+    cache.package.reset();
+    cache.key.clear();
+  }
+  if (!pkg) {
+    htp::Host(ctx.api()).log(HTP_LOG_DEBUG, "pto.emit: building the package model (pto.legalize's is not there)");
+    pkg = build(ctx, in);
+  }
   if (!pkg) return;
   std::vector<std::pair<std::string, std::string>> files;
   try {

@@ -84,3 +84,14 @@ def test_a2a3_without_cann_names_exactly_what_is_missing(tmp_path):
     assert "--cce-aicore-arch=dav-c220-vec" in text and "kernels/aiv/softmax_rows.cpp" in text
     assert "kernels/orchestration/softmax.cpp" in text
     assert htp("verify", pkg).returncode == 0  # the recipe sits in build/, outside the verified files
+
+
+def test_emit_reuses_the_package_model_legalize_built(tmp_path):
+    """pto.legalize builds the package model to check it; pto.emit writes that same model (issue 18: the
+    package was built twice). The debug log says which happened."""
+    examples = pathlib.Path(__file__).resolve().parents[3] / "examples"
+    r = htp("--log-level", "debug", "compile", examples / "vector_add.py", "--target", "pto-a2a3sim",
+            "-o", tmp_path / "pkg")
+    assert r.returncode == 0, r.stderr
+    assert "pto.emit: the package model pto.legalize built is reused" in r.stderr
+    assert "pto.emit: building the package model" not in r.stderr
