@@ -130,6 +130,23 @@ public:
     if (it == obj.end()) fail(at(path, key), "required key is missing");
     return *it;
   }
+  /// The array member `key` of the object `obj` (at `path`), each element read by item(element, its path).
+  template <class F>
+  auto list(const J &obj, std::string_view key, const std::string &path, F &&item) const
+      -> std::vector<decltype(item(obj, path))> {
+    const std::string p = at(path, key);
+    const J &a = array(need(obj, key, path), p);
+    std::vector<decltype(item(obj, path))> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(item(a[i], at(p, i)));
+    return out;
+  }
+  /// Opens a document: an object whose "schema" is of major version `expected`; the "schema" value.
+  std::string document(const J &doc, std::string_view expected) const {
+    object(doc, "");
+    version(doc, expected);
+    return need(doc, "schema", "").template get<std::string>();
+  }
   /// Member `key`, or null when absent.
   const J *find(const J &obj, std::string_view key) const {
     auto it = obj.find(std::string(key));
