@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
 
 #include "design.hpp"
 #include "device.hpp"
@@ -94,7 +95,7 @@ std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &d
 struct ProgramDocs {
   htp::TileKernels kernels;  ///< tile.kernels, as the SDK reads it (htp/tile_kernels.hpp)
   Json layouts;   ///< layout.signatures
-  Json tasks;     ///< wsp.task_graph
+  htp::WspTaskGraph tasks;   ///< wsp.task_graph, as the SDK reads it (htp/wsp_task_graph.hpp)
   Json csp;       ///< csp.graph
 };
 
@@ -104,14 +105,16 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
 // Front-ends (one file each).
 std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
                                            const DeviceProfile &device, std::vector<Problem> &problems);
-std::optional<EntryPlan> plan_workload_entry(const Json &workload, const htp::TileKernels &kernels,
+std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, const htp::TileKernels &kernels,
                                              const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 
 // Shared by the front-ends.
-/// A runtime parameter from a workload or program parameter ({"name","dir","type":{"kind":"tensor",...}}).
+/// A runtime parameter from a program parameter of csp.graph ({"name","dir","type":{"kind":"tensor",...}}).
 std::optional<RuntimeParam> runtime_param(const Json &param);
+/// A runtime parameter from a workload parameter (a tensor of static shape).
+std::optional<RuntimeParam> runtime_param(const htp::WspParam &param);
 /// A runtime parameter from a tensor parameter of a kernel (its whole tensor).
 std::optional<RuntimeParam> runtime_param(const htp::TileParam &param);
 /// Constexpr parameters of a kernel as an environment.

@@ -59,6 +59,16 @@ std::optional<RuntimeParam> runtime_param(const Json &param) {
   return p;
 }
 
+std::optional<RuntimeParam> runtime_param(const htp::WspParam &param) {
+  if (!param.type.is_tensor()) return std::nullopt;
+  RuntimeParam p{param.name, {}, param.type.dtype, param.dir};
+  for (const htp::WspDim &d : param.type.shape) {
+    if (d.is_symbol()) return std::nullopt;
+    p.shape.push_back(d.size);
+  }
+  return p;
+}
+
 std::optional<RuntimeParam> runtime_param(const htp::TileParam &param) {
   if (!param.type.is_tensor()) return std::nullopt;
   return RuntimeParam{param.name, param.type.shape, param.type.dtype, param.dir};
@@ -74,18 +84,12 @@ ExprEnv constexpr_env(const htp::TileKernel &kernel) {
 namespace {
 
 /// Kernels some workload launches (they are not entrypoints of their own).
-std::set<std::string> launched_kernels(const Json &tasks) {
+std::set<std::string> launched_kernels(const htp::WspTaskGraph &tasks) {
   std::set<std::string> out;
-  std::function<void(const Json &)> walk = [&](const Json &n) {
-    if (n.is_array()) {
-      for (const auto &x : n) walk(x);
-    } else if (n.is_object()) {
-      if (n.value("kind", "") == "task" && n.contains("kernel")) out.insert(n["kernel"].get<std::string>());
-      for (const auto &[k, v] : n.items())
-        if (v.is_structured()) walk(v);
-    }
-  };
-  if (tasks.is_object()) walk(tasks.value("workloads", Json::array()));
+  for (const htp::WspWorkload &w : tasks.workloads)
+    htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+      if (n.is_task()) out.insert(n.kernel);
+    });
   return out;
 }
 
@@ -99,9 +103,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
   if (docs.csp.is_object())
     for (const auto &program : docs.csp.value("programs", Json::array()))
       add(plan_csp_entry(program, docs.kernels, device, problems));
-  if (docs.tasks.is_object())
-    for (const auto &w : docs.tasks.value("workloads", Json::array()))
-      add(plan_workload_entry(w, docs.kernels, device, problems));
+  for (const htp::WspWorkload &w : docs.tasks.workloads) add(plan_workload_entry(w, docs.kernels, device, problems));
   const auto launched = launched_kernels(docs.tasks);
   for (const htp::TileKernel &k : docs.kernels.kernels)
     if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));

@@ -105,16 +105,15 @@ BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, s
   KernelIndex index;
   for (const KernelUnit &u : pkg.kernels) index[u.kernel.name] = &u;
   try {
-    if (in.task_graph.is_object())
-      for (const auto &w : in.task_graph.value("workloads", json::array()))
-        pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
+    if (in.task_graph)
+      for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
     if (pkg.entries.empty())
       for (const KernelUnit &u : pkg.kernels) pkg.entries.push_back(emit_kernel_entry(u, in.origin));
   } catch (const IrError &e) {
     add_problem(problems, e);
   } catch (const json::exception &e) {
-    problems.push_back({"pto.ir", std::string("malformed wsp.task_graph: ") + e.what(), {}});
+    problems.push_back({"pto.ir", std::string("malformed csp.graph: ") + e.what(), {}});
   }
   if (problems.size() != before) return BuiltPackage{};
   return pkg;

@@ -29,13 +29,15 @@ void report(const htp::PassContext &ctx, const std::vector<Problem> &problems) {
   }
 }
 
-/// The module attributes the package is built from; nullopt (reported) when tile.kernels is malformed.
+/// The module attributes the package is built from; nullopt (reported) when tile.kernels or
+/// wsp.task_graph is malformed.
 std::optional<PackageInputs> inputs(const htp::PassContext &ctx) {
   htp::ModuleRef m = ctx.module();
-  PackageInputs in{std::nullopt, module_json(m, "wsp.task_graph"), module_json(m, "csp.graph"),
+  PackageInputs in{std::nullopt, std::nullopt, module_json(m, "csp.graph"),
                    Origin{option_text(ctx, "target"), base_name(m.file())}};
   try {
     in.tile_kernels = htp::tile_kernels(m);
+    in.task_graph = htp::wsp_task_graph(m);
   } catch (const htp::IrDocumentError &e) {
     const IrError error = ir_error(e);
     report(ctx, {Problem{error.code(), error.what(), error.span()}});
