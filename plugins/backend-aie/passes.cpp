@@ -1,5 +1,6 @@
 #include "passes.hpp"
 
+#include <htp/csp_graph.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 #include <nlohmann/json.hpp>
@@ -83,10 +84,10 @@ void map_pass(htp::PassContext &ctx) {
   const DeviceProfile &dev = device(ctx);
   auto kernels = read_document(ctx, &htp::tile_kernels);
   auto tasks = read_document(ctx, &htp::wsp_task_graph);
-  if (!kernels || !tasks) return;
-  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), std::move(*tasks), attr(ctx, "csp.graph")};
-  if (!schema_ok(ctx, docs.csp, "csp.graph", "htp.csp.graph.v1") ||
-      !schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
+  auto csp = read_document(ctx, &htp::csp_graph);
+  if (!kernels || !tasks || !csp) return;
+  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), std::move(*tasks), std::move(*csp)};
+  if (!schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
     return;
   std::vector<Problem> problems;
   Json out = Json::array();

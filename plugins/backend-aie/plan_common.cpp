@@ -45,29 +45,24 @@ bool check_stream_size(const std::string &what, const std::vector<int64_t> &shap
   return true;
 }
 
-std::optional<RuntimeParam> runtime_param(const Json &param) {
-  const Json &t = param.value("type", Json::object());
-  if (t.value("kind", "") != "tensor") return std::nullopt;
-  RuntimeParam p;
-  p.name = param.value("name", "");
-  p.dtype = t.value("dtype", "f32");
-  p.dir = param.value("dir", "in");
-  for (const auto &d : t.value("shape", Json::array())) {
-    if (!d.is_number_integer()) return std::nullopt;
-    p.shape.push_back(d.get<int64_t>());
-  }
-  return p;
-}
+namespace {
 
-std::optional<RuntimeParam> runtime_param(const htp::WspParam &param) {
+/// A tensor parameter of static shape as a runtime parameter; nullopt for anything else.
+template <class Param> std::optional<RuntimeParam> static_tensor(const Param &param) {
   if (!param.type.is_tensor()) return std::nullopt;
   RuntimeParam p{param.name, {}, param.type.dtype, param.dir};
-  for (const htp::WspDim &d : param.type.shape) {
+  for (const htp::IrDim &d : param.type.shape) {
     if (d.is_symbol()) return std::nullopt;
     p.shape.push_back(d.size);
   }
   return p;
 }
+
+}  // namespace
+
+std::optional<RuntimeParam> runtime_param(const htp::WspParam &param) { return static_tensor(param); }
+
+std::optional<RuntimeParam> runtime_param(const htp::CspParam &param) { return static_tensor(param); }
 
 std::optional<RuntimeParam> runtime_param(const htp::TileParam &param) {
   if (!param.type.is_tensor()) return std::nullopt;
@@ -100,9 +95,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
   auto add = [&](std::optional<EntryPlan> p) {
     if (p) out.push_back(std::move(*p));
   };
-  if (docs.csp.is_object())
-    for (const auto &program : docs.csp.value("programs", Json::array()))
-      add(plan_csp_entry(program, docs.kernels, device, problems));
+  for (const htp::CspProgram &program : docs.csp.programs) add(plan_csp_entry(program, docs.kernels, device, problems));
   for (const htp::WspWorkload &w : docs.tasks.workloads) add(plan_workload_entry(w, docs.kernels, device, problems));
   const auto launched = launched_kernels(docs.tasks);
   for (const htp::TileKernel &k : docs.kernels.kernels)

@@ -72,9 +72,9 @@ public:
     return out;
   }
 
-  void intermediate(const std::string &name, const std::vector<htp::WspDim> &dims, const std::string &dt) {
+  void intermediate(const std::string &name, const std::vector<htp::IrDim> &dims, const std::string &dt) {
     std::vector<int64_t> shape;
-    for (const htp::WspDim &d : dims) {
+    for (const htp::IrDim &d : dims) {
       if (d.is_symbol())
         throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the symbolic dimension " + json(d).dump() +
                       "; backend-pto allocates intermediates of static shape", {}, "pto.unsupported");
@@ -384,32 +384,16 @@ json sim_config(const htp::WspSchedule &schedule) {
   return sim;
 }
 
-/// The entry parameters of a workload.
-std::vector<EntryParam> entry_params(const std::vector<htp::WspParam> &params) {
+/// The entry parameters of a workload (htp::WspParam) or a CSP program (htp::CspParam).
+template <class Param> std::vector<EntryParam> entry_params(const std::vector<Param> &params) {
   std::vector<EntryParam> out;
-  for (const htp::WspParam &p : params) {
+  for (const Param &p : params) {
     EntryParam e{p.name, p.type.kind, p.dir, json(), p.type.dtype};
     if (p.type.is_tensor()) {
       e.shape = json::array();
-      for (const htp::WspDim &d : p.type.shape) e.shape.push_back(json(d));
+      for (const htp::IrDim &d : p.type.shape) e.shape.push_back(json(d));
     }
     out.push_back(std::move(e));
-  }
-  return out;
-}
-
-/// The entry parameters of a CSP program (csp.graph, JSON: the same form as a workload's).
-std::vector<EntryParam> entry_params(const json &params) {
-  std::vector<EntryParam> out;
-  for (const auto &p : params) {
-    EntryParam e;
-    e.name = p.at("name").get<std::string>();
-    e.dir = p.value("dir", std::string("in"));
-    const json &type = p.at("type");
-    e.kind = type.at("kind").get<std::string>();
-    e.dtype = type.value("dtype", std::string("i64"));
-    if (e.kind == "tensor") e.shape = type.at("shape");
-    out.push_back(e);
   }
   return out;
 }
@@ -444,7 +428,7 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   OrchestrationWriter out(e.name, origin);
   e.params = out.bind(entry_params(p.params));
   for (const CspChannel &c : p.channels) {  // one ring of `depth` slots per channel
-    std::vector<htp::WspDim> ring;
+    std::vector<htp::IrDim> ring;
     for (int64_t d : c.shape) ring.push_back({d, ""});
     ring[0].size *= c.depth;
     out.intermediate("ring_" + c.name, ring, c.dtype);
@@ -462,8 +446,8 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   std::set<std::string> reads, writes;
   for (const CspProcess &proc : p.processes) {
     const KernelUnit &unit = find_kernel(kernels, proc.kernel, p.span);
-    std::map<std::string, const json *> bound;
-    for (const auto &a : proc.args) bound[a.at("param").get<std::string>()] = &a;
+    std::map<std::string, const htp::CspBinding *> bound;
+    for (const htp::CspBinding &a : proc.args) bound[a.param] = &a;
     std::vector<TaskTensor> tensors;
     std::vector<std::string> scalars;
     for (const Param &prm : unit.kernel.params) {
@@ -473,13 +457,16 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
         const std::string slot = "htp_mod(v_" + var + ", " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
         tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
       } else if (prm.is_scalar()) {
-        scalars.push_back(prm.name == proc.loop_var ? "v_" + var
-                                                    : (bound.count(prm.name) ? out.expr(bound[prm.name]->at("scalar")) : "0"));
+        auto it = bound.find(prm.name);
+        if (prm.name != proc.loop_var && it != bound.end() && !it->second->scalar)
+          throw IrError("process '" + proc.name + "' binds a tensor to the scalar parameter '" + prm.name + "'", p.span,
+                        "pto.csp");
+        scalars.push_back(prm.name == proc.loop_var ? "v_" + var : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
       } else {
         auto it = bound.find(prm.name);
-        if (it == bound.end() || !it->second->contains("tensor"))
+        if (it == bound.end() || !it->second->tensor)
           throw IrError("process '" + proc.name + "' binds no tensor to parameter '" + prm.name + "'", p.span, "pto.csp");
-        tensors.push_back({&prm, "w_" + it->second->at("tensor").get<std::string>(), {}, {}});
+        tensors.push_back({&prm, "w_" + *it->second->tensor, {}, {}});
       }
     }
     for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);

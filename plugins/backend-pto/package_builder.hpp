@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <htp/csp_graph.hpp>
 #include <htp/wsp_task_graph.hpp>
 
 #include "hardware_profile.hpp"
@@ -16,12 +17,12 @@
 
 namespace ptobe {
 
-/// The module attributes the backend reads: tile.kernels and wsp.task_graph as the SDK reads them
-/// (htp/tile_kernels.hpp, htp/wsp_task_graph.hpp; none when absent), csp.graph as JSON (null when absent).
+/// The module attributes the backend reads, as the SDK reads them (htp/tile_kernels.hpp,
+/// htp/wsp_task_graph.hpp, htp/csp_graph.hpp); none when absent.
 struct PackageInputs {
   std::optional<htp::TileKernels> tile_kernels;
   std::optional<htp::WspTaskGraph> task_graph;
-  json csp_graph;
+  std::optional<htp::CspGraph> csp_graph;
   Origin origin;
 };
 

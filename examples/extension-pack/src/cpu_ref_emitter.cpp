@@ -115,7 +115,7 @@ json entry_params(const std::vector<htp::WspParam> &params) {
   for (const htp::WspParam &p : params) {
     if (p.type.is_tensor()) {
       json shape = json::array();
-      for (const htp::WspDim &d : p.type.shape) shape.push_back(d.is_symbol() ? json(d.symbol) : json(d.size));
+      for (const htp::IrDim &d : p.type.shape) shape.push_back(d.is_symbol() ? json(d.symbol) : json(d.size));
       out.push_back({{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", shape}, {"dtype", p.type.dtype}});
     } else {
       out.push_back({{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.type.dtype}});
@@ -362,7 +362,7 @@ public:
         out += unpack_scalar(n, t, i++);
         continue;
       }
-      const std::vector<htp::WspDim> &shape = p.type.shape;
+      const std::vector<htp::IrDim> &shape = p.type.shape;
       ranks_[n] = shape.size();
       out += unpack_tensor(n, t, i, shape.size());
       for (size_t d = 0; d < shape.size(); ++d)  // a symbolic dim is bound by the first tensor that has it
@@ -381,16 +381,16 @@ public:
 private:
   const std::string &name() const { return w_.name; }
 
-  static std::string dim(const htp::WspDim &d) { return d.is_symbol() ? "p_" + d.symbol : std::to_string(d.size); }
+  static std::string dim(const htp::IrDim &d) { return d.is_symbol() ? "p_" + d.symbol : std::to_string(d.size); }
 
   /// A zero-filled workload-local tensor: storage, pointer, shape and strides.
   std::string intermediate(const htp::WspIntermediate &m) {
     const std::string &n = m.name;
     std::string t = ctype_of(m.type.dtype, span_);
-    const std::vector<htp::WspDim> &shape = m.type.shape;
+    const std::vector<htp::IrDim> &shape = m.type.shape;
     ranks_[n] = shape.size();
     std::string dims, count = "1";
-    for (const htp::WspDim &d : shape) dims += (dims.empty() ? "" : ", ") + dim(d), count += " * " + dim(d);
+    for (const htp::IrDim &d : shape) dims += (dims.empty() ? "" : ", ") + dim(d), count += " * " + dim(d);
     return "  std::vector<" + t + "> buf_" + n + "(" + count + ");\n  " + t + " *p_" + n + " = buf_" + n +
            ".data();\n  const int64_t sh_" + n + "[] = {" + dims + "};\n  const auto st_" + n + " = strides(sh_" + n +
            ", " + std::to_string(shape.size()) + ");\n";

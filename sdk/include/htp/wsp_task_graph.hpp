@@ -30,20 +30,10 @@ namespace htp {
 inline constexpr std::string_view kWspTaskGraphAttribute = "wsp.task_graph";
 inline constexpr std::string_view kWspTaskGraphSchema = "htp.wsp.task_graph.v1";
 
-/// A tensor dimension of a workload: a static size, or a symbol bound at run time from the argument's
-/// shape ("B").
-struct WspDim {
-  int64_t size = 0;    ///< static: >= 1
-  std::string symbol;  ///< symbolic: the name (size 0)
-
-  bool is_symbol() const { return !symbol.empty(); }
-  friend bool operator==(const WspDim &, const WspDim &) = default;
-};
-
 /// The type of a workload parameter or intermediate: a tensor (shape, dtype) or a runtime scalar (dtype).
 struct WspType {
   std::string kind;  ///< tensor | scalar
-  std::vector<WspDim> shape;
+  std::vector<IrDim> shape;
   std::string dtype;
 
   bool is_tensor() const { return kind == "tensor"; }
@@ -193,24 +183,6 @@ namespace wsp_task_graph_reader {
 
 template <class J> using Reader = ir_reader::Reader<J>;
 
-template <class J> std::string identifier(const Reader<J> &r, const J &v, const std::string &path) {
-  std::string s = r.name(v, path);
-  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  bool ok = letter(s[0]);
-  for (char c : s) ok = ok && (letter(c) || (c >= '0' && c <= '9'));
-  if (!ok) r.fail(path, "expected an identifier, found \"" + s + "\"");
-  return s;
-}
-
-template <class J>
-std::vector<std::string> identifiers(const Reader<J> &r, const J &v, const std::string &path, size_t min_size = 0) {
-  r.array(v, path);
-  if (v.size() < min_size) r.fail(path, "expected at least " + std::to_string(min_size) + " entry");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < v.size(); ++i) out.push_back(identifier(r, v[i], Reader<J>::at(path, i)));
-  return out;
-}
-
 template <class J>
 std::vector<nlohmann::json> exprs(const Reader<J> &r, const J &v, const std::string &path, size_t min_size = 0) {
   r.array(v, path);
@@ -232,17 +204,7 @@ template <class J> WspType read_type(const Reader<J> &r, const J &v, const std::
   WspType t;
   t.kind = tensor_only ? r.one_of(r.need(v, "kind", path), R::at(path, "kind"), {"tensor"})
                        : r.one_of(r.need(v, "kind", path), R::at(path, "kind"), {"tensor", "scalar"});
-  if (t.is_tensor()) {
-    const std::string sp = R::at(path, "shape");
-    const J &shape = r.array(r.need(v, "shape", path), sp);
-    if (shape.empty()) r.fail(sp, "expected at least 1 dimension");
-    for (size_t i = 0; i < shape.size(); ++i) {
-      WspDim d;
-      if (shape[i].is_string()) d.symbol = identifier(r, shape[i], R::at(sp, i));
-      else d.size = r.integer(shape[i], R::at(sp, i), 1);
-      t.shape.push_back(std::move(d));
-    }
-  }
+  if (t.is_tensor()) t.shape = r.dims(r.need(v, "shape", path), R::at(path, "shape"));
   t.dtype = r.dtype(r.need(v, "dtype", path), R::at(path, "dtype"));
   return t;
 }
@@ -256,11 +218,11 @@ template <class J> WspDomain read_domain(const Reader<J> &r, const J &v, const s
     d.extents = exprs(r, r.need(v, "extents", path), R::at(path, "extents"), 1);
   } else if (d.type == "seq" || d.type == "ragged") {
     d.extent = r.expr(r.need(v, "extent", path), R::at(path, "extent"));
-    if (d.type == "ragged") d.lengths = identifier(r, r.need(v, "lengths", path), R::at(path, "lengths"));
+    if (d.type == "ragged") d.lengths = r.identifier(r.need(v, "lengths", path), R::at(path, "lengths"));
   } else {
     d.rows = r.expr(r.need(v, "rows", path), R::at(path, "rows"));
-    d.indptr = identifier(r, r.need(v, "indptr", path), R::at(path, "indptr"));
-    d.indices = identifier(r, r.need(v, "indices", path), R::at(path, "indices"));
+    d.indptr = r.identifier(r.need(v, "indptr", path), R::at(path, "indptr"));
+    d.indices = r.identifier(r.need(v, "indices", path), R::at(path, "indices"));
     d.row = r.expr(r.need(v, "row", path), R::at(path, "row"));
   }
   return d;
@@ -275,20 +237,20 @@ template <class J> WspArg read_arg(const Reader<J> &r, const J &v, const std::st
   using R = Reader<J>;
   r.object(v, path);
   WspArg a;
-  a.param = identifier(r, r.need(v, "param", path), R::at(path, "param"));
+  a.param = r.identifier(r.need(v, "param", path), R::at(path, "param"));
   if (const J *s = r.find(v, "scalar")) {
     a.scalar = r.expr(*s, R::at(path, "scalar"));
     return a;
   }
   const J *ch = o.channels ? r.find(v, "channel") : nullptr;
   if (ch) {
-    a.channel = identifier(r, *ch, R::at(path, "channel"));
+    a.channel = r.identifier(*ch, R::at(path, "channel"));
     a.dir = r.one_of(r.need(v, "dir", path), R::at(path, "dir"), {"in", "out"});
   } else {
     if (!r.find(v, "tensor"))
       r.fail(R::at(path, "tensor"), o.channels ? "required key is missing (an argument has tensor, scalar or channel)"
                                                : "required key is missing (an argument has tensor or scalar)");
-    a.tensor = identifier(r, r.need(v, "tensor", path), R::at(path, "tensor"));
+    a.tensor = r.identifier(r.need(v, "tensor", path), R::at(path, "tensor"));
     a.dir = r.one_of(r.need(v, "dir", path), R::at(path, "dir"), {"in", "out", "inout"});
     a.offset = exprs(r, r.need(v, "offset", path), R::at(path, "offset"), 1);
   }
@@ -308,7 +270,7 @@ template <class J> WspNode read_node(Reader<J> &r, const J &v, const std::string
   r.set_span(n.span);
   n.kind = r.one_of(r.need(v, "kind", path), R::at(path, "kind"), {"loop", "when", "group", "task"});
   if (n.is_loop()) {
-    n.vars = identifiers(r, r.need(v, "vars", path), R::at(path, "vars"), 1);
+    n.vars = r.identifiers(r.need(v, "vars", path), R::at(path, "vars"), 1);
     n.domain = read_domain(r, r.need(v, "domain", path), R::at(path, "domain"));
     n.dep = r.one_of(r.need(v, "dep", path), R::at(path, "dep"), {"independent", "sequential", "selected"});
     n.body = read_body(r, r.need(v, "body", path), R::at(path, "body"), o);
@@ -325,11 +287,11 @@ template <class J> WspNode read_node(Reader<J> &r, const J &v, const std::string
     n.id = r.name(r.need(v, "id", path), ip);
     if (n.id.size() < 2 || n.id[0] != 't' || n.id.find_first_not_of("0123456789", 1) != std::string::npos)
       r.fail(ip, "expected t<number>, found \"" + n.id + "\"");
-    n.kernel = identifier(r, r.need(v, "kernel", path), R::at(path, "kernel"));
+    n.kernel = r.identifier(r.need(v, "kernel", path), R::at(path, "kernel"));
     if (const J *x = r.find(v, "index")) n.index = exprs(r, *x, R::at(path, "index"));
     n.args = r.list(v, "args", path, [&](const J &a, const std::string &at) { return read_arg(r, a, at, o); });
-    n.reads = identifiers(r, r.need(v, "reads", path), R::at(path, "reads"));
-    n.writes = identifiers(r, r.need(v, "writes", path), R::at(path, "writes"));
+    n.reads = r.identifiers(r.need(v, "reads", path), R::at(path, "reads"));
+    n.writes = r.identifiers(r.need(v, "writes", path), R::at(path, "writes"));
   }
   r.set_span(outer);
   return n;
@@ -349,7 +311,7 @@ template <class J> WspSchedule read_schedule(const Reader<J> &r, const J &v, con
   r.object(v, path);
   WspSchedule s;
   const J &name = r.need(v, "name", path);
-  if (!name.is_null()) s.name = identifier(r, name, R::at(path, "name"));
+  if (!name.is_null()) s.name = r.identifier(name, R::at(path, "name"));
   const J &span = r.need(v, "span", path);
   if (!span.is_null()) s.span = r.span(span, R::at(path, "span"));
   if (const J *d = r.find(v, "dispatch")) {
@@ -358,7 +320,7 @@ template <class J> WspSchedule read_schedule(const Reader<J> &r, const J &v, con
     WspDispatch x;
     x.policy = r.one_of(r.need(*d, "policy", dp), R::at(dp, "policy"), {"round_robin", "affinity", "hash", "work_steal"});
     if (x.policy == "round_robin") x.n = r.integer(r.need(*d, "n", dp), R::at(dp, "n"), 1);
-    if (x.policy == "affinity" || x.policy == "hash") x.axis = identifier(r, r.need(*d, "axis", dp), R::at(dp, "axis"));
+    if (x.policy == "affinity" || x.policy == "hash") x.axis = r.identifier(r.need(*d, "axis", dp), R::at(dp, "axis"));
     s.dispatch = x;
   }
   s.streams = positive(r, v, "streams", path);
@@ -374,7 +336,7 @@ template <class J> WspSchedule read_schedule(const Reader<J> &r, const J &v, con
   if (r.find(v, "tile"))
     s.tile = r.list(v, "tile", path, [&](const J &e, const std::string &ep) {
       r.object(e, ep);
-      return WspTileFactor{identifier(r, r.need(e, "axis", ep), R::at(ep, "axis")),
+      return WspTileFactor{r.identifier(r.need(e, "axis", ep), R::at(ep, "axis")),
                            r.integer(r.need(e, "factor", ep), R::at(ep, "factor"), 1)};
     });
   if (const J *p = r.find(v, "pipeline")) {
@@ -385,7 +347,7 @@ template <class J> WspSchedule read_schedule(const Reader<J> &r, const J &v, con
   if (r.find(v, "buffer"))
     s.buffer = r.list(v, "buffer", path, [&](const J &e, const std::string &ep) {
       r.object(e, ep);
-      return WspBuffer{identifier(r, r.need(e, "tensor", ep), R::at(ep, "tensor")),
+      return WspBuffer{r.identifier(r.need(e, "tensor", ep), R::at(ep, "tensor")),
                        r.name(r.need(e, "space", ep), R::at(ep, "space"))};
     });
   s.task_window = positive(r, v, "task_window", path);
@@ -396,7 +358,7 @@ template <class J> WspParam read_param(const Reader<J> &r, const J &v, const std
   using R = Reader<J>;
   r.object(v, path);
   WspParam p;
-  p.name = identifier(r, r.need(v, "name", path), R::at(path, "name"));
+  p.name = r.identifier(r.need(v, "name", path), R::at(path, "name"));
   p.dir = r.one_of(r.need(v, "dir", path), R::at(path, "dir"), {"in", "out", "inout"});
   p.type = read_type(r, r.need(v, "type", path), R::at(path, "type"), false);
   return p;
@@ -409,14 +371,14 @@ template <class J> WspWorkload read_workload(Reader<J> &r, const J &v, const std
   r.set_span(std::nullopt);
   w.span = r.span(r.need(v, "span", path), R::at(path, "span"));
   r.set_span(w.span);
-  w.name = identifier(r, r.need(v, "name", path), R::at(path, "name"));
+  w.name = r.identifier(r.need(v, "name", path), R::at(path, "name"));
   w.params = r.list(v, "params", path, [&](const J &p, const std::string &at) { return read_param(r, p, at); });
   w.intermediates = r.list(v, "intermediates", path, [&](const J &e, const std::string &ep) {
     r.object(e, ep);
-    return WspIntermediate{identifier(r, r.need(e, "name", ep), R::at(ep, "name")),
+    return WspIntermediate{r.identifier(r.need(e, "name", ep), R::at(ep, "name")),
                            read_type(r, r.need(e, "type", ep), R::at(ep, "type"), true)};
   });
-  w.axes = identifiers(r, r.need(v, "axes", path), R::at(path, "axes"));
+  w.axes = r.identifiers(r.need(v, "axes", path), R::at(path, "axes"));
   w.body = read_body(r, r.need(v, "body", path), R::at(path, "body"), NodeOptions{});
   w.schedule = read_schedule(r, r.need(v, "schedule", path), R::at(path, "schedule"));
   r.set_span(std::nullopt);
@@ -447,14 +409,12 @@ inline std::optional<WspTaskGraph> wsp_task_graph(const ModuleRef &m) {
 
 // ---- writing ------------------------------------------------------------------------------------------
 
-template <class J> void to_json(J &j, const WspDim &d) { j = d.is_symbol() ? J(d.symbol) : J(d.size); }
-
 template <class J> void to_json(J &j, const WspType &t) {
   j = J::object();
   j["kind"] = t.kind;
   if (t.is_tensor()) {
     J &shape = j["shape"] = J::array();
-    for (const WspDim &d : t.shape) to_json(shape.emplace_back(), d);
+    for (const IrDim &d : t.shape) to_json(shape.emplace_back(), d);
   }
   j["dtype"] = t.dtype;
 }

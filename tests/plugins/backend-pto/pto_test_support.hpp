@@ -18,8 +18,8 @@ struct Inputs {
 /// fixtures/<name>.json for `target`.
 Inputs load_fixture(const std::string &name, const std::string &target = "pto-a2a3sim");
 
-/// What the backend's passes build from the attributes: tile.kernels and wsp.task_graph read by the SDK
-/// readers (which throw htp::IrDocumentError when one is malformed).
+/// What the backend's passes build from the attributes: each read by its SDK reader (which throws
+/// htp::IrDocumentError when it is malformed).
 ptobe::PackageInputs package_inputs(const Inputs &in);
 
 /// Builds the package of `in`; fails the test (and returns no files) on problems.
