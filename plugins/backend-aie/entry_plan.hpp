@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <htp/csp_graph.hpp>
 #include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
 
 #include "design.hpp"
 #include "device.hpp"
@@ -94,8 +96,8 @@ std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &d
 struct ProgramDocs {
   htp::TileKernels kernels;  ///< tile.kernels, as the SDK reads it (htp/tile_kernels.hpp)
   Json layouts;   ///< layout.signatures
-  Json tasks;     ///< wsp.task_graph
-  Json csp;       ///< csp.graph
+  htp::WspTaskGraph tasks;   ///< wsp.task_graph, as the SDK reads it (htp/wsp_task_graph.hpp)
+  htp::CspGraph csp;         ///< csp.graph, as the SDK reads it (htp/csp_graph.hpp)
 };
 
 /// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches).
@@ -104,14 +106,15 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
 // Front-ends (one file each).
 std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
                                            const DeviceProfile &device, std::vector<Problem> &problems);
-std::optional<EntryPlan> plan_workload_entry(const Json &workload, const htp::TileKernels &kernels,
+std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, const htp::TileKernels &kernels,
                                              const DeviceProfile &device, std::vector<Problem> &problems);
-std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKernels &kernels,
+std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 
 // Shared by the front-ends.
-/// A runtime parameter from a workload or program parameter ({"name","dir","type":{"kind":"tensor",...}}).
-std::optional<RuntimeParam> runtime_param(const Json &param);
+/// A runtime parameter from a workload or CSP program parameter (a tensor of static shape).
+std::optional<RuntimeParam> runtime_param(const htp::WspParam &param);
+std::optional<RuntimeParam> runtime_param(const htp::CspParam &param);
 /// A runtime parameter from a tensor parameter of a kernel (its whole tensor).
 std::optional<RuntimeParam> runtime_param(const htp::TileParam &param);
 /// Constexpr parameters of a kernel as an environment.

@@ -1,6 +1,8 @@
 #include "passes.hpp"
 
+#include <htp/csp_graph.hpp>
 #include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
 #include <nlohmann/json.hpp>
 
 #include "build_files.hpp"
@@ -64,11 +66,11 @@ std::vector<Design> designs(htp::PassContext &ctx) {
   return out;
 }
 
-/// The module's tile.kernels (no kernels when absent); nullopt, reported, when it is malformed or of
-/// another major version.
-std::optional<htp::TileKernels> tile_kernels(htp::PassContext &ctx) {
+/// A document of the module read by its SDK reader `read` (htp::tile_kernels, htp::wsp_task_graph): an
+/// empty one when absent; nullopt, reported, when it is malformed or of another major version.
+template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std::optional<Doc> (*read)(const htp::ModuleRef &)) {
   try {
-    return htp::tile_kernels(ctx.module()).value_or(htp::TileKernels{});
+    return read(ctx.module()).value_or(Doc{});
   } catch (const htp::IrDocumentError &e) {
     report(ctx, e.kind() == htp::IrDocumentError::Kind::Version ? "aie.schema" : "aie.ir", e.what(),
            e.span() ? Json(*e.span()) : Json());
@@ -80,12 +82,12 @@ std::optional<htp::TileKernels> tile_kernels(htp::PassContext &ctx) {
 
 void map_pass(htp::PassContext &ctx) {
   const DeviceProfile &dev = device(ctx);
-  auto kernels = tile_kernels(ctx);
-  if (!kernels) return;
-  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), attr(ctx, "wsp.task_graph"), attr(ctx, "csp.graph")};
-  if (!schema_ok(ctx, docs.tasks, "wsp.task_graph", "htp.wsp.task_graph.v1") ||
-      !schema_ok(ctx, docs.csp, "csp.graph", "htp.csp.graph.v1") ||
-      !schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
+  auto kernels = read_document(ctx, &htp::tile_kernels);
+  auto tasks = read_document(ctx, &htp::wsp_task_graph);
+  auto csp = read_document(ctx, &htp::csp_graph);
+  if (!kernels || !tasks || !csp) return;
+  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), std::move(*tasks), std::move(*csp)};
+  if (!schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
     return;
   std::vector<Problem> problems;
   Json out = Json::array();

@@ -45,19 +45,24 @@ bool check_stream_size(const std::string &what, const std::vector<int64_t> &shap
   return true;
 }
 
-std::optional<RuntimeParam> runtime_param(const Json &param) {
-  const Json &t = param.value("type", Json::object());
-  if (t.value("kind", "") != "tensor") return std::nullopt;
-  RuntimeParam p;
-  p.name = param.value("name", "");
-  p.dtype = t.value("dtype", "f32");
-  p.dir = param.value("dir", "in");
-  for (const auto &d : t.value("shape", Json::array())) {
-    if (!d.is_number_integer()) return std::nullopt;
-    p.shape.push_back(d.get<int64_t>());
+namespace {
+
+/// A tensor parameter of static shape as a runtime parameter; nullopt for anything else.
+template <class Param> std::optional<RuntimeParam> static_tensor(const Param &param) {
+  if (!param.type.is_tensor()) return std::nullopt;
+  RuntimeParam p{param.name, {}, param.type.dtype, param.dir};
+  for (const htp::IrDim &d : param.type.shape) {
+    if (d.is_symbol()) return std::nullopt;
+    p.shape.push_back(d.size);
   }
   return p;
 }
+
+}  // namespace
+
+std::optional<RuntimeParam> runtime_param(const htp::WspParam &param) { return static_tensor(param); }
+
+std::optional<RuntimeParam> runtime_param(const htp::CspParam &param) { return static_tensor(param); }
 
 std::optional<RuntimeParam> runtime_param(const htp::TileParam &param) {
   if (!param.type.is_tensor()) return std::nullopt;
@@ -74,18 +79,12 @@ ExprEnv constexpr_env(const htp::TileKernel &kernel) {
 namespace {
 
 /// Kernels some workload launches (they are not entrypoints of their own).
-std::set<std::string> launched_kernels(const Json &tasks) {
+std::set<std::string> launched_kernels(const htp::WspTaskGraph &tasks) {
   std::set<std::string> out;
-  std::function<void(const Json &)> walk = [&](const Json &n) {
-    if (n.is_array()) {
-      for (const auto &x : n) walk(x);
-    } else if (n.is_object()) {
-      if (n.value("kind", "") == "task" && n.contains("kernel")) out.insert(n["kernel"].get<std::string>());
-      for (const auto &[k, v] : n.items())
-        if (v.is_structured()) walk(v);
-    }
-  };
-  if (tasks.is_object()) walk(tasks.value("workloads", Json::array()));
+  for (const htp::WspWorkload &w : tasks.workloads)
+    htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+      if (n.is_task()) out.insert(n.kernel);
+    });
   return out;
 }
 
@@ -96,12 +95,8 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
   auto add = [&](std::optional<EntryPlan> p) {
     if (p) out.push_back(std::move(*p));
   };
-  if (docs.csp.is_object())
-    for (const auto &program : docs.csp.value("programs", Json::array()))
-      add(plan_csp_entry(program, docs.kernels, device, problems));
-  if (docs.tasks.is_object())
-    for (const auto &w : docs.tasks.value("workloads", Json::array()))
-      add(plan_workload_entry(w, docs.kernels, device, problems));
+  for (const htp::CspProgram &program : docs.csp.programs) add(plan_csp_entry(program, docs.kernels, device, problems));
+  for (const htp::WspWorkload &w : docs.tasks.workloads) add(plan_workload_entry(w, docs.kernels, device, problems));
   const auto launched = launched_kernels(docs.tasks);
   for (const htp::TileKernel &k : docs.kernels.kernels)
     if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));

@@ -31,18 +31,19 @@ std::string dtype_of(const htp::TileKernel &kernel, const std::string &local) {
 }
 
 struct ProcessCtx {
-  const Json &process;
+  const htp::CspProcess &process;
   const htp::TileKernel &kernel;
   const std::string &program;
   std::vector<Problem> &problems;
-  Json span() const { return process.value("span", span_json(kernel.span)); }
-  std::string bound(const std::string &param, const char *key) const {
-    for (const auto &a : process.value("args", Json::array()))
-      if (a.value("param", "") == param && a.contains(key)) return a[key].get<std::string>();
+  Json span() const { return span_json(process.span); }
+  /// The program tensor the process binds its parameter `param` to (the parameter itself when unbound).
+  std::string tensor(const std::string &param) const {
+    for (const htp::CspBinding &a : process.args)
+      if (a.param == param && a.tensor) return *a.tensor;
     return param;
   }
   bool fail(const std::string &code, const std::string &msg) const {
-    problems.push_back({code, "process '" + process.value("name", "") + "' of CSP program '" + program + "': " + msg, span()});
+    problems.push_back({code, "process '" + process.name + "' of CSP program '" + program + "': " + msg, span()});
     return false;
   }
 };
@@ -167,24 +168,30 @@ bool expand_replicas(EntryPlan &plan, const std::vector<Replicated> &templates, 
 
 }  // namespace
 
-std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKernels &kernels,
+std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems) {
-  const std::string name = program.value("name", "");
-  EntryPlan plan{name, "csp-program", program.value("span", Json())};
+  const std::string &name = program.name;
+  EntryPlan plan{name, "csp-program", span_json(program.span)};
   plan.chain_placement = true;
-  for (const auto &p : program.value("params", Json::array())) {
+  for (const htp::CspParam &p : program.params) {
     auto rp = runtime_param(p);
     if (!rp) {
-      problems.push_back({"aie.runtime-scalar", "parameter '" + p.value("name", "") + "' of CSP program '" + name +
+      problems.push_back({"aie.runtime-scalar", "parameter '" + p.name + "' of CSP program '" + name +
                                                     "' is not a static tensor; AIE designs take static tensors", plan.span});
       return std::nullopt;
     }
     plan.params.push_back(*rp);
   }
-  for (const auto &ch : program.value("channels", Json::array())) {
-    const Json &elem = ch.value("elem", Json::object());
-    ChannelPlan cp{ch.value("name", ""), ch.value("depth", int64_t{2}), elem.value("shape", std::vector<int64_t>{}),
-                   elem.value("dtype", "f32"), ch.value("span", plan.span)};
+  for (const htp::CspChannel &ch : program.channels) {
+    ChannelPlan cp{ch.name, ch.depth, {}, ch.elem ? ch.elem->dtype : "f32", span_json(ch.span)};
+    for (const htp::IrDim &d : ch.elem ? ch.elem->shape : std::vector<htp::IrDim>{}) {
+      if (d.is_symbol()) {
+        problems.push_back({"aie.csp-route", "channel '" + cp.name + "' carries items of the symbolic dimension '" +
+                                                 d.symbol + "'; AIE object FIFOs move static objects", cp.span});
+        return std::nullopt;
+      }
+      cp.shape.push_back(d.size);
+    }
     if (cp.depth < 1) {
       problems.push_back({"aie.csp-route", "channel '" + cp.name + "' has depth " + std::to_string(cp.depth) +
                                                ": an AIE object FIFO needs at least one buffer (events are not lowered)", cp.span});
@@ -192,10 +199,10 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKern
     }
     plan.channels.push_back(cp);
   }
-  const auto &processes = program.value("processes", Json::array());
+  const std::vector<htp::CspProcess> &processes = program.processes;
   int64_t replicas_total = 0;
-  for (const auto &proc : processes) {
-    const int64_t r = proc.value("replicas", int64_t{1});
+  for (const htp::CspProcess &proc : processes) {
+    const int64_t r = proc.replicas;
     if (r < 1 || __builtin_add_overflow(replicas_total, r, &replicas_total)) replicas_total = INT64_MAX;
   }
   if (replicas_total > device.compute_tiles()) {
@@ -205,18 +212,18 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKern
     return std::nullopt;
   }
   std::vector<Replicated> templates;
-  for (const auto &proc : processes) {
-    const std::string fn = proc.value("function", proc.value("name", ""));
+  for (const htp::CspProcess &proc : processes) {
+    const std::string &fn = proc.function;
     const htp::TileKernel *kernel = kernels.find(fn);
     if (!kernel) {
-      problems.push_back({"aie.kernel", "process '" + proc.value("name", "") + "' runs '" + fn + "', which tile.kernels does not define", proc.value("span", plan.span)});
+      problems.push_back({"aie.kernel", "process '" + proc.name + "' runs '" + fn + "', which tile.kernels does not define", span_json(proc.span)});
       return std::nullopt;
     }
     ProcessCtx c{proc, *kernel, name, problems};
     const ExprEnv env = constexpr_env(*kernel);
     Loop loop;
     if (!read_loop(c, env, loop)) return std::nullopt;
-    const std::string pname = proc.value("name", fn);
+    const std::string &pname = proc.name;
     const std::string kname = "proc_" + pname;
     KernelPlan kp;
     kp.function = kname;
@@ -230,7 +237,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKern
       const std::string &k = op.op;
       const std::string pn = "a" + std::to_string(accesses.size());
       if (k == "csp.send" || k == "csp.recv") {
-        std::string ch = c.bound(op.attrs.value_or(Json::object()).value("channel", ""), "channel");
+        std::string ch = op.attrs.value_or(Json::object()).value("channel", "");
         const ChannelPlan *cp = nullptr;
         for (const auto &x : plan.channels)
           if (x.name == ch) cp = &x;
@@ -249,7 +256,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKern
       }
       const bool load = k == "load";
       const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
-      const std::string tensor = c.bound((load ? op.src : op.dst).value_or(""), "tensor");
+      const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
       const RuntimeParam *rp = nullptr;
       for (const auto &p : plan.params)
         if (p.name == tensor) rp = &p;
@@ -301,7 +308,7 @@ std::optional<EntryPlan> plan_csp_entry(const Json &program, const htp::TileKern
     for (const auto &[n, a] : kp.params) kf.args.push_back(a);
     plan.kernels.push_back(kf);
     plan.sources[kname] = emitted->source;
-    templates.push_back({std::move(core), std::max<int64_t>(1, proc.value("replicas", int64_t{1})), c.span()});
+    templates.push_back({std::move(core), proc.replicas, c.span()});
   }
   if (!expand_replicas(plan, templates, problems)) return std::nullopt;
   return plan;

@@ -13,7 +13,7 @@ struct Shape {
   std::vector<int64_t> grid;
   std::string seq_var;
   int64_t iterations = 1;
-  Json task;
+  const htp::WspNode *task = nullptr;
 };
 
 bool fail(std::vector<Problem> &problems, const std::string &code, const std::string &message, const Json &span) {
@@ -22,38 +22,35 @@ bool fail(std::vector<Problem> &problems, const std::string &code, const std::st
 }
 
 /// Recognises `for i,... in P(...): [for s in P.seq(n):] task` and evaluates its extents.
-bool read_shape(const Json &w, const ExprEnv &env, Shape &s, std::vector<Problem> &problems) {
-  const std::string name = w.value("name", "");
-  const Json &body = w.value("body", Json::array());
-  const Json wspan = w.value("span", Json());
+bool read_shape(const htp::WspWorkload &w, const ExprEnv &env, Shape &s, std::vector<Problem> &problems) {
+  const std::string &name = w.name;
+  const std::vector<htp::WspNode> &body = w.body;
+  const Json wspan = span_json(w.span);
   const std::string expected = "workload '" + name + "' must be `for ... in P(...):` around one kernel launch "
                                "(optionally inside one `P.seq(n)` loop) to map onto AIE cores";
-  if (body.size() != 1 || body[0].value("kind", "") != "loop" ||
-      body[0].value("domain", Json::object()).value("type", "") != "dense")
+  if (body.size() != 1 || !body[0].is_loop() || body[0].domain.type != "dense")
     return fail(problems, "aie.workload-shape", expected, wspan);
-  const Json &grid = body[0];
-  s.grid_vars = grid.value("vars", std::vector<std::string>{});
-  for (const auto &e : grid["domain"].value("extents", Json::array())) {
+  const htp::WspNode &grid = body[0];
+  s.grid_vars = grid.vars;
+  for (const Json &e : grid.domain.extents) {
     std::string why;
     auto v = eval_int(e, env, &why);
-    if (!v) return fail(problems, "aie.dynamic-grid", "the grid of workload '" + name + "' must be static on AIE: " + why, grid.value("span", wspan));
+    if (!v) return fail(problems, "aie.dynamic-grid", "the grid of workload '" + name + "' must be static on AIE: " + why, span_json(grid.span));
     s.grid.push_back(*v);
   }
-  Json inner = grid.value("body", Json::array());
-  if (inner.size() == 1 && inner[0].value("kind", "") == "loop") {
-    const Json seq = inner[0];
-    if (seq.value("domain", Json::object()).value("type", "") != "seq")
-      return fail(problems, "aie.workload-shape", expected, seq.value("span", wspan));
+  const std::vector<htp::WspNode> *inner = &grid.body;
+  if (inner->size() == 1 && (*inner)[0].is_loop()) {
+    const htp::WspNode &seq = (*inner)[0];
+    if (seq.domain.type != "seq") return fail(problems, "aie.workload-shape", expected, span_json(seq.span));
     std::string why;
-    auto n = eval_int(seq["domain"].value("extent", Json()), env, &why);
-    if (!n) return fail(problems, "aie.dynamic-grid", "the P.seq extent of workload '" + name + "' must be static on AIE: " + why, seq.value("span", wspan));
-    s.seq_var = seq.value("vars", std::vector<std::string>{""})[0];
+    auto n = eval_int(seq.domain.extent, env, &why);
+    if (!n) return fail(problems, "aie.dynamic-grid", "the P.seq extent of workload '" + name + "' must be static on AIE: " + why, span_json(seq.span));
+    s.seq_var = seq.vars[0];
     s.iterations = *n;
-    inner = seq.value("body", Json::array());
+    inner = &seq.body;
   }
-  if (inner.size() != 1 || inner[0].value("kind", "") != "task")
-    return fail(problems, "aie.workload-shape", expected, wspan);
-  s.task = inner[0];
+  if (inner->size() != 1 || !(*inner)[0].is_task()) return fail(problems, "aie.workload-shape", expected, wspan);
+  s.task = &(*inner)[0];
   return true;
 }
 
@@ -68,15 +65,15 @@ std::vector<int64_t> grid_coord(int64_t l, const std::vector<int64_t> &grid) {
 
 }  // namespace
 
-std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKernels &kernels,
+std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const htp::TileKernels &kernels,
                                              const DeviceProfile &device, std::vector<Problem> &problems) {
-  const std::string name = w.value("name", "");
-  const Json wspan = w.value("span", Json());
+  const std::string &name = w.name;
+  const Json wspan = span_json(w.span);
   EntryPlan plan{name, "workload", wspan};
-  for (const auto &p : w.value("params", Json::array())) {
+  for (const htp::WspParam &p : w.params) {
     auto rp = runtime_param(p);
     if (!rp) {
-      problems.push_back({"aie.runtime-scalar", "parameter '" + p.value("name", "") + "' of workload '" + name +
+      problems.push_back({"aie.runtime-scalar", "parameter '" + p.name + "' of workload '" + name +
                                                     "' is not a static tensor; AIE designs take static tensors", wspan});
       return std::nullopt;
     }
@@ -89,12 +86,12 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKerne
     problems.push_back({"aie.grid-too-large", "the parallel grid of workload '" + name + "' " + Json(s.grid).dump() +
                                                   " needs " + (ncores == INT64_MAX ? std::string("more than 2**63") : std::to_string(ncores)) + " cores, but device " +
                                                   device.describe() + " has " + std::to_string(device.compute_tiles()),
-                        w["body"][0].value("span", wspan)});
+                        span_json(w.body[0].span)});
     return std::nullopt;
   }
-  const Json &task = s.task;
-  const Json tspan = task.value("span", wspan);
-  const std::string kname = task.value("kernel", "");
+  const htp::WspNode &task = *s.task;
+  const Json tspan = span_json(task.span);
+  const std::string &kname = task.kernel;
   const htp::TileKernel *kernel = kernels.find(kname);
   if (!kernel) {
     problems.push_back({"aie.kernel", "workload '" + name + "' launches '" + kname + "', which tile.kernels does not define", tspan});
@@ -132,7 +129,6 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKerne
   plan.kernels.push_back(kf);
   plan.sources[kname] = emitted->source;
 
-  const Json &args = task.value("args", Json::array());
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = grid_coord(l, s.grid);
     ExprEnv env;
@@ -145,20 +141,20 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKerne
     for (const htp::TileParam &kparam : kernel->params) {
       const std::string &pn = kparam.name;
       if (kparam.type.is_constexpr()) continue;
-      const Json *arg = nullptr;
-      for (const auto &a : args)
-        if (a.value("param", "") == pn) arg = &a;
+      const htp::WspArg *arg = nullptr;
+      for (const htp::WspArg &a : task.args)
+        if (a.param == pn) arg = &a;
       if (!arg) {
         problems.push_back({"aie.task", "the launch of '" + kname + "' passes nothing for parameter '" + pn + "'", tspan});
         return std::nullopt;
       }
-      if (arg->contains("scalar")) {
+      if (arg->is_scalar()) {
         // A scalar is a constant per core, or start + step * iteration along the P.seq loop.
         std::vector<int64_t> values;
         std::string why;
         for (int64_t t = 0; t < std::min<int64_t>(s.iterations, 3); ++t) {
           env.vars[s.seq_var] = t;
-          auto v = eval_int((*arg)["scalar"], env, &why);
+          auto v = eval_int(*arg->scalar, env, &why);
           if (!v) {
             problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' must be known at compile time on AIE: " + why, tspan});
             return std::nullopt;
@@ -178,24 +174,24 @@ std::optional<EntryPlan> plan_workload_entry(const Json &w, const htp::TileKerne
         }
         continue;
       }
-      if (arg->value("dir", "in") == "inout") {
+      if (arg->dir == "inout") {
         problems.push_back({"aie.inout", "InOut argument '" + pn + "' of '" + kname +
                                              "': AIE object FIFOs move data one way; split it into In and Out", tspan});
         return std::nullopt;
       }
-      StreamPlan sp{arg->value("tensor", ""), arg->value("dir", "in") == "in", {}, tspan};
+      StreamPlan sp{arg->tensor.value_or(""), arg->dir == "in", {}, tspan};
       const RuntimeParam *rp = nullptr;
       for (const auto &p : plan.params)
         if (p.name == sp.tensor) rp = &p;
       if (!check_stream_size("the view of '" + sp.tensor + "' passed to '" + kname + "'",
-                             arg->value("shape", std::vector<int64_t>{}), rp ? rp->dtype : "f32", s.iterations, device,
+                             arg->shape, rp ? rp->dtype : "f32", s.iterations, device,
                              tspan, problems))
         return std::nullopt;
       for (int64_t t = 0; t < s.iterations; ++t) {
         env.vars[s.seq_var] = t;
         View v;
-        v.shape = arg->value("shape", std::vector<int64_t>{});
-        for (const auto &e : arg->value("offset", Json::array())) {
+        v.shape = arg->shape;
+        for (const Json &e : arg->offset) {
           std::string why;
           auto o = eval_int(e, env, &why);
           if (!o) {

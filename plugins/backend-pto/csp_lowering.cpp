@@ -12,18 +12,21 @@ namespace {
 
 std::string channel_param(const std::string &channel) { return "ch_" + channel; }
 
-CspChannel parse_channel(const json &c, const std::string &program) {
+CspChannel parse_channel(const htp::CspChannel &c, const std::string &program) {
   CspChannel ch;
-  ch.name = c.at("name").get<std::string>();
-  const json &elem = c.at("elem");
-  if (!elem.contains("shape") || !elem.contains("dtype"))
-    fail("channel '" + ch.name + "' of program '" + program + "' carries " + elem.dump() +
-             "; backend-pto lowers channels of tiles and tensors",
-         Span::from_json(c.value("span", json())));
-  for (const auto &d : elem["shape"]) ch.shape.push_back(d.get<int64_t>());
+  ch.name = c.name;
+  if (!c.elem)
+    fail("channel '" + ch.name + "' of program '" + program + "' carries null; backend-pto lowers channels of tiles "
+         "and tensors", Span::from(c.span));
+  for (const htp::IrDim &d : c.elem->shape) {
+    if (d.is_symbol())
+      fail("channel '" + ch.name + "' of program '" + program + "' carries items of the symbolic dimension '" +
+               d.symbol + "'; backend-pto lowers channels of static items", Span::from(c.span));
+    ch.shape.push_back(d.size);
+  }
   if (ch.shape.size() == 1) ch.shape.insert(ch.shape.begin(), 1);
-  ch.dtype = elem["dtype"].get<std::string>();
-  ch.depth = std::max<int64_t>(1, c.value("depth", 1));
+  ch.dtype = c.elem->dtype;
+  ch.depth = std::max<int64_t>(1, c.depth);
   return ch;
 }
 
@@ -112,12 +115,13 @@ std::vector<CspProcess> order(std::vector<CspProcess> ps) {
 /// variables are renamed per launch; their scalar parameters are replaced by the launch's arguments.
 class StageInliner {
 public:
-  StageInliner(const json &program, const std::vector<Kernel> &kernels) : program_(program), kernels_(kernels) {}
+  StageInliner(const htp::CspProgram &program, const std::vector<Kernel> &kernels)
+      : program_(program), kernels_(kernels) {}
 
   /// Appends launch `task` (a task node) to the derived kernel's body.
-  void launch(const json &task, size_t index) {
-    const Span span = Span::from_json(task.value("span", json()));
-    const std::string name = task.at("kernel").get<std::string>();
+  void launch(const htp::WspNode &task, size_t index) {
+    const Span span = Span::from(task.span);
+    const std::string &name = task.kernel;
     const Kernel *k = nullptr;
     for (const Kernel &c : kernels_)
       if (c.name == name && c.kind == "kernel") k = &c;
@@ -133,8 +137,8 @@ public:
       else lj["shape"] = l.shape;
       derived_locals_.push_back(lj);
     }
-    std::map<std::string, const json *> args;
-    for (const auto &a : task.at("args")) args[a.at("param").get<std::string>()] = &a;
+    std::map<std::string, const htp::WspArg *> args;
+    for (const htp::WspArg &a : task.args) args[a.param] = &a;
     for (const Param &p : k->params) {
       if (p.kind == "constexpr") {
         scalars_[p.name] = p.value;
@@ -142,14 +146,18 @@ public:
       }
       auto it = args.find(p.name);
       if (it == args.end()) fail("the launch of '" + name + "' binds no argument to '" + p.name + "'", span);
-      const json &a = *it->second;
+      const htp::WspArg &a = *it->second;
+      if (p.is_scalar() != a.is_scalar())
+        fail("the launch of '" + name + "' binds " + (a.is_scalar() ? "a scalar" : "a tensor") + " to the " +
+                 (p.is_scalar() ? "scalar" : "tensor") + " parameter '" + p.name + "'",
+             span);
       if (p.is_scalar()) {
-        scalars_[p.name] = a.at("scalar");
-      } else if (a.contains("channel")) {
-        tensors_[p.name] = {channel_param(a["channel"].get<std::string>()), json::array({0, 0})};
+        scalars_[p.name] = *a.scalar;
+      } else if (a.is_channel()) {
+        tensors_[p.name] = {channel_param(*a.channel), json::array({0, 0})};
       } else {
-        const std::string t = a.at("tensor").get<std::string>();
-        json offset = a.value("offset", json::array());
+        const std::string &t = *a.tensor;
+        json offset = json(a.offset);
         if (offset.size() != p.shape.size())
           fail("the launch of '" + name + "' passes a " + std::to_string(offset.size()) + "-D view of '" + t +
                    "' to its " + std::to_string(p.shape.size()) + "-D parameter '" + p.name +
@@ -171,7 +179,7 @@ private:
   void use_tensor(const std::string &t, const Span &span) {
     if (std::find(used_.begin(), used_.end(), t) != used_.end()) return;
     bool known = false;
-    for (const auto &p : program_.value("params", json::array())) known |= p.value("name", "") == t;
+    for (const htp::CspParam &p : program_.params) known |= p.name == t;
     if (!known) fail("pipe stage passes '" + t + "', which is not a tensor parameter of the workload", span);
     used_.push_back(t);
   }
@@ -243,7 +251,7 @@ private:
     return out;
   }
 
-  const json &program_;
+  const htp::CspProgram &program_;
   const std::vector<Kernel> &kernels_;
   std::string prefix_;
   std::set<std::string> locals_, loop_vars_;
@@ -254,56 +262,54 @@ private:
 };
 
 /// Scalar parameters of the workload an Expr tree mentions.
-void scalar_params(const json &j, const json &params, std::vector<std::string> &out) {
+void scalar_params(const json &j, const std::vector<htp::CspParam> &params, std::vector<std::string> &out) {
   if (j.is_array()) {
     for (const auto &x : j) scalar_params(x, params, out);
     return;
   }
   if (!j.is_object()) return;
   if (j.contains("param") && j["param"].is_string())
-    for (const auto &p : params)
-      if (p.value("name", "") == j["param"] && p["type"].value("kind", "") == "scalar" &&
-          std::find(out.begin(), out.end(), j["param"]) == out.end())
-        out.push_back(j["param"]);
+    for (const htp::CspParam &p : params)
+      if (p.name == j["param"] && p.type.is_scalar() && std::find(out.begin(), out.end(), p.name) == out.end())
+        out.push_back(p.name);
   for (const auto &[k, v] : j.items()) scalar_params(v, params, out);
 }
 
 /// The per-iteration kernel of pipe stage `proc` (see StageInliner); sets the loop bounds and the process's
 /// arguments.
-Kernel lower_stage(const json &program, const json &proc, const std::vector<Kernel> &kernels,
+Kernel lower_stage(const htp::CspProgram &program, const htp::CspProcess &proc, const std::vector<Kernel> &kernels,
                    const std::map<std::string, CspChannel> &channels, CspProcess &cp, json &start, json &stop) {
-  const json &stage = proc.at("stage");
-  const Span span = Span::from_json(stage.value("span", json()));
-  const std::string type = stage.contains("domain") ? stage["domain"].value("type", "") : "";
-  if (stage.value("kind", "") != "loop" || type != "seq" || stage.value("vars", json::array()).size() != 1)
+  const htp::WspNode &stage = *proc.stage;
+  const Span span = Span::from(stage.span);
+  if (!stage.is_loop() || stage.domain.type != "seq" || stage.vars.size() != 1)
     fail("pipe stage '" + cp.name + "' must be one sequential loop (for i in P.seq(n), or a consume loop) whose "
              "iterations backend-pto turns into tasks",
          span);
   start = 0;
-  stop = stage["domain"].at("extent");
-  cp.loop_var = stage["vars"][0].get<std::string>();
+  stop = stage.domain.extent;
+  cp.loop_var = stage.vars[0];
   StageInliner inliner(program, kernels);
   size_t index = 0;
   std::set<std::pair<std::string, std::string>> moved;  // (channel, dir): one item per iteration
-  for (const auto &n : stage.value("body", json::array())) {
-    const Span at = Span::from_json(n.value("span", json()));
-    if (n.value("kind", "") != "task")
-      fail("pipe stage '" + cp.name + "' nests a " + n.value("kind", std::string("?")) +
-               " in its loop; backend-pto lowers stages whose loop body is kernel launches",
+  for (const htp::WspNode &n : stage.body) {
+    const Span at = Span::from(n.span);
+    if (!n.is_task())
+      fail("pipe stage '" + cp.name + "' nests a " + n.kind + " in its loop; backend-pto lowers stages whose loop "
+           "body is kernel launches",
            at);
-    for (const auto &a : n.value("args", json::array()))
-      if (a.contains("channel") && !moved.insert({a["channel"].get<std::string>(), a.value("dir", "")}).second)
-        fail("pipe stage '" + cp.name + "' moves two items of channel '" + a["channel"].get<std::string>() +
+    for (const htp::WspArg &a : n.args)
+      if (a.is_channel() && !moved.insert({*a.channel, a.dir}).second)
+        fail("pipe stage '" + cp.name + "' moves two items of channel '" + *a.channel +
                  "' per iteration; backend-pto gives each iteration one slot of a channel",
              at);
     inliner.launch(n, index++);
   }
   json params = json::array();
   for (const std::string &t : inliner.tensors())
-    for (const auto &p : program.value("params", json::array()))
-      if (p.value("name", "") == t) {
-        params.push_back(p);
-        cp.args.push_back({{"param", t}, {"tensor", t}});
+    for (const htp::CspParam &p : program.params)
+      if (p.name == t) {
+        params.push_back(json(p));
+        cp.args.push_back(htp::CspBinding{t, t, std::nullopt});
       }
   for (const auto &[ch, dir] : cp.channels) {
     auto it = channels.find(ch);
@@ -313,16 +319,15 @@ Kernel lower_stage(const json &program, const json &proc, const std::vector<Kern
                       {"type", {{"kind", "tensor"}, {"shape", it->second.shape}, {"dtype", it->second.dtype}}}});
   }
   std::vector<std::string> scalars;
-  scalar_params(inliner.body(), program.value("params", json::array()), scalars);
+  scalar_params(inliner.body(), program.params, scalars);
   for (const std::string &n : scalars)
-    for (const auto &p : program["params"])
-      if (p.value("name", "") == n) {
-        params.push_back(p);
-        cp.args.push_back({{"param", n}, {"scalar", {{"param", n}}}});
+    for (const htp::CspParam &p : program.params)
+      if (p.name == n) {
+        params.push_back(json(p));
+        cp.args.push_back(htp::CspBinding{n, std::nullopt, json{{"param", n}}});
       }
   params.push_back({{"name", cp.loop_var}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}});
-  const json kspan = stage.contains("span") ? stage["span"] : json{{"line", 0}, {"col", 0}, {"end_line", 0}, {"end_col", 0}};
-  json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", kspan}, {"mapping", nullptr},
+  json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", json(stage.span)}, {"mapping", nullptr},
             {"params", params},  {"locals", inliner.locals()}, {"body", inliner.body()}};
   try {  // the derived kernel is tile kernel IR like any other: read it as such
     return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
@@ -333,40 +338,41 @@ Kernel lower_stage(const json &program, const json &proc, const std::vector<Kern
 
 }  // namespace
 
-CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &kernels, std::vector<Kernel> &derived) {
+CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<Kernel> &kernels,
+                             std::vector<Kernel> &derived) {
   CspProgram p;
-  p.name = program.at("name").get<std::string>();
-  p.span = Span::from_json(program.value("span", json()));
-  p.params = program.value("params", json::array());
+  p.name = program.name;
+  p.span = Span::from(program.span);
+  p.params = program.params;
   std::map<std::string, CspChannel> channels;
-  for (const auto &c : program.value("channels", json::array())) {
+  for (const htp::CspChannel &c : program.channels) {
     CspChannel ch = parse_channel(c, p.name);
     channels[ch.name] = ch;
     p.channels.push_back(ch);
   }
   std::vector<CspProcess> processes;
   bool first = true;
-  for (const auto &proc : program.value("processes", json::array())) {
-    const Span span = Span::from_json(proc.value("span", json()));
+  for (const htp::CspProcess &proc : program.processes) {
+    const Span span = Span::from(proc.span);
     CspProcess cp;
-    cp.name = proc.at("name").get<std::string>();
+    cp.name = proc.name;
     cp.kernel = p.name + "_" + cp.name;
-    cp.args = proc.value("args", json::array());
-    if (proc.value("replicas", 1) != 1)
-      fail("process '" + cp.name + "' is replicated " + proc["replicas"].dump() +
+    cp.args = proc.args;
+    if (proc.replicas != 1)
+      fail("process '" + cp.name + "' is replicated " + std::to_string(proc.replicas) +
                " times; backend-pto lowers processes with one replica",
            span);
-    for (const auto &c : proc.value("consumes", json::array())) cp.channels.push_back({c.get<std::string>(), "inout"});
-    for (const auto &c : proc.value("produces", json::array())) cp.channels.push_back({c.get<std::string>(), "out"});
-    if (proc.contains("stage")) {  // a WSP pipe stage: kernel launches, inlined
+    for (const std::string &c : proc.consumes) cp.channels.push_back({c, "inout"});
+    for (const std::string &c : proc.produces) cp.channels.push_back({c, "out"});
+    if (proc.stage) {  // a WSP pipe stage: kernel launches, inlined
       json start, stop;
-      cp.args = json::array();
+      cp.args.clear();
       derived.push_back(lower_stage(program, proc, kernels, channels, cp, start, stop));
       same_iterations(p, first, cp.name, start, stop, json(1), derived.back().span);
       processes.push_back(std::move(cp));
       continue;
     }
-    const Kernel &body = process_kernel(kernels, proc.value("function", cp.name), span);
+    const Kernel &body = process_kernel(kernels, proc.function, span);
     if (body.body.size() != 1 || body.body[0].op != "for")
       fail("process '" + cp.name + "' must be one counted loop (for ... in range(n)) whose iterations backend-pto "
                "turns into tasks",

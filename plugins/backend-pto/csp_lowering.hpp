@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <htp/csp_graph.hpp>
+
 #include "kernel_ir.hpp"
 
 namespace ptobe {
@@ -25,7 +27,7 @@ struct CspChannel {
 struct CspProcess {
   std::string name;
   std::string kernel;  ///< the derived kernel's name: <program>_<process>
-  json args;           ///< [{"param", "tensor"} | {"param", "scalar"}] of the process
+  std::vector<htp::CspBinding> args;  ///< how the process's parameters bind (tensor or scalar)
   std::vector<std::pair<std::string, std::string>> channels;  ///< (channel, "out" | "inout") in kernel order
   std::string loop_var;
 };
@@ -34,14 +36,16 @@ struct CspProcess {
 struct CspProgram {
   std::string name;
   Span span;
-  json params;  ///< the program's tensor parameters (as workload params)
+  std::vector<htp::CspParam> params;  ///< the program's parameters
   std::vector<CspChannel> channels;
   std::vector<CspProcess> processes;  ///< producers before consumers
   json start, stop, step;             ///< the common loop of every process
 };
 
-/// Lowers `program`, appending the per-iteration kernels to `derived`; throws IrError (code pto.csp)
-/// for a program outside the supported form, naming the process and why.
-CspProgram lower_csp_program(const json &program, const std::vector<Kernel> &kernels, std::vector<Kernel> &derived);
+/// Lowers `program` (of csp.graph, read by the SDK: htp/csp_graph.hpp), appending the per-iteration kernels
+/// to `derived`; throws IrError (code pto.csp) for a program outside the supported form, naming the
+/// process and why.
+CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<Kernel> &kernels,
+                             std::vector<Kernel> &derived);
 
 }  // namespace ptobe

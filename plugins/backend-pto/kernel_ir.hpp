@@ -23,7 +23,7 @@ struct Span {
   uint32_t line = 0, col = 0, end_line = 0, end_col = 0;
   /// A span of wsp.task_graph / csp.graph (JSON); zero when absent.
   static Span from_json(const json &j);
-  /// A span of tile.kernels; zero when absent.
+  /// A span of tile.kernels or wsp.task_graph; zero when absent.
   static Span from(const std::optional<htp::IrSpan> &s);
 };
 

@@ -45,20 +45,10 @@ public:
   std::string fresh(const std::string &stem) { return stem + std::to_string(counter_++); }
 
   /// Binds the entry parameters (tensors first, then scalars) and the dimension symbols.
-  std::vector<EntryParam> bind(const json &params) {
-    std::vector<EntryParam> out;
-    for (const auto &p : params) {
-      EntryParam e;
-      e.name = p.at("name").get<std::string>();
-      e.dir = p.value("dir", std::string("in"));
-      const json &type = p.at("type");
-      e.kind = type.at("kind").get<std::string>();
-      e.dtype = type.value("dtype", std::string("i64"));
-      if (e.kind == "tensor") e.shape = type.at("shape");
+  std::vector<EntryParam> bind(std::vector<EntryParam> out) {
+    for (const EntryParam &e : out)
       if (e.kind != "tensor" && e.kind != "scalar")
         throw IrError("entry '" + entry_ + "' parameter '" + e.name + "' is a " + e.kind + "; entries take tensors and scalars");
-      out.push_back(e);
-    }
     int index = 0;
     std::set<std::string> symbols;
     for (const EntryParam &e : out) {
@@ -82,15 +72,14 @@ public:
     return out;
   }
 
-  void intermediate(const std::string &name, const json &type) {
+  void intermediate(const std::string &name, const std::vector<htp::IrDim> &dims, const std::string &dt) {
     std::vector<int64_t> shape;
-    for (const auto &d : type.at("shape")) {
-      if (!d.is_number_integer())
-        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the symbolic dimension " + d.dump() +
+    for (const htp::IrDim &d : dims) {
+      if (d.is_symbol())
+        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the symbolic dimension " + json(d).dump() +
                       "; backend-pto allocates intermediates of static shape", {}, "pto.unsupported");
-      shape.push_back(d.get<int64_t>());
+      shape.push_back(d.size);
     }
-    const std::string dt = type.at("dtype").get<std::string>();
     tensor_dtype_[name] = dt;
     raw(rt::create_intermediate("w_" + name, shape, std::string(dtype(dt).runtime), indent_));
   }
@@ -218,21 +207,18 @@ std::set<std::string> read_and_written(const std::set<std::string> &reads, const
 }
 
 /// The tensors the tasks of a task-graph body read and write (undefined kernels are reported when emitted).
-void collect_accesses(const json &nodes, const KernelIndex &kernels, std::set<std::string> &reads,
+void collect_accesses(const std::vector<htp::WspNode> &nodes, const KernelIndex &kernels, std::set<std::string> &reads,
                       std::set<std::string> &writes) {
-  for (const auto &n : nodes) {
-    for (const char *key : {"body", "then", "else"})
-      if (n.contains(key)) collect_accesses(n[key], kernels, reads, writes);
-    if (n.value("kind", std::string()) != "task") continue;
-    auto k = kernels.find(n.at("kernel").get<std::string>());
-    if (k == kernels.end()) continue;
-    for (const auto &a : n.value("args", json::array())) {
-      if (!a.contains("tensor")) continue;
+  htp::for_each_node(nodes, [&](const htp::WspNode &n) {
+    if (!n.is_task()) return;
+    auto k = kernels.find(n.kernel);
+    if (k == kernels.end()) return;
+    for (const htp::WspArg &a : n.args) {
+      if (!a.is_view()) continue;
       for (const Param &p : k->second->kernel.params)
-        if (p.is_tensor() && p.name == a.value("param", std::string()))
-          (p.dir == "in" ? reads : writes).insert("w_" + a["tensor"].get<std::string>());
+        if (p.is_tensor() && p.name == a.param) (p.dir == "in" ? reads : writes).insert("w_" + *a.tensor);
     }
-  }
+  });
 }
 
 std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.line) : std::string(); }
@@ -243,26 +229,24 @@ constexpr const char *kTaskIndex = "htp_task_index";
 /// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
 class WorkloadLowering {
 public:
-  WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const json &schedule)
+  WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const htp::WspSchedule &schedule)
       : w_(w), kernels_(k), schedule_(schedule) {}
 
-  void nodes(const json &body) {
-    for (const auto &n : body) node(n);
+  void nodes(const std::vector<htp::WspNode> &body) {
+    for (const htp::WspNode &n : body) node(n);
   }
 
 private:
-  void node(const json &n) {
-    const std::string kind = n.at("kind").get<std::string>();
-    if (kind == "loop") return loop(n);
-    if (kind == "when") return when(n);
-    if (kind == "group") {
+  void node(const htp::WspNode &n) {
+    if (n.is_loop()) return loop(n);
+    if (n.is_when()) return when(n);
+    if (n.is_group()) {
       w_.open("");
-      nodes(n.value("body", json::array()));
+      nodes(n.body);
       w_.close();
       return;
     }
-    if (kind == "task") return task(n);
-    throw IrError("unknown task-graph node kind '" + kind + "'", Span::from_json(n.value("span", json())));
+    return task(n);
   }
 
   void for_range(const std::string &var, const std::string &lo, const std::string &hi) {
@@ -272,149 +256,165 @@ private:
 
   /// "moe.py:38:9": where a construct is in the source, for run-time messages (the file's name only, so
   /// generated code is the same on every machine).
-  std::string where(const json &node) const {
-    const Span s = Span::from_json(node.value("span", json()));
+  std::string where(const htp::WspNode &node) const {
+    const Span s = Span::from(node.span);
     const std::string path = s.file.empty() ? w_.origin().file : s.file;  // task-graph spans carry no file
     const std::string file = path.substr(path.find_last_of('/') + 1);
     return (file.empty() ? std::string("<program>") : file) + ":" + std::to_string(s.line) + ":" +
            std::to_string(s.col + 1);
   }
 
-  void loop(const json &n) {
-    const json &d = n.at("domain");
-    const std::string type = d.at("type").get<std::string>();
-    std::vector<std::string> vars = n.at("vars").get<std::vector<std::string>>();
+  void loop(const htp::WspNode &n) {
+    const htp::WspDomain &d = n.domain;
+    const std::string &type = d.type;
+    const std::vector<std::string> &vars = n.vars;
     int opened = 0;
     if (type == "dense") {
-      const json &ext = d.at("extents");
-      for (size_t i = 0; i < vars.size(); ++i, ++opened) for_range(vars[i], "0", w_.expr(ext.at(i)));
+      if (d.extents.size() < vars.size())
+        throw IrError("a dense loop over " + std::to_string(vars.size()) + " variables has " +
+                      std::to_string(d.extents.size()) + " extents", Span::from(n.span));
+      for (size_t i = 0; i < vars.size(); ++i, ++opened) for_range(vars[i], "0", w_.expr(d.extents[i]));
     } else if (type == "seq") {
-      for_range(vars.at(0), "0", w_.expr(d.at("extent")));
+      for_range(vars.at(0), "0", w_.expr(d.extent));
       opened = 1;
     } else if (type == "ragged") {
-      for_range(vars.at(0), "0", w_.expr(d.at("extent")));
-      const json len = {{"read", d.at("lengths")}, {"index", json::array({json{{"var", vars.at(0)}}})}};
+      for_range(vars.at(0), "0", w_.expr(d.extent));
+      const json len = {{"read", d.lengths}, {"index", json::array({json{{"var", vars.at(0)}}})}};
       const std::string length = w_.fresh("len");
       w_.line("const int64_t " + length + " = " + w_.expr(len) + ";");
-      w_.line(rt::check_length(where(n), d.at("lengths").get<std::string>(), "v_" + vars.at(0), length));
+      w_.line(rt::check_length(where(n), d.lengths, "v_" + vars.at(0), length));
       for_range(vars.at(1), "0", length);
       opened = 2;
     } else if (type == "sparse") {
-      const json row = d.at("row");
+      const json &row = d.row;
       const json row1 = {{"op", "add"}, {"args", json::array({row, 1})}};
       const std::string k = w_.fresh("nz");
-      const json lo = {{"read", d.at("indptr")}, {"index", json::array({row})}};
-      const json hi = {{"read", d.at("indptr")}, {"index", json::array({row1})}};
-      const std::string indices = d.at("indices").get<std::string>();
+      const json lo = {{"read", d.indptr}, {"index", json::array({row})}};
+      const json hi = {{"read", d.indptr}, {"index", json::array({row1})}};
+      const std::string &indices = d.indices;
       w_.line("const int64_t " + k + "_lo = " + w_.expr(lo) + ";");
       w_.line("const int64_t " + k + "_hi = " + w_.expr(hi) + ";");
-      w_.line(rt::check_csr_row(where(n), d.at("indptr").get<std::string>(), w_.expr(row), k + "_lo",
+      w_.line(rt::check_csr_row(where(n), d.indptr, w_.expr(row), k + "_lo",
                                 k + "_hi", rt::tensor_dim("w_" + indices, 0)));
       w_.open("for (int64_t " + k + " = " + k + "_lo; " + k + " < " + k + "_hi; ++" + k + ")");
       w_.line("const int64_t v_" + vars.at(0) + " = " + rt::read_element("w_" + indices, indices, "int32_t", {k}) + ";");
       in_scope_.insert(vars.at(0));
       opened = 1;
     } else {
-      throw IrError("unknown loop domain '" + type + "'", Span::from_json(n.value("span", json())));
+      throw IrError("unknown loop domain '" + type + "'", Span::from(n.span));
     }
-    nodes(n.value("body", json::array()));
+    nodes(n.body);
     for (int i = 0; i < opened; ++i) w_.close();
     for (const auto &v : vars) in_scope_.erase(v);
   }
 
-  void when(const json &n) {
-    w_.open("if (" + w_.expr(n.at("cond")) + ")");
-    nodes(n.value("then", json::array()));
-    if (!n.value("else", json::array()).empty()) {
+  void when(const htp::WspNode &n) {
+    w_.open("if (" + w_.expr(n.cond) + ")");
+    nodes(n.then_body);
+    if (!n.else_body.empty()) {
       w_.close();
       w_.open("else");
     }
-    nodes(n.value("else", json::array()));
+    nodes(n.else_body);
     w_.close();
   }
 
   std::string key() const {
-    const json &d = schedule_.value("dispatch", json());
-    if (!d.is_object() || !d.contains("axis")) return "";
-    const std::string axis = d["axis"].get<std::string>();
+    if (!schedule_.dispatch || !schedule_.dispatch->axis) return "";
+    const std::string &axis = *schedule_.dispatch->axis;
     return in_scope_.count(axis) ? "v_" + axis : "";
   }
 
   /// The task's issue stream: stream_by modulo streams, or (streams alone) tasks dealt to the streams in
   /// submission order.
   std::string stream() const {
-    const bool by = schedule_.contains("stream_by") && !schedule_["stream_by"].is_null();
-    const bool count = schedule_.contains("streams") && schedule_["streams"].is_number_integer();
+    const bool by = schedule_.stream_by.has_value();
+    const bool count = schedule_.streams.has_value();
     if (!by && !count) return "";
-    std::string s = by ? w_.expr(schedule_["stream_by"]) : std::string(kTaskIndex) + "++";
-    if (count) s = "htp_mod(" + s + ", " + std::to_string(schedule_["streams"].get<int64_t>()) + ")";
+    std::string s = by ? w_.expr(*schedule_.stream_by) : std::string(kTaskIndex) + "++";
+    if (count) s = "htp_mod(" + s + ", " + std::to_string(*schedule_.streams) + ")";
     return s;
   }
 
-  void task(const json &n) {
-    const Span span = Span::from_json(n.value("span", json()));
-    const KernelUnit &unit = find_kernel(kernels_, n.at("kernel").get<std::string>(), span);
-    std::map<std::string, const json *> by_param;
-    for (const auto &a : n.at("args")) by_param[a.at("param").get<std::string>()] = &a;
+  void task(const htp::WspNode &n) {
+    const Span span = Span::from(n.span);
+    const KernelUnit &unit = find_kernel(kernels_, n.kernel, span);
+    std::map<std::string, const htp::WspArg *> by_param;
+    for (const htp::WspArg &a : n.args) by_param[a.param] = &a;
     std::vector<TaskTensor> tensors;
     std::vector<std::string> scalars;
     for (const Param &p : unit.kernel.params) {
       if (p.kind == "constexpr") continue;
       auto it = by_param.find(p.name);
       if (it == by_param.end())
-        throw IrError("task " + n.value("id", std::string()) + " binds no argument to parameter '" + p.name +
-                      "' of kernel '" + unit.kernel.name + "'", span);
-      const json &a = *it->second;
+        throw IrError("task " + n.id + " binds no argument to parameter '" + p.name + "' of kernel '" +
+                      unit.kernel.name + "'", span);
+      const htp::WspArg &a = *it->second;
+      if (p.is_scalar() != a.is_scalar())
+        throw IrError("task " + n.id + " binds " + (a.is_scalar() ? "a scalar" : "a tensor view") + " to the " +
+                      (p.is_scalar() ? "scalar" : "tensor") + " parameter '" + p.name + "' of kernel '" +
+                      unit.kernel.name + "'", span);
       if (p.is_scalar()) {
-        scalars.push_back(w_.expr(a.at("scalar")));
+        scalars.push_back(w_.expr(*a.scalar));
         continue;
       }
-      TaskTensor t{&p, "w_" + a.at("tensor").get<std::string>(), {}, {}};
-      for (const auto &o : a.value("offset", json::array())) t.offset.push_back(w_.expr(o));
-      for (const auto &s : a.value("shape", json::array())) t.shape.push_back(w_.expr(s));
+      TaskTensor t{&p, "w_" + *a.tensor, {}, {}};
+      for (const json &o : a.offset) t.offset.push_back(w_.expr(o));
+      for (int64_t s : a.shape) t.shape.push_back(w_.expr(json(s)));
       if (t.offset.size() != t.shape.size())
-        throw IrError("task " + n.value("id", std::string()) + ": argument '" + p.name + "' has " +
-                      std::to_string(t.offset.size()) + " offsets and " + std::to_string(t.shape.size()) + " extents",
+        throw IrError("task " + n.id + ": argument '" + p.name + "' has " + std::to_string(t.offset.size()) +
+                      " offsets and " + std::to_string(t.shape.size()) + " extents",
                       span);
       tensors.push_back(std::move(t));
     }
-    std::string label = n.value("id", std::string("task")) + ": " + unit.kernel.name + span_label(span);
+    std::string label = n.id + ": " + unit.kernel.name + span_label(span);
     w_.task(unit, label, tensors, scalars, key(), stream());
   }
 
   OrchestrationWriter &w_;
   const KernelIndex &kernels_;
-  const json &schedule_;
+  const htp::WspSchedule &schedule_;
   std::set<std::string> in_scope_;
 };
 
-json sim_config(const json &schedule) {
+json sim_config(const htp::WspSchedule &schedule) {
   json sim = json::object();
-  if (schedule.contains("dispatch") && schedule["dispatch"].is_object())
-    sim["dispatch"] = schedule["dispatch"].value("policy", std::string("round_robin"));
-  if (schedule.contains("task_window") && schedule["task_window"].is_number_integer())
-    sim["task_window"] = schedule["task_window"];
+  if (schedule.dispatch) sim["dispatch"] = schedule.dispatch->policy;
+  if (schedule.task_window) sim["task_window"] = *schedule.task_window;
   return sim;
+}
+
+/// The entry parameters of a workload (htp::WspParam) or a CSP program (htp::CspParam).
+template <class Param> std::vector<EntryParam> entry_params(const std::vector<Param> &params) {
+  std::vector<EntryParam> out;
+  for (const Param &p : params) {
+    EntryParam e{p.name, p.type.kind, p.dir, json(), p.type.dtype};
+    if (p.type.is_tensor()) {
+      e.shape = json::array();
+      for (const htp::IrDim &d : p.type.shape) e.shape.push_back(json(d));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace
 
-EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const Origin &origin) {
+EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin) {
   EntryUnit e;
-  e.name = w.at("name").get<std::string>();
+  e.name = w.name;
   e.kind = "workload";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
-  e.params = out.bind(w.value("params", json::array()));
-  for (const auto &i : w.value("intermediates", json::array()))
-    out.intermediate(i.at("name").get<std::string>(), i.at("type"));
-  const json schedule = w.value("schedule", json::object());
-  if (schedule.contains("streams") && !(schedule.contains("stream_by") && !schedule["stream_by"].is_null()))
+  e.params = out.bind(entry_params(w.params));
+  for (const htp::WspIntermediate &i : w.intermediates) out.intermediate(i.name, i.type.shape, i.type.dtype);
+  const htp::WspSchedule &schedule = w.schedule;
+  if (schedule.streams && !schedule.stream_by)
     out.raw(std::string("#ifdef HTP_PTOSIM\n    int64_t ") + kTaskIndex + " = 0;\n#endif\n");
   std::set<std::string> reads, writes;
-  collect_accesses(w.value("body", json::array()), kernels, reads, writes);
+  collect_accesses(w.body, kernels, reads, writes);
   out.track(read_and_written(reads, writes));
-  WorkloadLowering(out, kernels, schedule).nodes(w.value("body", json::array()));
+  WorkloadLowering(out, kernels, schedule).nodes(w.body);
   e.sim = sim_config(schedule);
   e.source = out.finish("workload '" + e.name + "'");
   return e;
@@ -426,11 +426,12 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   e.kind = "csp-program";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
-  e.params = out.bind(p.params);
+  e.params = out.bind(entry_params(p.params));
   for (const CspChannel &c : p.channels) {  // one ring of `depth` slots per channel
-    std::vector<int64_t> ring = c.shape;
-    ring[0] *= c.depth;
-    out.intermediate("ring_" + c.name, json{{"shape", ring}, {"dtype", c.dtype}});
+    std::vector<htp::IrDim> ring;
+    for (int64_t d : c.shape) ring.push_back({d, ""});
+    ring[0].size *= c.depth;
+    out.intermediate("ring_" + c.name, ring, c.dtype);
   }
   std::map<std::string, const CspChannel *> channels;
   for (const CspChannel &c : p.channels) channels[c.name] = &c;
@@ -445,8 +446,8 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   std::set<std::string> reads, writes;
   for (const CspProcess &proc : p.processes) {
     const KernelUnit &unit = find_kernel(kernels, proc.kernel, p.span);
-    std::map<std::string, const json *> bound;
-    for (const auto &a : proc.args) bound[a.at("param").get<std::string>()] = &a;
+    std::map<std::string, const htp::CspBinding *> bound;
+    for (const htp::CspBinding &a : proc.args) bound[a.param] = &a;
     std::vector<TaskTensor> tensors;
     std::vector<std::string> scalars;
     for (const Param &prm : unit.kernel.params) {
@@ -456,13 +457,16 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
         const std::string slot = "htp_mod(v_" + var + ", " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
         tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
       } else if (prm.is_scalar()) {
-        scalars.push_back(prm.name == proc.loop_var ? "v_" + var
-                                                    : (bound.count(prm.name) ? out.expr(bound[prm.name]->at("scalar")) : "0"));
+        auto it = bound.find(prm.name);
+        if (prm.name != proc.loop_var && it != bound.end() && !it->second->scalar)
+          throw IrError("process '" + proc.name + "' binds a tensor to the scalar parameter '" + prm.name + "'", p.span,
+                        "pto.csp");
+        scalars.push_back(prm.name == proc.loop_var ? "v_" + var : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
       } else {
         auto it = bound.find(prm.name);
-        if (it == bound.end() || !it->second->contains("tensor"))
+        if (it == bound.end() || !it->second->tensor)
           throw IrError("process '" + proc.name + "' binds no tensor to parameter '" + prm.name + "'", p.span, "pto.csp");
-        tensors.push_back({&prm, "w_" + it->second->at("tensor").get<std::string>(), {}, {}});
+        tensors.push_back({&prm, "w_" + *it->second->tensor, {}, {}});
       }
     }
     for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
@@ -484,12 +488,10 @@ EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin) {
   e.kind = "kernel";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
-  json params = json::array();
+  std::vector<EntryParam> params;
   for (const Param &p : k.kernel.params) {
     if (p.kind == "constexpr") continue;
-    json type = {{"kind", p.kind}, {"dtype", p.dtype}};
-    if (p.is_tensor()) type["shape"] = p.shape;
-    params.push_back({{"name", p.name}, {"dir", p.dir}, {"type", type}});
+    params.push_back({p.name, p.kind, p.dir, p.is_tensor() ? json(p.shape) : json(), p.dtype});
   }
   e.params = out.bind(params);
   std::vector<TaskTensor> tensors;

@@ -4,13 +4,15 @@
 // CSP programs (channels as bounded rings of runtime-owned slots) and standalone kernels.
 #pragma once
 
+#include <htp/wsp_task_graph.hpp>
+
 #include "csp_lowering.hpp"
 #include "package_model.hpp"
 
 namespace ptobe {
 
-/// The entry of workload `w` (an element of wsp.task_graph "workloads"); throws IrError.
-EntryUnit emit_workload_entry(const json &w, const KernelIndex &kernels, const Origin &origin);
+/// The entry of workload `w` (of wsp.task_graph, read by the SDK: htp/wsp_task_graph.hpp); throws IrError.
+EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin);
 
 /// The entry of CSP program `p` lowered by lower_csp_program; throws IrError.
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);

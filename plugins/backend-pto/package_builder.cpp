@@ -89,14 +89,12 @@ BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, s
   const size_t before = problems.size();
   std::vector<CspProgram> programs;
   std::vector<Kernel> derived;
-  if (in.csp_graph.is_object())
-    for (const auto &prog : in.csp_graph.value("programs", json::array())) {
+  if (in.csp_graph)
+    for (const htp::CspProgram &prog : in.csp_graph->programs) {
       try {
         programs.push_back(lower_csp_program(prog, kernels, derived));
       } catch (const IrError &e) {
         add_problem(problems, e);
-      } catch (const json::exception &e) {
-        problems.push_back({"pto.ir", std::string("malformed csp.graph: ") + e.what(), {}});
       }
     }
   kernels.insert(kernels.end(), derived.begin(), derived.end());
@@ -105,16 +103,13 @@ BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, s
   KernelIndex index;
   for (const KernelUnit &u : pkg.kernels) index[u.kernel.name] = &u;
   try {
-    if (in.task_graph.is_object())
-      for (const auto &w : in.task_graph.value("workloads", json::array()))
-        pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
+    if (in.task_graph)
+      for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
     if (pkg.entries.empty())
       for (const KernelUnit &u : pkg.kernels) pkg.entries.push_back(emit_kernel_entry(u, in.origin));
   } catch (const IrError &e) {
     add_problem(problems, e);
-  } catch (const json::exception &e) {
-    problems.push_back({"pto.ir", std::string("malformed wsp.task_graph: ") + e.what(), {}});
   }
   if (problems.size() != before) return BuiltPackage{};
   return pkg;

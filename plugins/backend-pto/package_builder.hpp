@@ -9,17 +9,20 @@
 #include <utility>
 #include <vector>
 
+#include <htp/csp_graph.hpp>
+#include <htp/wsp_task_graph.hpp>
+
 #include "hardware_profile.hpp"
 #include "package_model.hpp"
 
 namespace ptobe {
 
-/// The module attributes the backend reads: tile.kernels as the SDK reads it (htp/tile_kernels.hpp),
-/// the others as JSON (null when absent).
+/// The module attributes the backend reads, as the SDK reads them (htp/tile_kernels.hpp,
+/// htp/wsp_task_graph.hpp, htp/csp_graph.hpp); none when absent.
 struct PackageInputs {
   std::optional<htp::TileKernels> tile_kernels;
-  json task_graph;
-  json csp_graph;
+  std::optional<htp::WspTaskGraph> task_graph;
+  std::optional<htp::CspGraph> csp_graph;
   Origin origin;
 };
 

@@ -8,8 +8,6 @@ namespace ptobe {
 
 namespace {
 
-json module_json(const htp::ModuleRef &m, const char *key) { return m.attr_json<json>(key).value_or(json()); }
-
 std::string option_text(const htp::PassContext &ctx, const char *key) {
   auto text = ctx.option(key);
   if (!text) return {};
@@ -31,13 +29,15 @@ void report(const htp::PassContext &ctx, const std::vector<Problem> &problems) {
   }
 }
 
-/// The module attributes the package is built from; nullopt (reported) when tile.kernels is malformed.
+/// The module attributes the package is built from, read by the SDK readers; nullopt (reported) when one
+/// is malformed.
 std::optional<PackageInputs> inputs(const htp::PassContext &ctx) {
   htp::ModuleRef m = ctx.module();
-  PackageInputs in{std::nullopt, module_json(m, "wsp.task_graph"), module_json(m, "csp.graph"),
-                   Origin{option_text(ctx, "target"), base_name(m.file())}};
+  PackageInputs in{std::nullopt, std::nullopt, std::nullopt, Origin{option_text(ctx, "target"), base_name(m.file())}};
   try {
     in.tile_kernels = htp::tile_kernels(m);
+    in.task_graph = htp::wsp_task_graph(m);
+    in.csp_graph = htp::csp_graph(m);
   } catch (const htp::IrDocumentError &e) {
     const IrError error = ir_error(e);
     report(ctx, {Problem{error.code(), error.what(), error.span()}});

@@ -1,4 +1,7 @@
-// csp.build-graph: the published process/channel graph (htp.csp.graph.v1, docs/dialects/csp.md).
+// csp.build-graph: the published process/channel graph (htp.csp.graph.v1, docs/dialects/csp.md), checked
+// with the SDK's reader (htp/csp_graph.hpp), the one every backend reads it with.
+#include <htp/csp_graph.hpp>
+
 #include "passes.hpp"
 #include "program_model.hpp"
 
@@ -132,7 +135,17 @@ void build_graph(htp::PassContext &ctx) {
     if (p.origin == "wsp.pipe") attach_stages(ctx, p, g);
     out.push_back(std::move(g));
   }
-  m.set_attr(kGraphAttr, Json{{"schema", kGraphSchema}, {"programs", out}}.dump());
+  const Json graph = {{"schema", htp::kCspGraphSchema}, {"programs", out}};
+  try {
+    (void)htp::read_csp_graph(graph);
+  } catch (const htp::IrDocumentError &e) {
+    const std::string file = m.file();
+    htp::Host(ctx.api()).error(ctx.diag(), "csp.internal",
+                               std::string("csp.build-graph built an invalid csp.graph (a dialect-csp bug): ") + e.what(),
+                               e.span() ? e.span()->source_span(file) : htp::SourceSpan{file});
+    return;
+  }
+  m.set_attr(htp::kCspGraphAttribute, graph.dump());
 }
 
 } // namespace csp

@@ -18,9 +18,6 @@ using Json = nlohmann::json;
 /// docs/dialects/csp.md): the declarations of every program, the input of csp.build-graph.
 inline constexpr const char *kProgramsAttr = "csp.programs";
 inline constexpr const char *kProgramsSchema = "htp.csp.programs.v1";
-/// The published graph (docs/ir-contracts.md §6).
-inline constexpr const char *kGraphAttr = "csp.graph";
-inline constexpr const char *kGraphSchema = "htp.csp.graph.v1";
 /// Facts the passes provide (docs/ir-contracts.md names the graph fact IR.CSP.Graph, which the capability
 /// grammar — Namespace.Name — does not accept; the names live here so that the spelling changes in one
 /// place).

@@ -1,6 +1,9 @@
 // The passes that turn workloads and schedules into the module attribute `wsp.task_graph`
 // (htp.wsp.task_graph.v1, docs/dialects/wsp.md): each workload is lowered once (wsp.typecheck) into
-// the node attribute `wsp.workload`, its schedule attached as `wsp.schedule`, and the graph assembled.
+// the node attribute `wsp.workload`, its schedule attached as `wsp.schedule`, and the graph assembled and
+// checked with the SDK's reader (htp/wsp_task_graph.hpp), the one every backend reads it with.
+#include <htp/wsp_task_graph.hpp>
+
 #include "passes.hpp"
 #include "schedule.hpp"
 #include "workload_lowering.hpp"
@@ -13,7 +16,6 @@ namespace {
 
 constexpr const char *kWorkloadAttr = "wsp.workload";
 constexpr const char *kScheduleAttr = "wsp.schedule";
-constexpr const char *kSchema = "htp.wsp.task_graph.v1";
 
 /// The workload a schedule function names in `@schedule(w)`; throws WspError when it names none.
 htp::NodeRef scheduled_workload(htp::NodeRef schedule, const htp::ModuleRef &m) {
@@ -68,7 +70,7 @@ void attach_schedules(htp::PassContext &ctx) {
 }
 
 void build_task_graph(htp::PassContext &ctx) {
-  json doc = {{"schema", kSchema}, {"workloads", json::array()}};
+  json doc = {{"schema", htp::kWspTaskGraphSchema}, {"workloads", json::array()}};
   for (auto w : workloads(ctx.module())) {
     auto entry = w.attr(kWorkloadAttr);
     if (!entry) {
@@ -82,7 +84,17 @@ void build_task_graph(htp::PassContext &ctx) {
     workload["schedule"] = sched ? json::parse(*sched) : json{{"name", nullptr}, {"span", nullptr}};
     doc["workloads"].push_back(std::move(workload));
   }
-  ctx.module().set_attr("wsp.task_graph", doc.dump());
+  try {
+    (void)htp::read_wsp_task_graph(doc);
+  } catch (const htp::IrDocumentError &e) {
+    const std::string file = ctx.module().file();
+    htp::Host(ctx.api()).error(ctx.diag(), "wsp.internal",
+                               std::string("wsp.build-task-graph built an invalid wsp.task_graph (a dialect-wsp bug): ") +
+                                   e.what(),
+                               e.span() ? e.span()->source_span(file) : htp::SourceSpan{file});
+    return;
+  }
+  ctx.module().set_attr(htp::kWspTaskGraphAttribute, doc.dump());
 }
 
 } // namespace wsp

@@ -1,6 +1,6 @@
 // The cpu-ref emit pass: plain C++17 loops for the host CPU from `tile.kernels` (htp.tile.kernels.v1,
-// docs/ir-contracts.md §4, read with the SDK's typed reader htp/tile_kernels.hpp) and, when present,
-// `wsp.task_graph` (§5). One file, codegen/cpu-ref/program.cpp,
+// docs/ir-contracts.md §4) and, when present, `wsp.task_graph` (§5), both read with the SDK's typed
+// readers (htp/tile_kernels.hpp, htp/wsp_task_graph.hpp). One file, codegen/cpu-ref/program.cpp,
 // holds one function per kernel (tensors as data pointer + element strides) and one entry per workload
 // (loop nests over the task tree) — or per kernel when there is no task graph:
 //   extern "C" void htp_cpuref_<entry>(void *const *args, const int64_t *const *shapes)
@@ -10,6 +10,7 @@
 #include "ext_pack.hpp"
 
 #include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
 
 #include <array>
 #include <cctype>
@@ -108,15 +109,17 @@ json entry_params(const std::vector<htp::TileParam> &params) {
   return out;
 }
 
-/// The same from a workload's signature-style params (JSON).
-json entry_params(const json &params) {
+/// The same from a workload's params.
+json entry_params(const std::vector<htp::WspParam> &params) {
   json out = json::array();
-  for (const json &p : params) {
-    const json &t = p["type"];
-    if (t["kind"] == "tensor")
-      out.push_back({{"name", p["name"]}, {"kind", "tensor"}, {"dir", p["dir"]}, {"shape", t["shape"]}, {"dtype", t["dtype"]}});
-    else if (t["kind"] == "scalar")
-      out.push_back({{"name", p["name"]}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", t["dtype"]}});
+  for (const htp::WspParam &p : params) {
+    if (p.type.is_tensor()) {
+      json shape = json::array();
+      for (const htp::IrDim &d : p.type.shape) shape.push_back(d.is_symbol() ? json(d.symbol) : json(d.size));
+      out.push_back({{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", shape}, {"dtype", p.type.dtype}});
+    } else {
+      out.push_back({{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.type.dtype}});
+    }
   }
   return out;
 }
@@ -339,76 +342,78 @@ private:
   std::map<std::string, Tile> tiles_;
 };
 
-/// Emits one workload of wsp.task_graph (htp.wsp.task_graph.v1) as an entry: loop nests over the task
-/// tree, calling the kernel functions in program order on one thread (every dependency kind holds).
+/// Emits one workload of wsp.task_graph (htp.wsp.task_graph.v1, read with htp/wsp_task_graph.hpp) as an
+/// entry: loop nests over the task tree, calling the kernel functions in program order on one thread
+/// (every dependency kind holds).
 class WorkloadEmitter {
 public:
-  WorkloadEmitter(const json &w, const std::map<std::string, const htp::TileKernel *> &kernels) : w_(w), kernels_(kernels) {}
+  WorkloadEmitter(const htp::WspWorkload &w, const std::map<std::string, const htp::TileKernel *> &kernels)
+      : w_(w), span_(json(w.span)), kernels_(kernels) {}
 
   std::string entry() {
-    std::string out = "// workload " + name() + " (line " + std::to_string(w_["span"].value("line", 0)) + ")\n";
+    std::string out = "// workload " + name() + " (line " + std::to_string(w_.span.line) + ")\n";
     out += "extern \"C\" void htp_cpuref_" + name() + "(void *const *args, const int64_t *const *shapes) {\n";
     std::set<std::string> symbols;
     size_t i = 0;
-    for (const json &p : w_["params"]) {
-      std::string n = p["name"], t = ctype_of(p["type"]["dtype"], w_["span"]);
-      if (p["type"]["kind"] != "tensor") {
+    for (const htp::WspParam &p : w_.params) {
+      const std::string &n = p.name;
+      std::string t = ctype_of(p.type.dtype, span_);
+      if (!p.type.is_tensor()) {
         out += unpack_scalar(n, t, i++);
         continue;
       }
-      const json &shape = p["type"]["shape"];
+      const std::vector<htp::IrDim> &shape = p.type.shape;
       ranks_[n] = shape.size();
       out += unpack_tensor(n, t, i, shape.size());
       for (size_t d = 0; d < shape.size(); ++d)  // a symbolic dim is bound by the first tensor that has it
-        if (shape[d].is_string() && symbols.insert(shape[d].get<std::string>()).second)
-          out += "  const int64_t p_" + shape[d].get<std::string>() + " = shapes[" + std::to_string(i) + "][" +
+        if (shape[d].is_symbol() && symbols.insert(shape[d].symbol).second)
+          out += "  const int64_t p_" + shape[d].symbol + " = shapes[" + std::to_string(i) + "][" +
                  std::to_string(d) + "];\n";
       ++i;
     }
-    for (const json &m : w_.value("intermediates", json::array())) out += intermediate(m);
-    body(w_["body"], 1, out);
+    for (const htp::WspIntermediate &m : w_.intermediates) out += intermediate(m);
+    body(w_.body, 1, out);
     return out + "}\n";
   }
 
-  json entrypoint() const { return {{"name", name()}, {"kind", "workload"}, {"params", entry_params(w_["params"])}}; }
+  json entrypoint() const { return {{"name", name()}, {"kind", "workload"}, {"params", entry_params(w_.params)}}; }
 
 private:
-  std::string name() const { return w_["name"].get<std::string>(); }
+  const std::string &name() const { return w_.name; }
 
-  static std::string dim(const json &d) { return d.is_string() ? "p_" + d.get<std::string>() : std::to_string(d.get<int64_t>()); }
+  static std::string dim(const htp::IrDim &d) { return d.is_symbol() ? "p_" + d.symbol : std::to_string(d.size); }
 
   /// A zero-filled workload-local tensor: storage, pointer, shape and strides.
-  std::string intermediate(const json &m) {
-    std::string n = m["name"], t = ctype_of(m["type"]["dtype"], w_["span"]);
-    const json &shape = m["type"]["shape"];
+  std::string intermediate(const htp::WspIntermediate &m) {
+    const std::string &n = m.name;
+    std::string t = ctype_of(m.type.dtype, span_);
+    const std::vector<htp::IrDim> &shape = m.type.shape;
     ranks_[n] = shape.size();
     std::string dims, count = "1";
-    for (const json &d : shape) dims += (dims.empty() ? "" : ", ") + dim(d), count += " * " + dim(d);
+    for (const htp::IrDim &d : shape) dims += (dims.empty() ? "" : ", ") + dim(d), count += " * " + dim(d);
     return "  std::vector<" + t + "> buf_" + n + "(" + count + ");\n  " + t + " *p_" + n + " = buf_" + n +
            ".data();\n  const int64_t sh_" + n + "[] = {" + dims + "};\n  const auto st_" + n + " = strides(sh_" + n +
            ", " + std::to_string(shape.size()) + ");\n";
   }
 
-  void body(const json &nodes, int depth, std::string &out) {
-    for (const json &n : nodes) node(n, depth, out);
+  void body(const std::vector<htp::WspNode> &nodes, int depth, std::string &out) {
+    for (const htp::WspNode &n : nodes) node(n, depth, out);
   }
 
-  void node(const json &n, int depth, std::string &out) {
-    const std::string pad(2 * depth, ' '), kind = n.value("kind", "");
-    if (kind == "task") {
+  void node(const htp::WspNode &n, int depth, std::string &out) {
+    const std::string pad(2 * depth, ' ');
+    if (n.is_task()) {
       out += pad + task(n) + "\n";
-    } else if (kind == "group") {
-      body(n["body"], depth, out);
-    } else if (kind == "when") {
-      out += pad + "if (" + expr(n["cond"]) + ") {\n";
-      body(n["then"], depth + 1, out);
+    } else if (n.is_group()) {
+      body(n.body, depth, out);
+    } else if (n.is_when()) {
+      out += pad + "if (" + expr(n.cond) + ") {\n";
+      body(n.then_body, depth + 1, out);
       out += pad + "} else {\n";
-      body(n.value("else", json::array()), depth + 1, out);
+      body(n.else_body, depth + 1, out);
       out += pad + "}\n";
-    } else if (kind == "loop") {
-      loop(n, depth, out);
     } else {
-      throw EmitError("cpu-ref.unsupported", "cpu-ref cannot emit the task-graph node '" + kind + "'", n.value("span", json()));
+      loop(n, depth, out);
     }
   }
 
@@ -416,63 +421,63 @@ private:
     return "for (int64_t v_" + v + " = " + start + "; v_" + v + " < " + stop + "; ++v_" + v + ") {\n";
   }
 
-  void loop(const json &n, int depth, std::string &out) {
-    const json &d = n["domain"];
-    const json &vars = n["vars"];
-    const std::string type = d.value("type", "");
+  void loop(const htp::WspNode &n, int depth, std::string &out) {
+    const htp::WspDomain &d = n.domain;
+    const std::vector<std::string> &vars = n.vars;
     std::vector<std::string> heads;
-    if (type == "dense") {
-      for (size_t i = 0; i < vars.size(); ++i) heads.push_back(for_var(vars[i], "0", expr(d["extents"][i])));
-    } else if (type == "seq") {
-      heads.push_back(for_var(vars[0], "0", expr(d["extent"])));
-    } else if (type == "ragged") {  // (row, position): position < lengths[row]
-      heads.push_back(for_var(vars[0], "0", expr(d["extent"])));
-      heads.push_back(for_var(vars[1], "0", expr(json{{"read", d["lengths"]}, {"index", {{{"var", vars[0]}}}}})));
-    } else if (type == "sparse") {  // e over indices[indptr[row] : indptr[row + 1]]
-      std::string v = vars[0], j = "j_" + v, row = expr(d["row"]);
-      std::string indptr = "p_" + d["indptr"].get<std::string>(), indices = "p_" + d["indices"].get<std::string>();
-      std::string st_ptr = "st_" + d["indptr"].get<std::string>() + "[0]", st_idx = "st_" + d["indices"].get<std::string>() + "[0]";
+    if (d.type == "dense") {
+      for (size_t i = 0; i < vars.size() && i < d.extents.size(); ++i) heads.push_back(for_var(vars[i], "0", expr(d.extents[i])));
+    } else if (d.type == "seq") {
+      heads.push_back(for_var(vars[0], "0", expr(d.extent)));
+    } else if (d.type == "ragged") {  // (row, position): position < lengths[row]
+      heads.push_back(for_var(vars[0], "0", expr(d.extent)));
+      heads.push_back(for_var(vars.at(1), "0", expr(json{{"read", d.lengths}, {"index", {{{"var", vars[0]}}}}})));
+    } else {  // sparse: e over indices[indptr[row] : indptr[row + 1]]
+      std::string v = vars[0], j = "j_" + v, row = expr(d.row);
+      std::string indptr = "p_" + d.indptr, indices = "p_" + d.indices;
+      std::string st_ptr = "st_" + d.indptr + "[0]", st_idx = "st_" + d.indices + "[0]";
       heads.push_back("for (int64_t " + j + " = " + indptr + "[(" + row + ") * " + st_ptr + "]; " + j + " < " + indptr +
                       "[(" + row + " + 1) * " + st_ptr + "]; ++" + j + ") { const int64_t v_" + v + " = " + indices + "[" +
                       j + " * " + st_idx + "];\n");
-    } else {
-      throw EmitError("cpu-ref.unsupported", "cpu-ref cannot emit a loop over a '" + type + "' domain", n.value("span", json()));
     }
     for (size_t i = 0; i < heads.size(); ++i) out += std::string(2 * (depth + i), ' ') + heads[i];
-    body(n["body"], depth + static_cast<int>(heads.size()), out);
+    body(n.body, depth + static_cast<int>(heads.size()), out);
     for (size_t i = heads.size(); i-- > 0;) out += std::string(2 * (depth + i), ' ') + "}\n";
   }
 
   /// A kernel launch: each tensor parameter gets its view's base pointer and the tensor's trailing strides.
-  std::string task(const json &t) const {
-    auto k = kernels_.find(t.value("kernel", ""));
+  std::string task(const htp::WspNode &t) const {
+    const json span = json(t.span);
+    auto k = kernels_.find(t.kernel);
     if (k == kernels_.end())
-      throw EmitError("cpu-ref.ir", "task '" + t.value("id", "") + "' launches unknown kernel '" + t.value("kernel", "") + "'",
-                      t.value("span", json()));
-    std::map<std::string, json> args;
-    for (const json &a : t["args"]) args[a["param"].get<std::string>()] = a;
+      throw EmitError("cpu-ref.ir", "task '" + t.id + "' launches unknown kernel '" + t.kernel + "'", span);
+    std::map<std::string, const htp::WspArg *> args;
+    for (const htp::WspArg &a : t.args) args[a.param] = &a;
     std::string call;
     for (const htp::TileParam &p : k->second->params) {
       const std::string &kind = p.type.kind, &n = p.name;
       if (kind != "tensor" && kind != "scalar") continue;
       auto a = args.find(n);
-      if (a == args.end())
-        throw EmitError("cpu-ref.ir", "task '" + t.value("id", "") + "' binds no argument to '" + n + "'", t.value("span", json()));
+      if (a == args.end()) throw EmitError("cpu-ref.ir", "task '" + t.id + "' binds no argument to '" + n + "'", span);
+      if ((kind == "tensor") != a->second->is_view())
+        throw EmitError("cpu-ref.ir", "task '" + t.id + "' binds a " + (kind == "tensor" ? "scalar" : "view") + " to the " +
+                                          kind + " parameter '" + n + "'", span);
       std::string piece;
       if (kind == "tensor") {
-        std::string tensor = a->second["tensor"];
+        const std::string &tensor = *a->second->tensor;
         size_t drop = ranks_.at(tensor) - p.type.shape.size();  // dims dropped by integer indices lead
-        piece = "p_" + tensor + " + (" + linear_index(tensor, a->second["offset"]) + "), st_" + tensor + ".data() + " +
+        piece = "p_" + tensor + " + (" + linear_index(tensor, json(a->second->offset)) + "), st_" + tensor + ".data() + " +
                 std::to_string(drop);
       } else {
-        piece = ctype_of(p.type.dtype, t.value("span", json())) + "(" + expr(a->second["scalar"]) + ")";
+        piece = ctype_of(p.type.dtype, span) + "(" + expr(*a->second->scalar) + ")";
       }
       call += (call.empty() ? "" : ", ") + piece;
     }
-    return "kernel_" + k->first + "(" + call + ");  // " + t.value("id", "");
+    return "kernel_" + k->first + "(" + call + ");  // " + t.id;
   }
 
-  const json &w_;
+  const htp::WspWorkload &w_;
+  const json span_;  ///< the workload's
   const std::map<std::string, const htp::TileKernel *> &kernels_;
   std::map<std::string, size_t> ranks_;
 };
@@ -535,8 +540,7 @@ void emit_cpu_ref(htp::PassContext &ctx) {
   json placements = json::parse(m.attr("place.placements").value_or("{}"), nullptr, false);
   placements = placements.is_object() ? placements.value("functions", json::object()) : json::object();
 
-  json graph = json::parse(m.attr("wsp.task_graph").value_or("null"), nullptr, false);
-  const json workloads = graph.is_object() ? graph.value("workloads", json::array()) : json::array();
+  const std::vector<htp::WspWorkload> workloads = htp::wsp_task_graph(m).value_or(htp::WspTaskGraph{}).workloads;
 
   std::string functions, entries;
   json entrypoints = json::array();
@@ -565,8 +569,8 @@ void emit_cpu_ref(htp::PassContext &ctx) {
       }
     });
   }
-  for (const json &w : workloads)
-    guarded(w.value("span", json()), [&] {
+  for (const htp::WspWorkload &w : workloads)
+    guarded(json(w.span), [&] {
       WorkloadEmitter emitter(w, by_name);
       entries += emitter.entry() + "\n";
       entrypoints.push_back(emitter.entrypoint());

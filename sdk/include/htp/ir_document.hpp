@@ -40,6 +40,19 @@ template <class J> void to_json(J &j, const IrSpan &s) {
   j["end_col"] = s.end_col;
 }
 
+/// A tensor dimension of a workload or program parameter: a static size, or a symbol bound at run time
+/// from the argument's shape ("B").
+struct IrDim {
+  int64_t size = 0;    ///< static: >= 1
+  std::string symbol;  ///< symbolic: the name (size 0)
+
+  bool is_symbol() const { return !symbol.empty(); }
+  friend bool operator==(const IrDim &, const IrDim &) = default;
+};
+
+/// A static size as a JSON integer, a symbol as a JSON string.
+template <class J> void to_json(J &j, const IrDim &d) { j = d.is_symbol() ? J(d.symbol) : J(d.size); }
+
 /// A module attribute that does not hold a valid document of its schema: which attribute, the JSON
 /// pointer of the offending value ("/kernels/0/params/1/type/kind"; empty for the document itself), the
 /// reason, and the span of the innermost kernel or statement around it when the document states one.
@@ -130,6 +143,23 @@ public:
     if (it == obj.end()) fail(at(path, key), "required key is missing");
     return *it;
   }
+  /// The array member `key` of the object `obj` (at `path`), each element read by item(element, its path).
+  template <class F>
+  auto list(const J &obj, std::string_view key, const std::string &path, F &&item) const
+      -> std::vector<decltype(item(obj, path))> {
+    const std::string p = at(path, key);
+    const J &a = array(need(obj, key, path), p);
+    std::vector<decltype(item(obj, path))> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(item(a[i], at(p, i)));
+    return out;
+  }
+  /// Opens a document: an object whose "schema" is of major version `expected`; the "schema" value.
+  std::string document(const J &doc, std::string_view expected) const {
+    object(doc, "");
+    version(doc, expected);
+    return need(doc, "schema", "").template get<std::string>();
+  }
   /// Member `key`, or null when absent.
   const J *find(const J &obj, std::string_view key) const {
     auto it = obj.find(std::string(key));
@@ -168,6 +198,37 @@ public:
       fail(path, "expected at least " + std::to_string(min_size) + " dimension" + (min_size == 1 ? "" : "s"));
     std::vector<int64_t> out;
     for (size_t i = 0; i < v.size(); ++i) out.push_back(integer(v[i], at(path, i), 1));
+    return out;
+  }
+  /// A name of the IR: letters, digits and '_', not starting with a digit.
+  std::string identifier(const J &v, const std::string &path) const {
+    std::string s = name(v, path);
+    auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+    bool ok = letter(s[0]);
+    for (char c : s) ok = ok && (letter(c) || (c >= '0' && c <= '9'));
+    if (!ok) fail(path, "expected an identifier, found \"" + s + "\"");
+    return s;
+  }
+  /// A list of `min_size` or more identifiers.
+  std::vector<std::string> identifiers(const J &v, const std::string &path, size_t min_size = 0) const {
+    array(v, path);
+    if (v.size() < min_size) fail(path, "expected at least " + std::to_string(min_size) + " entry");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(identifier(v[i], at(path, i)));
+    return out;
+  }
+  /// A tensor shape of workload or program parameters: one or more dims, each a positive integer or a
+  /// symbol (an identifier).
+  std::vector<IrDim> dims(const J &v, const std::string &path) const {
+    array(v, path);
+    if (v.empty()) fail(path, "expected at least 1 dimension");
+    std::vector<IrDim> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      IrDim d;
+      if (v[i].is_string()) d.symbol = identifier(v[i], at(path, i));
+      else d.size = integer(v[i], at(path, i), 1);
+      out.push_back(std::move(d));
+    }
     return out;
   }
   /// One of `allowed` (a string).

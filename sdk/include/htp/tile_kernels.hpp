@@ -287,11 +287,8 @@ template <class J> TileKernel read_kernel(Reader<J> &r, const J &v, const std::s
   k.kind = r.name(r.need(v, "kind", path), R::at(path, "kind"));
   const J &mapping = r.need(v, "mapping", path);
   if (!mapping.is_null()) k.mapping = r.shape(mapping, R::at(path, "mapping"));
-  const std::string pp = R::at(path, "params"), lp = R::at(path, "locals");
-  const J &params = r.array(r.need(v, "params", path), pp);
-  for (size_t i = 0; i < params.size(); ++i) k.params.push_back(read_param(r, params[i], R::at(pp, i)));
-  const J &locals = r.array(r.need(v, "locals", path), lp);
-  for (size_t i = 0; i < locals.size(); ++i) k.locals.push_back(read_local(r, locals[i], R::at(lp, i)));
+  k.params = r.list(v, "params", path, [&](const J &p, const std::string &at) { return read_param(r, p, at); });
+  k.locals = r.list(v, "locals", path, [&](const J &l, const std::string &at) { return read_local(r, l, at); });
   k.body = read_body(r, r.need(v, "body", path), R::at(path, "body"));
   r.set_span(std::nullopt);
   return k;
@@ -304,14 +301,11 @@ template <class J> TileKernel read_kernel(Reader<J> &r, const J &v, const std::s
 /// of the first problem (and the span of the kernel or statement around it).
 template <class J> TileKernels read_tile_kernels(const J &doc) {
   tile_kernels_reader::Reader<J> r{std::string(kTileKernelsAttribute)};
-  r.object(doc, "");
-  r.version(doc, kTileKernelsSchema);
   TileKernels out;
-  out.schema = r.need(doc, "schema", "").template get<std::string>();
-  const J &kernels = r.array(r.need(doc, "kernels", ""), "/kernels");
-  out.kernels.reserve(kernels.size());
-  for (size_t i = 0; i < kernels.size(); ++i)
-    out.kernels.push_back(tile_kernels_reader::read_kernel(r, kernels[i], "/kernels/" + std::to_string(i)));
+  out.schema = r.document(doc, kTileKernelsSchema);
+  out.kernels = r.list(doc, "kernels", "", [&](const J &k, const std::string &at) {
+    return tile_kernels_reader::read_kernel(r, k, at);
+  });
   return out;
 }
 

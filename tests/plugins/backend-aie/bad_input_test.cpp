@@ -70,7 +70,10 @@ TEST(AieBadInput, CspChannelWithTwoProducersCannotBeRouted) {
 
 TEST(AieBadInput, CspEventChannelCannotBeAFifo) {
   Json f = aie_test::fixture("pipeline.json");
-  f["csp.graph"]["programs"][0]["channels"][0]["depth"] = 0;
+  Json &channel = f["csp.graph"]["programs"][0]["channels"][0];
+  channel["kind"] = "event";  // Event(): no element, depth 0
+  channel["elem"] = nullptr;
+  channel["depth"] = 0;
   auto m = aie_test::map(f);
   EXPECT_TRUE(has(m, "aie.csp-route", "channel 'c1' has depth 0")) << m.text();
 }

@@ -84,7 +84,7 @@ TEST(AieCli, GridTooLargeIsAnErrorAtTheGridSpan) {
   EXPECT_FALSE(fs::exists(dir.path() / "pkg"));
 }
 
-TEST(AieCli, MalformedTileKernelsIsAnErrorNamingItsPath) {
+TEST(AieCli, MalformedIrDocumentsAreErrorsNamingTheirPath) {
   htp::test::ScratchDir dir;
   auto f = aie_test::fixture("vadd.json");
   f["tile.kernels"]["kernels"][0]["params"][0]["dir"] = "sideways";
@@ -92,7 +92,10 @@ TEST(AieCli, MalformedTileKernelsIsAnErrorNamingItsPath) {
   f["tile.kernels"]["kernels"][0]["params"][0]["dir"] = "in";
   f["tile.kernels"]["schema"] = "htp.tile.kernels.v2";
   dir.write("v2.json", f.dump());
-  for (const char *name : {"bad", "v2"})
+  f["tile.kernels"]["schema"] = "htp.tile.kernels.v1";
+  f["wsp.task_graph"]["workloads"][0]["body"][0]["dep"] = "sometimes";
+  dir.write("wsp.json", f.dump());
+  for (const char *name : {"bad", "v2", "wsp"})
     dir.write(std::string(name) + ".py", std::string("from htp.dialects.irfix import fixture, program\n\n\n@program\ndef vadd():\n"
                                                      "    fixture(\"") + name + ".json\")\n");
   auto r = compile((dir.path() / "bad.py").string(), dir.path() / "pkg");
@@ -106,6 +109,12 @@ TEST(AieCli, MalformedTileKernelsIsAnErrorNamingItsPath) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("error: tile.kernels has schema \"htp.tile.kernels.v2\"; this reader reads htp.tile.kernels.v1 "
                        "and its minor revisions (htp.tile.kernels.v1.N) [aie.schema]"),
+            std::string::npos)
+      << r.err;
+  r = compile((dir.path() / "wsp.py").string(), dir.path() / "pkg");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("error: malformed wsp.task_graph at /workloads/0/body/0/dep: expected one of independent, "
+                       "sequential, selected, found \"sometimes\" [aie.ir]"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir.path() / "pkg"));

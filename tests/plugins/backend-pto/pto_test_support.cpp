@@ -28,8 +28,10 @@ Inputs load_fixture(const std::string &name, const std::string &target) {
 }
 
 ptobe::PackageInputs package_inputs(const Inputs &in) {
-  ptobe::PackageInputs out{std::nullopt, in.task_graph, in.csp_graph, in.origin};
+  ptobe::PackageInputs out{std::nullopt, std::nullopt, std::nullopt, in.origin};
   if (!in.tile_kernels.is_null()) out.tile_kernels = htp::read_tile_kernels(in.tile_kernels);
+  if (!in.task_graph.is_null()) out.task_graph = htp::read_wsp_task_graph(in.task_graph);
+  if (!in.csp_graph.is_null()) out.csp_graph = htp::read_csp_graph(in.csp_graph);
   return out;
 }
 

@@ -18,7 +18,7 @@ struct Inputs {
 /// fixtures/<name>.json for `target`.
 Inputs load_fixture(const std::string &name, const std::string &target = "pto-a2a3sim");
 
-/// What the backend's passes build from the attributes: tile.kernels read by the SDK reader (which throws
+/// What the backend's passes build from the attributes: each read by its SDK reader (which throws
 /// htp::IrDocumentError when it is malformed).
 ptobe::PackageInputs package_inputs(const Inputs &in);
 
