@@ -235,9 +235,9 @@ void ResolveRun::add_obligation_needs() {
     const auto *mv = member ? cap.find(member) : nullptr;
     const auto *member_name = mv ? std::get_if<std::string>(mv) : nullptr;
     std::vector<ComponentIndex> pool;
-    for (ComponentIndex c : ix_.of_kind(kind)) {
+    for (ComponentIndex c : ix_.named(kind, *name)) {
       const Component &k = comp(c);
-      if (ix_.at(c).malformed || k.name != *name) continue;
+      if (ix_.at(c).malformed) continue;
       if (member_name && !k.names.empty() &&
           std::find(k.names.begin(), k.names.end(), *member_name) == k.names.end())
         continue;
@@ -368,9 +368,8 @@ bool ResolveRun::solve(std::vector<uint32_t> open, int depth) {
 void ResolveRun::check_acceptance(std::vector<PlannedObligation> &out) {
   for (const Obligation &o : req_.obligations) {
     PlannedObligation po{o, {}};
-    for (const PatternRef &ref : ix_.acceptors_named(o.capability.qualified_name()))
-      if (sel_->chosen(ref.component) && matches(ix_.at(ref.component).accepts[ref.entry], o.capability))
-        po.accepted_by.push_back(comp(ref.component).id);
+    for (const PatternRef &ref : ix_.acceptors_matching(o.capability))
+      if (sel_->chosen(ref.component)) po.accepted_by.push_back(comp(ref.component).id);
     std::sort(po.accepted_by.begin(), po.accepted_by.end());
     po.accepted_by.erase(std::unique(po.accepted_by.begin(), po.accepted_by.end()), po.accepted_by.end());
     if (po.accepted_by.empty()) report(explain_unaccepted(*sel_, o, req_.target, unloaded_));
