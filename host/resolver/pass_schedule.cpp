@@ -1,9 +1,8 @@
 #include "resolver/pass_schedule.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <unordered_map>
+#include <span>
 
 #include "resolver/pass_order.hpp"
 
@@ -11,7 +10,37 @@ namespace htp {
 
 namespace {
 
-/// The requirements of one pass with the facts each matches.
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// Lists of values per fact, chained through one array in insertion order (no allocation per fact).
+template <class T> class FactLists {
+public:
+  explicit FactLists(size_t facts) : head_(facts, kNone), tail_(facts, kNone) {}
+  void add(FactId f, T value) {
+    auto e = static_cast<uint32_t>(entries_.size());
+    entries_.push_back({std::move(value), kNone});
+    if (head_[f] == kNone)
+      head_[f] = e;
+    else
+      entries_[tail_[f]].next = e;
+    tail_[f] = e;
+  }
+  /// Calls fn(value) for each value of f, in insertion order.
+  template <class Fn> void each(FactId f, Fn fn) const {
+    for (uint32_t e = head_[f]; e != kNone; e = entries_[e].next)
+      fn(entries_[e].value);
+  }
+
+private:
+  struct Entry {
+    T value;
+    uint32_t next;
+  };
+  std::vector<uint32_t> head_, tail_;
+  std::vector<Entry> entries_;
+};
+
+/// A requirement of one pass.
 struct Consumer {
   uint32_t node;
   const Capability *requirement;
@@ -28,7 +57,8 @@ class PassScheduler {
 public:
   PassScheduler(const Selection &s, const std::optional<std::vector<ComponentIndex>> &explicit_order,
                 DiagnosticList &diagnostics)
-      : s_(s), ix_(s.index()), explicit_(explicit_order), diags_(diagnostics) {}
+      : s_(s), ix_(s.index()), explicit_(explicit_order), diags_(diagnostics), pass_providers_(s.fact_total()),
+        consumers_(s.fact_total()) {}
 
   PassSchedule run() {
     collect_nodes();
@@ -59,7 +89,21 @@ private:
     }
     n_ = static_cast<uint32_t>(nodes_.size());
     for (uint32_t v = 0; v < n_; ++v)
-      node_of_.emplace(nodes_[v], v);
+      node_of_.emplace_back(nodes_[v], v);
+    std::sort(node_of_.begin(), node_of_.end());
+  }
+
+  /// The node of chosen pass c, if it is one.
+  std::optional<uint32_t> node_of(ComponentIndex c) const {
+    auto it = std::lower_bound(node_of_.begin(), node_of_.end(), std::make_pair(c, uint32_t{0}));
+    if (it == node_of_.end() || it->first != c) return std::nullopt;
+    return it->second;
+  }
+
+  /// The facts requirement r of node v matches.
+  std::span<const FactId> req_matches(uint32_t v, size_t r) const {
+    uint32_t k = req_base_[v] + static_cast<uint32_t>(r);
+    return {req_arena_.data() + req_offsets_[k], req_arena_.data() + req_offsets_[k + 1]};
   }
 
   /// Facts before any pass: local facts and what the chosen non-pass components provide; and which chosen
@@ -74,21 +118,29 @@ private:
           initial_[f] = 1;
     for (uint32_t v = 0; v < n_; ++v)
       for (FactId f : parsed(v).provided)
-        pass_providers_[f].push_back(v);
+        pass_providers_.add(f, v);
   }
 
   /// A requirement not met initially orders its pass after one provider: the earliest (stage, id) chosen
   /// pass providing a match, preferring one whose stage is not later than the consumer's.
   void add_requirement_edges() {
-    req_matches_.resize(n_);
+    req_base_.resize(n_);
+    req_offsets_.assign(1, 0);
     for (uint32_t v = 0; v < n_; ++v) {
       const IndexedComponent &ic = parsed(v);
-      req_matches_[v].resize(ic.requires_.size());
+      req_base_[v] = static_cast<uint32_t>(req_offsets_.size() - 1);
+      for (size_t r = 0; r < ic.requires_.size(); ++r) {
+        s_.append_requirement_matches(nodes_[v], static_cast<uint32_t>(r), req_arena_);
+        req_offsets_.push_back(static_cast<uint32_t>(req_arena_.size()));
+      }
+    }
+    for (uint32_t v = 0; v < n_; ++v) {
+      const IndexedComponent &ic = parsed(v);
       for (size_t r = 0; r < ic.requires_.size(); ++r) {
         const Capability &req = ic.requires_[r];
-        std::vector<FactId> &m = req_matches_[v][r] = s_.requirement_matches(nodes_[v], static_cast<uint32_t>(r));
+        std::span<const FactId> m = req_matches(v, r);
         for (FactId f : m)
-          consumers_[f].push_back({v, &req});
+          consumers_.add(f, {v, &req});
         if (std::any_of(m.begin(), m.end(), [&](FactId f) { return initial_[f] != 0; })) continue;
         std::optional<uint32_t> from;
         auto better = [&](uint32_t p, uint32_t q) {
@@ -96,12 +148,10 @@ private:
           if (p_fits != q_fits) return p_fits;
           return comp(p).stage != comp(q).stage ? comp(p).stage < comp(q).stage : p < q;
         };
-        for (FactId f : m) {
-          auto it = pass_providers_.find(f);
-          if (it == pass_providers_.end()) continue;
-          for (uint32_t p : it->second)
+        for (FactId f : m)
+          pass_providers_.each(f, [&](uint32_t p) {
             if (p != v && (!from || better(p, *from))) from = p;
-        }
+          });
         if (from)
           edges_.push_back(
               {*from, v, comp(v).id + " requires " + to_string(req) + ", which " + comp(*from).id + " provides"});
@@ -115,16 +165,14 @@ private:
       const IndexedComponent &qc = parsed(q);
       for (uint32_t k = 0; k < qc.invalidates.size(); ++k) {
         for (FactId f : s_.invalidation_matches(nodes_[q], k)) {
-          auto it = consumers_.find(f);
-          if (it == consumers_.end()) continue;
-          for (const Consumer &c : it->second) {
-            if (c.node == q || comp(c.node).stage > comp(q).stage) continue;
+          consumers_.each(f, [&](const Consumer &c) {
+            if (c.node == q || comp(c.node).stage > comp(q).stage) return;
             bool reprovides = std::any_of(qc.provides.begin(), qc.provides.end(),
                                           [&](const Capability &p) { return matches(*c.requirement, p); });
-            if (reprovides) continue;
+            if (reprovides) return;
             edges_.push_back(
                 {c.node, q, comp(q).id + " invalidates " + s_.fact_text(f) + ", which " + comp(c.node).id + " requires"});
-          }
+          });
         }
       }
     }
@@ -134,11 +182,11 @@ private:
   void add_declared_edges() {
     for (uint32_t v = 0; v < n_; ++v) {
       for (const std::string &id : comp(v).before)
-        if (auto w = ix_.find(id); w && node_of_.count(*w))
-          edges_.push_back({v, node_of_[*w], comp(v).id + " declares before " + id});
+        if (auto c = ix_.find(id))
+          if (auto w = node_of(*c)) edges_.push_back({v, *w, comp(v).id + " declares before " + id});
       for (const std::string &id : comp(v).after)
-        if (auto w = ix_.find(id); w && node_of_.count(*w))
-          edges_.push_back({node_of_[*w], v, comp(v).id + " declares after " + id});
+        if (auto c = ix_.find(id))
+          if (auto w = node_of(*c)) edges_.push_back({*w, v, comp(v).id + " declares after " + id});
     }
   }
 
@@ -233,7 +281,7 @@ private:
       const IndexedComponent &ic = parsed(v);
       for (size_t r = 0; r < ic.requires_.size(); ++r) {
         const Capability &req = ic.requires_[r];
-        const auto &m = req_matches_[v][r];
+        std::span<const FactId> m = req_matches(v, r);
         if (req.optional || std::any_of(m.begin(), m.end(), [&](FactId f) { return present[f] != 0; })) continue;
         std::string why = "nothing that runs before it provides it";
         for (FactId f : m)
@@ -275,11 +323,13 @@ private:
   DiagnosticList &diags_;
   std::vector<ComponentIndex> nodes_;
   uint32_t n_ = 0;
-  std::unordered_map<ComponentIndex, uint32_t> node_of_;
+  std::vector<std::pair<ComponentIndex, uint32_t>> node_of_; ///< (chosen pass, node), ascending.
   std::vector<char> initial_;
-  std::unordered_map<FactId, std::vector<uint32_t>> pass_providers_;
-  std::unordered_map<FactId, std::vector<Consumer>> consumers_;
-  std::vector<std::vector<std::vector<FactId>>> req_matches_;
+  FactLists<uint32_t> pass_providers_; ///< Fact -> chosen passes (nodes) providing it.
+  FactLists<Consumer> consumers_;      ///< Fact -> requirements of nodes it matches.
+  std::vector<FactId> req_arena_;      ///< Facts each requirement of each node matches.
+  std::vector<uint32_t> req_offsets_;  ///< Row k of req_arena_ is [req_offsets_[k], req_offsets_[k + 1]).
+  std::vector<uint32_t> req_base_;     ///< Node -> its first row.
   std::vector<PassEdge> edges_;
 };
 

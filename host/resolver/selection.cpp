@@ -99,11 +99,15 @@ std::vector<FactId> Selection::matching(const Capability &pattern) const {
 }
 
 std::vector<FactId> Selection::requirement_matches(ComponentIndex c, uint32_t entry) const {
-  const IndexedComponent &ic = index_.at(c);
-  auto hits = index_.requires_matches(c, entry);
-  std::vector<FactId> out(hits.begin(), hits.end());
-  append_local_matches(ic.requires_[entry], out);
+  std::vector<FactId> out;
+  append_requirement_matches(c, entry, out);
   return out;
+}
+
+void Selection::append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const {
+  auto hits = index_.requires_matches(c, entry);
+  out.insert(out.end(), hits.begin(), hits.end());
+  append_local_matches(index_.at(c).requires_[entry], out);
 }
 
 std::vector<FactId> Selection::invalidation_matches(ComponentIndex c, uint32_t entry) const {

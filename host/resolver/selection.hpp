@@ -90,6 +90,8 @@ public:
   std::vector<FactId> matching(const Capability &pattern) const;
   /// Facts that requirement `entry` of component c matches (precomputed index part plus local facts).
   std::vector<FactId> requirement_matches(ComponentIndex c, uint32_t entry) const;
+  /// The same facts appended to `out`.
+  void append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const;
   /// Facts that invalidates pattern `entry` of component c matches.
   std::vector<FactId> invalidation_matches(ComponentIndex c, uint32_t entry) const;
   /// How many chosen components (or local sources) make f hold.
