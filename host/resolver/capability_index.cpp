@@ -1,6 +1,7 @@
 #include "resolver/capability_index.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "resolver/capability_diagnostic.hpp"
 
@@ -11,6 +12,44 @@ namespace {
 uint64_t mix(uint64_t h, std::string_view part) {
   uint64_t v = std::hash<std::string_view>{}(part);
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+} // namespace
+
+namespace {
+
+/// The registry's components in ascending id order. Sorting compares 16-byte id prefixes held in the
+/// sort array itself and reaches the components' ids only on a tie, so it does not chase a pointer per
+/// comparison.
+std::vector<const Component *> sorted_by_id(const Registry &registry) {
+  struct Entry {
+    uint64_t hi, lo; // the first 16 bytes of the id, big-endian, zero-padded
+    const Component *c;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(registry.size());
+  for (const auto &c : registry.components()) {
+    unsigned char bytes[16] = {};
+    std::memcpy(bytes, c->id.data(), std::min<size_t>(16, c->id.size()));
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 8; ++i) {
+      hi = (hi << 8) | bytes[i];
+      lo = (lo << 8) | bytes[8 + i];
+    }
+    entries.push_back({hi, lo, c.get()});
+  }
+  // Zero padding sorts a shorter id first, as std::string does, unless an id holds a NUL byte: ties on
+  // the prefix fall back to the full comparison, which settles that case too.
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    return a.c->id < b.c->id;
+  });
+  std::vector<const Component *> out;
+  out.reserve(entries.size());
+  for (const Entry &e : entries)
+    out.push_back(e.c);
+  return out;
 }
 
 } // namespace
@@ -26,26 +65,25 @@ CapabilityKey param_key(std::string_view ns, std::string_view name, std::string_
 
 CapabilityIndex::Rows CapabilityIndex::Rows::from_pairs(size_t rows,
                                                         std::vector<std::pair<uint32_t, uint32_t>> &pairs) {
-  std::sort(pairs.begin(), pairs.end());
+  // A counting sort by row, stable: ids ascend within a row when they ascend in `pairs` (as the index
+  // produces them); otherwise sort first.
+  if (!std::is_sorted(pairs.begin(), pairs.end(), [](const auto &a, const auto &b) { return a.second < b.second; }))
+    std::sort(pairs.begin(), pairs.end());
   Rows r;
   r.offsets.assign(rows + 1, 0);
-  r.data.reserve(pairs.size());
-  for (const auto &[row, id] : pairs) {
-    ++r.offsets[row + 1];
-    r.data.push_back(id);
-  }
+  for (const auto &pair : pairs)
+    ++r.offsets[pair.first + 1];
   for (size_t i = 0; i < rows; ++i)
     r.offsets[i + 1] += r.offsets[i];
+  r.data.resize(pairs.size());
+  std::vector<uint32_t> next(r.offsets.begin(), r.offsets.end() - 1);
+  for (const auto &[row, id] : pairs)
+    r.data[next[row]++] = id;
   return r;
 }
 
 CapabilityIndex::CapabilityIndex(const Registry &registry) {
-  std::vector<const Component *> sorted;
-  sorted.reserve(registry.size());
-  for (const auto &c : registry.components())
-    sorted.push_back(c.get());
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Component *a, const Component *b) { return a->id < b->id; });
+  const std::vector<const Component *> sorted = sorted_by_id(registry);
 
   const size_t n = sorted.size();
   components_.resize(n);
@@ -58,14 +96,12 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
              c->applies_to.size() + c->invalidates.size();
     provided += c->provides.size();
   }
-  // The pool never outgrows this, so pointers into it stay valid.
-  pool_.reserve(texts);
-  texts_.reserve(texts);
-  text_pool_.reserve(texts);
-  text_ids_.reserve(texts);
-  list_arena_.reserve(texts);
+  // Distinct texts are typically a third of all texts; the pool grows as needed (lists hold pool indices
+  // until it stops growing).
+  text_ids_.reserve(texts / 3);
+  list_pool_.reserve(texts);
   provided_arena_.reserve(provided);
-  // Lists go into the arenas first; spans are taken once the arenas stop growing.
+  // Lists go into the arenas first; spans are taken once the arenas and the pool stop growing.
   constexpr size_t kLists = 6;
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
   std::vector<std::pair<uint32_t, uint32_t>> provided_range(n);
@@ -77,23 +113,27 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
                           [&](uint32_t k) { return components_[k].component->id == c.id; });
     auto &off = list_offsets[i];
     bool ok = true;
-    off[0] = static_cast<uint32_t>(list_arena_.size());
+    off[0] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.provides, "provides", true, false);
-    off[1] = static_cast<uint32_t>(list_arena_.size());
+    off[1] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.requires_, "requires", false, true);
-    off[2] = static_cast<uint32_t>(list_arena_.size());
+    off[2] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.conflicts, "conflicts", false, false);
-    off[3] = static_cast<uint32_t>(list_arena_.size());
+    off[3] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.accepts, "accepts", false, false);
-    off[4] = static_cast<uint32_t>(list_arena_.size());
+    off[4] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.applies_to, "applies_to", false, true);
-    off[5] = static_cast<uint32_t>(list_arena_.size());
+    off[5] = static_cast<uint32_t>(list_pool_.size());
     ok &= parse_list(c, c.invalidates, "invalidates", false, false);
-    off[6] = static_cast<uint32_t>(list_arena_.size());
+    off[6] = static_cast<uint32_t>(list_pool_.size());
     ic.malformed = !ok;
     by_kind_[static_cast<size_t>(c.kind)].push_back(i);
     if (!c.name.empty()) by_name_.add(name_key(component_kind_name(c.kind), c.name), i);
   }
+  list_arena_.reserve(list_pool_.size());
+  for (uint32_t p : list_pool_)
+    list_arena_.push_back(&pool_[p]);
+  std::vector<uint32_t>().swap(list_pool_);
   pool_fact_.assign(pool_.size(), IdHashTable::kNone);
   pool_row_.assign(pool_.size(), IdHashTable::kNone);
   fact_ids_.reserve(pool_.size());
@@ -161,6 +201,9 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     base[2] = static_cast<uint32_t>(entry_rows_.size());
     for (const Capability &r : ic.invalidates)
       entry_rows_.push_back(match_row(pool_index(r)));
+    base[3] = static_cast<uint32_t>(entry_rows_.size());
+    for (const Capability &r : ic.applies_to)
+      entry_rows_.push_back(match_row(pool_index(r)));
     if (ic.component->kind == ComponentKind::Pass) {
       for (uint32_t e = 0; e < ic.applies_to.size(); ++e) {
         const Capability &pat = ic.applies_to[e];
@@ -168,7 +211,7 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
         auto id = static_cast<uint32_t>(applies_.size());
         applies_.push_back({i, e});
         applies_anchors_.add(pat, id);
-        for (FactId f : matches_.row(match_row(pool_index(pat))))
+        for (FactId f : matches_.row(entry_rows_[base[3] + e]))
           applier_pairs.emplace_back(f, id);
         ++applies_needed_[i];
       }
@@ -192,6 +235,10 @@ std::span<const FactId> CapabilityIndex::conflicts_matches(ComponentIndex c, uin
 
 std::span<const FactId> CapabilityIndex::invalidates_matches(ComponentIndex c, uint32_t entry) const {
   return matches_.row(entry_rows_[match_base_[c][2] + entry]);
+}
+
+std::span<const FactId> CapabilityIndex::applies_to_matches(ComponentIndex c, uint32_t entry) const {
+  return matches_.row(entry_rows_[match_base_[c][3] + entry]);
 }
 
 uint32_t CapabilityIndex::match_row(uint32_t p) {
@@ -219,7 +266,8 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
         text_pool_.push_back(IdHashTable::kNone);
       }
     }
-    const Capability *cap = text_pool_[id] == IdHashTable::kNone ? nullptr : &pool_[text_pool_[id]];
+    const uint32_t pool_entry = text_pool_[id];
+    const Capability *cap = pool_entry == IdHashTable::kNone ? nullptr : &pool_[pool_entry];
     std::optional<CapabilityError> error;
     if (!cap)
       error = parse_capability(text, CapabilityMode::Requirement).error();
@@ -236,7 +284,7 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
       ok = false;
       continue;
     }
-    list_arena_.push_back(cap);
+    list_pool_.push_back(pool_entry);
   }
   return ok;
 }

@@ -120,6 +120,8 @@ public:
   std::span<const FactId> requires_matches(ComponentIndex c, uint32_t entry) const;
   std::span<const FactId> conflicts_matches(ComponentIndex c, uint32_t entry) const;
   std::span<const FactId> invalidates_matches(ComponentIndex c, uint32_t entry) const;
+  /// Index facts that applies-to pattern `entry` of component c matches.
+  std::span<const FactId> applies_to_matches(ComponentIndex c, uint32_t entry) const;
 
   /// All applies-to patterns of passes; appliers_of(f) lists those matching fact f (ids into this list).
   const std::vector<PatternRef> &applies_patterns() const { return applies_; }
@@ -215,7 +217,7 @@ private:
   uint32_t match_row(uint32_t p);
   /// Appends to out the facts that `pattern` matches, ascending.
   void append_matching_facts(const Capability &pattern, std::vector<FactId> &out) const;
-  /// Parses one list of a component through the pool into list_arena_; false when an entry is malformed.
+  /// Parses one list of a component through the pool into list_pool_; false when an entry is malformed.
   bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field, bool fact,
                   bool allow_optional);
   /// The pool index of a capability in the pool.
@@ -225,9 +227,10 @@ private:
   std::vector<std::string_view> texts_;     ///< Registry strings, which outlive the index.
   std::vector<uint32_t> text_pool_;
   IdHashTable text_ids_;
-  std::vector<Capability> pool_;            ///< Reserved once: CapabilityLists point into it.
+  std::vector<Capability> pool_;            ///< CapabilityLists point into it once it is complete.
   std::vector<FactId> pool_fact_;           ///< Pool entry -> its fact, kNone until interned.
   std::vector<uint32_t> pool_row_;          ///< Pool entry -> its row in matches_, kNone until matched.
+  std::vector<uint32_t> list_pool_;            ///< Every list's pool entries, while parsing.
   std::vector<const Capability *> list_arena_; ///< Every CapabilityList.
   std::vector<FactId> provided_arena_;         ///< Every `provided`.
 
@@ -239,9 +242,9 @@ private:
   Rows providers_;
   Postings facts_by_name_;
   Postings facts_by_param_;
-  Rows matches_; ///< One row per distinct requirement, conflict or invalidates pattern.
-  std::vector<uint32_t> entry_rows_; ///< Per requirement, conflict, invalidates entry: its row.
-  std::vector<std::array<uint32_t, 3>> match_base_; ///< Per component: first entry of each of the three.
+  Rows matches_; ///< One row per distinct requirement, conflict, invalidates or applies-to pattern.
+  std::vector<uint32_t> entry_rows_; ///< Per requirement, conflict, invalidates, applies-to entry: its row.
+  std::vector<std::array<uint32_t, 4>> match_base_; ///< Per component: first entry of each of the four.
   std::vector<PatternRef> applies_;
   Rows appliers_of_;
   PatternAnchors applies_anchors_;

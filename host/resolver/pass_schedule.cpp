@@ -40,6 +40,17 @@ private:
   std::vector<Entry> entries_;
 };
 
+/// Why one pass must run after another, before the reason is spelled (most are deduplicated away or
+/// never printed by the time they are).
+enum class Why : uint8_t { Requirement, Invalidation, Before, After };
+struct Constraint {
+  uint32_t from;
+  uint32_t to;
+  Why why;
+  uint32_t detail; ///< Requirement: entry of to's requires; Invalidation: the fact; Before/After: entry of
+                   ///< the declaring pass's list (from's before, to's after).
+};
+
 /// A requirement of one pass.
 struct Consumer {
   uint32_t node;
@@ -152,9 +163,7 @@ private:
           pass_providers_.each(f, [&](uint32_t p) {
             if (p != v && (!from || better(p, *from))) from = p;
           });
-        if (from)
-          edges_.push_back(
-              {*from, v, comp(v).id + " requires " + to_string(req) + ", which " + comp(*from).id + " provides"});
+        if (from) constraints_.push_back({*from, v, Why::Requirement, static_cast<uint32_t>(r)});
       }
     }
   }
@@ -170,8 +179,7 @@ private:
             bool reprovides = std::any_of(qc.provides.begin(), qc.provides.end(),
                                           [&](const Capability &p) { return matches(*c.requirement, p); });
             if (reprovides) return;
-            edges_.push_back(
-                {c.node, q, comp(q).id + " invalidates " + s_.fact_text(f) + ", which " + comp(c.node).id + " requires"});
+            constraints_.push_back({c.node, q, Why::Invalidation, f});
           });
         }
       }
@@ -181,23 +189,44 @@ private:
   /// Explicit before/after between chosen passes.
   void add_declared_edges() {
     for (uint32_t v = 0; v < n_; ++v) {
-      for (const std::string &id : comp(v).before)
-        if (auto c = ix_.find(id))
-          if (auto w = node_of(*c)) edges_.push_back({v, *w, comp(v).id + " declares before " + id});
-      for (const std::string &id : comp(v).after)
-        if (auto c = ix_.find(id))
-          if (auto w = node_of(*c)) edges_.push_back({*w, v, comp(v).id + " declares after " + id});
+      const auto &before = comp(v).before, &after = comp(v).after;
+      for (uint32_t k = 0; k < before.size(); ++k)
+        if (auto c = ix_.find(before[k]))
+          if (auto w = node_of(*c)) constraints_.push_back({v, *w, Why::Before, k});
+      for (uint32_t k = 0; k < after.size(); ++k)
+        if (auto c = ix_.find(after[k]))
+          if (auto w = node_of(*c)) constraints_.push_back({*w, v, Why::After, k});
     }
   }
 
-  /// One edge per (from, to), keeping the first reason.
+  /// One edge per (from, to), keeping the first reason; reasons are spelled only for the edges kept.
   void deduplicate_edges() {
-    std::stable_sort(edges_.begin(), edges_.end(), [](const PassEdge &a, const PassEdge &b) {
+    std::stable_sort(constraints_.begin(), constraints_.end(), [](const Constraint &a, const Constraint &b) {
       return a.from != b.from ? a.from < b.from : a.to < b.to;
     });
-    edges_.erase(std::unique(edges_.begin(), edges_.end(),
-                             [](const PassEdge &a, const PassEdge &b) { return a.from == b.from && a.to == b.to; }),
-                 edges_.end());
+    constraints_.erase(std::unique(constraints_.begin(), constraints_.end(),
+                                   [](const Constraint &a, const Constraint &b) {
+                                     return a.from == b.from && a.to == b.to;
+                                   }),
+                       constraints_.end());
+    edges_.reserve(constraints_.size());
+    for (const Constraint &c : constraints_)
+      edges_.push_back({c.from, c.to, reason(c)});
+  }
+
+  /// The reason of an ordering constraint, as the plan states it.
+  std::string reason(const Constraint &c) const {
+    switch (c.why) {
+    case Why::Requirement:
+      return comp(c.to).id + " requires " + to_string(parsed(c.to).requires_[c.detail]) + ", which " +
+             comp(c.from).id + " provides";
+    case Why::Invalidation:
+      return comp(c.to).id + " invalidates " + s_.fact_text(c.detail) + ", which " + comp(c.from).id +
+             " requires";
+    case Why::Before: return comp(c.from).id + " declares before " + comp(c.from).before[c.detail];
+    case Why::After: return comp(c.to).id + " declares after " + comp(c.to).after[c.detail];
+    }
+    return {};
   }
 
   /// Stages are ordered: an edge from a later stage to an earlier one cannot be honoured (reported, dropped).
@@ -275,8 +304,8 @@ private:
     std::sort(out.initial_facts.begin(), out.initial_facts.end());
     std::vector<uint32_t> invalidated_by(s_.fact_total(), UINT32_MAX);
     std::vector<std::vector<PassPredecessor>> preds(n_);
-    for (const PassEdge &e : edges_)
-      preds[e.to].push_back({comp(e.from).id, e.reason});
+    for (PassEdge &e : edges_) // their last use: the reasons move into the plan
+      preds[e.to].push_back({comp(e.from).id, std::move(e.reason)});
     for (uint32_t v : order) {
       const IndexedComponent &ic = parsed(v);
       for (size_t r = 0; r < ic.requires_.size(); ++r) {
@@ -330,7 +359,8 @@ private:
   std::vector<FactId> req_arena_;      ///< Facts each requirement of each node matches.
   std::vector<uint32_t> req_offsets_;  ///< Row k of req_arena_ is [req_offsets_[k], req_offsets_[k + 1]).
   std::vector<uint32_t> req_base_;     ///< Node -> its first row.
-  std::vector<PassEdge> edges_;
+  std::vector<Constraint> constraints_; ///< In the order found; the first of each (from, to) wins.
+  std::vector<PassEdge> edges_;         ///< Deduplicated constraints with their reasons.
 };
 
 } // namespace

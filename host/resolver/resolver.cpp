@@ -415,10 +415,12 @@ Derivation ResolveRun::derive(const Choice &choice) const {
     break;
   case ChoiceRule::AppliesTo: {
     std::vector<std::string> parts;
-    for (const Capability &pattern : ix_.at(choice.component).applies_to) {
+    const CapabilityList &applies_to = ix_.at(choice.component).applies_to;
+    for (uint32_t e = 0; e < applies_to.size(); ++e) {
+      const Capability &pattern = applies_to[e];
       if (pattern.optional) continue;
       std::string part = to_string(pattern);
-      for (FactId f : sel_->matching(pattern))
+      for (FactId f : sel_->applies_to_matches(choice.component, e))
         if (sel_->count(f) > 0) {
           part += " holds as " + sel_->fact_text(f) + " from " + sel_->source_of(f);
           break;
@@ -473,6 +475,7 @@ Plan ResolveRun::build_plan(PassSchedule schedule, std::vector<PlannedObligation
   });
   for (ComponentIndex c : chosen)
     plan.components.push_back(&comp(c));
+  plan.derivation.reserve(sel_->choices().size());
   for (const Choice &ch : sel_->choices()) {
     if (ch.rule == ChoiceRule::TargetBackend) plan.backend = &comp(ch.component);
     if (ch.rule == ChoiceRule::TargetBinding) plan.binding = &comp(ch.component);

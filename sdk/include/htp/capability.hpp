@@ -418,14 +418,22 @@ public:
     if (peek() != '.') return fail(pos_, "expected '.' between namespace and name" + describe_here());
     ++pos_;
     if (!identifier(cap.name, "a name after '.'")) return false;
-    std::vector<std::size_t> key_columns;
+    // Where each key starts, for the duplicate-key error: eight inline, more on the heap.
+    std::size_t inline_columns[8] = {};
+    std::vector<std::size_t> more_columns;
+    std::size_t params_seen = 0;
+    auto key_column = [&](std::size_t i) { return i < 8 ? inline_columns[i] : more_columns[i - 8]; };
     skip_blanks();
     if (peek() == '(') {
       ++pos_;
       skip_blanks();
       if (peek() != ')') {
         while (true) {
-          key_columns.push_back(pos_);
+          if (params_seen < 8)
+            inline_columns[params_seen] = pos_;
+          else
+            more_columns.push_back(pos_);
+          ++params_seen;
           CapabilityParam p;
           if (!param(p, mode)) return false;
           cap.params.push_back(std::move(p));
@@ -455,7 +463,7 @@ public:
                      [&](std::size_t a, std::size_t b) { return cap.params[a].key < cap.params[b].key; });
     for (std::size_t i = 1; i < order.size(); ++i)
       if (cap.params[order[i]].key == cap.params[order[i - 1]].key)
-        return fail(std::max(key_columns[order[i]], key_columns[order[i - 1]]),
+        return fail(std::max(key_column(order[i]), key_column(order[i - 1])),
                     "duplicate key '" + cap.params[order[i]].key + "'");
     std::vector<CapabilityParam> sorted;
     sorted.reserve(order.size());
