@@ -90,25 +90,18 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   component_ids_.reserve(n);
   by_kind_.resize(7);
   applies_needed_.assign(n, 0);
-  size_t texts = 0, provided = 0;
-  for (const Component *c : sorted) {
-    texts += c->provides.size() + c->requires_.size() + c->conflicts.size() + c->accepts.size() +
-             c->applies_to.size() + c->invalidates.size();
-    provided += c->provides.size();
-  }
-  // Distinct texts are typically a third of all texts; the pool grows as needed (lists hold pool indices
-  // until it stops growing).
-  text_ids_.reserve(texts / 3);
-  list_pool_.reserve(texts);
-  provided_arena_.reserve(provided);
-  // Lists go into the arenas first; spans are taken once the arenas and the pool stop growing.
+  // Each component is read once, here (a second pass over 100,000 components misses the cache again):
+  // its lists go into list_pool_ as pool indices (the pool still grows), spans are taken afterwards.
+  text_ids_.reserve(2 * n); // about a third of ~5 texts per component are distinct; grows if not
+  list_pool_.reserve(6 * n);
   constexpr size_t kLists = 6;
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
-  std::vector<std::pair<uint32_t, uint32_t>> provided_range(n);
+  size_t provided = 0;
   for (ComponentIndex i = 0; i < n; ++i) {
     const Component &c = *sorted[i];
     IndexedComponent &ic = components_[i];
     ic.component = &c;
+    ic.kind = c.kind;
     component_ids_.insert(IdHashTable::hash_text(c.id), i,
                           [&](uint32_t k) { return components_[k].component->id == c.id; });
     auto &off = list_offsets[i];
@@ -127,13 +120,13 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     ok &= parse_list(c, c.invalidates, "invalidates", false, false);
     off[6] = static_cast<uint32_t>(list_pool_.size());
     ic.malformed = !ok;
+    provided += off[1] - off[0];
     by_kind_[static_cast<size_t>(c.kind)].push_back(i);
     if (!c.name.empty()) by_name_.add(name_key(component_kind_name(c.kind), c.name), i);
   }
   list_arena_.reserve(list_pool_.size());
   for (uint32_t p : list_pool_)
     list_arena_.push_back(&pool_[p]);
-  std::vector<uint32_t>().swap(list_pool_);
   pool_fact_.assign(pool_.size(), IdHashTable::kNone);
   pool_row_.assign(pool_.size(), IdHashTable::kNone);
   fact_ids_.reserve(pool_.size());
@@ -141,6 +134,9 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   fact_texts_.reserve(pool_.size());
   facts_by_name_.reserve(pool_.size(), pool_.size());
   facts_by_param_.reserve(pool_.size(), pool_.size());
+  // Facts are interned in component order; provided_arena_ never outgrows its reservation, so spans into
+  // it are taken as it fills.
+  provided_arena_.reserve(provided);
   std::vector<std::pair<uint32_t, uint32_t>> provider_pairs;
   provider_pairs.reserve(provided);
   for (ComponentIndex i = 0; i < n; ++i) {
@@ -149,23 +145,16 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     auto first = static_cast<uint32_t>(provided_arena_.size());
     if (!ic.malformed) {
       for (uint32_t k = off[0]; k < off[1]; ++k)
-        provided_arena_.push_back(intern(pool_index(*list_arena_[k])));
+        provided_arena_.push_back(intern(list_pool_[k]));
       std::sort(provided_arena_.begin() + first, provided_arena_.end());
       provided_arena_.erase(std::unique(provided_arena_.begin() + first, provided_arena_.end()),
                             provided_arena_.end());
       for (size_t k = first; k < provided_arena_.size(); ++k)
         provider_pairs.emplace_back(provided_arena_[k], i);
-    }
-    provided_range[i] = {first, static_cast<uint32_t>(provided_arena_.size()) - first};
-  }
-  for (ComponentIndex i = 0; i < n; ++i) {
-    IndexedComponent &ic = components_[i];
-    const auto &off = list_offsets[i];
-    auto list = [&](size_t k) {
-      return CapabilityList(
-          std::span<const Capability *const>(list_arena_.data() + off[k], off[k + 1] - off[k]));
-    };
-    if (!ic.malformed) {
+      auto list = [&](size_t k) {
+        return CapabilityList(
+            std::span<const Capability *const>(list_arena_.data() + off[k], off[k + 1] - off[k]));
+      };
       ic.provides = list(0);
       ic.requires_ = list(1);
       ic.conflicts = list(2);
@@ -173,9 +162,9 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
       ic.applies_to = list(4);
       ic.invalidates = list(5);
     }
-    ic.provided =
-        std::span<const FactId>(provided_arena_.data() + provided_range[i].first, provided_range[i].second);
+    ic.provided = std::span<const FactId>(provided_arena_.data() + first, provided_arena_.size() - first);
   }
+  std::vector<uint32_t>().swap(list_pool_);
   providers_ = Rows::from_pairs(facts_.size(), provider_pairs);
 
   // Patterns are matched against the final fact table once (each distinct pattern once), so each
@@ -204,7 +193,7 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     base[3] = static_cast<uint32_t>(entry_rows_.size());
     for (const Capability &r : ic.applies_to)
       entry_rows_.push_back(match_row(pool_index(r)));
-    if (ic.component->kind == ComponentKind::Pass) {
+    if (ic.kind == ComponentKind::Pass) {
       for (uint32_t e = 0; e < ic.applies_to.size(); ++e) {
         const Capability &pat = ic.applies_to[e];
         if (pat.optional) continue;

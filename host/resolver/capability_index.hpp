@@ -70,6 +70,7 @@ private:
 /// One component with its capability lists parsed.
 struct IndexedComponent {
   const Component *component = nullptr;
+  ComponentKind kind = ComponentKind::Pass; ///< component->kind, kept here where it is read often.
   CapabilityList provides;          ///< Facts.
   CapabilityList requires_;         ///< Requirements ('?' = optional; ranges allowed).
   CapabilityList conflicts;         ///< Patterns.

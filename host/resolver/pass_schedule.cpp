@@ -95,7 +95,7 @@ private:
       nodes_ = *explicit_;
     } else {
       for (ComponentIndex c : s_.chosen_in_order())
-        if (ix_.at(c).component->kind == ComponentKind::Pass) nodes_.push_back(c);
+        if (ix_.at(c).kind == ComponentKind::Pass) nodes_.push_back(c);
       std::sort(nodes_.begin(), nodes_.end());
     }
     n_ = static_cast<uint32_t>(nodes_.size());
@@ -124,7 +124,7 @@ private:
     for (FactId f = ix_.fact_count(); f < s_.fact_total(); ++f)
       initial_[f] = 1;
     for (ComponentIndex c : s_.chosen_in_order())
-      if (ix_.at(c).component->kind != ComponentKind::Pass)
+      if (ix_.at(c).kind != ComponentKind::Pass)
         for (FactId f : ix_.at(c).provided)
           initial_[f] = 1;
     for (uint32_t v = 0; v < n_; ++v)

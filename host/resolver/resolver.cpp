@@ -471,7 +471,7 @@ Plan ResolveRun::build_plan(PassSchedule schedule, std::vector<PlannedObligation
   plan.obligations = std::move(obligations);
   std::vector<ComponentIndex> chosen = sel_->chosen_in_order();
   std::sort(chosen.begin(), chosen.end(), [&](ComponentIndex a, ComponentIndex b) {
-    return comp(a).kind != comp(b).kind ? comp(a).kind < comp(b).kind : a < b;
+    return ix_.at(a).kind != ix_.at(b).kind ? ix_.at(a).kind < ix_.at(b).kind : a < b;
   });
   for (ComponentIndex c : chosen)
     plan.components.push_back(&comp(c));

@@ -340,12 +340,12 @@ bool Selection::satisfied(uint32_t need) const {
 }
 
 std::optional<std::string> Selection::not_selectable(ComponentIndex c) const {
-  const Component &comp = *index_.at(c).component;
-  switch (comp.kind) {
+  const ComponentKind kind = index_.at(c).kind;
+  switch (kind) {
   case ComponentKind::Backend:
   case ComponentKind::Binding:
   case ComponentKind::Pipeline:
-    return std::string("a ") + component_kind_name(comp.kind) +
+    return std::string("a ") + component_kind_name(kind) +
            " is chosen for the target, never to satisfy a requirement";
   case ComponentKind::Pass:
     if (!auto_apply_) return std::string("it is not in the explicit pass list");
