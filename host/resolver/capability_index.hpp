@@ -1,18 +1,17 @@
 // The registry seen by the resolver: every component's capability text parsed once (each distinct text
-// once), facts interned, and providers, applies-to patterns, conflicts and targets indexed by
-// Namespace.Name. Per-fact and per-pattern lists live in flat arrays so building and dropping an index
-// of 100,000 components stays cheap.
+// once), facts interned (each distinct text once), and providers, applies-to patterns, conflicts and
+// targets indexed by Namespace.Name. Per-fact and per-pattern lists live in flat arrays and every lookup
+// table is an IdHashTable over them, so building and dropping an index of 100,000 components costs a few
+// dozen allocations, not one per capability.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <htp/capability.hpp>
@@ -20,6 +19,7 @@
 #include "diag/diagnostic.hpp"
 #include "registry/component.hpp"
 #include "registry/registry.hpp"
+#include "resolver/id_hash_table.hpp"
 
 namespace htp {
 
@@ -70,6 +70,7 @@ private:
 /// One component with its capability lists parsed.
 struct IndexedComponent {
   const Component *component = nullptr;
+  ComponentKind kind = ComponentKind::Pass; ///< component->kind, kept here where it is read often.
   CapabilityList provides;          ///< Facts.
   CapabilityList requires_;         ///< Requirements ('?' = optional; ranges allowed).
   CapabilityList conflicts;         ///< Patterns.
@@ -120,6 +121,8 @@ public:
   std::span<const FactId> requires_matches(ComponentIndex c, uint32_t entry) const;
   std::span<const FactId> conflicts_matches(ComponentIndex c, uint32_t entry) const;
   std::span<const FactId> invalidates_matches(ComponentIndex c, uint32_t entry) const;
+  /// Index facts that applies-to pattern `entry` of component c matches.
+  std::span<const FactId> applies_to_matches(ComponentIndex c, uint32_t entry) const;
 
   /// All applies-to patterns of passes; appliers_of(f) lists those matching fact f (ids into this list).
   const std::vector<PatternRef> &applies_patterns() const { return applies_; }
@@ -137,13 +140,16 @@ public:
   /// Conflict pattern ids matching a fact that is not interned.
   std::vector<uint32_t> conflicters_matching(const Capability &fact) const;
 
-  /// Accept patterns with this Namespace.Name as (component, index into accepts).
-  const std::vector<PatternRef> &acceptors_named(const std::string &qualified_name) const;
+  /// Accept patterns that match `fact` (an obligation) as (component, index into accepts), ascending.
+  std::vector<PatternRef> acceptors_matching(const Capability &fact) const;
 
   /// Components of one kind, ascending id.
   const std::vector<ComponentIndex> &of_kind(ComponentKind kind) const {
     return by_kind_[static_cast<size_t>(kind)];
   }
+  /// Components of `kind` whose Component::name is `name` (dialects, intrinsic sets, layouts), ascending
+  /// id.
+  std::vector<ComponentIndex> named(ComponentKind kind, std::string_view name) const;
   /// Components of `kind` whose targets list `target`, ascending id.
   std::vector<ComponentIndex> claiming(ComponentKind kind, std::string_view target) const;
   /// Every target named by a backend, binding or pipeline, sorted.
@@ -160,6 +166,8 @@ private:
     std::span<const uint32_t> row(size_t r) const {
       return {data.data() + offsets[r], data.data() + offsets[r + 1]};
     }
+    /// Number of rows.
+    size_t size() const { return offsets.size() - 1; }
     /// Appends a row.
     template <class Range> void push(const Range &ids) {
       data.insert(data.end(), ids.begin(), ids.end());
@@ -169,38 +177,19 @@ private:
     static Rows from_pairs(size_t rows, std::vector<std::pair<uint32_t, uint32_t>> &pairs);
   };
 
-  /// Patterns by an anchor: Namespace.Name plus their first text parameter, or Namespace.Name alone.
-  struct PatternAnchors {
-    std::unordered_map<CapabilityKey, std::vector<uint32_t>> by_key;
-    void add(const Capability &pattern, uint32_t id);
-    std::vector<uint32_t> candidates(const Capability &fact) const;
-  };
-
-  FactId intern(const Capability &fact);
-  /// Parses one list of a component through the pool into list_arena_; false when an entry is malformed.
-  bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field, bool fact,
-                  bool allow_optional);
-
-  std::deque<Capability> pool_;                                           ///< Parsed capabilities.
-  std::unordered_map<std::string_view, const Capability *> pool_by_text_; ///< Text as registered.
-  std::vector<const Capability *> list_arena_;                            ///< Every CapabilityList.
-  std::vector<FactId> provided_arena_;                                    ///< Every `provided`.
-
-  std::vector<IndexedComponent> components_;
-  std::unordered_map<std::string_view, ComponentIndex> by_id_;
-  std::vector<const Capability *> facts_;
-  std::deque<std::string> fact_texts_;
-  std::unordered_map<std::string_view, FactId> fact_by_text_;
-  Rows providers_;
-  /// Posting lists chained through one entry array, so a key costs no allocation of its own.
+  /// Posting lists by CapabilityKey, chained through one entry array, so a key costs no allocation.
   struct Postings {
     struct Head {
       uint32_t first = UINT32_MAX;
       uint32_t last = UINT32_MAX;
       uint32_t count = 0;
     };
-    std::unordered_map<CapabilityKey, Head> heads;
+    IdHashTable table;                                  ///< key -> index into keys / heads
+    std::vector<CapabilityKey> keys;
+    std::vector<Head> heads;
     std::vector<std::pair<uint32_t, uint32_t>> entries; ///< (id, next entry or UINT32_MAX)
+    /// Room for `keys` keys and `ids` ids.
+    void reserve(size_t key_count, size_t ids);
     /// Appends id to the list of key.
     void add(CapabilityKey key, uint32_t id);
     /// The list of key, or nullptr.
@@ -210,11 +199,53 @@ private:
       for (uint32_t e = h.first; e != UINT32_MAX; e = entries[e].second)
         f(entries[e].first);
     }
+    /// Appends the ids filed under key to out.
+    void append(CapabilityKey key, std::vector<uint32_t> &out) const {
+      if (const Head *h = find(key)) each(*h, [&](uint32_t id) { out.push_back(id); });
+    }
   };
+
+  /// Patterns by an anchor: Namespace.Name plus their first text parameter, or Namespace.Name alone.
+  struct PatternAnchors {
+    Postings by_key;
+    void add(const Capability &pattern, uint32_t id);
+    std::vector<uint32_t> candidates(const Capability &fact) const;
+  };
+
+  /// The fact id of pool entry p, interning it on first use.
+  FactId intern(uint32_t p);
+  /// The row of facts matching pool entry p (computed once per distinct pattern).
+  uint32_t match_row(uint32_t p);
+  /// Appends to out the facts that `pattern` matches, ascending.
+  void append_matching_facts(const Capability &pattern, std::vector<FactId> &out) const;
+  /// Parses one list of a component through the pool into list_pool_; false when an entry is malformed.
+  bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field, bool fact,
+                  bool allow_optional);
+  /// The pool index of a capability in the pool.
+  uint32_t pool_index(const Capability &cap) const { return static_cast<uint32_t>(&cap - pool_.data()); }
+
+  // Registered texts, each parsed once: text id -> pool entry (IdHashTable::kNone when malformed).
+  std::vector<std::string_view> texts_;     ///< Registry strings, which outlive the index.
+  std::vector<uint32_t> text_pool_;
+  IdHashTable text_ids_;
+  std::vector<Capability> pool_;            ///< CapabilityLists point into it once it is complete.
+  std::vector<FactId> pool_fact_;           ///< Pool entry -> its fact, kNone until interned.
+  std::vector<uint32_t> pool_row_;          ///< Pool entry -> its row in matches_, kNone until matched.
+  std::vector<uint32_t> list_pool_;            ///< Every list's pool entries, while parsing.
+  std::vector<const Capability *> list_arena_; ///< Every CapabilityList.
+  std::vector<FactId> provided_arena_;         ///< Every `provided`.
+
+  std::vector<IndexedComponent> components_;
+  IdHashTable component_ids_;
+  std::vector<const Capability *> facts_;
+  std::vector<std::string> fact_texts_;
+  IdHashTable fact_ids_; ///< Canonical text -> fact.
+  Rows providers_;
   Postings facts_by_name_;
   Postings facts_by_param_;
-  Rows matches_; ///< One row per requirement, conflict, invalidates pattern.
-  std::vector<std::array<uint32_t, 3>> match_base_; ///< Per component: first row of each of the three.
+  Rows matches_; ///< One row per distinct requirement, conflict, invalidates or applies-to pattern.
+  std::vector<uint32_t> entry_rows_; ///< Per requirement, conflict, invalidates, applies-to entry: its row.
+  std::vector<std::array<uint32_t, 4>> match_base_; ///< Per component: first entry of each of the four.
   std::vector<PatternRef> applies_;
   Rows appliers_of_;
   PatternAnchors applies_anchors_;
@@ -222,7 +253,9 @@ private:
   std::vector<PatternRef> conflicts_;
   Rows conflicters_of_;
   PatternAnchors conflict_anchors_;
-  std::unordered_map<std::string, std::vector<PatternRef>> acceptors_by_name_;
+  std::vector<PatternRef> accepts_;
+  PatternAnchors accepts_anchors_;
+  Postings by_name_; ///< name_key(kind name, Component::name) -> components
   std::vector<std::vector<ComponentIndex>> by_kind_;
   DiagnosticList diagnostics_;
 };

@@ -72,9 +72,9 @@ Diagnostic explain_unmet(const Selection &selection, uint32_t need,
   const auto *name = o.capability.find(name_key);
   const auto *text = name ? std::get_if<std::string>(name) : nullptr;
   if (text) {
-    for (ComponentIndex c : ix.of_kind(n.needed_kind)) {
+    for (ComponentIndex c : ix.named(n.needed_kind, *text)) {
       const Component &comp = *ix.at(c).component;
-      if (comp.name != *text || std::find(n.pool.begin(), n.pool.end(), c) != n.pool.end()) continue;
+      if (std::find(n.pool.begin(), n.pool.end(), c) != n.pool.end()) continue;
       const char *member_key = n.needed_kind == ComponentKind::IntrinsicSet ? "op" : "facet";
       const auto *member = o.capability.find(member_key);
       std::string m = member ? to_string(*member) : std::string("?");
@@ -92,10 +92,8 @@ Diagnostic explain_unaccepted(const Selection &selection, const Obligation &obli
                               const std::string &target, const UnloadedCatalog &unloaded) {
   const CapabilityIndex &ix = selection.index();
   std::vector<std::string> hints;
-  for (const PatternRef &ref : ix.acceptors_named(obligation.capability.qualified_name())) {
-    const IndexedComponent &ic = ix.at(ref.component);
-    if (!matches(ic.accepts[ref.entry], obligation.capability)) continue;
-    const Component &c = *ic.component;
+  for (const PatternRef &ref : ix.acceptors_matching(obligation.capability)) {
+    const Component &c = *ix.at(ref.component).component;
     std::string h = c.id + " accepts it";
     if (!c.targets.empty())
       h += " for " + join_text(c.targets);

@@ -1,9 +1,8 @@
 #include "resolver/pass_schedule.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <unordered_map>
+#include <span>
 
 #include "resolver/pass_order.hpp"
 
@@ -11,7 +10,48 @@ namespace htp {
 
 namespace {
 
-/// The requirements of one pass with the facts each matches.
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// Lists of values per fact, chained through one array in insertion order (no allocation per fact).
+template <class T> class FactLists {
+public:
+  explicit FactLists(size_t facts) : head_(facts, kNone), tail_(facts, kNone) {}
+  void add(FactId f, T value) {
+    auto e = static_cast<uint32_t>(entries_.size());
+    entries_.push_back({std::move(value), kNone});
+    if (head_[f] == kNone)
+      head_[f] = e;
+    else
+      entries_[tail_[f]].next = e;
+    tail_[f] = e;
+  }
+  /// Calls fn(value) for each value of f, in insertion order.
+  template <class Fn> void each(FactId f, Fn fn) const {
+    for (uint32_t e = head_[f]; e != kNone; e = entries_[e].next)
+      fn(entries_[e].value);
+  }
+
+private:
+  struct Entry {
+    T value;
+    uint32_t next;
+  };
+  std::vector<uint32_t> head_, tail_;
+  std::vector<Entry> entries_;
+};
+
+/// Why one pass must run after another, before the reason is spelled (most are deduplicated away or
+/// never printed by the time they are).
+enum class Why : uint8_t { Requirement, Invalidation, Before, After };
+struct Constraint {
+  uint32_t from;
+  uint32_t to;
+  Why why;
+  uint32_t detail; ///< Requirement: entry of to's requires; Invalidation: the fact; Before/After: entry of
+                   ///< the declaring pass's list (from's before, to's after).
+};
+
+/// A requirement of one pass.
 struct Consumer {
   uint32_t node;
   const Capability *requirement;
@@ -28,7 +68,8 @@ class PassScheduler {
 public:
   PassScheduler(const Selection &s, const std::optional<std::vector<ComponentIndex>> &explicit_order,
                 DiagnosticList &diagnostics)
-      : s_(s), ix_(s.index()), explicit_(explicit_order), diags_(diagnostics) {}
+      : s_(s), ix_(s.index()), explicit_(explicit_order), diags_(diagnostics), pass_providers_(s.fact_total()),
+        consumers_(s.fact_total()) {}
 
   PassSchedule run() {
     collect_nodes();
@@ -54,12 +95,26 @@ private:
       nodes_ = *explicit_;
     } else {
       for (ComponentIndex c : s_.chosen_in_order())
-        if (ix_.at(c).component->kind == ComponentKind::Pass) nodes_.push_back(c);
+        if (ix_.at(c).kind == ComponentKind::Pass) nodes_.push_back(c);
       std::sort(nodes_.begin(), nodes_.end());
     }
     n_ = static_cast<uint32_t>(nodes_.size());
     for (uint32_t v = 0; v < n_; ++v)
-      node_of_.emplace(nodes_[v], v);
+      node_of_.emplace_back(nodes_[v], v);
+    std::sort(node_of_.begin(), node_of_.end());
+  }
+
+  /// The node of chosen pass c, if it is one.
+  std::optional<uint32_t> node_of(ComponentIndex c) const {
+    auto it = std::lower_bound(node_of_.begin(), node_of_.end(), std::make_pair(c, uint32_t{0}));
+    if (it == node_of_.end() || it->first != c) return std::nullopt;
+    return it->second;
+  }
+
+  /// The facts requirement r of node v matches.
+  std::span<const FactId> req_matches(uint32_t v, size_t r) const {
+    uint32_t k = req_base_[v] + static_cast<uint32_t>(r);
+    return {req_arena_.data() + req_offsets_[k], req_arena_.data() + req_offsets_[k + 1]};
   }
 
   /// Facts before any pass: local facts and what the chosen non-pass components provide; and which chosen
@@ -69,26 +124,34 @@ private:
     for (FactId f = ix_.fact_count(); f < s_.fact_total(); ++f)
       initial_[f] = 1;
     for (ComponentIndex c : s_.chosen_in_order())
-      if (ix_.at(c).component->kind != ComponentKind::Pass)
+      if (ix_.at(c).kind != ComponentKind::Pass)
         for (FactId f : ix_.at(c).provided)
           initial_[f] = 1;
     for (uint32_t v = 0; v < n_; ++v)
       for (FactId f : parsed(v).provided)
-        pass_providers_[f].push_back(v);
+        pass_providers_.add(f, v);
   }
 
   /// A requirement not met initially orders its pass after one provider: the earliest (stage, id) chosen
   /// pass providing a match, preferring one whose stage is not later than the consumer's.
   void add_requirement_edges() {
-    req_matches_.resize(n_);
+    req_base_.resize(n_);
+    req_offsets_.assign(1, 0);
     for (uint32_t v = 0; v < n_; ++v) {
       const IndexedComponent &ic = parsed(v);
-      req_matches_[v].resize(ic.requires_.size());
+      req_base_[v] = static_cast<uint32_t>(req_offsets_.size() - 1);
+      for (size_t r = 0; r < ic.requires_.size(); ++r) {
+        s_.append_requirement_matches(nodes_[v], static_cast<uint32_t>(r), req_arena_);
+        req_offsets_.push_back(static_cast<uint32_t>(req_arena_.size()));
+      }
+    }
+    for (uint32_t v = 0; v < n_; ++v) {
+      const IndexedComponent &ic = parsed(v);
       for (size_t r = 0; r < ic.requires_.size(); ++r) {
         const Capability &req = ic.requires_[r];
-        std::vector<FactId> &m = req_matches_[v][r] = s_.requirement_matches(nodes_[v], static_cast<uint32_t>(r));
+        std::span<const FactId> m = req_matches(v, r);
         for (FactId f : m)
-          consumers_[f].push_back({v, &req});
+          consumers_.add(f, {v, &req});
         if (std::any_of(m.begin(), m.end(), [&](FactId f) { return initial_[f] != 0; })) continue;
         std::optional<uint32_t> from;
         auto better = [&](uint32_t p, uint32_t q) {
@@ -96,15 +159,11 @@ private:
           if (p_fits != q_fits) return p_fits;
           return comp(p).stage != comp(q).stage ? comp(p).stage < comp(q).stage : p < q;
         };
-        for (FactId f : m) {
-          auto it = pass_providers_.find(f);
-          if (it == pass_providers_.end()) continue;
-          for (uint32_t p : it->second)
+        for (FactId f : m)
+          pass_providers_.each(f, [&](uint32_t p) {
             if (p != v && (!from || better(p, *from))) from = p;
-        }
-        if (from)
-          edges_.push_back(
-              {*from, v, comp(v).id + " requires " + to_string(req) + ", which " + comp(*from).id + " provides"});
+          });
+        if (from) constraints_.push_back({*from, v, Why::Requirement, static_cast<uint32_t>(r)});
       }
     }
   }
@@ -115,16 +174,13 @@ private:
       const IndexedComponent &qc = parsed(q);
       for (uint32_t k = 0; k < qc.invalidates.size(); ++k) {
         for (FactId f : s_.invalidation_matches(nodes_[q], k)) {
-          auto it = consumers_.find(f);
-          if (it == consumers_.end()) continue;
-          for (const Consumer &c : it->second) {
-            if (c.node == q || comp(c.node).stage > comp(q).stage) continue;
+          consumers_.each(f, [&](const Consumer &c) {
+            if (c.node == q || comp(c.node).stage > comp(q).stage) return;
             bool reprovides = std::any_of(qc.provides.begin(), qc.provides.end(),
                                           [&](const Capability &p) { return matches(*c.requirement, p); });
-            if (reprovides) continue;
-            edges_.push_back(
-                {c.node, q, comp(q).id + " invalidates " + s_.fact_text(f) + ", which " + comp(c.node).id + " requires"});
-          }
+            if (reprovides) return;
+            constraints_.push_back({c.node, q, Why::Invalidation, f});
+          });
         }
       }
     }
@@ -133,23 +189,44 @@ private:
   /// Explicit before/after between chosen passes.
   void add_declared_edges() {
     for (uint32_t v = 0; v < n_; ++v) {
-      for (const std::string &id : comp(v).before)
-        if (auto w = ix_.find(id); w && node_of_.count(*w))
-          edges_.push_back({v, node_of_[*w], comp(v).id + " declares before " + id});
-      for (const std::string &id : comp(v).after)
-        if (auto w = ix_.find(id); w && node_of_.count(*w))
-          edges_.push_back({node_of_[*w], v, comp(v).id + " declares after " + id});
+      const auto &before = comp(v).before, &after = comp(v).after;
+      for (uint32_t k = 0; k < before.size(); ++k)
+        if (auto c = ix_.find(before[k]))
+          if (auto w = node_of(*c)) constraints_.push_back({v, *w, Why::Before, k});
+      for (uint32_t k = 0; k < after.size(); ++k)
+        if (auto c = ix_.find(after[k]))
+          if (auto w = node_of(*c)) constraints_.push_back({*w, v, Why::After, k});
     }
   }
 
-  /// One edge per (from, to), keeping the first reason.
+  /// One edge per (from, to), keeping the first reason; reasons are spelled only for the edges kept.
   void deduplicate_edges() {
-    std::stable_sort(edges_.begin(), edges_.end(), [](const PassEdge &a, const PassEdge &b) {
+    std::stable_sort(constraints_.begin(), constraints_.end(), [](const Constraint &a, const Constraint &b) {
       return a.from != b.from ? a.from < b.from : a.to < b.to;
     });
-    edges_.erase(std::unique(edges_.begin(), edges_.end(),
-                             [](const PassEdge &a, const PassEdge &b) { return a.from == b.from && a.to == b.to; }),
-                 edges_.end());
+    constraints_.erase(std::unique(constraints_.begin(), constraints_.end(),
+                                   [](const Constraint &a, const Constraint &b) {
+                                     return a.from == b.from && a.to == b.to;
+                                   }),
+                       constraints_.end());
+    edges_.reserve(constraints_.size());
+    for (const Constraint &c : constraints_)
+      edges_.push_back({c.from, c.to, reason(c)});
+  }
+
+  /// The reason of an ordering constraint, as the plan states it.
+  std::string reason(const Constraint &c) const {
+    switch (c.why) {
+    case Why::Requirement:
+      return comp(c.to).id + " requires " + to_string(parsed(c.to).requires_[c.detail]) + ", which " +
+             comp(c.from).id + " provides";
+    case Why::Invalidation:
+      return comp(c.to).id + " invalidates " + s_.fact_text(c.detail) + ", which " + comp(c.from).id +
+             " requires";
+    case Why::Before: return comp(c.from).id + " declares before " + comp(c.from).before[c.detail];
+    case Why::After: return comp(c.to).id + " declares after " + comp(c.to).after[c.detail];
+    }
+    return {};
   }
 
   /// Stages are ordered: an edge from a later stage to an earlier one cannot be honoured (reported, dropped).
@@ -227,13 +304,13 @@ private:
     std::sort(out.initial_facts.begin(), out.initial_facts.end());
     std::vector<uint32_t> invalidated_by(s_.fact_total(), UINT32_MAX);
     std::vector<std::vector<PassPredecessor>> preds(n_);
-    for (const PassEdge &e : edges_)
-      preds[e.to].push_back({comp(e.from).id, e.reason});
+    for (PassEdge &e : edges_) // their last use: the reasons move into the plan
+      preds[e.to].push_back({comp(e.from).id, std::move(e.reason)});
     for (uint32_t v : order) {
       const IndexedComponent &ic = parsed(v);
       for (size_t r = 0; r < ic.requires_.size(); ++r) {
         const Capability &req = ic.requires_[r];
-        const auto &m = req_matches_[v][r];
+        std::span<const FactId> m = req_matches(v, r);
         if (req.optional || std::any_of(m.begin(), m.end(), [&](FactId f) { return present[f] != 0; })) continue;
         std::string why = "nothing that runs before it provides it";
         for (FactId f : m)
@@ -275,12 +352,15 @@ private:
   DiagnosticList &diags_;
   std::vector<ComponentIndex> nodes_;
   uint32_t n_ = 0;
-  std::unordered_map<ComponentIndex, uint32_t> node_of_;
+  std::vector<std::pair<ComponentIndex, uint32_t>> node_of_; ///< (chosen pass, node), ascending.
   std::vector<char> initial_;
-  std::unordered_map<FactId, std::vector<uint32_t>> pass_providers_;
-  std::unordered_map<FactId, std::vector<Consumer>> consumers_;
-  std::vector<std::vector<std::vector<FactId>>> req_matches_;
-  std::vector<PassEdge> edges_;
+  FactLists<uint32_t> pass_providers_; ///< Fact -> chosen passes (nodes) providing it.
+  FactLists<Consumer> consumers_;      ///< Fact -> requirements of nodes it matches.
+  std::vector<FactId> req_arena_;      ///< Facts each requirement of each node matches.
+  std::vector<uint32_t> req_offsets_;  ///< Row k of req_arena_ is [req_offsets_[k], req_offsets_[k + 1]).
+  std::vector<uint32_t> req_base_;     ///< Node -> its first row.
+  std::vector<Constraint> constraints_; ///< In the order found; the first of each (from, to) wins.
+  std::vector<PassEdge> edges_;         ///< Deduplicated constraints with their reasons.
 };
 
 } // namespace

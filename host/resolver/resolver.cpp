@@ -235,9 +235,9 @@ void ResolveRun::add_obligation_needs() {
     const auto *mv = member ? cap.find(member) : nullptr;
     const auto *member_name = mv ? std::get_if<std::string>(mv) : nullptr;
     std::vector<ComponentIndex> pool;
-    for (ComponentIndex c : ix_.of_kind(kind)) {
+    for (ComponentIndex c : ix_.named(kind, *name)) {
       const Component &k = comp(c);
-      if (ix_.at(c).malformed || k.name != *name) continue;
+      if (ix_.at(c).malformed) continue;
       if (member_name && !k.names.empty() &&
           std::find(k.names.begin(), k.names.end(), *member_name) == k.names.end())
         continue;
@@ -368,9 +368,8 @@ bool ResolveRun::solve(std::vector<uint32_t> open, int depth) {
 void ResolveRun::check_acceptance(std::vector<PlannedObligation> &out) {
   for (const Obligation &o : req_.obligations) {
     PlannedObligation po{o, {}};
-    for (const PatternRef &ref : ix_.acceptors_named(o.capability.qualified_name()))
-      if (sel_->chosen(ref.component) && matches(ix_.at(ref.component).accepts[ref.entry], o.capability))
-        po.accepted_by.push_back(comp(ref.component).id);
+    for (const PatternRef &ref : ix_.acceptors_matching(o.capability))
+      if (sel_->chosen(ref.component)) po.accepted_by.push_back(comp(ref.component).id);
     std::sort(po.accepted_by.begin(), po.accepted_by.end());
     po.accepted_by.erase(std::unique(po.accepted_by.begin(), po.accepted_by.end()), po.accepted_by.end());
     if (po.accepted_by.empty()) report(explain_unaccepted(*sel_, o, req_.target, unloaded_));
@@ -416,10 +415,12 @@ Derivation ResolveRun::derive(const Choice &choice) const {
     break;
   case ChoiceRule::AppliesTo: {
     std::vector<std::string> parts;
-    for (const Capability &pattern : ix_.at(choice.component).applies_to) {
+    const CapabilityList &applies_to = ix_.at(choice.component).applies_to;
+    for (uint32_t e = 0; e < applies_to.size(); ++e) {
+      const Capability &pattern = applies_to[e];
       if (pattern.optional) continue;
       std::string part = to_string(pattern);
-      for (FactId f : sel_->matching(pattern))
+      for (FactId f : sel_->applies_to_matches(choice.component, e))
         if (sel_->count(f) > 0) {
           part += " holds as " + sel_->fact_text(f) + " from " + sel_->source_of(f);
           break;
@@ -470,10 +471,11 @@ Plan ResolveRun::build_plan(PassSchedule schedule, std::vector<PlannedObligation
   plan.obligations = std::move(obligations);
   std::vector<ComponentIndex> chosen = sel_->chosen_in_order();
   std::sort(chosen.begin(), chosen.end(), [&](ComponentIndex a, ComponentIndex b) {
-    return comp(a).kind != comp(b).kind ? comp(a).kind < comp(b).kind : a < b;
+    return ix_.at(a).kind != ix_.at(b).kind ? ix_.at(a).kind < ix_.at(b).kind : a < b;
   });
   for (ComponentIndex c : chosen)
     plan.components.push_back(&comp(c));
+  plan.derivation.reserve(sel_->choices().size());
   for (const Choice &ch : sel_->choices()) {
     if (ch.rule == ChoiceRule::TargetBackend) plan.backend = &comp(ch.component);
     if (ch.rule == ChoiceRule::TargetBinding) plan.binding = &comp(ch.component);

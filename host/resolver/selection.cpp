@@ -59,7 +59,12 @@ Selection::Selection(const CapabilityIndex &index, std::vector<LocalFact> local_
     for (const CapabilityParam &p : cap.params)
       if (const auto *text = std::get_if<std::string>(&p.value))
         local_by_param_[param_key(cap.ns, cap.name, p.key, *text)].push_back(i);
-    local_by_name_[name_key(cap.ns, cap.name)].push_back(i);
+    auto named = std::find_if(local_by_name_.begin(), local_by_name_.end(), [&](const LocalName &l) {
+      const Capability &first = local_[l.locals.front()].capability;
+      return first.ns == cap.ns && first.name == cap.name;
+    });
+    if (named == local_by_name_.end()) named = local_by_name_.insert(local_by_name_.end(), LocalName{});
+    named->locals.push_back(i);
     local_appliers_.push_back(index.appliers_matching(local_[i].capability));
     local_conflicters_.push_back(index.conflicters_matching(local_[i].capability));
   }
@@ -77,9 +82,12 @@ const std::string &Selection::fact_text(FactId f) const {
 
 void Selection::append_local_matches(const Capability &pattern, std::vector<FactId> &out) const {
   if (local_.empty()) return;
-  auto it = local_by_name_.find(name_key(pattern.ns, pattern.name));
+  auto it = std::find_if(local_by_name_.begin(), local_by_name_.end(), [&](const LocalName &l) {
+    const Capability &first = local_[l.locals.front()].capability;
+    return first.name == pattern.name && first.ns == pattern.ns;
+  });
   if (it == local_by_name_.end()) return;
-  const std::vector<uint32_t> *best = &it->second;
+  const std::vector<uint32_t> *best = &it->locals;
   // As for index facts: a text parameter must be equal, so its posting list bounds the scan.
   for (const CapabilityParam &p : pattern.params) {
     const auto *text = std::get_if<std::string>(&p.value);
@@ -99,10 +107,21 @@ std::vector<FactId> Selection::matching(const Capability &pattern) const {
 }
 
 std::vector<FactId> Selection::requirement_matches(ComponentIndex c, uint32_t entry) const {
-  const IndexedComponent &ic = index_.at(c);
+  std::vector<FactId> out;
+  append_requirement_matches(c, entry, out);
+  return out;
+}
+
+void Selection::append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const {
   auto hits = index_.requires_matches(c, entry);
+  out.insert(out.end(), hits.begin(), hits.end());
+  append_local_matches(index_.at(c).requires_[entry], out);
+}
+
+std::vector<FactId> Selection::applies_to_matches(ComponentIndex c, uint32_t entry) const {
+  auto hits = index_.applies_to_matches(c, entry);
   std::vector<FactId> out(hits.begin(), hits.end());
-  append_local_matches(ic.requires_[entry], out);
+  append_local_matches(index_.at(c).applies_to[entry], out);
   return out;
 }
 
@@ -321,12 +340,12 @@ bool Selection::satisfied(uint32_t need) const {
 }
 
 std::optional<std::string> Selection::not_selectable(ComponentIndex c) const {
-  const Component &comp = *index_.at(c).component;
-  switch (comp.kind) {
+  const ComponentKind kind = index_.at(c).kind;
+  switch (kind) {
   case ComponentKind::Backend:
   case ComponentKind::Binding:
   case ComponentKind::Pipeline:
-    return std::string("a ") + component_kind_name(comp.kind) +
+    return std::string("a ") + component_kind_name(kind) +
            " is chosen for the target, never to satisfy a requirement";
   case ComponentKind::Pass:
     if (!auto_apply_) return std::string("it is not in the explicit pass list");

@@ -90,6 +90,10 @@ public:
   std::vector<FactId> matching(const Capability &pattern) const;
   /// Facts that requirement `entry` of component c matches (precomputed index part plus local facts).
   std::vector<FactId> requirement_matches(ComponentIndex c, uint32_t entry) const;
+  /// The same facts appended to `out`.
+  void append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const;
+  /// Facts that applies-to pattern `entry` of component c matches.
+  std::vector<FactId> applies_to_matches(ComponentIndex c, uint32_t entry) const;
   /// Facts that invalidates pattern `entry` of component c matches.
   std::vector<FactId> invalidation_matches(ComponentIndex c, uint32_t entry) const;
   /// How many chosen components (or local sources) make f hold.
@@ -159,7 +163,12 @@ private:
   const CapabilityIndex &index_;
   std::vector<LocalFact> local_;
   std::vector<std::string> local_text_;
-  std::unordered_map<CapabilityKey, std::vector<uint32_t>> local_by_name_;  ///< name_key -> locals.
+  /// Locals by Namespace.Name: a handful of names (Uses.Dialect, Target.Selected, ...), compared as text,
+  /// which is cheaper than hashing every requirement's name.
+  struct LocalName {
+    std::vector<uint32_t> locals; ///< The first one's capability gives the name.
+  };
+  std::vector<LocalName> local_by_name_;
   std::unordered_map<CapabilityKey, std::vector<uint32_t>> local_by_param_; ///< param_key -> locals.
   std::vector<std::vector<uint32_t>> local_appliers_;
   std::vector<std::vector<uint32_t>> local_conflicters_;

@@ -418,14 +418,22 @@ public:
     if (peek() != '.') return fail(pos_, "expected '.' between namespace and name" + describe_here());
     ++pos_;
     if (!identifier(cap.name, "a name after '.'")) return false;
-    std::vector<std::size_t> key_columns;
+    // Where each key starts, for the duplicate-key error: eight inline, more on the heap.
+    std::size_t inline_columns[8] = {};
+    std::vector<std::size_t> more_columns;
+    std::size_t params_seen = 0;
+    auto key_column = [&](std::size_t i) { return i < 8 ? inline_columns[i] : more_columns[i - 8]; };
     skip_blanks();
     if (peek() == '(') {
       ++pos_;
       skip_blanks();
       if (peek() != ')') {
         while (true) {
-          key_columns.push_back(pos_);
+          if (params_seen < 8)
+            inline_columns[params_seen] = pos_;
+          else
+            more_columns.push_back(pos_);
+          ++params_seen;
           CapabilityParam p;
           if (!param(p, mode)) return false;
           cap.params.push_back(std::move(p));
@@ -455,7 +463,7 @@ public:
                      [&](std::size_t a, std::size_t b) { return cap.params[a].key < cap.params[b].key; });
     for (std::size_t i = 1; i < order.size(); ++i)
       if (cap.params[order[i]].key == cap.params[order[i - 1]].key)
-        return fail(std::max(key_columns[order[i]], key_columns[order[i - 1]]),
+        return fail(std::max(key_column(order[i]), key_column(order[i - 1])),
                     "duplicate key '" + cap.params[order[i]].key + "'");
     std::vector<CapabilityParam> sorted;
     sorted.reserve(order.size());
@@ -609,14 +617,36 @@ inline CapabilityResult<VersionRange> parse_version_range(std::string_view text)
   return r;
 }
 
+namespace capability_detail {
+
+/// The printers append to one string: printing a capability allocates once, not once per part.
+inline void append_number(std::string &out, std::uint64_t v) {
+  char buf[20];
+  char *end = buf + sizeof buf, *p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  out.append(p, static_cast<std::size_t>(end - p));
+}
+
+inline void append_version(std::string &out, const SemanticVersion &v) {
+  append_number(out, v.major);
+  if (v.parts >= 2) out += '.', append_number(out, v.minor);
+  if (v.parts >= 3) out += '.', append_number(out, v.patch);
+  for (std::size_t i = 0; i < v.prerelease.size(); ++i) {
+    out += i ? '.' : '-';
+    out += v.prerelease[i];
+  }
+  if (!v.build.empty()) out += '+', out += v.build;
+}
+
+} // namespace capability_detail
+
 /// Prints a version as written: `1.2`, `1.2.0-rc.1+b5`.
 inline std::string to_string(const SemanticVersion &v) {
-  std::string s = std::to_string(v.major);
-  if (v.parts >= 2) s += "." + std::to_string(v.minor);
-  if (v.parts >= 3) s += "." + std::to_string(v.patch);
-  for (std::size_t i = 0; i < v.prerelease.size(); ++i)
-    s += (i ? "." : "-") + v.prerelease[i];
-  if (!v.build.empty()) s += "+" + v.build;
+  std::string s;
+  capability_detail::append_version(s, v);
   return s;
 }
 
@@ -634,28 +664,29 @@ inline const char *version_op_text(VersionOp op) {
   return "=";
 }
 
-/// Prints a range without blanks: `>=1.2,<2`.
-inline std::string to_string(const VersionRange &r) {
-  std::string s;
-  for (std::size_t i = 0; i < r.comparators.size(); ++i) {
-    if (i) s += ',';
-    s += version_op_text(r.comparators[i].op);
-    s += to_string(r.comparators[i].version);
-  }
-  return s;
-}
-
 /// True when text prints bare (a symbol: letter or '_' first, then letters, digits, '_', '.', '-').
 inline bool is_symbol(std::string_view text) {
   if (text.empty() || !capability_detail::is_ident_start(text[0])) return false;
   return std::all_of(text.begin(), text.end(), [](char c) { return capability_detail::is_symbol_char(c); });
 }
 
-/// Prints a value: symbols bare, other text quoted with \" \\ \n \t escapes, numbers and versions as is.
-inline std::string to_string(const CapabilityValue &value) {
+namespace capability_detail {
+
+inline void append_range(std::string &out, const VersionRange &r) {
+  for (std::size_t i = 0; i < r.comparators.size(); ++i) {
+    if (i) out += ',';
+    out += version_op_text(r.comparators[i].op);
+    append_version(out, r.comparators[i].version);
+  }
+}
+
+inline void append_value(std::string &out, const CapabilityValue &value) {
   if (const auto *s = std::get_if<std::string>(&value)) {
-    if (is_symbol(*s)) return *s;
-    std::string out = "\"";
+    if (is_symbol(*s)) {
+      out += *s;
+      return;
+    }
+    out += '"';
     for (char c : *s) {
       if (c == '"' || c == '\\')
         out += '\\', out += c;
@@ -666,39 +697,75 @@ inline std::string to_string(const CapabilityValue &value) {
       else
         out += c;
     }
-    return out + "\"";
+    out += '"';
+    return;
   }
-  if (const auto *i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
-  if (const auto *v = std::get_if<SemanticVersion>(&value)) return to_string(*v);
-  return to_string(std::get<VersionRange>(value));
+  if (const auto *i = std::get_if<std::int64_t>(&value)) {
+    if (*i < 0) out += '-';
+    append_number(out, *i < 0 ? ~static_cast<std::uint64_t>(*i) + 1 : static_cast<std::uint64_t>(*i));
+    return;
+  }
+  if (const auto *v = std::get_if<SemanticVersion>(&value)) return append_version(out, *v);
+  append_range(out, std::get<VersionRange>(value));
 }
 
-/// Prints one parameter: `key=value`, or `key>=1.2,<2` when a range starts with a comparison.
-inline std::string to_string(const CapabilityParam &p) {
+inline void append_param(std::string &out, const CapabilityParam &p) {
+  out += p.key;
   if (const auto *r = std::get_if<VersionRange>(&p.value)) {
     if (!r->comparators.empty()) {
       VersionOp op = r->comparators.front().op;
       if (op == VersionOp::Gt || op == VersionOp::Ge || op == VersionOp::Lt || op == VersionOp::Le)
-        return p.key + to_string(*r);
+        return append_range(out, *r);
     }
   }
-  return p.key + "=" + to_string(p.value);
+  out += '=';
+  append_value(out, p.value);
+}
+
+} // namespace capability_detail
+
+/// Prints a range without blanks: `>=1.2,<2`.
+inline std::string to_string(const VersionRange &r) {
+  std::string s;
+  capability_detail::append_range(s, r);
+  return s;
+}
+
+/// Prints a value: symbols bare, other text quoted with \" \\ \n \t escapes, numbers and versions as is.
+inline std::string to_string(const CapabilityValue &value) {
+  std::string s;
+  capability_detail::append_value(s, value);
+  return s;
+}
+
+/// Prints one parameter: `key=value`, or `key>=1.2,<2` when a range starts with a comparison.
+inline std::string to_string(const CapabilityParam &p) {
+  std::string s;
+  capability_detail::append_param(s, p);
+  return s;
+}
+
+/// Appends the canonical text of `cap` (see to_string) to `out`.
+inline void append_canonical(std::string &out, const Capability &cap) {
+  if (cap.optional) out += '?';
+  out += cap.ns;
+  out += '.';
+  out += cap.name;
+  if (!cap.params.empty()) {
+    out += '(';
+    for (std::size_t i = 0; i < cap.params.size(); ++i) {
+      if (i) out += ',';
+      capability_detail::append_param(out, cap.params[i]);
+    }
+    out += ')';
+  }
 }
 
 /// The canonical text: `?NS.Name(k1=v1,k2=v2)` with sorted keys and no blanks; parses back equal.
 inline std::string to_string(const Capability &cap) {
-  std::string s = cap.optional ? "?" : "";
-  s += cap.ns;
-  s += '.';
-  s += cap.name;
-  if (!cap.params.empty()) {
-    s += '(';
-    for (std::size_t i = 0; i < cap.params.size(); ++i) {
-      if (i) s += ',';
-      s += to_string(cap.params[i]);
-    }
-    s += ')';
-  }
+  std::string s;
+  s.reserve(cap.ns.size() + cap.name.size() + 2 + 16 * cap.params.size());
+  append_canonical(s, cap);
   return s;
 }
 
