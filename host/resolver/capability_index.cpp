@@ -251,6 +251,7 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
       if (parsed) {
         text_pool_.push_back(static_cast<uint32_t>(pool_.size()));
         pool_.push_back(std::move(parsed.value()));
+        pool_text_.push_back(text);
       } else {
         text_pool_.push_back(IdHashTable::kNone);
       }
@@ -281,13 +282,15 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
 FactId CapabilityIndex::intern(uint32_t p) {
   if (pool_fact_[p] != IdHashTable::kNone) return pool_fact_[p];
   const Capability &fact = pool_[p];
-  std::string text = to_string(fact);
+  canonical_.clear();
+  append_canonical(canonical_, fact);
+  std::string_view text = canonical_;
   auto next = static_cast<FactId>(facts_.size());
   auto [id, inserted] =
       fact_ids_.insert(IdHashTable::hash_text(text), next, [&](FactId f) { return fact_texts_[f] == text; });
   pool_fact_[p] = id;
   if (!inserted) return id;
-  fact_texts_.push_back(std::move(text));
+  fact_texts_.push_back(text == pool_text_[p] ? pool_text_[p] : std::string_view(printed_texts_.emplace_back(text)));
   for (const CapabilityParam &param : fact.params)
     if (const auto *s = std::get_if<std::string>(&param.value))
       facts_by_param_.add(param_key(fact.ns, fact.name, param.key, *s), id);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -107,8 +108,8 @@ public:
   FactId fact_count() const { return static_cast<FactId>(facts_.size()); }
   /// The interned fact f.
   const Capability &fact(FactId f) const { return *facts_[f]; }
-  /// The canonical text of fact f.
-  const std::string &fact_text(FactId f) const { return fact_texts_[f]; }
+  /// The canonical text of fact f (valid as long as the index and its registry).
+  std::string_view fact_text(FactId f) const { return fact_texts_[f]; }
   /// Components providing fact f, ascending.
   std::span<const ComponentIndex> providers(FactId f) const { return providers_.row(f); }
   /// Facts that `pattern` matches, ascending.
@@ -238,7 +239,12 @@ private:
   std::vector<IndexedComponent> components_;
   IdHashTable component_ids_;
   std::vector<const Capability *> facts_;
-  std::vector<std::string> fact_texts_;
+  /// Canonical texts: the registered text itself when it is canonical (as plugins usually write it),
+  /// else a copy printed into printed_texts_.
+  std::vector<std::string_view> fact_texts_;
+  std::deque<std::string> printed_texts_;
+  std::vector<std::string_view> pool_text_; ///< Pool entry -> the registered text it was parsed from.
+  std::string canonical_;                   ///< Printing buffer, reused.
   IdHashTable fact_ids_; ///< Canonical text -> fact.
   Rows providers_;
   Postings facts_by_name_;

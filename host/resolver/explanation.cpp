@@ -24,7 +24,7 @@ std::vector<std::string> near_matches(const Selection &selection, const Capabili
     const auto &providers = ix.providers(f);
     std::string who = providers.empty() ? "nothing" : describe_component(*ix.at(providers.front()).component);
     if (providers.size() > 1) who += " and " + std::to_string(providers.size() - 1) + " more";
-    out.push_back("nearly: " + who + " provides " + ix.fact_text(f) + " — key '" + mismatch->key +
+    out.push_back("nearly: " + who + " provides " + std::string(ix.fact_text(f)) + " — key '" + mismatch->key +
                   "' differs: " + mismatch->reason);
   }
   if (more > 0)

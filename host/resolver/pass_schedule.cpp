@@ -221,7 +221,7 @@ private:
       return comp(c.to).id + " requires " + to_string(parsed(c.to).requires_[c.detail]) + ", which " +
              comp(c.from).id + " provides";
     case Why::Invalidation:
-      return comp(c.to).id + " invalidates " + s_.fact_text(c.detail) + ", which " + comp(c.from).id +
+      return comp(c.to).id + " invalidates " + std::string(s_.fact_text(c.detail)) + ", which " + comp(c.from).id +
              " requires";
     case Why::Before: return comp(c.from).id + " declares before " + comp(c.from).before[c.detail];
     case Why::After: return comp(c.to).id + " declares after " + comp(c.to).after[c.detail];
@@ -300,7 +300,7 @@ private:
     PassSchedule out;
     std::vector<char> present = initial_;
     for (FactId f = 0; f < s_.fact_total(); ++f)
-      if (present[f]) out.initial_facts.push_back(s_.fact_text(f));
+      if (present[f]) out.initial_facts.emplace_back(s_.fact_text(f));
     std::sort(out.initial_facts.begin(), out.initial_facts.end());
     std::vector<uint32_t> invalidated_by(s_.fact_total(), UINT32_MAX);
     std::vector<std::vector<PassPredecessor>> preds(n_);
@@ -315,7 +315,7 @@ private:
         std::string why = "nothing that runs before it provides it";
         for (FactId f : m)
           if (invalidated_by[f] != UINT32_MAX) {
-            why = "pass '" + comp(invalidated_by[f]).id + "' invalidates " + s_.fact_text(f) + " before it runs";
+            why = "pass '" + comp(invalidated_by[f]).id + "' invalidates " + std::string(s_.fact_text(f)) + " before it runs";
             break;
           }
         diags_.report(Diagnostic::error("resolve.requirement-order",
@@ -328,12 +328,13 @@ private:
           if (present[f]) {
             present[f] = 0;
             invalidated_by[f] = v;
-            p.removed.push_back(s_.fact_text(f));
+            p.removed.emplace_back(s_.fact_text(f));
           }
+      p.added.reserve(ic.provided.size());
       for (FactId f : ic.provided)
         if (!present[f]) {
           present[f] = 1;
-          p.added.push_back(s_.fact_text(f));
+          p.added.emplace_back(s_.fact_text(f));
         }
       std::sort(p.added.begin(), p.added.end());
       std::sort(p.removed.begin(), p.removed.end());

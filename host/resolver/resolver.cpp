@@ -422,7 +422,7 @@ Derivation ResolveRun::derive(const Choice &choice) const {
       std::string part = to_string(pattern);
       for (FactId f : sel_->applies_to_matches(choice.component, e))
         if (sel_->count(f) > 0) {
-          part += " holds as " + sel_->fact_text(f) + " from " + sel_->source_of(f);
+          part += " holds as " + std::string(sel_->fact_text(f)) + " from " + sel_->source_of(f);
           break;
         }
       parts.push_back(std::move(part));

@@ -76,7 +76,7 @@ const Capability &Selection::fact(FactId f) const {
   return is_local(f) ? local_[f - index_.fact_count()].capability : index_.fact(f);
 }
 
-const std::string &Selection::fact_text(FactId f) const {
+std::string_view Selection::fact_text(FactId f) const {
   return is_local(f) ? local_text_[f - index_.fact_count()] : index_.fact_text(f);
 }
 
@@ -211,9 +211,9 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
       std::string other = source_of(f);
       Diagnostic d = Diagnostic::error("resolve.conflict", describe_component(comp) + " conflicts with " +
                                                                to_string(pattern) + ", which " + other +
-                                                               " provides as " + fact_text(f));
+                                                               " provides as " + std::string(fact_text(f)));
       d.with_note("one side: " + describe_component(comp) + " declares conflicts " + to_string(pattern));
-      d.with_note("other side: " + other + " provides " + fact_text(f));
+      d.with_note("other side: " + other + " provides " + std::string(fact_text(f)));
       return d;
     }
   }
@@ -225,9 +225,9 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
       const Component &other = *index_.at(ref.component).component;
       std::string pattern = to_string(index_.at(ref.component).conflicts[ref.entry]);
       Diagnostic d =
-          Diagnostic::error("resolve.conflict", describe_component(comp) + " provides " + fact_text(f) +
+          Diagnostic::error("resolve.conflict", describe_component(comp) + " provides " + std::string(fact_text(f)) +
                                                     ", which conflicts with " + describe_component(other));
-      d.with_note("one side: " + describe_component(comp) + " provides " + fact_text(f));
+      d.with_note("one side: " + describe_component(comp) + " provides " + std::string(fact_text(f)));
       d.with_note("other side: " + describe_component(other) + " declares conflicts " + pattern);
       return d;
     }
@@ -247,10 +247,10 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
           break;
         }
       Diagnostic d = Diagnostic::error("resolve.exclusive", describe_component(comp) + " provides " +
-                                                                fact_text(f) + ", but " + holder +
+                                                                std::string(fact_text(f)) + ", but " + holder +
                                                                 " provides " + held + "; namespace " +
                                                                 cap.ns + " is exclusive (one per plan)");
-      d.with_note("one side: " + describe_component(comp) + " provides " + fact_text(f));
+      d.with_note("one side: " + describe_component(comp) + " provides " + std::string(fact_text(f)));
       d.with_note("other side: " + holder + " provides " + held);
       return d;
     }

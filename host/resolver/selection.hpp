@@ -83,7 +83,7 @@ public:
   /// Fact f (index or local).
   const Capability &fact(FactId f) const;
   /// Canonical text of fact f.
-  const std::string &fact_text(FactId f) const;
+  std::string_view fact_text(FactId f) const;
   /// True for an obligation or the target fact.
   bool is_local(FactId f) const { return f >= index_.fact_count(); }
   /// Facts (index and local) that `pattern` matches, ascending.

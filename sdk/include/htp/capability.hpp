@@ -428,6 +428,9 @@ public:
       ++pos_;
       skip_blanks();
       if (peek() != ')') {
+        // One allocation for the parameters: commas bound their number (range commas only overestimate).
+        cap.params.reserve(1 + static_cast<std::size_t>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                                                                   s_.end(), ',')));
         while (true) {
           if (params_seen < 8)
             inline_columns[params_seen] = pos_;
