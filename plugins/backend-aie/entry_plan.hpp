@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <htp/csp_graph.hpp>
+#include <htp/layout_signatures.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 
@@ -95,7 +96,7 @@ std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &d
 /// The inputs of the mapper: module attributes (null, or no kernels, when absent).
 struct ProgramDocs {
   htp::TileKernels kernels;  ///< tile.kernels, as the SDK reads it (htp/tile_kernels.hpp)
-  Json layouts;   ///< layout.signatures
+  htp::LayoutSignatures layouts;  ///< layout.signatures, as the SDK reads it (htp/layout_signatures.hpp)
   htp::WspTaskGraph tasks;   ///< wsp.task_graph, as the SDK reads it (htp/wsp_task_graph.hpp)
   htp::CspGraph csp;         ///< csp.graph, as the SDK reads it (htp/csp_graph.hpp)
 };
@@ -104,7 +105,7 @@ struct ProgramDocs {
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems);
 
 // Front-ends (one file each).
-std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
+std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const htp::LayoutSignatures &layouts,
                                            const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, const htp::TileKernels &kernels,
                                              const DeviceProfile &device, std::vector<Problem> &problems);

@@ -1,6 +1,7 @@
 #include "passes.hpp"
 
 #include <htp/csp_graph.hpp>
+#include <htp/layout_signatures.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 #include <nlohmann/json.hpp>
@@ -50,23 +51,13 @@ const DeviceProfile &device(htp::PassContext &ctx) {
   return *d;
 }
 
-/// Rejects an unknown major version of a consumed document.
-bool schema_ok(htp::PassContext &ctx, const Json &doc, const char *key, const char *schema) {
-  if (!doc.is_object()) return true;
-  const std::string s = doc.value("schema", "");
-  const std::string major = std::string(schema).substr(0, std::string(schema).rfind('.'));
-  if (s.rfind(major + ".", 0) == 0) return true;
-  report(ctx, "aie.schema", std::string("module attribute ") + key + " has schema '" + s + "'; backend-aie reads " + schema, Json());
-  return false;
-}
-
 std::vector<Design> designs(htp::PassContext &ctx) {
   std::vector<Design> out;
   for (const auto &j : attr(ctx, kDesigns)) out.push_back(design_from_combined_json(j));
   return out;
 }
 
-/// A document of the module read by its SDK reader `read` (htp::tile_kernels, htp::wsp_task_graph): an
+/// A document of the module read by its SDK reader `read` (htp::tile_kernels, htp::wsp_task_graph, ...): an
 /// empty one when absent; nullopt, reported, when it is malformed or of another major version.
 template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std::optional<Doc> (*read)(const htp::ModuleRef &)) {
   try {
@@ -85,10 +76,9 @@ void map_pass(htp::PassContext &ctx) {
   auto kernels = read_document(ctx, &htp::tile_kernels);
   auto tasks = read_document(ctx, &htp::wsp_task_graph);
   auto csp = read_document(ctx, &htp::csp_graph);
-  if (!kernels || !tasks || !csp) return;
-  ProgramDocs docs{std::move(*kernels), attr(ctx, "layout.signatures"), std::move(*tasks), std::move(*csp)};
-  if (!schema_ok(ctx, docs.layouts, "layout.signatures", "htp.layout.v1"))
-    return;
+  auto layouts = read_document(ctx, &htp::layout_signatures);
+  if (!kernels || !tasks || !csp || !layouts) return;
+  ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
   std::vector<Problem> problems;
   Json out = Json::array();
   for (const auto &plan : plan_entries(docs, dev, problems))

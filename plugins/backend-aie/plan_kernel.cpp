@@ -36,7 +36,7 @@ std::vector<int64_t> mesh_coord(int64_t l, const std::vector<int64_t> &mesh) {
 struct TensorParam {
   RuntimeParam rp;
   std::vector<int64_t> local;
-  Json layout;                   // null: replicated
+  std::optional<htp::Layout> layout;  // none: replicated
   std::vector<int64_t> strides;  // local memory strides of the `mem` facet; empty: row-major
   std::vector<int64_t> order;    // object element k holds local row-major element order[k]; empty: row-major
 };
@@ -58,24 +58,22 @@ std::vector<int64_t> strides_of_order(const std::vector<int64_t> &order, const s
 /// for what a DMA cannot produce: swizzles, packing, banks, and strides that are not a dense permutation
 /// of the local elements (holes or overlaps).
 bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span, std::vector<Problem> &problems) {
-  const Json mem = t.layout.is_object() ? t.layout.value("mem", Json::object()) : Json::object();
-  if (!mem.is_object()) return true;
+  if (!t.layout) return true;
+  const htp::LayoutMem &mem = t.layout->mem;
   const std::string what = "the memory layout of '" + t.rp.name + "' of kernel '" + kernel + "'";
   auto bad = [&](const std::string &why) {
     problems.push_back({"aie.layout-mem", what + " " + why, span});
     return false;
   };
-  if (!mem.value("swizzle", Json()).is_null())
-    return bad("swizzles addresses (" + mem["swizzle"].dump() + "); AIE DMAs move affine 4-D patterns only");
-  const Json pack = mem.value("pack", Json());
-  if (!pack.is_null() && pack != Json(1))
-    return bad("packs " + pack.dump() + " elements per word; AIE objects hold unpacked elements");
-  if (!mem.value("banks", Json::array()).empty())
+  if (!mem.swizzle.is_null())
+    return bad("swizzles addresses (" + mem.swizzle.dump() + "); AIE DMAs move affine 4-D patterns only");
+  if (!mem.pack.is_null() && mem.pack != Json(1))
+    return bad("packs " + mem.pack.dump() + " elements per word; AIE objects hold unpacked elements");
+  if (!mem.banks.empty())
     return bad("places it in memory banks; MLIR-AIE allocates the object FIFO buffers of a tile itself");
   const size_t rank = t.local.size();
-  const Json js = mem.value("strides", Json()), jo = mem.value("order", Json());
-  if (!js.is_null()) t.strides = js.get<std::vector<int64_t>>();
-  else if (!jo.is_null()) t.strides = strides_of_order(jo.get<std::vector<int64_t>>(), t.local);
+  if (mem.strides) t.strides = *mem.strides;
+  else if (mem.order) t.strides = strides_of_order(*mem.order, t.local);
   else return true;
   if (t.strides.size() != rank) return bad("has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
   // Object element k holds the local element whose strided offset is k.
@@ -165,21 +163,23 @@ std::string kernel_adapter(const std::string &name, const std::vector<TensorPara
 std::optional<View> core_view(const TensorParam &p, const std::vector<int64_t> &m, const Json &span,
                               std::vector<Problem> &problems) {
   View v{std::vector<int64_t>(p.rp.shape.size(), 0), p.local};
-  if (!p.layout.is_object()) return v;
-  if (!p.layout.value("offset", Json::object()).empty()) {
+  if (!p.layout) return v;
+  if (!p.layout->offset.empty()) {
     problems.push_back({"aie.layout", "layout of '" + p.rp.name + "' places it at a mesh offset; AIE mapping needs layouts over the whole mesh", span});
     return std::nullopt;
   }
   std::vector<int64_t> block(p.rp.shape.size(), 0);
-  for (const auto &it : p.layout.value("shard", Json::array())) {
-    const int dim = it.value("dim", -1);
-    auto axis = mesh_axis(it.value("axis", ""));
-    if (dim < 0 || dim >= static_cast<int>(block.size()) || !axis || *axis >= m.size() || it.value("stride", 1) != 1) {
-      problems.push_back({"aie.layout", "layout of '" + p.rp.name + "' has a shard iter " + it.dump() +
+  for (const htp::LayoutIter &it : p.layout->shard) {
+    const int64_t dim = it.dim.value_or(-1);
+    auto axis = mesh_axis(it.axis);
+    if (dim < 0 || dim >= static_cast<int64_t>(block.size()) || !axis || *axis >= m.size() || it.stride != 1) {
+      Json text;
+      htp::to_json(text, it);
+      problems.push_back({"aie.layout", "layout of '" + p.rp.name + "' has a shard iter " + text.dump() +
                                             " that AIE mapping cannot lower (block shards over mesh axes only)", span});
       return std::nullopt;
     }
-    block[dim] = block[dim] * it.value("extent", int64_t{1}) + m[*axis];
+    block[static_cast<size_t>(dim)] = block[static_cast<size_t>(dim)] * it.extent + m[*axis];
   }
   for (size_t d = 0; d < block.size(); ++d) v.offset[d] = block[d] * p.local[d];
   return v;
@@ -187,7 +187,7 @@ std::optional<View> core_view(const TensorParam &p, const std::vector<int64_t> &
 
 }  // namespace
 
-std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const Json &layouts,
+std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const htp::LayoutSignatures &layouts,
                                            const DeviceProfile &device, std::vector<Problem> &problems) {
   const std::string &name = kernel.name;
   const Json span = span_json(kernel.span);
@@ -200,8 +200,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
                                                   " has " + std::to_string(device.compute_tiles()), span});
     return std::nullopt;
   }
-  const Json sig = layouts.is_object() ? layouts.value("functions", Json::object()).value(name, Json::object())
-                                       : Json::object();
+  const htp::LayoutFunction *sig = layouts.function(name);
   EntryPlan plan{name, "kernel", span};
   KernelPlan kp;
   kp.function = name;
@@ -216,7 +215,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
       plan.params.push_back(rp);
       kp.params.push_back({"p_" + pname, KernelArg{true, {1}, rp.dtype}});
       kp.scalars[pname] = "(*p_" + pname + ")";
-      tensors.push_back(TensorParam{rp, {1}, Json(), {}, {}});
+      tensors.push_back(TensorParam{rp, {1}, std::nullopt, {}, {}});
       continue;
     }
     auto rp = runtime_param(p);
@@ -225,8 +224,9 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
       ok = false;
       continue;
     }
-    TensorParam t{*rp, p.body_shape(), sig.value("params", Json::object()).value(pname, Json()), {}, {}};
-    if (t.layout.is_object() && t.layout.contains("local_shape")) t.local = t.layout["local_shape"].get<std::vector<int64_t>>();
+    const htp::Layout *layout = sig ? sig->param(pname) : nullptr;
+    TensorParam t{*rp, p.body_shape(), layout ? std::optional<htp::Layout>(*layout) : std::nullopt, {}, {}};
+    if (t.layout && t.layout->local_shape) t.local = *t.layout->local_shape;
     if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
                            device, span, problems) ||
         !read_mem_facet(t, name, span, problems)) {
@@ -271,7 +271,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
     for (const auto &t : tensors) {
       auto v = core_view(t, m, span, problems);
       if (!v) return std::nullopt;
-      const std::string text = t.layout.is_object() ? t.layout.value("text", "") : "";
+      const std::string text = t.layout ? t.layout->text : "";
       for (bool in : {true, false}) {  // InOut: the object read, then the one written
         if (t.rp.dir == (in ? "out" : "in")) continue;
         core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});

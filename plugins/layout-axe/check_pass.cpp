@@ -1,6 +1,8 @@
 // axe.check: judges the facts axe.infer recorded — every pending reduction discharged before a value is
 // stored or returned, stores agree with their tensor's layout, and the buffers placed in explicit memory
 // spaces fit the target's hardware profile.
+#include <htp/layout_signatures.hpp>
+
 #include <map>
 
 #include "hardware_profile.hpp"
@@ -83,12 +85,8 @@ public:
                  bytes_text(cap->second) + " of " + space + " on " + label_);
   }
 
-  nlohmann::ordered_json used() const {
-    nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const auto &[space, bytes] : used_)
-      j[space] = bytes;
-    return j;
-  }
+  /// Bytes per memory space, by space name.
+  std::vector<std::pair<std::string, int64_t>> used() const { return {used_.begin(), used_.end()}; }
 
 private:
   const std::optional<HardwareProfile> &profile_;
@@ -98,12 +96,6 @@ private:
   std::map<std::string, std::string> names_;
   bool warned_ = false;
 };
-
-Mesh mesh_from_signature(const nlohmann::json &fn) {
-  std::vector<int64_t> mapping;
-  if (fn.contains("mapping") && fn["mapping"].is_array()) mapping = fn["mapping"].get<std::vector<int64_t>>();
-  return Mesh::from_mapping(mapping);
-}
 
 /// Checks the store and return facts of one node.
 void check_exits(htp::NodeRef n, const Mesh &mesh, Reporter &r) {
@@ -125,28 +117,34 @@ void check_exits(htp::NodeRef n, const Mesh &mesh, Reporter &r) {
 void check(htp::PassContext &ctx) {
   Reporter r(ctx);
   auto module = ctx.module();
-  auto text = module.attr("layout.signatures");
-  auto signatures = text ? nlohmann::ordered_json::parse(*text, nullptr, false) : nlohmann::ordered_json();
-  if (!signatures.is_object() || !signatures.contains("functions")) {
+  std::optional<htp::LayoutSignatures> signatures;
+  try {
+    signatures = htp::layout_signatures(module);
+  } catch (const htp::PassError &e) {
+    r.error(module.root(), "layout.internal", std::string("axe.check cannot read layout.signatures: ") + e.what());
+    return;
+  }
+  if (!signatures) {
     r.error(module.root(), "layout.internal", "axe.check found no layout.signatures: axe.infer did not run");
     return;
   }
   std::string label;
   auto profile = select_profile(ctx, r, label);
-  auto &functions = signatures["functions"];
   for (auto fn : module.root().items("body")) {
-    std::string name = fn.is("FunctionDef") ? fn.text("name").value_or("") : "";
-    if (!functions.contains(name)) continue;
-    Mesh mesh = mesh_from_signature(nlohmann::json::parse(functions[name].dump()));
+    htp::LayoutFunction *f = fn.is("FunctionDef") ? signatures->function(fn.text("name").value_or("")) : nullptr;
+    if (!f) continue;
+    Mesh mesh = Mesh::from_mapping(f->mapping.value_or(std::vector<int64_t>{}));
     FootprintCheck footprint(profile, label, r);
     fn.walk([&](htp::NodeRef n) {
       check_exits(n, mesh, r);
-      if (auto alloc = json_attr(n.attr("layout.alloc"))) footprint.add(n, *alloc, name);
+      if (auto alloc = json_attr(n.attr("layout.alloc"))) footprint.add(n, *alloc, fn.text("name").value_or(""));
     });
-    functions[name]["footprint"] = footprint.used();
+    f->footprint = footprint.used();
   }
-  signatures["checked"] = true;
-  module.set_attr("layout.signatures", signatures.dump());
+  signatures->checked = true;
+  nlohmann::ordered_json doc;
+  htp::to_json(doc, *signatures);
+  publish_signatures(ctx, r, doc);
 }
 
 } // namespace htp::axe

@@ -2,6 +2,8 @@
 // applying the rules of layout_rules.hpp. Records facts as node attributes for axe.check, the tile
 // plugin (local shapes) and the backends; judges only what the rules themselves reject (joins,
 // contractions, effects through operations).
+#include <htp/layout_signatures.hpp>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -607,8 +609,18 @@ void infer(htp::PassContext &ctx) {
     FunctionInference inference(fn, *mesh, constants, r);
     functions[fn.text("name").value_or("")] = inference.run(mapping);
   }
-  module.set_attr("layout.signatures",
-                  nlohmann::ordered_json{{"schema", "htp.layout.v1"}, {"functions", functions}}.dump());
+  publish_signatures(ctx, r, nlohmann::ordered_json{{"schema", htp::kLayoutSchema}, {"functions", functions}});
+}
+
+void publish_signatures(htp::PassContext &ctx, Reporter &r, const nlohmann::ordered_json &doc) {
+  try {
+    (void)htp::read_layout_signatures(doc);
+  } catch (const htp::IrDocumentError &e) {
+    r.error(ctx.module().root(), "layout.internal",
+            std::string("layout-axe built an invalid layout.signatures (a layout-axe bug): ") + e.what());
+    return;
+  }
+  ctx.module().set_attr(htp::kLayoutSignaturesAttribute, doc.dump());
 }
 
 } // namespace htp::axe

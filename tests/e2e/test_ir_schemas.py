@@ -1,7 +1,7 @@
 """The IR contract documents of every example validate against their JSON Schemas (docs/schemas):
-tile.kernels, wsp.task_graph and csp.graph as the dialects publish them, for each example, target and entry
+tile.kernels, wsp.task_graph, csp.graph and layout.signatures as the dialects publish them, for each example, target and entry
 of examples/example_index.py. The module is dumped after tile.lower, which runs after the task graph and
-the CSP graph are built, so one dump holds all three."""
+the CSP graph are built and the layouts inferred and checked, so one dump holds all four."""
 import importlib
 import json
 import os
@@ -20,7 +20,7 @@ import example_index  # noqa: E402
 
 VALIDATORS = {}
 for attribute, file in (("tile.kernels", "tile-kernels"), ("wsp.task_graph", "wsp-task-graph"),
-                        ("csp.graph", "csp-graph")):
+                        ("csp.graph", "csp-graph"), ("layout.signatures", "layout-signatures")):
     schema = json.loads((SCHEMAS / f"{file}.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     VALIDATORS[attribute] = jsonschema.Draft202012Validator(schema)

@@ -35,9 +35,10 @@ Mapped map(const Json &attrs, const std::string &device) {
   const auto *dev = htp::aie::device_named(device);
   if (!dev) throw std::runtime_error("no device " + device);
   auto get = [&](const char *k) { return attrs.contains(k) ? attrs[k] : Json(); };
-  const Json kernels = get("tile.kernels"), tasks = get("wsp.task_graph"), csp = get("csp.graph");
+  const Json kernels = get("tile.kernels"), tasks = get("wsp.task_graph"), csp = get("csp.graph"),
+             layouts = get("layout.signatures");
   htp::aie::ProgramDocs docs{kernels.is_null() ? htp::TileKernels{} : htp::read_tile_kernels(kernels),
-                             get("layout.signatures"),
+                             layouts.is_null() ? htp::LayoutSignatures{} : htp::read_layout_signatures(layouts),
                              tasks.is_null() ? htp::WspTaskGraph{} : htp::read_wsp_task_graph(tasks),
                              csp.is_null() ? htp::CspGraph{} : htp::read_csp_graph(csp)};
   for (const auto &plan : htp::aie::plan_entries(docs, *dev, m.problems))

@@ -180,9 +180,12 @@ TEST(AieSimulation, AFifoNobodyFeedsIsADeadlockNamingAFifo) {
 namespace {
 
 /// gemm_2x1.json with B's layout given a memory facet.
+/// gemm_2x1 with the keys of `mem` set in B's mem facet (the others stay as layout-axe writes them: null).
 Json gemm_with_b_mem(const Json &mem) {
   Json attrs = fixture("gemm_2x1.json");
-  attrs["layout.signatures"]["functions"]["gemm"]["params"]["B"]["mem"] = mem;
+  Json &b = attrs["layout.signatures"]["functions"]["gemm"]["params"]["B"]["mem"];
+  b = Json{{"strides", nullptr}, {"order", nullptr}, {"swizzle", nullptr}, {"pack", nullptr}};
+  b.update(mem);
   return attrs;
 }
 
@@ -226,7 +229,7 @@ TEST(AieMemoryLayout, WhatADmaCannotProduceIsADiagnostic) {
       {{{"swizzle", "xor(3)"}}, "swizzles addresses (\"xor(3)\"); AIE DMAs move affine 4-D patterns only"},
       {{{"pack", 2}}, "packs 2 elements per word"},
       {{{"strides", {128, 1}}}, "(strides [128,1] of the local shape [32,64]) is not a permutation of the local elements"},
-      {{{"banks", {{{"extent", 2}, {"stride", 1}, {"axis", "l1.bank"}}}}}, "places it in memory banks"},
+      {{{"banks", {{{"extent", 2}, {"stride", 1}, {"axis", "l1.bank"}, {"dim", 0}}}}}, "places it in memory banks"},
   };
   for (const auto &c : cases) {
     auto m = aie_test::map(gemm_with_b_mem(c.mem));
