@@ -38,15 +38,17 @@ std::optional<std::string> tile_lower_kind(htp::NodeRef fn) {
   return std::string("process");
 }
 
+std::optional<TileFunction> tile_function(htp::NodeRef stmt) {
+  if (!stmt.is("FunctionDef") || !stmt.parent().is("Module")) return std::nullopt;
+  if (is_tile_kernel(stmt)) return TileFunction{stmt, "kernel"};
+  if (auto kind = tile_lower_kind(stmt)) return TileFunction{stmt, *kind};
+  return std::nullopt;
+}
+
 std::vector<TileFunction> tile_functions(htp::NodeRef root) {
   std::vector<TileFunction> out;
-  for (auto stmt : root.items("body")) {
-    if (!stmt.is("FunctionDef")) continue;
-    if (is_tile_kernel(stmt))
-      out.push_back({stmt, "kernel"});
-    else if (auto kind = tile_lower_kind(stmt))
-      out.push_back({stmt, *kind});
-  }
+  for (auto stmt : root.items("body"))
+    if (auto f = tile_function(stmt)) out.push_back(std::move(*f));
   return out;
 }
 

@@ -25,6 +25,9 @@ struct TileFunction {
   htp::NodeRef fn;
   std::string kind; ///< "kernel", or the kind of the tile.lower mark
 };
+/// `stmt` as a function with a tile body: a FunctionDef of the module's body that is a kernel or carries a
+/// tile.lower mark; nullopt otherwise.
+std::optional<TileFunction> tile_function(htp::NodeRef stmt);
 /// The module's functions with tile bodies, in source order.
 std::vector<TileFunction> tile_functions(htp::NodeRef root);
 
