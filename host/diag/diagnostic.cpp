@@ -64,12 +64,7 @@ std::string Diagnostic::render() const {
 
 void DiagnosticList::append(const DiagnosticList &other) {
   items_.insert(items_.end(), other.items_.begin(), other.items_.end());
-}
-
-bool DiagnosticList::has_errors() const {
-  for (const auto &d : items_)
-    if (d.severity == Severity::Error) return true;
-  return false;
+  errors_ += other.errors_;
 }
 
 std::string DiagnosticList::render() const {

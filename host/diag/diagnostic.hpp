@@ -51,9 +51,13 @@ std::string join_text(const std::vector<std::string> &items, const char *separat
 /// Collects diagnostics of one operation.
 class DiagnosticList {
 public:
-  void report(Diagnostic d) { items_.push_back(std::move(d)); }
+  void report(Diagnostic d) {
+    errors_ += d.severity == Severity::Error;
+    items_.push_back(std::move(d));
+  }
   void append(const DiagnosticList &other);
-  bool has_errors() const;
+  /// Whether an error was reported (O(1): the rewrite driver asks after every pattern it offers a node).
+  bool has_errors() const { return errors_ != 0; }
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
   const std::vector<Diagnostic> &items() const { return items_; }
@@ -62,6 +66,7 @@ public:
 
 private:
   std::vector<Diagnostic> items_;
+  size_t errors_ = 0;
 };
 
 /// A value or the diagnostic explaining why there is none.

@@ -480,16 +480,16 @@ template <class P> HtpStatus pattern_apply(void *, const HtpHostApi *api, HtpPas
 
 template <class P>
 HtpRewriteResult pattern_match_and_rewrite(void *, const HtpHostApi *api, HtpPassContext *ctx, HtpNode *n) {
-  HtpDiag *sink = api->pass_diag(api->host, ctx);
+  // The sink is fetched only when reporting: the driver offers every node it can root at.
   try {
     PassContext pc(api, ctx);
     return pattern_instance<P>().match_and_rewrite(NodeRef(api, n), pc) ? HTP_REWRITE_APPLIED
                                                                        : HTP_REWRITE_NO_MATCH;
   } catch (const PassError &e) {
-    Host(api).error(sink, "pass.error", std::string(P::name) + ": " + e.what());
+    Host(api).error(api->pass_diag(api->host, ctx), "pass.error", std::string(P::name) + ": " + e.what());
     return HTP_REWRITE_FAILED;
   } catch (...) {
-    (void)report_exception(api, sink);
+    (void)report_exception(api, api->pass_diag(api->host, ctx));
     return HTP_REWRITE_FAILED;
   }
 }
