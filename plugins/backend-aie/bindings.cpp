@@ -9,6 +9,7 @@
 
 #include "design.hpp"
 #include "passes.hpp"
+#include "run_estimate.hpp"
 #include "sim/kernel_library.hpp"
 #include "sim/simulator.hpp"
 #include "xrt_toolchain.hpp"
@@ -101,6 +102,12 @@ void run_sim(htp::RunContext &ctx) {
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
   }
+  const DeviceProfile *dev = device_named(d.device);
+  const DesignEstimate est = dev ? estimate_design(d, *dev)
+                                 : DesignEstimate{{{"kind", "estimate"}, {"available", false},
+                                                   {"reason", "no hardware profile for device " + d.device}},
+                                                  Json::array(), Json::array()};
+  for (const auto &e : est.trace_events) result.trace["traceEvents"].push_back(e);
   std::ofstream(run_dir / "trace.json", std::ios::binary) << result.trace.dump() << "\n";
   Json report = {{"schema", "htp.run.v1"},
                  {"binding", "aie.sim"},
@@ -113,6 +120,8 @@ void run_sim(htp::RunContext &ctx) {
                  {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
                  {"cores", result.summary["cores"]},
                  {"fifo_objects", result.summary["fifo_objects"]},
+                 {"estimate", est.summary},
+                 {"task_estimates", est.tasks},
                  {"trace", "trace.json"}};
   ctx.write_report(report.dump(2) + "\n");
 }

@@ -145,6 +145,7 @@ Json mapping_to_json(const Design &d) {
       args.push_back(a.memref ? Json{{"memref", a.shape}, {"dtype", a.dtype}} : Json{{"scalar", a.dtype}});
     kernels.push_back({{"name", k.name}, {"source", k.source}, {"object", k.object}, {"args", args},
                        {"locals_bytes", k.locals_bytes}});
+    if (!k.work.is_null()) kernels.back()["work"] = k.work;
   }
   for (const auto &c : d.cores) {
     Json body = Json::array();
@@ -194,7 +195,7 @@ Design design_from_json(const Json &m, const Json &f) {
                         p.value("kind", "tensor") == "scalar"});
   for (const auto &k : at(m, "kernels")) {
     KernelFunc kf{at(k, "name").get<std::string>(), at(k, "source").get<std::string>(),
-                  at(k, "object").get<std::string>(), {}, k.value("locals_bytes", int64_t{0})};
+                  at(k, "object").get<std::string>(), {}, k.value("locals_bytes", int64_t{0}), k.value("work", Json())};
     for (const auto &a : at(k, "args")) {
       if (a.contains("memref")) kf.args.push_back({true, a["memref"].get<std::vector<int64_t>>(), at(a, "dtype").get<std::string>()});
       else kf.args.push_back({false, {}, at(a, "scalar").get<std::string>()});

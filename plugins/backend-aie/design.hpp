@@ -101,6 +101,7 @@ struct KernelFunc {
   std::string object;          ///< <name>.o (link_with)
   std::vector<KernelArg> args;
   int64_t locals_bytes = 0;    ///< bytes of its tile registers (on the core's stack)
+  Json work;                   ///< htp::KernelWork of one call (the estimated device time's input), or null
 };
 
 /// A parameter of the runtime sequence (a host tensor).

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <htp/device_estimate.hpp>
 
 namespace htp::aie {
 
@@ -42,6 +45,20 @@ struct DmaLimits {
   const DmaAddressing &of(TileKind k) const { return k == TileKind::Shim ? shim : k == TileKind::Mem ? mem : compute; }
 };
 
+/// Peak rates of one compute tile for the estimated device time (docs/packages.md), each with its source.
+struct CorePerformance {
+  htp::ProfileNumber clock;                                        ///< GHz
+  std::map<std::string, htp::ProfileNumber> matmul_macs_per_cycle;  ///< by input dtype
+  htp::ProfileNumber vector_bytes_per_cycle;
+  htp::ProfileNumber transcendental_bytes_per_cycle;
+  htp::ProfileNumber dma_channel_bytes_per_cycle;                  ///< one DMA channel (S2MM or MM2S)
+  htp::ProfileNumber call_overhead;                                ///< ns per kernel call
+
+  /// Rates of one compute tile: loads through its `dma_in` channels, stores through its `dma_out` ones.
+  htp::RooflineRates rates(int dma_in, int dma_out) const;
+  nlohmann::json to_json() const;
+};
+
 struct DeviceProfile {
   std::string name;          ///< MLIR-AIE device name: npu1, npu1_2col, npu2, ...
   std::string arch;          ///< aie2 (npu1) or aie2p (npu2): the Peano target
@@ -51,6 +68,7 @@ struct DeviceProfile {
   TileResources mem{512 * 1024, 6, 6};
   TileResources compute{64 * 1024, 2, 2};
   DmaLimits dma;
+  CorePerformance performance;
 
   TileKind kind_of(int row) const;
   bool contains(int col, int row) const { return col >= 0 && col < columns && row >= 0 && row < rows; }

@@ -1,5 +1,7 @@
 #include "kernel_emitter.hpp"
 
+#include <htp/device_estimate.hpp>
+
 #include "intrinsics.hpp"
 
 #include <map>
@@ -123,11 +125,24 @@ public:
         << body.str() << "}\n\n"
         << "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" << plan_.function << "(void **args) {\n  "
         << plan_.function << "(" << wrapper_args() << ");\n}\n#endif\n";
-    return {out.str(), locals_bytes_};
+    return {out.str(), locals_bytes_, work().to_json()};
   }
 
 private:
   static std::string local(const std::string &n) { return "l_" + n; }
+
+  htp::KernelWork work() const {
+    Json constants = Json::object();
+    for (const auto &[name, v] : plan_.constants.params) constants[name] = v;
+    return htp::count_kernel_work(
+        plan_.body,
+        [&](const std::string &name) -> std::optional<htp::TileShape> {
+          auto it = locals_.find(name);
+          if (it == locals_.end() || it->second.scalar || it->second.shape.size() != 2) return std::nullopt;
+          return htp::TileShape{it->second.shape[0], it->second.shape[1], it->second.dtype};
+        },
+        constants);
+  }
 
   std::string signature() const {
     std::string s;

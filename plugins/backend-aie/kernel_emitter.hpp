@@ -37,6 +37,7 @@ struct KernelPlan {
 struct EmittedKernel {
   std::string source;          ///< the .cc text
   int64_t locals_bytes = 0;
+  Json work;                   ///< htp::KernelWork of one call, counted from the emitted ops
 };
 
 /// Prints the kernel; nullopt with `error` naming the op that cannot be emitted.

@@ -304,7 +304,7 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
       c.fail("aie.kernel", error);
       return std::nullopt;
     }
-    KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes};
+    KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
     for (const auto &[n, a] : kp.params) kf.args.push_back(a);
     plan.kernels.push_back(kf);
     plan.sources[kname] = emitted->source;

@@ -256,7 +256,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
   int64_t locals = emitted->locals_bytes;
   for (const auto &t : tensors)
     if (!t.strides.empty()) locals += product(t.local) * dtype_bytes(t.rp.dtype);  // the adapter's copies
-  KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, locals};
+  KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, locals, emitted->work};
   for (const auto &t : tensors) {
     if (t.rp.dir == "inout") kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});  // the object read
     kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});

@@ -124,7 +124,7 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
     problems.push_back({"aie.kernel", "kernel '" + kname + "': " + error, span_json(kernel->span)});
     return std::nullopt;
   }
-  KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes};
+  KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
   for (const auto &[n, a] : kp.params) kf.args.push_back(a);
   plan.kernels.push_back(kf);
   plan.sources[kname] = emitted->source;

@@ -1,5 +1,6 @@
 // The Ascend hardware profile as data (hardware/<name>.json, embedded at build time): core counts,
-// memory spaces with capacities and alignment, vector block size and cube fractal alignment.
+// memory spaces with capacities and alignment, vector block size and cube fractal alignment, and the peak
+// rates the estimated device time uses (each with its source).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <htp/device_estimate.hpp>
 #include <nlohmann/json.hpp>
 
 namespace ptobe {
@@ -17,6 +19,23 @@ struct MemorySpace {
   uint64_t capacity = 0;   ///< bytes per core
   uint32_t alignment = 0;  ///< bytes; every buffer starts at a multiple
   std::string core;        ///< "aic", "aiv" or "any"
+};
+
+/// Peak rates for the estimated device time ("performance"; docs/packages.md): each number with its source.
+struct PerformanceProfile {
+  htp::ProfileNumber clock;                                   ///< GHz
+  std::map<std::string, htp::ProfileNumber> cube_flops_per_cycle;  ///< by input dtype, per AIC
+  htp::ProfileNumber vector_bytes_per_cycle;                  ///< per AIV
+  htp::ProfileNumber transcendental_bytes_per_cycle;          ///< per AIV
+  htp::ProfileNumber hbm_bandwidth;                           ///< GB/s, whole chip
+  htp::ProfileNumber l2_bandwidth;                            ///< GB/s, whole chip (stated, not charged)
+  htp::ProfileNumber gm_sharing_cores;                        ///< cores sharing the HBM bandwidth evenly
+  htp::ProfileNumber launch;                                  ///< ns per task
+
+  /// The per-core rates the roofline uses.
+  htp::RooflineRates rates() const;
+  /// Every number with its source, as the report states them.
+  nlohmann::json to_json() const;
 };
 
 /// A chip's profile.
@@ -31,6 +50,7 @@ struct HardwareProfile {
   uint32_t n_align = 16;        ///< cube: columns of right/accumulator tiles are padded to this
   std::vector<std::string> cube_input_dtypes;
   std::vector<std::string> acc_dtypes;
+  PerformanceProfile performance;
 
   /// The memory space `name`; throws std::out_of_range naming it when absent.
   const MemorySpace &space(const std::string &name) const;

@@ -1,6 +1,7 @@
 #include "passes.hpp"
 
 #include "package_builder.hpp"
+#include "cost_model.hpp"
 
 #include <mutex>
 
@@ -124,6 +125,8 @@ void emit_pass(htp::PassContext &ctx) {
     ctx.write_file("codegen/pto/" + path, text,
                    path.rfind("kernels/", 0) == 0 ? (path.find("orchestration") != std::string::npos ? "orchestration" : "kernel")
                                                   : "config");
+  // The estimate's input, outside package_files(): the package goldens hold what pto-runtime consumes.
+  ctx.write_file("codegen/pto/kernel_costs.json", kernel_costs_json(*pkg, a2a3_profile()).dump(2) + "\n", "config");
   ctx.module().set_attr("htp.entrypoints", entrypoints_json(*pkg).dump());
 }
 

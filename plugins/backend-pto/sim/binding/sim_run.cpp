@@ -10,6 +10,7 @@
 #include "build_cache.hpp"
 #include "pto_runtime.hpp"
 #include "ptort_run.hpp"
+#include "run_estimate.hpp"
 #include "run_support.hpp"
 
 namespace htp_ptosim {
@@ -217,7 +218,7 @@ Execution execute(Runtime &rt, const Orchestration &o, const ChipTaskArgs &args,
 }
 
 json make_report(const SimRunRequest &req, const Runtime &rt, const BuildStats &stats, const std::string &cxx,
-                 const Execution &e, Clock::time_point start) {
+                 const Execution &e, const RunEstimate &est, Clock::time_point start) {
   const RuntimeOptions &o = rt.options();
   json report = {{"schema", "htp.run.v1"},
                  {"binding", "pto.a2a3sim"},
@@ -243,15 +244,17 @@ json make_report(const SimRunRequest &req, const Runtime &rt, const BuildStats &
                  {"orchestration_seconds", e.orchestration_seconds},
                  {"wall_seconds", seconds_since(start)},
                  {"workers", worker_report(rt)}};
+  report["estimate"] = est.summary;
+  report["task_estimates"] = est.tasks;
   if (o.trace) report["trace"] = "trace.json";
   if (!rt.log_lines().empty()) report["log"] = "orchestration.log";
   if (rt.failed()) report["error"] = rt.error();
   return report;
 }
 
-/// trace.json and orchestration.log.
-void write_outputs(const fs::path &run_dir, const Runtime &rt) {
-  if (rt.options().trace) write_text(run_dir / "trace.json", rt.trace_json());
+/// trace.json (the estimate as a second track) and orchestration.log.
+void write_outputs(const fs::path &run_dir, const Runtime &rt, const RunEstimate &est) {
+  if (rt.options().trace) write_text(run_dir / "trace.json", rt.trace_json(est.trace_events));
   std::string log;
   for (const auto &line : rt.log_lines())
     log += line + "\n";
@@ -291,8 +294,9 @@ json run_package(const SimRunRequest &req) {
                     reinterpret_cast<KernelFn>(libs[i + 1]->symbol("kernel_entry", jobs[i + 1].label)),
                     pkg.kernels[i].name);
     const Execution e = execute(rt, orch, args, label);
-    write_outputs(req.run_dir, rt);
-    report = make_report(req, rt, stats, cxx, e, start);
+    const RunEstimate est = estimate_run(pkg, rt.records());
+    write_outputs(req.run_dir, rt, est);
+    report = make_report(req, rt, stats, cxx, e, est, start);
   } // the runtime's threads end before the libraries are closed
   write_text(fs::path(req.run_dir) / "report.json", report.dump(2) + "\n");
   if (report.contains("error")) throw RunFailure("pto.sim.run", report["error"].get<std::string>());

@@ -398,7 +398,10 @@ Task *Runtime::new_task(const MixedKernels &kernels, const CoreTaskArgs &args, T
 }
 
 void Runtime::depend(Task *task, Task *producer) {
-  if (producer == task || producer->done) return;
+  if (producer == task) return;
+  if (std::find(task->rec.preds.begin(), task->rec.preds.end(), producer->id) == task->rec.preds.end())
+    task->rec.preds.push_back(producer->id);
+  if (producer->done) return;
   if (std::find(task->deps.begin(), task->deps.end(), producer) != task->deps.end()) return;
   task->deps.push_back(producer);
   producer->fanout.push_back(task);

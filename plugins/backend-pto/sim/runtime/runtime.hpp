@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "options.hpp"
 
 namespace htp_ptosim {
@@ -41,6 +43,8 @@ struct TaskRecord {
   int assigned = -1; ///< core the policy chose; differs from `worker` when stolen
   int thread = -1;   ///< core whose OS thread executed it; differs from `worker` when run on its behalf
   double start_us = 0, end_us = 0;
+  /// Tasks this one depends on (ids), finished ones included: the dependency graph of the estimate.
+  std::vector<uint64_t> preds;
 };
 
 struct WorkerStats {
@@ -100,8 +104,8 @@ public:
   /// Marks the orchestration's run on the orchestrator's timeline (call around the entry).
   void orchestration_begin();
   void orchestration_end();
-  /// Chrome trace-event JSON of the recorded timeline.
-  std::string trace_json() const;
+  /// Chrome trace-event JSON of the recorded timeline, followed by `extra_events` (an array).
+  std::string trace_json(const nlohmann::json &extra_events = nlohmann::json::array()) const;
 
   uint64_t read_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[]);
   void write_element(const ChipTensor &t, uint32_t ndims, const uint32_t idx[], uint64_t value);

@@ -20,7 +20,7 @@ nlohmann::json task_args(const TaskRecord &r, const Runtime &rt) {
 }
 } // namespace
 
-std::string Runtime::trace_json() const {
+std::string Runtime::trace_json(const nlohmann::json &extra_events) const {
   nlohmann::json events = nlohmann::json::array();
   events.push_back(thread_name(kOrchestratorTid, "AICPU orchestrator"));
   for (size_t i = 0; i < cores_.size(); ++i)
@@ -51,6 +51,8 @@ std::string Runtime::trace_json() const {
                       {"dur", r.end_us - r.start_us},
                       {"args", task_args(r, *this)}});
   }
+  for (const auto &e : extra_events)
+    events.push_back(e);
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
 }
 
