@@ -18,7 +18,7 @@ PTO_GEMM = """
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, matmul, full
 from htp.dialects.wsp import workload, P
 
-M = N = 128
+M, N = 128, 64  # row blocks of C: disjoint address ranges, so the runtime sees independent tasks
 K = {k}
 T = 64
 
@@ -91,7 +91,7 @@ def vadd(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out[Tensor[M, N,
 """
 
 TARGETS = {"pto-a2a3sim": {"gemm": (PTO_GEMM, "gemm_tile", (512, 1024)), "vadd": (PTO_VADD, "add_tile", (32, 64))},
-           "aie-npu1": {"gemm": (AIE_GEMM, "gemm", (16, 32)), "vadd": (AIE_VADD, "add_tile", (16, 32))}}
+           "aie-npu1": {"gemm": (AIE_GEMM, "gemm", (16, 32)), "vadd": (AIE_VADD, "add_tile", (8, 16))}}  # 32 rows overflow a core's 64 KiB
 
 
 def htp(*args):
@@ -129,7 +129,7 @@ def zeros(*shape):
 
 
 def gemm_inputs(target, k):
-    return dict(A=zeros(128 if target.startswith("pto") else 64, k), B=zeros(k, 128 if target.startswith("pto") else 64))
+    return dict(A=zeros(128 if target.startswith("pto") else 64, k), B=zeros(k, 64))
 
 
 def vadd_inputs(target, rows):

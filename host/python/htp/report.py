@@ -316,13 +316,16 @@ def timeline_svg(trace, *, width: int = 960, title: str = "") -> str:
     """An SVG of a Chrome/Perfetto trace (a dict with ``traceEvents`` or a bare event list): one row per
     thread (named by its ``thread_name`` metadata, idle threads included), one rectangle per complete
     event (``"ph": "X"``) with the event's name as label and its times and arguments as tooltip. Other
-    event kinds are not drawn. Returns a short note instead of an SVG when there is nothing to draw."""
+    event kinds are not drawn, nor the estimated-device-time track (``"cat": "estimate"``: modelled device
+    time on another clock), which a note mentions. Returns a short note instead of an SVG when there is
+    nothing to draw."""
     events = trace.get("traceEvents") if isinstance(trace, dict) else trace
     if not isinstance(events, list):
         return '<p class="htp-note">the trace holds no event list</p>'
     rows: dict = {}          # (pid, tid) -> label, in order of first appearance
     processes: dict = {}
     spans = []
+    estimated = set()        # pids of the estimated-device-time track (drawn apart, see the note)
     for ev in events:
         if not isinstance(ev, dict):
             continue
@@ -332,14 +335,20 @@ def timeline_svg(trace, *, width: int = 960, title: str = "") -> str:
             rows[key] = str(args.get("name", ""))
         elif ev.get("ph") == "M" and ev.get("name") == "process_name":
             processes[key[0]] = str(args.get("name", ""))
+        elif ev.get("ph") == "X" and ev.get("cat") == "estimate":
+            estimated.add(key[0])  # modelled device time: another clock than the measured events
         elif ev.get("ph") == "X":
             ts, dur = _number(ev.get("ts")), _number(ev.get("dur", 0))
             if ts is None or dur is None or dur < 0:
                 continue
             rows.setdefault(key, "")
             spans.append((key, ts, dur, str(ev.get("name", "")), ev))
+    rows = {k: v for k, v in rows.items() if k[0] not in estimated}
+    note = ('<p class="htp-note">the trace\'s estimated device time (model) track is not drawn here: it is '
+            'modelled device time, not the simulator\'s measured clock (see the run report\'s estimate)</p>'
+            if estimated else "")
     if not spans:
-        return '<p class="htp-note">the trace holds no complete ("X") events</p>'
+        return '<p class="htp-note">the trace holds no complete ("X") events</p>' + note
     shown = spans[:_MAX_EVENTS]
     t0 = min(s[1] for s in shown)
     t1 = max(s[1] + s[2] for s in shown)
@@ -396,6 +405,7 @@ def timeline_svg(trace, *, width: int = 960, title: str = "") -> str:
     out.append("</svg>")
     if len(spans) > len(shown):
         out.append(f'<p class="htp-note">showing the first {len(shown)} of {len(spans)} events</p>')
+    out.append(note)
     return "".join(out)
 
 
