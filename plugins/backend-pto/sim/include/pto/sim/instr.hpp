@@ -35,23 +35,35 @@ inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
                    std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
 }
 
+/// A tile's storage resolved once (Tile::data() decides where the tile lives on every call): the loops below
+/// index it directly, so the compiler sees plain strided arrays and vectorizes the contiguous ones.
+template <typename T> struct Raw {
+  typename T::DType *p;
+  typename T::DType &at(int r, int c) const { return p[r * T::RowStride + c * T::ColStride]; }
+};
+template <typename T> inline Raw<T> raw(T &t) { return {t.data()}; }
+
 /// dst(r, c) = f(r, c) over dst's valid region.
 template <typename Dst, typename F> inline void for_each(Dst &dst, F &&f) {
   const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+  const Raw<Dst> d = raw(dst);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c)
-      dst.at(r, c) = static_cast<typename Dst::DType>(f(r, c));
+      d.at(r, c) = static_cast<typename Dst::DType>(f(r, c));
 }
 
 template <typename Dst, typename S0, typename S1, typename F>
 inline void binary(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0, s1);
-  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, c))); });
+  const auto a = raw(s0);
+  const auto b = raw(s1);
+  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, c))); });
 }
 template <typename Dst, typename Src, typename F>
 inline void unary(const char *op, Dst &dst, Src &src, F &&f) {
   require_covers(op, dst, src);
-  for_each(dst, [&](int r, int c) { return f(load(src.at(r, c))); });
+  const auto a = raw(src);
+  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c))); });
 }
 /// dst(r, c) = f(src0(r, c), src1(r, 0)): src1 holds one value per row.
 template <typename Dst, typename S0, typename S1, typename F>
@@ -59,7 +71,9 @@ inline void row_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidRow() < dst.GetValidRow())
     throw IsaError(std::string(op) + ": the row operand has too few rows");
-  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(r, 0))); });
+  const auto a = raw(s0);
+  const auto b = raw(s1);
+  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, 0))); });
 }
 /// dst(r, c) = f(src0(r, c), src1(0, c)): src1 holds one value per column.
 template <typename Dst, typename S0, typename S1, typename F>
@@ -67,25 +81,29 @@ inline void col_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidCol() < dst.GetValidCol())
     throw IsaError(std::string(op) + ": the column operand has too few columns");
-  for_each(dst, [&](int r, int c) { return f(load(s0.at(r, c)), load(s1.at(0, c))); });
+  const auto a = raw(s0);
+  const auto b = raw(s1);
+  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(0, c))); });
 }
 /// dst(r, 0) = fold over src's row r.
 template <typename Dst, typename Src, typename F> inline void row_reduce(Dst &dst, Src &src, F &&f) {
   using C = compute_t<typename Src::DType>;
+  const auto s = raw(src);
   for (int r = 0; r < src.GetValidRow(); ++r) {
-    C acc = load(src.at(r, 0));
+    C acc = load(s.at(r, 0));
     for (int c = 1; c < src.GetValidCol(); ++c)
-      acc = f(acc, load(src.at(r, c)));
+      acc = f(acc, load(s.at(r, c)));
     dst.at(r, 0) = static_cast<typename Dst::DType>(acc);
   }
 }
 /// dst(0, c) = fold over src's column c.
 template <typename Dst, typename Src, typename F> inline void col_reduce(Dst &dst, Src &src, F &&f) {
   using C = compute_t<typename Src::DType>;
+  const auto s = raw(src);
   for (int c = 0; c < src.GetValidCol(); ++c) {
-    C acc = load(src.at(0, c));
+    C acc = load(s.at(0, c));
     for (int r = 1; r < src.GetValidRow(); ++r)
-      acc = f(acc, load(src.at(r, c)));
+      acc = f(acc, load(s.at(r, c)));
     dst.at(0, c) = static_cast<typename Dst::DType>(acc);
   }
 }
@@ -344,14 +362,28 @@ inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
     throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) +
                    " result does not fit the accumulator");
   using C = compute_t<typename Acc::DType>;
-  for (int m = 0; m < M; ++m)
+  // Row by row with k outside n: every acc(m, n) still starts from in(m, n) (or 0) plus bias(n) and adds
+  // its products in ascending k, so the numbers are those of the textbook m-n-k loop bit for bit, while the
+  // innermost loop walks a row of `right` (contiguous for row-major tiles) and the compiler vectorizes it.
+  // `in` may be `acc` itself (TMATMUL_ACC): row m of it is read before row m is written.
+  const auto *L = left.data();
+  const auto *R = right.data();
+  const auto *I = in ? in->data() : nullptr;
+  auto *A = acc.data();
+  C row[Acc::Cols];
+  for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
-      C sum = in ? load(in->at(m, n)) : C(0);
+      C sum = I ? load(I[m * In::RowStride + n * In::ColStride]) : C(0);
       sum += static_cast<C>(bias(n));
-      for (int k = 0; k < K; ++k)
-        sum += static_cast<C>(load(left.at(m, k))) * static_cast<C>(load(right.at(k, n)));
-      acc.at(m, n) = static_cast<typename Acc::DType>(sum);
+      row[n] = sum;
     }
+    for (int k = 0; k < K; ++k) {
+      const C a = static_cast<C>(load(L[m * Left::RowStride + k * Left::ColStride]));
+      const auto *r = R + k * Right::RowStride;
+      for (int n = 0; n < N; ++n) row[n] += a * static_cast<C>(load(r[n * Right::ColStride]));
+    }
+    for (int n = 0; n < N; ++n) A[m * Acc::RowStride + n * Acc::ColStride] = static_cast<typename Acc::DType>(row[n]);
+  }
 }
 constexpr auto no_bias = [](int) { return 0.0f; };
 } // namespace sim
