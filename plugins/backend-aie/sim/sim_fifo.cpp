@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 
 namespace htp::aie::sim {
+
+namespace {
+constexpr int kYieldsBeforeSleep = 256;
+}  // namespace
 
 SimFifo::SimFifo(std::string name, size_t object_bytes, int64_t depth, int producers, int consumers, StopFlag &flag)
     : name_(std::move(name)), object_bytes_(object_bytes), depth_(std::max<int64_t>(1, depth)), flag_(flag),
@@ -20,6 +25,15 @@ int64_t SimFifo::committed() const {
 
 void SimFifo::wait(std::unique_lock<std::mutex> &lock, const std::string &who, const std::string &what,
                    const std::function<bool()> &ready) {
+  // The other side is usually about to release (a DMA or core thread one object behind): yield the CPU to
+  // it a few times before sleeping on the condition variable, whose futex sleep and wake-up cost tens of
+  // microseconds per object hand-off on a machine with fewer cores than simulated threads.
+  for (int spin = 0; spin < kYieldsBeforeSleep && !ready(); ++spin) {
+    if (flag_.stop) throw Stopped{};
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
   while (!ready()) {
     if (flag_.stop) throw Stopped{};
     if (cv_.wait_until(lock, flag_.deadline) == std::cv_status::timeout && !ready()) {

@@ -349,9 +349,16 @@ private:
     for (auto &[n, c] : shim_) c->cv.notify_all();
   }
 
-  void event(const std::string &name, const char *cat, double ts, double dur, int tid) {
+  /// A complete trace event, kept plain while the simulation runs (JSON is built once, in trace()).
+  struct Event {
+    std::string name;
+    const char *cat;
+    double ts, dur;
+    int tid;
+  };
+  void event(std::string name, const char *cat, double ts, double dur, int tid) {
     std::lock_guard<std::mutex> l(m_);
-    events_.push_back({{"name", name}, {"cat", cat}, {"ph", "X"}, {"ts", ts}, {"dur", dur}, {"pid", 1}, {"tid", tid}});
+    events_.push_back(Event{std::move(name), cat, ts, dur, tid});
   }
 
   Json trace() {
@@ -360,7 +367,8 @@ private:
     for (size_t i = 0; i < d_.cores.size(); ++i)
       ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", static_cast<int>(i)},
                     {"args", {{"name", "core " + d_.cores[i].tile.text() + " " + d_.cores[i].name}}}});
-    for (auto &e : events_) ev.push_back(e);
+    for (const Event &e : events_)
+      ev.push_back({{"name", e.name}, {"cat", e.cat}, {"ph", "X"}, {"ts", e.ts}, {"dur", e.dur}, {"pid", 1}, {"tid", e.tid}});
     return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
   }
 
@@ -381,7 +389,7 @@ private:
   std::map<std::string, std::vector<int64_t>> order_;  // FIFO -> dimensionsToStream offsets
   std::mutex m_;
   std::string error_;
-  Json events_ = Json::array();
+  std::vector<Event> events_;
   Json core_stats_ = Json::array();
 };
 
