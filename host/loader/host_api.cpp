@@ -221,6 +221,7 @@ HtpStatus api_register_pass(HtpHost *h, const HtpPassDesc *d, HtpDiag *s) {
     c.before = take_list(x.before, "before");
     c.after = take_list(x.after, "after");
     c.run = x.run;
+    c.finish = x.finish;  // zero in the copy of a pre-1.4 descriptor
     c.user_data = x.user_data;
     if (x.pattern_count > kMaxListItems) throw DescriptorError{"pattern_count: too many patterns"};
     if (x.pattern_count > 0 && !x.patterns) throw DescriptorError{"patterns: NULL with a non-zero pattern_count"};

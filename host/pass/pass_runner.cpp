@@ -49,6 +49,7 @@ PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &modu
     }
     ok = !ctx.diagnostics.has_errors();
   }
+  if (ok && pass.finish) ok = call_body(pass.finish, pass.user_data, api, ctx, "pass");
   out.ok = ok;
   out.changes = handle.changes;
   out.diagnostics = std::move(ctx.diagnostics);

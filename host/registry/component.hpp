@@ -70,6 +70,8 @@ struct Component {
   /// Whole-module body, or null when the pass is only its patterns.
   HtpStatus (*run)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
   std::vector<Pattern> patterns;
+  /// Whole-module body after the patterns' fixpoint (ABI 1.4), or null.
+  HtpStatus (*finish)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
   /// The plugin's user data for scan/run.
   void *user_data = nullptr;
 

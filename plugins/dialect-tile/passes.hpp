@@ -14,9 +14,9 @@ void scan(htp::PassContext &ctx);
 std::vector<htp::PatternSpec> fold_patterns();
 /// tile.typecheck: tile.signature and tile.type, every diagnostic of kernel bodies (typecheck.cpp).
 void typecheck(htp::PassContext &ctx);
-/// tile.lower: the module attribute tile.kernels (lower.cpp). The body starts the document; one pattern per
-/// function with a tile body lowers it and appends its IR.
-void begin_lower(htp::PassContext &ctx);
+/// tile.lower: the module attribute tile.kernels (lower.cpp). One pattern application per function with a
+/// tile body lowers it (node attribute tile.kernel); the finishing body gathers them in source order.
 std::vector<htp::PatternSpec> lower_patterns();
+void finish_lower(htp::PassContext &ctx);
 
 } // namespace tile

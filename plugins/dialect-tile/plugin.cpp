@@ -48,8 +48,8 @@ void register_components(htp::Registrar &r) {
                                .requires_ = {"IR.TileTyped"}},
                       .stage = HTP_STAGE_LOWER,
                       .applies_to = {kUsesTile},
-                      .run = htp::pass_body<tile::begin_lower>,
-                      .patterns = tile::lower_patterns()});
+                      .patterns = tile::lower_patterns(),
+                      .finish = htp::pass_body<tile::finish_lower>});
 }
 
 } // namespace

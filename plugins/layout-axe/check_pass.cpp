@@ -131,13 +131,14 @@ void check(htp::PassContext &ctx) {
   std::string label;
   auto profile = select_profile(ctx, r, label);
   for (auto fn : module.root().items("body")) {
-    htp::LayoutFunction *f = fn.is("FunctionDef") ? signatures->function(fn.text("name").value_or("")) : nullptr;
+    const std::string name = fn.is("FunctionDef") ? fn.text("name").value_or("") : "";
+    htp::LayoutFunction *f = signatures->function(name);
     if (!f) continue;
     Mesh mesh = Mesh::from_mapping(f->mapping.value_or(std::vector<int64_t>{}));
     FootprintCheck footprint(profile, label, r);
     fn.walk([&](htp::NodeRef n) {
       check_exits(n, mesh, r);
-      if (auto alloc = json_attr(n.attr("layout.alloc"))) footprint.add(n, *alloc, fn.text("name").value_or(""));
+      if (auto alloc = json_attr(n.attr("layout.alloc"))) footprint.add(n, *alloc, name);
     });
     f->footprint = footprint.used();
   }

@@ -34,8 +34,9 @@ extern "C" {
 #define HTP_ABI_MAJOR 1u
 /** ABI minor version: 1.1 appended plugin descriptions, AST access, pass bodies and patterns, scanners;
  *  1.2 appended running packages (HtpBindingDesc.run, HtpRunRequest, DLPack tensors);
- *  1.3 appended one-callback patterns (HtpPatternDesc.match_and_rewrite). */
-#define HTP_ABI_MINOR 3u
+ *  1.3 appended one-callback patterns (HtpPatternDesc.match_and_rewrite);
+ *  1.4 appended a pass's finishing body (HtpPassDesc.finish), run after its patterns. */
+#define HTP_ABI_MINOR 4u
 
 /** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
 #if defined(_WIN32)
@@ -260,6 +261,10 @@ typedef struct HtpPassDesc {
   void *user_data;                 /**< Passed back to run. */
   const HtpPatternDesc *patterns;  /**< Rewrite patterns the host drives to a fixpoint; may be NULL. */
   size_t pattern_count;            /**< Number of patterns. */
+  /* ABI 1.4 */
+  /** Whole-module body run after the patterns reached their fixpoint (e.g. to assemble what they
+   *  produced per node into a module attribute); NULL for none. Gets user_data like run. */
+  HtpStatus (*finish)(void *user_data, const struct HtpHostApi *api, HtpPassContext *ctx);
 } HtpPassDesc;
 
 /** A pipeline template: the passes a target needs, in addition to every pass that applies. */

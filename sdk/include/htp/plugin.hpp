@@ -148,6 +148,8 @@ struct PassSpec {
   HtpStatus (*run)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;  ///< e.g. htp::pass_body<fn>
   std::vector<PatternSpec> patterns;
   void *user_data = nullptr;
+  /// Runs after the patterns' fixpoint (ABI 1.4), e.g. htp::pass_body<fn>; null for none.
+  HtpStatus (*finish)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
 };
 
 /// A pipeline template for some targets.
@@ -254,6 +256,7 @@ public:
     d.before = l.list(s.before);
     d.after = l.list(s.after);
     d.run = s.run;
+    d.finish = s.finish;
     d.user_data = s.user_data;
     std::vector<HtpPatternDesc> patterns;
     for (const auto &p : s.patterns) {
