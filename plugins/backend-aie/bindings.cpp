@@ -102,11 +102,7 @@ void run_sim(htp::RunContext &ctx) {
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
   }
-  const DeviceProfile *dev = device_named(d.device);
-  const DesignEstimate est = dev ? estimate_design(d, *dev)
-                                 : DesignEstimate{{{"kind", "estimate"}, {"available", false},
-                                                   {"reason", "no hardware profile for device " + d.device}},
-                                                  Json::array(), Json::array()};
+  const htp::RunEstimate est = estimate_design(d);
   for (const auto &e : est.trace_events) result.trace["traceEvents"].push_back(e);
   std::ofstream(run_dir / "trace.json", std::ios::binary) << result.trace.dump() << "\n";
   Json report = {{"schema", "htp.run.v1"},

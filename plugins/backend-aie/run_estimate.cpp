@@ -12,10 +12,6 @@ namespace {
 
 constexpr size_t kMaxEvents = 1'000'000;  // core program steps laid out at most
 
-DesignEstimate unavailable(const std::string &reason) {
-  return {{{"kind", "estimate"}, {"available", false}, {"reason", reason}}, Json::array(), Json::array()};
-}
-
 /// A core program step with its loops unrolled.
 struct Step {
   const CoreOp *op;
@@ -48,12 +44,15 @@ struct CoreState {
 
 }  // namespace
 
-DesignEstimate estimate_design(const Design &d, const DeviceProfile &dev) {
+htp::RunEstimate estimate_design(const Design &d) {
+  const DeviceProfile *profile = device_named(d.device);
+  if (!profile) return htp::estimate_unavailable("no hardware profile for device " + d.device);
+  const DeviceProfile &dev = *profile;
   const htp::RooflineRates rates = dev.performance.rates(dev.compute.dma_in, dev.compute.dma_out);
   std::map<std::string, htp::WorkEstimate> per_kernel;
   Json kernels = Json::object();
   for (const KernelFunc &k : d.kernels) {
-    if (!k.work.is_object()) return unavailable("mapping.json states no work for kernel " + k.name);
+    if (!k.work.is_object()) return htp::estimate_unavailable("mapping.json states no work for kernel " + k.name);
     const htp::KernelWork w = htp::KernelWork::from_json(k.work);
     per_kernel[k.name] = htp::estimate_work(w, rates);
     kernels[k.name] = per_kernel[k.name].to_json();
@@ -70,7 +69,7 @@ DesignEstimate estimate_design(const Design &d, const DeviceProfile &dev) {
   for (const Core &c : d.cores) {
     CoreState s;
     s.core = &c;
-    if (!flatten(c.body, s.steps, budget)) return unavailable("the design has more than 1000000 core program steps");
+    if (!flatten(c.body, s.steps, budget)) return htp::estimate_unavailable("the design has more than 1000000 core program steps");
     cores.push_back(std::move(s));
   }
   std::vector<htp::EstimatedTask> tasks;
@@ -82,7 +81,7 @@ DesignEstimate estimate_design(const Design &d, const DeviceProfile &dev) {
         const CoreOp &op = *s.steps[s.pc].op;
         if (op.kind == CoreOp::Kind::Call) {
           auto it = per_kernel.find(op.callee);
-          if (it == per_kernel.end()) return unavailable("core " + s.core->name + " calls unknown kernel " + op.callee);
+          if (it == per_kernel.end()) return htp::estimate_unavailable("core " + s.core->name + " calls unknown kernel " + op.callee);
           htp::EstimatedTask t;
           t.name = op.callee;
           t.track = s.core->name;
@@ -116,24 +115,14 @@ DesignEstimate estimate_design(const Design &d, const DeviceProfile &dev) {
   }
   for (const CoreState &s : cores)
     if (s.pc < s.steps.size())
-      return unavailable("core " + s.core->name + " waits for objects no core produces (the model cannot lay it out)");
+      return htp::estimate_unavailable("core " + s.core->name + " waits for objects no core produces (the model cannot lay it out)");
 
   const htp::EstimatedSchedule sched = htp::schedule_estimate(tasks);
   std::map<std::string, int> one_each;
   for (const Core &c : d.cores) one_each[c.name] = 1;
-  DesignEstimate e;
-  e.summary = htp::estimate_summary_json(tasks, sched, dev.name, one_each);
-  e.summary["available"] = true;
+  htp::RunEstimate e = htp::estimate_run_json(tasks, sched, dev.name, one_each, nullptr, /*pid=*/2);
   e.summary["kernels"] = kernels;
   e.summary["profile_numbers"] = dev.performance.to_json();
-  e.tasks = Json::array();
-  for (size_t i = 0; i < tasks.size(); ++i)
-    e.tasks.push_back({{"task", i},
-                       {"kernel", tasks[i].name},
-                       {"core", tasks[i].track},
-                       {"estimated_device_ns", tasks[i].ns},
-                       {"start_ns", sched.start_ns[i]}});
-  e.trace_events = htp::estimate_trace_events(tasks, sched, /*pid=*/2);
   return e;
 }
 

@@ -9,14 +9,8 @@
 
 namespace htp::aie {
 
-/// What the run's report and trace get of the estimate.
-struct DesignEstimate {
-  Json summary;       ///< report "estimate" ({"available": false, "reason"} when it cannot be made)
-  Json tasks;         ///< report "task_estimates": per call task, kernel, core, estimated_device_ns, start_ns
-  Json trace_events;  ///< the trace's second track
-};
-
-/// The estimate of running `d` once on device `dev`.
-DesignEstimate estimate_design(const Design &d, const DeviceProfile &dev);
+/// The estimate of running `d` once on its device (htp::estimate_unavailable when no profile or work is
+/// known for it).
+htp::RunEstimate estimate_design(const Design &d);
 
 }  // namespace htp::aie

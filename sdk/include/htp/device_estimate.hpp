@@ -410,4 +410,35 @@ inline nlohmann::json estimate_trace_events(const std::vector<EstimatedTask> &ta
   return ev;
 }
 
+/// What a run's report and trace get of the estimate.
+struct RunEstimate {
+  nlohmann::json summary;                             ///< report "estimate"
+  nlohmann::json tasks = nlohmann::json::array();     ///< report "task_estimates"
+  nlohmann::json trace_events = nlohmann::json::array();  ///< the trace's estimate track
+};
+
+/// An estimate that cannot be made: the report says why instead of giving numbers.
+inline RunEstimate estimate_unavailable(const std::string &reason) {
+  return RunEstimate{{{"kind", "estimate"}, {"available", false}, {"reason", reason}}};
+}
+
+/// The estimate of the laid-out `tasks`: the summary (estimate_summary_json, marked available), one
+/// task_estimates entry per task (`id_of` names it, else its index: task, kernel, core, estimated_device_ns,
+/// start_ns) and the trace events in process `pid`.
+inline RunEstimate estimate_run_json(const std::vector<EstimatedTask> &tasks, const EstimatedSchedule &s,
+                                     const std::string &profile, const std::map<std::string, int> &cores_per_track,
+                                     const std::function<nlohmann::json(size_t)> &id_of, int pid) {
+  RunEstimate e;
+  e.summary = estimate_summary_json(tasks, s, profile, cores_per_track, id_of);
+  e.summary["available"] = true;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    e.tasks.push_back({{"task", id_of ? id_of(i) : nlohmann::json(i)},
+                       {"kernel", tasks[i].name},
+                       {"core", tasks[i].track},
+                       {"estimated_device_ns", tasks[i].ns},
+                       {"start_ns", s.start_ns[i]}});
+  e.trace_events = estimate_trace_events(tasks, s, pid);
+  return e;
+}
+
 }  // namespace htp

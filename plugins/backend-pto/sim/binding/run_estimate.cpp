@@ -12,10 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-RunEstimate unavailable(const std::string &reason) {
-  return RunEstimate{{{"kind", "estimate"}, {"available", false}, {"reason", reason}}, json::array(), json::array()};
-}
-
 const char *track_of(CoreType c) { return c == CoreType::AIC ? "AIC" : c == CoreType::AIV ? "AIV" : "dummy"; }
 
 } // namespace
@@ -23,10 +19,10 @@ const char *track_of(CoreType c) { return c == CoreType::AIC ? "AIC" : c == Core
 RunEstimate estimate_run(const PackageSpec &pkg, const std::vector<TaskRecord> &records) {
   const fs::path path = pkg.codegen_dir / "kernel_costs.json";
   std::ifstream in(path, std::ios::binary);
-  if (!in) return unavailable("the package has no codegen/pto/kernel_costs.json");
+  if (!in) return htp::estimate_unavailable("the package has no codegen/pto/kernel_costs.json");
   const json costs = json::parse(in, nullptr, false);
   if (!costs.is_object() || !costs.contains("kernels") || !costs["kernels"].is_object())
-    return unavailable("codegen/pto/kernel_costs.json is not an htp.pto.kernel_costs.v1 document");
+    return htp::estimate_unavailable("codegen/pto/kernel_costs.json is not an htp.pto.kernel_costs.v1 document");
   std::map<int32_t, std::string> names;
   for (const KernelSpec &k : pkg.kernels) names[k.func_id] = k.name;
   std::vector<htp::EstimatedTask> tasks;
@@ -40,7 +36,7 @@ RunEstimate estimate_run(const PackageSpec &pkg, const std::vector<TaskRecord> &
       t.name = it != names.end() ? it->second : "func_" + std::to_string(r.func_id);
       const json *k = costs["kernels"].contains(t.name) ? &costs["kernels"][t.name] : nullptr;
       if (!k || !(*k)["estimated_device_ns"].is_number())
-        return unavailable("codegen/pto/kernel_costs.json has no estimate of kernel " + t.name);
+        return htp::estimate_unavailable("codegen/pto/kernel_costs.json has no estimate of kernel " + t.name);
       t.ns = (*k)["estimated_device_ns"].get<double>();
     }
     for (uint64_t p : r.preds) t.preds.push_back(static_cast<size_t>(p));
@@ -52,20 +48,10 @@ RunEstimate estimate_run(const PackageSpec &pkg, const std::vector<TaskRecord> &
   if (costs.contains("cores") && costs["cores"].is_object())
     for (const auto &[track, n] : costs["cores"].items())
       if (n.is_number_integer()) cores[track] = n.get<int>();
-  RunEstimate e;
-  e.summary = htp::estimate_summary_json(tasks, s, costs.value("profile", ""), cores,
-                                         [&](size_t i) { return json(records[i].id); });
-  e.summary["available"] = true;
+  RunEstimate e = htp::estimate_run_json(tasks, s, costs.value("profile", ""), cores,
+                                         [&](size_t i) { return json(records[i].id); }, /*pid=*/1);
   e.summary["kernels"] = costs["kernels"];
   if (costs.contains("performance")) e.summary["profile_numbers"] = costs["performance"];
-  e.tasks = json::array();
-  for (size_t i = 0; i < tasks.size(); ++i)
-    e.tasks.push_back({{"task", records[i].id},
-                       {"kernel", tasks[i].name},
-                       {"core", tasks[i].track},
-                       {"estimated_device_ns", tasks[i].ns},
-                       {"start_ns", s.start_ns[i]}});
-  e.trace_events = htp::estimate_trace_events(tasks, s, /*pid=*/1);
   return e;
 }
 
