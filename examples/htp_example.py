@@ -31,9 +31,11 @@ def _tree(root: pathlib.Path) -> list[str]:
 
 
 def run(entries: dict, make_inputs, reference, *, outputs: list[str], rtol: float = 1e-4, atol: float = 1e-4,
-        description: str = "", argv=None) -> int:
+        description: str = "", argv=None, plugins=None, check_package=None) -> int:
     """``entries`` maps target -> captured entry function; ``make_inputs(rng)`` returns the arguments by
-    name (NumPy arrays and numbers); ``reference(**inputs)`` returns the expected outputs by name."""
+    name (NumPy arrays and numbers); ``reference(**inputs)`` returns the expected outputs by name.
+    ``plugins`` are loaded into the Context besides the built-in ones (plugin files, Python extensions);
+    ``check_package(ctx, pkg, target)`` may inspect the compiled package and returns False to fail."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--target", default=next(iter(entries)), choices=sorted(entries))
     parser.add_argument("--out", default=None, help="package directory (default: a temporary directory)")
@@ -46,17 +48,18 @@ def run(entries: dict, make_inputs, reference, *, outputs: list[str], rtol: floa
         return 0
 
     out = pathlib.Path(args.out) if args.out else pathlib.Path(tempfile.mkdtemp(prefix="htp-example-")) / "pkg"
-    ctx = htp.Context()
+    ctx = htp.Context(plugins)
     t0 = time.perf_counter()
-    pkg = ctx.compile(entries[args.target], target=args.target, out=out, force=True)
+    pkg = ctx.compile(entries[args.target], target=args.target, out=out, force=True,
+                      dump_ir="all" if check_package else None)
     compile_ms = (time.perf_counter() - t0) * 1e3
+    ok = check_package(ctx, pkg, args.target) if check_package else True
     inputs = make_inputs(np.random.default_rng(0))
     expected = reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
     t0 = time.perf_counter()
     result = htp.bind(pkg, ctx).run(cache_dir=args.cache, **inputs)
     run_ms = (time.perf_counter() - t0) * 1e3
 
-    ok = True
     print(f"{pathlib.Path(sys.argv[0]).name}: target {args.target}, binding {result.binding}"
           f" ({(result.report or {}).get('path', '?')}), compile {compile_ms:.0f} ms, run {run_ms:.0f} ms")
     for name in outputs:

@@ -14,6 +14,7 @@ packages=(
   python3-venv python3-pip  # `pip install .` into a venv (docs/python.md); tested
   python3-torch           # torch tensors through DLPack (python.tensors)
   chromium                # headless browser that python.report_html renders htp.show's report in
+  mlir-19-tools llvm-19   # the MLIR island (mlir-opt, mlir-translate, llc): python.mlir_island, python.mlir_lowering
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

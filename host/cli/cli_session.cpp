@@ -4,6 +4,11 @@
 #include "io/atomic_file.hpp"
 #include "diag/log.hpp"
 
+#include <boost/dll/shared_library.hpp>
+
+#include "frontend/python_capture.hpp"
+#include "loader/plugin_discovery.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,11 +16,44 @@
 
 namespace htp::cli {
 
+namespace {
+
+bool is_python_extension(const std::string &spec) {
+  return spec.size() > 3 && spec.compare(spec.size() - 3, 3, ".py") == 0;
+}
+
+/// Loads a Python extension through libhtp-python-embed (an embedded interpreter), opened on first use.
+void load_python_extension(PluginHost &host, const std::string &spec, DiagnosticList &diags) {
+  using Entry = int(PluginHost *, const char *, const char *const *, size_t, DiagnosticList *);
+  static boost::dll::shared_library embed;
+  const std::filesystem::path lib = host_library_dir() / "htp" / "libhtp-python-embed.so";
+  if (!embed.is_loaded()) {
+    boost::dll::fs::error_code ec;
+    if (std::filesystem::exists(lib)) embed.load(lib, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_global, ec);
+    if (!embed.is_loaded() || !embed.has("htp_python_embed_load")) {
+      diags.report(Diagnostic::error(
+          "python.unavailable",
+          "cannot load the Python extension '" + spec + "': this htp-host has no Python support (" + lib.string() +
+              (std::filesystem::exists(lib) ? " does not load: " + ec.message() : " is missing") +
+              "; build HTP with HTP_BUILD_PYTHON=ON, or load the extension from Python with htp.Context)"));
+      return;
+    }
+  }
+  PythonFrontend frontend = PythonFrontend::from_environment();
+  std::vector<const char *> path;
+  for (const auto &p : frontend.python_path) path.push_back(p.c_str());
+  embed.get<Entry>("htp_python_embed_load")(&host, spec.c_str(), path.data(), path.size(), &diags);
+}
+
+}  // namespace
+
 PluginHost &Session::plugins() {
   if (host_) return *host_;
   host_ = std::make_unique<PluginHost>();
   PluginSearch search;
-  for (const auto &s : plugin_specs) search.specs.push_back(absolute_cli_path(s));
+  std::vector<std::string> python_extensions;
+  for (const auto &s : plugin_specs)
+    (is_python_extension(s) ? python_extensions : search.specs).push_back(absolute_cli_path(s));
   search.include_builtins = !no_builtin_plugins;
   if (safe_plugins) {
     SafeLoadOptions safe;
@@ -26,6 +64,7 @@ PluginHost &Session::plugins() {
   }
   DiagnosticList diags;
   host_->load_all(search, diags);
+  for (const auto &ext : python_extensions) load_python_extension(*host_, ext, diags);
   if (!diags.empty()) print(diags);
   plugin_errors_ = diags.has_errors();
   return *host_;

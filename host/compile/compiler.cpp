@@ -175,8 +175,14 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   manifest["htp_version"] = HTP_VERSION_STRING;
   manifest["target"] = options.target;
   nlohmann::ordered_json plugins = nlohmann::ordered_json::array();
-  for (const auto &p : plan.plugins())
-    plugins.push_back({{"name", p.name}, {"version", p.version}, {"sha256", p.sha256}});
+  for (const auto &p : plan.plugins()) {
+    nlohmann::ordered_json entry = {{"name", p.name}, {"version", p.version}, {"sha256", p.sha256}};
+    if (!p.language.empty()) {
+      entry["language"] = p.language;
+      entry["source"] = p.path;
+    }
+    plugins.push_back(std::move(entry));
+  }
   manifest["plugins"] = std::move(plugins);
   manifest["plan"] = plan.to_json();
   manifest["capabilities"] = {{"obligations", obligations_json(result.obligations)},

@@ -88,7 +88,7 @@ const std::string &LoadedPlugin::sha256() const {
   return sha256_;
 }
 
-PluginRef LoadedPlugin::ref() const { return PluginRef{name, version, path.string(), sha256()}; }
+PluginRef LoadedPlugin::ref() const { return PluginRef{name, version, path.string(), sha256(), language}; }
 
 // ---- PluginHost ----------------------------------------------------------------------------------
 
@@ -265,11 +265,43 @@ const LoadedPlugin *PluginHost::load_checked(const fs::path &canonical, Diagnost
   plugin->path = canonical;
   plugin->info_ = raw;
   plugin->shutdown_ = info.shutdown;
+  if (!info.init) return fail("abi.no-init", "plugin '" + file + "' has no init function");
+  return initialise(std::move(plugin), info.init, diags, manifest, manifest_file);
+}
+
+const LoadedPlugin *PluginHost::load_script(const ScriptPlugin &script, DiagnosticList &diags) {
+  std::error_code ec;
+  fs::path source = fs::weakly_canonical(script.source, ec);
+  if (ec) source = script.source;
+  auto plugin = std::make_unique<LoadedPlugin>();
+  plugin->name = script.name;
+  plugin->version = script.version;
+  plugin->description = script.description;
+  plugin->sdk_version = HTP_VERSION_STRING;
+  plugin->abi_major = HTP_ABI_MAJOR;
+  plugin->abi_minor = HTP_ABI_MINOR;
+  plugin->path = source;
+  plugin->language = script.language;
+  std::optional<PluginManifest> none;
+  const LoadedPlugin *p = initialise(std::move(plugin), script.init, diags, none, {});
+  if (!p) record_unloaded(source, std::nullopt, diags.items().empty() ? Diagnostic::error("plugins.failed", "failed")
+                                                                       : diags.items().back());
+  return p;
+}
+
+const LoadedPlugin *PluginHost::initialise(std::unique_ptr<LoadedPlugin> plugin,
+                                           const std::function<HtpStatus(const HtpHostApi *, HtpDiag *)> &init,
+                                           DiagnosticList &diags, std::optional<PluginManifest> &manifest,
+                                           const fs::path &manifest_file) {
+  const std::string file = plugin->path.string();
+  auto fail = [&](const char *code, const std::string &message) -> const LoadedPlugin * {
+    diags.report(Diagnostic::error(code, message));
+    return nullptr;
+  };
   if (!valid_plugin_name(plugin->name))
     return fail("abi.name", "plugin '" + file + "' has an invalid name '" + plugin->name +
                                 "' (expected [a-z0-9][a-z0-9-]*, at most 64 characters)");
   if (plugin->version.empty()) return fail("abi.version", "plugin '" + file + "' has an empty version");
-  if (!info.init) return fail("abi.no-init", "plugin '" + file + "' has no init function");
   if (const LoadedPlugin *other = find(plugin->name))
     return fail("plugins.duplicate-name", "plugin name '" + plugin->name + "' of '" + file +
                                               "' is already taken by '" + other->path.string() + "'");
@@ -283,7 +315,7 @@ const LoadedPlugin *PluginHost::load_checked(const fs::path &canonical, Diagnost
   HtpStatus status = HTP_ERR_INTERNAL;
   ctx->host.registering = true;
   try {
-    status = info.init(&ctx->api, &sink);
+    status = init(&ctx->api, &sink);
   } catch (const std::exception &e) {
     init_diags.report(Diagnostic::error("abi.init-threw", "plugin '" + plugin->name + "' (" + file +
                                                               ") threw from init: " + e.what()));
@@ -313,7 +345,7 @@ const LoadedPlugin *PluginHost::load_checked(const fs::path &canonical, Diagnost
     }
   std::set<std::string> staged_ids;
   for (auto &c : ctx->host.pending) {
-    c.plugin = PluginRef{plugin->name, plugin->version, file, {}};
+    c.plugin = PluginRef{plugin->name, plugin->version, file, {}, plugin->language};
     std::optional<Diagnostic> error = registry_.check_insertable(c);
     if (!error && !staged_ids.insert(c.id).second)
       error = Diagnostic::error("registry.duplicate-id", "plugin '" + plugin->name + "' registers component id '" +

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,8 @@
 #include "loader/plugin_discovery.hpp"
 #include "loader/plugin_manifest.hpp"
 #include "registry/registry.hpp"
+
+#include <htp/abi.h>
 
 struct HtpHost;
 struct HtpHostApi;
@@ -32,6 +35,8 @@ public:
   uint32_t abi_minor = 0;
   std::filesystem::path path;               ///< Canonical absolute path.
   std::optional<PluginManifest> manifest;   ///< The manifest read before loading (absent only when not required).
+  /// "" for a shared library; "python" for an extension written in Python (path is its source file).
+  std::string language;
   std::vector<const Component *> components;
 
   /// Hex SHA-256 of the library file, computed on first use; empty if the file cannot be read.
@@ -53,6 +58,18 @@ struct UnloadedPlugin {
   std::filesystem::path path;
   std::optional<PluginManifest> manifest;
   Diagnostic reason;
+};
+
+/// A plugin whose components are implemented in another language (a Python extension): no library is
+/// loaded; `init` registers its components through the same host function table a library's init gets,
+/// so they are validated, staged and committed exactly like a shared library's.
+struct ScriptPlugin {
+  std::string name;
+  std::string version;
+  std::string description;
+  std::string language;          ///< e.g. "python"
+  std::filesystem::path source;  ///< The file that implements it (hashed for plans and lockfiles).
+  std::function<HtpStatus(const HtpHostApi *, HtpDiag *)> init;
 };
 
 struct PluginLoadOptions {
@@ -77,6 +94,10 @@ public:
   const LoadedPlugin *load(const std::filesystem::path &path, DiagnosticList &diags,
                            const PluginLoadOptions &options = {});
 
+  /// Registers a plugin written in another language (see ScriptPlugin): its name must be free and its
+  /// components pass the same checks as a library's. Returns the plugin or nullptr with the reason.
+  const LoadedPlugin *load_script(const ScriptPlugin &script, DiagnosticList &diags);
+
   const Registry &registry() const { return registry_; }
   /// The registry with every component's PluginRef::sha256 filled in (hashing each plugin file once,
   /// on first call: plans and lockfiles need digests, loading does not).
@@ -97,6 +118,11 @@ private:
 
   const LoadedPlugin *load_checked(const std::filesystem::path &canonical, DiagnosticList &diags,
                                    const PluginLoadOptions &options, std::optional<PluginManifest> &manifest);
+  /// Steps shared by libraries and scripts: init with staged registrations, manifest cross-check, commit.
+  const LoadedPlugin *initialise(std::unique_ptr<LoadedPlugin> plugin,
+                                 const std::function<HtpStatus(const HtpHostApi *, HtpDiag *)> &init,
+                                 DiagnosticList &diags, std::optional<PluginManifest> &manifest,
+                                 const std::filesystem::path &manifest_file);
   void record_unloaded(const std::filesystem::path &path, std::optional<PluginManifest> manifest,
                        const Diagnostic &reason);
 

@@ -67,6 +67,7 @@ struct HtpPassContext {
   htp::DiagnosticList diagnostics;
   nlohmann::json options = nlohmann::json::object();  ///< "target" and pass parameters.
   htp::PackageWriter *writer = nullptr;  ///< Set for passes allowed to write package files.
+  htp::PackageWriter *records = nullptr; ///< The package, for host records every pass may leave (islands).
   std::string component;               ///< The pass or dialect id (writer name, provenance).
   std::vector<htp::RaisedObligation> *obligations = nullptr;  ///< Set for scanners.
 

@@ -37,6 +37,7 @@ PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &modu
   HtpModule handle{&module, {}, 0};
   HtpPassContext ctx(&handle, options, pass.id);
   if (pass.stage == PassStage::Emit || pass.stage == PassStage::Package) ctx.writer = writer;
+  ctx.records = writer;
   bool ok = true;
   if (pass.run) ok = call_body(pass.run, pass.user_data, api, ctx, "pass");
   if (ok && !pass.patterns.empty()) {

@@ -2,6 +2,8 @@
 // released. Diagnostics cross into Python rendered (`file:line:col: error: ...`) and as dicts.
 #include "context_bindings.hpp"
 
+#include "extension_bindings.hpp"
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -168,6 +170,8 @@ py::array numpy_array(const HostArray &h) {
   return out;
 }
 
+}  // namespace
+
 py::dict span_dict(const Span &s) {
   py::dict d;
   d["file"] = s.file;
@@ -197,6 +201,9 @@ py::list diag_list(const DiagnosticList &diags) {
   return out;
 }
 
+namespace {
+
+
 py::dict component_dict(const Component &c, const std::string &plugin, const std::string &path) {
   py::dict d;
   d["kind"] = component_kind_name(c.kind);
@@ -222,6 +229,11 @@ public:
 
   py::list load_diagnostics() const { return diag_list(load_diags_); }
 
+  py::list load_python_extension(const std::string &name, const std::string &version, const std::string &description,
+                                 const std::string &source, const py::list &components) {
+    return python::load_python_extension(host_, callables_, name, version, description, source, components);
+  }
+
   py::list plugins() const {
     py::list out;
     for (const auto &p : host_.plugins()) {
@@ -230,6 +242,8 @@ public:
       d["version"] = p->version;
       d["description"] = p->description;
       d["path"] = p->path.string();
+      d["language"] = p->language.empty() ? std::string("c++") : p->language;
+      d["sha256"] = p->sha256();
       py::list ids;
       for (const Component *c : p->components) ids.append(c->id);
       d["components"] = ids;
@@ -355,6 +369,7 @@ public:
   }
 
 private:
+  ExtensionCallables callables_;  // declared first: destroyed after the host whose components use them
   PluginHost host_;
   DiagnosticList load_diags_;
 };
@@ -391,6 +406,10 @@ void bind_context(py::module_ &m) {
            "Loads the built-in plugins (unless builtins=False) and those of `plugins` (absolute dirs, .so "
            "files, plugin-set JSON); load diagnostics are in load_diagnostics().")
       .def("load_diagnostics", &Context::load_diagnostics)
+      .def("load_python_extension", &Context::load_python_extension, py::arg("name"), py::arg("version"),
+           py::arg("description"), py::arg("source"), py::arg("components"),
+           "Registers a Python extension's components (dicts from htp.extension) as the script plugin `name` "
+           "implemented by `source`; returns the load diagnostics.")
       .def("plugins", &Context::plugins)
       .def("components", &Context::components, py::arg("kind") = py::none())
       .def("dialects", [](const Context &c) { return c.components(std::string("dialect")); })

@@ -4,8 +4,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include "diag/diagnostic.hpp"
+
 namespace htp::python {
 
 void bind_context(pybind11::module_ &m);
+
+/// A diagnostic as the dict htp.errors uses: severity, code, message, span, notes, rendered.
+pybind11::dict diag_dict(const Diagnostic &diag);
+/// Each diagnostic of `diags` as diag_dict.
+pybind11::list diag_list(const DiagnosticList &diags);
 
 }  // namespace htp::python

@@ -3,9 +3,11 @@
 
 #include "ast_bindings.hpp"
 #include "context_bindings.hpp"
+#include "extension_bindings.hpp"
 
 PYBIND11_MODULE(_htp, m) {
   m.doc() = "The HTP host library (C++), as used by the htp package.";
   htp::python::bind_ast(m);
+  htp::python::bind_extension(m);
   htp::python::bind_context(m);
 }

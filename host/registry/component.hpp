@@ -28,6 +28,7 @@ struct PluginRef {
   std::string version;
   std::string path;    ///< Canonical absolute path of the shared object; empty for synthetic components.
   std::string sha256;  ///< Hex digest of the shared object; empty for synthetic components.
+  std::string language;  ///< "" for a shared library; "python" for a Python extension (path is its source).
 };
 
 /// A rewrite pattern registered with a pass (strings deep-copied; callbacks live in the resident plugin).

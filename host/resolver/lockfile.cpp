@@ -24,8 +24,10 @@ nlohmann::ordered_json Lockfile::to_json() const {
   j["schema"] = kLockSchema;
   j["target"] = target;
   auto &ps = j["plugins"] = nlohmann::ordered_json::array();
-  for (const PluginRef &p : plugins)
+  for (const PluginRef &p : plugins) {
     ps.push_back({{"name", p.name}, {"version", p.version}, {"sha256", p.sha256}, {"path", p.path}});
+    if (!p.language.empty()) ps.back()["language"] = p.language;
+  }
   auto &cs = j["components"] = nlohmann::ordered_json::array();
   for (const LockedComponent &c : components)
     cs.push_back({{"kind", c.kind}, {"id", c.id}, {"version", c.version}, {"plugin", c.plugin}});
@@ -134,6 +136,7 @@ Expected<Lockfile> parse_lockfile(std::string_view text, const std::string &file
       ref.version = r.string(p, path, "version");
       ref.sha256 = r.string(p, path, "sha256");
       ref.path = r.string(p, path, "path");
+      if (p.contains("language")) ref.language = r.string(p, path, "language");
       lock.plugins.push_back(std::move(ref));
     }
   }
@@ -207,7 +210,9 @@ DiagnosticList compare_lockfile_plugins(const Lockfile &lock, const std::vector<
                             "plugin '" + want.name + "' " + want.version + " is locked with sha256 " +
                                 want.sha256 + " but the loaded file has sha256 " + it->sha256,
                             at);
-      if (!it->path.empty()) d.with_note("loaded from " + it->path);
+      if (!it->path.empty())
+        d.with_note(it->language == "python" ? "the Python extension's source " + it->path + " was edited since it was locked"
+                                             : "loaded from " + it->path);
       out.report(std::move(d));
     }
   }

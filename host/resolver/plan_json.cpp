@@ -222,6 +222,12 @@ private:
       w_.string(c->plugin.version);
       w_.key("sha256");
       w_.string(c->plugin.sha256);
+      if (!c->plugin.language.empty()) {
+        w_.key("language");
+        w_.string(c->plugin.language);
+        w_.key("source");
+        w_.string(c->plugin.path);
+      }
       w_.end_object();
       w_.end_object();
     }

@@ -41,7 +41,7 @@ private:
   bool stopped() const { return errors_ >= opt_.max_errors; }
   std::optional<Choice> choose_for_target(ComponentKind kind, const std::optional<std::string> &pick,
                                           const char *flag);
-  std::optional<Choice> choose_pipeline(const std::optional<Choice> &backend);
+  std::optional<Choice> choose_pipeline(const std::optional<Choice> &backend, const std::optional<ComponentIndex> &named);
   void settle_reporting();
   void seed(const Choice &choice);
   std::optional<ComponentIndex> pass_by_id(const std::string &id, const std::string &listed_by);
@@ -148,11 +148,27 @@ ResolveRun::choose_for_target(ComponentKind kind, const std::optional<std::strin
   return choice;
 }
 
-std::optional<Choice> ResolveRun::choose_pipeline(const std::optional<Choice> &backend) {
+std::optional<Choice> ResolveRun::choose_pipeline(const std::optional<Choice> &backend,
+                                                  const std::optional<ComponentIndex> &named) {
   std::vector<ComponentIndex> claim = ix_.claiming(ComponentKind::Pipeline, req_.target);
-  if (claim.empty()) return std::nullopt;
   Choice choice;
   choice.rule = ChoiceRule::TargetPipeline;
+  if (named) {
+    // A pipeline selected by name (a pass list of one pipeline id): it must claim the target.
+    if (std::find(claim.begin(), claim.end(), *named) == claim.end()) {
+      Diagnostic d = Diagnostic::error("resolve.pipeline-target", "pipeline '" + comp(*named).id +
+                                                                      "' does not target " + req_.target);
+      d.with_note(describe_component(comp(*named)));
+      report(std::move(d));
+      return std::nullopt;
+    }
+    choice.component = *named;
+    choice.because = "selected by name";
+    for (ComponentIndex o : claim)
+      if (o != choice.component) choice.alternatives.push_back({o, "not the pipeline asked for"});
+    return choice;
+  }
+  if (claim.empty()) return std::nullopt;
   std::vector<ComponentIndex> pick = claim;
   if (claim.size() > 1 && backend) {
     // Several templates: the one shipped with the chosen backend's plugin.
@@ -508,7 +524,12 @@ Resolution ResolveRun::run() {
   std::optional<Choice> backend = choose_for_target(ComponentKind::Backend, req_.backend, "--backend");
   std::optional<Choice> binding = choose_for_target(ComponentKind::Binding, req_.binding, "--binding");
   std::optional<Choice> pipeline;
-  if (!req_.passes) pipeline = choose_pipeline(backend);
+  // A pass list of one id naming a pipeline selects that pipeline template instead of listing passes.
+  std::optional<ComponentIndex> named;
+  if (req_.passes && req_.passes->size() == 1)
+    if (auto c = ix_.find(req_.passes->front()); c && comp(*c).kind == ComponentKind::Pipeline) named = c;
+  const bool explicit_passes = req_.passes && !named;
+  if (!explicit_passes) pipeline = choose_pipeline(backend, named);
 
   std::vector<LocalFact> locals;
   for (const Obligation &o : req_.obligations) {
@@ -516,7 +537,7 @@ Resolution ResolveRun::run() {
     locals.push_back({o.capability, "the program" + (at.empty() ? std::string() : " (" + at + ")")});
   }
   locals.push_back({target_fact(req_.target), "the target"});
-  sel_.emplace(ix_, std::move(locals), !req_.passes.has_value());
+  sel_.emplace(ix_, std::move(locals), !explicit_passes);
 
   if (backend) seed(*backend);
   if (binding) seed(*binding);
@@ -532,7 +553,7 @@ Resolution ResolveRun::run() {
         seed(std::move(ch));
       }
   }
-  if (req_.passes) {
+  if (explicit_passes) {
     explicit_order_.emplace();
     std::set<std::string> seen;
     for (const std::string &id : *req_.passes) {

@@ -5,19 +5,31 @@ import json
 import os
 import pathlib
 import re
+import types
 
-from . import _ast_json, _htp, report
+from . import _ast_json, _htp, extension, report
 from .errors import (ArgumentTypeError, ArgumentValueError, CaptureError, CompileError, PluginError, RunError,
                      issue_warnings, raise_at_source)
 from .surface import register_components
 
 
 def _specs(plugins):
+    """(plugin specs for the host, Python extension specs): ``.py`` files and module objects are the latter."""
     if plugins is None:
-        return []
-    if isinstance(plugins, (str, os.PathLike)):
+        return [], []
+    if isinstance(plugins, (str, os.PathLike)) or isinstance(plugins, types.ModuleType):
         plugins = [plugins]
-    return [os.path.abspath(os.fspath(p)) for p in plugins]
+    host, python = [], []
+    for p in plugins:
+        if extension.is_extension_spec(p):
+            python.append(p)
+        else:
+            host.append(os.path.abspath(os.fspath(p)))
+    return host, python
+
+
+def _raise_plugin_error(diags):
+    raise PluginError("".join(d["rendered"] + "\n" for d in diags).rstrip("\n"), diags)
 
 
 class Context:
@@ -27,11 +39,37 @@ class Context:
     raises ``htp.PluginError``; load warnings are issued as ``htp.CompileWarning``."""
 
     def __init__(self, plugins=None, *, builtins: bool = True, use_environment: bool = True):
-        self._host = _htp.Context(_specs(plugins), builtins, use_environment)
+        host_specs, python_specs = _specs(plugins)
+        self._host = _htp.Context(host_specs, builtins, use_environment)
         diags = self._host.load_diagnostics()
         if any(d["severity"] == "error" for d in diags):
-            raise PluginError("".join(d["rendered"] + "\n" for d in diags).rstrip("\n"), diags)
+            _raise_plugin_error(diags)
         issue_warnings(diags)
+        self._extensions = []
+        for spec in python_specs:
+            self.load_extension(spec)
+        register_components(self._host.components())
+
+    def load_extension(self, spec) -> None:
+        """Loads a Python extension (a ``.py`` file or a module object defining ``htp.extension.Extension``
+        objects): its components join the registry as the components of a plugin named like the Extension,
+        identified by the sha256 of the module's source. Raises ``htp.PluginError`` (at the Python line for
+        a malformed capability, at the failing line for a module that raises while importing)."""
+        try:
+            found, source = extension.extensions_of(spec)
+        except Exception as e:  # the user's module raised while importing, or is not an extension
+            _raise_plugin_error([extension.import_failure(spec if not isinstance(spec, types.ModuleType)
+                                                          else spec.__name__, e)])
+        for ext in found:
+            bad = ext.capability_errors()
+            if bad:
+                _raise_plugin_error(bad)
+            diags = self._host.load_python_extension(ext.name, ext.version, ext.summary, str(source),
+                                                     ext.descriptors())
+            if any(d["severity"] == "error" for d in diags):
+                _raise_plugin_error(diags)
+            issue_warnings(diags)
+            self._extensions.append(ext)
         register_components(self._host.components())
 
     def plugins(self) -> list[dict]:
@@ -49,7 +87,7 @@ class Context:
 
     def compile(self, fn, target: str, out, *, dump_ir: str | None = None, keep_failed: bool = False,
                 pipeline=None, force: bool = False, pin_timings: bool = False, backend: str | None = None,
-                binding: str | None = None, options: dict | None = None) -> "Package":
+                binding: str | None = None, options: dict | None = None, locked=None) -> "Package":
         """Captures ``fn`` (a captured function or a list of them, plus what they reference) and compiles
         it for ``target`` into the package directory ``out``. The host runs with the GIL released.
         Raises ``htp.CaptureError`` / ``htp.CompileError`` carrying the diagnostics (its traceback ends at
@@ -70,6 +108,8 @@ class Context:
             opts["pipeline"] = pipeline.split(",") if isinstance(pipeline, str) else list(pipeline)
         if options:
             opts["pass_options"] = json.dumps(options)
+        if locked is not None:
+            opts["locked"] = os.fspath(locked)
         r = self._host.compile(_ast_json.dumps(doc), target, os.fspath(out), opts)
         if not r["ok"]:
             text = r["rendered"].rstrip("\n") or "compile failed"

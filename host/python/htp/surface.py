@@ -31,7 +31,8 @@ def register_components(components) -> None:
 def register_plugins(specs=None, use_environment: bool = True, builtins: bool = True) -> list[dict]:
     """Reads the manifests of the built-in plugins and those of ``specs`` and makes their surfaces
     known; returns the declared components."""
-    found = _htp.read_plugin_manifests([str(s) for s in specs or []], builtins, use_environment)
+    libraries = [str(s) for s in specs or [] if not str(s).endswith(".py")]  # .py: Python extensions
+    found = _htp.read_plugin_manifests(libraries, builtins, use_environment)
     register_components(found["components"])
     return found["components"]
 

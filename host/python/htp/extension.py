@@ -1,0 +1,329 @@
+"""Extensions written in Python: passes, intrinsic sets and pipelines that register into the host's one
+registry next to the plugins' components, chosen, ordered and explained by the same resolver and pinned in
+plans, lockfiles and manifests by the sha256 of their source file.
+
+A Python pass is match -> apply patterns over the host's AST (the host's rewrite driver owns the loop:
+worklist, fixpoint, deterministic order, iteration bound, provenance), a whole-module body, or both::
+
+    from htp.extension import Extension
+
+    ext = Extension("strength-reduction", version="1.0.0", summary="x * 2**k -> x << k")
+
+    @ext.pattern_pass("user.mul-pow2-to-shift", roots=["BinOp"], stage="canonicalize",
+                      applies_to=["Uses.Dialect(name=tile)"], before=["tile.typecheck"])
+    def mul_pow2(node, rw):
+        if node.op.type != "Mult" or node.right.type != "Constant":
+            return False                      # no match: the tree is unchanged
+        ...
+        rw.replace(node, rw.expr("x << k", at=node, x=node.left, k=shift))
+        return True                           # rewritten
+
+Patterns receive ``node`` (an ``htp.Node``: ``type``, ``node_id`` (the stable id), ``span``, ``parent``,
+each field by name, e.g. ``node.left`` or ``node.id`` of a Name (``node.get(field)`` for every field, also one
+named like a property, such as ExceptHandler's ``type``), and metadata ``meta(key)``) and ``rw`` (an ``htp.Rewriter``: the module, options, edits
+``create``/``clone``/``replace``/``set``/``insert``/``erase``/``expr``, and ``error``/``warning``). Views are
+valid only during the call that received them. Load extensions with
+``htp.Context(plugins=["my_ext.py"])`` (a file or a module object); see docs/python-extensions.md.
+"""
+from __future__ import annotations
+
+import ast as _pyast
+import hashlib
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+import traceback
+import types
+
+from . import _htp
+from .errors import render
+
+Node = _htp.Node
+Rewriter = _htp.Rewriter
+
+_STAGES = ("canonicalize", "analyze", "typecheck", "schedule", "lower", "emit", "package")
+
+
+def _caller(depth: int = 2) -> tuple[str, int]:
+    """(file, line) of the user code that called the declaring function."""
+    frame = sys._getframe(depth)
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def _strings(value, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    out = list(value)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{what} holds {type(v).__name__} {v!r}; capabilities and ids are strings")
+    return out
+
+
+class _Component:
+    """One declared component: its descriptor dict and where it was declared."""
+
+    def __init__(self, kind: str, id: str, where: tuple[str, int], **fields):
+        if not isinstance(id, str) or not id:
+            raise ValueError(f"a {kind} needs a non-empty string id")
+        self.kind, self.id, self.where = kind, id, where
+        self.fields = fields
+
+    def descriptor(self, version: str) -> dict:
+        d = {"kind": self.kind, "id": self.id, "version": self.fields.pop("version", None) or version}
+        d.update(self.fields)
+        return d
+
+    def capability_errors(self) -> list[dict]:
+        """capability.syntax diagnostics at the Python line that declared the component."""
+        out = []
+        file, line = self.where
+        for key, fact in (("provides", True), ("requires", False), ("conflicts", False), ("accepts", False),
+                          ("applies_to", False), ("invalidates", False)):
+            for i, text in enumerate(self.fields.get(key) or []):
+                d = _htp.capability_diagnostic(text, fact, f"{key}[{i}] of {self.kind} '{self.id}'", file, line, 0)
+                if d is not None:
+                    out.append(d)
+        return out
+
+
+class Pass:
+    """A pass being declared: add patterns with ``@p.pattern(roots...)`` and a whole-module body with
+    ``@p.module`` (runs before the patterns) or ``@p.finish`` (after their fixpoint)."""
+
+    def __init__(self, component: _Component):
+        self._c = component
+        self._c.fields.setdefault("patterns", [])
+
+    @property
+    def id(self) -> str:
+        return self._c.id
+
+    def pattern(self, *roots: str, name: str | None = None, benefit: int = 0):
+        """Registers ``fn(node, rw) -> bool`` as a pattern offered the nodes of the given types (all nodes
+        when none); it returns True when it rewrote the tree through ``rw``, False when it does not apply."""
+        roots = _strings(list(roots), "roots")
+
+        def decorate(fn):
+            self._c.fields["patterns"].append(
+                {"name": name or fn.__name__.replace("_", "-"), "roots": roots, "benefit": int(benefit), "fn": fn})
+            return fn
+
+        return decorate
+
+    def module(self, fn):
+        """Registers ``fn(rw)`` as the pass's whole-module body (it runs before the patterns)."""
+        self._c.fields["run"] = fn
+        return fn
+
+    def finish(self, fn):
+        """Registers ``fn(rw)`` to run after the patterns have reached their fixpoint."""
+        self._c.fields["finish"] = fn
+        return fn
+
+
+class Extension:
+    """A named set of Python components: the unit HTP loads, hashes and pins (like one plugin library)."""
+
+    def __init__(self, name: str, version: str = "0.1.0", summary: str = ""):
+        self.name, self.version, self.summary = name, version, summary
+        self.components: list[_Component] = []
+        self.declared_at = _caller()
+
+    def _add(self, kind: str, id: str, where, **fields) -> _Component:
+        if any(c.id == id for c in self.components):
+            raise ValueError(f"extension '{self.name}' declares '{id}' twice")
+        c = _Component(kind, id, where, **fields)
+        self.components.append(c)
+        return c
+
+    def pass_(self, id: str, *, stage: str = "canonicalize", requires=(), provides=(), invalidates=(),
+              conflicts=(), applies_to=(), before=(), after=(), version: str | None = None,
+              summary: str = "") -> Pass:
+        """Declares a pass. ``stage`` is one of canonicalize, analyze, typecheck, schedule, lower, emit,
+        package; ``requires``/``provides``/``invalidates``/``conflicts``/``applies_to`` are capability texts,
+        ``before``/``after`` pass ids; exactly as a C++ PassSpec."""
+        if stage not in _STAGES:
+            raise ValueError(f"pass '{id}': unknown stage '{stage}' (one of {', '.join(_STAGES)})")
+        return Pass(self._add("pass", id, _caller(), stage=stage, requires=_strings(requires, "requires"),
+                              provides=_strings(provides, "provides"),
+                              invalidates=_strings(invalidates, "invalidates"),
+                              conflicts=_strings(conflicts, "conflicts"),
+                              applies_to=_strings(applies_to, "applies_to"), before=_strings(before, "before"),
+                              after=_strings(after, "after"), version=version, summary=summary))
+
+    def pattern_pass(self, id: str, roots=(), *, benefit: int = 0, **kwargs):
+        """A pass of one pattern: decorates ``fn(node, rw) -> bool`` (see Pass.pattern)."""
+        where = _caller()
+
+        def decorate(fn):
+            p = self.pass_(id, **kwargs)
+            p._c.where = where
+            p.pattern(*_strings(roots, "roots"), name=fn.__name__.replace("_", "-"), benefit=benefit)(fn)
+            return fn
+
+        return decorate
+
+    def pipeline(self, id: str, *, targets, passes, provides=(), requires=(), version: str | None = None,
+                 summary: str = "") -> None:
+        """Declares a pipeline template: the ordered pass ids it runs for ``targets``; select it with
+        ``compile(..., pipeline=...)`` or let the resolver choose it."""
+        self._add("pipeline", id, _caller(), targets=_strings(targets, "targets"), passes=_strings(passes, "passes"),
+                  provides=_strings(provides, "provides"), requires=_strings(requires, "requires"), version=version,
+                  summary=summary)
+
+    def descriptors(self) -> list[dict]:
+        return [c.descriptor(self.version) for c in self.components]
+
+    def capability_errors(self) -> list[dict]:
+        return [d for c in self.components for d in c.capability_errors()]
+
+
+# ---- Rewriter conveniences (plain Python on top of the C++ view) ------------------------------------
+
+
+def _module_attr(rw, key: str, default=None):
+    """A module attribute's JSON value, or ``default``."""
+    text = rw.module_attr_json(key)
+    return default if text is None else json.loads(text)
+
+
+def _set_module_attr(rw, key: str, value) -> None:
+    rw.set_module_attr_json(key, json.dumps(value))
+
+
+def _option(rw, key: str, default=None):
+    """A pass option (``target``, or a parameter passed as ``compile(options=...)``), or ``default``."""
+    text = rw.option_json(key)
+    return default if text is None else json.loads(text)
+
+
+def _node_meta(node, key: str, default=None):
+    """A metadata attribute's JSON value (e.g. ``node.meta("wsp.axis")``), or ``default``."""
+    text = node.meta_json(key)
+    return default if text is None else json.loads(text)
+
+
+def _set_meta(rw, node, key: str, value) -> None:
+    rw.set_meta_json(node, key, json.dumps(value))
+
+
+def _error(rw, node, code: str, message: str) -> None:
+    rw.report(node, "error", code, message)
+
+
+def _warning(rw, node, code: str, message: str) -> None:
+    rw.report(node, "warning", code, message)
+
+
+def _constant(rw, value, at=None):
+    n = rw.create("Constant", at)
+    rw.set(n, "value", value)
+    return n
+
+
+def _build(rw, py, at, subs):
+    """A detached host subtree for a Python ast node; Names listed in ``subs`` are replaced by a clone of
+    the given Node, or by a Constant of the given value."""
+    if isinstance(py, _pyast.Name) and py.id in subs:
+        value = subs[py.id]
+        return rw.clone(value) if isinstance(value, Node) else _constant(rw, value, at)
+    n = rw.create(type(py).__name__, at)
+    for field in py._fields:
+        value = getattr(py, field)
+        if isinstance(value, _pyast.AST):
+            rw.set(n, field, _build(rw, value, at, subs))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, _pyast.AST):
+                    rw.insert(n, field, i, _build(rw, item, at, subs))
+                else:
+                    raise TypeError(f"expr(): list field '{field}' of {type(py).__name__} holds {item!r}")
+        elif value is not None or field == "value":
+            rw.set(n, field, value)
+    return n
+
+
+def _expr(rw, template: str, at=None, **subs):
+    """A new detached expression built from Python source, e.g. ``rw.expr("x << k", at=node, x=node.left,
+    k=3)``: names given as keywords become clones of those nodes (or constants); spans come from ``at``."""
+    tree = _pyast.parse(template, mode="eval").body
+    return _build(rw, tree, at, subs)
+
+
+def _getattr(node, field):
+    try:
+        return node.get(field)
+    except KeyError:
+        raise AttributeError(f"a {node.type} node has no field '{field}'") from None
+
+
+Rewriter.module_attr = _module_attr
+Rewriter.set_module_attr = _set_module_attr
+Rewriter.option = _option
+Rewriter.set_meta = _set_meta
+Rewriter.error = _error
+Rewriter.warning = _warning
+Rewriter.constant = _constant
+Rewriter.expr = _expr
+Node.meta = _node_meta
+Node.__getattr__ = _getattr
+
+
+# ---- Loading --------------------------------------------------------------------------------------
+
+
+def _import_file(path: pathlib.Path) -> types.ModuleType:
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    name = f"htp_extension_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import '{path}' as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def is_extension_spec(spec) -> bool:
+    """True for what ``Context(plugins=...)`` loads as a Python extension: a module object or a ``.py`` path."""
+    return isinstance(spec, types.ModuleType) or (isinstance(spec, (str, os.PathLike))
+                                                   and os.fspath(spec).endswith(".py"))
+
+
+def extensions_of(spec) -> tuple[list[Extension], pathlib.Path]:
+    """The Extension objects a module (or the ``.py`` file, imported) defines at top level, and its source."""
+    if isinstance(spec, types.ModuleType):
+        module = spec
+        source = getattr(module, "__file__", None)
+        if not source:
+            raise ValueError(f"module '{module.__name__}' has no source file to hash (__file__ is not set)")
+    else:
+        source = os.path.abspath(os.fspath(spec))
+        if not os.path.isfile(source):
+            raise FileNotFoundError(f"Python extension '{source}' does not exist")
+        module = _import_file(pathlib.Path(source))
+    found = [v for v in vars(module).values() if isinstance(v, Extension)]
+    if not found:
+        raise ValueError(f"'{source}' defines no htp.extension.Extension at top level")
+    return found, pathlib.Path(source).resolve()
+
+
+def import_failure(source, exc: BaseException) -> dict:
+    """A diagnostic dict for an extension whose module raised while importing, at its last frame."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    frame = tb[-1] if tb else None
+    span = {"file": frame.filename if frame else os.fspath(source), "line": frame.lineno if frame else 0, "col": 0,
+            "end_line": frame.lineno if frame else 0, "end_col": 0}
+    message = f"Python extension '{os.fspath(source)}' raised {type(exc).__name__}: {exc}"
+    d = {"severity": "error", "code": "python.import", "message": message, "span": span, "notes": []}
+    d["rendered"] = render(d)
+    return d

@@ -1,0 +1,387 @@
+"""Extensions written in Python (htp.extension): passes that the resolver selects, orders and explains with
+the C++ ones, whose rewrites the host's driver runs and records, pinned by the sha256 of their source in the
+plan, lockfile and manifest; loaded from Python (htp.Context) and from htp-host (--plugins ext.py); and every
+bad input of the issue turned into a diagnostic that says what and where."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import htp
+
+HOST = os.environ.get("HTP_HOST_EXE")
+
+# A program written as a user would: a scale by a captured constant, then a row sum.
+PROGRAM = '''
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, divs, rowsum
+from htp.dialects.wsp import workload, P
+
+D = 4.0
+
+
+@kernel
+def scale_rows(x: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]], s: Out[Tensor[16, 1, f32]]):
+    t = divs(load(x), D)
+    store(y, t)
+    store(s, rowsum(t))
+
+
+@workload
+def scale(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]], S: Out[Tensor[64, 1, f32]]):
+    for i in P(4):
+        scale_rows[i](X.tile(i, 0), Y.tile(i, 0), S.tile(i, 0))
+'''
+
+# The extension under test: divs by a constant -> muls by its reciprocal.
+EXTENSION = '''
+from htp.extension import Extension
+
+ext = Extension("recip", version="1.2.0", summary="divs(t, c) -> muls(t, 1/c)")
+
+
+@ext.pattern_pass("user.divs-to-muls", roots=["Call"], stage="canonicalize", provides=["IR.StrengthReduced"],
+                  applies_to=["Uses.Dialect(name=tile)"], after=["tile.fold"], before=["tile.typecheck"])
+def divs_to_muls(node, rw):
+    if node.func.type != "Name" or node.func.id != "divs" or len(node.args) != 2:
+        return False
+    c = node.args[1]
+    if c.type != "Constant" or not isinstance(c.value, float) or c.value == 0.0:
+        return False
+    rw.replace(node, rw.expr("muls(t, r)", at=node, t=node.args[0], r=1.0 / c.value))
+    return True
+'''
+
+
+def load_module(path: pathlib.Path, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def program(tmp_path):
+    path = tmp_path / "user_program.py"
+    path.write_text(PROGRAM)
+    return load_module(path, "user_program")
+
+
+def write_extension(tmp_path, text=EXTENSION, name="recip_ext.py") -> pathlib.Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def trace_of(pkg):
+    events = [json.loads(line) for line in (pkg.path / "ir" / "pass_trace.jsonl").read_text().splitlines()]
+    return {e["pass"]: e for e in events}
+
+
+def kernel_code(pkg) -> str:
+    return "".join((pkg.path / p).read_text() for p in pkg.files if p.startswith("codegen/") and "scale_rows" in p)
+
+
+def run_and_check(ctx, pkg):
+    x = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    r = htp.bind(pkg, ctx).run(X=x)
+    np.testing.assert_allclose(r["Y"], x / 4.0, rtol=1e-6)
+    np.testing.assert_allclose(r["S"], (x / 4.0).sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+# ---- composition ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_python_pass_is_selected_ordered_between_cpp_passes_and_changes_the_code(tmp_path, program, target):
+    ext = write_extension(tmp_path)
+    plain = htp.Context().compile(program.scale, target, tmp_path / "plain")
+    ctx = htp.Context(plugins=[ext])
+    pkg = ctx.compile(program.scale, target, tmp_path / "pkg", dump_ir="all")
+    passes = pkg.passes
+    assert "user.divs-to-muls" not in plain.passes
+    assert passes.index("tile.fold") < passes.index("user.divs-to-muls") < passes.index("tile.typecheck")
+    assert "muls(load(x), 0.25)" in pkg.dump("user.divs-to-muls")
+    assert "divs(load(x), 4.0)" in pkg.dump("tile.fold")
+    # The generated kernel multiplies; without the extension it divides (pto: TMULS/TDIVS; aie: `* 0.25`/`/ 4`).
+    mul, div = {"pto-a2a3sim": ("TMULS(", "TDIVS("), "aie-npu1": ("(0.25)", "(4.0)")}[target]
+    assert mul in kernel_code(pkg) and div not in kernel_code(pkg)
+    assert div in kernel_code(plain) and mul not in kernel_code(plain)
+    run_and_check(ctx, pkg)
+
+
+def test_rewrites_of_a_python_pattern_are_in_the_pass_trace_with_their_span(tmp_path, program):
+    ctx = htp.Context(plugins=[write_extension(tmp_path)])
+    pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / "pkg", dump_ir="all")
+    event = trace_of(pkg)["user.divs-to-muls"]
+    assert event["plugin"] == "recip" and event["ok"]
+    assert [r["pattern"] for r in event["rewrites"]] == ["divs-to-muls"]
+    span = event["rewrites"][0]["span"]
+    assert span["file"].endswith("user_program.py") and span["line"] == PROGRAM.splitlines().index(
+        "    t = divs(load(x), D)") + 1
+
+
+def test_sha256_of_the_source_is_in_plan_lockfile_and_manifest(tmp_path, program):
+    ext = write_extension(tmp_path)
+    digest = hashlib.sha256(ext.read_bytes()).hexdigest()
+    pkg = htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    [entry] = [p for p in pkg.manifest["plugins"] if p["name"] == "recip"]
+    assert entry == {"name": "recip", "version": "1.2.0", "sha256": digest, "language": "python",
+                     "source": str(ext.resolve())}
+    [comp] = [c for c in pkg.manifest["plan"]["components"] if c["id"] == "user.divs-to-muls"]
+    assert comp["plugin"]["sha256"] == digest and comp["plugin"]["language"] == "python"
+    lock = json.loads((pkg.path / "htp.lock.json").read_text())
+    [locked] = [p for p in lock["plugins"] if p["name"] == "recip"]
+    assert locked["sha256"] == digest and locked["path"] == str(ext.resolve()) and locked["language"] == "python"
+
+
+def test_an_edited_extension_fails_a_locked_compile(tmp_path, program):
+    ext = write_extension(tmp_path)
+    pkg = htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    lock = tmp_path / "htp.lock.json"
+    lock.write_text((pkg.path / "htp.lock.json").read_text())
+    # The same source reproduces the plan.
+    htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "again", locked=lock)
+    ext.write_text(ext.read_text() + "\n# tuned\n")
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "edited", locked=lock)
+    [d] = [d for d in e.value.diagnostics if d.code == "lock.plugin-hash"]
+    assert "plugin 'recip' 1.2.0 is locked with sha256" in d.message
+    assert any("Python extension's source" in n.message and str(ext.resolve()) in n.message for n in d.notes)
+    assert not (tmp_path / "edited").exists()
+
+
+def test_a_module_object_loads_like_a_file(tmp_path, program):
+    module = load_module(write_extension(tmp_path), "recip_module")
+    ctx = htp.Context(plugins=[module])
+    [p] = [p for p in ctx.plugins() if p["name"] == "recip"]
+    assert p["language"] == "python" and p["components"] == ["user.divs-to-muls"]
+    assert "user.divs-to-muls" in ctx.compile(program.scale, "pto-a2a3sim", tmp_path / "pkg").passes
+
+
+def test_a_module_body_a_finish_body_and_a_python_pipeline(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        import json
+        from htp.extension import Extension
+
+        ext = Extension("inventory", version="0.3.0")
+        count = ext.pass_("user.count-calls", stage="analyze", provides=["IR.CallCount"],
+                          applies_to=["Uses.Dialect(name=tile)"])
+        seen = []
+
+        @count.module
+        def start(rw):
+            seen.clear()
+
+        @count.pattern("Call")
+        def record(node, rw):
+            seen.append(node.func.get("id") if node.func.type == "Name" else node.func.type)
+            return False
+
+        @count.finish
+        def publish(rw):
+            rw.set_module_attr("user.calls", sorted(seen))
+
+        ext.pipeline("user.pto-with-inventory", targets=["pto-a2a3sim"],
+                     passes=["tile.fold", "wsp.canonicalize", "user.count-calls", "tile.typecheck", "wsp.typecheck",
+                             "wsp.attach-schedule", "wsp.build-task-graph", "tile.lower", "pto.legalize", "pto.emit"])
+    ''')
+    with pytest.raises(ValueError, match="either a module body or a finish body"):
+        htp.Context(plugins=[ext])
+    ext.write_text(ext.read_text().replace("@count.module\n", "").replace("def start(rw):\n    seen.clear()\n", ""))
+    ctx = htp.Context(plugins=[ext])
+    assert [c["id"] for c in ctx.components("pipeline") if c["plugin"] == "inventory"] == ["user.pto-with-inventory"]
+    pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / "pkg", pipeline="user.pto-with-inventory",
+                      dump_ir="all")
+    assert pkg.passes.index("user.count-calls") == 2
+    dump = json.loads((pkg.path / "ir" / "03_user.count-calls.ast.json").read_text())
+    assert dump["attrs"]["user.calls"] == sorted(["P", "Subscript", "Attribute", "Attribute", "Attribute", "divs",
+                                                  "load", "rowsum", "store", "store"])
+
+
+# ---- the command line -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
+def test_htp_host_loads_a_python_extension_explains_and_compiles_with_it(tmp_path):
+    ext = write_extension(tmp_path)
+    prog = tmp_path / "user_program.py"
+    prog.write_text(PROGRAM)
+    explain = subprocess.run([HOST, "--plugins", str(ext), "resolve", "--target", "pto-a2a3sim", "--uses",
+                              "Uses.Dialect(name=tile)", "--explain"], capture_output=True, text=True)
+    assert explain.returncode == 0, explain.stderr
+    assert "user.divs-to-muls 1.2.0" in explain.stdout
+    assert "user.divs-to-muls declares after tile.fold" in explain.stdout
+    assert "pass user.divs-to-muls [applies-to]" in explain.stdout
+    out = tmp_path / "cli"
+    r = subprocess.run([HOST, "--plugins", str(ext), "compile", str(prog), "--target", "pto-a2a3sim", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert any(p["name"] == "recip" and p["language"] == "python" for p in manifest["plugins"])
+    assert "TMULS(" in "".join(p.read_text() for p in (out / "codegen").rglob("scale_rows*"))
+
+
+@pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
+def test_htp_host_reports_an_extension_that_fails_to_import_at_its_line(tmp_path):
+    ext = write_extension(tmp_path, "from htp.extension import Extension\n\nraise RuntimeError('no GPU here')\n")
+    r = subprocess.run([HOST, "--plugins", str(ext), "plugins", "list"], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert f"{ext}:3:1: error: Python extension '{ext}' raised RuntimeError: no GPU here [python.import]" in r.stderr
+
+
+# ---- bad input --------------------------------------------------------------------------------------
+
+
+def test_a_pass_that_raises_stops_the_compile_naming_the_pass_and_the_last_frame(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("broken")
+
+
+        def helper(node):
+            return 1 / 0
+
+
+        @ext.pattern_pass("user.broken", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+        def broken(node, rw):
+            return helper(node)
+    ''')
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    [d] = [d for d in e.value.diagnostics if d.code == "python.exception"]
+    assert d.message.startswith("Python pattern 'broken' of pass 'user.broken' raised ZeroDivisionError: division by zero")
+    line = ext.read_text().splitlines().index("    return 1 / 0") + 1
+    assert f"(last frame: {ext}:{line} in helper)" in d.message
+    assert d.span["file"] == str(ext) and d.span["line"] == line
+    assert not (tmp_path / "pkg").exists(), "the package directory must not be left half-written"
+
+
+def test_a_pattern_that_never_reaches_a_fixpoint_gets_the_iteration_bound_diagnostic(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("spin")
+
+
+        @ext.pattern_pass("user.spin", roots=["Constant"], applies_to=["Uses.Dialect(name=tile)"])
+        def bump(node, rw):
+            if isinstance(node.value, float):
+                rw.set(node, "value", node.value + 1.0)
+                return True
+            return False
+    ''')
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    text = str(e.value)
+    assert "user.spin" in text and "bump" in text
+    assert any("iteration" in d.message for d in e.value.errors)
+
+
+def test_writing_a_wrong_kind_into_a_field_is_a_diagnostic_at_the_node(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("malformed")
+
+
+        @ext.pattern_pass("user.malformed", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+        def malform(node, rw):
+            if node.func.type == "Name" and node.func.id == "divs":
+                rw.set(node, "func", "not a node")
+                return True
+            return False
+    ''')
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    d = e.value.errors[0]
+    assert d.code == "python.field-kind"
+    assert d.message == "field 'func' of Call holds node, not a str"
+    assert d.span["file"].endswith("user_program.py")
+    assert d.span["line"] == PROGRAM.splitlines().index("    t = divs(load(x), D)") + 1
+
+
+def test_inserting_a_statement_where_an_expression_belongs_is_refused_at_the_node(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("misplaced")
+
+
+        @ext.pattern_pass("user.misplaced", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+        def misplace(node, rw):
+            if node.func.type == "Name" and node.func.id == "divs":
+                rw.insert(node, "args", 0, rw.create("Pass", node))
+                return True
+            return False
+    ''')
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    first = e.value.errors[0]
+    assert first.code != "python.exception" and "Pass" in first.message
+    assert any(d.code == "python.exception" and "user.misplaced" in d.message for d in e.value.errors)
+
+
+def test_a_malformed_capability_is_reported_at_the_python_line_that_declared_it(tmp_path):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("typo")
+
+
+        @ext.pattern_pass("user.typo", roots=["Call"], applies_to=["Uses.Dialect(name=tile"])
+        def nothing(node, rw):
+            return False
+    ''')
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[ext])
+    [d] = e.value.diagnostics
+    assert d.code == "capability.syntax"
+    assert d.span["file"] == str(ext) and d.span["line"] == 7
+    assert "applies_to[0] of pass 'user.typo'" in d.message
+
+
+def test_an_extension_that_raises_while_importing_is_a_plugin_error_at_its_line(tmp_path):
+    ext = write_extension(tmp_path, "from htp.extension import Extension\nimport no_such_module_xyz\n")
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[ext])
+    [d] = e.value.diagnostics
+    assert d.code == "python.import" and d.span["line"] == 2
+    assert "ModuleNotFoundError: No module named 'no_such_module_xyz'" in d.message
+
+
+def test_views_kept_past_their_call_raise_instead_of_touching_freed_nodes(tmp_path, program):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("keeper")
+        kept = []
+
+
+        @ext.pattern_pass("user.keep", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+        def keep(node, rw):
+            kept.append(node)
+            return False
+    ''')
+    module = load_module(ext, "keeper_ext")
+    htp.Context(plugins=[module]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    kept = module.kept
+    assert kept and "expired" in repr(kept[0])
+    with pytest.raises(ValueError, match="views are valid only during the call"):
+        kept[0].type
+
+
+def test_a_python_extension_may_not_reuse_a_loaded_plugins_name(tmp_path):
+    ext = write_extension(tmp_path, 'from htp.extension import Extension\next = Extension("dialect-tile")\n')
+    with pytest.raises(htp.PluginError, match="plugin name 'dialect-tile'.*is already taken"):
+        htp.Context(plugins=[ext])
