@@ -42,6 +42,18 @@ def runs(examples_dir: pathlib.Path = EXAMPLES_DIR) -> list[tuple[str, str, str]
     return out
 
 
+def context_for(module, shared=None):
+    """The htp.Context to compile an example with: an example that defines an ``htp.extension.Extension``
+    (a pass or intrinsic set written in Python) is loaded as its own plugin, in a Context of its own; any
+    other example uses ``shared`` (created when None)."""
+    import htp
+    from htp.extension import Extension
+
+    if any(isinstance(v, Extension) for v in vars(module).values()):
+        return htp.Context(plugins=[module])
+    return shared if shared is not None else htp.Context()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--format", choices=["cmake", "text"], default="text",

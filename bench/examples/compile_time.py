@@ -30,11 +30,13 @@ def main():
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for module_name, target, entry in example_index.runs(EXAMPLES):
-            fn = getattr(importlib.import_module(module_name), entry)
+            module = importlib.import_module(module_name)
+            fn = getattr(module, entry)
+            example_ctx = example_index.context_for(module, ctx)
             times, capture_times = [], []
             for i in range(args.repeat + 1):
                 t0 = time.perf_counter()
-                ctx.compile(fn, target=target, out=pathlib.Path(tmp) / f"{module_name}-{target}-{i}")
+                example_ctx.compile(fn, target=target, out=pathlib.Path(tmp) / f"{module_name}-{target}-{i}")
                 t1 = time.perf_counter()
                 capture(fn)
                 t2 = time.perf_counter()

@@ -31,9 +31,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         for i, (module_name, target, entry) in enumerate(example_index.runs(EXAMPLES)):
-            fn = getattr(importlib.import_module(module_name), entry)
+            module = importlib.import_module(module_name)
             out = tmp / f"pkg{i}"
-            ctx.compile(fn, target=target, out=out, dump_ir="tile.lower")
+            example_index.context_for(module, ctx).compile(getattr(module, entry), target=target, out=out,
+                                                           dump_ir="tile.lower")
             (dump,) = list((out / "ir").glob("*_tile.lower.ast.json"))
             attrs = json.loads(dump.read_text())["attrs"]
             for a in ATTRIBUTES:

@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", std::string("htp-host ") + HTP_VERSION_STRING + " (ABI " +
                                         std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR) + ")");
   app.add_option("--plugins", session.plugin_specs,
-                 "Plugin directory, plugin library (.so) or plugin-set JSON file; repeatable. Added to the "
+                 "Plugin directory, plugin library (.so), plugin-set JSON file or Python extension (.py); repeatable. Added to the "
                  "built-in plugins (a library named like a built-in one replaces it). HTP_PLUGIN_PATH adds more.")
       ->type_name("PATH");
   app.add_flag("--no-builtin-plugins", session.no_builtin_plugins,

@@ -3,6 +3,7 @@
 
 #include <htp/abi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,13 @@ struct HtpPassContext {
   std::string component;               ///< The pass or dialect id (writer name, provenance).
   std::vector<htp::RaisedObligation> *obligations = nullptr;  ///< Set for scanners.
 
+  /// Run when the invocation ends, last registered first (a language bridge expires its views here).
+  std::vector<std::function<void()>> at_exit;
+
   HtpPassContext() { diag.list = &diagnostics; }
+  ~HtpPassContext() {
+    for (auto it = at_exit.rbegin(); it != at_exit.rend(); ++it) (*it)();
+  }
   /// An invocation of `component` over `m` with `opts`.
   HtpPassContext(HtpModule *m, const nlohmann::json &opts, std::string component_id)
       : module(m), options(opts), component(std::move(component_id)) {

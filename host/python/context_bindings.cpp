@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ast/json_reader.hpp"
+#include "ast/json_writer.hpp"
+#include "pass/pass_runner.hpp"
 #include "compile/compiler.hpp"
 #include "diag/diagnostic.hpp"
 #include "loader/plugin_discovery.hpp"
@@ -308,6 +310,43 @@ public:
     return d;
   }
 
+  /// Runs one registered pass over an htp.ast.v1 document `repeat` times (the same module, resident, as a
+  /// compile holds it between passes), without resolving a plan: for testing and timing a pass.
+  py::dict run_pass(const std::string &pass_id, const std::string &module_json, const std::string &options_json,
+                    int repeat) {
+    const Component *pass = host_.registry().find(pass_id);
+    if (!pass || pass->kind != ComponentKind::Pass) throw py::value_error("no pass '" + pass_id + "' is loaded");
+    auto options = nlohmann::json::parse(options_json.empty() ? "{}" : options_json, nullptr, false);
+    if (options.is_discarded() || !options.is_object()) throw py::value_error("options must be a JSON object");
+    if (!options.contains("target")) options["target"] = "none";
+    std::vector<double> seconds;
+    DiagnosticList diags;
+    std::string out;
+    bool ok = true;
+    {
+      py::gil_scoped_release release;
+      auto module = ast::load_json(module_json);
+      if (!module) {
+        diags.report(module.error());
+        ok = false;
+      }
+      for (int i = 0; ok && i < std::max(repeat, 1); ++i) {
+        PassRun r = htp::run_pass(*pass, host_.api_for(pass->plugin.name), *module, options, nullptr, {});
+        seconds.push_back(std::chrono::duration<double>(r.duration).count());
+        diags.append(r.diagnostics);
+        ok = r.ok;
+      }
+      if (ok) out = ast::dump_json(*module);
+    }
+    py::dict d;
+    d["ok"] = ok;
+    d["module"] = out;
+    d["seconds"] = seconds;
+    d["diagnostics"] = diag_list(diags);
+    d["rendered"] = diags.render();
+    return d;
+  }
+
   py::dict run(const std::string &package, const std::string &entry, const py::dict &tensors,
                const py::dict &scalars, const std::string &cache_dir, const std::string &run_dir,
                const std::string &options_json, bool verify) {
@@ -418,6 +457,10 @@ void bind_context(py::module_ &m) {
            py::arg("options") = py::dict(),
            "Compiles an htp.ast.v1 document (GIL released); returns {ok, package, failed_dir, diagnostics, "
            "rendered}.")
+      .def("run_pass", &Context::run_pass, py::arg("pass_id"), py::arg("module_json"), py::arg("options") = "{}",
+           py::arg("repeat") = 1,
+           "Runs one pass over an htp.ast.v1 document `repeat` times (GIL released); returns {ok, module (JSON), "
+           "seconds (per run), diagnostics, rendered}.")
       .def("run", &Context::run, py::arg("package"), py::arg("entry") = "", py::arg("tensors") = py::dict(),
            py::arg("scalars") = py::dict(), py::arg("cache_dir") = "", py::arg("run_dir") = "",
            py::arg("options") = "{}", py::arg("verify") = true,

@@ -158,8 +158,16 @@ private:
 /// A pass invocation as Python sees it: the module, its options, diagnostics and the edit calls.
 class Rewriter {
 public:
-  Rewriter(const HtpHostApi *api, HtpPassContext *ctx, EpochPtr epoch)
-      : pc_(api, ctx), epoch_(std::move(epoch)) {}
+  Rewriter(const HtpHostApi *api, HtpPassContext *ctx, EpochPtr epoch, HtpNode *matched = nullptr)
+      : pc_(api, ctx), epoch_(std::move(epoch)), matched_(matched) {}
+
+  void set_matched(HtpNode *n) { matched_ = n; }
+
+  /// The node the pattern was offered (None in a module body).
+  std::optional<Node> matched() const {
+    if (!matched_) return std::nullopt;
+    return node(NodeRef(pc().api(), matched_));
+  }
 
   const PassContext &pc() const {
     if (!epoch_->alive) stale();
@@ -300,6 +308,7 @@ public:
 private:
   PassContext pc_;
   EpochPtr epoch_;
+  HtpNode *matched_ = nullptr;
 };
 
 /// The last frame of a Python traceback: (file, line, function), or empty.
@@ -341,29 +350,63 @@ void report_python_error(const HtpHostApi *api, HtpPassContext *ctx, const std::
   PyErr_Clear();
 }
 
-/// Calls `body(node_views_epoch)` for the Python callable `c` with the GIL held; a Python exception becomes a
-/// diagnostic naming `c` and its last frame. Views made for the call expire when it returns. False on error.
+/// The Python bridge's state for one pass invocation: the GIL, taken at the invocation's first Python call
+/// and held until it ends (the driver's loop between calls is short, and taking the GIL per node would cost
+/// more than the call), one epoch for the views of all its calls, and one Rewriter.
+struct Invocation {
+  HtpPassContext *ctx = nullptr;
+  PyGILState_STATE gil{};
+  EpochPtr epoch;
+  py::object rewriter;
+  Rewriter *rw = nullptr;
+};
+
+thread_local Invocation *current_invocation = nullptr;
+
+Invocation &invocation(const HtpHostApi *api, HtpPassContext *ctx) {
+  if (current_invocation && current_invocation->ctx == ctx) return *current_invocation;
+  auto *inv = new Invocation;
+  inv->ctx = ctx;
+  inv->gil = PyGILState_Ensure();
+  inv->epoch = std::make_shared<Epoch>();
+  inv->rewriter = py::cast(Rewriter(api, ctx, inv->epoch));
+  inv->rw = &inv->rewriter.cast<Rewriter &>();
+  Invocation *outer = current_invocation;
+  current_invocation = inv;
+  ctx->at_exit.push_back([inv, outer] {
+    inv->epoch->alive = false;
+    inv->rewriter = py::object();
+    PyGILState_Release(inv->gil);
+    current_invocation = outer;
+    delete inv;
+  });
+  return *inv;
+}
+
+/// Calls `body(invocation)` for the Python callable `c`; a Python exception becomes a diagnostic naming `c` and
+/// its last frame. False on error.
 template <class Body> bool call_python(const Callable &c, const HtpHostApi *api, HtpPassContext *ctx, Body &&body) {
-  py::gil_scoped_acquire gil;
-  auto epoch = std::make_shared<Epoch>();
-  bool ok = false;
+  Invocation &inv = invocation(api, ctx);
   try {
-    body(epoch);
-    ok = true;
+    body(inv);
+    return true;
   } catch (py::error_already_set &e) {
-    report_python_error(api, ctx, c.what, e);
+    // htp.extension.RewriteFailed: the pattern reported its error itself.
+    if (!(std::string(py::str(e.type().attr("__name__"))) == "RewriteFailed" && ctx->diagnostics.has_errors()))
+      report_python_error(api, ctx, c.what, e);
   } catch (const std::exception &e) {
     Host(api).error(api->pass_diag(api->host, ctx), "python.exception", "Python " + c.what + ": " + e.what());
   }
-  epoch->alive = false;
-  return ok;
+  return false;
 }
 
 HtpRewriteResult call_pattern(void *user, const HtpHostApi *api, HtpPassContext *ctx, HtpNode *node) {
   const auto &c = *static_cast<Callable *>(user);
   bool applied = false;
-  bool ok = call_python(c, api, ctx, [&](const EpochPtr &epoch) {
-    py::object r = c.fn(Node(api, node, epoch), Rewriter(api, ctx, epoch));
+  bool ok = call_python(c, api, ctx, [&](Invocation &inv) {
+    inv.rw->set_matched(node);
+    py::object r = c.fn(Node(api, node, inv.epoch), inv.rewriter);
+    inv.rw->set_matched(nullptr);
     applied = !r.is_none() && bool(py::bool_(r));
   });
   return !ok ? HTP_REWRITE_FAILED : applied ? HTP_REWRITE_APPLIED : HTP_REWRITE_NO_MATCH;
@@ -371,7 +414,7 @@ HtpRewriteResult call_pattern(void *user, const HtpHostApi *api, HtpPassContext 
 
 HtpStatus call_body(void *user, const HtpHostApi *api, HtpPassContext *ctx) {
   const auto &c = *static_cast<Callable *>(user);
-  return call_python(c, api, ctx, [&](const EpochPtr &epoch) { c.fn(Rewriter(api, ctx, epoch)); }) ? HTP_OK : HTP_ERR;
+  return call_python(c, api, ctx, [&](Invocation &inv) { c.fn(inv.rewriter); }) ? HTP_OK : HTP_ERR;
 }
 
 std::vector<std::string> strings(const py::dict &d, const char *key) {
@@ -580,6 +623,7 @@ void bind_extension(py::module_ &m) {
   py::class_<Rewriter>(m, "Rewriter", "One pass invocation: the module, options, edits and diagnostics.")
       .def_property_readonly("pass_id", &Rewriter::pass_id)
       .def_property_readonly("file", &Rewriter::file)
+      .def_property_readonly("matched", &Rewriter::matched, "The node the pattern was offered (None in a module body).")
       .def("root", &Rewriter::root)
       .def("module_attr_json", &Rewriter::module_attr, py::arg("key"))
       .def("set_module_attr_json", &Rewriter::set_module_attr, py::arg("key"), py::arg("json"))

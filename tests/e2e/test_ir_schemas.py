@@ -30,8 +30,9 @@ SEEN = set()  # the attributes some example published
 
 
 def published(tmp_path, example, target, entry):
-    fn = getattr(importlib.import_module(example), entry)
-    htp.Context().compile(fn, target=target, out=tmp_path / "pkg", dump_ir="tile.lower")
+    module = importlib.import_module(example)
+    example_index.context_for(module).compile(getattr(module, entry), target=target, out=tmp_path / "pkg",
+                                              dump_ir="tile.lower")
     (dump,) = [p for p in (tmp_path / "pkg" / "ir").glob("*_tile.lower.ast.json")]
     return json.loads(dump.read_text())["attrs"]
 

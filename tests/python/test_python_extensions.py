@@ -385,3 +385,84 @@ def test_a_python_extension_may_not_reuse_a_loaded_plugins_name(tmp_path):
     ext = write_extension(tmp_path, 'from htp.extension import Extension\next = Extension("dialect-tile")\n')
     with pytest.raises(htp.PluginError, match="plugin name 'dialect-tile'.*is already taken"):
         htp.Context(plugins=[ext])
+
+
+# ---- intrinsic sets -----------------------------------------------------------------------------------
+
+INTRINSICS = '''
+from htp.dialects.tile import Tile
+from htp.extension import Extension
+
+ext = Extension("axpy-ops", version="0.1.0")
+ops = ext.intrinsic_set("{name}", contract="elementwise")
+
+
+@ops.op(targets=["pto-a2a3sim"])
+def axpy(rw, a: float, x: Tile, y: Tile) -> Tile:
+    """a * x + y"""
+    return rw.expr("add(muls(x, a), y)", a=a, x=x, y=y)
+'''
+
+USES = '''
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store
+from htp.dialects.wsp import workload, P
+from htp.intrinsics import {name} as F
+
+
+@kernel
+def k(x: In[Tensor[16, 32, f32]], y: In[Tensor[16, 32, f32]], z: Out[Tensor[16, 32, f32]]):
+    store(z, {call})
+
+
+@workload
+def w(X: In[Tensor[32, 32, f32]], Y: In[Tensor[32, 32, f32]], Z: Out[Tensor[32, 32, f32]]):
+    for i in P(2):
+        k[i](X.tile(i, 0), Y.tile(i, 0), Z.tile(i, 0))
+'''
+
+
+def intrinsic_program(tmp_path, name, call="F.axpy(2.0, load(x), load(y))"):
+    ext = load_module(write_extension(tmp_path, INTRINSICS.format(name=name), f"{name}_ext.py"), f"{name}_ext")
+    path = tmp_path / f"{name}_prog.py"
+    path.write_text(USES.format(name=name, call=call))
+    return ext, load_module(path, f"{name}_prog"), path
+
+
+def test_a_python_intrinsic_set_lowers_in_a_kernel_and_runs(tmp_path):
+    ext, prog, _ = intrinsic_program(tmp_path, "axpyset")
+    ctx = htp.Context(plugins=[ext])
+    pkg = ctx.compile(prog.w, "pto-a2a3sim", tmp_path / "pkg", dump_ir="all")
+    assert "axpyset.lower.pto-a2a3sim" in pkg.passes
+    assert "store(z, add(muls(load(x), 2.0), load(y)))" in pkg.dump("axpyset.lower.pto-a2a3sim")
+    [obligation] = [o for o in pkg.manifest["plan"]["obligations"] if "axpyset" in o["capability"]]
+    assert obligation["accepted_by"] == ["axpyset.lower.pto-a2a3sim"]
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"], 2 * x + y, rtol=1e-6)
+
+
+def test_a_target_without_a_lowering_is_refused_at_the_call(tmp_path):
+    ext, prog, path = intrinsic_program(tmp_path, "ptoonly")
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(prog.w, "aie-npu1", tmp_path / "pkg")
+    [d] = [d for d in e.value.errors if "ptoonly" in d.message]
+    assert "not accepted by target aie-npu1" in d.message and "axpyset" not in d.message
+    assert d.span["file"] == str(path) and d.span["line"] == USES.splitlines().index("    store(z, {call})") + 1
+
+
+def test_a_call_that_does_not_fit_the_signature_is_an_arity_error_at_the_call(tmp_path):
+    ext, prog, path = intrinsic_program(tmp_path, "aritycheck", call="F.axpy(2.0, load(x))")
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(prog.w, "pto-a2a3sim", tmp_path / "pkg")
+    [d] = e.value.errors
+    assert d.code == "intrinsic.arity" and "aritycheck.axpy(a: float" in d.message and "missing a required" in d.message
+    assert d.span["file"] == str(path)
+
+
+def test_stubgen_writes_the_sets_signatures(tmp_path):
+    ext = write_extension(tmp_path, INTRINSICS.format(name="stubbed"), "stubbed_ext.py")
+    subprocess.run([sys.executable, "-m", "htp.stubgen", "--plugins", str(ext), "--out", str(tmp_path / "out")],
+                   check=True, capture_output=True)
+    stub = (tmp_path / "out" / "intrinsics" / "stubbed.pyi").read_text()
+    assert "from htp.dialects.tile import Tile" in stub
+    assert 'def axpy(a: float, x: Tile, y: Tile) -> Tile:\n    """a * x + y"""' in stub

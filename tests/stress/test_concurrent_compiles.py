@@ -44,15 +44,16 @@ def job_name(i, job):
 
 def compile_job(ctx, job, out):
     module = importlib.import_module(job[0])
-    return ctx.compile(getattr(module, job[1]), target=job[2], out=out, pin_timings=True)
+    return example_index.context_for(module, ctx).compile(getattr(module, job[1]), target=job[2], out=out,
+                                                          pin_timings=True)
 
 
 def run_job(index: int, out: str, cache: str) -> dict:
     """One process's job: compile, run with the shared cache, check against the example's reference."""
     job = JOBS[index]
-    ctx = htp.Context()
-    pkg = compile_job(ctx, job, out)
     module = importlib.import_module(job[0])
+    ctx = example_index.context_for(module)
+    pkg = compile_job(ctx, job, out)
     inputs = module.make_inputs(np.random.default_rng(0))
     expected = module.reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
     result = htp.bind(pkg, ctx).run(cache_dir=cache, **inputs)

@@ -85,6 +85,26 @@ class Context:
     def components(self, kind: str | None = None) -> list[dict]:
         return self._host.components(kind)
 
+    def run_pass(self, pass_id: str, module, *, options: dict | None = None, repeat: int = 1) -> dict:
+        """Runs one loaded pass (C++ or Python) over ``module`` (a captured function or list of them, or an
+        htp.ast.v1 document) without a plan, ``repeat`` times on the same tree: for unit-testing a pass and
+        timing it. Returns ``{"module": <htp.ast.v1 document after the runs>, "seconds": [per run],
+        "source": <the module printed as Python>, "diagnostics": [...]}``; raises ``htp.CompileError`` when the
+        pass reports an error."""
+        from .capture import capture
+
+        if isinstance(module, dict):
+            doc = module
+        else:
+            doc = capture(module, loaded_dialects={d["name"] for d in self.dialects()})
+        opts = json.dumps(dict(options or {}))
+        r = self._host.run_pass(pass_id, _ast_json.dumps(doc), opts, repeat)
+        if not r["ok"]:
+            raise_at_source(CompileError(r["rendered"].rstrip("\n") or f"pass {pass_id} failed", r["diagnostics"]))
+        issue_warnings(r["diagnostics"])
+        return {"module": _ast_json.loads(r["module"]), "seconds": list(r["seconds"]),
+                "source": _htp.ast_unparse_json(r["module"]), "diagnostics": r["diagnostics"]}
+
     def compile(self, fn, target: str, out, *, dump_ir: str | None = None, keep_failed: bool = False,
                 pipeline=None, force: bool = False, pin_timings: bool = False, backend: str | None = None,
                 binding: str | None = None, options: dict | None = None, locked=None) -> "Package":

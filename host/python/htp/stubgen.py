@@ -75,27 +75,41 @@ def shipped_stub_text(component: dict, path: str, extra_names=()) -> str:
     return head + text
 
 
+def _write_if_changed(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    old = None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    if old != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> list[str]:
-    """Writes the stubs into ``package_dir`` (the ``htp`` package directory); returns the files written."""
-    comps = _htp.read_plugin_manifests([str(s) for s in specs or []], True, use_environment)["components"]
-    sets = {c["name"]: c for c in comps if c["kind"] == "intrinsic-set"}
+    """Writes the stubs into ``package_dir`` (the ``htp`` package directory); returns the files written. A
+    ``.py`` spec is a Python extension: its intrinsic sets get stubs with their ops' declared signatures."""
+    from . import extension
+
     written = []
+    for spec in specs or []:
+        if extension.is_extension_spec(spec):
+            for ext in extension.extensions_of(spec)[0]:
+                for iset in ext.intrinsic_sets:
+                    path = os.path.join(package_dir, "intrinsics", iset.name + ".pyi")
+                    _write_if_changed(path, iset.stub())
+                    written.append(path)
+    libraries = [str(s) for s in specs or [] if not extension.is_extension_spec(s)]
+    comps = _htp.read_plugin_manifests(libraries, True, use_environment)["components"]
+    sets = {c["name"]: c for c in comps if c["kind"] == "intrinsic-set"}
     for c in comps:
         if c["kind"] not in ("dialect", "intrinsic-set") or not c["name"].isidentifier():
             continue
         sub = "dialects" if c["kind"] == "dialect" else "intrinsics"
         extra = sets[c["name"]].get("names", []) if c["kind"] == "dialect" and c["name"] in sets else []
         path = os.path.join(package_dir, sub, c["name"] + ".pyi")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         shipped = shipped_stub_path(c)
-        text = shipped_stub_text(c, shipped, extra) if shipped else stub_text(c, extra)
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
-        if old != text:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+        _write_if_changed(path, shipped_stub_text(c, shipped, extra) if shipped else stub_text(c, extra))
         written.append(path)
     return written
 

@@ -21,11 +21,15 @@ _components: dict[tuple[str, str], dict] = {}  # (kind, name) -> first declaring
 _defaults_read = False
 
 
-def register_components(components) -> None:
-    """Makes the dialects / intrinsic sets of these component dicts known (first declaration wins)."""
+def register_components(components, replace: bool = False) -> None:
+    """Makes the dialects / intrinsic sets of these component dicts known (first declaration wins, unless
+    ``replace``: a Python extension re-declares its set as ops are added)."""
     for c in components:
         if c.get("kind") in ("dialect", "intrinsic-set") and c.get("name"):
-            _components.setdefault((c["kind"], c["name"]), dict(c))
+            if replace:
+                _components[(c["kind"], c["name"])] = dict(c)
+            else:
+                _components.setdefault((c["kind"], c["name"]), dict(c))
 
 
 def register_plugins(specs=None, use_environment: bool = True, builtins: bool = True) -> list[dict]:
