@@ -31,11 +31,12 @@ def _tree(root: pathlib.Path) -> list[str]:
 
 
 def run(entries: dict, make_inputs, reference, *, outputs: list[str], rtol: float = 1e-4, atol: float = 1e-4,
-        description: str = "", argv=None, plugins=None, check_package=None) -> int:
+        description: str = "", argv=None, plugins=None, check_package=None, options=None) -> int:
     """``entries`` maps target -> captured entry function; ``make_inputs(rng)`` returns the arguments by
     name (NumPy arrays and numbers); ``reference(**inputs)`` returns the expected outputs by name.
     ``plugins`` are loaded into the Context besides the built-in ones (plugin files, Python extensions);
-    ``check_package(ctx, pkg, target)`` may inspect the compiled package and returns False to fail."""
+    ``check_package(ctx, pkg, target)`` may inspect the compiled package and returns False to fail;
+    ``options`` are the compile's pass options."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--target", default=next(iter(entries)), choices=sorted(entries))
     parser.add_argument("--out", default=None, help="package directory (default: a temporary directory)")
@@ -51,7 +52,7 @@ def run(entries: dict, make_inputs, reference, *, outputs: list[str], rtol: floa
     ctx = htp.Context(plugins)
     t0 = time.perf_counter()
     pkg = ctx.compile(entries[args.target], target=args.target, out=out, force=True,
-                      dump_ir="all" if check_package else None)
+                      dump_ir="all" if check_package else None, options=options)
     compile_ms = (time.perf_counter() - t0) * 1e3
     ok = check_package(ctx, pkg, args.target) if check_package else True
     inputs = make_inputs(np.random.default_rng(0))
