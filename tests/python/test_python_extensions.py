@@ -229,6 +229,13 @@ def test_htp_host_loads_a_python_extension_explains_and_compiles_with_it(tmp_pat
     manifest = json.loads((out / "manifest.json").read_text())
     assert any(p["name"] == "recip" and p["language"] == "python" for p in manifest["plugins"])
     assert "TMULS(" in "".join(p.read_text() for p in (out / "codegen").rglob("scale_rows*"))
+    # verify checks the recorded digest of the extension's source like a plugin file's.
+    ok = subprocess.run([HOST, "--plugins", str(ext), "verify", str(out)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    ext.write_text(ext.read_text() + "\n# edited\n")
+    bad = subprocess.run([HOST, "--plugins", str(ext), "verify", str(out)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "plugin 'recip' 1.2.0 differs from the one the package was built with" in bad.stderr
+    assert "[package.plugin-hash]" in bad.stderr
 
 
 @pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
