@@ -1,13 +1,16 @@
 // The ABI 1.1 functions of HtpHostApi: AST access, module attributes, pass invocations.
 #include <htp/capability.hpp>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "ast/grammar.hpp"
 #include "ast/stable_id.hpp"
+#include "island/island.hpp"
 #include "package/package_writer.hpp"
 #include "pass/invocation.hpp"
 
@@ -510,6 +513,36 @@ HtpStatus pass_write_file(HtpHost *, HtpPassContext *ctx, HtpStr path, HtpStr by
   return HTP_OK;
 }
 
+HtpStatus island_run(HtpHost *, HtpPassContext *ctx, const HtpIslandStep *in, HtpStr *output) {
+  if (!ctx || !in || !output || in->struct_size == 0) return HTP_ERR_INVALID_ARGUMENT;
+  HtpIslandStep raw{};  // a step from an older caller reads its missing fields as zero
+  std::memcpy(static_cast<void *>(&raw), in, std::min(in->struct_size, sizeof raw));
+  auto text = [](HtpStr s) { return s.ptr ? std::string(s.ptr, s.len) : std::string(); };
+  IslandStep step;
+  step.pass = ctx->component;
+  step.name = text(raw.name);
+  for (size_t i = 0; raw.argv.items && i < raw.argv.count; ++i) step.argv.push_back(text(raw.argv.items[i]));
+  step.input = text(raw.input);
+  if (raw.input_name.len) step.input_name = text(raw.input_name);
+  if (raw.output_name.len) step.output_name = text(raw.output_name);
+  if (raw.timeout_ms) step.timeout = std::chrono::milliseconds(raw.timeout_ms);
+  step.at = Span{text(raw.at.file), raw.at.line, raw.at.col, raw.at.end_line, raw.at.end_col};
+  step.package = text(raw.package);
+  const bool safe_name = !step.name.empty() && step.name.find('/') == std::string::npos && step.name != "." &&
+                         step.name != "..";
+  if (!safe_name) {
+    ctx->diagnostics.report(Diagnostic::error("island.command", "island step name '" + step.name + "' of pass '" +
+                                                                    ctx->component + "' is not a plain file name",
+                                              step.at));
+    return HTP_ERR_INVALID_ARGUMENT;
+  }
+  auto r = run_island(step, ctx->records, ctx->diagnostics);
+  if (!r) return HTP_ERR;
+  const std::string &kept = ctx->island_outputs.emplace_back(std::move(r->output));
+  *output = HtpStr{kept.data(), kept.size()};
+  return HTP_OK;
+}
+
 HtpStatus obligation_add(HtpHost *, HtpPassContext *ctx, HtpStr capability, const HtpSpan *span, HtpDiag *sink) {
   if (!ctx) return HTP_ERR_INVALID_ARGUMENT;
   if (!ctx->obligations) {
@@ -572,6 +605,7 @@ void fill_ast_api(HtpHostApi &api) {
   api.obligation_add = &obligation_add;
   api.ast_field_index = &ast_field_index;
   api.node_child_at = &node_child_at;
+  api.island_run = &island_run;
 }
 
 }  // namespace htp

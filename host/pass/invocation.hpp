@@ -3,6 +3,7 @@
 
 #include <htp/abi.h>
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -72,6 +73,8 @@ struct HtpPassContext {
   std::string component;               ///< The pass or dialect id (writer name, provenance).
   std::vector<htp::RaisedObligation> *obligations = nullptr;  ///< Set for scanners.
 
+  /// Outputs of the island steps run by this invocation (HtpHostApi.island_run hands out views of them).
+  std::deque<std::string> island_outputs;
   /// Run when the invocation ends, last registered first (a language bridge expires its views here).
   std::vector<std::function<void()>> at_exit;
 

@@ -19,7 +19,6 @@
 #include "ast/grammar.hpp"
 #include "context_bindings.hpp"
 #include "resolver/capability_diagnostic.hpp"
-#include "island/island.hpp"
 #include "pass/invocation.hpp"
 
 namespace py = pybind11;
@@ -272,33 +271,22 @@ public:
     Host(pc().api()).report(pc().diag(), sev, code, message, span);
   }
 
-  /// Runs one island step through the host (see island/island.hpp): its output, or None after reporting
-  /// why into the pass's diagnostics (tool missing, failed, timed out).
+  /// Runs one island step through the host table's island_run (ABI 1.5), as a C++ pass does: its output,
+  /// or None after the host reported why into the pass's diagnostics (tool missing, failed, timed out).
   std::optional<py::bytes> run_island(const std::string &name, const std::vector<std::string> &argv,
                                       const py::bytes &input, const std::optional<Node> &at, double timeout,
                                       const std::string &input_name, const std::string &output_name,
                                       const std::string &package) const {
-    HtpPassContext *ctx = pc().handle();
-    IslandStep step;
-    step.pass = ctx->component;
-    step.name = name;
-    step.argv = argv;
-    step.input = std::string(input);
-    step.input_name = input_name;
-    step.output_name = output_name;
-    step.timeout = std::chrono::milliseconds(int64_t(timeout * 1000));
-    step.package = package;
-    if (at) {
-      SourceSpan s = unwrap(*at).source_span();
-      step.at = Span{s.file, s.line, s.col, s.end_line, s.end_col};
-    }
-    std::optional<IslandResult> r;
+    PassContext::IslandStep step{name, argv, std::string(input), input_name, output_name,
+                                 uint32_t(std::max(timeout, 0.001) * 1000), package};
+    NodeRef where = at ? unwrap(*at) : NodeRef();
+    std::optional<std::string> out;
     {
       py::gil_scoped_release release;
-      r = htp::run_island(step, ctx->records, ctx->diagnostics);
+      out = pc().run_island(step, where);
     }
-    if (!r) return std::nullopt;
-    return py::bytes(r->output);
+    if (!out) return std::nullopt;
+    return py::bytes(*out);
   }
 
   void write_file(const std::string &path, const py::bytes &bytes, const std::string &role) const {

@@ -36,7 +36,7 @@ extern "C" {
  *  1.2 appended running packages (HtpBindingDesc.run, HtpRunRequest, DLPack tensors);
  *  1.3 appended one-callback patterns (HtpPatternDesc.match_and_rewrite);
  *  1.4 appended a pass's finishing body (HtpPassDesc.finish), run after its patterns. */
-#define HTP_ABI_MINOR 4u
+#define HTP_ABI_MINOR 5u
 
 /** Marks the plugin entry symbol for export; everything else in a plugin stays hidden. */
 #if defined(_WIN32)
@@ -144,6 +144,25 @@ typedef struct HtpConstant {
 } HtpConstant;
 
 struct HtpHostApi;
+
+/**
+ * ABI 1.5: one step of an island, an external tool a pass hands part of the program to (see
+ * HtpHostApi.island_run). The host runs argv as a child process with a time limit, caches its output by
+ * content hash, records command, tool version, input and output in the package under
+ * ir/islands/<pass>/<name>/, and reports failures (tool missing, failed, timed out) as diagnostics: at the
+ * `file:line:col` the tool's stderr names, else at `at`.
+ */
+typedef struct HtpIslandStep {
+  size_t struct_size;  /**< sizeof(HtpIslandStep) as compiled by the caller. */
+  HtpStr name;         /**< The step's record directory name, e.g. "softmax_rows.mlir-opt". */
+  HtpStrList argv;     /**< argv[0] is the tool (a path or a name on PATH); "{input}" and "{output}" are files. */
+  HtpStr input;        /**< Bytes given on stdin, or written to the {input} file. */
+  HtpStr input_name;   /**< Record (and {input} file) name; empty: "input". */
+  HtpStr output_name;  /**< Record (and {output} file) name; empty: "output". Without {output}, stdout. */
+  uint32_t timeout_ms; /**< 0: 120 000. */
+  HtpSpan at;          /**< The matched node's span: where errors go when the tool names no location. */
+  HtpStr package;      /**< The Debian package that provides the tool (for the "not installed" message). */
+} HtpIslandStep;
 
 /** What a pattern's match_and_rewrite returns. */
 typedef int32_t HtpRewriteResult;
@@ -452,6 +471,12 @@ typedef struct HtpHostApi {
   int32_t (*ast_field_index)(HtpHost *host, int32_t kind, HtpStr name);
   /** The node in field `index` of `node` (NULL when null, not a node field, or out of range). */
   HtpNode *(*node_child_at)(HtpHost *host, const HtpNode *node, int32_t index);
+
+  /* ---- ABI 1.5: islands. ---- */
+
+  /** Runs an island step for the pass invocation `ctx`; on HTP_OK *output holds the tool's output, valid
+   *  until the invocation ends. Failures are reported into the invocation's diagnostics (HTP_ERR). */
+  HtpStatus (*island_run)(HtpHost *host, HtpPassContext *ctx, const HtpIslandStep *step, HtpStr *output);
 } HtpHostApi;
 
 /* ---- Plugin entry ---------------------------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <htp/plugin.hpp>
 
 #include <array>
+#include <cstddef>
 #include <charconv>
 #include <concepts>
 #include <cstdint>
@@ -414,6 +415,40 @@ public:
       throw PassError("writing '" + std::string(path) + "' was refused");
   }
   /// Records an obligation raised at `at` (scanners only).
+  /// One step of an island (ABI 1.5, HtpIslandStep): an external tool run by the host.
+  struct IslandStep {
+    std::string name;                ///< Record directory: ir/islands/<pass>/<name>/.
+    std::vector<std::string> argv;   ///< argv[0] the tool; "{input}" / "{output}" name files.
+    std::string input;
+    std::string input_name = "input", output_name = "output";
+    uint32_t timeout_ms = 0;         ///< 0: the host's default (120 s).
+    std::string package;             ///< Debian package providing the tool, for the "not installed" message.
+  };
+
+  /// Runs an island step; its output, or nullopt when it failed (reported into this invocation's
+  /// diagnostics: at the location the tool names, else at `at`).
+  std::optional<std::string> run_island(const IslandStep &step, NodeRef at = {}) const {
+    if (!Host(api_).has(offsetof(HtpHostApi, island_run) + sizeof(api_->island_run)) || !api_->island_run) {
+      Host(api_).error(diag(), "island.unsupported", "this host predates islands (ABI 1.5)", at.source_span());
+      return std::nullopt;
+    }
+    std::vector<HtpStr> argv;
+    for (const auto &a : step.argv) argv.push_back(to_htp_str(a));
+    HtpIslandStep s{};
+    s.struct_size = sizeof s;
+    s.name = to_htp_str(step.name);
+    s.argv = HtpStrList{argv.empty() ? nullptr : argv.data(), argv.size()};
+    s.input = to_htp_str(step.input);
+    s.input_name = to_htp_str(step.input_name);
+    s.output_name = to_htp_str(step.output_name);
+    s.timeout_ms = step.timeout_ms;
+    s.at = at.span();
+    s.package = to_htp_str(step.package);
+    HtpStr out{};
+    if (api_->island_run(api_->host, ctx_, &s, &out) != HTP_OK) return std::nullopt;
+    return from_htp_str(out);
+  }
+
   void add_obligation(std::string_view capability, NodeRef at) const {
     HtpSpan span = at.span();
     if (api_->obligation_add(api_->host, ctx_, to_htp_str(capability), &span, diag()) != HTP_OK)

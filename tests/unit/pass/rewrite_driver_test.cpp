@@ -227,3 +227,35 @@ TEST_F(PassTest, FieldIndexAccessorsMatchTheNamedOnes) {
   EXPECT_EQ(api->ast_field_index(api->host, kind, HtpStr{"nope", 4}), -1);
   EXPECT_EQ(api->node_child_at(api->host, binop, 99), nullptr);
 }
+
+// Islands through the host table (ABI 1.5): a C++ pass runs an external tool; the host records the step in
+// the package and reports a missing tool at the node, naming the package to install.
+TEST_F(PassTest, ACppPassRunsAnIslandThroughTheHostTable) {
+  htp::test::ScratchDir scratch;
+  const auto &dir = scratch.path();
+  auto writer = htp::PackageWriter::begin(dir / "pkg");
+  ASSERT_TRUE(writer) << writer.error().render();
+  setenv("HTP_CACHE_DIR", (dir / "cache").c_str(), 1);
+  auto m = htp::test::parse_python("def relu():\n    pass\n", "isl.py");
+  auto r = run("test.shout", m, writer->get());
+  ASSERT_TRUE(r.ok) << r.diagnostics.render();
+  const auto &attrs = m.root->children("body")[0]->attrs();
+  ASSERT_TRUE(attrs.count("test.shout"));
+  EXPECT_EQ(attrs.at("test.shout"), "RELU");
+  const auto files = (*writer)->files();
+  EXPECT_TRUE(files.count("ir/islands/test.shout/relu.tr/command.json"));
+  EXPECT_TRUE(files.count("ir/islands/test.shout/relu.tr/name.txt"));
+  EXPECT_TRUE(files.count("ir/islands/test.shout/relu.tr/shout.txt"));
+
+  auto m2 = htp::test::parse_python("def relu():\n    pass\n", "isl.py");
+  const htp::Component *pass = host->registry().find("test.shout");
+  auto bad = htp::run_pass(*pass, host->api_for("fixture-rewrite"), m2,
+                           {{"target", "test-sim"}, {"tool", "/nonexistent/tr"}}, writer->get());
+  EXPECT_FALSE(bad.ok);
+  ASSERT_FALSE(bad.diagnostics.empty());
+  const auto &d = bad.diagnostics.items().front();
+  EXPECT_EQ(d.code, "island.tool-missing");
+  EXPECT_NE(d.message.find("install the Debian package coreutils"), std::string::npos) << d.message;
+  EXPECT_EQ(d.span.file, "isl.py");
+  EXPECT_EQ(d.span.line, 1u);
+}
