@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -102,13 +103,9 @@ public:
 
   EmittedKernel run() {
     std::ostringstream body;
-    for (const auto &[name, l] : locals_) {
+    for (const auto &[name, l] : locals_)
       if (l.scalar) body << "  double " << local(name) << " = 0;\n";
-      else {
-        body << "  " << c_type(l.dtype) << " " << local(name) << "[" << l.size() << "];\n";
-        locals_bytes_ += l.size() * std::max<int64_t>(1, dtype_bytes(l.dtype));
-      }
-    }
+    declare_tile_storage(body);
     emit_block(plan_.body, body, 1);
     const std::string sig = signature();
     std::ostringstream out;
@@ -130,6 +127,87 @@ public:
 
 private:
   static std::string local(const std::string &n) { return "l_" + n; }
+
+  // ---- tile storage: registers whose live ranges do not overlap share one array -----------------------
+
+  /// Live range of each tile register over the body in program order: from its first to its last
+  /// occurrence (as destination or operand); a register that occurs inside a loop is live over the whole
+  /// loop (a value may flow around the back edge). Conservative: every string operand naming a register is
+  /// a use.
+  void live_ranges(const std::vector<htp::TileOp> &ops, int64_t &pos,
+                   std::map<std::string, std::pair<int64_t, int64_t>> &range) const {
+    auto touch = [&](const std::string &name, int64_t at) {
+      auto it = locals_.find(name);
+      if (it == locals_.end() || it->second.scalar) return;
+      auto [r, fresh] = range.try_emplace(name, at, at);
+      if (!fresh) r->second.first = std::min(r->second.first, at), r->second.second = std::max(r->second.second, at);
+    };
+    std::function<void(const Json &, int64_t)> names = [&](const Json &j, int64_t at) {
+      if (j.is_string()) touch(j.get<std::string>(), at);
+      else if (j.is_array() || j.is_object())
+        for (const auto &v : j) names(v, at);
+    };
+    for (const auto &op : ops) {
+      const int64_t at = pos++;
+      if (op.dst) touch(*op.dst, at);
+      for (const auto *j : {op.args ? &*op.args : nullptr}) if (j) for (const auto &a : *j) names(a, at);
+      for (const auto *j : {op.value ? &*op.value : nullptr, op.scalar ? &*op.scalar : nullptr,
+                            op.cond ? &*op.cond : nullptr, op.start ? &*op.start : nullptr,
+                            op.stop ? &*op.stop : nullptr})
+        if (j) names(*j, at);
+      if (op.offset) for (const auto &a : *op.offset) names(a, at);
+      if (!op.body.empty() || !op.then_body.empty() || !op.else_body.empty()) {
+        std::map<std::string, std::pair<int64_t, int64_t>> inner;
+        live_ranges(op.body, pos, inner);
+        live_ranges(op.then_body, pos, inner);
+        live_ranges(op.else_body, pos, inner);
+        const int64_t end = pos++;
+        const bool loop = op.is("for");
+        for (auto &[name, r] : inner) {
+          if (loop) touch(name, at), touch(name, end);
+          else touch(name, r.first), touch(name, r.second);
+        }
+      }
+    }
+  }
+
+  /// Declares the tile registers: one array per group of registers of a dtype whose live ranges are
+  /// disjoint (a linear scan over the ranges), each register a pointer into its group's array. The core's
+  /// stack is the arrays' total (locals_bytes_).
+  void declare_tile_storage(std::ostream &o) {
+    std::map<std::string, std::pair<int64_t, int64_t>> range;
+    int64_t pos = 0;
+    live_ranges(plan_.body, pos, range);
+    struct Slot {
+      std::string dtype;
+      int64_t size = 0, free_from = 0;
+    };
+    std::vector<Slot> slots;
+    std::vector<std::pair<std::string, size_t>> assigned;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> order;
+    for (const auto &[name, l] : locals_)
+      if (!l.scalar) order.push_back({range.count(name) ? range[name] : std::make_pair(int64_t(-1), int64_t(-1)), name});
+    std::sort(order.begin(), order.end());
+    for (const auto &[r, name] : order) {
+      const Local &l = locals_.at(name);
+      size_t pick = slots.size();
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].dtype == l.dtype && slots[i].free_from <= r.first && r.first >= 0 &&
+            (pick == slots.size() || std::abs(slots[i].size - l.size()) < std::abs(slots[pick].size - l.size())))
+          pick = i;
+      if (pick == slots.size()) slots.push_back({l.dtype, 0, 0});
+      slots[pick].size = std::max(slots[pick].size, l.size());
+      slots[pick].free_from = r.second + 1;
+      assigned.emplace_back(name, pick);
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      o << "  " << c_type(slots[i].dtype) << " tile_storage" << i << "[" << slots[i].size << "];\n";
+      locals_bytes_ += slots[i].size * std::max<int64_t>(1, dtype_bytes(slots[i].dtype));
+    }
+    std::sort(assigned.begin(), assigned.end());
+    for (const auto &[name, slot] : assigned)
+      o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = tile_storage" << slot << ";\n";
+  }
 
   htp::KernelWork work() const {
     Json constants = Json::object();
