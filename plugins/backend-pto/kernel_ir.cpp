@@ -32,7 +32,7 @@ Param pto_param(const htp::TileParam &p, const htp::TileKernel &k) {
     throw IrError("parameter '" + p.name + "' of '" + k.name + "' is a tile; backend-pto takes tensor, scalar and "
                                                                  "constexpr parameters",
                   Span::from(k.span));
-  if (p.type.is_tensor()) out.shape = p.body_shape();
+  if (p.type.is_tensor()) out.shape = p.body_shape(), out.global_shape = p.type.shape;
   out.dtype = p.type.dtype;
   out.value = p.type.value;
   return out;

@@ -49,6 +49,7 @@ struct Param {
   std::string dir = "in";  ///< in | out | inout
   std::string kind;        ///< tensor | scalar | constexpr
   std::vector<int64_t> shape;  ///< tensors: the shape the body sees (the local shape under a layout)
+  std::vector<int64_t> global_shape;  ///< tensors: the whole tensor's shape (= shape without a layout)
   std::string dtype;
   json value;  ///< constexpr value
   bool is_tensor() const { return kind == "tensor"; }

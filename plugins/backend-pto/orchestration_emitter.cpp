@@ -482,23 +482,83 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   return e;
 }
 
-EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin) {
+namespace {
+
+/// The view of one core's part of a tensor under a dist layout: per tensor dimension, the offset (C++, in
+/// the mesh coordinates `v_mesh<i>`) and the local extent. Replicated dimensions are whole.
+std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const Param &p, const htp::Layout &l,
+                                                                         const htp::LayoutFunction &f,
+                                                                         const KernelUnit &k) {
+  std::vector<std::string> offset(p.global_shape.size(), "0"), shape;
+  for (int64_t d : p.shape) shape.push_back(std::to_string(d));
+  std::set<int64_t> seen;
+  for (const htp::LayoutIter &it : l.shard) {
+    if (!it.dim || *it.dim < 0 || size_t(*it.dim) >= offset.size()) continue;
+    if (!seen.insert(*it.dim).second)
+      throw IrError("parameter '" + p.name + "' of '" + k.kernel.name + "' has layout " + l.text +
+                        ", which splits dimension " + std::to_string(*it.dim) +
+                        " over several mesh axes; backend-pto lowers one mesh axis per dimension",
+                    k.kernel.span, "pto.unsupported");
+    size_t axis = f.mesh.size();
+    for (size_t a = 0; a < f.mesh.size(); ++a)
+      if (f.mesh[a].first == it.axis) axis = a;
+    if (axis == f.mesh.size())
+      throw IrError("layout " + l.text + " of '" + p.name + "' shards over mesh axis '" + it.axis + "', which kernel '" +
+                        k.kernel.name + "' is not mapped over",
+                    k.kernel.span, "pto.unsupported");
+    offset[size_t(*it.dim)] = "v_mesh" + std::to_string(axis) + " * " + std::to_string(p.shape[size_t(*it.dim)]);
+  }
+  return {offset, shape};
+}
+
+}  // namespace
+
+EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin, const htp::LayoutFunction *layouts) {
   EntryUnit e;
   e.name = k.kernel.name;
   e.kind = "kernel";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
+  // A kernel mapped over a mesh (`@kernel(mapping=[...])`) with dist layouts runs as one task per core
+  // coordinate, each on its shard of every tensor: the entry takes the whole tensors.
+  const bool spmd = layouts && layouts->mapping && !layouts->mapping->empty();
   std::vector<EntryParam> params;
   for (const Param &p : k.kernel.params) {
     if (p.kind == "constexpr") continue;
-    params.push_back({p.name, p.kind, p.dir, p.is_tensor() ? json(p.shape) : json(), p.dtype});
+    params.push_back({p.name, p.kind, p.dir, p.is_tensor() ? json(spmd ? p.global_shape : p.shape) : json(), p.dtype});
   }
   e.params = out.bind(params);
-  std::vector<TaskTensor> tensors;
   std::vector<std::string> scalars;
-  for (const Param *p : k.kernel.tensor_params()) tensors.push_back({p, "w_" + p->name, {}, {}});
   for (const Param *p : k.kernel.scalar_params()) scalars.push_back("p_" + p->name);
-  out.task(k, "kernel " + k.kernel.name, tensors, scalars, "", "");
+  if (!spmd) {
+    std::vector<TaskTensor> tensors;
+    for (const Param *p : k.kernel.tensor_params()) tensors.push_back({p, "w_" + p->name, {}, {}});
+    out.task(k, "kernel " + k.kernel.name, tensors, scalars, "", "");
+  } else {
+    const std::vector<int64_t> &mesh = *layouts->mapping;
+    std::set<std::string> reads, writes;
+    for (const Param *p : k.kernel.tensor_params()) (p->dir == "in" ? reads : writes).insert("w_" + p->name);
+    out.track(read_and_written(reads, writes));
+    for (size_t a = 0; a < mesh.size(); ++a)
+      out.open("for (int64_t v_mesh" + std::to_string(a) + " = 0; v_mesh" + std::to_string(a) + " < " +
+               std::to_string(mesh[a]) + "; ++v_mesh" + std::to_string(a) + ")");
+    std::vector<TaskTensor> tensors;
+    for (const Param *p : k.kernel.tensor_params()) {
+      const htp::Layout *l = layouts->param(p->name);
+      if (!l || l->shard.empty()) {
+        if (p->shape != p->global_shape)
+          throw IrError("parameter '" + p->name + "' of mapped kernel '" + k.kernel.name +
+                            "' has a local shape but no dist layout", k.kernel.span, "pto.unsupported");
+        tensors.push_back({p, "w_" + p->name, {}, {}});
+        continue;
+      }
+      auto [offset, shape] = shard_view(*p, *l, *layouts, k);
+      tensors.push_back({p, "w_" + p->name, offset, shape});
+    }
+    out.task(k, "kernel " + k.kernel.name + " on one core of its " + json(mesh).dump() + " mapping", tensors, scalars,
+             "", "");
+    for (size_t a = 0; a < mesh.size(); ++a) out.close();
+  }
   e.sim = json::object();
   e.source = out.finish("kernel '" + e.name + "'");
   return e;

@@ -4,6 +4,8 @@
 // CSP programs (channels as bounded rings of runtime-owned slots) and standalone kernels.
 #pragma once
 
+#include <htp/layout_signatures.hpp>
+
 #include <htp/wsp_task_graph.hpp>
 
 #include "csp_lowering.hpp"
@@ -18,6 +20,9 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);
 
 /// An entry that runs kernel `k` once over whole tensors.
-EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin);
+/// The entry of a kernel compiled on its own: one task with the whole tensors, or, for a kernel mapped over a
+/// mesh with dist layouts (`layouts` is its layout.signatures function), one task per core coordinate on
+/// its shards.
+EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin, const htp::LayoutFunction *layouts = nullptr);
 
 }  // namespace ptobe

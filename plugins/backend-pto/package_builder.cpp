@@ -107,7 +107,8 @@ BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, s
       for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
     if (pkg.entries.empty())
-      for (const KernelUnit &u : pkg.kernels) pkg.entries.push_back(emit_kernel_entry(u, in.origin));
+      for (const KernelUnit &u : pkg.kernels)
+        pkg.entries.push_back(emit_kernel_entry(u, in.origin, in.layouts ? in.layouts->function(u.kernel.name) : nullptr));
   } catch (const IrError &e) {
     add_problem(problems, e);
   }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <optional>
+
+#include <htp/layout_signatures.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,8 @@ struct PackageInputs {
   std::optional<htp::WspTaskGraph> task_graph;
   std::optional<htp::CspGraph> csp_graph;
   Origin origin;
+  /// layout.signatures: a kernel entry with a mapping and dist layouts becomes one task per core coordinate.
+  std::optional<htp::LayoutSignatures> layouts;
 };
 
 /// The emitted package as data.

@@ -39,6 +39,7 @@ std::optional<PackageInputs> inputs(const htp::PassContext &ctx) {
     in.tile_kernels = htp::tile_kernels(m);
     in.task_graph = htp::wsp_task_graph(m);
     in.csp_graph = htp::csp_graph(m);
+    in.layouts = htp::layout_signatures(m);
   } catch (const htp::IrDocumentError &e) {
     const IrError error = ir_error(e);
     report(ctx, {Problem{error.code(), error.what(), error.span()}});
@@ -56,12 +57,13 @@ std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInpu
   return std::nullopt;
 }
 
-/// What the package is built from, as text: the three attributes, the target and the file name. pto.emit
+/// What the package is built from, as text: the four attributes, the target and the file name. pto.emit
 /// reuses pto.legalize's package only when this is the same (no pass in between changed them).
 std::string build_key(const htp::PassContext &ctx) {
   htp::ModuleRef m = ctx.module();
   std::string key = option_text(ctx, "target") + '\n' + m.file();
-  for (const char *attr : {"tile.kernels", "wsp.task_graph", "csp.graph"}) key += '\n' + m.attr(attr).value_or("");
+  for (const char *attr : {"tile.kernels", "wsp.task_graph", "csp.graph", "layout.signatures"})
+    key += '\n' + m.attr(attr).value_or("");
   return key;
 }
 

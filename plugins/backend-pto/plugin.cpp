@@ -29,6 +29,7 @@ std::vector<std::string> accepted() {
       "Uses.Dialect(name=csp)",
       "Uses.Intrinsic(set=pto)",
       "Uses.Layout(kind=axe,facet=hw)",
+      "Uses.Layout(kind=axe,facet=dist)",
       "Uses.Schedule(directive=dispatch)",
       "Uses.Schedule(directive=streams)",
       "Uses.Schedule(directive=stream_by)",
