@@ -102,10 +102,14 @@ std::optional<IslandResult> run_island(const IslandStep &step, PackageWriter *re
                                       [](const std::string &a) { return a.find("{input}") != std::string::npos; });
   const bool output_file = std::any_of(step.argv.begin(), step.argv.end(),
                                        [](const std::string &a) { return a.find("{output}") != std::string::npos; });
-  // The command as recorded: placeholders become the record's file names.
-  std::vector<std::string> shown{tool.string()};
-  for (size_t i = 1; i < step.argv.size(); ++i)
-    shown.push_back(replace_all(replace_all(step.argv[i], "{input}", step.input_name), "{output}", step.output_name));
+  // The command with its placeholders naming `in` and `out`; as recorded, they name the record's files.
+  auto command = [&](const std::string &in, const std::string &out) {
+    std::vector<std::string> argv{tool.string()};
+    for (size_t i = 1; i < step.argv.size(); ++i)
+      argv.push_back(replace_all(replace_all(step.argv[i], "{input}", in), "{output}", out));
+    return argv;
+  };
+  const std::vector<std::string> shown = command(step.input_name, step.output_name);
   std::string key_text = result.tool_version + '\0' + std::to_string(input_file) + std::to_string(output_file);
   for (const auto &a : shown) key_text += '\0' + a;
   const std::string key = sha256_hex(key_text + '\0' + sha256_hex(step.input));
@@ -129,11 +133,8 @@ std::optional<IslandResult> run_island(const IslandStep &step, PackageWriter *re
     }
     const fs::path work(tmpl);
     const fs::path in = work / step.input_name, out = work / step.output_name;
-    std::vector<std::string> argv{tool.string()};
-    for (size_t i = 1; i < step.argv.size(); ++i)
-      argv.push_back(replace_all(replace_all(step.argv[i], "{input}", in.string()), "{output}", out.string()));
     if (input_file) (void)atomic_write_file(in, step.input);
-    run = run_process(argv, input_file ? std::string() : step.input, step.timeout);
+    run = run_process(command(in.string(), out.string()), input_file ? std::string() : step.input, step.timeout);
     result.seconds = run.seconds.count();
     if (run.ok()) {
       if (output_file) {

@@ -156,6 +156,14 @@ void PluginHost::record_unloaded(const fs::path &path, std::optional<PluginManif
   unloaded_.push_back(UnloadedPlugin{path, std::move(manifest), reason});
 }
 
+void PluginHost::record_unloaded(const fs::path &path, std::optional<PluginManifest> manifest,
+                                 const DiagnosticList &diags, size_t errors_before) {
+  record_unloaded(path, std::move(manifest),
+                  diags.items().size() > errors_before
+                      ? diags.items()[errors_before]
+                      : Diagnostic::error("plugins.failed", "plugin '" + path.string() + "' failed"));
+}
+
 const LoadedPlugin *PluginHost::load(const fs::path &path, DiagnosticList &diags, const PluginLoadOptions &options) {
   auto canonical = check_plugin_location(path);
   if (!canonical) {
@@ -177,10 +185,7 @@ const LoadedPlugin *PluginHost::load(const fs::path &path, DiagnosticList &diags
   size_t errors_before = diags.items().size();
   const LoadedPlugin *p = load_checked(*canonical, diags, options, manifest);
   if (!p) {
-    Diagnostic reason = diags.items().size() > errors_before
-                            ? diags.items()[errors_before]
-                            : Diagnostic::error("plugins.failed", "plugin '" + canonical->string() + "' failed");
-    record_unloaded(*canonical, std::move(manifest), reason);
+    record_unloaded(*canonical, std::move(manifest), diags, errors_before);
     return nullptr;
   }
   loaded_files_.emplace_back(st.st_dev, st.st_ino);
@@ -283,9 +288,9 @@ const LoadedPlugin *PluginHost::load_script(const ScriptPlugin &script, Diagnost
   plugin->path = source;
   plugin->language = script.language;
   std::optional<PluginManifest> none;
+  const size_t errors_before = diags.items().size();
   const LoadedPlugin *p = initialise(std::move(plugin), script.init, diags, none, {});
-  if (!p) record_unloaded(source, std::nullopt, diags.items().empty() ? Diagnostic::error("plugins.failed", "failed")
-                                                                       : diags.items().back());
+  if (!p) record_unloaded(source, std::nullopt, diags, errors_before);
   return p;
 }
 

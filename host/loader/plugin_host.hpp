@@ -125,6 +125,9 @@ private:
                                  const std::filesystem::path &manifest_file);
   void record_unloaded(const std::filesystem::path &path, std::optional<PluginManifest> manifest,
                        const Diagnostic &reason);
+  /// Records a plugin that failed to load, with the first diagnostic reported since `errors_before`.
+  void record_unloaded(const std::filesystem::path &path, std::optional<PluginManifest> manifest,
+                       const DiagnosticList &diags, size_t errors_before);
 
   Registry registry_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
