@@ -27,8 +27,8 @@ namespace htp::python {
 
 namespace {
 
-/// Views handed to one Python call die with it: a view kept past the call raises instead of touching a
-/// node the host may have freed.
+/// Views handed to the Python calls of one pass invocation die with it: a view kept past the invocation
+/// raises instead of touching a node the host may have freed.
 struct Epoch {
   bool alive = true;
 };
@@ -157,8 +157,7 @@ private:
 /// A pass invocation as Python sees it: the module, its options, diagnostics and the edit calls.
 class Rewriter {
 public:
-  Rewriter(const HtpHostApi *api, HtpPassContext *ctx, EpochPtr epoch, HtpNode *matched = nullptr)
-      : pc_(api, ctx), epoch_(std::move(epoch)), matched_(matched) {}
+  Rewriter(const HtpHostApi *api, HtpPassContext *ctx, EpochPtr epoch) : pc_(api, ctx), epoch_(std::move(epoch)) {}
 
   void set_matched(HtpNode *n) { matched_ = n; }
 
@@ -428,13 +427,9 @@ ComponentSpec component_spec(const py::dict &d) {
 }
 
 HtpPassStage stage_of(const std::string &name) {
-  static const std::pair<const char *, HtpPassStage> stages[] = {
-      {"canonicalize", HTP_STAGE_CANONICALIZE}, {"analyze", HTP_STAGE_ANALYZE}, {"typecheck", HTP_STAGE_TYPECHECK},
-      {"schedule", HTP_STAGE_SCHEDULE},         {"lower", HTP_STAGE_LOWER},     {"emit", HTP_STAGE_EMIT},
-      {"package", HTP_STAGE_PACKAGE}};
-  for (const auto &[n, s] : stages)
-    if (name == n) return s;
-  throw py::value_error("unknown pass stage '" + name + "'");
+  PassStage stage;
+  if (!parse_pass_stage(name, stage)) throw py::value_error("unknown pass stage '" + name + "'");
+  return static_cast<HtpPassStage>(stage);  // PassStage mirrors HtpPassStage
 }
 
 }  // namespace
@@ -570,14 +565,14 @@ void bind_extension(py::module_ &m) {
   // callables live as long as the process (the embedded interpreter is never finalised).
   m.def(
       "load_python_extension_into",
-      [](const py::capsule &host, const py::capsule &diags, const std::string &name, const std::string &version,
+      [](const py::capsule &host, const std::string &name, const std::string &version,
          const std::string &description, const std::string &source, const py::list &components) {
         static auto *keep = new ExtensionCallables();
-        return register_extension(*from_capsule<PluginHost>(host, "htp.PluginHost"), *keep, name, version,
-                                  description, source, components,
-                                  *from_capsule<DiagnosticList>(diags, "htp.DiagnosticList"));
+        return load_python_extension(*from_capsule<PluginHost>(host, "htp.PluginHost"), *keep, name, version,
+                                     description, source, components);
       },
-      "Registers a Python extension into the PluginHost of an htp-host process (see htp._embedded).");
+      "Registers a Python extension into the PluginHost of an htp-host process (see htp._embedded); returns "
+      "the load diagnostics as dicts.");
   m.def(
       "report_into",
       [](const py::capsule &diags, const py::dict &d) {

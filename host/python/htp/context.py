@@ -55,21 +55,12 @@ class Context:
         objects): its components join the registry as the components of a plugin named like the Extension,
         identified by the sha256 of the module's source. Raises ``htp.PluginError`` (at the Python line for
         a malformed capability, at the failing line for a module that raises while importing)."""
-        try:
-            found, source = extension.extensions_of(spec)
-        except Exception as e:  # the user's module raised while importing, or is not an extension
-            _raise_plugin_error([extension.import_failure(spec if not isinstance(spec, types.ModuleType)
-                                                          else spec.__name__, e)])
-        for ext in found:
-            bad = ext.capability_errors()
-            if bad:
-                _raise_plugin_error(bad)
-            diags = self._host.load_python_extension(ext.name, ext.version, ext.summary, str(source),
-                                                     ext.descriptors())
-            if any(d["severity"] == "error" for d in diags):
-                _raise_plugin_error(diags)
-            issue_warnings(diags)
-            self._extensions.append(ext)
+        loaded, diags = extension.load(spec, lambda ext, source: self._host.load_python_extension(
+            ext.name, ext.version, ext.summary, str(source), ext.descriptors()))
+        self._extensions += loaded
+        if any(d["severity"] == "error" for d in diags):
+            _raise_plugin_error(diags)
+        issue_warnings(diags)
         register_components(self._host.components())
 
     def plugins(self) -> list[dict]:

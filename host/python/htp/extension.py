@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast as _pyast
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import pathlib
@@ -74,8 +75,10 @@ class _Component:
         self.fields = fields
 
     def descriptor(self, version: str) -> dict:
-        d = {"kind": self.kind, "id": self.id, "version": self.fields.pop("version", None) or version}
+        """The descriptor for the host; a component without a version of its own has the extension's."""
+        d = {"kind": self.kind, "id": self.id}
         d.update(self.fields)
+        d["version"] = self.fields.get("version") or version
         return d
 
     def capability_errors(self) -> list[dict]:
@@ -143,8 +146,6 @@ class IntrinsicSet:
 
     def op(self, fn=None, *, name: str | None = None, targets=None, contract: str | None = None):
         def decorate(fn):
-            import inspect
-
             op = name or fn.__name__
             params = list(inspect.signature(fn).parameters.values())
             if not params:
@@ -159,14 +160,18 @@ class IntrinsicSet:
                 if t in entry["builders"]:
                     raise ValueError(f"{self.name}.{op} has two builders for {t or 'every target'}")
                 entry["builders"][t] = fn
-            self.ext._refresh_surface()
+            self.publish()
             return fn
 
         return decorate(fn) if fn is not None else decorate
 
-    def surface(self) -> dict:
-        return {"kind": "intrinsic-set", "id": f"{self.name}.intrinsics", "name": self.name,
-                "names": sorted(self.ops), "plugin": self.ext.name, "path": self.where[0]}
+    def publish(self) -> None:
+        """Makes ``htp.intrinsics.<set>`` (with the ops declared so far) importable."""
+        from . import surface
+
+        surface.register_components([{"kind": "intrinsic-set", "id": f"{self.name}.intrinsics", "name": self.name,
+                                      "names": sorted(self.ops), "plugin": self.ext.name, "path": self.where[0]}],
+                                    replace=True)
 
     def stub(self) -> str:
         """The editor stub ``htp/intrinsics/<set>.pyi``: each op with its declared signature (surface types
@@ -174,8 +179,6 @@ class IntrinsicSet:
         imports: set[tuple[str, str]] = set()
 
         def annotation(a) -> str:
-            import inspect
-
             if a is inspect.Parameter.empty:
                 return ""
             path = getattr(a, "_path", None)  # a dialect's surface symbol, e.g. tile.Tile
@@ -304,14 +307,8 @@ class Extension:
         ``htp.intrinsics.<name>`` importable, so kernels can use it before a Context loads the extension."""
         iset = IntrinsicSet(self, name, summary, contract)
         self.intrinsic_sets.append(iset)
-        self._refresh_surface()
+        iset.publish()
         return iset
-
-    def _refresh_surface(self) -> None:
-        from . import surface
-
-        for iset in self.intrinsic_sets:
-            surface.register_components([iset.surface()], replace=True)
 
     def _add(self, kind: str, id: str, where, **fields) -> _Component:
         if any(c.id == id for c in self.components):
@@ -498,6 +495,25 @@ def extensions_of(spec) -> tuple[list[Extension], pathlib.Path]:
     if not found:
         raise ValueError(f"'{source}' defines no htp.extension.Extension at top level")
     return found, pathlib.Path(source).resolve()
+
+
+def load(spec, register) -> tuple[list[Extension], list[dict]]:
+    """Imports the extension ``spec`` (a ``.py`` path or a module) and registers each of its Extensions with
+    ``register(ext, source) -> [diagnostic dicts]`` (a Context's host, or htp-host's through htp._embedded).
+    Returns the Extensions registered and the diagnostics; it stops at the first error: a module that raises
+    while importing, a capability that does not parse (at its Python line), or the host's refusal."""
+    try:
+        found, source = extensions_of(spec)
+    except Exception as e:  # the user's module raised while importing, or is not an extension
+        return [], [import_failure(spec.__name__ if isinstance(spec, types.ModuleType) else spec, e)]
+    loaded, diagnostics = [], []
+    for ext in found:
+        diags = ext.capability_errors() or register(ext, source)
+        diagnostics += diags
+        if any(d["severity"] == "error" for d in diags):
+            break
+        loaded.append(ext)
+    return loaded, diagnostics
 
 
 def import_failure(source, exc: BaseException) -> dict:
