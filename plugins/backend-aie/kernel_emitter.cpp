@@ -150,12 +150,11 @@ private:
     for (const auto &op : ops) {
       const int64_t at = pos++;
       if (op.dst) touch(*op.dst, at);
-      for (const auto *j : {op.args ? &*op.args : nullptr}) if (j) for (const auto &a : *j) names(a, at);
-      for (const auto *j : {op.value ? &*op.value : nullptr, op.scalar ? &*op.scalar : nullptr,
-                            op.cond ? &*op.cond : nullptr, op.start ? &*op.start : nullptr,
-                            op.stop ? &*op.stop : nullptr})
-        if (j) names(*j, at);
-      if (op.offset) for (const auto &a : *op.offset) names(a, at);
+      for (const auto *list : {&op.args, &op.offset})
+        if (*list)
+          for (const Json &a : **list) names(a, at);
+      for (const auto *j : {&op.value, &op.scalar, &op.cond, &op.start, &op.stop})
+        if (*j) names(**j, at);
       if (!op.body.empty() || !op.then_body.empty() || !op.else_body.empty()) {
         std::map<std::string, std::pair<int64_t, int64_t>> inner;
         live_ranges(op.body, pos, inner);
