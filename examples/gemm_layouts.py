@@ -10,15 +10,11 @@ into object FIFOs that broadcast and distribute the shards to a 2 x 2 grid of co
 """
 import sys
 
-import numpy as np
-
 from htp.dialects.layout import Layout
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, matmul, full
 
 import htp_example
-
-M, N, K = 64, 64, 128
-BM, BN, BK = 32, 32, 32
+from gemm import BK, BM, BN, K, M, N, make_inputs, reference  # shapes, inputs and reference of examples/gemm.py
 
 
 @kernel(mapping=[2, 2])
@@ -28,14 +24,6 @@ def gemm_spmd(A: In[Tensor[M, K, f32] @ Layout("S(0)R")], B: In[Tensor[K, N, f32
     for k in range(K // BK):
         acc = matmul(load(A[:, k * BK:(k + 1) * BK]), load(B[k * BK:(k + 1) * BK, :]), acc)
     store(C, acc)
-
-
-def make_inputs(rng):
-    return {"A": rng.standard_normal((M, K), dtype="float32"), "B": rng.standard_normal((K, N), dtype="float32")}
-
-
-def reference(A, B):
-    return {"C": A @ B}
 
 
 ENTRIES = {"pto-a2a3sim": gemm_spmd, "aie-npu1": gemm_spmd}
