@@ -17,7 +17,7 @@ import sys
 
 # Python scripts under bench/ that print Google Benchmark JSON.
 PYTHON_BENCHMARKS = ["examples/compile_time.py", "ir/typed_readers.py", "pto-sim/numpy_tile_ops.py",
-                     "pass/python_pass.py"]
+                     "pass/python_pass.py", "serving/llm_decode.py"]
 
 UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Counters printed in a larger unit than they are reported in (bytes, bytes per second).

@@ -17,6 +17,8 @@ struct TaskTensor {
   std::string tensor;              ///< C++ variable of the whole tensor
   std::vector<std::string> offset; ///< per tensor dim (empty: the whole tensor)
   std::vector<std::string> shape;
+  std::string where = {};          ///< the launch's source location: set when offsets depend on runtime data
+  std::string name = {};           ///< the tensor's name in the program (for that check's message)
 };
 
 /// Writes one orchestration source: parameter binding, then statements with indentation.
@@ -103,6 +105,9 @@ public:
     indent_ += "    ";
     for (const TaskTensor &a : tensors) {
       if (a.offset.empty()) continue;
+      if (!a.where.empty())
+        line(rt::check_view(a.where, a.name, "kernel '" + unit.kernel.name + "', parameter '" + a.param->name + "'",
+                            a.tensor, a.offset, a.shape));
       raw(rt::tensor_view(t + "_" + a.param->name, a.tensor, a.shape, a.offset, indent_));
     }
     const std::vector<std::string> boxes = tracked_boxes(t, tensors);
@@ -249,9 +254,26 @@ private:
     return task(n);
   }
 
-  void for_range(const std::string &var, const std::string &lo, const std::string &hi) {
+  void for_range(const std::string &var, const std::string &lo, const std::string &hi, bool runtime_bound) {
     w_.open("for (int64_t v_" + var + " = " + lo + "; v_" + var + " < " + hi + "; ++v_" + var + ")");
     in_scope_.insert(var);
+    if (runtime_bound) runtime_vars_.insert(var);
+  }
+
+  /// Whether expression `e` takes values the compile-time bounds check could not enumerate: it reads a
+  /// tensor or a scalar parameter, or a loop variable over a runtime extent (ragged, sparse, DenseDyn).
+  bool runtime_expr(const json &e) const {
+    if (e.is_object()) {
+      if (e.contains("read") || e.contains("param")) return true;
+      if (e.contains("var")) return e["var"].is_string() && runtime_vars_.count(e["var"].get<std::string>()) > 0;
+      for (const auto &[k, v] : e.items())
+        if (runtime_expr(v)) return true;
+      return false;
+    }
+    if (e.is_array())
+      for (const json &v : e)
+        if (runtime_expr(v)) return true;
+    return false;
   }
 
   /// "moe.py:38:9": where a construct is in the source, for run-time messages (the file's name only, so
@@ -273,17 +295,18 @@ private:
       if (d.extents.size() < vars.size())
         throw IrError("a dense loop over " + std::to_string(vars.size()) + " variables has " +
                       std::to_string(d.extents.size()) + " extents", Span::from(n.span));
-      for (size_t i = 0; i < vars.size(); ++i, ++opened) for_range(vars[i], "0", w_.expr(d.extents[i]));
+      for (size_t i = 0; i < vars.size(); ++i, ++opened)
+        for_range(vars[i], "0", w_.expr(d.extents[i]), runtime_expr(d.extents[i]));
     } else if (type == "seq") {
-      for_range(vars.at(0), "0", w_.expr(d.extent));
+      for_range(vars.at(0), "0", w_.expr(d.extent), runtime_expr(d.extent));
       opened = 1;
     } else if (type == "ragged") {
-      for_range(vars.at(0), "0", w_.expr(d.extent));
+      for_range(vars.at(0), "0", w_.expr(d.extent), runtime_expr(d.extent));
       const json len = {{"read", d.lengths}, {"index", json::array({json{{"var", vars.at(0)}}})}};
       const std::string length = w_.fresh("len");
       w_.line("const int64_t " + length + " = " + w_.expr(len) + ";");
       w_.line(rt::check_length(where(n), d.lengths, "v_" + vars.at(0), length));
-      for_range(vars.at(1), "0", length);
+      for_range(vars.at(1), "0", length, true);
       opened = 2;
     } else if (type == "sparse") {
       const json &row = d.row;
@@ -299,13 +322,17 @@ private:
       w_.open("for (int64_t " + k + " = " + k + "_lo; " + k + " < " + k + "_hi; ++" + k + ")");
       w_.line("const int64_t v_" + vars.at(0) + " = " + rt::read_element("w_" + indices, indices, "int32_t", {k}) + ";");
       in_scope_.insert(vars.at(0));
+      runtime_vars_.insert(vars.at(0));
       opened = 1;
     } else {
       throw IrError("unknown loop domain '" + type + "'", Span::from(n.span));
     }
     nodes(n.body);
     for (int i = 0; i < opened; ++i) w_.close();
-    for (const auto &v : vars) in_scope_.erase(v);
+    for (const auto &v : vars) {
+      in_scope_.erase(v);
+      runtime_vars_.erase(v);
+    }
   }
 
   void when(const htp::WspNode &n) {
@@ -359,7 +386,15 @@ private:
         continue;
       }
       TaskTensor t{&p, "w_" + *a.tensor, {}, {}};
-      for (const json &o : a.offset) t.offset.push_back(w_.expr(o));
+      bool runtime = false;
+      for (const json &o : a.offset) {
+        t.offset.push_back(w_.expr(o));
+        runtime = runtime || runtime_expr(o);
+      }
+      if (runtime) {  // the compile-time bounds check (wsp) could not enumerate these offsets
+        t.where = where(n);
+        t.name = *a.tensor;
+      }
       for (int64_t s : a.shape) t.shape.push_back(w_.expr(json(s)));
       if (t.offset.size() != t.shape.size())
         throw IrError("task " + n.id + ": argument '" + p.name + "' has " + std::to_string(t.offset.size()) +
@@ -375,6 +410,7 @@ private:
   const KernelIndex &kernels_;
   const htp::WspSchedule &schedule_;
   std::set<std::string> in_scope_;
+  std::set<std::string> runtime_vars_;  ///< loop variables over runtime extents, in scope
 };
 
 json sim_config(const htp::WspSchedule &schedule) {

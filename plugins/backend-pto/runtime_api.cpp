@@ -102,6 +102,22 @@ std::string orchestration_prologue() {
          "                 \" <= \" + std::to_string(hi) + \" <= \" + std::to_string(nnz) + \", the number of indices)\");\n"
          "}\n"
          "\n"
+         "// A view whose offsets depend on runtime data (ragged rows, CSR selections, tensor reads such as a\n"
+         "// block table) stays inside its tensor: 0 <= offset and offset + extent <= the dimension.\n"
+         "static inline void htp_check_view(const char *where, const char *tensor, const char *use, const ChipTensor &t,\n"
+         "                                  std::initializer_list<int64_t> offset, std::initializer_list<int64_t> shape) {\n"
+         "    uint32_t d = 0;\n"
+         "    const int64_t *extent = shape.begin();\n"
+         "    for (int64_t o : offset) {\n"
+         "        const int64_t dim = d < t.ndims ? static_cast<int64_t>(t.shapes[d]) : 0;\n"
+         "        if (o < 0 || o + extent[d] > dim)\n"
+         "            htp_fail(std::string(where) + \": runtime data: the view of '\" + tensor + \"' passed to \" + use +\n"
+         "                     \" covers [\" + std::to_string(o) + \", \" + std::to_string(o + extent[d]) + \") in dimension \" +\n"
+         "                     std::to_string(d) + \", outside its extent \" + std::to_string(dim));\n"
+         "        ++d;\n"
+         "    }\n"
+         "}\n"
+         "\n"
          "// A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).\n"
          "static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {\n"
          "    if (len < 0)\n"
@@ -282,6 +298,16 @@ std::string check_csr_row(const std::string &where, const std::string &indptr, c
 std::string check_length(const std::string &where, const std::string &lengths, const std::string &row,
                          const std::string &len) {
   return "htp_check_length(\"" + where + "\", \"" + lengths + "\", static_cast<int64_t>(" + row + "), " + len + ");";
+}
+
+std::string check_view(const std::string &where, const std::string &tensor, const std::string &use,
+                       const std::string &var, const std::vector<std::string> &offset,
+                       const std::vector<std::string> &shape) {
+  std::vector<std::string> o, e;
+  for (const auto &x : offset) o.push_back("static_cast<int64_t>(" + x + ")");
+  for (const auto &x : shape) e.push_back("static_cast<int64_t>(" + x + ")");
+  return "htp_check_view(\"" + where + "\", \"" + tensor + "\", \"" + use + "\", " + var + ", {" + join(o) + "}, {" +
+         join(e) + "});";
 }
 
 std::string scope_open() { return "PTO2_SCOPE() {\n"; }

@@ -114,6 +114,12 @@ std::string check_csr_row(const std::string &where, const std::string &indptr, c
 /// The statement that checks a ragged row length `len` = lengths[row] (not negative).
 std::string check_length(const std::string &where, const std::string &lengths, const std::string &row,
                          const std::string &len);
+/// The statement that checks a view of tensor variable `var` whose offsets depend on runtime data: each
+/// offset >= 0 and offset + extent <= the dimension, else the run stops naming `where` (the launch's source
+/// location), the tensor, its use ("kernel 'k', parameter 'p'"), the dimension, the range and the extent.
+std::string check_view(const std::string &where, const std::string &tensor, const std::string &use,
+                       const std::string &var, const std::vector<std::string> &offset,
+                       const std::vector<std::string> &shape);
 /// Opens/closes a scope whose intermediates are freed at its end.
 std::string scope_open();
 

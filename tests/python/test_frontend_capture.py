@@ -100,6 +100,36 @@ def test_closures_and_nested_functions(ctx):
     assert [e["name"] for e in cap["entries"]] == ["inner"]
 
 
+def test_names_read_only_by_local_annotations_come_from_the_defining_function(ctx):
+    # A factory computes sizes and a body reads them only in a local annotation (`buf: Tensor[ROWS, ...]` in
+    # a workload): Python makes no closure cell for those, so capture takes the defining function's locals
+    # as they were when the decorator ran (enclosing scope before globals, as Python resolves names).
+    t = htp.dialects.toy
+
+    def build(rows):
+        ROWS = rows * 2
+        M = 7  # shadows the module's M = 1024
+
+        @t.kernel
+        def k(a):
+            buf: t.Tensor[ROWS, M] = a
+            return buf
+
+        return k
+
+    cap = capture(build(8))["attrs"]["htp.capture"]
+    assert cap["constants"]["ROWS"] == 16 and cap["constants"]["M"] == 7
+
+    @t.kernel
+    def at_module_level_scope(a):
+        undefined_size: t.Tensor[NOT_DEFINED_ANYWHERE] = a  # noqa: F821
+        return undefined_size
+
+    # A name defined nowhere is still an error at its span: the defining scope invents nothing.
+    with pytest.raises(htp.CaptureError, match="name 'NOT_DEFINED_ANYWHERE' is not defined"):
+        capture(at_module_level_scope)
+
+
 def test_referenced_captured_functions_are_included(ctx):
     t = htp.dialects.toy
 

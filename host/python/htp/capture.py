@@ -2,7 +2,8 @@
 
 ``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
 at the original lines), adds every other captured function they reference, and resolves each global or
-closure name they read: numbers, strings, booleans, None and tuples of these become constants, and names
+closure name they read (a name only a local annotation reads comes from the defining function's locals as
+they were when the decorator ran, surface.py): numbers, strings, booleans, None and tuples of these become constants, and names
 bound to modules are recorded with the module's name (module attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
 attributes ``htp.dialect`` and ``htp.decorator``, whatever the decorator's spelling); surface symbols, modules and builtins are
 fine; anything else is a diagnostic at the name's span.
@@ -107,7 +108,7 @@ def _reads(nodes) -> dict[str, ast.Name]:
     return found
 
 
-def _lookup(fn, name: str):
+def _lookup(fn, name: str, scope: dict | None = None):
     code = fn.__code__
     if name in code.co_freevars:
         cell = fn.__closure__[code.co_freevars.index(name)]
@@ -115,6 +116,8 @@ def _lookup(fn, name: str):
             return "closure variable", cell.cell_contents
         except ValueError:
             return "unbound", None
+    if scope and name in scope:  # the enclosing function's locals when the decorator ran (surface.py)
+        return "enclosing-scope variable", scope[name]
     g = fn.__globals__
     if name in g:
         return "global", g[name]
@@ -220,7 +223,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
             is_strict = name in strict
             if is_strict and name in bound:
                 continue
-            kind, value = _lookup(cf.fn, name)
+            kind, value = _lookup(cf.fn, name, cf.scope)
             span = span_of(use, file)
             if kind in ("missing", "unbound"):
                 if is_strict:

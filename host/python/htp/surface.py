@@ -73,7 +73,8 @@ class Symbol:
 
     def __call__(self, *args, **kwargs):
         if self._dialect and len(args) == 1 and not kwargs and inspect.isfunction(args[0]):
-            return CapturedFunction(args[0], self._dialect, self._decorator or self._path)
+            return CapturedFunction(args[0], self._dialect, self._decorator or self._path,
+                                    _defining_scope(sys._getframe(1)))
         return Symbol(self._path + "(...)", self._dialect, self._decorator)
 
     def __getitem__(self, item):
@@ -96,13 +97,24 @@ class Symbol:
         return f"<htp surface {self._path}>"
 
 
+def _defining_scope(frame) -> dict:
+    """The locals of the function a captured function is decorated in (empty at module level), as they are
+    when the decorator runs. A name read only by a local annotation (`buf: Tensor[N, f32]` in a workload
+    body) is not a closure variable, so capture looks it up here, after the closure and before the
+    globals: sizes computed by a factory function (`def build(cfg): N = cfg.n; @workload ...`) work."""
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    return dict(frame.f_locals)
+
+
 class CapturedFunction:
     """A function decorated by a dialect decorator: captured from its source, compiled by a Context."""
 
-    def __init__(self, fn, dialect: str, decorator: str):
+    def __init__(self, fn, dialect: str, decorator: str, scope: dict | None = None):
         self.fn = fn
         self.dialect = dialect
         self.decorator = decorator
+        self.scope = scope or {}
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):

@@ -39,6 +39,22 @@ static inline void htp_check_csr_row(const char *where, const char *indptr, int6
                  " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
 }
 
+// A view whose offsets depend on runtime data (ragged rows, CSR selections, tensor reads such as a
+// block table) stays inside its tensor: 0 <= offset and offset + extent <= the dimension.
+static inline void htp_check_view(const char *where, const char *tensor, const char *use, const ChipTensor &t,
+                                  std::initializer_list<int64_t> offset, std::initializer_list<int64_t> shape) {
+    uint32_t d = 0;
+    const int64_t *extent = shape.begin();
+    for (int64_t o : offset) {
+        const int64_t dim = d < t.ndims ? static_cast<int64_t>(t.shapes[d]) : 0;
+        if (o < 0 || o + extent[d] > dim)
+            htp_fail(std::string(where) + ": runtime data: the view of '" + tensor + "' passed to " + use +
+                     " covers [" + std::to_string(o) + ", " + std::to_string(o + extent[d]) + ") in dimension " +
+                     std::to_string(d) + ", outside its extent " + std::to_string(dim));
+        ++d;
+    }
+}
+
 // A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
 static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
     if (len < 0)
@@ -80,12 +96,15 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         for (int64_t nz0 = nz0_lo; nz0 < nz0_hi; ++nz0) {
             const int64_t v_e = htp_read<int32_t>(w_indices, "indices", {static_cast<int64_t>(nz0)});
             {  // t0: expert_gate:22
+                htp_check_view("moe.py:22:13", "X", "kernel 'expert_gate', parameter 'x'", w_X, {static_cast<int64_t>(v_t), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_x_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_x_offset[2] = {static_cast<uint32_t>(v_t), static_cast<uint32_t>(0)};
                 ChipTensor task1_x = w_X.view(task1_x_shape, task1_x_offset);
+                htp_check_view("moe.py:22:13", "W", "kernel 'expert_gate', parameter 'w'", w_W, {static_cast<int64_t>(v_e), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_w_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_w_offset[2] = {static_cast<uint32_t>(v_e), static_cast<uint32_t>(0)};
                 ChipTensor task1_w = w_W.view(task1_w_shape, task1_w_offset);
+                htp_check_view("moe.py:22:13", "Y", "kernel 'expert_gate', parameter 'y'", w_Y, {static_cast<int64_t>(v_t), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_y_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_y_offset[2] = {static_cast<uint32_t>(v_t), static_cast<uint32_t>(0)};
                 ChipTensor task1_y = w_Y.view(task1_y_shape, task1_y_offset);

@@ -39,6 +39,22 @@ static inline void htp_check_csr_row(const char *where, const char *indptr, int6
                  " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
 }
 
+// A view whose offsets depend on runtime data (ragged rows, CSR selections, tensor reads such as a
+// block table) stays inside its tensor: 0 <= offset and offset + extent <= the dimension.
+static inline void htp_check_view(const char *where, const char *tensor, const char *use, const ChipTensor &t,
+                                  std::initializer_list<int64_t> offset, std::initializer_list<int64_t> shape) {
+    uint32_t d = 0;
+    const int64_t *extent = shape.begin();
+    for (int64_t o : offset) {
+        const int64_t dim = d < t.ndims ? static_cast<int64_t>(t.shapes[d]) : 0;
+        if (o < 0 || o + extent[d] > dim)
+            htp_fail(std::string(where) + ": runtime data: the view of '" + tensor + "' passed to " + use +
+                     " covers [" + std::to_string(o) + ", " + std::to_string(o + extent[d]) + ") in dimension " +
+                     std::to_string(d) + ", outside its extent " + std::to_string(dim));
+        ++d;
+    }
+}
+
 // A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
 static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
     if (len < 0)
@@ -78,15 +94,19 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         htp_check_length("ragged_decode.py:25:5", "blocks", static_cast<int64_t>(v_b), len0);
         for (int64_t v_j = 0; v_j < len0; ++v_j) {
             {  // t0: decode_block:27
+                htp_check_view("ragged_decode.py:27:9", "Q", "kernel 'decode_block', parameter 'q'", w_Q, {static_cast<int64_t>(v_b), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_q_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_q_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
                 ChipTensor task1_q = w_Q.view(task1_q_shape, task1_q_offset);
+                htp_check_view("ragged_decode.py:27:9", "K", "kernel 'decode_block', parameter 'k'", w_K, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
                 const uint32_t task1_k_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
                 const uint32_t task1_k_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
                 ChipTensor task1_k = w_K.view(task1_k_shape, task1_k_offset);
+                htp_check_view("ragged_decode.py:27:9", "V", "kernel 'decode_block', parameter 'v'", w_V, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
                 const uint32_t task1_v_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
                 const uint32_t task1_v_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
                 ChipTensor task1_v = w_V.view(task1_v_shape, task1_v_offset);
+                htp_check_view("ragged_decode.py:27:9", "O", "kernel 'decode_block', parameter 'o'", w_O, {static_cast<int64_t>(v_b), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_o_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_o_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
                 ChipTensor task1_o = w_O.view(task1_o_shape, task1_o_offset);

@@ -39,6 +39,22 @@ static inline void htp_check_csr_row(const char *where, const char *indptr, int6
                  " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
 }
 
+// A view whose offsets depend on runtime data (ragged rows, CSR selections, tensor reads such as a
+// block table) stays inside its tensor: 0 <= offset and offset + extent <= the dimension.
+static inline void htp_check_view(const char *where, const char *tensor, const char *use, const ChipTensor &t,
+                                  std::initializer_list<int64_t> offset, std::initializer_list<int64_t> shape) {
+    uint32_t d = 0;
+    const int64_t *extent = shape.begin();
+    for (int64_t o : offset) {
+        const int64_t dim = d < t.ndims ? static_cast<int64_t>(t.shapes[d]) : 0;
+        if (o < 0 || o + extent[d] > dim)
+            htp_fail(std::string(where) + ": runtime data: the view of '" + tensor + "' passed to " + use +
+                     " covers [" + std::to_string(o) + ", " + std::to_string(o + extent[d]) + ") in dimension " +
+                     std::to_string(d) + ", outside its extent " + std::to_string(dim));
+        ++d;
+    }
+}
+
 // A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
 static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
     if (len < 0)
