@@ -128,7 +128,7 @@ def reference(Q, KT, V, starts, blocks, **_):
 
 
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
-ENTRIES = {"pto-a2a3sim": flash_decode}
+ENTRIES = {"pto-a2a3sim": flash_decode, "aie-npu1": flash_decode}
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def reference(X, W, Y, indptr, indices):
 
 
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
-ENTRIES = {"pto-a2a3sim": moe}
+ENTRIES = {"pto-a2a3sim": moe, "aie-npu1": moe}
 
 
 if __name__ == "__main__":

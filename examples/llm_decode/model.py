@@ -2,15 +2,15 @@
 
 A pre-norm transformer decoder (RMSNorm, QKV projection, RoPE, grouped-query attention over a paged KV
 cache, output projection, MoE feed-forward with SwiGLU experts, a language-model head), written with HTP's
-dialects: `@kernel` tile kernels and `@workload`s over ragged (KV blocks per request) and CSR (experts per
-token) domains. `build(cfg)` returns the program's four entries; one package holds them all:
+dialects: `@kernel` tile kernels, `@workload`s over ragged (KV blocks per request) and CSR (experts per
+token) domains, and a pipe of stages streaming through a channel. `build(cfg)` returns the program's four entries; one package holds them all:
 
 | entry | runs | does |
 |---|---|---|
 | `embed` | once per step | gathers each batch slot's token embedding (`E[tok[b]]`, a runtime row) |
 | `attn_layer` | once per layer | RMSNorm, QKV projection, RoPE, the new token's K/V into its cache slot, flash-decoding over the request's KV blocks (split by block, then a log-sum-exp merge), output projection, residual, the second RMSNorm and the router's logits |
 | `moe_layer` | once per layer | the experts the router chose (CSR: `P.sel`), each an up projection (cube), SwiGLU (vector), a down projection (cube) and a weighted add into the residual (vector) |
-| `lm_head` | once per step | the final RMSNorm and the logits |
+| `lm_head` | once per step | the final RMSNorm and the logits: a `P.pipe` whose norm stage streams row blocks through a channel to the projection stage |
 
 Between `attn_layer` and `moe_layer` the host routine takes the top-k of the router's logits (it plans the
 step: routing is runtime data, like block tables and lengths). On Ascend a kernel runs on one core type, so
@@ -30,6 +30,7 @@ from htp.dialects.tile import (kernel, Tensor, In, Out, InOut, f32, i32, load, s
                                muls, adds, exp, rsqrt, sigmoid, rowsum, rowmax, rowexpand_sub, rowexpand_mul,
                                rowexpand_div, colexpand_mul, colexpand_add, transpose)
 from htp.dialects.wsp import workload, P, Ragged, Sparse
+from htp.dialects.csp import Channel, recv, send
 
 NEG = -1.0e30          # "minus infinity": masked keys and empty split slots weigh exp(NEG - m) = 0
 
@@ -243,6 +244,14 @@ def build(cfg: Config):
         store(y, acc)
 
     @kernel
+    def head_proj(x: In[Tensor[NR, DM, f32]], w: In[Tensor[DM, V, f32]], y: Out[Tensor[NR, V, f32]]):
+        for n in range(V // NT):
+            acc = full((NR, NT), 0.0, f32)
+            for k in range(NK):
+                acc = matmul(load(x[:, k * KC:(k + 1) * KC]), load(w[k * KC:(k + 1) * KC, n * NT:(n + 1) * NT]), acc)
+            store(y[:, n * NT:(n + 1) * NT], acc)
+
+    @kernel
     def router_proj(x: In[Tensor[B, DM, f32]], w: In[Tensor[DM, E, f32]], y: Out[Tensor[B, E, f32]]):
         acc = full((B, E), 0.0, f32)
         for k in range(NK):
@@ -361,10 +370,11 @@ def build(cfg: Config):
     @workload
     def lm_head(X: In[Tensor[B, DM, f32]], final_norm: In[Tensor[1, DM, f32]], w: In[Tensor[DM, V, f32]],
                 LOGITS: Out[Tensor[B, V, f32]]):
-        XN: Tensor[B, DM, f32]
-        for i in P(B // NR):
-            rms_norm[i](X[i * NR:(i + 1) * NR, :], final_norm, XN[i * NR:(i + 1) * NR, :])
-        for n in P(V // NT):
-            proj[n](XN, w[:, n * NT:(n + 1) * NT], LOGITS[:, n * NT:(n + 1) * NT])
+        normed = Channel[Tensor[NR, DM, f32]](depth=2)      # a pipe: norm and projection stream row blocks
+        with P.pipe():
+            for i in P.seq(B // NR):
+                send(normed, rms_norm[i](X[i * NR:(i + 1) * NR, :], final_norm))
+            for i in P.seq(B // NR):
+                head_proj[i](recv(normed), w, LOGITS[i * NR:(i + 1) * NR, :])
 
     return {"embed": embed, "attn_layer": attn_layer, "moe_layer": moe_layer, "lm_head": lm_head}

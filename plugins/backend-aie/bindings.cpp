@@ -1,6 +1,7 @@
 // The bindings: aie-sim runs a package's design on the functional simulator; aie-xrt builds it with
 // Peano + aiecc and runs it on an NPU through XRT, or says exactly which of the three is missing.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -8,9 +9,11 @@
 #include <sstream>
 
 #include "design.hpp"
+#include "entry_plan.hpp"
 #include "passes.hpp"
 #include "run_estimate.hpp"
 #include "sim/kernel_library.hpp"
+#include "sim/orchestrator.hpp"
 #include "sim/simulator.hpp"
 #include "xrt_toolchain.hpp"
 
@@ -86,13 +89,111 @@ double option_number(const htp::RunContext &ctx, const char *key, double fallbac
   return fallback;
 }
 
+Design load_task_design(const fs::path &dir, const std::string &entry) {
+  try {
+    return design_from_json(read_json(dir / "mapping.json"), read_json(dir / "fifos.json"));
+  } catch (const htp::RunError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw htp::RunError("the task design " + dir.string() + " of entry '" + entry + "' is malformed: " + e.what(), "aie.package");
+  }
+}
+
+/// The run report's build section (the same keys pto-sim writes): whether the kernels came from the cache.
+Json build_json(const sim::CompiledKernels &lib) {
+  return {{"cache", lib.cache_hit ? "hit" : "miss"}, {"compiler_invocations", lib.cache_hit ? 0 : 1},
+          {"hits", lib.cache_hit ? 1 : 0}, {"misses", lib.cache_hit ? 0 : 1}, {"cxx", lib.compiler}};
+}
+
+/// A host-orchestrated workload (orchestration.json): the task graph walked on the host, each task its
+/// kernel's single-core design on the simulator (sim/orchestrator.hpp).
+void run_orchestrated(htp::RunContext &ctx) {
+  const fs::path dir = design_dir(ctx);
+  const Json doc = read_json(dir / "orchestration.json");
+  if (doc.value("schema", "") != kOrchestrationSchema)
+    throw htp::RunError(dir.string() + "/orchestration.json is not " + std::string(kOrchestrationSchema), "aie.package");
+  std::map<std::string, Design> designs;
+  std::map<std::string, std::string> sources;
+  for (const auto &[kernel, entry] : doc.at("kernels").items()) {
+    const fs::path tdir = dir / entry.at("design").get<std::string>();
+    Design &d = designs[kernel] = load_task_design(tdir, ctx.entry());
+    for (const auto &k : d.kernels) sources[k.name] = read_text(tdir / k.source);
+  }
+  std::map<std::string, sim::OrchTensor> tensors;
+  std::map<std::string, Json> scalars;
+  for (const Json &p : doc.at("workload").at("params")) {
+    const std::string name = p.at("name").get<std::string>();
+    const Json &type = p.at("type");
+    const std::string dtype = type.value("dtype", "");
+    if (type.value("kind", "") == "scalar") {
+      const HtpRunArg &a = ctx.arg(name);
+      if (a.tensor) throw htp::RunError("argument '" + name + "' is a tensor; the workload expects a scalar", "aie.argument");
+      scalars[name] = (dtype == "f32" || dtype == "f64") ? Json(a.scalar_float) : Json(a.scalar_int);
+      continue;
+    }
+    htp::RunTensor t = ctx.tensor(name);
+    if (static_cast<int64_t>(t.element_bytes()) != dtype_bytes(dtype))
+      throw htp::RunError("argument '" + name + "' has " + std::to_string(t.element_bytes()) + "-byte elements; the workload expects " + dtype, "aie.argument");
+    tensors[name] = {t.bytes(), type.at("shape").get<std::vector<int64_t>>(), dtype};
+  }
+  const fs::path run_dir = ctx.run_dir();
+  sim::CompiledKernels lib;
+  sim::OrchestrationResult result;
+  try {
+    lib = sim::compile_kernels(sources, ctx.cache_dir(), run_dir / "aie-sim-build.log");
+    result = sim::orchestrate(doc, designs, lib.entries, tensors, scalars, {option_number(ctx, "timeout_s", 30.0)});
+  } catch (const sim::SimError &e) {
+    throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
+  }
+  // The estimate: tasks run one after another, each its kernel's design once.
+  std::map<std::string, double> per_kernel;
+  for (const auto &[kernel, d] : designs) {
+    const htp::RunEstimate e = estimate_design(d);
+    per_kernel[kernel] = e.summary.value("available", false) ? e.summary.value("makespan_lower_bound_ns", 0.0) : 0.0;
+  }
+  Json task_estimates = Json::array();
+  double start_ns = 0;
+  for (const Json &t : result.tasks) {
+    const double ns = per_kernel[t.at("kernel").get<std::string>()];
+    task_estimates.push_back({{"task", t.at("task")}, {"kernel", t.at("kernel")}, {"core", "one task at a time"},
+                              {"estimated_device_ns", ns}, {"start_ns", start_ns}});
+    start_ns += ns;
+  }
+  Json trace = {{"traceEvents", Json::array({
+                     {{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"args", {{"name", "aie-sim (host-orchestrated)"}}}},
+                     {{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", 1}, {"args", {{"name", "tasks (one at a time)"}}}}})}};
+  for (const Json &e : result.trace_events) trace["traceEvents"].push_back(e);
+  std::ofstream(run_dir / "trace.json", std::ios::binary) << trace.dump() << "\n";
+  Json report = {{"schema", "htp.run.v1"},
+                 {"binding", "aie.sim"},
+                 {"target", ctx.target()},
+                 {"entry", ctx.entry()},
+                 {"path", "simulator"},
+                 {"description", "aie-sim: host orchestration of codegen/aie/" + ctx.entry() +
+                                     "/orchestration.json, each task its kernel's single-core design on the simulator"},
+                 {"orchestrated", true},
+                 {"tasks", result.tasks.size()},
+                 {"run_seconds", result.seconds},
+                 {"build", build_json(lib)},
+                 {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
+                 {"estimate", {{"kind", "estimate"}, {"available", true},
+                               {"model", "host-orchestrated: tasks run one after another, each its kernel's single-core "
+                                         "design (that design's estimate)"},
+                               {"makespan_lower_bound_ns", start_ns}, {"critical_path_ns", start_ns}}},
+                 {"task_estimates", task_estimates},
+                 {"trace", "trace.json"}};
+  ctx.write_report(report.dump(2) + "\n");
+}
+
 }  // namespace
 
 void run_sim(htp::RunContext &ctx) {
+  if (fs::exists(design_dir(ctx) / "orchestration.json")) return run_orchestrated(ctx);
   const Design d = load_design(ctx);
   std::map<std::string, std::string> sources;
   for (const auto &k : d.kernels) sources[k.name] = read_text(design_dir(ctx) / k.source);
   const fs::path run_dir = ctx.run_dir();
+  const auto started = std::chrono::steady_clock::now();
   sim::CompiledKernels lib;
   sim::SimResult result;
   try {
@@ -113,6 +214,8 @@ void run_sim(htp::RunContext &ctx) {
                  {"description", "aie-sim: functional simulation of codegen/aie/" + ctx.entry() +
                                      " on host threads (object FIFOs with depths, one thread per core, DMA patterns)"},
                  {"device", d.device},
+                 {"build", build_json(lib)},
+                 {"run_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()},
                  {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
                  {"cores", result.summary["cores"]},
                  {"fifo_objects", result.summary["fifo_objects"]},

@@ -90,6 +90,19 @@ struct EntryPlan {
   std::map<std::string, std::string> sources;  ///< kernel name -> .cc text
 };
 
+/// A host-orchestrated workload (plan_orchestrated.cpp): its runtime parameters, the task graph the host
+/// walks at run time (orchestration.json, kOrchestrationSchema) and one single-core design plan per kernel
+/// it launches (entry "<workload>/tasks/<kernel>", kind "task").
+inline constexpr const char *kOrchestrationSchema = "htp.aie.orchestration.v1";
+struct OrchestrationPlan {
+  std::string entry;
+  Json span;
+  std::vector<RuntimeParam> params;
+  Json doc;
+  std::vector<EntryPlan> tasks;
+  std::string reason;  ///< why the spatial mapping did not take it (its first problem)
+};
+
 /// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
 std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems);
 
@@ -101,14 +114,18 @@ struct ProgramDocs {
   htp::CspGraph csp;         ///< csp.graph, as the SDK reads it (htp/csp_graph.hpp)
 };
 
-/// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches).
-std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems);
+/// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches);
+/// workloads the spatial mapping does not take are host-orchestrated and go to `orchestrated`.
+std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,
+                                    std::vector<OrchestrationPlan> *orchestrated = nullptr);
 
 // Front-ends (one file each).
 std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const htp::LayoutSignatures &layouts,
                                            const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, const htp::TileKernels &kernels,
                                              const DeviceProfile &device, std::vector<Problem> &problems);
+std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &workload, const ProgramDocs &docs,
+                                                           const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 

@@ -90,8 +90,17 @@ std::optional<int64_t> eval_int(const Json &e, const ExprEnv &env, std::string *
     return std::nullopt;
   }
   if (e.contains("read")) {
-    if (why) *why = "it reads tensor '" + e["read"].get<std::string>() + "' at run time";
-    return std::nullopt;
+    if (!env.read) {
+      if (why) *why = "it reads tensor '" + e["read"].get<std::string>() + "' at run time";
+      return std::nullopt;
+    }
+    std::vector<int64_t> index;
+    for (const auto &a : e.value("index", Json::array())) {
+      auto x = eval_int(a, env, why);
+      if (!x) return std::nullopt;
+      index.push_back(*x);
+    }
+    return env.read(e["read"].get<std::string>(), index, why);
   }
   if (e.contains("op")) {
     std::vector<int64_t> v;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,10 @@ using Json = nlohmann::json;
 struct ExprEnv {
   std::map<std::string, int64_t> vars;
   std::map<std::string, Json> params;  ///< constexpr values
+  /// Element `index` of integer tensor `tensor` ({"read": ...}), at run time (host orchestration); unset
+  /// at compile time, where a read is unknown.
+  std::function<std::optional<int64_t>(const std::string &tensor, const std::vector<int64_t> &index, std::string *why)>
+      read;
 };
 
 /// The integer value of `e`; nullopt with `why` set when it depends on something unknown.

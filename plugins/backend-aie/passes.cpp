@@ -17,6 +17,12 @@ namespace htp::aie {
 namespace {
 
 constexpr const char *kDesigns = "aie.designs";
+constexpr const char *kOrchestrations = "aie.orchestrations";
+
+Json param_json(const RuntimeParam &p) {
+  return p.scalar ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.dtype}}
+                  : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}};
+}
 
 Json attr(htp::PassContext &ctx, const char *key) {
   auto text = ctx.module().attr(key);
@@ -80,13 +86,27 @@ void map_pass(htp::PassContext &ctx) {
   if (!kernels || !tasks || !csp || !layouts) return;
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
   std::vector<Problem> problems;
+  std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
-  for (const auto &plan : plan_entries(docs, dev, problems))
+  for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated))
     if (auto d = build_design(plan, dev, problems)) out.push_back(design_to_json(*d));
+  Json orchestrations = Json::array();
+  for (const auto &o : orchestrated) {
+    Json params = Json::array();
+    for (const auto &p : o.params) params.push_back(param_json(p));
+    Json doc = o.doc;
+    doc["file"] = ctx.module().file();  // task-graph spans carry no file
+    htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
+                                "workload '" + o.entry + "' runs host-orchestrated on " + dev.name +
+                                    ": one task at a time, each kernel a single-core design (spatially: " + o.reason + ")",
+                                source_span(o.span, ctx.module().file()));
+    orchestrations.push_back({{"entry", o.entry}, {"params", params}, {"orchestration", doc}});
+  }
   for (const auto &p : problems) report(ctx, p.code, p.message, p.span);
   if (problems.empty() && out.empty())
     report(ctx, "aie.no-entry", "the program has no kernel, workload or CSP program to map onto " + dev.name, Json());
   ctx.module().set_attr(kDesigns, out.dump());
+  ctx.module().set_attr(kOrchestrations, orchestrations.dump());
 }
 
 void validate_pass(htp::PassContext &ctx) {
@@ -117,11 +137,15 @@ void emit_pass(htp::PassContext &ctx) {
     for (const auto &k : d.kernels) ctx.write_file(dir + k.source, d.sources.count(k.name) ? d.sources.at(k.name) : "", "kernel");
     ctx.write_file(dir + "host.cpp", host_program(d), "host-program");
     ctx.write_file(dir + "build.sh", build_script(d, dev), "build-script");
+    if (d.kind == "task") continue;  // a kernel's design of an orchestrated workload, not an entrypoint
     Json params = Json::array();
-    for (const auto &p : d.params)
-      params.push_back(p.scalar ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.dtype}}
-                                : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}});
+    for (const auto &p : d.params) params.push_back(param_json(p));
     entries.push_back({{"name", d.entry}, {"kind", d.kind}, {"params", params}});
+  }
+  for (const auto &o : attr(ctx, kOrchestrations)) {
+    const std::string entry = o["entry"].get<std::string>();
+    ctx.write_file("codegen/aie/" + entry + "/orchestration.json", o["orchestration"].dump(1) + "\n", "aie-orchestration");
+    entries.push_back({{"name", entry}, {"kind", "workload"}, {"params", o["params"]}, {"orchestrated", true}});
   }
   ctx.module().set_attr("htp.entrypoints", entries.dump());
 }

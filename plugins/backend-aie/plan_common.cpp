@@ -1,4 +1,5 @@
 // Shared pieces of the front-ends and the choice of entrypoints.
+#include <algorithm>
 #include <set>
 
 #include "entry_plan.hpp"
@@ -90,13 +91,34 @@ std::set<std::string> launched_kernels(const htp::WspTaskGraph &tasks) {
 
 }  // namespace
 
-std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems) {
+std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,
+                                    std::vector<OrchestrationPlan> *orchestrated) {
   std::vector<EntryPlan> out;
   auto add = [&](std::optional<EntryPlan> p) {
     if (p) out.push_back(std::move(*p));
   };
   for (const htp::CspProgram &program : docs.csp.programs) add(plan_csp_entry(program, docs.kernels, device, problems));
-  for (const htp::WspWorkload &w : docs.tasks.workloads) add(plan_workload_entry(w, docs.kernels, device, problems));
+  for (const htp::WspWorkload &w : docs.tasks.workloads) {
+    // The spatial mapping first (one core per grid point, FIFOs between the host and the cores); a
+    // workload it does not take for its shape or its runtime data is orchestrated by the host.
+    std::vector<Problem> spatial;
+    auto p = plan_workload_entry(w, docs.kernels, device, spatial);
+    const bool reshape = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) {
+      return x.code == "aie.workload-shape" || x.code == "aie.dynamic-grid" || x.code == "aie.dynamic-view" ||
+             x.code == "aie.runtime-scalar" || x.code == "aie.grid-too-large";
+    });
+    if (!p && reshape && orchestrated) {
+      if (auto o = plan_orchestrated_workload(w, docs, device, problems)) {
+        o->reason = spatial.front().message;
+        for (EntryPlan &t : o->tasks) out.push_back(std::move(t));
+        o->tasks.clear();
+        orchestrated->push_back(std::move(*o));
+      }
+      continue;
+    }
+    problems.insert(problems.end(), spatial.begin(), spatial.end());
+    add(std::move(p));
+  }
   const auto launched = launched_kernels(docs.tasks);
   for (const htp::TileKernel &k : docs.kernels.kernels)
     if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));

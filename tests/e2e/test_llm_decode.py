@@ -91,7 +91,7 @@ def test_observability_per_step_report_and_one_trace(served, tmp_path):
     _, _, _, engine, server, _, _ = served
     s = server.step_stats[5]
     assert s["tasks"] > 0 and s["runs"] == 2 + 2 * engine.cfg.layers
-    assert {"scores", "merge", "expert_up", "proj"} <= set(s["tasks_by_kernel"])
+    assert {"scores", "merge", "expert_up", "proj", "head_proj", "rms_norm"} <= set(s["tasks_by_kernel"])
     assert sum(s["tasks_by_kernel"].values()) == s["tasks"]
     assert s["sim_seconds"] > 0 and s["cache_hits"] > 0
     path = serve.write_trace(engine, tmp_path / "trace.json", steps={3, 4, 5})

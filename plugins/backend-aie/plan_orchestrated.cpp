@@ -1,0 +1,148 @@
+// Front-end for workloads the spatial mapping (plan_workload.cpp) does not take: several launches in
+// sequence, extents, views or scalars known only at run time (ragged rows, CSR selections, block tables),
+// conditions. Such a workload is host-orchestrated: every kernel it launches becomes a single-core design
+// of its own (the design a kernel entry gets, docs/backends/aie.md §2), and the host walks the task graph
+// at run time, one task at a time — each view moved into the kernel's design, the design run, the views
+// it writes moved back. The task graph travels in codegen/aie/<entry>/orchestration.json.
+#include <set>
+
+#include "entry_plan.hpp"
+#include "kernel_emitter.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+bool static_shape(const std::vector<htp::IrDim> &shape, std::vector<int64_t> &out) {
+  out.clear();
+  for (const htp::IrDim &d : shape) {
+    if (d.is_symbol() || d.size < 1) return false;
+    out.push_back(d.size);
+  }
+  return true;
+}
+
+int64_t words(int64_t bytes) { return (bytes + 3) / 4; }
+
+/// Rewrites the single-core design plan of kernel `name` so that its objects travel packed: every object
+/// the kernel reads in one input FIFO (`packed_in`, 32-bit words, each object at a word offset) and every
+/// object it writes in one output FIFO (`packed_out`) — a core has two input and two output DMA channels,
+/// and the host, which gathers each task's views anyway, packs them. The external kernel `<name>_packed`
+/// takes the two buffers and calls `<name>` with a pointer per object. Returns the packing for the host
+/// ({"in": [{param, offset, bytes, dtype, shape, scalar}], "out": [...], "in_bytes", "out_bytes"}), or null when the plan
+/// cannot be packed (several cores, or a memory layout whose DMA reorders an object).
+Json pack_task(EntryPlan &plan) {
+  if (plan.cores.size() != 1 || plan.kernels.size() != 1) return Json();
+  for (const StreamPlan &st : plan.streams)
+    if (!st.order.empty()) return Json();
+  const KernelFunc kernel = plan.kernels[0];
+  Json in = Json::array(), out = Json::array();
+  int64_t in_words = 0, out_words = 0;
+  std::vector<std::string> call;
+  for (const RuntimeParam &p : plan.params) {
+    const int64_t bytes = product(p.shape) * dtype_bytes(p.dtype);
+    const std::string ct = c_type(p.dtype);
+    if (p.scalar || p.dir != "out") {  // the object read (In, InOut's first object, a scalar)
+      in.push_back({{"param", p.name}, {"offset", in_words * 4}, {"bytes", bytes}, {"dtype", p.dtype}, {"shape", p.shape},
+                    {"scalar", p.scalar}});
+      call.push_back("reinterpret_cast<" + ct + " *>(in + " + std::to_string(in_words) + ")");
+      in_words += words(bytes);
+    }
+    if (!p.scalar && p.dir != "in") {  // the object written
+      out.push_back({{"param", p.name}, {"offset", out_words * 4}, {"bytes", bytes}, {"dtype", p.dtype}, {"shape", p.shape},
+                     {"scalar", false}});
+      call.push_back("reinterpret_cast<" + ct + " *>(out + " + std::to_string(out_words) + ")");
+      out_words += words(bytes);
+    }
+  }
+  const std::string name = kernel.name + "_packed";
+  std::vector<RuntimeParam> params;
+  std::vector<StreamPlan> streams;
+  KernelFunc packed{name, "kernels/" + name + ".cc", name + ".o", {}, kernel.locals_bytes, kernel.work};
+  CorePlan core = plan.cores[0];
+  core.kernel = name;
+  core.ports.clear();
+  std::string sig, wrap;
+  for (bool reads : {true, false}) {
+    const int64_t n = reads ? in_words : out_words;
+    if (n == 0) continue;
+    const std::string pname = reads ? "packed_in" : "packed_out";
+    params.push_back(RuntimeParam{pname, {n}, "i32", reads ? "in" : "out"});
+    core.ports.push_back({PortPlan::Kind::Stream, streams.size()});
+    streams.push_back({pname, reads, {View{{0}, {n}}}, plan.span, {}, ""});
+    packed.args.push_back(KernelArg{true, {n}, "i32"});
+    sig += std::string(sig.empty() ? "" : ", ") + "int32_t *" + (reads ? "in" : "out");
+    wrap += std::string(wrap.empty() ? "" : ", ") + "static_cast<int32_t *>(args[" + std::to_string(packed.args.size() - 1) + "])";
+  }
+  std::string args;
+  for (const std::string &c : call) args += (args.empty() ? "" : ", ") + c;
+  const std::string text = plan.sources.at(kernel.name) +
+                           "\n// The host packs every object this kernel reads into one buffer and unpacks the\n"
+                           "// objects it writes from another (one input and one output FIFO per core).\n"
+                           "extern \"C\" void " + name + "(" + sig + ") {\n  " + kernel.name + "(" + args + ");\n}\n\n"
+                           "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" + name + "(void **args) {\n  " + name + "(" +
+                           wrap + ");\n}\n#endif\n";
+  plan.params = std::move(params);
+  plan.streams = std::move(streams);
+  plan.cores = {core};
+  plan.kernels = {packed};
+  plan.sources = {{name, text}};
+  return {{"in", in}, {"out", out}, {"in_bytes", in_words * 4}, {"out_bytes", out_words * 4}};
+}
+
+}  // namespace
+
+std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
+                                                           const DeviceProfile &device,
+                                                           std::vector<Problem> &problems) {
+  const Json wspan = span_json(w.span);
+  const size_t before = problems.size();
+  OrchestrationPlan plan{w.name, wspan, {}, {}, {}};
+  for (const htp::WspParam &p : w.params) {
+    RuntimeParam rp{p.name, {}, p.type.dtype, p.dir};
+    if (p.type.is_scalar()) {
+      rp.scalar = true;
+      rp.shape = {1};
+    } else if (!static_shape(p.type.shape, rp.shape)) {
+      problems.push_back({"aie.orchestration", "parameter '" + p.name + "' of workload '" + w.name +
+                                                   "' has a dimension known only at run time; AIE designs take "
+                                                   "tensors of static shape", wspan});
+      continue;
+    }
+    plan.params.push_back(rp);
+  }
+  std::vector<int64_t> shape;
+  for (const htp::WspIntermediate &i : w.intermediates)
+    if (!static_shape(i.type.shape, shape))
+      problems.push_back({"aie.orchestration", "intermediate '" + i.name + "' of workload '" + w.name +
+                                                   "' has a dimension known only at run time", wspan});
+  std::set<std::string> kernels;
+  std::map<std::string, Json> packing;
+  htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+    if (!n.is_task()) return;
+    for (const htp::WspArg &a : n.args)
+      if (a.is_channel())
+        problems.push_back({"aie.orchestration", "task " + n.id + " of workload '" + w.name +
+                                                     "' binds a channel outside a pipe", span_json(n.span)});
+    if (!kernels.insert(n.kernel).second) return;
+    const htp::TileKernel *k = docs.kernels.find(n.kernel);
+    if (!k) {
+      problems.push_back({"aie.kernel", "task " + n.id + " launches kernel '" + n.kernel +
+                                            "', which tile.kernels does not define", span_json(n.span)});
+      return;
+    }
+    auto task = plan_kernel_entry(*k, docs.layouts, device, problems);
+    if (!task) return;
+    task->name = w.name + "/tasks/" + k->name;
+    task->kind = "task";
+    packing[k->name] = pack_task(*task);
+    plan.tasks.push_back(std::move(*task));
+  });
+  if (problems.size() != before) return std::nullopt;
+  Json kernel_dirs = Json::object();
+  for (const std::string &k : kernels) kernel_dirs[k] = {{"design", "tasks/" + k}, {"packed", packing[k]}};
+  plan.doc = {{"schema", kOrchestrationSchema}, {"entry", w.name}, {"workload", Json(w)}, {"kernels", kernel_dirs}};
+  return plan;
+}
+
+}  // namespace htp::aie

@@ -1,0 +1,356 @@
+#include "orchestrator.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include <htp/wsp_task_graph.hpp>
+
+#include "../expr.hpp"
+
+namespace htp::aie::sim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+/// Walks one workload's task graph; see orchestrate().
+class Walker {
+public:
+  Walker(const htp::WspWorkload &w, const std::map<std::string, Design> &designs, const Json &packing,
+         const std::map<std::string, KernelEntry> &kernels, std::map<std::string, OrchTensor> tensors,
+         const std::map<std::string, Json> &scalars, const SimOptions &options, std::string file)
+      : w_(w), designs_(designs), packing_(packing), kernels_(kernels), tensors_(std::move(tensors)), options_(options),
+        file_(std::move(file)) {
+    for (const auto &[name, value] : scalars) env_.params[name] = value;
+    for (const htp::WspIntermediate &i : w.intermediates) {
+      std::vector<int64_t> shape;
+      for (const htp::IrDim &d : i.type.shape) shape.push_back(d.size);
+      auto &buf = owned_.emplace_back(static_cast<size_t>(product(shape) * dtype_bytes(i.type.dtype)), 0);
+      tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
+    }
+    env_.read = [this](const std::string &t, const std::vector<int64_t> &index, std::string *why) {
+      return read(t, index, why);
+    };
+    t0_ = Clock::now();
+  }
+
+  OrchestrationResult run() {
+    nodes(w_.body);
+    result_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    return std::move(result_);
+  }
+
+private:
+  /// "model.py:317:17": the construct's place (the file's name only; task-graph spans carry no file, the
+  /// document names the module's).
+  std::string where(const htp::IrSpan &s) const {
+    const std::string path = s.file.value_or(file_);
+    const std::string file = path.substr(path.find_last_of('/') + 1);
+    return (file.empty() ? std::string("<program>") : file) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col + 1);
+  }
+
+  [[noreturn]] void fail(const htp::IrSpan &s, const std::string &message) const {
+    throw SimError(where(s) + ": " + message);
+  }
+
+  std::optional<int64_t> read(const std::string &name, const std::vector<int64_t> &index, std::string *why) {
+    auto it = tensors_.find(name);
+    if (it == tensors_.end()) {
+      if (why) *why = "it reads '" + name + "', which is not a tensor of the run";
+      return std::nullopt;
+    }
+    const OrchTensor &t = it->second;
+    if (index.size() != t.shape.size()) {
+      if (why) *why = "it reads '" + name + "' with " + std::to_string(index.size()) + " indices, but it has " +
+                      std::to_string(t.shape.size()) + " dimensions";
+      return std::nullopt;
+    }
+    int64_t flat = 0;
+    for (size_t d = 0; d < index.size(); ++d) {
+      if (index[d] < 0 || index[d] >= t.shape[d]) {
+        if (why) *why = "runtime data: index " + std::to_string(index[d]) + " of dimension " + std::to_string(d) +
+                        " of '" + name + "' is outside its extent " + std::to_string(t.shape[d]);
+        return std::nullopt;
+      }
+      flat = flat * t.shape[d] + index[d];
+    }
+    const char *p = static_cast<const char *>(t.data) + flat * dtype_bytes(t.dtype);
+    auto get = [&](auto v) {
+      std::memcpy(&v, p, sizeof v);
+      return static_cast<int64_t>(v);
+    };
+    const std::string &dt = t.dtype;
+    if (dt == "i32") return get(int32_t{});
+    if (dt == "i64") return get(int64_t{});
+    if (dt == "u32") return get(uint32_t{});
+    if (dt == "i16") return get(int16_t{});
+    if (dt == "u16") return get(uint16_t{});
+    if (dt == "i8") return get(int8_t{});
+    if (dt == "u8" || dt == "bool") return get(uint8_t{});
+    if (dt == "u64") return get(uint64_t{});
+    if (why) *why = "it reads '" + name + "', a tensor of " + dt + " (an integer tensor is needed)";
+    return std::nullopt;
+  }
+
+  int64_t eval(const Json &e, const htp::IrSpan &span, const std::string &what) {
+    std::string why;
+    auto v = eval_int(e, env_, &why);
+    if (!v) fail(span, what + ": " + why);
+    return *v;
+  }
+
+  void nodes(const std::vector<htp::WspNode> &body) {
+    for (const htp::WspNode &n : body) node(n);
+  }
+
+  void node(const htp::WspNode &n) {
+    if (n.is_task()) return task(n);
+    if (n.is_group()) return nodes(n.body);
+    if (n.is_when()) return nodes(eval(n.cond, n.span, "the condition") ? n.then_body : n.else_body);
+    if (n.is_loop()) return loop(n);
+    fail(n.span, "unknown task-graph node '" + n.kind + "'");
+  }
+
+  /// Runs `body` with `var` bound to each value of [lo, hi).
+  void each(const std::string &var, int64_t lo, int64_t hi, const std::function<void()> &body) {
+    for (int64_t v = lo; v < hi; ++v) {
+      env_.vars[var] = v;
+      body();
+    }
+    env_.vars.erase(var);
+  }
+
+  void dense(const htp::WspNode &n, size_t axis) {
+    if (axis == n.vars.size()) return nodes(n.body);
+    const int64_t extent = eval(n.domain.extents.at(axis), n.span, "the extent of '" + n.vars[axis] + "'");
+    each(n.vars[axis], 0, extent, [&] { dense(n, axis + 1); });
+  }
+
+  void loop(const htp::WspNode &n) {
+    const htp::WspDomain &d = n.domain;
+    if (d.type == "dense") return dense(n, 0);
+    if (d.type == "seq") {
+      const int64_t extent = eval(d.extent, n.span, "the extent of '" + n.vars.at(0) + "'");
+      return each(n.vars.at(0), 0, extent, [&] { nodes(n.body); });
+    }
+    if (d.type == "ragged") {
+      const int64_t rows = eval(d.extent, n.span, "the rows of the ragged domain");
+      return each(n.vars.at(0), 0, rows, [&] {
+        const int64_t r = env_.vars.at(n.vars[0]);
+        std::string why;
+        auto len = read(d.lengths, {r}, &why);
+        if (!len) fail(n.span, "the ragged length of row " + std::to_string(r) + ": " + why);
+        if (*len < 0)
+          fail(n.span, "runtime data: " + d.lengths + "[" + std::to_string(r) + "] = " + std::to_string(*len) +
+                           " is a negative ragged length");
+        each(n.vars.at(1), 0, *len, [&] { nodes(n.body); });
+      });
+    }
+    if (d.type == "sparse") {
+      const int64_t row = eval(d.row, n.span, "the CSR row");
+      std::string why;
+      auto lo = read(d.indptr, {row}, &why);
+      auto hi = lo ? read(d.indptr, {row + 1}, &why) : std::nullopt;
+      if (!lo || !hi) fail(n.span, "CSR row " + std::to_string(row) + ": " + why);
+      const int64_t nnz = tensors_.at(d.indices).shape.at(0);
+      if (*lo < 0 || *lo > *hi || *hi > nnz)
+        fail(n.span, "runtime data: '" + d.indptr + "' is not a CSR row pointer: " + d.indptr + "[" + std::to_string(row) +
+                         "] = " + std::to_string(*lo) + ", " + d.indptr + "[" + std::to_string(row + 1) + "] = " +
+                         std::to_string(*hi) + " (need 0 <= " + std::to_string(*lo) + " <= " + std::to_string(*hi) +
+                         " <= " + std::to_string(nnz) + ", the number of indices)");
+      for (int64_t k = *lo; k < *hi; ++k) {
+        auto e = read(d.indices, {k}, &why);
+        if (!e) fail(n.span, "CSR entry " + std::to_string(k) + ": " + why);
+        env_.vars[n.vars.at(0)] = *e;
+        nodes(n.body);
+      }
+      env_.vars.erase(n.vars.at(0));
+      return;
+    }
+    fail(n.span, "loop domain '" + d.type + "' is not orchestrated on AIE");
+  }
+
+  /// Copies the box (offset, shape) of row-major `t` to or from the dense `buf`.
+  static void copy_box(const OrchTensor &t, const std::vector<int64_t> &offset, const std::vector<int64_t> &shape,
+                       char *buf, bool gather) {
+    const size_t rank = shape.size();
+    const int64_t elem = dtype_bytes(t.dtype);
+    std::vector<int64_t> stride(rank, 1);
+    for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * t.shape[d];
+    const size_t row_bytes = static_cast<size_t>(shape[rank - 1] * elem);
+    const int64_t rows = product(shape) / shape[rank - 1];
+    std::vector<int64_t> at(rank, 0);
+    char *base = static_cast<char *>(t.data);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < rank; ++d) flat += (offset[d] + at[d]) * stride[d];
+      char *p = base + flat * elem;
+      if (gather) std::memcpy(buf, p, row_bytes);
+      else std::memcpy(p, buf, row_bytes);
+      buf += row_bytes;
+      for (size_t d = rank - 1; d-- > 0;) {  // the next row: odometer over the outer dims
+        if (++at[d] < shape[d]) break;
+        at[d] = 0;
+      }
+    }
+  }
+
+  void task(const htp::WspNode &n) {
+    auto dit = designs_.find(n.kernel);
+    if (dit == designs_.end()) fail(n.span, "task " + n.id + " launches kernel '" + n.kernel + "', which has no design");
+    const Design &design = dit->second;
+    std::map<std::string, const htp::WspArg *> by_param;
+    for (const htp::WspArg &a : n.args) by_param[a.param] = &a;
+    struct Moved {
+      std::string name;
+      const OrchTensor *t;
+      std::vector<int64_t> offset, shape;
+      std::vector<char> buf;
+      bool back;
+    };
+    const Json &packed = packing_.contains(n.kernel) ? packing_.at(n.kernel) : Json();
+    // The kernel's own parameters: the design's, or — packed — those the packing lists.
+    std::vector<RuntimeParam> params;
+    if (packed.is_object()) {
+      std::set<std::string> seen;
+      for (const char *side : {"in", "out"})
+        for (const Json &e : packed.at(side)) {
+          const std::string pname = e.at("param").get<std::string>();
+          if (!seen.insert(pname).second) continue;
+          auto it = by_param.find(pname);
+          if (it == by_param.end()) fail(n.span, "task " + n.id + " binds nothing to parameter '" + pname + "' of kernel '" + n.kernel + "'");
+          const bool scalar = e.value("scalar", false);
+          params.push_back(RuntimeParam{pname, e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>(),
+                                        scalar ? "in" : it->second->dir, scalar});
+        }
+    } else {
+      params = design.params;
+    }
+    std::vector<Moved> moved;
+    moved.reserve(params.size());
+    std::map<std::string, HostBuffer> buffers;
+    for (const RuntimeParam &p : params) {
+      auto it = by_param.find(p.name);
+      if (it == by_param.end()) fail(n.span, "task " + n.id + " binds nothing to parameter '" + p.name + "' of kernel '" + n.kernel + "'");
+      const htp::WspArg &a = *it->second;
+      if (p.scalar) {
+        if (!a.is_scalar()) fail(n.span, "task " + n.id + " binds a view to the scalar parameter '" + p.name + "'");
+        Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, {}, std::vector<char>(static_cast<size_t>(dtype_bytes(p.dtype))), false});
+        const Json &e = *a.scalar;
+        auto put = [&](auto v) { std::memcpy(m.buf.data(), &v, std::min(m.buf.size(), sizeof v)); };
+        if (p.dtype == "f32" || p.dtype == "f64") {
+          const double v = e.is_number_float() ? e.get<double>() : static_cast<double>(eval(e, n.span, "scalar '" + p.name + "'"));
+          if (p.dtype == "f32") put(static_cast<float>(v));
+          else put(v);
+        } else {
+          const int64_t v = eval(e, n.span, "scalar '" + p.name + "'");
+          if (p.dtype == "i64" || p.dtype == "u64") put(v);
+          else if (p.dtype == "i16" || p.dtype == "u16") put(static_cast<int16_t>(v));
+          else if (p.dtype == "i8" || p.dtype == "u8" || p.dtype == "bool") put(static_cast<int8_t>(v));
+          else put(static_cast<int32_t>(v));
+        }
+        buffers[p.name] = {m.buf.data(), m.buf.size()};
+        continue;
+      }
+      if (!a.is_view()) fail(n.span, "task " + n.id + " binds no tensor view to parameter '" + p.name + "'");
+      auto tit = tensors_.find(*a.tensor);
+      if (tit == tensors_.end()) fail(n.span, "task " + n.id + " names tensor '" + *a.tensor + "', which the run does not have");
+      const OrchTensor &t = tit->second;
+      if (a.offset.size() != t.shape.size() || a.shape.size() != t.shape.size())
+        fail(n.span, "the view of '" + *a.tensor + "' passed to kernel '" + n.kernel + "' has rank " +
+                         std::to_string(a.offset.size()) + ", the tensor " + std::to_string(t.shape.size()));
+      std::vector<int64_t> offset;
+      for (size_t d = 0; d < a.offset.size(); ++d) {
+        offset.push_back(eval(a.offset[d], n.span, "the view of '" + *a.tensor + "'"));
+        if (offset[d] < 0 || offset[d] + a.shape[d] > t.shape[d])
+          fail(n.span, "runtime data: the view of '" + *a.tensor + "' passed to kernel '" + n.kernel + "', parameter '" +
+                           p.name + "' covers [" + std::to_string(offset[d]) + ", " + std::to_string(offset[d] + a.shape[d]) +
+                           ") in dimension " + std::to_string(d) + ", outside its extent " + std::to_string(t.shape[d]));
+      }
+      if (product(a.shape) != product(p.shape) || dtype_bytes(t.dtype) != dtype_bytes(p.dtype))
+        fail(n.span, "the view of '" + *a.tensor + "' passed to kernel '" + n.kernel + "' does not match parameter '" +
+                         p.name + "' of its design");
+      Moved &m = moved.emplace_back(Moved{p.name, &t, offset, a.shape,
+                                          std::vector<char>(static_cast<size_t>(product(a.shape) * dtype_bytes(t.dtype))),
+                                          p.dir != "in"});
+      copy_box(t, m.offset, m.shape, m.buf.data(), true);
+      buffers[p.name] = {m.buf.data(), m.buf.size()};
+    }
+    std::vector<char> packed_in, packed_out;
+    if (packed.is_object()) {  // the objects into one input buffer, the written ones out of another
+      packed_in.assign(static_cast<size_t>(packed.at("in_bytes").get<int64_t>()), 0);
+      packed_out.assign(static_cast<size_t>(packed.at("out_bytes").get<int64_t>()), 0);
+      for (const Json &e : packed.at("in")) {
+        const HostBuffer &b = buffers.at(e.at("param").get<std::string>());
+        std::memcpy(packed_in.data() + e.at("offset").get<int64_t>(), b.data, std::min(b.bytes, e.at("bytes").get<size_t>()));
+      }
+      buffers.clear();
+      if (!packed_in.empty()) buffers["packed_in"] = {packed_in.data(), packed_in.size()};
+      if (!packed_out.empty()) buffers["packed_out"] = {packed_out.data(), packed_out.size()};
+    }
+    const auto start = Clock::now();
+    simulate(design, kernels_, buffers, options_);
+    const auto end = Clock::now();
+    if (packed.is_object())
+      for (const Json &e : packed.at("out"))
+        for (Moved &m : moved)
+          if (m.back && m.name == e.at("param").get<std::string>())
+            std::memcpy(m.buf.data(), packed_out.data() + e.at("offset").get<int64_t>(), m.buf.size());
+    for (Moved &m : moved)
+      if (m.back) copy_box(*m.t, m.offset, m.shape, m.buf.data(), false);
+    const size_t index = result_.tasks.size();
+    Json args = {{"task", index}, {"id", n.id}};
+    for (const auto &[var, value] : env_.vars) args[var] = value;
+    result_.tasks.push_back({{"task", index}, {"id", n.id}, {"kernel", n.kernel}});
+    result_.trace_events.push_back(
+        {{"name", n.kernel}, {"cat", "task"}, {"ph", "X"}, {"pid", 0}, {"tid", 1},
+         {"ts", std::chrono::duration<double, std::micro>(start - t0_).count()},
+         {"dur", std::chrono::duration<double, std::micro>(end - start).count()}, {"args", args}});
+  }
+
+  const htp::WspWorkload &w_;
+  const std::map<std::string, Design> &designs_;
+  const Json &packing_;  ///< kernel -> the packing of its objects (pack_task), or null
+  const std::map<std::string, KernelEntry> &kernels_;
+  std::map<std::string, OrchTensor> tensors_;
+  std::vector<std::vector<char>> owned_;
+  const SimOptions &options_;
+  ExprEnv env_;
+  OrchestrationResult result_;
+  Clock::time_point t0_;
+  std::string file_;
+};
+
+}  // namespace
+
+OrchestrationResult orchestrate(const Json &doc, const std::map<std::string, Design> &designs,
+                                const std::map<std::string, KernelEntry> &kernels,
+                                const std::map<std::string, OrchTensor> &tensors,
+                                const std::map<std::string, Json> &scalars, const SimOptions &options) {
+  htp::WspTaskGraph graph;
+  try {
+    graph = htp::read_wsp_task_graph(Json{{"schema", std::string(htp::kWspTaskGraphSchema)},
+                                          {"workloads", Json::array({doc.at("workload")})}});
+  } catch (const std::exception &e) {
+    throw SimError(std::string("orchestration.json: the workload's task graph is malformed: ") + e.what());
+  }
+  const htp::WspWorkload &w = graph.workloads.at(0);
+  for (const htp::WspParam &p : w.params) {
+    if (p.type.is_scalar() ? !scalars.count(p.name) : !tensors.count(p.name))
+      throw SimError("orchestration of '" + w.name + "': no argument for parameter '" + p.name + "'");
+  }
+  Json packing = Json::object();
+  for (const auto &[kernel, entry] : doc.at("kernels").items())
+    packing[kernel] = entry.is_object() ? entry.value("packed", Json()) : Json();
+  Walker walker(w, designs, packing, kernels, tensors, scalars, options, doc.value("file", ""));
+  return walker.run();
+}
+
+}  // namespace htp::aie::sim
