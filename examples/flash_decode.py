@@ -9,8 +9,11 @@
 * On Ascend a kernel runs on one core type: Q K^T and P V are cube (AIC) kernels, the softmax parts and
   the merge vector (AIV) kernels; they exchange runtime-created intermediates. M_part arrives filled
   with -1e30 so that block slots a request does not use weigh nothing in the merge.
+* On AIE (aie-npu1) the workload is host-orchestrated: the ragged domain, the tiers and the views are
+  evaluated at run time, one task at a time, each kernel a single-core design (docs/backends/aie.md §2).
 
     python examples/flash_decode.py --target pto-a2a3sim
+    python examples/flash_decode.py --target aie-npu1
 """
 import sys
 

@@ -2,8 +2,11 @@
 routing row selects (P.sel), so the number of tasks is data-dependent and only known at run time. Each
 expert is a cube (matmul) task feeding a vector (accumulate) task through a runtime-created intermediate:
 on Ascend a kernel runs on one core type.
+On AIE (aie-npu1) the workload is host-orchestrated: the task graph is walked at run time, one task
+at a time, each kernel a single-core design (docs/backends/aie.md §2).
 
     python examples/moe.py --target pto-a2a3sim
+    python examples/moe.py --target aie-npu1
 """
 import sys
 

@@ -17,6 +17,9 @@ step: routing is runtime data, like block tables and lengths). On Ascend a kerne
 every matmul is its own (cube) kernel and the element-wise work (vector) another; they exchange
 runtime-created intermediates.
 
+The same program compiles for pto-a2a3sim and aie-npu1; only the tile sizes (how work is cut into tasks:
+`Config.for_target`) differ, because a task's objects must fit one AIE core's 64 KiB.
+
 Everything is f32. Batch slots are rows: a step computes the dense parts for all `slots` rows and the
 ragged and routed parts only for active requests (a free slot has no KV blocks and no experts).
 """
@@ -50,11 +53,26 @@ class Config:
     max_blocks: int = 8        # blocks per request at most (its context: block * max_blocks tokens)
     cache_blocks: int = 48     # blocks in the cache (per layer)
     slots: int = 8             # batch slots: requests decoded together in one step
-    norm_rows: int = 8         # rows per RMSNorm task (its tiles stay within a vector core's buffer)
+    # Tile sizes: how the work is cut into tasks. They change no result, only what one task holds, so each
+    # target has its own (for_target): an AIE core keeps every object of a task in 64 KiB of data memory,
+    # an Ascend vector core 192 KiB of UB and a cube core 64 KiB operands.
+    norm_rows: int = 8         # rows per RMSNorm task
+    proj_rows: int = 0         # rows per projection task (0: every slot)
     proj_tile: int = 128       # output columns per projection task
+    ffn_tile: int = 128        # columns of an expert's up projection per task
+    down_tile: int = 512       # columns of an expert's down projection per task
     k_chunk: int = 64          # the K step of every matmul loop
     eps: float = 1e-6
     rope_theta: float = 10000.0
+
+    @classmethod
+    def for_target(cls, target: str, **sizes) -> "Config":
+        """The model with the tile sizes of `target` (the model itself is the same on every target)."""
+        tiles = {}
+        if target.startswith("aie"):
+            # An AIE core holds a task's objects in 64 KiB: a [512, 16] f32 weight slice is 32 KiB.
+            tiles = dict(norm_rows=2, proj_rows=8, proj_tile=16, ffn_tile=8, down_tile=32)
+        return cls(**{**tiles, **sizes})
 
     @property
     def group(self) -> int:
@@ -85,8 +103,12 @@ class Config:
             (self.hidden % self.proj_tile == 0 and self.qkv % self.proj_tile == 0
              and self.vocab % self.proj_tile == 0 and self.hidden % self.k_chunk == 0
              and self.ffn % self.k_chunk == 0, "proj_tile divides hidden, qkv and vocab; k_chunk divides hidden and ffn"),
+            (self.ffn % self.ffn_tile == 0 and self.hidden % self.down_tile == 0
+             and self.down_tile % min(self.proj_tile, self.down_tile) == 0,
+             "ffn_tile divides ffn; down_tile divides hidden"),
             (1 <= self.top_k <= self.experts, "1 <= top_k <= experts"),
             (self.slots % self.norm_rows == 0, "norm_rows divides slots"),
+            (self.slots % (self.proj_rows or self.slots) == 0, "proj_rows divides slots"),
             (self.max_blocks % 8 == 0 and self.block % 8 == 0,
              "max_blocks and block are multiples of 8 (rows of f32 per-block statistics and scores are whole "
              "32-byte vector blocks on Ascend)"),
@@ -152,8 +174,11 @@ def build(cfg: Config):
     E, TOPK, F = cfg.experts, cfg.top_k, cfg.ffn
     BLK, MAXBLK, NSLOT = cfg.block, cfg.max_blocks, cfg.cache_tokens
     B, NT, KC, NR = cfg.slots, cfg.proj_tile, cfg.k_chunk, cfg.norm_rows
+    PR = cfg.proj_rows or B
+    FT, DT = cfg.ffn_tile, cfg.down_tile
     NK, NF = DM // KC, F // KC                 # K steps of a hidden-wide and an ffn-wide matmul
-    NDOWN = DM // NT                           # output tiles of an expert's down projection
+    DN = min(NT, DT)                           # output columns per matmul of a down-projection task
+    NB, NN = B // NR, V // NT                  # row blocks and vocabulary tiles of the head
     MAXPOS = cfg.max_context
     INV_DM, EPS, SCALE = 1.0 / DM, cfg.eps, 1.0 / float(np.sqrt(HD))
     NBG = B * KVH                              # (request, KV head) pairs
@@ -200,7 +225,8 @@ def build(cfg: Config):
                       o: Out[Tensor[MAXBLK * G, HD, f32]]):
         store(m, full((G, MAXBLK), NEG, f32))    # block slots the request does not use weigh nothing
         store(l, full((G, MAXBLK), 0.0, f32))
-        store(o, full((MAXBLK * G, HD), 0.0, f32))
+        for j in range(MAXBLK):                  # a block's rows at a time: one small tile register
+            store(o[j * G:(j + 1) * G, :], full((G, HD), 0.0, f32))
 
     @kernel
     def block_softmax(s: In[Tensor[G, BLK, f32]], mask: In[Tensor[1, BLK, f32]], p: Out[Tensor[G, BLK, f32]],
@@ -237,23 +263,22 @@ def build(cfg: Config):
 
     # ---------------------------------------------------------------- cube kernels (AIC on Ascend)
     @kernel
-    def proj(x: In[Tensor[B, DM, f32]], w: In[Tensor[DM, NT, f32]], y: Out[Tensor[B, NT, f32]]):
-        acc = full((B, NT), 0.0, f32)
+    def proj(x: In[Tensor[PR, DM, f32]], w: In[Tensor[DM, NT, f32]], y: Out[Tensor[PR, NT, f32]]):
+        acc = full((PR, NT), 0.0, f32)
         for k in range(NK):
             acc = matmul(load(x[:, k * KC:(k + 1) * KC]), load(w[k * KC:(k + 1) * KC, :]), acc)
         store(y, acc)
 
     @kernel
-    def head_proj(x: In[Tensor[NR, DM, f32]], w: In[Tensor[DM, V, f32]], y: Out[Tensor[NR, V, f32]]):
-        for n in range(V // NT):
-            acc = full((NR, NT), 0.0, f32)
-            for k in range(NK):
-                acc = matmul(load(x[:, k * KC:(k + 1) * KC]), load(w[k * KC:(k + 1) * KC, n * NT:(n + 1) * NT]), acc)
-            store(y[:, n * NT:(n + 1) * NT], acc)
+    def head_proj(x: In[Tensor[NR, DM, f32]], w: In[Tensor[DM, NT, f32]], y: Out[Tensor[NR, NT, f32]]):
+        acc = full((NR, NT), 0.0, f32)
+        for k in range(NK):
+            acc = matmul(load(x[:, k * KC:(k + 1) * KC]), load(w[k * KC:(k + 1) * KC, :]), acc)
+        store(y, acc)
 
     @kernel
-    def router_proj(x: In[Tensor[B, DM, f32]], w: In[Tensor[DM, E, f32]], y: Out[Tensor[B, E, f32]]):
-        acc = full((B, E), 0.0, f32)
+    def router_proj(x: In[Tensor[PR, DM, f32]], w: In[Tensor[DM, E, f32]], y: Out[Tensor[PR, E, f32]]):
+        acc = full((PR, E), 0.0, f32)
         for k in range(NK):
             acc = matmul(load(x[:, k * KC:(k + 1) * KC]), load(w[k * KC:(k + 1) * KC, :]), acc)
         store(y, acc)
@@ -269,10 +294,10 @@ def build(cfg: Config):
         store(o, matmul(load(p), load(v)))
 
     @kernel
-    def expert_up(x: In[Tensor[1, DM, f32]], w1: In[Tensor[DM, F, f32]], w3: In[Tensor[DM, F, f32]],
-                  h1: Out[Tensor[1, F, f32]], h3: Out[Tensor[1, F, f32]]):
-        a1 = full((1, F), 0.0, f32)
-        a3 = full((1, F), 0.0, f32)
+    def expert_up(x: In[Tensor[1, DM, f32]], w1: In[Tensor[DM, FT, f32]], w3: In[Tensor[DM, FT, f32]],
+                  h1: Out[Tensor[1, FT, f32]], h3: Out[Tensor[1, FT, f32]]):
+        a1 = full((1, FT), 0.0, f32)
+        a3 = full((1, FT), 0.0, f32)
         for k in range(NK):
             xk = load(x[:, k * KC:(k + 1) * KC])
             a1 = matmul(xk, load(w1[k * KC:(k + 1) * KC, :]), a1)
@@ -281,12 +306,12 @@ def build(cfg: Config):
         store(h3, a3)
 
     @kernel
-    def expert_down(g: In[Tensor[1, F, f32]], w2: In[Tensor[F, DM, f32]], y: Out[Tensor[1, DM, f32]]):
-        for n in range(NDOWN):
-            acc = full((1, NT), 0.0, f32)
+    def expert_down(g: In[Tensor[1, F, f32]], w2: In[Tensor[F, DT, f32]], y: Out[Tensor[1, DT, f32]]):
+        for n in range(DT // DN):
+            acc = full((1, DN), 0.0, f32)
             for k in range(NF):
-                acc = matmul(load(g[:, k * KC:(k + 1) * KC]), load(w2[k * KC:(k + 1) * KC, n * NT:(n + 1) * NT]), acc)
-            store(y[:, n * NT:(n + 1) * NT], acc)
+                acc = matmul(load(g[:, k * KC:(k + 1) * KC]), load(w2[k * KC:(k + 1) * KC, n * DN:(n + 1) * DN]), acc)
+            store(y[:, n * DN:(n + 1) * DN], acc)
 
     # ---------------------------------------------------------------- workloads (the entries)
     @workload
@@ -314,8 +339,8 @@ def build(cfg: Config):
         AO: Tensor[B, DM, f32]
         for i in P(B // NR):
             rms_norm[i](X[i * NR:(i + 1) * NR, :], attn_norm, XN[i * NR:(i + 1) * NR, :])
-        for n in P(QKV // NT):
-            proj[n](XN, wqkv[:, n * NT:(n + 1) * NT], QKVb[:, n * NT:(n + 1) * NT])
+        for m, n in P(B // PR, QKV // NT):
+            proj[m, n](XN.tile(m, 0), wqkv.tile(0, n), QKVb.tile(m, n))
         for b in P(B):
             with P.when(nblk[b] > 0):            # active requests: rotate, append K/V, reset the partials
                 rope_kv[b](QKVb[b:b + 1, :], cos[pos[b]:pos[b] + 1, :], sin[pos[b]:pos[b] + 1, :], Q[b:b + 1, :],
@@ -340,12 +365,13 @@ def build(cfg: Config):
                     bg = b * KVH + g
                     merge[b, g](O_part[bg * MAXBLK * G:(bg + 1) * MAXBLK * G, :], M_part[bg * G:(bg + 1) * G, :],
                                 L_part[bg * G:(bg + 1) * G, :], ATT[b:b + 1, g * G * HD:(g + 1) * G * HD])
-        for n in P(DM // NT):
-            proj[n](ATT, wo[:, n * NT:(n + 1) * NT], AO[:, n * NT:(n + 1) * NT])
+        for m, n in P(B // PR, DM // NT):
+            proj[m, n](ATT.tile(m, 0), wo.tile(0, n), AO.tile(m, n))
         for i in P(B // NR):
             add_norm[i](X[i * NR:(i + 1) * NR, :], AO[i * NR:(i + 1) * NR, :], ffn_norm, H2[i * NR:(i + 1) * NR, :],
                         XN2[i * NR:(i + 1) * NR, :])
-        router_proj(XN2, router, RL)
+        for m in P(B // PR):
+            router_proj[m](XN2.tile(m, 0), router, RL.tile(m, 0))
 
     @workload
     def moe_layer(H2: In[Tensor[B, DM, f32]], XN2: In[Tensor[B, DM, f32]], w1: In[Tensor[E * DM, F, f32]],
@@ -361,10 +387,14 @@ def build(cfg: Config):
         for t in P(B):
             for e in P.sel(routing[t]):                     # the experts token t was routed to
                 r = t * E + e
-                expert_up[t, e](XN2[t:t + 1, :], w1[e * DM:(e + 1) * DM, :], w3[e * DM:(e + 1) * DM, :],
-                                H1[r:r + 1, :], H3[r:r + 1, :])
+                for f in P(F // FT):
+                    expert_up[t, e, f](XN2[t:t + 1, :], w1[e * DM:(e + 1) * DM, f * FT:(f + 1) * FT],
+                                       w3[e * DM:(e + 1) * DM, f * FT:(f + 1) * FT], H1[r:r + 1, f * FT:(f + 1) * FT],
+                                       H3[r:r + 1, f * FT:(f + 1) * FT])
                 swiglu[t, e](H1[r:r + 1, :], H3[r:r + 1, :], gate[t:t + 1, e:e + 1], GS[r:r + 1, :])
-                expert_down[t, e](GS[r:r + 1, :], w2[e * F:(e + 1) * F, :], YE[r:r + 1, :])
+                for n in P(DM // DT):
+                    expert_down[t, e, n](GS[r:r + 1, :], w2[e * F:(e + 1) * F, n * DT:(n + 1) * DT],
+                                         YE[r:r + 1, n * DT:(n + 1) * DT])
                 accumulate[t, e](YE[r:r + 1, :], Y[t:t + 1, :])
 
     @workload
@@ -372,9 +402,9 @@ def build(cfg: Config):
                 LOGITS: Out[Tensor[B, V, f32]]):
         normed = Channel[Tensor[NR, DM, f32]](depth=2)      # a pipe: norm and projection stream row blocks
         with P.pipe():
-            for i in P.seq(B // NR):
-                send(normed, rms_norm[i](X[i * NR:(i + 1) * NR, :], final_norm))
-            for i in P.seq(B // NR):
-                head_proj[i](recv(normed), w, LOGITS[i * NR:(i + 1) * NR, :])
+            for k in P.seq(NB * NN):                        # row block k // NN, once per vocabulary tile
+                send(normed, rms_norm[k](X.tile(k // NN, 0), final_norm))
+            for k in P.seq(NB * NN):
+                head_proj[k](recv(normed), w.tile(0, k % NN), LOGITS.tile(k // NN, k % NN))
 
     return {"embed": embed, "attn_layer": attn_layer, "moe_layer": moe_layer, "lm_head": lm_head}

@@ -226,6 +226,11 @@ void run_sim(htp::RunContext &ctx) {
 }
 
 void run_xrt(htp::RunContext &ctx) {
+  if (fs::exists(design_dir(ctx) / "orchestration.json"))
+    throw htp::RunError("aie-xrt: entry '" + ctx.entry() + "' is host-orchestrated (codegen/aie/" + ctx.entry() +
+                            "/orchestration.json): its kernels' designs are emitted and validated, with a build.sh "
+                            "each under tasks/, but this version emits no XRT host program that walks the task "
+                            "graph; run it with aie.sim", "aie.xrt.orchestrated");
   const XrtToolchain tc = find_xrt_toolchain();
   if (!tc.missing.empty()) throw htp::RunError(missing_toolchain_message(ctx.entry(), tc), "aie.xrt.missing");
   const Design d = load_design(ctx);

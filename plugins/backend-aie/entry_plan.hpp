@@ -126,6 +126,8 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, c
                                              const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &workload, const ProgramDocs &docs,
                                                            const DeviceProfile &device, std::vector<Problem> &problems);
+std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
+                                                       const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 

@@ -79,13 +79,16 @@ ExprEnv constexpr_env(const htp::TileKernel &kernel) {
 
 namespace {
 
-/// Kernels some workload launches (they are not entrypoints of their own).
-std::set<std::string> launched_kernels(const htp::WspTaskGraph &tasks) {
+/// Kernels some workload or some workload's pipe stage launches (they are not entrypoints of their own).
+std::set<std::string> launched_kernels(const ProgramDocs &docs) {
   std::set<std::string> out;
-  for (const htp::WspWorkload &w : tasks.workloads)
-    htp::for_each_node(w.body, [&](const htp::WspNode &n) {
-      if (n.is_task()) out.insert(n.kernel);
-    });
+  auto launches = [&](const htp::WspNode &n) {
+    if (n.is_task()) out.insert(n.kernel);
+  };
+  for (const htp::WspWorkload &w : docs.tasks.workloads) htp::for_each_node(w.body, launches);
+  for (const htp::CspProgram &p : docs.csp.programs)
+    for (const htp::CspProcess &proc : p.processes)
+      if (proc.stage) htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, launches);
   return out;
 }
 
@@ -97,7 +100,18 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
   auto add = [&](std::optional<EntryPlan> p) {
     if (p) out.push_back(std::move(*p));
   };
-  for (const htp::CspProgram &program : docs.csp.programs) add(plan_csp_entry(program, docs.kernels, device, problems));
+  for (const htp::CspProgram &program : docs.csp.programs) {
+    if (program.origin == std::optional<std::string>("wsp.pipe") && orchestrated) {  // a workload's P.pipe
+      if (auto o = plan_orchestrated_pipe(program, docs, device, problems)) {
+        o->reason = "a workload's P.pipe over channels is host-orchestrated";
+        for (EntryPlan &t : o->tasks) out.push_back(std::move(t));
+        o->tasks.clear();
+        orchestrated->push_back(std::move(*o));
+      }
+      continue;
+    }
+    add(plan_csp_entry(program, docs.kernels, device, problems));
+  }
   for (const htp::WspWorkload &w : docs.tasks.workloads) {
     // The spatial mapping first (one core per grid point, FIFOs between the host and the cores); a
     // workload it does not take for its shape or its runtime data is orchestrated by the host.
@@ -119,7 +133,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     problems.insert(problems.end(), spatial.begin(), spatial.end());
     add(std::move(p));
   }
-  const auto launched = launched_kernels(docs.tasks);
+  const auto launched = launched_kernels(docs);
   for (const htp::TileKernel &k : docs.kernels.kernels)
     if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));
   return out;

@@ -4,6 +4,7 @@
 // of its own (the design a kernel entry gets, docs/backends/aie.md §2), and the host walks the task graph
 // at run time, one task at a time — each view moved into the kernel's design, the design run, the views
 // it writes moved back. The task graph travels in codegen/aie/<entry>/orchestration.json.
+#include <algorithm>
 #include <set>
 
 #include "entry_plan.hpp"
@@ -92,9 +93,11 @@ Json pack_task(EntryPlan &plan) {
 
 }  // namespace
 
-std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
-                                                           const DeviceProfile &device,
-                                                           std::vector<Problem> &problems) {
+namespace {
+
+/// The plan of `w` (a workload, or the stages of a pipe as one): `channels` are the pipe's channels.
+std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
+                                                   const DeviceProfile &device, std::vector<Problem> &problems) {
   const Json wspan = span_json(w.span);
   const size_t before = problems.size();
   OrchestrationPlan plan{w.name, wspan, {}, {}, {}};
@@ -121,9 +124,9 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
   htp::for_each_node(w.body, [&](const htp::WspNode &n) {
     if (!n.is_task()) return;
     for (const htp::WspArg &a : n.args)
-      if (a.is_channel())
-        problems.push_back({"aie.orchestration", "task " + n.id + " of workload '" + w.name +
-                                                     "' binds a channel outside a pipe", span_json(n.span)});
+      if (a.is_channel() && !channels.contains(*a.channel))
+        problems.push_back({"aie.orchestration", "task " + n.id + " of workload '" + w.name + "' binds channel '" +
+                                                     *a.channel + "', which its pipe does not declare", span_json(n.span)});
     if (!kernels.insert(n.kernel).second) return;
     const htp::TileKernel *k = docs.kernels.find(n.kernel);
     if (!k) {
@@ -141,8 +144,72 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
   if (problems.size() != before) return std::nullopt;
   Json kernel_dirs = Json::object();
   for (const std::string &k : kernels) kernel_dirs[k] = {{"design", "tasks/" + k}, {"packed", packing[k]}};
-  plan.doc = {{"schema", kOrchestrationSchema}, {"entry", w.name}, {"workload", Json(w)}, {"kernels", kernel_dirs}};
+  plan.doc = {{"schema", kOrchestrationSchema}, {"entry", w.name}, {"workload", Json(w)}, {"kernels", kernel_dirs},
+              {"channels", channels}};
   return plan;
+}
+
+}  // namespace
+
+std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
+                                                           const DeviceProfile &device,
+                                                           std::vector<Problem> &problems) {
+  return plan_orchestration(w, Json::object(), docs, device, problems);
+}
+
+std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
+                                                       const DeviceProfile &device, std::vector<Problem> &problems) {
+  // The pipe's stages run one after another in producer-to-consumer order, each to its end, the items of
+  // a channel queued between them: a pipe of loops is a Kahn network, so this order computes what any
+  // interleaving within the channels' depths computes.
+  htp::WspWorkload w;
+  w.name = program.name;
+  w.span = program.span;
+  for (const htp::CspParam &p : program.params) {
+    if (p.type.kind == "constexpr") continue;
+    w.params.push_back(htp::WspParam{p.name, p.dir, htp::WspType{p.type.kind, p.type.shape, p.type.dtype}});
+  }
+  Json channels = Json::object();
+  for (const htp::CspChannel &c : program.channels) {
+    if (c.is_event() || !c.elem || !c.elem->is_tensor()) {
+      problems.push_back({"aie.orchestration", "channel '" + c.name + "' of pipe '" + program.name +
+                                                   "' is not a channel of tensors", span_json(c.span)});
+      return std::nullopt;
+    }
+    std::vector<int64_t> shape;
+    for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
+    channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
+  }
+  std::vector<const htp::CspProcess *> pending;
+  for (const htp::CspProcess &proc : program.processes) {
+    if (!proc.stage || proc.replicas != 1) {
+      problems.push_back({"aie.orchestration", "process '" + proc.name + "' of pipe '" + program.name +
+                                                   "' is not a single pipe stage", span_json(proc.span)});
+      return std::nullopt;
+    }
+    pending.push_back(&proc);
+  }
+  std::set<std::string> done;  // processes placed; a stage goes once every producer of what it consumes is
+  while (!pending.empty()) {
+    auto ready = std::find_if(pending.begin(), pending.end(), [&](const htp::CspProcess *proc) {
+      for (const std::string &ch : proc->consumes)
+        for (const htp::CspChannel &c : program.channels)
+          if (c.name == ch)
+            for (const std::string &producer : c.producers)
+              if (!done.count(producer)) return false;
+      return true;
+    });
+    if (ready == pending.end()) {
+      problems.push_back({"aie.orchestration", "the stages of pipe '" + program.name + "' form a cycle through their "
+                                                   "channels; a host-orchestrated pipe runs its stages in order",
+                          span_json(program.span)});
+      return std::nullopt;
+    }
+    w.body.push_back(*(*ready)->stage);
+    done.insert((*ready)->name);
+    pending.erase(ready);
+  }
+  return plan_orchestration(w, channels, docs, device, problems);
 }
 
 }  // namespace htp::aie

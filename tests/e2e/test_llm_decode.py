@@ -35,7 +35,7 @@ class CountingContext(htp.Context):
 
 @pytest.fixture(scope="module", params=TARGETS)
 def served(request, tmp_path_factory):
-    cfg = model.Config()
+    cfg = model.Config.for_target(request.param)
     weights = model.make_weights(cfg)
     ctx = CountingContext()
     out = tmp_path_factory.mktemp("llm") / "pkg"
@@ -91,7 +91,9 @@ def test_observability_per_step_report_and_one_trace(served, tmp_path):
     _, _, _, engine, server, _, _ = served
     s = server.step_stats[5]
     assert s["tasks"] > 0 and s["runs"] == 2 + 2 * engine.cfg.layers
-    assert {"scores", "merge", "expert_up", "proj", "head_proj", "rms_norm"} <= set(s["tasks_by_kernel"])
+    names = set(s["tasks_by_kernel"])  # a pipe's stages may run copies of their kernels (pto: lm_head_head_proj)
+    for kernel in ("scores", "merge", "expert_up", "proj", "head_proj", "rms_norm"):
+        assert any(k == kernel or k.endswith("_" + kernel) for k in names), (kernel, names)
     assert sum(s["tasks_by_kernel"].values()) == s["tasks"]
     assert s["sim_seconds"] > 0 and s["cache_hits"] > 0
     path = serve.write_trace(engine, tmp_path / "trace.json", steps={3, 4, 5})
@@ -101,7 +103,10 @@ def test_observability_per_step_report_and_one_trace(served, tmp_path):
     kernels = {e["name"] for e in events if e.get("ph") == "X" and e["pid"] == 1}
     assert {"scores", "block_softmax", "weigh", "merge", "swiglu"} <= kernels
     threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name" and e["pid"] == 1}
-    assert any(t.startswith("AIC") for t in threads) and any(t.startswith("AIV") for t in threads)
+    if engine.target.startswith("pto"):      # cube and vector cores
+        assert any(t.startswith("AIC") for t in threads) and any(t.startswith("AIV") for t in threads)
+    else:                                    # host-orchestrated: one task at a time
+        assert threads == {"tasks (one at a time)"}
     table = serve.profile_table(server.step_stats)
     assert len(table.splitlines()) == len(server.step_stats) + 3 and "compiler runs" in table
 

@@ -1,7 +1,9 @@
 #include "orchestrator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <set>
 
 #include <htp/wsp_task_graph.hpp>
@@ -25,7 +27,7 @@ class Walker {
 public:
   Walker(const htp::WspWorkload &w, const std::map<std::string, Design> &designs, const Json &packing,
          const std::map<std::string, KernelEntry> &kernels, std::map<std::string, OrchTensor> tensors,
-         const std::map<std::string, Json> &scalars, const SimOptions &options, std::string file)
+         const std::map<std::string, Json> &scalars, const SimOptions &options, std::string file, const Json &channels)
       : w_(w), designs_(designs), packing_(packing), kernels_(kernels), tensors_(std::move(tensors)), options_(options),
         file_(std::move(file)) {
     for (const auto &[name, value] : scalars) env_.params[name] = value;
@@ -35,6 +37,8 @@ public:
       auto &buf = owned_.emplace_back(static_cast<size_t>(product(shape) * dtype_bytes(i.type.dtype)), 0);
       tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
     }
+    for (const auto &[name, c] : channels.items())
+      channels_[name] = Channel{c.at("shape").get<std::vector<int64_t>>(), c.at("dtype").get<std::string>(), {}};
     env_.read = [this](const std::string &t, const std::vector<int64_t> &index, std::string *why) {
       return read(t, index, why);
     };
@@ -104,6 +108,26 @@ private:
     auto v = eval_int(e, env_, &why);
     if (!v) fail(span, what + ": " + why);
     return *v;
+  }
+
+  /// A float scalar argument: literals and float parameters as they are; + - * neg min max over those;
+  /// anything else (integer arithmetic, tensor reads) through eval().
+  double eval_real(const Json &e, const htp::IrSpan &span, const std::string &what) {
+    if (e.is_number()) return e.get<double>();
+    if (e.is_object() && e.contains("param")) {
+      auto it = env_.params.find(e["param"].get<std::string>());
+      if (it != env_.params.end() && it->second.is_number()) return it->second.get<double>();
+    }
+    if (e.is_object() && e.contains("op")) {
+      const std::string op = e["op"].get<std::string>();
+      const Json args = e.value("args", Json::array());
+      if ((op == "add" || op == "sub" || op == "mul" || op == "min" || op == "max") && args.size() == 2) {
+        const double a = eval_real(args[0], span, what), b = eval_real(args[1], span, what);
+        return op == "add" ? a + b : op == "sub" ? a - b : op == "mul" ? a * b : op == "min" ? std::min(a, b) : std::max(a, b);
+      }
+      if (op == "neg" && args.size() == 1) return -eval_real(args[0], span, what);
+    }
+    return static_cast<double>(eval(e, span, what));
   }
 
   void nodes(const std::vector<htp::WspNode> &body) {
@@ -214,6 +238,8 @@ private:
       std::vector<int64_t> offset, shape;
       std::vector<char> buf;
       bool back;
+      Channel *channel = nullptr;  ///< a channel item received or sent
+      bool send = false;
     };
     const Json &packed = packing_.contains(n.kernel) ? packing_.at(n.kernel) : Json();
     // The kernel's own parameters: the design's, or — packed — those the packing lists.
@@ -246,7 +272,7 @@ private:
         const Json &e = *a.scalar;
         auto put = [&](auto v) { std::memcpy(m.buf.data(), &v, std::min(m.buf.size(), sizeof v)); };
         if (p.dtype == "f32" || p.dtype == "f64") {
-          const double v = e.is_number_float() ? e.get<double>() : static_cast<double>(eval(e, n.span, "scalar '" + p.name + "'"));
+          const double v = eval_real(e, n.span, "scalar '" + p.name + "'");
           if (p.dtype == "f32") put(static_cast<float>(v));
           else put(v);
         } else {
@@ -256,6 +282,25 @@ private:
           else if (p.dtype == "i8" || p.dtype == "u8" || p.dtype == "bool") put(static_cast<int8_t>(v));
           else put(static_cast<int32_t>(v));
         }
+        buffers[p.name] = {m.buf.data(), m.buf.size()};
+        continue;
+      }
+      if (a.is_channel()) {  // a pipe stage: the item received, or the slot the kernel fills and sends
+        auto cit = channels_.find(*a.channel);
+        if (cit == channels_.end()) fail(n.span, "task " + n.id + " binds channel '" + *a.channel + "', which the pipe does not have");
+        Channel &c = cit->second;
+        Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, c.shape, {}, false});
+        m.channel = &c;
+        if (a.dir == "in") {
+          if (c.items.empty()) fail(n.span, "task " + n.id + " receives from channel '" + *a.channel + "', which is empty");
+          m.buf = std::move(c.items.front());
+          c.items.pop_front();
+        } else {
+          m.buf.assign(static_cast<size_t>(product(c.shape) * dtype_bytes(c.dtype)), 0);
+          m.send = true;
+        }
+        if (m.buf.size() != static_cast<size_t>(product(p.shape) * dtype_bytes(p.dtype)))
+          fail(n.span, "channel '" + *a.channel + "' carries items of another size than parameter '" + p.name + "'");
         buffers[p.name] = {m.buf.data(), m.buf.size()};
         continue;
       }
@@ -301,10 +346,12 @@ private:
     if (packed.is_object())
       for (const Json &e : packed.at("out"))
         for (Moved &m : moved)
-          if (m.back && m.name == e.at("param").get<std::string>())
+          if ((m.back || m.send) && m.name == e.at("param").get<std::string>())
             std::memcpy(m.buf.data(), packed_out.data() + e.at("offset").get<int64_t>(), m.buf.size());
-    for (Moved &m : moved)
+    for (Moved &m : moved) {
       if (m.back) copy_box(*m.t, m.offset, m.shape, m.buf.data(), false);
+      if (m.send) m.channel->items.push_back(std::move(m.buf));
+    }
     const size_t index = result_.tasks.size();
     Json args = {{"task", index}, {"id", n.id}};
     for (const auto &[var, value] : env_.vars) args[var] = value;
@@ -326,6 +373,13 @@ private:
   OrchestrationResult result_;
   Clock::time_point t0_;
   std::string file_;
+  /// A pipe's channel: the items sent and not yet received, in order.
+  struct Channel {
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::deque<std::vector<char>> items;
+  };
+  std::map<std::string, Channel> channels_;
 };
 
 }  // namespace
@@ -336,8 +390,15 @@ OrchestrationResult orchestrate(const Json &doc, const std::map<std::string, Des
                                 const std::map<std::string, Json> &scalars, const SimOptions &options) {
   htp::WspTaskGraph graph;
   try {
+    // The body is read on its own: a pipe's stages bind channels, which a workload's body may not.
+    Json workload = doc.at("workload");
+    const Json body = workload.at("body");
+    workload["body"] = Json::array();
     graph = htp::read_wsp_task_graph(Json{{"schema", std::string(htp::kWspTaskGraphSchema)},
-                                          {"workloads", Json::array({doc.at("workload")})}});
+                                          {"workloads", Json::array({workload})}});
+    htp::wsp_task_graph_reader::Reader<Json> reader{"orchestration.json"};
+    graph.workloads.at(0).body = htp::wsp_task_graph_reader::read_body(
+        reader, body, "/workload/body", htp::wsp_task_graph_reader::NodeOptions{.channels = true});
   } catch (const std::exception &e) {
     throw SimError(std::string("orchestration.json: the workload's task graph is malformed: ") + e.what());
   }
@@ -349,7 +410,8 @@ OrchestrationResult orchestrate(const Json &doc, const std::map<std::string, Des
   Json packing = Json::object();
   for (const auto &[kernel, entry] : doc.at("kernels").items())
     packing[kernel] = entry.is_object() ? entry.value("packed", Json()) : Json();
-  Walker walker(w, designs, packing, kernels, tensors, scalars, options, doc.value("file", ""));
+  Walker walker(w, designs, packing, kernels, tensors, scalars, options, doc.value("file", ""),
+                doc.value("channels", Json::object()));
   return walker.run();
 }
 

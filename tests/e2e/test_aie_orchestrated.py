@@ -1,0 +1,152 @@
+"""Host-orchestrated workloads on aie-npu1 (docs/backends/aie.md §2): programs the spatial mapping does not
+take — several launches, a grid larger than the device, ragged and CSR domains, views read from tensors, a
+pipe over channels — compile into one single-core design per kernel plus orchestration.json, run on aie-sim
+one task at a time, agree with pto-a2a3sim and NumPy, and refuse bad runtime data naming the construct."""
+import json
+import os
+import pathlib
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import htp
+
+EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES", pathlib.Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(EXAMPLES))
+
+PROGRAM = textwrap.dedent('''
+    from htp.dialects.tile import kernel, Tensor, In, Out, InOut, f32, i32, load, store, add, mul, muls, exp
+    from htp.dialects.wsp import workload, P, Ragged
+    from htp.dialects.csp import Channel, recv, send
+
+    ROWS = 32            # grid points: more than the 16 cores of npu1
+
+
+    @kernel
+    def scale(x: In[Tensor[1, 64, f32]], y: Out[Tensor[1, 64, f32]]):
+        store(y, muls(load(x), 2.0))
+
+
+    @kernel
+    def bump(y: InOut[Tensor[1, 64, f32]], s: Scalar[f32]):
+        store(y, add(load(y), s))
+
+
+    @workload
+    def big_grid(X: In[Tensor[ROWS, 64, f32]], Y: Out[Tensor[ROWS, 64, f32]]):
+        for i in P(ROWS):
+            scale[i](X[i:i + 1, :], Y[i:i + 1, :])
+
+
+    @workload
+    def gathered(X: In[Tensor[ROWS, 64, f32]], idx: In[Tensor[8, i32]], lens: In[Tensor[8, i32]],
+                 Y: Out[Tensor[8, 64, f32]], s: float):
+        for b in P(8):
+            scale[b](X[idx[b]:idx[b] + 1, :], Y[b:b + 1, :])          # a row chosen at run time
+        for b, j in P(Ragged(8, lens)):
+            bump[b, j](Y[b:b + 1, :], s)                               # Y[b] += s, lens[b] times
+
+
+    @workload
+    def piped(X: In[Tensor[ROWS, 64, f32]], Y: Out[Tensor[ROWS, 64, f32]]):
+        rows = Channel[Tensor[1, 64, f32]](depth=2)
+        with P.pipe():
+            for i in P.seq(ROWS):
+                send(rows, scale[i](X[i:i + 1, :]))
+            for i in P.seq(ROWS):
+                scale[i](recv(rows), Y[i:i + 1, :])
+''').replace("from htp.dialects.tile import kernel,", "from htp.dialects.tile import Scalar, kernel,")
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    import importlib.util
+    path = tmp_path_factory.mktemp("prog") / "orchestrated_program.py"
+    path.write_text(PROGRAM)
+    spec = importlib.util.spec_from_file_location("orchestrated_program", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return htp.Context()
+
+
+def compile_run(ctx, fn, target, out, **args):
+    pkg = ctx.compile(fn, target=target, out=out, force=True)
+    return pkg, htp.bind(pkg, ctx).run(**args)
+
+
+def test_a_grid_larger_than_the_device_runs_one_task_at_a_time(ctx, program, tmp_path):
+    x = np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32)
+    pkg, r = compile_run(ctx, program.big_grid, "aie-npu1", tmp_path / "pkg", X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), 2 * x)
+    doc = json.loads((pkg.path / "codegen/aie/big_grid/orchestration.json").read_text())
+    assert doc["schema"] == "htp.aie.orchestration.v1" and list(doc["kernels"]) == ["scale"]
+    assert (pkg.path / "codegen/aie/big_grid/tasks/scale/aie.mlir").is_file()
+    assert r.report["orchestrated"] is True and r.report["tasks"] == 32
+    assert [t["kernel"] for t in r.report["task_estimates"]] == ["scale"] * 32
+    events = [e for e in json.loads((r.run_dir / "trace.json").read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert len(events) == 32 and {e["name"] for e in events} == {"scale"}
+    assert sorted(e["args"]["i"] for e in events) == list(range(32))
+
+
+def test_runtime_views_ragged_rows_and_scalars_agree_with_pto_and_numpy(ctx, program, tmp_path):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    idx = np.array([31, 0, 5, 5, 17, 2, 9, 30], np.int32)
+    lens = np.array([0, 1, 2, 3, 0, 4, 1, 2], np.int32)
+    expected = 2 * x[idx] + 0.5 * lens[:, None]
+    out = {}
+    for target in ("aie-npu1", "pto-a2a3sim"):
+        _, r = compile_run(ctx, program.gathered, target, tmp_path / target, X=x, idx=idx, lens=lens, s=0.5)
+        out[target] = np.asarray(r["Y"])
+        np.testing.assert_allclose(out[target], expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out["aie-npu1"], out["pto-a2a3sim"])
+
+
+def test_bad_runtime_data_is_refused_naming_the_construct(ctx, program, tmp_path):
+    x = np.zeros((32, 64), np.float32)
+    pkg = ctx.compile(program.gathered, target="aie-npu1", out=tmp_path / "pkg", force=True)
+    bound = htp.bind(pkg, ctx)
+    ok_idx, ok_lens = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    with pytest.raises(htp.RunError, match=r"orchestrated_program\.py:\d+:\d+: runtime data: the view of 'X' passed "
+                                           r"to kernel 'scale', parameter 'x' covers \[32, 33\) in dimension 0, "
+                                           r"outside its extent 32"):
+        bound.run(X=x, idx=np.array([0, 1, 2, 3, 4, 5, 6, 32], np.int32), lens=ok_lens, s=1.0)
+    with pytest.raises(htp.RunError, match=r"runtime data: lens\[3\] = -2 is a negative ragged length"):
+        bound.run(X=x, idx=ok_idx, lens=np.array([0, 0, 0, -2, 0, 0, 0, 0], np.int32), s=1.0)
+
+
+def test_a_pipe_over_channels_streams_its_stages_in_order(ctx, program, tmp_path):
+    x = np.random.default_rng(2).standard_normal((32, 64)).astype(np.float32)
+    pkg, r = compile_run(ctx, program.piped, "aie-npu1", tmp_path / "pkg", X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), 4 * x)
+    doc = json.loads((pkg.path / "codegen/aie/piped/orchestration.json").read_text())
+    assert doc["channels"] == {"rows": {"shape": [1, 64], "dtype": "f32"}}
+    names = [e["name"] for e in json.loads((r.run_dir / "trace.json").read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert len(names) == 64
+
+
+def test_task_designs_take_one_input_and_one_output_fifo(ctx, tmp_path):
+    # flash_decode's block_softmax writes three tensors and merge reads three: a core has two DMA channels
+    # each way, so the task designs pack every object into one FIFO each way (and validate).
+    import flash_decode
+    pkg = ctx.compile(flash_decode.flash_decode, target="aie-npu1", out=tmp_path / "pkg", force=True)
+    doc = json.loads((pkg.path / "codegen/aie/flash_decode/orchestration.json").read_text())
+    packed = doc["kernels"]["block_softmax"]["packed"]
+    assert [e["param"] for e in packed["in"]] == ["s"] and [e["param"] for e in packed["out"]] == ["p", "m_part", "l_part"]
+    fifos = json.loads((pkg.path / "codegen/aie/flash_decode/tasks/merge/fifos.json").read_text())
+    assert sorted(f["name"] for f in fifos["fifos"]) == ["in_packed_in", "out_packed_out"]
+    mlir = (pkg.path / "codegen/aie/flash_decode/tasks/merge/kernels/merge_packed.cc").read_text()
+    assert 'extern "C" void merge_packed(int32_t *in, int32_t *out)' in mlir
+
+
+def test_aie_xrt_says_an_orchestrated_entry_has_no_host_program(ctx, program, tmp_path):
+    pkg = ctx.compile(program.big_grid, target="aie-npu1", out=tmp_path / "pkg", force=True, binding="aie.xrt")
+    with pytest.raises(htp.RunError, match=r"aie-xrt: entry 'big_grid' is host-orchestrated .* run it with aie.sim"):
+        htp.bind(pkg, ctx).run(X=np.zeros((32, 64), np.float32))
