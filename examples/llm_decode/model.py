@@ -221,12 +221,11 @@ def build(cfg: Config):
         store(v, load(qkv[:, DM + KVW:DM + 2 * KVW]))
 
     @kernel
-    def init_partials(m: Out[Tensor[G, MAXBLK, f32]], l: Out[Tensor[G, MAXBLK, f32]],
-                      o: Out[Tensor[MAXBLK * G, HD, f32]]):
-        store(m, full((G, MAXBLK), NEG, f32))    # block slots the request does not use weigh nothing
-        store(l, full((G, MAXBLK), 0.0, f32))
-        for j in range(MAXBLK):                  # a block's rows at a time: one small tile register
-            store(o[j * G:(j + 1) * G, :], full((G, HD), 0.0, f32))
+    def init_partials(m: Out[Tensor[1, MAXBLK, f32]], l: Out[Tensor[1, MAXBLK, f32]], o: Out[Tensor[MAXBLK, HD, f32]]):
+        store(m, full((1, MAXBLK), NEG, f32))    # block slots the request does not use weigh nothing
+        store(l, full((1, MAXBLK), 0.0, f32))
+        for j in range(MAXBLK):                  # a row at a time: one small tile register
+            store(o[j:j + 1, :], full((1, HD), 0.0, f32))
 
     @kernel
     def block_softmax(s: In[Tensor[G, BLK, f32]], mask: In[Tensor[1, BLK, f32]], p: Out[Tensor[G, BLK, f32]],
@@ -239,17 +238,16 @@ def build(cfg: Config):
         store(l_part, rowsum(e))
 
     @kernel
-    def merge(o_part: In[Tensor[MAXBLK * G, HD, f32]], m_part: In[Tensor[G, MAXBLK, f32]],
-              l_part: In[Tensor[G, MAXBLK, f32]], o: Out[Tensor[1, G * HD, f32]]):
-        for i in range(G):                       # query head i of the group: combine its block partials
-            m = rowmax(load(m_part[i:i + 1, :]))
-            acc = full((1, HD), 0.0, f32)
-            total = full((1, 1), 0.0, f32)
-            for j in range(MAXBLK):
-                w = exp(sub(load(m_part[i:i + 1, j:j + 1]), m))
-                total = add(total, mul(w, load(l_part[i:i + 1, j:j + 1])))
-                acc = add(acc, rowexpand_mul(load(o_part[j * G + i:j * G + i + 1, :]), w))
-            store(o[:, i * HD:(i + 1) * HD], rowexpand_div(acc, total))
+    def merge(o_part: In[Tensor[MAXBLK, HD, f32]], m_part: In[Tensor[1, MAXBLK, f32]],
+              l_part: In[Tensor[1, MAXBLK, f32]], o: Out[Tensor[1, HD, f32]]):
+        m = rowmax(load(m_part))                 # one query head: combine its block partials
+        acc = full((1, HD), 0.0, f32)
+        total = full((1, 1), 0.0, f32)
+        for j in range(MAXBLK):
+            w = exp(sub(load(m_part[:, j:j + 1]), m))
+            total = add(total, mul(w, load(l_part[:, j:j + 1])))
+            acc = add(acc, rowexpand_mul(load(o_part[j:j + 1, :]), w))
+        store(o, rowexpand_div(acc, total))
 
     @kernel
     def swiglu(h1: In[Tensor[1, F, f32]], h3: In[Tensor[1, F, f32]], gate: In[Tensor[1, 1, f32]],
@@ -332,7 +330,7 @@ def build(cfg: Config):
         Q: Tensor[B, DM, f32]
         S: Tensor[SROWS, BLK, f32]
         Pb: Tensor[SROWS, BLK, f32]
-        O_part: Tensor[SROWS, HD, f32]
+        O_part: Tensor[NBG * MAXBLK, G, HD, f32]   # (request, KV head, block) x query head of the group
         M_part: Tensor[NBG * G, MAXBLK, f32]
         L_part: Tensor[NBG * G, MAXBLK, f32]
         ATT: Tensor[B, DM, f32]
@@ -345,10 +343,10 @@ def build(cfg: Config):
             with P.when(nblk[b] > 0):            # active requests: rotate, append K/V, reset the partials
                 rope_kv[b](QKVb[b:b + 1, :], cos[pos[b]:pos[b] + 1, :], sin[pos[b]:pos[b] + 1, :], Q[b:b + 1, :],
                            KT[:, slot[b]:slot[b] + 1], VC[slot[b]:slot[b] + 1, :])
-                for g in P(KVH):
+                for g, i in P(KVH, G):               # per query head: its block partials reset
                     bg = b * KVH + g
-                    init_partials[b, g](M_part[bg * G:(bg + 1) * G, :], L_part[bg * G:(bg + 1) * G, :],
-                                        O_part[bg * MAXBLK * G:(bg + 1) * MAXBLK * G, :])
+                    init_partials[b, g, i](M_part[bg * G + i:bg * G + i + 1, :], L_part[bg * G + i:bg * G + i + 1, :],
+                                           O_part[bg * MAXBLK:(bg + 1) * MAXBLK, i, :])
         for b, j in P(Ragged(B, nblk)):          # split-KV: one task chain per (request, KV block, KV head)
             blk = table[b * MAXBLK + j]          # the block table maps the request's block j to a cache block
             for g in P(KVH):
@@ -358,13 +356,15 @@ def build(cfg: Config):
                                 S[r:r + G, :])
                 block_softmax[b, j, g](S[r:r + G, :], mask[b * MAXBLK + j:b * MAXBLK + j + 1, :], Pb[r:r + G, :],
                                        M_part[bg * G:(bg + 1) * G, j:j + 1], L_part[bg * G:(bg + 1) * G, j:j + 1])
-                weigh[b, j, g](Pb[r:r + G, :], VC[blk * BLK:(blk + 1) * BLK, g * HD:(g + 1) * HD], O_part[r:r + G, :])
+                weigh[b, j, g](Pb[r:r + G, :], VC[blk * BLK:(blk + 1) * BLK, g * HD:(g + 1) * HD],
+                               O_part[bg * MAXBLK + j, :, :])
         for b in P(B):
             with P.when(nblk[b] > 0):
-                for g in P(KVH):
+                for g, i in P(KVH, G):               # per query head: merge its blocks into its output
                     bg = b * KVH + g
-                    merge[b, g](O_part[bg * MAXBLK * G:(bg + 1) * MAXBLK * G, :], M_part[bg * G:(bg + 1) * G, :],
-                                L_part[bg * G:(bg + 1) * G, :], ATT[b:b + 1, g * G * HD:(g + 1) * G * HD])
+                    h = g * G + i
+                    merge[b, g, i](O_part[bg * MAXBLK:(bg + 1) * MAXBLK, i, :], M_part[bg * G + i:bg * G + i + 1, :],
+                                   L_part[bg * G + i:bg * G + i + 1, :], ATT[b:b + 1, h * HD:(h + 1) * HD])
         for m, n in P(B // PR, DM // NT):
             proj[m, n](ATT.tile(m, 0), wo.tile(0, n), AO.tile(m, n))
         for i in P(B // NR):

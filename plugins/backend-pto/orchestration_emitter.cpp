@@ -19,7 +19,31 @@ struct TaskTensor {
   std::vector<std::string> shape;
   std::string where = {};          ///< the launch's source location: set when offsets depend on runtime data
   std::string name = {};           ///< the tensor's name in the program (for that check's message)
+  /// Adjacent dimension swaps that move the unit dimensions an integer index dropped (`O[b, i, :]` for a
+  /// rank-2 parameter) in front of the kept ones: kernels address a view by its last dimensions.
+  std::vector<std::pair<int, int>> swaps = {};
 };
+
+/// The swaps that bring the view's dropped dimensions to the front (TaskTensor::swaps): `view` is the
+/// view's static shape (the tensor's rank), `param` the kernel parameter's (its rank or fewer dims).
+/// Dimensions are matched from the right; a unit view dimension the parameter lacks was dropped.
+std::vector<std::pair<int, int>> dropped_dim_swaps(const std::vector<int64_t> &view, const std::vector<int64_t> &param) {
+  std::vector<bool> dropped(view.size(), false);
+  int j = static_cast<int>(param.size()) - 1;
+  for (int d = static_cast<int>(view.size()) - 1; d >= 0; --d) {
+    if (j >= 0 && view[static_cast<size_t>(d)] == param[static_cast<size_t>(j)]) --j;
+    else if (view[static_cast<size_t>(d)] == 1) dropped[static_cast<size_t>(d)] = true;
+    else return {};  // not a dropped-dimension view: left as it is
+  }
+  std::vector<std::pair<int, int>> swaps;
+  int front = 0;
+  for (int d = 0; d < static_cast<int>(view.size()); ++d) {
+    if (!dropped[static_cast<size_t>(d)]) continue;
+    for (int x = d; x > front; --x) swaps.emplace_back(x - 1, x);
+    ++front;
+  }
+  return swaps;
+}
 
 /// Writes one orchestration source: parameter binding, then statements with indentation.
 class OrchestrationWriter {
@@ -109,6 +133,9 @@ public:
         line(rt::check_view(a.where, a.name, "kernel '" + unit.kernel.name + "', parameter '" + a.param->name + "'",
                             a.tensor, a.offset, a.shape));
       raw(rt::tensor_view(t + "_" + a.param->name, a.tensor, a.shape, a.offset, indent_));
+      for (const auto &[x, y] : a.swaps)
+        line(t + "_" + a.param->name + " = " + t + "_" + a.param->name + ".transpose(" + std::to_string(x) + ", " +
+             std::to_string(y) + ");");
     }
     const std::vector<std::string> boxes = tracked_boxes(t, tensors);
     raw(indent_ + rt::task_args_decl(t + "_args"));
@@ -396,6 +423,7 @@ private:
         t.name = *a.tensor;
       }
       for (int64_t s : a.shape) t.shape.push_back(w_.expr(json(s)));
+      if (a.shape.size() > p.shape.size()) t.swaps = dropped_dim_swaps(a.shape, p.shape);
       if (t.offset.size() != t.shape.size())
         throw IrError("task " + n.id + ": argument '" + p.name + "' has " + std::to_string(t.offset.size()) +
                       " offsets and " + std::to_string(t.shape.size()) + " extents",

@@ -49,6 +49,17 @@ PROGRAM = textwrap.dedent('''
             bump[b, j](Y[b:b + 1, :], s)                               # Y[b] += s, lens[b] times
 
 
+    @kernel
+    def add_rows(a: In[Tensor[4, 64, f32]], b: In[Tensor[4, 64, f32]], c: Out[Tensor[4, 64, f32]]):
+        store(c, add(load(a), load(b)))
+
+
+    @workload
+    def middle(X: In[Tensor[4, 3, 64, f32]], Y: In[Tensor[3, 4, 64, f32]], Z: Out[Tensor[3, 4, 64, f32]]):
+        for i in P(3):                                                 # X[:, i, :]: strided rows
+            add_rows[i](X[:, i, :], Y[i, :, :], Z[i, :, :])
+
+
     @workload
     def piped(X: In[Tensor[ROWS, 64, f32]], Y: Out[Tensor[ROWS, 64, f32]]):
         rows = Channel[Tensor[1, 64, f32]](depth=2)
@@ -120,6 +131,17 @@ def test_bad_runtime_data_is_refused_naming_the_construct(ctx, program, tmp_path
         bound.run(X=x, idx=np.array([0, 1, 2, 3, 4, 5, 6, 32], np.int32), lens=ok_lens, s=1.0)
     with pytest.raises(htp.RunError, match=r"runtime data: lens\[3\] = -2 is a negative ragged length"):
         bound.run(X=x, idx=ok_idx, lens=np.array([0, 0, 0, -2, 0, 0, 0, 0], np.int32), s=1.0)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_view_that_drops_a_middle_dimension_reads_strided_rows(ctx, program, tmp_path, target):
+    # X[:, i, :] of a [4, 3, 64] tensor is 4 rows 3 * 64 elements apart; backend-pto once addressed it by the
+    # stride of the dropped dimension (64) and read the wrong rows.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3, 64)).astype(np.float32)
+    y = rng.standard_normal((3, 4, 64)).astype(np.float32)
+    _, r = compile_run(ctx, program.middle, target, tmp_path / "pkg", X=x, Y=y)
+    np.testing.assert_allclose(np.asarray(r["Z"]), x.transpose(1, 0, 2) + y, rtol=1e-6, atol=1e-6)
 
 
 def test_a_pipe_over_channels_streams_its_stages_in_order(ctx, program, tmp_path):
