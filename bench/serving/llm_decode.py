@@ -27,10 +27,7 @@ import serve  # noqa: E402
 
 BLOCK = 64
 HEADROOM = 16                  # cache positions past the context: the timed steps (--steps < 16)
-# The longest context per target. aie-npu1: 2048 — one (request, KV head)'s split-KV partials (max_blocks x
-# 4 query heads x 64 floats) are one object of the merge task, which must fit a core's 64 KiB: 40 blocks of
-# 64 tokens do (40 KiB), 72 (4096 tokens) do not (aie.validate.memory says so).
-LONG = {"pto-a2a3sim": 4096, "aie-npu1": 2048}
+LONG = 4096                    # the longest context measured (tokens per request)
 
 
 def peak_rss_reset():
@@ -116,7 +113,7 @@ def main():
     bench, table = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for target in args.targets.split(","):
-            long = LONG.get(target, 4096)
+            long = LONG
             cases = [(8, 512, long), (8, long, long), (32, 512, 512)]
             engines = {}
             step_ms = {}
