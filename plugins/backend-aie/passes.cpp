@@ -103,6 +103,13 @@ void map_pass(htp::PassContext &ctx) {
     orchestrations.push_back({{"entry", o.entry}, {"params", params}, {"orchestration", doc}});
   }
   for (const auto &p : problems) report(ctx, p.code, p.message, p.span);
+  for (const htp::WspWorkload &w : docs.tasks.workloads)  // dispatch policies choose AICPU schedulers
+    if (w.schedule.dispatch && w.schedule.dispatch->policy != "round_robin")
+      htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.schedule",
+                                  "dispatch(" + w.schedule.dispatch->policy + ") of workload '" + w.name +
+                                      "' has no effect on " + dev.name + ": AIE has no task schedulers to choose "
+                                      "between (cores are placed in grid order; orchestrated tasks run in program order)",
+                                  source_span(w.schedule.span ? Json(*w.schedule.span) : Json(w.span), ctx.module().file()));
   if (problems.empty() && out.empty())
     report(ctx, "aie.no-entry", "the program has no kernel, workload or CSP program to map onto " + dev.name, Json());
   ctx.module().set_attr(kDesigns, out.dump());

@@ -36,7 +36,11 @@ void register_components(htp::Registrar &r) {
                            "Uses.Intrinsic(set=tile)", "Uses.Intrinsic(set=aie)", "Uses.Layout(kind=axe,facet=dist)",
                            "Uses.Layout(kind=axe,facet=mem)",
                            "Uses.Layout(kind=axe,facet=hw)", "Uses.Channel(kind=fifo)",
-                           "Uses.Schedule(directive=dispatch,policy=round_robin)"}},
+                           "Uses.Schedule(directive=dispatch,policy=round_robin)",
+                           // Which AICPU scheduler issues a task: nothing on AIE to choose (a note says so).
+                           "Uses.Schedule(directive=dispatch,policy=affinity)",
+                           "Uses.Schedule(directive=dispatch,policy=hash)",
+                           "Uses.Schedule(directive=dispatch,policy=work_steal)"}},
       .targets = targets});
   r.add(htp::BindingSpec{.info = {.id = "aie.sim", .version = kVersion,
                                   .summary = "Functional CPU simulation of the emitted design (FIFOs, cores, DMA)",
