@@ -88,8 +88,31 @@ void map_pass(htp::PassContext &ctx) {
   std::vector<Problem> problems;
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
-  for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated))
-    if (auto d = build_design(plan, dev, problems)) out.push_back(design_to_json(*d));
+  for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {
+    auto d = build_design(plan, dev, problems);
+    if (!d) continue;
+    if (plan.kind == "workload") {
+      // A spatial design whose cores need more DMA channels than a tile has (a third input, say) is
+      // multiplexed instead: host-orchestrated, each task's objects packed into one FIFO each way.
+      std::string reason;
+      for (const auto &v : validate(*d, dev))
+        if (v.code == "aie.validate.dma-channels" && reason.empty()) reason = v.text();
+      const htp::WspWorkload *w = nullptr;
+      for (const auto &x : docs.tasks.workloads)
+        if (x.name == plan.name) w = &x;
+      if (!reason.empty() && w) {
+        if (auto o = plan_orchestrated_workload(*w, docs, dev, problems)) {
+          o->reason = reason;
+          for (const EntryPlan &t : o->tasks)
+            if (auto td = build_design(t, dev, problems)) out.push_back(design_to_json(*td));
+          o->tasks.clear();
+          orchestrated.push_back(std::move(*o));
+        }
+        continue;
+      }
+    }
+    out.push_back(design_to_json(*d));
+  }
   Json orchestrations = Json::array();
   for (const auto &o : orchestrated) {
     Json params = Json::array();

@@ -17,7 +17,8 @@ EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES", pathlib.Path(__file__).re
 sys.path.insert(0, str(EXAMPLES))
 
 PROGRAM = textwrap.dedent('''
-    from htp.dialects.tile import kernel, Tensor, In, Out, InOut, f32, i32, load, store, add, mul, muls, exp
+    from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
+                                   rowsum, rsqrt, rowexpand_sub, rowexpand_mul, colexpand_mul, colexpand_add)
     from htp.dialects.wsp import workload, P, Ragged
     from htp.dialects.csp import Channel, recv, send
 
@@ -60,6 +61,22 @@ PROGRAM = textwrap.dedent('''
             add_rows[i](X[:, i, :], Y[i, :, :], Z[i, :, :])
 
 
+    @kernel
+    def layernorm_rows(x: In[Tensor[16, 128, f32]], gamma: In[Tensor[1, 128, f32]], beta: In[Tensor[1, 128, f32]],
+                       y: Out[Tensor[16, 128, f32]]):
+        t = load(x)
+        c = rowexpand_sub(t, muls(rowsum(t), 1.0 / 128))
+        inv = rsqrt(adds(muls(rowsum(mul(c, c)), 1.0 / 128), 1e-5))
+        store(y, colexpand_add(colexpand_mul(rowexpand_mul(c, inv), load(gamma)), load(beta)))
+
+
+    @workload
+    def layernorm(X: In[Tensor[64, 128, f32]], gamma: In[Tensor[1, 128, f32]], beta: In[Tensor[1, 128, f32]],
+                  Y: Out[Tensor[64, 128, f32]]):
+        for i in P(4):
+            layernorm_rows[i](X.tile(i, 0), gamma, beta, Y.tile(i, 0))
+
+
     @workload
     def piped(X: In[Tensor[ROWS, 64, f32]], Y: Out[Tensor[ROWS, 64, f32]]):
         rows = Channel[Tensor[1, 64, f32]](depth=2)
@@ -68,7 +85,7 @@ PROGRAM = textwrap.dedent('''
                 send(rows, scale[i](X[i:i + 1, :]))
             for i in P.seq(ROWS):
                 scale[i](recv(rows), Y[i:i + 1, :])
-''').replace("from htp.dialects.tile import kernel,", "from htp.dialects.tile import Scalar, kernel,")
+''')
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +159,21 @@ def test_a_view_that_drops_a_middle_dimension_reads_strided_rows(ctx, program, t
     y = rng.standard_normal((3, 4, 64)).astype(np.float32)
     _, r = compile_run(ctx, program.middle, target, tmp_path / "pkg", X=x, Y=y)
     np.testing.assert_allclose(np.asarray(r["Z"]), x.transpose(1, 0, 2) + y, rtol=1e-6, atol=1e-6)
+
+
+def test_a_kernel_with_more_inputs_than_a_core_has_dma_channels_is_multiplexed(ctx, program, tmp_path):
+    # A layernorm with gamma and beta, written as the docs show: three inputs per core do not fit a compute
+    # tile's two input DMA channels spatially, so the workload is host-orchestrated with packed objects.
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    g = rng.standard_normal((1, 128)).astype(np.float32)
+    b = rng.standard_normal((1, 128)).astype(np.float32)
+    c = x - x.mean(axis=1, keepdims=True)
+    expected = c / np.sqrt((c * c).mean(axis=1, keepdims=True) + 1e-5) * g + b
+    for target in ("aie-npu1", "pto-a2a3sim"):
+        pkg, r = compile_run(ctx, program.layernorm, target, tmp_path / target, X=x, gamma=g, beta=b)
+        np.testing.assert_allclose(np.asarray(r["Y"]), expected, rtol=1e-4, atol=1e-4)
+    assert (tmp_path / "aie-npu1" / "codegen/aie/layernorm/orchestration.json").is_file()
 
 
 def test_a_pipe_over_channels_streams_its_stages_in_order(ctx, program, tmp_path):

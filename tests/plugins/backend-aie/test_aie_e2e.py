@@ -201,8 +201,6 @@ def test_the_simulator_applies_stream_dimensions(tmp_path):
                          "(@in_A_0, @in_B, @out_C_0, the core stack) but has 65536 [aie.validate.memory]"),
     ("bad_three_inputs.py", "bad_three_inputs.py:6:1: error: entry 'add3': aie.tile(0, 2): compute tile needs 3 input "
                             "and 1 output DMA channels but has 2 and 2 [aie.validate.dma-channels]"),
-    ("bad_schedule.py", "bad_schedule.py:24:5: error: Uses.Schedule(directive=dispatch,policy=work_steal) is not "
-                        "accepted by target aie-npu1"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
                              "object FIFO has exactly one producer core [aie.csp-route]"),
     ("bad_replicated.py", "bad_replicated.py:10:11: error: channel 'mid' joins 2 producer replicas with 4 consumer "
@@ -214,6 +212,16 @@ def test_bad_input_is_a_compile_error(tmp_path, program, message):
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
     assert not (tmp_path / "pkg").exists()
+
+
+def test_an_ascend_dispatch_policy_compiles_with_a_note_that_it_has_no_effect(tmp_path):
+    r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / "ascend_schedule.py"), "--target", "aie-npu1",
+                        "-o", str(tmp_path / "pkg")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert ("ascend_schedule.py:24:1: note: dispatch(work_steal) of workload 'vadd' has no effect on npu1: AIE has no "
+            "task schedulers to choose between") in r.stderr, r.stderr
+    a, b = rand(128, 64, seed=21), rand(128, 64, seed=22)
+    np.testing.assert_allclose(run_package(tmp_path, tmp_path / "pkg", "vadd", A=a, B=b)["C"], a + b, rtol=1e-6)
 
 
 def test_package_is_deterministic_and_verifies(tmp_path):

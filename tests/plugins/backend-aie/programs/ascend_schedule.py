@@ -1,5 +1,6 @@
-"""Bad input: work stealing has no meaning on a spatial AIE mapping (each grid point owns a core); the
-resolver rejects the directive for AIE targets."""
+"""A schedule written for Ascend: work stealing between AICPU schedulers has no meaning on a spatial AIE
+mapping (each grid point owns a core), so backend-aie accepts it and says, in a note, that it has no effect:
+the program compiles for both vendors unchanged."""
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
 from htp.dialects.wsp import workload, schedule, P, dispatch, work_steal
 
