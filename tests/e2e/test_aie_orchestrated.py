@@ -18,7 +18,8 @@ sys.path.insert(0, str(EXAMPLES))
 
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
-                                   rowsum, rsqrt, rowexpand_sub, rowexpand_mul, colexpand_mul, colexpand_add)
+                                   rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
+                                   colexpand_add, matmul, transpose)
     from htp.dialects.wsp import workload, P, Ragged
     from htp.dialects.csp import Channel, recv, send
 
@@ -75,6 +76,42 @@ PROGRAM = textwrap.dedent('''
                   Y: Out[Tensor[64, 128, f32]]):
         for i in P(4):
             layernorm_rows[i](X.tile(i, 0), gamma, beta, Y.tile(i, 0))
+
+
+    @kernel
+    def transpose_rows(k: In[Tensor[32, 64, f32]], kt: Out[Tensor[64, 32, f32]]):
+        store(kt, transpose(load(k)))
+
+
+    @kernel
+    def scores(q: In[Tensor[16, 64, f32]], kt: In[Tensor[64, 64, f32]], s: Out[Tensor[16, 64, f32]]):
+        store(s, matmul(load(q), load(kt)))
+
+
+    @kernel
+    def softmax_rows(s: In[Tensor[16, 64, f32]], p: Out[Tensor[16, 64, f32]]):
+        t = muls(load(s), 0.125)
+        e = exp(rowexpand_sub(t, rowmax(t)))
+        store(p, rowexpand_div(e, rowsum(e)))
+
+
+    @kernel
+    def weigh(p: In[Tensor[16, 64, f32]], v: In[Tensor[64, 64, f32]], o: Out[Tensor[16, 64, f32]]):
+        store(o, matmul(load(p), load(v)))
+
+
+    @workload
+    def attention(Q: In[Tensor[64, 64, f32]], K: In[Tensor[64, 64, f32]], V: In[Tensor[64, 64, f32]],
+                  O: Out[Tensor[64, 64, f32]]):
+        KT: Tensor[64, 64, f32]
+        S: Tensor[64, 64, f32]
+        Pr: Tensor[64, 64, f32]
+        for j in P(2):
+            transpose_rows[j](K.tile(j, 0), KT.tile(0, j))
+        for i in P(4):                                                 # rows of queries
+            scores[i](Q.tile(i, 0), KT, S.tile(i, 0))
+            softmax_rows[i](S.tile(i, 0), Pr.tile(i, 0))
+            weigh[i](Pr.tile(i, 0), V, O.tile(i, 0))
 
 
     @workload
@@ -174,6 +211,19 @@ def test_a_kernel_with_more_inputs_than_a_core_has_dma_channels_is_multiplexed(c
         pkg, r = compile_run(ctx, program.layernorm, target, tmp_path / target, X=x, gamma=g, beta=b)
         np.testing.assert_allclose(np.asarray(r["Y"]), expected, rtol=1e-4, atol=1e-4)
     assert (tmp_path / "aie-npu1" / "codegen/aie/layernorm/orchestration.json").is_file()
+
+
+def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):
+    # Kernels as a user splits the maths (a transpose, Q K^T, a row softmax, P V), intermediates between
+    # them, rows tiled: one source for both vendors.
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(3))
+    s = q @ k.T * 0.125
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    expected = (p / p.sum(axis=1, keepdims=True)) @ v
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        _, r = compile_run(ctx, program.attention, target, tmp_path / target, Q=q, K=k, V=v)
+        np.testing.assert_allclose(np.asarray(r["O"]), expected, rtol=1e-4, atol=1e-5)
 
 
 def test_a_pipe_over_channels_streams_its_stages_in_order(ctx, program, tmp_path):
