@@ -130,6 +130,10 @@ def reference(Q, KT, V, starts, blocks, **_):
     return {"O": out}
 
 
+# The constructs this example runs on every target of ENTRIES (docs/parity.md, scripts/parity_table.py).
+PARITY_CONSTRUCTS = ["ragged domain (`Ragged`)", "`P.when` on tensor elements", "view offset read from a tensor (block table)",
+                     "several launches with intermediates", "schedule `dispatch`"]
+
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
 ENTRIES = {"pto-a2a3sim": flash_decode, "aie-npu1": flash_decode}
 

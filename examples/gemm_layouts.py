@@ -26,6 +26,10 @@ def gemm_spmd(A: In[Tensor[M, K, f32] @ Layout("S(0)R")], B: In[Tensor[K, N, f32
     store(C, acc)
 
 
+# The constructs this example runs on every target of ENTRIES (docs/parity.md, scripts/parity_table.py).
+PARITY_CONSTRUCTS = ["layout `dist` facet (sharding over cores)"]
+
+# target -> entry: the targets this example runs on (tests, stress test and bench read this).
 ENTRIES = {"pto-a2a3sim": gemm_spmd, "aie-npu1": gemm_spmd}
 
 

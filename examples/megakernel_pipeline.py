@@ -45,6 +45,9 @@ def reference(X):
     return {"Y": 0.5 * np.exp(X)}
 
 
+# The constructs this example runs on every target of ENTRIES (docs/parity.md, scripts/parity_table.py).
+PARITY_CONSTRUCTS = ["CSP program (processes, channels)"]
+
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
 ENTRIES = {"pto-a2a3sim": pipeline, "aie-npu1": pipeline}
 

@@ -71,6 +71,10 @@ def reference(X, W, Y, indptr, indices):
     return {"Y": out}
 
 
+# The constructs this example runs on every target of ENTRIES (docs/parity.md, scripts/parity_table.py).
+PARITY_CONSTRUCTS = ["CSR selection (`P.sel` over `Sparse`)", "several launches with intermediates",
+                     "schedule `dispatch`"]
+
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
 ENTRIES = {"pto-a2a3sim": moe, "aie-npu1": moe}
 

@@ -62,6 +62,9 @@ def reference(X, W):
     return {"Y": e / e.sum(axis=1, keepdims=True)}
 
 
+# The constructs this example runs on every target of ENTRIES (docs/parity.md, scripts/parity_table.py).
+PARITY_CONSTRUCTS = ["CSP program (processes, channels)"]
+
 # target -> entry: the targets this example runs on (tests, stress test and bench read this).
 ENTRIES = {"pto-a2a3sim": decoder_step, "aie-npu1": decoder_step}
 

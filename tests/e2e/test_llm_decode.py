@@ -18,6 +18,16 @@ sys.path.insert(0, str(EXAMPLES / "llm_decode"))
 import model  # noqa: E402
 import serve  # noqa: E402
 
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py): the model on both targets.
+PARITY = {
+    "test_tokens_and_logits_equal_the_reference": [
+        (c, t) for c in ("ragged domain (`Ragged`)", "CSR selection (`P.sel` over `Sparse`)", "`P.when` on tensor elements",
+                         "view offset read from a tensor (block table)", "several launches with intermediates",
+                         "`P.pipe` over channels", "`transpose`", "column broadcast (`colexpand_*`)",
+                         "view dropping a middle dimension")
+        for t in ("pto-a2a3sim", "aie-npu1")],
+}
+
 TARGETS = serve.TARGETS
 
 

@@ -17,6 +17,12 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import gemm_layouts  # noqa: E402
 
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_the_spmd_gemm_with_layouts_runs_on_both_targets": [
+        ("layout `dist` facet (sharding over cores)", "pto-a2a3sim"), ("layout `dist` facet (sharding over cores)", "aie-npu1")],
+}
+
 
 @pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
 def test_the_spmd_gemm_with_layouts_runs_on_both_targets(tmp_path, target):

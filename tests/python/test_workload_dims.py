@@ -8,6 +8,12 @@ import htp
 from htp.dialects.tile import In, Out, Tensor, add, f32, kernel, load, store
 from htp.dialects.wsp import P, workload
 
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_expression_dimensions_compile_and_run": [
+        ("workload dimension as an expression", "pto-a2a3sim"), ("workload dimension as an expression", "aie-npu1")],
+}
+
 R, N = 16, 32
 
 
