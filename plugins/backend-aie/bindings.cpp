@@ -105,6 +105,12 @@ Json build_json(const sim::CompiledKernels &lib) {
           {"hits", lib.cache_hit ? 1 : 0}, {"misses", lib.cache_hit ? 0 : 1}, {"cxx", lib.compiler}};
 }
 
+void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map<std::string, sim::OrchTensor> &tensors,
+                                 std::map<std::string, Json> &scalars);
+void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std::string, Design> &designs,
+                       const std::map<std::string, std::string> &sources, const std::map<std::string, sim::OrchTensor> &tensors,
+                       const std::map<std::string, Json> &scalars);
+
 /// A host-orchestrated workload (orchestration.json): the task graph walked on the host, each task its
 /// kernel's single-core design on the simulator (sim/orchestrator.hpp).
 void run_orchestrated(htp::RunContext &ctx) {
@@ -114,13 +120,32 @@ void run_orchestrated(htp::RunContext &ctx) {
     throw htp::RunError(dir.string() + "/orchestration.json is not " + std::string(kOrchestrationSchema), "aie.package");
   std::map<std::string, Design> designs;
   std::map<std::string, std::string> sources;
-  for (const auto &[kernel, entry] : doc.at("kernels").items()) {
-    const fs::path tdir = dir / entry.at("design").get<std::string>();
+  if (!doc.contains("kernels") || !doc["kernels"].is_object() || !doc.contains("workload") || !doc["workload"].is_object())
+    throw htp::RunError(dir.string() + "/orchestration.json has no 'kernels' object or no 'workload'", "aie.package");
+  for (const auto &[kernel, entry] : doc["kernels"].items()) {
+    const std::string rel = entry.is_object() && entry.contains("design") && entry["design"].is_string()
+                                ? entry["design"].get<std::string>() : std::string();
+    // A design directory of this entry: tasks/<name>, nothing absolute, nothing that climbs out.
+    if (rel.rfind("tasks/", 0) != 0 || rel.find("..") != std::string::npos || rel.find('\\') != std::string::npos ||
+        rel.find('/', 6) != std::string::npos)
+      throw htp::RunError(dir.string() + "/orchestration.json: kernel '" + kernel + "' names design '" + rel +
+                              "', which is not a tasks/<name> directory of the entry", "aie.package");
+    const fs::path tdir = dir / rel;
     Design &d = designs[kernel] = load_task_design(tdir, ctx.entry());
     for (const auto &k : d.kernels) sources[k.name] = read_text(tdir / k.source);
   }
   std::map<std::string, sim::OrchTensor> tensors;
   std::map<std::string, Json> scalars;
+  try {
+    read_orchestrated_arguments(ctx, doc, tensors, scalars);
+  } catch (const Json::exception &e) {
+    throw htp::RunError(dir.string() + "/orchestration.json: the workload's parameters are malformed: " + e.what(), "aie.package");
+  }
+  run_orchestration(ctx, doc, designs, sources, tensors, scalars);
+}
+
+void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map<std::string, sim::OrchTensor> &tensors,
+                                 std::map<std::string, Json> &scalars) {
   for (const Json &p : doc.at("workload").at("params")) {
     const std::string name = p.at("name").get<std::string>();
     const Json &type = p.at("type");
@@ -134,8 +159,19 @@ void run_orchestrated(htp::RunContext &ctx) {
     htp::RunTensor t = ctx.tensor(name);
     if (static_cast<int64_t>(t.element_bytes()) != dtype_bytes(dtype))
       throw htp::RunError("argument '" + name + "' has " + std::to_string(t.element_bytes()) + "-byte elements; the workload expects " + dtype, "aie.argument");
-    tensors[name] = {t.bytes(), type.at("shape").get<std::vector<int64_t>>(), dtype};
+    std::vector<int64_t> shape = type.at("shape").get<std::vector<int64_t>>();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    if (n != static_cast<int64_t>(t.elements()))
+      throw htp::RunError("argument '" + name + "' has " + std::to_string(t.elements()) + " elements; the workload expects " +
+                              std::to_string(n), "aie.argument");
+    tensors[name] = {t.bytes(), std::move(shape), dtype};
   }
+}
+
+void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std::string, Design> &designs,
+                       const std::map<std::string, std::string> &sources, const std::map<std::string, sim::OrchTensor> &tensors,
+                       const std::map<std::string, Json> &scalars) {
   const fs::path run_dir = ctx.run_dir();
   sim::CompiledKernels lib;
   sim::OrchestrationResult result;
@@ -144,6 +180,8 @@ void run_orchestrated(htp::RunContext &ctx) {
     result = sim::orchestrate(doc, designs, lib.entries, tensors, scalars, {option_number(ctx, "timeout_s", 30.0)});
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
+  } catch (const Json::exception &e) {
+    throw htp::RunError(std::string("aie-sim: orchestration.json is malformed: ") + e.what(), "aie.package");
   }
   // The estimate: tasks run one after another, each its kernel's design once.
   std::map<std::string, double> per_kernel;

@@ -274,3 +274,22 @@ def test_aie_xrt_says_an_orchestrated_entry_has_no_host_program(ctx, program, tm
     pkg = ctx.compile(program.big_grid, target="aie-npu1", out=tmp_path / "pkg", force=True, binding="aie.xrt")
     with pytest.raises(htp.RunError, match=r"aie-xrt: entry 'big_grid' is host-orchestrated .* run it with aie.sim"):
         htp.bind(pkg, ctx).run(X=np.zeros((32, 64), np.float32))
+
+
+def test_a_tampered_orchestration_is_refused_not_followed(ctx, program, tmp_path):
+    pkg = ctx.compile(program.big_grid, target="aie-npu1", out=tmp_path / "pkg", force=True)
+    path = pkg.path / "codegen/aie/big_grid/orchestration.json"
+    doc = json.loads(path.read_text())
+    doc["kernels"]["scale"]["design"] = "tasks/../../../../outside"
+    path.write_text(json.dumps(doc))
+    bound = htp.bind(pkg, ctx)
+    x = np.zeros((32, 64), np.float32)
+    with pytest.raises(htp.RunError, match="package"):  # the manifest's hash of the file no longer matches
+        bound.run(X=x)
+    with pytest.raises(htp.RunError, match=r"kernel 'scale' names design 'tasks/\.\./\.\./\.\./\.\./outside', which is "
+                                           r"not a tasks/<name> directory of the entry"):
+        bound.run(X=x, verify=False)
+    del doc["kernels"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(htp.RunError, match="has no 'kernels' object"):
+        bound.run(X=x, verify=False)
