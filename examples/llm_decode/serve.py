@@ -339,13 +339,16 @@ def check_against_reference(cfg, weights, finished, rtol=1e-3, atol=1e-3, log=pr
 
 
 def profile_table(stats) -> str:
+    """The --profile table: per step the requests, their context, the entry runs, tasks, host planning time,
+    run time (host clock around the runs), simulated time (the simulators' own run_seconds), time per task,
+    build-cache hits and compiler runs; then totals and tasks by kernel."""
     lines = [f"{'step':>4} {'reqs':>4} {'ctx':>5} {'runs':>4} {'tasks':>6} {'plan ms':>8} {'run ms':>8} "
-             f"{'us/task':>8} {'compiles':>8}"]
+             f"{'sim ms':>8} {'us/task':>8} {'hits':>5} {'compiles':>8}"]
     for s in stats:
         per_task = s["run_seconds"] / s["tasks"] * 1e6 if s["tasks"] else 0.0
         lines.append(f"{s['step']:>4} {s['requests']:>4} {s['context']:>5} {s['runs']:>4} {s['tasks']:>6} "
-                     f"{s['plan_seconds'] * 1e3:>8.2f} {s['run_seconds'] * 1e3:>8.1f} {per_task:>8.1f} "
-                     f"{s['compiler_invocations']:>8}")
+                     f"{s['plan_seconds'] * 1e3:>8.2f} {s['run_seconds'] * 1e3:>8.1f} {s['sim_seconds'] * 1e3:>8.1f} "
+                     f"{per_task:>8.1f} {s['cache_hits']:>5} {s['compiler_invocations']:>8}")
     total = collections.Counter()
     for s in stats:
         total.update(s["tasks_by_kernel"])
