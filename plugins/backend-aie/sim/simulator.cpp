@@ -1,5 +1,7 @@
 #include "simulator.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -27,6 +29,10 @@ public:
   SimResult run() {
     check_inputs();
     build_fifos();
+    if (runs_sequentially()) {
+      run_sequentially();
+      return {trace(), summary()};
+    }
     std::vector<std::thread> workers;
     start_links(workers);
     std::vector<std::thread> cores;
@@ -254,7 +260,15 @@ private:
     return *c;
   }
 
-  void run_shim(ShimChannel &ch, const std::string &name, int tid) {
+  /// Where a shim channel is within its FIFO's current object (a transfer may end inside one).
+  struct ShimCursor {
+    char *obj = nullptr;
+    int64_t filled = 0;
+  };
+
+  /// Moves the elements of `op` between its runtime parameter and FIFO @name, object by object, in the
+  /// pattern's order (an innermost contiguous row at a time, in pieces that end where an object ends).
+  void transfer(const DmaOp &op, const std::string &name, ShimCursor &cur, int tid) {
     const ObjectFifo *f = d_.fifo(name);
     if (!f) throw SimError("dma_memcpy_nd names @" + name + ", which is not an object FIFO");
     const bool to_array = f->producer.row == 0;
@@ -262,9 +276,47 @@ private:
     const int64_t eb = dtype_bytes(f->dtype);
     const int64_t per_object = f->elements();
     const std::vector<int64_t> *order = to_array ? nullptr : order_of(name);  // the producer streams in this order
-    char *obj = nullptr;
-    int64_t filled = 0;
     const std::string who = "shim DMA of @" + name;
+    const double t0 = now_us();
+    const HostBuffer &buf = buffers_.at(op.param);
+    const int64_t limit = static_cast<int64_t>(buf.bytes) / eb;
+    const std::array<int64_t, 4> &sz = op.sizes, &st = op.strides;
+    const int64_t row = sz[3];
+    const bool unit = st[3] == 1;
+    for (int64_t i0 = 0; i0 < sz[0]; ++i0)
+      for (int64_t i1 = 0; i1 < sz[1]; ++i1)
+        for (int64_t i2 = 0; i2 < sz[2]; ++i2) {
+          const int64_t start = op.base() + i0 * st[0] + i1 * st[1] + i2 * st[2];
+          for (int64_t k = 0; k < row;) {
+            const int64_t a = start + k * st[3];
+            const int64_t last = start + (unit ? std::min(row, k + per_object - cur.filled) - 1 : k) * st[3];
+            for (int64_t x : {a, last})
+              if (x < 0 || x >= limit)
+                throw SimError("aiex.npu.dma_memcpy_nd (id " + std::to_string(op.id) + ", @" + name + ") touches element " +
+                               std::to_string(x) + " outside %" + op.param + " (" + std::to_string(limit) + " elements)");
+            if (!cur.obj) cur.obj = to_array ? sf.acquire_produce(0, 1, who) : sf.acquire_consume(0, 1, who);
+            const int64_t n = last - a + 1;  // elements in this piece (1 unless the row is contiguous)
+            char *host = static_cast<char *>(buf.data) + a * eb;
+            if (to_array) std::memcpy(cur.obj + cur.filled * eb, host, static_cast<size_t>(n * eb));
+            else if (!order) std::memcpy(host, cur.obj + cur.filled * eb, static_cast<size_t>(n * eb));
+            else
+              for (int64_t e = 0; e < n; ++e)
+                std::memcpy(host + e * eb, cur.obj + (*order)[static_cast<size_t>(cur.filled + e)] * eb, static_cast<size_t>(eb));
+            cur.filled += n;
+            k += unit ? n : 1;
+            if (cur.filled == per_object) {
+              if (to_array) sf.release_produce(0, 1);
+              else sf.release_consume(0, 1);
+              cur.obj = nullptr;
+              cur.filled = 0;
+            }
+          }
+        }
+    event("dma " + op.param + " -> @" + name, "dma", t0, now_us() - t0, tid);
+  }
+
+  void run_shim(ShimChannel &ch, const std::string &name, int tid) {
+    ShimCursor cur;
     for (;;) {
       const DmaOp *op = nullptr;
       {
@@ -275,35 +327,47 @@ private:
         }
         op = ch.queue.front();
       }
-      const double t0 = now_us();
-      const HostBuffer &buf = buffers_.at(op->param);
-      const int64_t limit = static_cast<int64_t>(buf.bytes) / eb;
-      AccessPattern p;
-      p.base = op->base();
-      p.sizes = op->sizes;
-      p.strides = op->strides;
-      for (int64_t a : enumerate(p)) {
-        if (a < 0 || a >= limit)
-          throw SimError("aiex.npu.dma_memcpy_nd (id " + std::to_string(op->id) + ", @" + name + ") touches element " +
-                         std::to_string(a) + " outside %" + op->param + " (" + std::to_string(limit) + " elements)");
-        if (!obj) obj = to_array ? sf.acquire_produce(0, 1, who) : sf.acquire_consume(0, 1, who);
-        char *host = static_cast<char *>(buf.data) + a * eb;
-        if (to_array) std::memcpy(obj + filled * eb, host, static_cast<size_t>(eb));
-        else std::memcpy(host, obj + (order ? (*order)[static_cast<size_t>(filled)] : filled) * eb, static_cast<size_t>(eb));
-        if (++filled == per_object) {
-          if (to_array) sf.release_produce(0, 1);
-          else sf.release_consume(0, 1);
-          obj = nullptr;
-          filled = 0;
-        }
-      }
-      event("dma " + op->param + " -> @" + name, "dma", t0, now_us() - t0, tid);
+      transfer(*op, name, cur, tid);
       {
         std::lock_guard<std::mutex> l(ch.m);
         ch.queue.pop_front();
         ch.done++;
       }
       ch.cv.notify_all();
+    }
+  }
+
+  // ---- one thread, when nothing would wait ----
+  /// Whether the design runs the same on one thread: one core whose program has no loop, no links, every
+  /// FIFO between a shim and the core (no reordering producer dims), and no FIFO asked to hold more
+  /// objects than its depth — then every input can be moved in, the core run, and every output moved out,
+  /// in that order, without an acquire ever waiting (a host-orchestrated task's design is like this).
+  bool runs_sequentially() const {
+    if (d_.cores.size() != 1 || !d_.links.empty()) return false;
+    for (const auto &op : d_.cores[0].body)
+      if (op.kind == CoreOp::Kind::Loop) return false;
+    std::map<std::string, int64_t> elements;
+    for (const auto &op : d_.sequence)
+      if (op.kind == DmaOp::Kind::Memcpy) elements[op.fifo] += op.elements();
+    for (const auto &f : d_.fifos) {
+      const bool shim_in = f.producer.row == 0, shim_out = f.consumers.size() == 1 && f.consumers[0].row == 0;
+      if (!f.producer_dims.empty() || !(shim_in || shim_out) || f.elements() < 1) return false;
+      const int64_t depth = f.depth.empty() ? 1 : *std::min_element(f.depth.begin(), f.depth.end());
+      if (elements[f.name] > depth * f.elements()) return false;
+    }
+    return true;
+  }
+
+  void run_sequentially() {
+    std::map<std::string, ShimCursor> cursors;
+    int tid = 100;
+    for (bool in : {true, false}) {
+      if (!in) run_core(0);
+      for (const auto &op : d_.sequence) {
+        if (op.kind != DmaOp::Kind::Memcpy) continue;
+        const ObjectFifo *f = d_.fifo(op.fifo);
+        if (f && (f->producer.row == 0) == in) transfer(op, op.fifo, cursors[op.fifo], tid++);
+      }
     }
   }
 
