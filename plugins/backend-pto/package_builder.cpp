@@ -6,6 +6,7 @@
 #include "kernel_emitter.hpp"
 #include "orchestration_emitter.hpp"
 #include "runtime_api.hpp"
+#include "split_core_types.hpp"
 
 namespace ptobe {
 
@@ -76,9 +77,16 @@ json runtime_config(const BuiltPackage &p) {
 
 }  // namespace
 
-BuiltPackage build_package(const PackageInputs &in, const HardwareProfile &hw, std::vector<Problem> &problems) {
+BuiltPackage build_package(const PackageInputs &original, const HardwareProfile &hw, std::vector<Problem> &problems) {
   BuiltPackage pkg;
   std::vector<Kernel> kernels;
+  PackageInputs in = original;  // mixed cube/vector kernels are split into one-core-type parts first
+  if (in.tile_kernels) {
+    const size_t before = problems.size();
+    split_core_types(*in.tile_kernels, in.task_graph ? &*in.task_graph : nullptr, in.layouts ? &*in.layouts : nullptr,
+                     problems);
+    if (problems.size() != before) return pkg;
+  }
   try {
     if (!in.tile_kernels) throw IrError("the module has no tile.kernels attribute: nothing to emit");
     kernels = pto_kernels(*in.tile_kernels);

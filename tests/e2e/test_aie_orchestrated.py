@@ -28,6 +28,8 @@ PARITY = {
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
+    "test_a_kernel_mixing_cube_and_vector_work_is_split_on_ascend": [
+        ("kernel mixing cube and vector work", "pto-a2a3sim"), ("kernel mixing cube and vector work", "aie-npu1")],
 }
 
 EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES", pathlib.Path(__file__).resolve().parents[2] / "examples"))
@@ -129,6 +131,43 @@ PROGRAM = textwrap.dedent('''
             scores[i](Q.tile(i, 0), KT, S.tile(i, 0))
             softmax_rows[i](S.tile(i, 0), Pr.tile(i, 0))
             weigh[i](Pr.tile(i, 0), V, O.tile(i, 0))
+
+
+    @kernel
+    def attn_rows(q: In[Tensor[16, 32, f32]], kt: In[Tensor[32, 32, f32]], v: In[Tensor[32, 32, f32]],
+                  o: Out[Tensor[16, 32, f32]]):
+        s = matmul(load(q), load(kt))                                  # cube work ...
+        t = muls(s, 0.125)                                             # ... vector work ...
+        e = exp(rowexpand_sub(t, rowmax(t)))
+        store(o, matmul(rowexpand_div(e, rowsum(e)), load(v)))         # ... and cube work again
+
+
+    @workload
+    def fused_attention(Q: In[Tensor[64, 32, f32]], KT: In[Tensor[32, 32, f32]], V: In[Tensor[32, 32, f32]],
+                        O: Out[Tensor[64, 32, f32]]):
+        for i in P(4):
+            attn_rows[i](Q.tile(i, 0), KT, V, O.tile(i, 0))
+
+
+    @workload
+    def fused_ragged(Q: In[Tensor[64, 32, f32]], KT: In[Tensor[32, 32, f32]], V: In[Tensor[32, 32, f32]],
+                     lens: In[Tensor[4, i32]], O: Out[Tensor[64, 32, f32]]):
+        for b, j in P(Ragged(4, lens)):
+            attn_rows[b, j](Q.tile(b, 0), KT, V, O.tile(b, 0))
+
+
+    @kernel
+    def mixed_loop(a: In[Tensor[16, 32, f32]], b: In[Tensor[32, 32, f32]], c: Out[Tensor[16, 32, f32]]):
+        acc = load(a)
+        for k in range(2):
+            acc = muls(matmul(acc, load(b)), 0.5)                      # cube and vector in one loop body
+        store(c, acc)
+
+
+    @workload
+    def loop_mix(A: In[Tensor[16, 32, f32]], B: In[Tensor[32, 32, f32]], C: Out[Tensor[16, 32, f32]]):
+        for i in P(1):
+            mixed_loop[i](A, B, C)
 
 
     @workload
@@ -244,6 +283,41 @@ def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, t
     for target in ("pto-a2a3sim", "aie-npu1"):
         _, r = compile_run(ctx, program.attention, target, tmp_path / target, Q=q, K=k, V=v)
         np.testing.assert_allclose(np.asarray(r["O"]), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_kernel_mixing_cube_and_vector_work_is_split_on_ascend(ctx, program, tmp_path):
+    # One kernel computes Q K^T (cube), a row softmax (vector) and P V (cube). pto-a2a3sim runs each kernel
+    # on one core type, so backend-pto cuts it into three parts with hand-off tensors; aie-npu1 runs it whole.
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((64, 32)).astype(np.float32)
+    kt, v = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    s = q @ kt * 0.125
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    expected = (p / p.sum(axis=1, keepdims=True)) @ v
+    results = {}
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.fused_attention, target, tmp_path / target, Q=q, KT=kt, V=v)
+        results[target] = (pkg, r)
+        np.testing.assert_allclose(np.asarray(r["O"]), expected, rtol=1e-4, atol=1e-5)
+    pkg, r = results["pto-a2a3sim"]
+    kernels = pkg.path / "codegen/pto/kernels"
+    assert sorted(p.name for p in kernels.glob("ai?/*.cpp")) == ["attn_rows__0_aic.cpp", "attn_rows__1_aiv.cpp",
+                                                                 "attn_rows__2_aic.cpp"]
+    assert r.report["tasks"] == 12  # 4 launches x 3 parts, ordered through the hand-offs
+    orchestration = (kernels / "orchestration/fused_attention.cpp").read_text()
+    # The hand-off tensors: S from the first cube part to the vector part, P from it to the second cube part,
+    # one slot per launch.
+    assert orchestration.count("TensorCreateInfo w__attn_rows_") == 2
+    assert "w__attn_rows_s_shape[3] = {4, 16, 32}" in orchestration
+
+
+def test_mixes_that_cannot_be_split_say_why(ctx, program, tmp_path):
+    with pytest.raises(htp.CompileError, match=r"kernel that mixes cube and vector work is launched under a loop whose "
+                                               r"extent is known only at run time in workload 'fused_ragged'"):
+        ctx.compile(program.fused_ragged, target="pto-a2a3sim", out=tmp_path / "a", force=True)
+    with pytest.raises(htp.CompileError, match=r"kernel 'mixed_loop' mixes cube work \(pto.matmul\) and vector work in "
+                                               r"one for statement"):
+        ctx.compile(program.loop_mix, target="pto-a2a3sim", out=tmp_path / "b", force=True)
 
 
 def test_a_pipe_over_channels_streams_its_stages_in_order(ctx, program, tmp_path):

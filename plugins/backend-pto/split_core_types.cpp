@@ -1,0 +1,364 @@
+#include "split_core_types.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ptobe {
+
+namespace {
+
+enum class Side { None, Cube, Vector };
+
+/// The ops a cube kernel may hold besides matmul (data movement, accumulator resets, control flow).
+bool movement(const std::string &op) {
+  static const std::set<std::string> k = {"load", "store", "full", "scalar", "alloc", "for", "if"};
+  return k.count(op) > 0;
+}
+
+std::string strip(const std::string &op) {
+  for (const char *p : {"tile.", "pto."})
+    if (op.rfind(p, 0) == 0) return op.substr(std::string(p).size());
+  return op;
+}
+
+/// Names an Expr or operand reads ({"var": x} and bare strings).
+void names_in(const json &e, std::set<std::string> &out) {
+  if (e.is_string()) out.insert(e.get<std::string>());
+  else if (e.is_object()) {
+    if (e.contains("var") && e["var"].is_string()) out.insert(e["var"].get<std::string>());
+    for (const auto &[k, v] : e.items())
+      if (k != "var") names_in(v, out);
+  } else if (e.is_array())
+    for (const json &v : e) names_in(v, out);
+}
+
+/// Registers (locals) `o` and its nested statements read, and those they write.
+void uses_defs(const htp::TileOp &o, const htp::TileKernel &k, std::set<std::string> &uses, std::set<std::string> &defs) {
+  std::set<std::string> names;
+  if (o.args) names_in(json(*o.args), names);
+  for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+    if (*f) names_in(**f, names);
+  if (o.offset) names_in(json(*o.offset), names);
+  for (const std::string &n : names)
+    if (k.local(n)) uses.insert(n);
+  if (o.dst && k.local(*o.dst)) {
+    defs.insert(*o.dst);
+    if (o.accumulate.value_or(false) || strip(o.op) == "matmul")  // matmul's accumulator is read too
+      if (o.args && o.args->size() > 2) uses.insert(*o.dst);
+  }
+  for (const auto *body : {&o.body, &o.then_body, &o.else_body})
+    for (const htp::TileOp &c : *body) uses_defs(c, k, uses, defs);
+}
+
+/// Whether `o` (with its nested statements) does cube work (a matmul), vector work (anything but data
+/// movement and matmul), both, or neither.
+void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, bool &vector) {
+  const std::string op = strip(o.op);
+  const bool acc_cast = op == "cast" && o.arg_name(0) && acc.count(*o.arg_name(0));  // converted by TSTORE
+  if (op == "matmul") cube = true;
+  else if (!movement(op) && !acc_cast) vector = true;
+  for (const auto *body : {&o.body, &o.then_body, &o.else_body})
+    for (const htp::TileOp &c : *body) sides(c, acc, cube, vector);
+}
+
+/// The matmul accumulators of `k`.
+std::set<std::string> accumulators(const htp::TileKernel &k) {
+  std::set<std::string> out;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (strip(o.op) == "matmul" && o.dst) out.insert(*o.dst);
+  });
+  return out;
+}
+
+Span span_of(const std::optional<htp::IrSpan> &s, const htp::IrSpan &fallback) {
+  return Span::from(s ? *s : fallback);
+}
+
+struct Segment {
+  Side side = Side::None;
+  std::vector<htp::TileOp> body;
+};
+
+/// The segments of a mixed kernel (nullopt: not mixed; an IrError for a mix that cannot be split).
+std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
+  std::vector<Side> side(k.body.size(), Side::None);
+  bool any_cube = false, any_vector = false;
+  const std::set<std::string> acc = accumulators(k);
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    bool c = false, v = false;
+    sides(k.body[i], acc, c, v);
+    if (c && v)
+      throw IrError("kernel '" + k.name + "' mixes cube work (pto.matmul) and vector work in one " + k.body[i].op +
+                        " statement; backend-pto splits a kernel between statements: move the vector work out of it",
+                    span_of(k.body[i].span, k.span), "pto.core-type");
+    side[i] = c ? Side::Cube : v ? Side::Vector : Side::None;
+    any_cube = any_cube || c;
+    any_vector = any_vector || v;
+  }
+  if (!any_cube || !any_vector) return std::nullopt;
+  // Data movement goes with its neighbours: a load or full with the first statement that reads what it
+  // defines, anything else with the statement before it (a store with the value's producer).
+  std::vector<std::set<std::string>> uses(k.body.size()), defs(k.body.size());
+  for (size_t i = 0; i < k.body.size(); ++i) uses_defs(k.body[i], k, uses[i], defs[i]);
+  for (size_t i = k.body.size(); i-- > 0;) {
+    if (side[i] != Side::None) continue;
+    for (size_t j = i + 1; j < k.body.size() && side[i] == Side::None; ++j)
+      for (const std::string &d : defs[i])
+        if (uses[j].count(d) && side[j] != Side::None) side[i] = side[j];
+  }
+  for (size_t i = 0; i < k.body.size(); ++i)
+    if (side[i] == Side::None) side[i] = i ? side[i - 1] : Side::Vector;
+  std::vector<Segment> out;
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    if (out.empty() || out.back().side != side[i]) out.push_back({side[i], {}});
+    out.back().body.push_back(k.body[i]);
+  }
+  return out;
+}
+
+std::optional<int64_t> static_int(const json &e) {
+  if (e.is_number_integer()) return e.get<int64_t>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks,
+                                          const htp::LayoutSignatures *layouts, std::vector<Problem> &problems) {
+  std::vector<std::string> split;
+  std::map<std::string, std::vector<htp::TileKernel>> parts;  // kernel -> its parts in order
+  std::map<std::string, std::vector<std::vector<std::pair<std::string, bool>>>> handoffs;  // per part: (register, out)
+  std::set<std::string> launched;
+  if (tasks)
+    for (const htp::WspWorkload &w : tasks->workloads)
+      htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+        if (n.is_task()) launched.insert(n.kernel);
+      });
+  for (const htp::TileKernel &k : kernels.kernels) {
+    if (k.kind != "kernel" || !launched.count(k.name)) continue;
+    std::optional<std::vector<Segment>> segs;
+    try {
+      segs = segments_of(k);
+    } catch (const IrError &e) {
+      problems.push_back({e.code(), e.what(), e.span()});
+      continue;
+    }
+    if (!segs) continue;
+    if (layouts && layouts->function(k.name)) {
+      problems.push_back({"pto.core-type", "kernel '" + k.name + "' mixes cube and vector work and has layouts; "
+                                           "backend-pto splits kernels without layouts only", Span::from(k.span)});
+      continue;
+    }
+    // Registers a later part reads from an earlier one travel through hand-off tensors.
+    std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size());
+    for (size_t s = 0; s < segs->size(); ++s)
+      for (const htp::TileOp &o : (*segs)[s].body) uses_defs(o, k, uses[s], defs[s]);
+    std::vector<std::vector<std::pair<std::string, bool>>> hand(segs->size());
+    bool ok = true;
+    for (size_t s = 1; s < segs->size(); ++s)
+      for (const std::string &r : uses[s]) {
+        if (defs[s].count(r) && !std::any_of(defs.begin(), defs.begin() + static_cast<long>(s),
+                                             [&](const auto &d) { return d.count(r) > 0; }))
+          continue;  // defined here first
+        size_t from = s;
+        for (size_t t = 0; t < s; ++t)
+          if (defs[t].count(r)) from = t;
+        if (from == s) continue;
+        const htp::TileLocal *l = k.local(r);
+        if (!l || l->is_scalar()) {
+          problems.push_back({"pto.core-type", "kernel '" + k.name + "' mixes cube and vector work and passes scalar '" +
+                                                   r + "' between them; backend-pto hands over tiles only",
+                              Span::from(k.span)});
+          ok = false;
+          break;
+        }
+        auto add = [](std::vector<std::pair<std::string, bool>> &v, const std::string &reg, bool out) {
+          if (std::find(v.begin(), v.end(), std::make_pair(reg, out)) == v.end()) v.push_back({reg, out});
+        };
+        add(hand[from], r, true);
+        add(hand[s], r, false);
+      }
+    if (!ok) continue;
+    std::vector<htp::TileKernel> ks;
+    for (size_t s = 0; s < segs->size(); ++s) {
+      htp::TileKernel p;
+      p.name = k.name + "__" + std::to_string(s) + ((*segs)[s].side == Side::Cube ? "_aic" : "_aiv");
+      p.kind = "kernel";
+      p.span = k.span;
+      std::set<std::string> names;
+      for (const htp::TileOp &o : (*segs)[s].body) {
+        std::function<void(const htp::TileOp &)> walk = [&](const htp::TileOp &x) {
+          if (x.src) names.insert(*x.src);
+          if (x.dst) names.insert(*x.dst);
+          for (const auto *b : {&x.body, &x.then_body, &x.else_body})
+            for (const htp::TileOp &c : *b) walk(c);
+        };
+        walk(o);
+      }
+      for (const htp::TileParam &prm : k.params)  // the tensors this part moves; every scalar and constant
+        if (!prm.type.is_tensor() || names.count(prm.name)) p.params.push_back(prm);
+      std::set<std::string> locals = uses[s];
+      locals.insert(defs[s].begin(), defs[s].end());
+      for (const auto &[r, out] : hand[s]) {
+        const htp::TileLocal *l = k.local(r);
+        htp::TileParam h{"h_" + r, out ? "out" : "in", htp::TileType{"tensor", l->shape, l->dtype, json()}, std::nullopt};
+        p.params.push_back(h);
+        htp::TileOp mv;
+        mv.op = out ? "store" : "load";
+        mv.span = k.span;
+        mv.offset = std::vector<json>(l->shape.size(), json(0));
+        if (out) {
+          mv.dst = h.name;
+          mv.value = r;
+        } else {
+          mv.dst = r;
+          mv.src = h.name;
+        }
+        if (!out) p.body.push_back(mv);
+      }
+      for (const htp::TileOp &o : (*segs)[s].body) p.body.push_back(o);
+      for (const auto &[r, out] : hand[s])
+        if (out) {
+          htp::TileOp mv;
+          mv.op = "store";
+          mv.span = k.span;
+          mv.offset = std::vector<json>(k.local(r)->shape.size(), json(0));
+          mv.dst = "h_" + r;
+          mv.value = r;
+          p.body.push_back(mv);
+        }
+      for (const htp::TileLocal &l : k.locals)
+        if (locals.count(l.name)) p.locals.push_back(l);
+      ks.push_back(std::move(p));
+    }
+    parts[k.name] = std::move(ks);
+    handoffs[k.name] = std::move(hand);
+  }
+  if (parts.empty() || !tasks) return split;
+  // Each launch of a split kernel becomes its parts in order, the hand-offs of launch instance i in slot i
+  // of a workload intermediate per register.
+  for (htp::WspWorkload &w : tasks->workloads) {
+    std::map<std::string, int64_t> instances;  // kernel -> launches so far (the slot of the next one)
+    std::map<std::string, int64_t> slots;      // kernel -> slots it needs (product of its loops' extents)
+    std::function<bool(std::vector<htp::WspNode> &, int64_t)> count = [&](std::vector<htp::WspNode> &body,
+                                                                          int64_t mult) -> bool {
+      for (htp::WspNode &n : body) {
+        if (n.is_task() && parts.count(n.kernel)) slots[n.kernel] += mult;
+        int64_t m = mult;
+        if (n.is_loop()) {
+          const auto &d = n.domain;
+          std::vector<json> ext = d.type == "dense" ? d.extents : std::vector<json>{d.extent};
+          if (d.type == "ragged" || d.type == "sparse") ext = {json()};
+          for (const json &e : ext) {
+            auto v = static_int(e);
+            if (!v) {
+              bool has = false;
+              htp::for_each_node(n.body, [&](const htp::WspNode &x) { has = has || (x.is_task() && parts.count(x.kernel)); });
+              if (has) {
+                problems.push_back({"pto.core-type", "a kernel that mixes cube and vector work is launched under a loop "
+                                                     "whose extent is known only at run time in workload '" + w.name +
+                                                     "'; backend-pto splits it for launches under static loops only: "
+                                                     "split it into a cube kernel and a vector kernel that exchange tensors",
+                                    Span::from(n.span)});
+                return false;
+              }
+              v = 1;
+            }
+            m *= *v;
+          }
+        }
+        if (!count(n.body, m) || !count(n.then_body, m) || !count(n.else_body, m)) return false;
+      }
+      return true;
+    };
+    if (!count(w.body, 1)) return split;
+    std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
+        [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
+          for (htp::WspNode &n : body) {
+            if (n.is_task() && parts.count(n.kernel)) {
+              const std::string kname = n.kernel;
+              // The launch's slot: its enclosing loops' variables, row-major, plus this site's first slot.
+              json slot = instances[kname];
+              int64_t stride = 1;
+              for (size_t i = loops.size(); i-- > 0;) {
+                slot = json{{"op", "add"}, {"args", json::array({slot, json{{"op", "mul"}, {"args", json::array({json{{"var", loops[i].first}}, stride})}}})}};
+                stride *= loops[i].second;
+              }
+              instances[kname] += stride;
+              htp::WspNode group;
+              group.kind = "group";
+              group.order = "ordered";
+              group.span = n.span;
+              const auto &ks = parts.at(kname);
+              for (size_t s = 0; s < ks.size(); ++s) {
+                htp::WspNode t = n;
+                t.id = n.id + "_" + std::to_string(s);
+                t.kernel = ks[s].name;
+                t.args.clear();
+                t.reads.clear();
+                t.writes.clear();
+                for (const htp::WspArg &a : n.args)
+                  if (std::any_of(ks[s].params.begin(), ks[s].params.end(), [&](const htp::TileParam &p) { return p.name == a.param; })) {
+                    t.args.push_back(a);
+                    if (a.tensor) (a.dir == "in" ? t.reads : t.writes).push_back(*a.tensor);
+                  }
+                for (const auto &[r, out] : handoffs.at(kname)[s]) {
+                  const htp::TileLocal *l = nullptr;
+                  for (const htp::TileKernel &k : kernels.kernels)
+                    if (k.name == kname) l = k.local(r);
+                  const std::string tensor = "_" + kname + "_" + r;
+                  htp::WspArg a;
+                  a.param = "h_" + r;
+                  a.tensor = tensor;
+                  a.dir = out ? "out" : "in";
+                  a.offset = {slot};
+                  a.shape = {1};
+                  for (int64_t d : l->shape) {
+                    a.offset.push_back(0);
+                    a.shape.push_back(d);
+                  }
+                  t.args.push_back(a);
+                  (out ? t.writes : t.reads).push_back(tensor);
+                  if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
+                                   [&](const htp::WspIntermediate &i) { return i.name == tensor; })) {
+                    htp::WspIntermediate im;
+                    im.name = tensor;
+                    im.type.kind = "tensor";
+                    im.type.dtype = l->dtype;
+                    im.type.shape.push_back(htp::IrDim{slots.at(kname), {}});
+                    for (int64_t d : l->shape) im.type.shape.push_back(htp::IrDim{d, {}});
+                    w.intermediates.push_back(im);
+                  }
+                }
+                group.body.push_back(std::move(t));
+              }
+              n = std::move(group);
+              continue;
+            }
+            auto inner = loops;
+            if (n.is_loop()) {
+              const auto &d = n.domain;
+              const std::vector<json> ext = d.type == "dense" ? d.extents : std::vector<json>{d.extent};
+              for (size_t i = 0; i < n.vars.size() && i < ext.size(); ++i)
+                inner.push_back({n.vars[i], static_int(ext[i]).value_or(1)});
+            }
+            rewrite(n.body, inner);
+            rewrite(n.then_body, inner);
+            rewrite(n.else_body, inner);
+          }
+        };
+    rewrite(w.body, {});
+  }
+  for (auto &[name, ks] : parts) {  // the parts replace the kernel (no launch of it is left)
+    split.push_back(name);
+    kernels.kernels.erase(std::remove_if(kernels.kernels.begin(), kernels.kernels.end(),
+                                         [&](const htp::TileKernel &k) { return k.name == name; }),
+                          kernels.kernels.end());
+    for (htp::TileKernel &p : ks) kernels.kernels.push_back(std::move(p));
+  }
+  return split;
+}
+
+}  // namespace ptobe

@@ -1,0 +1,26 @@
+// Splitting a kernel that mixes cube and vector work (docs/backends/pto.md, "Mixed kernels"): a kernel
+// runs on one core type on Ascend, so a kernel whose statements do matmuls and vector work is cut, between
+// statements, into parts that each run on one core type (`<kernel>__<i>_aic` / `_aiv`); the tiles one part
+// computes and a later part reads are stored to hand-off tensors and loaded back. Every launch of the
+// kernel in a workload becomes its parts, in order, as one ordered group; launch instance i uses slot i of
+// one workload intermediate per handed-off register (`_<kernel>_<register>`, [launches, rows, cols]).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <htp/layout_signatures.hpp>
+#include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
+
+#include "legality.hpp"
+
+namespace ptobe {
+
+/// Splits the mixed kernels `tasks` launches, in place: their parts replace them in `kernels` and their
+/// launches in `tasks`. Returns the kernels split; a mix it cannot split (within one loop statement,
+/// through a scalar, under a loop of runtime extent, with layouts) is a problem at its span.
+std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks,
+                                          const htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
+
+}  // namespace ptobe
