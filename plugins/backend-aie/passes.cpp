@@ -89,17 +89,22 @@ void map_pass(htp::PassContext &ctx) {
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
   for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {
-    auto d = build_design(plan, dev, problems);
-    if (!d) continue;
+    std::vector<Problem> routing;  // a workload's: kept unless the host-orchestrated mapping takes it
+    auto d = build_design(plan, dev, plan.kind == "workload" ? routing : problems);
+    std::string reason;
+    for (const auto &p : routing)
+      if (p.code == "aie.route" && reason.empty()) reason = p.message;
     if (plan.kind == "workload") {
-      // A spatial design whose cores need more DMA channels than a tile has (a third input, say) is
-      // multiplexed instead: host-orchestrated, each task's objects packed into one FIFO each way.
-      std::string reason;
-      for (const auto &v : validate(*d, dev))
-        if (v.code == "aie.validate.dma-channels" && reason.empty()) reason = v.text();
+      // A spatial design that cannot be routed (more core groups than a mem tile has channels) or whose
+      // cores need more DMA channels than a tile has (a third input, say) is multiplexed instead:
+      // host-orchestrated, each task's objects packed into one FIFO each way.
+      if (d)
+        for (const auto &v : validate(*d, dev))
+          if (v.code == "aie.validate.dma-channels" && reason.empty()) reason = v.text();
       const htp::WspWorkload *w = nullptr;
       for (const auto &x : docs.tasks.workloads)
         if (x.name == plan.name) w = &x;
+      if (reason.empty() || !w) problems.insert(problems.end(), routing.begin(), routing.end());
       if (!reason.empty() && w) {
         if (auto o = plan_orchestrated_workload(*w, docs, dev, problems)) {
           o->reason = reason;
@@ -111,7 +116,7 @@ void map_pass(htp::PassContext &ctx) {
         continue;
       }
     }
-    out.push_back(design_to_json(*d));
+    if (d) out.push_back(design_to_json(*d));
   }
   Json orchestrations = Json::array();
   for (const auto &o : orchestrated) {
@@ -126,13 +131,18 @@ void map_pass(htp::PassContext &ctx) {
     orchestrations.push_back({{"entry", o.entry}, {"params", params}, {"orchestration", doc}});
   }
   for (const auto &p : problems) report(ctx, p.code, p.message, p.span);
-  for (const htp::WspWorkload &w : docs.tasks.workloads)  // dispatch policies choose AICPU schedulers
-    if (w.schedule.dispatch && w.schedule.dispatch->policy != "round_robin")
+  for (const htp::WspWorkload &w : docs.tasks.workloads) {  // directives for Ascend's AICPU schedulers
+    std::vector<std::string> idle;
+    if (w.schedule.dispatch && w.schedule.dispatch->policy != "round_robin") idle.push_back("dispatch(" + w.schedule.dispatch->policy + ")");
+    if (w.schedule.timing && w.schedule.timing->mode == "batched")
+      idle.push_back("timing(batched(" + std::to_string(w.schedule.timing->n.value_or(1)) + "))");
+    for (const std::string &what : idle)
       htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.schedule",
-                                  "dispatch(" + w.schedule.dispatch->policy + ") of workload '" + w.name +
-                                      "' has no effect on " + dev.name + ": AIE has no task schedulers to choose "
-                                      "between (cores are placed in grid order; orchestrated tasks run in program order)",
+                                  what + " of workload '" + w.name + "' has no effect on " + dev.name +
+                                      ": AIE has no task schedulers to choose between (cores are placed in grid "
+                                      "order; orchestrated tasks run in program order)",
                                   source_span(w.schedule.span ? Json(*w.schedule.span) : Json(w.span), ctx.module().file()));
+  }
   if (problems.empty() && out.empty())
     report(ctx, "aie.no-entry", "the program has no kernel, workload or CSP program to map onto " + dev.name, Json());
   ctx.module().set_attr(kDesigns, out.dump());

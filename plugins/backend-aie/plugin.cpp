@@ -40,7 +40,10 @@ void register_components(htp::Registrar &r) {
                            // Which AICPU scheduler issues a task: nothing on AIE to choose (a note says so).
                            "Uses.Schedule(directive=dispatch,policy=affinity)",
                            "Uses.Schedule(directive=dispatch,policy=hash)",
-                           "Uses.Schedule(directive=dispatch,policy=work_steal)"}},
+                           "Uses.Schedule(directive=dispatch,policy=work_steal)",
+                           // When ready tasks are issued: AIE has no issue step either (a note says so).
+                           "Uses.Schedule(directive=timing,policy=immediate)",
+                           "Uses.Schedule(directive=timing,policy=batched)"}},
       .targets = targets});
   r.add(htp::BindingSpec{.info = {.id = "aie.sim", .version = kVersion,
                                   .summary = "Functional CPU simulation of the emitted design (FIFOs, cores, DMA)",

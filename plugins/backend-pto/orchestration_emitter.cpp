@@ -445,6 +445,7 @@ json sim_config(const htp::WspSchedule &schedule) {
   json sim = json::object();
   if (schedule.dispatch) sim["dispatch"] = schedule.dispatch->policy;
   if (schedule.task_window) sim["task_window"] = *schedule.task_window;
+  if (schedule.timing && schedule.timing->mode == "batched" && schedule.timing->n) sim["batch"] = *schedule.timing->n;
   return sim;
 }
 

@@ -35,6 +35,7 @@ std::vector<std::string> accepted() {
       "Uses.Schedule(directive=stream_by)",
       "Uses.Schedule(directive=task_window)",
       "Uses.Schedule(directive=timing,policy=immediate)",
+      "Uses.Schedule(directive=timing,policy=batched)",
       "Uses.Channel(kind=fifo)",
       "Uses.Channel(kind=event)",
   };

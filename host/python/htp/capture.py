@@ -1,7 +1,8 @@
 """Capture: from decorated Python functions to an htp.ast.v1 compile unit.
 
 ``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
-at the original lines), adds every other captured function they reference, and resolves each global or
+at the original lines), adds every other captured function they reference (and those attached to one: `@schedule(w)` comes
+with workload `w`), and resolves each global or
 closure name they read (a name only a local annotation reads comes from the defining function's locals as
 they were when the decorator ran, surface.py): numbers, strings, booleans, None and tuples of these become constants, and names
 bound to modules are recorded with the module's name (module attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
@@ -106,6 +107,30 @@ def _reads(nodes) -> dict[str, ast.Name]:
                 if prev is None or (n.lineno, n.col_offset) < (prev.lineno, prev.col_offset):
                     found[n.id] = n
     return found
+
+
+def _attached(unit, included, roots) -> list:
+    """Captured functions not yet included whose decorator is a call naming an included one
+    (`@schedule(vadd)` when `vadd` is captured): compiling a workload takes its schedule with it. They are
+    looked for where the included functions are defined: their module and their defining scopes."""
+    names = {cf.fn.__name__: cf for cf, _ in included.values()}
+    candidates = []
+    for cf, _ in included.values():
+        for pool in (cf.fn.__globals__, cf.scope):
+            candidates.extend(v for v in pool.values() if isinstance(v, CapturedFunction))
+    out, seen = [], {id(cf) for cf, _ in included.values()}
+    for c in candidates:
+        if id(c) in seen or c.fn.__code__.co_filename != roots[0].fn.__code__.co_filename:
+            continue
+        node = unit.function_node(c.fn)
+        for d in (node.decorator_list if node is not None else []):
+            if isinstance(d, ast.Call) and any(isinstance(a, ast.Name) and a.id in names for a in d.args):
+                target = next(a.id for a in d.args if isinstance(a, ast.Name) and a.id in names)
+                if _lookup(c.fn, target, c.scope)[1] is names[target]:
+                    out.append(c)
+                    seen.add(id(c))
+                    break
+    return out
 
 
 def _lookup(fn, name: str, scope: dict | None = None):
@@ -270,6 +295,8 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                         f"({constants[name]!r} and {c!r})", span))
                 continue
             constants[name] = c
+        if not work:  # the captured functions attached to an included one: `@schedule(w)` for workload w
+            work.extend(_attached(unit, included, roots))
     if diags:
         diags.sort(key=lambda d: (d["span"]["line"], d["span"]["col"]))
         raise CaptureError(diags)

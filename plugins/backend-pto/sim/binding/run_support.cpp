@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-const std::set<std::string> kOptionKeys = {"dispatch", "aiv_cores", "aic_cores", "aicpu_thread_num",
+const std::set<std::string> kOptionKeys = {"dispatch", "batch", "batch_wait_us", "aiv_cores", "aic_cores", "aicpu_thread_num",
                                            "task_window", "trace", "cxx", "sim_include",
                                            "runtime", "check_revision", "device_id"};
 } // namespace
@@ -27,7 +27,7 @@ void check_options(const json &options) {
     if (!kOptionKeys.count(k))
       throw RunFailure("pto.sim.option",
                        "unknown option '" + k +
-                           "' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, task_window, trace, cxx, "
+                           "' (known: dispatch, batch, batch_wait_us, aiv_cores, aic_cores, aicpu_thread_num, task_window, trace, cxx, "
                            "sim_include, runtime, check_revision, device_id)");
 }
 

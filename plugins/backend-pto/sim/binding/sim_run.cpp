@@ -20,6 +20,13 @@ using nlohmann::json;
 
 namespace {
 
+/// timing(batched(n)): {"<size>": batches of that size} (empty without batching).
+json batches_json(const Runtime &rt) {
+  json out = json::object();
+  for (const auto &[size, count] : rt.batch_sizes()) out[std::to_string(size)] = count;
+  return out;
+}
+
 int int_option(const json &obj, const char *key, int fallback, int lo, int hi, const std::string &where) {
   if (!obj.contains(key)) return fallback;
   if (!obj[key].is_number_integer() || obj[key].get<int64_t>() < lo || obj[key].get<int64_t>() > hi)
@@ -33,6 +40,8 @@ void apply(RuntimeOptions &o, const json &obj, const std::string &where) {
   o.aiv_cores = int_option(obj, "aiv_cores", o.aiv_cores, 0, 64, where);
   o.aic_cores = int_option(obj, "aic_cores", o.aic_cores, 0, 64, where);
   o.task_window = int_option(obj, "task_window", o.task_window, 1, 1 << 24, where);
+  o.batch = int_option(obj, "batch", o.batch, 1, 1 << 20, where);
+  o.batch_wait_us = int_option(obj, "batch_wait_us", o.batch_wait_us, 0, 60000000, where);
   if (obj.contains("aicpu_thread_num"))
     o.schedulers = std::max(1, int_option(obj, "aicpu_thread_num", 2, 1, 16, where) - 1);
   if (obj.contains("dispatch")) {
@@ -240,7 +249,9 @@ json make_report(const SimRunRequest &req, const Runtime &rt, const BuildStats &
                    {"aiv_cores", o.aiv_cores},
                    {"aic_cores", o.aic_cores},
                    {"schedulers", o.schedulers},
-                   {"task_window", o.task_window}}},
+                   {"task_window", o.task_window},
+                   {"batch", o.batch}}},
+                 {"dispatch_batches", batches_json(rt)},
                  {"tasks", rt.task_count()},
                  {"run_seconds", e.run_seconds},
                  {"orchestration_seconds", e.orchestration_seconds},

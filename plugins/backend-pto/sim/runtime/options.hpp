@@ -25,6 +25,10 @@ struct RuntimeOptions {
   int schedulers = 1; ///< AICPU scheduler threads (besides the orchestrator)
   DispatchPolicy dispatch = DispatchPolicy::RoundRobin;
   int task_window = 1024; ///< submitted but unfinished tasks before a submit waits
+  /// timing(batched(n)): a scheduler issues ready tasks n at a time (what is ready after batch_wait_us when
+  /// fewer become ready: a batch never waits for work that cannot come); 1: each as it becomes ready.
+  int batch = 1;
+  int batch_wait_us = 1000;
   bool trace = true;      ///< record a timeline event per task
 };
 

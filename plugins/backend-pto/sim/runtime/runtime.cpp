@@ -538,17 +538,33 @@ void Runtime::make_ready(Task *task) {
 
 void Runtime::scheduler_loop(int) {
   std::deque<Task *> batch;
+  const size_t n = static_cast<size_t>(std::max(1, options_.batch));
   while (true) {
     {
       std::unique_lock<std::mutex> lk(ready_mu_);
       ready_cv_.wait(lk, [&] { return stopping_ || !ready_.empty(); });
       if (ready_.empty()) return;
-      batch.swap(ready_);
+      if (n > 1 && ready_.size() < n) // timing(batched(n)): let the batch fill, a bounded while
+        ready_cv_.wait_for(lk, std::chrono::microseconds(options_.batch_wait_us),
+                           [&] { return stopping_ || ready_.size() >= n; });
+      if (n == 1) {
+        batch.swap(ready_);
+      } else {
+        const size_t take = std::min(n, ready_.size());
+        batch.assign(ready_.begin(), ready_.begin() + static_cast<long>(take));
+        ready_.erase(ready_.begin(), ready_.begin() + static_cast<long>(take));
+        batches_[static_cast<int>(take)]++;
+      }
     }
     for (Task *t : batch)
       dispatch(t);
     batch.clear();
   }
+}
+
+std::map<int, int64_t> Runtime::batch_sizes() const {
+  std::lock_guard<std::mutex> lk(const_cast<std::mutex &>(ready_mu_));
+  return batches_;
 }
 
 int Runtime::choose_core(Task *task) {

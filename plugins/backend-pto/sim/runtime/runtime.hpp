@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -94,6 +95,8 @@ public:
   std::string error() const;
 
   uint64_t task_count() const { return submitted_.load(); }
+  /// The sizes of the dispatch batches the schedulers issued: size -> how many (timing(batched(n))).
+  std::map<int, int64_t> batch_sizes() const;
   std::vector<TaskRecord> records() const;
   std::vector<WorkerStats> worker_stats() const;
   std::vector<std::string> log_lines() const;
@@ -177,6 +180,7 @@ private:
   std::condition_variable ready_cv_;
   std::deque<Task *> ready_;
   bool stopping_ = false;
+  std::map<int, int64_t> batches_;  // guarded by ready_mu_
 
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<std::thread> schedulers_;

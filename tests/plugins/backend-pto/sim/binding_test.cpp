@@ -188,7 +188,7 @@ TEST(PtoSimBinding, UnknownOptionAndBadPolicyAreReported) {
   SimRunRequest r = request(kPackages / "vector_add", "vadd", "opts");
   r.options["speed"] = 11;
   EXPECT_EQ(run_failure(r).second,
-            "unknown option 'speed' (known: dispatch, aiv_cores, aic_cores, aicpu_thread_num, "
+            "unknown option 'speed' (known: dispatch, batch, batch_wait_us, aiv_cores, aic_cores, aicpu_thread_num, "
             "task_window, trace, cxx, sim_include, runtime, check_revision, device_id)");
   r.options.erase("speed");
   r.options["dispatch"] = "fastest";
