@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <map>
 #include <set>
 
@@ -118,18 +119,47 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   return out;
 }
 
-std::optional<int64_t> static_int(const json &e) {
-  if (e.is_number_integer()) return e.get<int64_t>();
-  return std::nullopt;
+/// The extent of each variable of loop `n`: a number when it is static, nothing when it is known only at
+/// run time (a runtime expression, a ragged row's length, a CSR selection).
+std::vector<std::optional<int64_t>> loop_extents(const htp::WspNode &n) {
+  const htp::WspDomain &d = n.domain;
+  std::vector<std::optional<int64_t>> out(n.vars.size());
+  if (d.type == "sparse") return out;
+  const std::vector<json> ext = d.type == "dense" ? d.extents : std::vector<json>{d.extent};
+  for (size_t i = 0; i < out.size() && i < ext.size(); ++i)
+    if (ext[i].is_number_integer()) out[i] = ext[i].get<int64_t>();
+  return out;  // ragged: the rows' count, and nothing for the position in a row
+}
+
+/// A tile one part of a split kernel hands to a later one: stored by the first (`out`), loaded by the other.
+struct Handoff {
+  htp::TileLocal reg;
+  bool out = false;
+  friend bool operator==(const Handoff &, const Handoff &) = default;
+};
+
+/// The load or store of a hand-off tensor `h_<register>` (the whole tile at offset 0).
+htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
+  htp::TileOp mv;
+  mv.op = h.out ? "store" : "load";
+  mv.span = span;
+  mv.offset = std::vector<json>(h.reg.shape.size(), json(0));
+  if (h.out) {
+    mv.dst = "h_" + h.reg.name;
+    mv.value = h.reg.name;
+  } else {
+    mv.dst = h.reg.name;
+    mv.src = "h_" + h.reg.name;
+  }
+  return mv;
 }
 
 }  // namespace
 
-std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks,
-                                          const htp::LayoutSignatures *layouts, std::vector<Problem> &problems) {
-  std::vector<std::string> split;
-  std::map<std::string, std::vector<htp::TileKernel>> parts;  // kernel -> its parts in order
-  std::map<std::string, std::vector<std::vector<std::pair<std::string, bool>>>> handoffs;  // per part: (register, out)
+void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const htp::LayoutSignatures *layouts,
+                      std::vector<Problem> &problems) {
+  std::map<std::string, std::vector<htp::TileKernel>> parts;         // kernel -> its parts in order
+  std::map<std::string, std::vector<std::vector<Handoff>>> handoffs;  // kernel -> per part, its hand-offs
   std::set<std::string> launched;
   if (tasks)
     for (const htp::WspWorkload &w : tasks->workloads)
@@ -155,7 +185,7 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
     std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size());
     for (size_t s = 0; s < segs->size(); ++s)
       for (const htp::TileOp &o : (*segs)[s].body) uses_defs(o, k, uses[s], defs[s]);
-    std::vector<std::vector<std::pair<std::string, bool>>> hand(segs->size());
+    std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
     for (size_t s = 1; s < segs->size(); ++s)
       for (const std::string &r : uses[s]) {
@@ -174,11 +204,10 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
           ok = false;
           break;
         }
-        auto add = [](std::vector<std::pair<std::string, bool>> &v, const std::string &reg, bool out) {
-          if (std::find(v.begin(), v.end(), std::make_pair(reg, out)) == v.end()) v.push_back({reg, out});
-        };
-        add(hand[from], r, true);
-        add(hand[s], r, false);
+        for (const Handoff &h : {Handoff{*l, true}, Handoff{*l, false}}) {
+          auto &v = hand[h.out ? from : s];
+          if (std::find(v.begin(), v.end(), h) == v.end()) v.push_back(h);
+        }
       }
     if (!ok) continue;
     std::vector<htp::TileKernel> ks;
@@ -187,48 +216,24 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
       p.name = k.name + "__" + std::to_string(s) + ((*segs)[s].side == Side::Cube ? "_aic" : "_aiv");
       p.kind = "kernel";
       p.span = k.span;
-      std::set<std::string> names;
-      for (const htp::TileOp &o : (*segs)[s].body) {
-        std::function<void(const htp::TileOp &)> walk = [&](const htp::TileOp &x) {
-          if (x.src) names.insert(*x.src);
-          if (x.dst) names.insert(*x.dst);
-          for (const auto *b : {&x.body, &x.then_body, &x.else_body})
-            for (const htp::TileOp &c : *b) walk(c);
-        };
-        walk(o);
-      }
+      std::set<std::string> names;  // the tensors (and registers) the part's statements move
+      htp::for_each_op((*segs)[s].body, [&](const htp::TileOp &x) {
+        if (x.src) names.insert(*x.src);
+        if (x.dst) names.insert(*x.dst);
+      });
       for (const htp::TileParam &prm : k.params)  // the tensors this part moves; every scalar and constant
         if (!prm.type.is_tensor() || names.count(prm.name)) p.params.push_back(prm);
+      for (const Handoff &h : hand[s])
+        p.params.push_back(
+            htp::TileParam{"h_" + h.reg.name, h.out ? "out" : "in", htp::TileType{"tensor", h.reg.shape, h.reg.dtype, json()},
+                           std::nullopt});
+      for (const Handoff &h : hand[s])
+        if (!h.out) p.body.push_back(handoff_op(h, k.span));
+      for (const htp::TileOp &o : (*segs)[s].body) p.body.push_back(o);
+      for (const Handoff &h : hand[s])
+        if (h.out) p.body.push_back(handoff_op(h, k.span));
       std::set<std::string> locals = uses[s];
       locals.insert(defs[s].begin(), defs[s].end());
-      for (const auto &[r, out] : hand[s]) {
-        const htp::TileLocal *l = k.local(r);
-        htp::TileParam h{"h_" + r, out ? "out" : "in", htp::TileType{"tensor", l->shape, l->dtype, json()}, std::nullopt};
-        p.params.push_back(h);
-        htp::TileOp mv;
-        mv.op = out ? "store" : "load";
-        mv.span = k.span;
-        mv.offset = std::vector<json>(l->shape.size(), json(0));
-        if (out) {
-          mv.dst = h.name;
-          mv.value = r;
-        } else {
-          mv.dst = r;
-          mv.src = h.name;
-        }
-        if (!out) p.body.push_back(mv);
-      }
-      for (const htp::TileOp &o : (*segs)[s].body) p.body.push_back(o);
-      for (const auto &[r, out] : hand[s])
-        if (out) {
-          htp::TileOp mv;
-          mv.op = "store";
-          mv.span = k.span;
-          mv.offset = std::vector<json>(k.local(r)->shape.size(), json(0));
-          mv.dst = "h_" + r;
-          mv.value = r;
-          p.body.push_back(mv);
-        }
       for (const htp::TileLocal &l : k.locals)
         if (locals.count(l.name)) p.locals.push_back(l);
       ks.push_back(std::move(p));
@@ -236,7 +241,7 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
     parts[k.name] = std::move(ks);
     handoffs[k.name] = std::move(hand);
   }
-  if (parts.empty() || !tasks) return split;
+  if (parts.empty() || !tasks) return;
   // Each launch of a split kernel becomes its parts in order, the hand-offs of launch instance i in slot i
   // of a workload intermediate per register.
   for (htp::WspWorkload &w : tasks->workloads) {
@@ -247,12 +252,8 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
       for (htp::WspNode &n : body) {
         if (n.is_task() && parts.count(n.kernel)) slots[n.kernel] += mult;
         int64_t m = mult;
-        if (n.is_loop()) {
-          const auto &d = n.domain;
-          std::vector<json> ext = d.type == "dense" ? d.extents : std::vector<json>{d.extent};
-          if (d.type == "ragged" || d.type == "sparse") ext = {json()};
-          for (const json &e : ext) {
-            auto v = static_int(e);
+        if (n.is_loop())
+          for (const std::optional<int64_t> &v : loop_extents(n)) {
             if (!v) {
               bool has = false;
               htp::for_each_node(n.body, [&](const htp::WspNode &x) { has = has || (x.is_task() && parts.count(x.kernel)); });
@@ -264,16 +265,14 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
                                     Span::from(n.span)});
                 return false;
               }
-              v = 1;
             }
-            m *= *v;
+            m *= v.value_or(1);
           }
-        }
         if (!count(n.body, m) || !count(n.then_body, m) || !count(n.else_body, m)) return false;
       }
       return true;
     };
-    if (!count(w.body, 1)) return split;
+    if (!count(w.body, 1)) return;
     std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
         [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
           for (htp::WspNode &n : body) {
@@ -304,31 +303,28 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
                     t.args.push_back(a);
                     if (a.tensor) (a.dir == "in" ? t.reads : t.writes).push_back(*a.tensor);
                   }
-                for (const auto &[r, out] : handoffs.at(kname)[s]) {
-                  const htp::TileLocal *l = nullptr;
-                  for (const htp::TileKernel &k : kernels.kernels)
-                    if (k.name == kname) l = k.local(r);
-                  const std::string tensor = "_" + kname + "_" + r;
+                for (const Handoff &h : handoffs.at(kname)[s]) {
+                  const std::string tensor = "_" + kname + "_" + h.reg.name;
                   htp::WspArg a;
-                  a.param = "h_" + r;
+                  a.param = "h_" + h.reg.name;
                   a.tensor = tensor;
-                  a.dir = out ? "out" : "in";
+                  a.dir = h.out ? "out" : "in";
                   a.offset = {slot};
                   a.shape = {1};
-                  for (int64_t d : l->shape) {
+                  for (int64_t d : h.reg.shape) {
                     a.offset.push_back(0);
                     a.shape.push_back(d);
                   }
                   t.args.push_back(a);
-                  (out ? t.writes : t.reads).push_back(tensor);
+                  (h.out ? t.writes : t.reads).push_back(tensor);
                   if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
                                    [&](const htp::WspIntermediate &i) { return i.name == tensor; })) {
                     htp::WspIntermediate im;
                     im.name = tensor;
                     im.type.kind = "tensor";
-                    im.type.dtype = l->dtype;
+                    im.type.dtype = h.reg.dtype;
                     im.type.shape.push_back(htp::IrDim{slots.at(kname), {}});
-                    for (int64_t d : l->shape) im.type.shape.push_back(htp::IrDim{d, {}});
+                    for (int64_t d : h.reg.shape) im.type.shape.push_back(htp::IrDim{d, {}});
                     w.intermediates.push_back(im);
                   }
                 }
@@ -338,11 +334,9 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
               continue;
             }
             auto inner = loops;
-            if (n.is_loop()) {
-              const auto &d = n.domain;
-              const std::vector<json> ext = d.type == "dense" ? d.extents : std::vector<json>{d.extent};
-              for (size_t i = 0; i < n.vars.size() && i < ext.size(); ++i)
-                inner.push_back({n.vars[i], static_int(ext[i]).value_or(1)});
+            if (n.is_loop()) {  // (a split launch is under static loops only: count() said so)
+              const auto extents = loop_extents(n);
+              for (size_t i = 0; i < n.vars.size(); ++i) inner.push_back({n.vars[i], extents[i].value_or(1)});
             }
             rewrite(n.body, inner);
             rewrite(n.then_body, inner);
@@ -352,13 +346,11 @@ std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTas
     rewrite(w.body, {});
   }
   for (auto &[name, ks] : parts) {  // the parts replace the kernel (no launch of it is left)
-    split.push_back(name);
     kernels.kernels.erase(std::remove_if(kernels.kernels.begin(), kernels.kernels.end(),
                                          [&](const htp::TileKernel &k) { return k.name == name; }),
                           kernels.kernels.end());
     for (htp::TileKernel &p : ks) kernels.kernels.push_back(std::move(p));
   }
-  return split;
 }
 
 }  // namespace ptobe

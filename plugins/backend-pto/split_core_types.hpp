@@ -18,9 +18,9 @@
 namespace ptobe {
 
 /// Splits the mixed kernels `tasks` launches, in place: their parts replace them in `kernels` and their
-/// launches in `tasks`. Returns the kernels split; a mix it cannot split (within one loop statement,
-/// through a scalar, under a loop of runtime extent, with layouts) is a problem at its span.
-std::vector<std::string> split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks,
-                                          const htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
+/// launches in `tasks`. A mix it cannot split (within one loop statement, through a scalar, under a loop
+/// of runtime extent, with layouts) is a problem at its span.
+void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const htp::LayoutSignatures *layouts,
+                      std::vector<Problem> &problems);
 
 }  // namespace ptobe
