@@ -39,30 +39,26 @@ Json read_json(const fs::path &p) {
 
 fs::path design_dir(const htp::RunContext &ctx) { return fs::path(ctx.package_dir()) / "codegen" / "aie" / ctx.entry(); }
 
-Design load_design(const htp::RunContext &ctx) {
-  const fs::path dir = design_dir(ctx);
+/// The design in `dir` (mapping.json, fifos.json); `what` names it in the error of a malformed one.
+Design load_design(const fs::path &dir, const std::string &what) {
   try {
     return design_from_json(read_json(dir / "mapping.json"), read_json(dir / "fifos.json"));
   } catch (const htp::RunError &) {
     throw;
   } catch (const std::exception &e) {
-    throw htp::RunError("the design of entry '" + ctx.entry() + "' in " + dir.string() + " is malformed: " + e.what(), "aie.package");
+    throw htp::RunError(what + " is malformed: " + e.what(), "aie.package");
   }
+}
+
+Design load_design(const htp::RunContext &ctx) {
+  return load_design(design_dir(ctx), "the design of entry '" + ctx.entry() + "' in " + design_dir(ctx).string());
 }
 
 /// The bytes of a runtime scalar as the design's one-element buffer holds it.
 std::vector<char> scalar_bytes(const htp::RunContext &ctx, const RuntimeParam &p) {
   const HtpRunArg &a = ctx.arg(p.name);
   if (a.tensor) throw htp::RunError("argument '" + p.name + "' is a tensor; the design expects a scalar", "aie.argument");
-  std::vector<char> b(static_cast<size_t>(dtype_bytes(p.dtype)));
-  auto put = [&](auto v) { std::memcpy(b.data(), &v, std::min(b.size(), sizeof v)); };
-  if (p.dtype == "f32") put(static_cast<float>(a.scalar_float));
-  else if (p.dtype == "f64") put(a.scalar_float);
-  else if (p.dtype == "i64" || p.dtype == "u64") put(a.scalar_int);
-  else if (p.dtype == "i16" || p.dtype == "u16") put(static_cast<int16_t>(a.scalar_int));
-  else if (p.dtype == "i8" || p.dtype == "u8" || p.dtype == "bool") put(static_cast<int8_t>(a.scalar_int));
-  else put(static_cast<int32_t>(a.scalar_int));
-  return b;
+  return scalar_object(p.dtype, a.scalar_float, a.scalar_int);
 }
 
 /// Host buffers by parameter: the tensors in place, runtime scalars in `scalars` (one element each).
@@ -89,59 +85,21 @@ double option_number(const htp::RunContext &ctx, const char *key, double fallbac
   return fallback;
 }
 
-Design load_task_design(const fs::path &dir, const std::string &entry) {
-  try {
-    return design_from_json(read_json(dir / "mapping.json"), read_json(dir / "fifos.json"));
-  } catch (const htp::RunError &) {
-    throw;
-  } catch (const std::exception &e) {
-    throw htp::RunError("the task design " + dir.string() + " of entry '" + entry + "' is malformed: " + e.what(), "aie.package");
-  }
-}
-
-/// The run report's build section (the same keys pto-sim writes): whether the kernels came from the cache.
-Json build_json(const sim::CompiledKernels &lib) {
-  return {{"cache", lib.cache_hit ? "hit" : "miss"}, {"compiler_invocations", lib.cache_hit ? 0 : 1},
-          {"hits", lib.cache_hit ? 1 : 0}, {"misses", lib.cache_hit ? 0 : 1}, {"cxx", lib.compiler}};
-}
-
-void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map<std::string, sim::OrchTensor> &tensors,
-                                 std::map<std::string, Json> &scalars);
-void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std::string, Design> &designs,
-                       const std::map<std::string, std::string> &sources, const std::map<std::string, sim::OrchTensor> &tensors,
-                       const std::map<std::string, Json> &scalars);
-
-/// A host-orchestrated workload (orchestration.json): the task graph walked on the host, each task its
-/// kernel's single-core design on the simulator (sim/orchestrator.hpp).
-void run_orchestrated(htp::RunContext &ctx) {
-  const fs::path dir = design_dir(ctx);
-  const Json doc = read_json(dir / "orchestration.json");
-  if (doc.value("schema", "") != kOrchestrationSchema)
-    throw htp::RunError(dir.string() + "/orchestration.json is not " + std::string(kOrchestrationSchema), "aie.package");
-  std::map<std::string, Design> designs;
-  std::map<std::string, std::string> sources;
-  if (!doc.contains("kernels") || !doc["kernels"].is_object() || !doc.contains("workload") || !doc["workload"].is_object())
-    throw htp::RunError(dir.string() + "/orchestration.json has no 'kernels' object or no 'workload'", "aie.package");
-  for (const auto &[kernel, entry] : doc["kernels"].items()) {
-    const std::string rel = entry.is_object() && entry.contains("design") && entry["design"].is_string()
-                                ? entry["design"].get<std::string>() : std::string();
-    // A design directory of this entry: tasks/<name>, nothing absolute, nothing that climbs out.
-    if (rel.rfind("tasks/", 0) != 0 || rel.find("..") != std::string::npos || rel.find('\\') != std::string::npos ||
-        rel.find('/', 6) != std::string::npos)
-      throw htp::RunError(dir.string() + "/orchestration.json: kernel '" + kernel + "' names design '" + rel +
-                              "', which is not a tasks/<name> directory of the entry", "aie.package");
-    const fs::path tdir = dir / rel;
-    Design &d = designs[kernel] = load_task_design(tdir, ctx.entry());
-    for (const auto &k : d.kernels) sources[k.name] = read_text(tdir / k.source);
-  }
-  std::map<std::string, sim::OrchTensor> tensors;
-  std::map<std::string, Json> scalars;
-  try {
-    read_orchestrated_arguments(ctx, doc, tensors, scalars);
-  } catch (const Json::exception &e) {
-    throw htp::RunError(dir.string() + "/orchestration.json: the workload's parameters are malformed: " + e.what(), "aie.package");
-  }
-  run_orchestration(ctx, doc, designs, sources, tensors, scalars);
+/// What every aie-sim report holds: who ran what, the simulator's kernel library and its build section (the
+/// same keys pto-sim writes: whether the kernels came from the cache), how long the run took, the trace.
+Json sim_report(const htp::RunContext &ctx, const std::string &description, const sim::CompiledKernels &lib,
+                double run_seconds) {
+  return {{"schema", "htp.run.v1"},
+          {"binding", "aie.sim"},
+          {"target", ctx.target()},
+          {"entry", ctx.entry()},
+          {"path", "simulator"},
+          {"description", description},
+          {"build", {{"cache", lib.cache_hit ? "hit" : "miss"}, {"compiler_invocations", lib.cache_hit ? 0 : 1},
+                     {"hits", lib.cache_hit ? 1 : 0}, {"misses", lib.cache_hit ? 0 : 1}, {"cxx", lib.compiler}}},
+          {"run_seconds", run_seconds},
+          {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
+          {"trace", "trace.json"}};
 }
 
 void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map<std::string, sim::OrchTensor> &tensors,
@@ -202,25 +160,51 @@ void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std
                      {{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", 1}, {"args", {{"name", "tasks (one at a time)"}}}}})}};
   for (const Json &e : result.trace_events) trace["traceEvents"].push_back(e);
   std::ofstream(run_dir / "trace.json", std::ios::binary) << trace.dump() << "\n";
-  Json report = {{"schema", "htp.run.v1"},
-                 {"binding", "aie.sim"},
-                 {"target", ctx.target()},
-                 {"entry", ctx.entry()},
-                 {"path", "simulator"},
-                 {"description", "aie-sim: host orchestration of codegen/aie/" + ctx.entry() +
-                                     "/orchestration.json, each task its kernel's single-core design on the simulator"},
-                 {"orchestrated", true},
-                 {"tasks", result.tasks.size()},
-                 {"run_seconds", result.seconds},
-                 {"build", build_json(lib)},
-                 {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
-                 {"estimate", {{"kind", "estimate"}, {"available", true},
-                               {"model", "host-orchestrated: tasks run one after another, each its kernel's single-core "
-                                         "design (that design's estimate)"},
-                               {"makespan_lower_bound_ns", start_ns}, {"critical_path_ns", start_ns}}},
-                 {"task_estimates", task_estimates},
-                 {"trace", "trace.json"}};
+  Json report = sim_report(ctx,
+                           "aie-sim: host orchestration of codegen/aie/" + ctx.entry() +
+                               "/orchestration.json, each task its kernel's single-core design on the simulator",
+                           lib, result.seconds);
+  report["orchestrated"] = true;
+  report["tasks"] = result.tasks.size();
+  report["estimate"] = {{"kind", "estimate"}, {"available", true},
+                        {"model", "host-orchestrated: tasks run one after another, each its kernel's single-core "
+                                  "design (that design's estimate)"},
+                        {"makespan_lower_bound_ns", start_ns}, {"critical_path_ns", start_ns}};
+  report["task_estimates"] = task_estimates;
   ctx.write_report(report.dump(2) + "\n");
+}
+
+/// A host-orchestrated workload (orchestration.json): the task graph walked on the host, each task its
+/// kernel's single-core design on the simulator (sim/orchestrator.hpp).
+void run_orchestrated(htp::RunContext &ctx) {
+  const fs::path dir = design_dir(ctx);
+  const Json doc = read_json(dir / "orchestration.json");
+  if (doc.value("schema", "") != kOrchestrationSchema)
+    throw htp::RunError(dir.string() + "/orchestration.json is not " + std::string(kOrchestrationSchema), "aie.package");
+  std::map<std::string, Design> designs;
+  std::map<std::string, std::string> sources;
+  if (!doc.contains("kernels") || !doc["kernels"].is_object() || !doc.contains("workload") || !doc["workload"].is_object())
+    throw htp::RunError(dir.string() + "/orchestration.json has no 'kernels' object or no 'workload'", "aie.package");
+  for (const auto &[kernel, entry] : doc["kernels"].items()) {
+    const std::string rel = entry.is_object() && entry.contains("design") && entry["design"].is_string()
+                                ? entry["design"].get<std::string>() : std::string();
+    // A design directory of this entry: tasks/<name>, nothing absolute, nothing that climbs out.
+    if (rel.rfind("tasks/", 0) != 0 || rel.find("..") != std::string::npos || rel.find('\\') != std::string::npos ||
+        rel.find('/', 6) != std::string::npos)
+      throw htp::RunError(dir.string() + "/orchestration.json: kernel '" + kernel + "' names design '" + rel +
+                              "', which is not a tasks/<name> directory of the entry", "aie.package");
+    const fs::path tdir = dir / rel;
+    Design &d = designs[kernel] = load_design(tdir, "the task design " + tdir.string() + " of entry '" + ctx.entry() + "'");
+    for (const auto &k : d.kernels) sources[k.name] = read_text(tdir / k.source);
+  }
+  std::map<std::string, sim::OrchTensor> tensors;
+  std::map<std::string, Json> scalars;
+  try {
+    read_orchestrated_arguments(ctx, doc, tensors, scalars);
+  } catch (const Json::exception &e) {
+    throw htp::RunError(dir.string() + "/orchestration.json: the workload's parameters are malformed: " + e.what(), "aie.package");
+  }
+  run_orchestration(ctx, doc, designs, sources, tensors, scalars);
 }
 
 }  // namespace
@@ -244,22 +228,15 @@ void run_sim(htp::RunContext &ctx) {
   const htp::RunEstimate est = estimate_design(d);
   for (const auto &e : est.trace_events) result.trace["traceEvents"].push_back(e);
   std::ofstream(run_dir / "trace.json", std::ios::binary) << result.trace.dump() << "\n";
-  Json report = {{"schema", "htp.run.v1"},
-                 {"binding", "aie.sim"},
-                 {"target", ctx.target()},
-                 {"entry", ctx.entry()},
-                 {"path", "simulator"},
-                 {"description", "aie-sim: functional simulation of codegen/aie/" + ctx.entry() +
-                                     " on host threads (object FIFOs with depths, one thread per core, DMA patterns)"},
-                 {"device", d.device},
-                 {"build", build_json(lib)},
-                 {"run_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()},
-                 {"kernels", {{"library", lib.library.string()}, {"cache_hit", lib.cache_hit}, {"compiler", lib.compiler}}},
-                 {"cores", result.summary["cores"]},
-                 {"fifo_objects", result.summary["fifo_objects"]},
-                 {"estimate", est.summary},
-                 {"task_estimates", est.tasks},
-                 {"trace", "trace.json"}};
+  Json report = sim_report(ctx,
+                           "aie-sim: functional simulation of codegen/aie/" + ctx.entry() +
+                               " on host threads (object FIFOs with depths, one thread per core, DMA patterns)",
+                           lib, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  report["device"] = d.device;
+  report["cores"] = result.summary["cores"];
+  report["fifo_objects"] = result.summary["fifo_objects"];
+  report["estimate"] = est.summary;
+  report["task_estimates"] = est.tasks;
   ctx.write_report(report.dump(2) + "\n");
 }
 

@@ -1,5 +1,7 @@
 #include "design.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 
@@ -37,6 +39,24 @@ std::vector<TileCoord> Design::tiles() const {
   }
   for (const auto &c : cores) s.insert(c.tile);
   return {s.begin(), s.end()};
+}
+
+std::vector<char> scalar_object(const std::string &dtype, double real, int64_t integer) {
+  std::vector<char> b(static_cast<size_t>(dtype_bytes(dtype)));
+  auto put = [&](auto v) { std::memcpy(b.data(), &v, std::min(b.size(), sizeof v)); };
+  if (dtype == "f32") put(static_cast<float>(real));
+  else if (dtype == "f64") put(real);
+  else if (dtype == "i64" || dtype == "u64") put(integer);
+  else if (dtype == "i16" || dtype == "u16") put(static_cast<int16_t>(integer));
+  else if (dtype == "i8" || dtype == "u8" || dtype == "bool") put(static_cast<int8_t>(integer));
+  else put(static_cast<int32_t>(integer));
+  return b;
+}
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
 }
 
 int64_t dtype_bytes(const std::string &dtype) {

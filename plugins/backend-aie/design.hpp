@@ -152,6 +152,13 @@ struct Design {
 /// Bytes of one element of an HTP dtype (0 when unknown).
 int64_t dtype_bytes(const std::string &dtype);
 
+/// The bytes of a one-element object of `dtype` holding a runtime scalar (a design's scalar buffer): a
+/// float dtype takes `real`, an integer one `integer`, narrowed to its width.
+std::vector<char> scalar_object(const std::string &dtype, double real, int64_t integer);
+
+/// Product of a shape (the elements of a tensor or object of that shape).
+int64_t product(const std::vector<int64_t> &shape);
+
 /// mapping.json: entry, device, params, kernels, cores, runtime sequence (htp.aie.mapping.v1).
 Json mapping_to_json(const Design &d);
 /// fifos.json: object FIFOs and links (htp.aie.fifos.v1).

@@ -141,8 +141,6 @@ std::optional<RuntimeParam> runtime_param(const htp::TileParam &param);
 ExprEnv constexpr_env(const htp::TileKernel &kernel);
 /// A span of tile.kernels as the problems carry spans.
 inline Json span_json(const htp::IrSpan &span) { return Json(span); }
-/// Product of a shape.
-int64_t product(const std::vector<int64_t> &shape);
 /// Product of a shape; nullopt when a dimension is negative or the product overflows 64 bits.
 std::optional<int64_t> checked_product(const std::vector<int64_t> &shape);
 

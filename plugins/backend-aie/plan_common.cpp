@@ -6,12 +6,6 @@
 
 namespace htp::aie {
 
-int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
 std::optional<int64_t> checked_product(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t s : shape)
@@ -100,14 +94,18 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
   auto add = [&](std::optional<EntryPlan> p) {
     if (p) out.push_back(std::move(*p));
   };
+  // An orchestrated entry: its kernels' task designs are planned with the rest, its plan kept aside.
+  auto adopt = [&](std::optional<OrchestrationPlan> o, std::string reason) {
+    if (!o) return;
+    o->reason = std::move(reason);
+    for (EntryPlan &t : o->tasks) out.push_back(std::move(t));
+    o->tasks.clear();
+    orchestrated->push_back(std::move(*o));
+  };
   for (const htp::CspProgram &program : docs.csp.programs) {
     if (program.origin == std::optional<std::string>("wsp.pipe") && orchestrated) {  // a workload's P.pipe
-      if (auto o = plan_orchestrated_pipe(program, docs, device, problems)) {
-        o->reason = "a workload's P.pipe over channels is host-orchestrated";
-        for (EntryPlan &t : o->tasks) out.push_back(std::move(t));
-        o->tasks.clear();
-        orchestrated->push_back(std::move(*o));
-      }
+      adopt(plan_orchestrated_pipe(program, docs, device, problems),
+            "a workload's P.pipe over channels is host-orchestrated");
       continue;
     }
     add(plan_csp_entry(program, docs.kernels, device, problems));
@@ -122,12 +120,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
              x.code == "aie.runtime-scalar" || x.code == "aie.grid-too-large";
     });
     if (!p && reshape && orchestrated) {
-      if (auto o = plan_orchestrated_workload(w, docs, device, problems)) {
-        o->reason = spatial.front().message;
-        for (EntryPlan &t : o->tasks) out.push_back(std::move(t));
-        o->tasks.clear();
-        orchestrated->push_back(std::move(*o));
-      }
+      adopt(plan_orchestrated_workload(w, docs, device, problems), spatial.front().message);
       continue;
     }
     problems.insert(problems.end(), spatial.begin(), spatial.end());

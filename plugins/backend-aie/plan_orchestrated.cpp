@@ -91,10 +91,6 @@ Json pack_task(EntryPlan &plan) {
   return {{"in", in}, {"out", out}, {"in_bytes", in_words * 4}, {"out_bytes", out_words * 4}};
 }
 
-}  // namespace
-
-namespace {
-
 /// The plan of `w` (a workload, or the stages of a pipe as one): `channels` are the pipe's channels.
 std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
                                                    const DeviceProfile &device, std::vector<Problem> &problems) {

@@ -254,12 +254,6 @@ private:
     }
   }
 
-  static int64_t product(const std::vector<int64_t> &s) {
-    int64_t n = 1;
-    for (auto x : s) n *= x;
-    return n;
-  }
-
   void cores() {
     std::set<TileCoord> seen;
     for (const auto &c : d_.cores) {

@@ -16,12 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 /// Walks one workload's task graph; see orchestrate().
 class Walker {
 public:
@@ -268,20 +262,12 @@ private:
       const htp::WspArg &a = *it->second;
       if (p.scalar) {
         if (!a.is_scalar()) fail(n.span, "task " + n.id + " binds a view to the scalar parameter '" + p.name + "'");
-        Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, {}, std::vector<char>(static_cast<size_t>(dtype_bytes(p.dtype))), false});
-        const Json &e = *a.scalar;
-        auto put = [&](auto v) { std::memcpy(m.buf.data(), &v, std::min(m.buf.size(), sizeof v)); };
-        if (p.dtype == "f32" || p.dtype == "f64") {
-          const double v = eval_real(e, n.span, "scalar '" + p.name + "'");
-          if (p.dtype == "f32") put(static_cast<float>(v));
-          else put(v);
-        } else {
-          const int64_t v = eval(e, n.span, "scalar '" + p.name + "'");
-          if (p.dtype == "i64" || p.dtype == "u64") put(v);
-          else if (p.dtype == "i16" || p.dtype == "u16") put(static_cast<int16_t>(v));
-          else if (p.dtype == "i8" || p.dtype == "u8" || p.dtype == "bool") put(static_cast<int8_t>(v));
-          else put(static_cast<int32_t>(v));
-        }
+        const std::string what = "scalar '" + p.name + "'";
+        const bool real = p.dtype == "f32" || p.dtype == "f64";
+        Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, {},
+                                            scalar_object(p.dtype, real ? eval_real(*a.scalar, n.span, what) : 0.0,
+                                                          real ? 0 : eval(*a.scalar, n.span, what)),
+                                            false});
         buffers[p.name] = {m.buf.data(), m.buf.size()};
         continue;
       }
