@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <set>
 
 #include "runtime.hpp"
 
@@ -14,9 +14,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-const std::set<std::string> kOptionKeys = {"dispatch", "batch", "batch_wait_us", "aiv_cores", "aic_cores", "aicpu_thread_num",
-                                           "task_window", "trace", "cxx", "sim_include",
-                                           "runtime", "check_revision", "device_id"};
+/// The run options the bindings read, in the order an unknown option's message lists them.
+const std::vector<std::string> kOptionKeys = {"dispatch", "batch", "batch_wait_us", "aiv_cores", "aic_cores",
+                                              "aicpu_thread_num", "task_window", "trace", "cxx", "sim_include",
+                                              "runtime", "check_revision", "device_id"};
 } // namespace
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -24,11 +25,11 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 void check_options(const json &options) {
   if (!options.is_object()) throw RunFailure("pto.sim.option", "the binding options must be a JSON object");
   for (const auto &[k, v] : options.items())
-    if (!kOptionKeys.count(k))
-      throw RunFailure("pto.sim.option",
-                       "unknown option '" + k +
-                           "' (known: dispatch, batch, batch_wait_us, aiv_cores, aic_cores, aicpu_thread_num, task_window, trace, cxx, "
-                           "sim_include, runtime, check_revision, device_id)");
+    if (std::find(kOptionKeys.begin(), kOptionKeys.end(), k) == kOptionKeys.end()) {
+      std::string known;
+      for (const std::string &key : kOptionKeys) known += (known.empty() ? "" : ", ") + key;
+      throw RunFailure("pto.sim.option", "unknown option '" + k + "' (known: " + known + ")");
+    }
 }
 
 std::string runtime_choice(const json &options) {

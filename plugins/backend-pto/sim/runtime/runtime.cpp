@@ -563,7 +563,7 @@ void Runtime::scheduler_loop(int) {
 }
 
 std::map<int, int64_t> Runtime::batch_sizes() const {
-  std::lock_guard<std::mutex> lk(const_cast<std::mutex &>(ready_mu_));
+  std::lock_guard<std::mutex> lk(ready_mu_);
   return batches_;
 }
 

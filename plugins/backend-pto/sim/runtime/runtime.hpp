@@ -176,7 +176,7 @@ private:
   std::vector<Scope> scopes_;
   std::vector<Scope> retired_;
 
-  std::mutex ready_mu_;
+  mutable std::mutex ready_mu_;
   std::condition_variable ready_cv_;
   std::deque<Task *> ready_;
   bool stopping_ = false;
