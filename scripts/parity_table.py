@@ -70,18 +70,26 @@ def _comprehension_vars(expr: ast.AST) -> set[str]:
             if isinstance(n, ast.Name)}
 
 
+def _assignment(tree: ast.Module, name: str) -> ast.Assign | None:
+    """The module-level `name = ...` of `tree`, or None."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node
+    return None
+
+
 def examples_constructs() -> dict[str, list[str]]:
     """Each example's PARITY_CONSTRUCTS (a module-level list of constructs it runs), by module name."""
     out = {}
     for path in sorted((ROOT / "examples").glob("*.py")):
-        for node in ast.parse(path.read_text(), filename=str(path)).body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PARITY_CONSTRUCTS"
-                                                    for t in node.targets):
-                names = ast.literal_eval(node.value)
-                for c in names:
-                    if c not in CONSTRUCTS:
-                        raise SystemExit(f"{path}:{node.lineno}: PARITY_CONSTRUCTS names an unknown construct '{c}'")
-                out[path.stem] = names
+        node = _assignment(ast.parse(path.read_text(), filename=str(path)), "PARITY_CONSTRUCTS")
+        if node is None:
+            continue
+        names = ast.literal_eval(node.value)
+        for c in names:
+            if c not in CONSTRUCTS:
+                raise SystemExit(f"{path}:{node.lineno}: PARITY_CONSTRUCTS names an unknown construct '{c}'")
+        out[path.stem] = names
     return out
 
 
@@ -89,25 +97,25 @@ def parity_of(path: pathlib.Path) -> dict[str, list[tuple[str, str]]]:
     """The file's PARITY dict, checked: every test named is a function of the file, every construct known."""
     tree = ast.parse(path.read_text(), filename=str(path))
     functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PARITY" for t in node.targets):
-            # Literals and comprehensions over literals only: no names, no calls.
-            for n in ast.walk(node.value):
-                if isinstance(n, ast.Call) or (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
-                                               and n.id not in _comprehension_vars(node.value)):
-                    raise SystemExit(f"{path}:{n.lineno}: PARITY holds literals and comprehensions over them only")
-            value = eval(compile(ast.Expression(node.value), str(path), "eval"), {"__builtins__": {}}, {})
-            for test, cells in value.items():
-                if test not in functions:
-                    raise SystemExit(f"{path}:{node.lineno}: PARITY names '{test}', which is no test function of the file")
-                for construct, target in cells:
-                    if construct not in CONSTRUCTS:
-                        raise SystemExit(f"{path}:{node.lineno}: PARITY names an unknown construct '{construct}' "
-                                         f"(scripts/parity_table.py CONSTRUCTS)")
-                    if target not in TARGETS:
-                        raise SystemExit(f"{path}:{node.lineno}: PARITY names an unknown target '{target}'")
-            return {t: [tuple(c) for c in cells] for t, cells in value.items()}
-    raise SystemExit(f"{path}: no PARITY dict")
+    node = _assignment(tree, "PARITY")
+    if node is None:
+        raise SystemExit(f"{path}: no PARITY dict")
+    # Literals and comprehensions over literals only: no names, no calls.
+    for n in ast.walk(node.value):
+        if isinstance(n, ast.Call) or (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
+                                       and n.id not in _comprehension_vars(node.value)):
+            raise SystemExit(f"{path}:{n.lineno}: PARITY holds literals and comprehensions over them only")
+    value = eval(compile(ast.Expression(node.value), str(path), "eval"), {"__builtins__": {}}, {})
+    for test, cells in value.items():
+        if test not in functions:
+            raise SystemExit(f"{path}:{node.lineno}: PARITY names '{test}', which is no test function of the file")
+        for construct, target in cells:
+            if construct not in CONSTRUCTS:
+                raise SystemExit(f"{path}:{node.lineno}: PARITY names an unknown construct '{construct}' "
+                                 f"(scripts/parity_table.py CONSTRUCTS)")
+            if target not in TARGETS:
+                raise SystemExit(f"{path}:{node.lineno}: PARITY names an unknown target '{target}'")
+    return {t: [tuple(c) for c in cells] for t, cells in value.items()}
 
 
 def table() -> str:

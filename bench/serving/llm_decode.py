@@ -55,9 +55,9 @@ def fill_batch(server, requests, context, rng):
         r = serve.Request(id=f"r{i}", prompt=[1] * context, max_new=1_000_000)
         r.generated = [int(rng.integers(0, cfg.vocab))]
         r.pos = context
-        need = -(-(context + HEADROOM) // cfg.block)
+        need = cfg.blocks_for(context + HEADROOM)
         server.blocks.reserve(need)
-        r.blocks = [server.blocks.take() for _ in range(-(-context // cfg.block))]
+        r.blocks = [server.blocks.take() for _ in range(cfg.blocks_for(context))]
         for layer in range(cfg.layers):
             for b in r.blocks:
                 cols = slice(b * cfg.block, (b + 1) * cfg.block)

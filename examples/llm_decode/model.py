@@ -90,6 +90,10 @@ class Config:
     def max_context(self) -> int:
         return self.block * self.max_blocks
 
+    def blocks_for(self, tokens: int) -> int:
+        """KV-cache blocks that hold `tokens` positions."""
+        return -(-tokens // self.block)
+
     @property
     def cache_tokens(self) -> int:
         return self.block * self.cache_blocks

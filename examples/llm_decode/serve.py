@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+import htp
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import model  # noqa: E402
@@ -115,7 +117,6 @@ class Engine:
 
     def __init__(self, cfg: model.Config, weights: dict, target: str, *, out=None, ctx=None, cache_dir=None,
                  keep_traces=False):
-        import htp
         model.check_weights(cfg, weights)
         self.cfg, self.target, self.weights = cfg, target, weights
         self.ctx = ctx or htp.Context()
@@ -201,7 +202,7 @@ class Server:
                 raise ServingError(f"request '{r.id}' needs {r.length} cache positions ({len(r.prompt)} prompt + "
                                    f"{r.max_new} new - 1), but a request holds at most {cfg.max_context} "
                                    f"({cfg.max_blocks} blocks of {cfg.block} tokens)")
-            need = -(-r.length // cfg.block)
+            need = cfg.blocks_for(r.length)
             if need > cfg.cache_blocks:
                 raise ServingError(f"request '{r.id}' needs {need} KV blocks, but the cache has {cfg.cache_blocks}")
             bad = [t for t in r.prompt if not 0 <= t < cfg.vocab]
@@ -212,7 +213,7 @@ class Server:
         cfg = self.cfg
         while self.waiting and self.waiting[0].arrival <= step and None in self.slots:
             r = self.waiting[0]
-            need = -(-r.length // cfg.block)
+            need = cfg.blocks_for(r.length)
             if not self.blocks.can_reserve(need):
                 break                                    # first come, first served: wait for blocks
             self.waiting.popleft()
@@ -263,7 +264,7 @@ class Server:
                     r.generated.append(int(np.argmax(logits[s])))
                     r.last_logits = logits[s].copy()
                 if len(r.generated) == r.max_new:        # done: free the slot and the blocks
-                    need = -(-r.length // self.cfg.block)
+                    need = self.cfg.blocks_for(r.length)
                     self.blocks.give_back(r.blocks, need - len(r.blocks))
                     r.blocks, self.slots[s], r.finished_step = [], None, step
                     self.finished.append(r)

@@ -1,10 +1,10 @@
 """Capture: from decorated Python functions to an htp.ast.v1 compile unit.
 
 ``capture(functions)`` parses the defining file of each captured function with ``ast.parse`` (spans point
-at the original lines), adds every other captured function they reference (and those attached to one: `@schedule(w)` comes
-with workload `w`), and resolves each global or
-closure name they read (a name only a local annotation reads comes from the defining function's locals as
-they were when the decorator ran, surface.py): numbers, strings, booleans, None and tuples of these become constants, and names
+at the original lines), adds every other captured function they reference (and those attached to one:
+`@schedule(w)` comes with workload `w`), and resolves each global or closure name they read (a name only a
+local annotation reads comes from the defining function's locals as they were when the decorator ran,
+surface.py): numbers, strings, booleans, None and tuples of these become constants, and names
 bound to modules are recorded with the module's name (module attribute ``htp.capture``); captured functions are included (each FunctionDef carries the node
 attributes ``htp.dialect`` and ``htp.decorator``, whatever the decorator's spelling); surface symbols, modules and builtins are
 fine; anything else is a diagnostic at the name's span.
@@ -123,13 +123,11 @@ def _attached(unit, included, roots) -> list:
         if id(c) in seen or c.fn.__code__.co_filename != roots[0].fn.__code__.co_filename:
             continue
         node = unit.function_node(c.fn)
-        for d in (node.decorator_list if node is not None else []):
-            if isinstance(d, ast.Call) and any(isinstance(a, ast.Name) and a.id in names for a in d.args):
-                target = next(a.id for a in d.args if isinstance(a, ast.Name) and a.id in names)
-                if _lookup(c.fn, target, c.scope)[1] is names[target]:
-                    out.append(c)
-                    seen.add(id(c))
-                    break
+        targets = [a.id for d in (node.decorator_list if node is not None else []) if isinstance(d, ast.Call)
+                   for a in d.args if isinstance(a, ast.Name) and a.id in names]
+        if any(_lookup(c.fn, t, c.scope)[1] is names[t] for t in targets):
+            out.append(c)
+            seen.add(id(c))
     return out
 
 
