@@ -67,7 +67,9 @@ private:
     return std::nullopt;
   }
 
-  int64_t depth_for(int64_t iterations) const { return iterations > 1 ? 2 : 1; }
+  int64_t depth_for(int64_t iterations) const {
+    return iterations > 1 ? std::min(iterations, plan_.fifo_depth.value_or(2)) : 1;
+  }
 
   ObjectFifo fifo(std::string name, TileCoord producer, std::vector<TileCoord> consumers, int64_t depth,
                   std::vector<int64_t> shape, std::string dtype, Json span) {

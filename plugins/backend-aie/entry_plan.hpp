@@ -88,6 +88,9 @@ struct EntryPlan {
   std::vector<ChannelPlan> channels;
   std::vector<KernelFunc> kernels;
   std::map<std::string, std::string> sources;  ///< kernel name -> .cc text
+  /// pipeline(n) of the workload's schedule: the depth of the FIFOs that stream its tensors (objects in
+  /// flight between DMA and core); none: 2 (double buffering) when a core runs several iterations.
+  std::optional<int64_t> fifo_depth;
 };
 
 /// A host-orchestrated workload (plan_orchestrated.cpp): its runtime parameters, the task graph the host

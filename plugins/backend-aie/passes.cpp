@@ -132,15 +132,22 @@ void map_pass(htp::PassContext &ctx) {
   }
   for (const auto &p : problems) report(ctx, p.code, p.message, p.span);
   for (const htp::WspWorkload &w : docs.tasks.workloads) {  // directives for Ascend's AICPU schedulers
-    std::vector<std::string> idle;
-    if (w.schedule.dispatch && w.schedule.dispatch->policy != "round_robin") idle.push_back("dispatch(" + w.schedule.dispatch->policy + ")");
+    std::vector<std::pair<std::string, std::string>> idle;  // directive, why it does nothing here
+    const std::string schedulers = "AIE has no task schedulers to choose between (cores are placed in grid order; "
+                                   "orchestrated tasks run in program order)";
+    const std::string one_task = "a host-orchestrated workload runs one single-core task at a time, each on its own "
+                                 "objects";
+    const bool host = std::any_of(orchestrated.begin(), orchestrated.end(), [&](const auto &o) { return o.entry == w.name; });
+    if (host && w.schedule.tile) idle.push_back({"tile(...)", one_task});
+    if (host && w.schedule.pipeline_depth)
+      idle.push_back({"pipeline(" + std::to_string(*w.schedule.pipeline_depth) + ")", one_task});
+    if (w.schedule.dispatch && w.schedule.dispatch->policy != "round_robin")
+      idle.push_back({"dispatch(" + w.schedule.dispatch->policy + ")", schedulers});
     if (w.schedule.timing && w.schedule.timing->mode == "batched")
-      idle.push_back("timing(batched(" + std::to_string(w.schedule.timing->n.value_or(1)) + "))");
-    for (const std::string &what : idle)
+      idle.push_back({"timing(batched(" + std::to_string(w.schedule.timing->n.value_or(1)) + "))", schedulers});
+    for (const auto &[what, why] : idle)
       htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.schedule",
-                                  what + " of workload '" + w.name + "' has no effect on " + dev.name +
-                                      ": AIE has no task schedulers to choose between (cores are placed in grid "
-                                      "order; orchestrated tasks run in program order)",
+                                  what + " of workload '" + w.name + "' has no effect on " + dev.name + ": " + why,
                                   source_span(w.schedule.span ? Json(*w.schedule.span) : Json(w.span), ctx.module().file()));
   }
   if (problems.empty() && out.empty())

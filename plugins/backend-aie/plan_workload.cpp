@@ -1,6 +1,10 @@
 // Front-end for WSP workloads: the parallel grid of the outer `P(...)` loop is placed on compute tiles
-// (one core per grid point); an inner `P.seq(n)` loop becomes the core loop (n iterations, one kernel
-// call each); every task argument's tensor view per (grid point, iteration) is what its FIFO moves.
+// (one core per grid point, or per block of f points along an axis under the schedule's tile(axis, f));
+// an inner `P.seq(n)` loop becomes the core loop (n iterations, one kernel call each, for each point of
+// the core's block); every task argument's tensor view per (grid point, iteration) is what its FIFO
+// moves, through FIFOs of the schedule's pipeline(n) depth.
+#include <algorithm>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -10,10 +14,23 @@ namespace {
 
 struct Shape {
   std::vector<std::string> grid_vars;
-  std::vector<int64_t> grid;
+  std::vector<int64_t> grid;     ///< cores per grid axis
+  std::vector<int64_t> block;    ///< tile(axis, f): consecutive grid points per core along each axis (1: none)
   std::string seq_var;
-  int64_t iterations = 1;
+  int64_t seq = 1;               ///< P.seq iterations per grid point
+  int64_t iterations = 1;        ///< kernel calls per core: the block's points times the P.seq iterations
   const htp::WspNode *task = nullptr;
+
+  /// Binds the grid and P.seq variables of iteration t of the core at grid coordinate m (blocked points
+  /// outer, the P.seq iteration fastest).
+  void bind(ExprEnv &env, const std::vector<int64_t> &m, int64_t t) const {
+    if (!seq_var.empty()) env.vars[seq_var] = t % seq;
+    int64_t b = t / seq;
+    for (size_t i = grid.size(); i-- > 0;) {
+      if (i < grid_vars.size()) env.vars[grid_vars[i]] = m[i] * block[i] + b % block[i];
+      b /= block[i];
+    }
+  }
 };
 
 bool fail(std::vector<Problem> &problems, const std::string &code, const std::string &message, const Json &span) {
@@ -38,6 +55,20 @@ bool read_shape(const htp::WspWorkload &w, const ExprEnv &env, Shape &s, std::ve
     if (!v) return fail(problems, "aie.dynamic-grid", "the grid of workload '" + name + "' must be static on AIE: " + why, span_json(grid.span));
     s.grid.push_back(*v);
   }
+  s.block.assign(s.grid.size(), 1);
+  if (w.schedule.tile)  // tile(axis, f): f consecutive points of a grid axis run on one core, one after another
+    for (const htp::WspTileFactor &t : *w.schedule.tile)
+      for (size_t i = 0; i < s.grid_vars.size(); ++i) {
+        if (s.grid_vars[i] != t.axis || t.factor == 1) continue;
+        if (s.grid[i] % t.factor != 0)
+          return fail(problems, "aie.schedule-tile",
+                      "tile(\"" + t.axis + "\", " + std::to_string(t.factor) + ") of workload '" + name + "': axis '" +
+                          t.axis + "' has extent " + std::to_string(s.grid[i]) + ", not a multiple of " +
+                          std::to_string(t.factor),
+                      w.schedule.span ? span_json(*w.schedule.span) : span_json(grid.span));
+        s.grid[i] /= t.factor;
+        s.block[i] = t.factor;
+      }
   const std::vector<htp::WspNode> *inner = &grid.body;
   if (inner->size() == 1 && (*inner)[0].is_loop()) {
     const htp::WspNode &seq = (*inner)[0];
@@ -46,9 +77,10 @@ bool read_shape(const htp::WspWorkload &w, const ExprEnv &env, Shape &s, std::ve
     auto n = eval_int(seq.domain.extent, env, &why);
     if (!n) return fail(problems, "aie.dynamic-grid", "the P.seq extent of workload '" + name + "' must be static on AIE: " + why, span_json(seq.span));
     s.seq_var = seq.vars[0];
-    s.iterations = *n;
+    s.seq = *n;
     inner = &seq.body;
   }
+  s.iterations = s.seq * checked_product(s.block).value_or(1);
   if (inner->size() != 1 || !(*inner)[0].is_task()) return fail(problems, "aie.workload-shape", expected, wspan);
   s.task = &(*inner)[0];
   return true;
@@ -81,6 +113,7 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
   }
   Shape s;
   if (!read_shape(w, ExprEnv{}, s, problems)) return std::nullopt;
+  plan.fifo_depth = w.schedule.pipeline_depth;
   const int64_t ncores = checked_product(s.grid).value_or(INT64_MAX);
   if (ncores > device.compute_tiles()) {
     problems.push_back({"aie.grid-too-large", "the parallel grid of workload '" + name + "' " + Json(s.grid).dump() +
@@ -133,10 +166,11 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
     auto m = grid_coord(l, s.grid);
     ExprEnv env;
     std::string label;
-    for (size_t i = 0; i < m.size() && i < s.grid_vars.size(); ++i) {
-      env.vars[s.grid_vars[i]] = m[i];
-      label += (label.empty() ? "" : ", ") + std::to_string(m[i]);
-    }
+    for (size_t i = 0; i < m.size() && i < s.grid_vars.size(); ++i)
+      label += (label.empty() ? "" : ", ") + (s.block[i] == 1 ? std::to_string(m[i])
+                                                                : std::to_string(m[i] * s.block[i]) + ":" +
+                                                                      std::to_string((m[i] + 1) * s.block[i]));
+    s.bind(env, m, 0);
     CorePlan core{kname + "[" + label + "]", kname, s.iterations, {}, tspan};
     for (const htp::TileParam &kparam : kernel->params) {
       const std::string &pn = kparam.name;
@@ -149,11 +183,11 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
         return std::nullopt;
       }
       if (arg->is_scalar()) {
-        // A scalar is a constant per core, or start + step * iteration along the P.seq loop.
+        // A scalar is a constant per core, or start + step * iteration along the core's loop.
         std::vector<int64_t> values;
         std::string why;
-        for (int64_t t = 0; t < std::min<int64_t>(s.iterations, 3); ++t) {
-          env.vars[s.seq_var] = t;
+        for (int64_t t = 0; t < s.iterations; ++t) {
+          s.bind(env, m, t);
           auto v = eval_int(*arg->scalar, env, &why);
           if (!v) {
             problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' must be known at compile time on AIE: " + why, tspan});
@@ -163,13 +197,18 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
         }
         const std::string dt = kparam.type.dtype;
         if (values.size() < 2 || values[1] == values[0]) {
+          if (std::any_of(values.begin(), values.end(), [&](int64_t v) { return v != values[0]; })) {
+            problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' is not affine in the core's iteration", tspan});
+            return std::nullopt;
+          }
           core.ports.push_back({PortPlan::Kind::Const, 0, "", Json(values[0]), dt});
         } else {
           const int64_t step = values[1] - values[0];
-          if (values.size() == 3 && values[2] - values[1] != step) {
-            problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' is not affine in the P.seq variable", tspan});
-            return std::nullopt;
-          }
+          for (size_t t = 2; t < values.size(); ++t)
+            if (values[t] - values[t - 1] != step) {
+              problems.push_back({"aie.runtime-scalar", "scalar argument '" + pn + "' of '" + kname + "' is not affine in the core's iteration", tspan});
+              return std::nullopt;
+            }
           core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), dt, values[0], step});
         }
         continue;
@@ -188,7 +227,7 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
                              tspan, problems))
         return std::nullopt;
       for (int64_t t = 0; t < s.iterations; ++t) {
-        env.vars[s.seq_var] = t;
+        s.bind(env, m, t);
         View v;
         v.shape = arg->shape;
         for (const Json &e : arg->offset) {

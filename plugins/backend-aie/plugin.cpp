@@ -43,7 +43,9 @@ void register_components(htp::Registrar &r) {
                            "Uses.Schedule(directive=dispatch,policy=work_steal)",
                            // When ready tasks are issued: AIE has no issue step either (a note says so).
                            "Uses.Schedule(directive=timing,policy=immediate)",
-                           "Uses.Schedule(directive=timing,policy=batched)"}},
+                           "Uses.Schedule(directive=timing,policy=batched)",
+                           // Consecutive grid points per core; the depth of the streaming FIFOs.
+                           "Uses.Schedule(directive=tile)", "Uses.Schedule(directive=pipeline)"}},
       .targets = targets});
   r.add(htp::BindingSpec{.info = {.id = "aie.sim", .version = kVersion,
                                   .summary = "Functional CPU simulation of the emitted design (FIFOs, cores, DMA)",

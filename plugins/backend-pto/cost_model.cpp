@@ -28,7 +28,7 @@ htp::KernelWork kernel_work(const Kernel &k) {
   nlohmann::json constants = nlohmann::json::object();
   for (const Param &p : k.params)
     if (p.kind == "constexpr" && p.value.is_number_integer()) constants[p.name] = p.value;
-  return htp::count_kernel_work(
+  htp::KernelWork w = htp::count_kernel_work(
       body,
       [&](const std::string &name) -> std::optional<htp::TileShape> {
         const Local *l = k.local(name);
@@ -36,6 +36,10 @@ htp::KernelWork kernel_work(const Kernel &k) {
         return htp::TileShape{l->rows(), l->cols(), l->dtype};
       },
       constants);
+  const double runs = static_cast<double>(k.repeat);  // a tiled task runs the body `repeat` times
+  for (double *v : {&w.matmul_flops, &w.vector_bytes, &w.transcendental_bytes, &w.bytes_loaded, &w.bytes_stored})
+    *v *= runs;
+  return w;
 }
 
 nlohmann::json kernel_costs_json(const BuiltPackage &p, const HardwareProfile &hw) {

@@ -420,12 +420,13 @@ std::string KernelWriter::run(const KernelOrigin &origin) {
        << "; core type " << core_type_name(plan_.core) << ".\n"
        << rt::kernel_prologue() << "\n"
        << expr_helpers_cpp() << "\n"
-       << rt::kernel_entry_open();
+       << (k_.repeat > 1 ? rt::kernel_run_open() : rt::kernel_entry_open());
   arguments();
   tiles();
   out_ << "    // Body.\n";
   statements(k_.body);
   out_ << rt::kernel_epilogue() << "}\n";
+  if (k_.repeat > 1) out_ << rt::kernel_repeat_entry(k_.repeat, k_.tensor_params().size(), k_.scalar_params().size());
   return out_.str();
 }
 

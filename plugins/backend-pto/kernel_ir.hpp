@@ -94,6 +94,10 @@ struct Kernel {
   std::vector<Param> params;
   std::vector<Local> locals;
   std::vector<Op> body;
+  /// A task of this kernel runs the body `repeat` times, each run on its own arguments (schedule
+  /// tile(axis, f): f consecutive iterations form one task). The task's arguments are the tensors of
+  /// every run, then the scalars of every run.
+  int64_t repeat = 1;
 
   const Param *param(const std::string &n) const;
   const Local *local(const std::string &n) const;

@@ -1,5 +1,7 @@
 #include "orchestration_emitter.hpp"
 
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -127,14 +129,20 @@ public:
     const std::string t = fresh("task");
     line("{  // " + label);
     indent_ += "    ";
-    for (const TaskTensor &a : tensors) {
+    // The view variable of argument i: run r > 0 of a repeated kernel gets "_r<r>".
+    const size_t per_run = std::max<size_t>(1, unit.kernel.tensor_params().size());
+    auto var = [&](size_t i) {
+      return t + "_" + tensors[i].param->name + (i >= per_run ? "_r" + std::to_string(i / per_run) : "");
+    };
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TaskTensor &a = tensors[i];
       if (a.offset.empty()) continue;
       if (!a.where.empty())
         line(rt::check_view(a.where, a.name, "kernel '" + unit.kernel.name + "', parameter '" + a.param->name + "'",
                             a.tensor, a.offset, a.shape));
-      raw(rt::tensor_view(t + "_" + a.param->name, a.tensor, a.shape, a.offset, indent_));
+      raw(rt::tensor_view(var(i), a.tensor, a.shape, a.offset, indent_));
       for (const auto &[x, y] : a.swaps)
-        line(t + "_" + a.param->name + " = " + t + "_" + a.param->name + ".transpose(" + std::to_string(x) + ", " +
+        line(var(i) + " = " + var(i) + ".transpose(" + std::to_string(x) + ", " +
              std::to_string(y) + ");");
     }
     const std::vector<std::string> boxes = tracked_boxes(t, tensors);
@@ -142,15 +150,15 @@ public:
     write_after_read(t, tensors, boxes);
     for (size_t i = 0; i < tensors.size(); ++i) {
       const TaskTensor &a = tensors[i];
-      const std::string view = a.offset.empty() ? a.tensor : t + "_" + a.param->name;
+      const std::string view = a.offset.empty() ? a.tensor : var(i);
       if (!boxes[i].empty() && a.param->dir == "in")
         raw(rt::task_add_tracked_read(t + "_args", view, readers(a.tensor), boxes[i] + "_tracked", indent_));
       else
         raw(indent_ + rt::task_add_tensor(t + "_args", a.param->dir, view));
     }
     const auto sp = unit.kernel.scalar_params();
-    for (size_t i = 0; i < sp.size(); ++i) {
-      DType d = dtype(sp[i]->dtype);
+    for (size_t i = 0; i < scalars.size(); ++i) {  // a repeated kernel's runs, one after the other
+      DType d = dtype(sp[i % sp.size()]->dtype);
       raw(indent_ + rt::task_add_scalar(t + "_args", scalars.at(i), std::string(d.cpp), d.is_float));
     }
     if (!key.empty() || !stream.empty())
@@ -258,11 +266,128 @@ std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.l
 /// The submission counter of workloads whose schedule has streams(n) without stream_by.
 constexpr const char *kTaskIndex = "htp_task_index";
 
+/// `e` with every {"var": name} replaced by `with`.
+json substitute(const json &e, const std::string &name, const json &with) {
+  if (e.is_object()) {
+    if (e.size() == 1 && e.contains("var") && e["var"] == name) return with;
+    json out = json::object();
+    for (const auto &[k, v] : e.items()) out[k] = substitute(v, name, with);
+    return out;
+  }
+  if (e.is_array()) {
+    json out = json::array();
+    for (const json &v : e) out.push_back(substitute(v, name, with));
+    return out;
+  }
+  return e;
+}
+
+json add_expr(const json &a, const json &b) { return {{"op", "add"}, {"args", json::array({a, b})}}; }
+
+/// tile(axis, f) of a schedule: axis -> f.
+std::map<std::string, int64_t> tile_factors(const htp::WspSchedule &s) {
+  std::map<std::string, int64_t> out;
+  if (s.tile)
+    for (const htp::WspTileFactor &t : *s.tile) out[t.axis] = t.factor;
+  return out;
+}
+
+/// The extent of loop variable `i` of loop `n` (dense: its own; seq: the loop's).
+const json &loop_extent(const htp::WspNode &n, size_t i) {
+  return n.domain.type == "dense" ? n.domain.extents.at(i) : n.domain.extent;
+}
+
+/// The runs of one task under loop `n` from the tiled variables it binds (1: none is tiled); throws
+/// IrError (pto.schedule-tile) for a tiled loop whose iterations cannot be grouped into tasks.
+int64_t tiled_runs(const htp::WspNode &n, const std::map<std::string, int64_t> &factors, const std::string &workload) {
+  int64_t runs = 1;
+  for (size_t i = 0; i < n.vars.size(); ++i) {
+    auto f = factors.find(n.vars[i]);
+    if (f == factors.end() || f->second == 1) continue;
+    const std::string what = "tile(\"" + f->first + "\", " + std::to_string(f->second) + ") of workload '" + workload + "': ";
+    auto fail = [&](const std::string &why) { throw IrError(what + why, Span::from(n.span), "pto.schedule-tile"); };
+    if (n.domain.type != "dense" && n.domain.type != "seq")
+      fail("axis '" + f->first + "' is a " + n.domain.type + " loop; backend-pto groups the iterations of dense and P.seq loops");
+    const json &e = loop_extent(n, i);
+    if (!e.is_number_integer())
+      fail("the extent of axis '" + f->first + "' is known only at run time; backend-pto groups loops of static extent");
+    if (e.get<int64_t>() % f->second != 0)
+      fail("axis '" + f->first + "' has extent " + std::to_string(e.get<int64_t>()) + ", not a multiple of " +
+           std::to_string(f->second));
+    for (const htp::WspNode &b : n.body)
+      if (!b.is_task())
+        fail("the loop over '" + f->first + "' holds a " + b.kind + "; backend-pto groups loops whose body is kernel launches");
+    if (n.domain.type == "seq" && n.body.size() != 1)
+      fail("the P.seq loop over '" + f->first + "' launches " + std::to_string(n.body.size()) +
+           " kernels; grouping its iterations would reorder them (a sequential loop is grouped when it launches one)");
+    runs *= f->second;
+  }
+  return runs;
+}
+
+/// Calls f(task, runs) for every task of `body`, runs being the product of the tile factors of the loops
+/// around it.
+template <class F>
+void for_each_tiled_task(const std::vector<htp::WspNode> &body, const std::map<std::string, int64_t> &factors,
+                         const std::string &workload, int64_t runs, F &&f) {
+  for (const htp::WspNode &n : body) {
+    if (n.is_task()) f(n, runs);
+    const int64_t inner = n.is_loop() ? runs * tiled_runs(n, factors, workload) : runs;
+    for (const auto *b : {&n.body, &n.then_body, &n.else_body}) for_each_tiled_task(*b, factors, workload, inner, f);
+  }
+}
+
+std::string repeated_name(const std::string &kernel, int64_t runs) { return kernel + "__x" + std::to_string(runs); }
+
+/// An intermediate that pipeline(n) gives n slots: iteration v of its sequential loop uses slot v % n.
+struct Rotation {
+  std::string var;
+  int64_t depth;
+};
+
+/// The intermediates of `w` that pipeline(depth) rotates: each is used only inside one P.seq loop (the
+/// innermost such loop), whose body first writes it whole (an Out view of the whole tensor), so no
+/// iteration reads what an earlier one wrote and n iterations can hold n copies.
+std::map<std::string, Rotation> rotations(const htp::WspWorkload &w, int64_t depth) {
+  std::map<std::string, Rotation> out;
+  if (depth < 2) return out;
+  std::map<std::string, int> total;
+  htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+    for (const htp::WspArg &a : n.args)
+      if (a.tensor) ++total[*a.tensor];
+  });
+  std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
+    for (const htp::WspNode &n : body) {
+      for (const auto *b : {&n.body, &n.then_body, &n.else_body}) walk(*b);  // inner loops first
+      if (!n.is_loop() || n.domain.type != "seq") continue;
+      std::map<std::string, int> inside;
+      std::map<std::string, const htp::WspArg *> first;
+      htp::for_each_node(n.body, [&](const htp::WspNode &t) {
+        for (const htp::WspArg &a : t.args)
+          if (a.tensor && ++inside[*a.tensor] == 1) first[*a.tensor] = &a;
+      });
+      for (const htp::WspIntermediate &im : w.intermediates) {
+        if (out.count(im.name) || !inside.count(im.name) || inside[im.name] != total[im.name]) continue;
+        const htp::WspArg &a = *first[im.name];
+        bool whole = a.dir == "out" && a.shape.size() == im.type.shape.size();
+        for (size_t d = 0; whole && d < a.shape.size(); ++d)
+          whole = a.offset[d] == json(0) && !im.type.shape[d].is_symbol() && a.shape[d] == im.type.shape[d].size;
+        if (whole) out[im.name] = {n.vars.at(0), depth};
+      }
+    }
+  };
+  walk(w.body);
+  return out;
+}
+
+
 /// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
 class WorkloadLowering {
 public:
-  WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const htp::WspSchedule &schedule)
-      : w_(w), kernels_(k), schedule_(schedule) {}
+  WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const htp::WspWorkload &workload,
+                   std::map<std::string, Rotation> rotated)
+      : w_(w), kernels_(k), workload_(workload), schedule_(workload.schedule), factors_(tile_factors(schedule_)),
+        rotated_(std::move(rotated)) {}
 
   void nodes(const std::vector<htp::WspNode> &body) {
     for (const htp::WspNode &n : body) node(n);
@@ -318,7 +443,22 @@ private:
     const std::string &type = d.type;
     const std::vector<std::string> &vars = n.vars;
     int opened = 0;
-    if (type == "dense") {
+    const size_t tiled_before = tiled_.size();
+    if (tiled_runs(n, factors_, workload_.name) > 1) {  // tile(axis, f): a loop over blocks of f iterations
+      for (size_t i = 0; i < vars.size(); ++i, ++opened) {
+        auto f = factors_.find(vars[i]);
+        if (f == factors_.end() || f->second == 1) {
+          for_range(vars[i], "0", w_.expr(loop_extent(n, i)), runtime_expr(loop_extent(n, i)));
+          continue;
+        }
+        const std::string v = "v_" + vars[i], blocks = std::to_string(loop_extent(n, i).get<int64_t>() / f->second);
+        w_.open("for (int64_t " + v + "__t = 0; " + v + "__t < " + blocks + "; ++" + v + "__t)");
+        w_.line("const int64_t " + v + " = " + v + "__t * " + std::to_string(f->second) + ";  // tile(\"" + vars[i] +
+                "\", " + std::to_string(f->second) + "): the block's first iteration");
+        in_scope_.insert(vars[i]);
+        tiled_.push_back({vars[i], f->second});
+      }
+    } else if (type == "dense") {
       if (d.extents.size() < vars.size())
         throw IrError("a dense loop over " + std::to_string(vars.size()) + " variables has " +
                       std::to_string(d.extents.size()) + " extents", Span::from(n.span));
@@ -356,6 +496,7 @@ private:
     }
     nodes(n.body);
     for (int i = 0; i < opened; ++i) w_.close();
+    tiled_.resize(tiled_before);
     for (const auto &v : vars) {
       in_scope_.erase(v);
       runtime_vars_.erase(v);
@@ -390,32 +531,40 @@ private:
     return s;
   }
 
-  void task(const htp::WspNode &n) {
+  /// The tensors and scalars of one run of task `n` of kernel `unit`, with `subst` applied to its Exprs
+  /// (a tiled loop variable -> the run's iteration), appended to `tensors` and `scalars`.
+  void bind(const htp::WspNode &n, const KernelUnit &unit, const std::vector<std::pair<std::string, json>> &subst,
+            std::vector<TaskTensor> &tensors, std::vector<std::string> &scalars) {
     const Span span = Span::from(n.span);
-    const KernelUnit &unit = find_kernel(kernels_, n.kernel, span);
+    auto at = [&](json e) {
+      for (const auto &[var, with] : subst) e = substitute(e, var, with);
+      return e;
+    };
     std::map<std::string, const htp::WspArg *> by_param;
     for (const htp::WspArg &a : n.args) by_param[a.param] = &a;
-    std::vector<TaskTensor> tensors;
-    std::vector<std::string> scalars;
     for (const Param &p : unit.kernel.params) {
       if (p.kind == "constexpr") continue;
       auto it = by_param.find(p.name);
       if (it == by_param.end())
         throw IrError("task " + n.id + " binds no argument to parameter '" + p.name + "' of kernel '" +
                       unit.kernel.name + "'", span);
-      const htp::WspArg &a = *it->second;
+      htp::WspArg a = *it->second;
       if (p.is_scalar() != a.is_scalar())
         throw IrError("task " + n.id + " binds " + (a.is_scalar() ? "a scalar" : "a tensor view") + " to the " +
                       (p.is_scalar() ? "scalar" : "tensor") + " parameter '" + p.name + "' of kernel '" +
                       unit.kernel.name + "'", span);
       if (p.is_scalar()) {
-        scalars.push_back(w_.expr(*a.scalar));
+        scalars.push_back(w_.expr(at(*a.scalar)));
         continue;
+      }
+      if (auto r = rotated_.find(*a.tensor); r != rotated_.end()) {  // pipeline(n): slot v % n of the tensor
+        a.offset.insert(a.offset.begin(), json{{"op", "mod"}, {"args", json::array({json{{"var", r->second.var}}, r->second.depth})}});
+        a.shape.insert(a.shape.begin(), 1);
       }
       TaskTensor t{&p, "w_" + *a.tensor, {}, {}};
       bool runtime = false;
       for (const json &o : a.offset) {
-        t.offset.push_back(w_.expr(o));
+        t.offset.push_back(w_.expr(at(o)));
         runtime = runtime || runtime_expr(o);
       }
       if (runtime) {  // the compile-time bounds check (wsp) could not enumerate these offsets
@@ -430,13 +579,35 @@ private:
                       span);
       tensors.push_back(std::move(t));
     }
+  }
+
+  void task(const htp::WspNode &n) {
+    const Span span = Span::from(n.span);
+    int64_t runs = 1;
+    for (const auto &[var, f] : tiled_) runs *= f;
+    const KernelUnit &unit = find_kernel(kernels_, runs > 1 ? repeated_name(n.kernel, runs) : n.kernel, span);
+    std::vector<TaskTensor> tensors;
+    std::vector<std::string> scalars;
+    for (int64_t r = 0; r < runs; ++r) {  // run r: the tiled variables' iterations, the last one fastest
+      std::vector<std::pair<std::string, json>> subst;
+      int64_t rest = r;
+      for (size_t i = tiled_.size(); i-- > 0;) {
+        subst.push_back({tiled_[i].first, add_expr(json{{"var", tiled_[i].first}}, rest % tiled_[i].second)});
+        rest /= tiled_[i].second;
+      }
+      bind(n, unit, subst, tensors, scalars);
+    }
     std::string label = n.id + ": " + unit.kernel.name + span_label(span);
     w_.task(unit, label, tensors, scalars, key(), stream());
   }
 
   OrchestrationWriter &w_;
   const KernelIndex &kernels_;
+  const htp::WspWorkload &workload_;
   const htp::WspSchedule &schedule_;
+  std::map<std::string, int64_t> factors_;                 ///< tile(axis, f)
+  std::map<std::string, Rotation> rotated_;                ///< pipeline(n)'s intermediates
+  std::vector<std::pair<std::string, int64_t>> tiled_;     ///< the tiled loop variables in scope, outer first
   std::set<std::string> in_scope_;
   std::set<std::string> runtime_vars_;  ///< loop variables over runtime extents, in scope
 };
@@ -472,17 +643,49 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
   e.params = out.bind(entry_params(w.params));
-  for (const htp::WspIntermediate &i : w.intermediates) out.intermediate(i.name, i.type.shape, i.type.dtype);
   const htp::WspSchedule &schedule = w.schedule;
+  std::map<std::string, Rotation> rotated = rotations(w, schedule.pipeline_depth.value_or(1));
+  if (schedule.pipeline_depth) {
+    std::string what;
+    for (const auto &[name, r] : rotated)
+      what += (what.empty() ? "" : ", ") + name + " (slot " + r.var + " % " + std::to_string(r.depth) + ")";
+    out.line("// schedule pipeline(" + std::to_string(*schedule.pipeline_depth) + "): " +
+             (what.empty() ? std::string("no intermediate of a sequential loop to rotate; iterations overlap as far as "
+                                         "their tensors allow")
+                           : "intermediates rotated over slots so that iterations overlap: " + what));
+  }
+  for (const htp::WspIntermediate &i : w.intermediates) {
+    std::vector<htp::IrDim> shape = i.type.shape;
+    if (auto r = rotated.find(i.name); r != rotated.end()) shape.insert(shape.begin(), htp::IrDim{r->second.depth, {}});
+    out.intermediate(i.name, shape, i.type.dtype);
+  }
   if (schedule.streams && !schedule.stream_by)
     out.raw(std::string("#ifdef HTP_PTOSIM\n    int64_t ") + kTaskIndex + " = 0;\n#endif\n");
   std::set<std::string> reads, writes;
   collect_accesses(w.body, kernels, reads, writes);
   out.track(read_and_written(reads, writes));
-  WorkloadLowering(out, kernels, schedule).nodes(w.body);
+  WorkloadLowering(out, kernels, w, std::move(rotated)).nodes(w.body);
   e.sim = sim_config(schedule);
   e.source = out.finish("workload '" + e.name + "'");
   return e;
+}
+
+std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vector<Kernel> &kernels) {
+  std::vector<Kernel> out;
+  std::set<std::string> made;
+  const auto factors = tile_factors(w.schedule);
+  if (factors.empty()) return out;
+  for_each_tiled_task(w.body, factors, w.name, 1, [&](const htp::WspNode &t, int64_t runs) {
+    if (runs == 1 || !made.insert(repeated_name(t.kernel, runs)).second) return;
+    for (const Kernel &k : kernels)
+      if (k.name == t.kernel) {
+        Kernel r = k;
+        r.name = repeated_name(k.name, runs);
+        r.repeat = runs;
+        out.push_back(std::move(r));
+      }
+  });
+  return out;
 }
 
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin) {

@@ -16,10 +16,14 @@ namespace ptobe {
 /// The entry of workload `w` (of wsp.task_graph, read by the SDK: htp/wsp_task_graph.hpp); throws IrError.
 EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin);
 
+/// The kernels the tasks of `w` run `repeat` times under its schedule's tile(axis, f) directives:
+/// copies of the launched kernels of `kernels` named `<kernel>__x<runs>`; throws IrError (code
+/// pto.schedule-tile) for a tiled loop backend-pto cannot group.
+std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vector<Kernel> &kernels);
+
 /// The entry of CSP program `p` lowered by lower_csp_program; throws IrError.
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);
 
-/// An entry that runs kernel `k` once over whole tensors.
 /// The entry of a kernel compiled on its own: one task with the whole tensors, or, for a kernel mapped over a
 /// mesh with dist layouts (`layouts` is its layout.signatures function), one task per core coordinate on
 /// its shards.

@@ -49,7 +49,8 @@ std::string upper(std::string s) {
 
 std::vector<std::string> signature(const Kernel &k) {
   std::vector<std::string> out;
-  for (const Param *p : k.tensor_params()) out.push_back(p->dir);
+  for (int64_t r = 0; r < k.repeat; ++r)
+    for (const Param *p : k.tensor_params()) out.push_back(p->dir);
   return out;
 }
 
@@ -90,6 +91,11 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   try {
     if (!in.tile_kernels) throw IrError("the module has no tile.kernels attribute: nothing to emit");
     kernels = pto_kernels(*in.tile_kernels);
+    if (in.task_graph)  // tile(axis, f): kernels whose tasks run f iterations
+      for (const htp::WspWorkload &w : in.task_graph->workloads) {
+        std::vector<Kernel> repeated = repeated_kernels(w, kernels);
+        kernels.insert(kernels.end(), repeated.begin(), repeated.end());
+      }
   } catch (const IrError &e) {
     add_problem(problems, e);
     return pkg;

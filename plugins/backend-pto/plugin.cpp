@@ -36,6 +36,8 @@ std::vector<std::string> accepted() {
       "Uses.Schedule(directive=task_window)",
       "Uses.Schedule(directive=timing,policy=immediate)",
       "Uses.Schedule(directive=timing,policy=batched)",
+      "Uses.Schedule(directive=tile)",
+      "Uses.Schedule(directive=pipeline)",
       "Uses.Channel(kind=fifo)",
       "Uses.Channel(kind=event)",
   };

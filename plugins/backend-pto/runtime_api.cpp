@@ -1,5 +1,7 @@
 #include "runtime_api.hpp"
 
+#include <algorithm>
+
 namespace ptobe::rt {
 
 namespace {
@@ -37,6 +39,23 @@ std::string kernel_prologue() {
 
 std::string kernel_entry_open() {
   return std::string("extern \"C\" __aicore__ void ") + kKernelEntry + "(__gm__ int64_t *args) {\n";
+}
+
+std::string kernel_run_open() { return "static __aicore__ inline void htp_kernel_run(const int64_t *args) {\n"; }
+
+std::string kernel_repeat_entry(int64_t repeat, size_t tensors, size_t scalars) {
+  const std::string f = std::to_string(repeat), t = std::to_string(tensors), s = std::to_string(scalars);
+  return "\n// schedule tile(axis, " + f + "): one task runs the body " + f + " times, on " + f +
+         " consecutive iterations.\n" + std::string("extern \"C\" __aicore__ void ") + kKernelEntry +
+         "(__gm__ int64_t *args) {\n"
+         "    for (int64_t run = 0; run < " + f + "; ++run) {\n"
+         "        int64_t run_args[" + std::to_string(std::max<size_t>(1, tensors + scalars)) + "];\n"
+         "        for (int64_t i = 0; i < " + t + "; ++i) run_args[i] = args[run * " + t + " + i];\n"
+         "        for (int64_t i = 0; i < " + s + "; ++i) run_args[" + t + " + i] = args[" + f + " * " + t +
+         " + run * " + s + " + i];\n"
+         "        htp_kernel_run(run_args);\n"
+         "    }\n"
+         "}\n";
 }
 
 std::string kernel_tensor_arg(int index, const std::string &view, const std::string &data,

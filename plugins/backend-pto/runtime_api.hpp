@@ -30,6 +30,12 @@ std::string orchestration_path(const std::string &entry);           ///< kernels
 std::string kernel_prologue();
 /// `extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {`
 std::string kernel_entry_open();
+/// The body of a kernel whose task runs it several times (Kernel::repeat): a function of the run's
+/// arguments, called by kernel_repeat_entry().
+std::string kernel_run_open();
+/// The entry of a repeated kernel: `repeat` runs of kernel_run_open()'s function, run r on tensors
+/// [r * tensors, (r + 1) * tensors) and scalars repeat * tensors + [r * scalars, (r + 1) * scalars).
+std::string kernel_repeat_entry(int64_t repeat, size_t tensors, size_t scalars);
 /// Declarations of tensor argument `index` as `<ctype> *data` plus its row stride variable.
 std::string kernel_tensor_arg(int index, const std::string &view, const std::string &data,
                               const std::string &row_stride, const std::string &ctype);
