@@ -45,7 +45,9 @@ void register_components(htp::Registrar &r) {
                            "Uses.Schedule(directive=timing,policy=immediate)",
                            "Uses.Schedule(directive=timing,policy=batched)",
                            // Consecutive grid points per core; the depth of the streaming FIFOs.
-                           "Uses.Schedule(directive=tile)", "Uses.Schedule(directive=pipeline)"}},
+                           "Uses.Schedule(directive=tile)", "Uses.Schedule(directive=pipeline)",
+                           // An intermediate in the core's memory: the two launches passing it are fused.
+                           "Uses.Schedule(directive=buffer,policy=L1)", "Uses.Schedule(directive=buffer,policy=local)"}},
       .targets = targets});
   r.add(htp::BindingSpec{.info = {.id = "aie.sim", .version = kVersion,
                                   .summary = "Functional CPU simulation of the emitted design (FIFOs, cores, DMA)",

@@ -38,6 +38,12 @@ std::vector<std::string> accepted() {
       "Uses.Schedule(directive=timing,policy=batched)",
       "Uses.Schedule(directive=tile)",
       "Uses.Schedule(directive=pipeline)",
+      // A tensor in global memory (GM) or, for an intermediate, in the memory of the core that runs the two
+      // launches passing it (UB, L1, local: the launches are fused).
+      "Uses.Schedule(directive=buffer,policy=GM)",
+      "Uses.Schedule(directive=buffer,policy=UB)",
+      "Uses.Schedule(directive=buffer,policy=L1)",
+      "Uses.Schedule(directive=buffer,policy=local)",
       "Uses.Channel(kind=fifo)",
       "Uses.Channel(kind=event)",
   };

@@ -23,4 +23,10 @@ namespace ptobe {
 void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const htp::LayoutSignatures *layouts,
                       std::vector<Problem> &problems);
 
+/// Honours the schedules' buffer(tensor, space) directives: "GM" keeps the tensor where it is; "UB", "L1"
+/// or "local" keep an intermediate in the memory of the core that runs the two launches passing it, by
+/// fusing them (htp/fuse.hpp). The fused kernel must run on one core type whose memory the space names
+/// (UB: AIV, L1: AIC, local: either); anything else is a problem at the schedule.
+void fuse_buffered(htp::TileKernels &kernels, htp::WspTaskGraph &tasks, std::vector<Problem> &problems);
+
 }  // namespace ptobe

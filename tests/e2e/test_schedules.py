@@ -18,11 +18,14 @@ PARITY = {
         ("schedule `tile`", "pto-a2a3sim"), ("schedule `tile`", "aie-npu1")],
     "test_pipeline_keeps_iterations_in_flight": [
         ("schedule `pipeline`", "pto-a2a3sim"), ("schedule `pipeline`", "aie-npu1")],
+    "test_buffer_keeps_an_intermediate_in_core_memory": [
+        ("schedule `buffer`", "pto-a2a3sim"), ("schedule `buffer`", "aie-npu1")],
 }
 
 PROGRAM = textwrap.dedent('''
-    from htp.dialects.tile import kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls
-    from htp.dialects.wsp import workload, schedule, pipeline, tile, P
+    from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls, rowsum,
+                                   rowexpand_div)
+    from htp.dialects.wsp import workload, schedule, pipeline, tile, buffer, P
 
     N, R, C = 8, 16, 64
 
@@ -108,6 +111,64 @@ PROGRAM = textwrap.dedent('''
     @schedule(stream_piped)
     def triple_buffered():
         pipeline(3)
+
+
+    @kernel
+    def shift(x: In[Tensor[R, C, f32]], t: Out[Tensor[R, C, f32]]):
+        store(t, exp(muls(load(x), 0.5)))
+
+
+    @kernel
+    def normalise(t: In[Tensor[R, C, f32]], y: Out[Tensor[R, C, f32]]):
+        v = load(t)
+        store(y, rowexpand_div(v, rowsum(v)))
+
+
+    @workload
+    def softmax(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]]):
+        e: Tensor[R, C, f32]
+        for i in P(4):
+            shift[i](X.tile(i, 0), e)
+            normalise[i](e, Y.tile(i, 0))
+
+
+    @workload
+    def softmax_local(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]]):
+        e: Tensor[R, C, f32]
+        for i in P(4):
+            shift[i](X.tile(i, 0), e)
+            normalise[i](e, Y.tile(i, 0))
+
+
+    @schedule(softmax_local)
+    def keep_e_local():
+        buffer("e", "local")
+
+
+    @workload
+    def softmax_param(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]]):
+        e: Tensor[R, C, f32]
+        for i in P(4):
+            shift[i](X.tile(i, 0), e)
+            normalise[i](e, Y.tile(i, 0))
+
+
+    @schedule(softmax_param)
+    def keep_x_local():
+        buffer("X", "local")
+
+
+    @workload
+    def softmax_l1(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]]):
+        e: Tensor[R, C, f32]
+        for i in P(4):
+            shift[i](X.tile(i, 0), e)
+            normalise[i](e, Y.tile(i, 0))
+
+
+    @schedule(softmax_l1)
+    def keep_e_in_l1():
+        buffer("e", "L1")
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -248,10 +309,49 @@ def test_aie_notes_that_pipeline_does_nothing_for_an_orchestrated_workload(tmp_p
     import subprocess
     src = tmp_path / "prog.py"
     src.write_text(PROGRAM)
-    host = os.environ.get("HTP_HOST", "htp-host")
+    host = os.environ["HTP_HOST"]
     r = subprocess.run([host, "compile", str(src), "--target", "aie-npu1", "-o", str(tmp_path / "pkg")],
                        capture_output=True, text=True)
     # (the program's rows_bad_tile is an error; the notes come with it)
     assert r.returncode == 1 and "not a multiple of 3 [aie.schedule-tile]" in r.stderr, r.stderr
     assert ("pipeline(2) of workload 'scan_piped' has no effect on npu1: a host-orchestrated workload runs one "
             "single-core task at a time") in r.stderr
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_keeps_an_intermediate_in_core_memory(ctx, program, tmp_path, x, target):
+    # e passes from shift to normalise: in global memory by default (pto-a2a3sim: 8 tasks; aie-npu1: two launches,
+    # host-orchestrated); under buffer("e", "local") both launches are one fused kernel and e stays in the core's
+    # memory (pto-a2a3sim: 4 tasks, no e in the orchestration; aie-npu1: one launch, mapped onto 4 cores).
+    e = np.exp(0.5 * x[:64])
+    expected = e / e.sum(axis=1, keepdims=True)
+    plain_pkg, plain = run(ctx, program.softmax, target, tmp_path / "plain", X=x[:64])
+    pkg, local = run(ctx, program.softmax_local, target, tmp_path / "local", X=x[:64])
+    for r in (plain, local):
+        np.testing.assert_allclose(np.asarray(r["Y"]), expected, rtol=1e-5, atol=1e-7)
+    if target == "pto-a2a3sim":
+        assert plain.report["tasks"] == 8 and local.report["tasks"] == 4
+        kernels = pkg.path / "codegen/pto/kernels"
+        assert sorted(p.name for p in kernels.glob("ai?/*.cpp")) == ["shift__normalise.cpp"]
+        assert "w_e" not in (kernels / "orchestration/softmax_local.cpp").read_text()
+        assert "w_e" in (plain_pkg.path / "codegen/pto/kernels/orchestration/softmax.cpp").read_text()
+        assert {e["name"] for e in task_events(local)} == {"shift__normalise"}
+        # The fused task moves X in and Y out only: half the bytes of the two tasks it replaces.
+        work = local.report["estimate"]["kernels"]["shift__normalise"]["work"]
+        assert work["bytes_loaded"] == work["bytes_stored"] == 16 * 64 * 4
+    else:
+        assert (plain_pkg.path / "codegen/aie/softmax/orchestration.json").is_file()
+        mapping = json.loads((pkg.path / "codegen/aie/softmax_local/mapping.json").read_text())
+        assert [c["name"] for c in mapping["cores"]] == [f"shift__normalise[{i}]" for i in range(4)]
+        assert not (pkg.path / "codegen/aie/softmax_local/orchestration.json").exists()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_says_what_it_cannot_keep(ctx, program, tmp_path, target):
+    with pytest.raises(htp.CompileError, match=r"buffer\(\"X\"\) of workload 'softmax_param': 'X' is a parameter; a "
+                                               r"parameter lives in the caller's memory"):
+        ctx.compile(program.softmax_param, target=target, out=tmp_path / "a", force=True)
+    if target == "pto-a2a3sim":
+        with pytest.raises(htp.CompileError, match=r"buffer\(\"e\", \"L1\"\) of workload 'softmax_l1': the fused kernel "
+                                                   r"'shift__normalise' runs on AIV cores, whose local memory is UB"):
+            ctx.compile(program.softmax_l1, target=target, out=tmp_path / "b", force=True)

@@ -42,10 +42,10 @@ def test_schedule_directive_the_target_cannot_honour_is_rejected_at_the_directiv
         "        ex[i](A.tile(i, 0), B.tile(i, 0))\n\n\n"
         "@schedule(w)\n"
         "def s():\n"
-        "    buffer(\"A\", \"L1\")\n"))
+        "    buffer(\"A\", \"L2\")\n"))
     r = htp("compile", prog, "--target", "pto-a2a3sim", "-o", tmp_path / "pkg")
     assert r.returncode == 1
-    assert f"{prog}:18:5: error: Uses.Schedule(directive=buffer,policy=L1) is not accepted by target pto-a2a3sim" in r.stderr
+    assert f"{prog}:18:5: error: Uses.Schedule(directive=buffer,policy=L2) is not accepted by target pto-a2a3sim" in r.stderr
     assert not (tmp_path / "pkg").exists()
 
 
