@@ -32,6 +32,7 @@ DOC = ROOT / "docs" / "parity.md"
 TEST_FILES = [
     "tests/e2e/test_aie_orchestrated.py",
     "tests/e2e/test_llm_decode.py",
+    "tests/e2e/test_memory_layouts.py",
     "tests/e2e/test_schedules.py",
     "tests/python/test_dist_layouts.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",

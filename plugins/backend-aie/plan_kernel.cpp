@@ -38,6 +38,7 @@ struct TensorParam {
   std::vector<int64_t> local;
   std::optional<htp::Layout> layout;  // none: replicated
   std::vector<int64_t> strides;  // local memory strides of the `mem` facet; empty: row-major
+  std::vector<int64_t> levels;   // the extents `strides` go with: the local shape, or a tiled layout's iters
   std::vector<int64_t> order;    // object element k holds local row-major element order[k]; empty: row-major
 };
 
@@ -71,10 +72,17 @@ bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span,
     return bad("packs " + mem.pack.dump() + " elements per word; AIE objects hold unpacked elements");
   if (!mem.banks.empty())
     return bad("places it in memory banks; MLIR-AIE allocates the object FIFO buffers of a tile itself");
-  const size_t rank = t.local.size();
-  if (mem.strides) t.strides = *mem.strides;
+  t.levels = t.local;
+  if (!mem.iters.empty()) {  // a tiled layout: the local index split into its iters' digits, each strided
+    t.levels.clear();
+    for (const htp::LayoutIter &it : mem.iters) {
+      t.levels.push_back(it.extent);
+      t.strides.push_back(it.stride);
+    }
+  } else if (mem.strides) t.strides = *mem.strides;
   else if (mem.order) t.strides = strides_of_order(*mem.order, t.local);
   else return true;
+  const size_t rank = t.levels.size();
   if (t.strides.size() != rank) return bad("has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
   // Object element k holds the local element whose strided offset is k.
   const int64_t n = product(t.local);
@@ -85,12 +93,13 @@ bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span,
     int64_t off = 0;
     for (size_t k = 0; k < rank; ++k) off += idx[k] * t.strides[k];
     if (off < 0 || off >= n || order[static_cast<size_t>(off)] != -1)
-      return bad("(strides " + list_text(t.strides) + " of the local shape " + list_text(t.local) +
+      return bad("(strides " + list_text(t.strides) + (t.levels == t.local ? " of the local shape " : " over the iters' extents ") +
+                 list_text(t.levels) +
                  ") is not a permutation of the local elements (holes or overlaps); an AIE object holds exactly them");
     order[static_cast<size_t>(off)] = e;
     identity = identity && off == e;
     for (size_t k = rank; k-- > 0;) {
-      if (++idx[k] < t.local[k]) break;
+      if (++idx[k] < t.levels[k]) break;
       idx[k] = 0;
     }
   }
@@ -125,11 +134,11 @@ std::string kernel_adapter(const std::string &name, const std::vector<TensorPara
     const std::string m = "m_" + t.rp.name;
     call.push_back(m);
     before << "  " << ct << " " << m << "[" << n << "];\n  static const int64_t d_" << t.rp.name << "[] = {";
-    for (size_t k = 0; k < t.local.size(); ++k) before << (k ? ", " : "") << t.local[k];
+    for (size_t k = 0; k < t.levels.size(); ++k) before << (k ? ", " : "") << t.levels[k];
     before << "}, s_" << t.rp.name << "[] = {";
     for (size_t k = 0; k < t.strides.size(); ++k) before << (k ? ", " : "") << t.strides[k];
     before << "};\n";
-    const std::string off = "htp_mem_offset(e, d_" + t.rp.name + ", s_" + t.rp.name + ", " + std::to_string(t.local.size()) + ")";
+    const std::string off = "htp_mem_offset(e, d_" + t.rp.name + ", s_" + t.rp.name + ", " + std::to_string(t.levels.size()) + ")";
     if (reads) before << "  for (int64_t e = 0; e < " << n << "; ++e) " << m << "[e] = " << src << "[" << off << "];\n";
     if (writes) after << "  for (int64_t e = 0; e < " << n << "; ++e) " << p << "[" << off << "] = " << m << "[e];\n";
   }

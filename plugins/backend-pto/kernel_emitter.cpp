@@ -84,9 +84,11 @@ public:
       }
     pending_ = {p};
   }
-  /// `g` bound to the view of tensor param `pname` at `offset` with the shape of tile register `reg`.
-  void global_view(const std::string &g, const std::string &pname, const json &offset, const std::string &reg) {
+  /// `g` bound to the view of tensor param `pname` at `offset` with the shape of tile register `reg`; returns
+  /// the tile to load or store (the register's, or a view of its bytes for a tiled memory layout).
+  std::string global_view(const std::string &g, const std::string &pname, const json &offset, const std::string &reg) {
     const Param *p = k_.param(pname);
+    if (p && !p->mem_strides.empty()) return layout_view(g, *p, offset, reg);
     const TileBuffer &b = tile(reg);
     std::string addr = "g_" + pname;
     const size_t n = offset.is_array() ? offset.size() : 0;
@@ -100,6 +102,54 @@ public:
     line("using " + type + " = GlobalTensor<" + std::string(dtype(p->dtype).cpp) + ", Shape<1, 1, 1, " +
          std::to_string(b.rows) + ", " + std::to_string(b.cols) + ">, Stride<1, 1, 1, -1, 1>>;");
     line(type + " " + g + "(" + addr + ", " + type + "::Shape(), " + type + "::Stride(" + pname + "_row_stride));");
+    return tv(reg);
+  }
+  /// global_view of a parameter global memory holds in a `mem` layout (Param::mem_strides, static). Element
+  /// strides per dim: a strided view at the offset (`Layout::DN` when column-major). A tiled layout (several
+  /// iters on a dim): the whole tensor only, through a row-major view of the tile's bytes whose rows walk
+  /// every iter but the last (at most four) and whose columns walk the last one.
+  std::string layout_view(const std::string &g, const Param &p, const json &offset, const std::string &reg) {
+    const TileBuffer &b = tile(reg);
+    const std::string ct = std::string(dtype(p.dtype).cpp), type = g + "_type";
+    const std::vector<int64_t> &ext = p.mem_extents, &str = p.mem_strides;
+    auto list = [](std::vector<int64_t> v) {
+      while (v.size() < 5) v.insert(v.begin(), 1);
+      std::string out;
+      for (int64_t x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+      return out;
+    };
+    auto refuse = [&](const std::string &why) -> std::string {
+      throw IrError(k_.kind + " '" + k_.name + "': parameter '" + p.name + "' has a tiled memory layout " +
+                        json(ext).dump() + " x " + json(str).dump() + "; " + why, k_.span, "pto.layout-mem");
+    };
+    if (ext.size() == 2) {
+      std::string addr = "g_" + p.name;
+      for (size_t d = 0; d < 2 && offset.is_array() && d < offset.size(); ++d)
+        addr += " + (" + expr(offset[d]) + ") * " + std::to_string(str[d]);
+      const bool dn = str[0] == 1 && str[1] != 1;
+      line("using " + type + " = GlobalTensor<" + ct + ", Shape<" + list({b.rows, b.cols}) + ">, Stride<" +
+           list(str) + ">" + (dn ? ", Layout::DN" : "") + ">;  // memory layout: strides " + json(str).dump());
+      line(type + " " + g + "(" + addr + ");");
+      return tv(reg);
+    }
+    bool whole = b.rows == p.shape[0] && b.cols == p.shape[1];
+    for (size_t d = 0; offset.is_array() && d < offset.size(); ++d) whole = whole && offset[d] == json(0);
+    if (!whole) refuse("backend-pto loads and stores such a tensor whole");
+    if (b.tile_type != "Vec" || b.pcols != b.cols) refuse("backend-pto moves it through unpadded vector tiles only");
+    if (ext.size() > 5) refuse("a view walks at most five iters");
+    const int64_t w = ext.back(), rows = b.rows * b.cols / w;
+    if ((w * dtype(p.dtype).bytes) % 32 != 0)
+      refuse("its innermost iter (" + std::to_string(w) + " elements) is not a multiple of the 32-byte block");
+    const std::string view = tv(reg) + "_blocks";
+    line("using " + view + "_type = Tile<TileType::Vec, " + ct + ", " + std::to_string(rows) + ", " + std::to_string(w) +
+         ", BLayout::RowMajor, " + std::to_string(rows) + ", " + std::to_string(w) + ">;  // the tile's bytes, " +
+         std::to_string(w) + " elements a row");
+    line(view + "_type " + view + ";");
+    line("TASSIGN(" + view + ", " + hex(b.address) + ");");
+    line("using " + type + " = GlobalTensor<" + ct + ", Shape<" + list(ext) + ">, Stride<" + list(str) +
+         ">>;  // tiled memory layout");
+    line(type + " " + g + "(g_" + p.name + ");");
+    return view;
   }
   /// The names to give PTO-ISA's scalar forms (TADDS, TMULS, ...), which take row-major tiles only: for
   /// an op on [R, 1] column tiles, opens a block declaring row-major [1, R] views at the same addresses
@@ -164,8 +214,8 @@ Pipe store_pipe(const TileBuffer &b) { return b.tile_type == "Acc" ? Pipe::FIX :
 void emit_load(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   w.on_pipe(Pipe::MTE2);
   w.open_block();
-  w.global_view("src", o.src(), o.offset(), o.dst);
-  w.line("TLOAD(" + w.tv(o.dst) + ", src);");
+  const std::string dst = w.global_view("src", o.src(), o.offset(), o.dst);
+  w.line("TLOAD(" + dst + ", src);");
   w.close_block();
 }
 
@@ -173,8 +223,8 @@ void emit_store(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   const std::string value = o.stored();
   w.on_pipe(store_pipe(w.tile(value)));
   w.open_block();
-  w.global_view("dst", o.dst, o.offset(), value);
-  w.line("TSTORE(dst, " + w.tv(value) + ");");
+  const std::string src = w.global_view("dst", o.dst, o.offset(), value);
+  w.line("TSTORE(dst, " + src + ");");
   w.close_block();
 }
 

@@ -52,6 +52,10 @@ struct Param {
   std::vector<int64_t> global_shape;  ///< tensors: the whole tensor's shape (= shape without a layout)
   std::string dtype;
   json value;  ///< constexpr value
+  /// A tensor whose layout has a `mem` facet: global memory holds it with these element strides over these
+  /// extents (the row-major index split into digits over mem_extents, digit k at mem_strides[k]); the
+  /// binding stages the caller's array into that order. Empty: row-major.
+  std::vector<int64_t> mem_extents, mem_strides;
   bool is_tensor() const { return kind == "tensor"; }
   bool is_scalar() const { return kind == "scalar"; }
 };

@@ -1,6 +1,7 @@
 #include "package_builder.hpp"
 
 #include <cctype>
+#include <set>
 
 #include "csp_lowering.hpp"
 #include "kernel_emitter.hpp"
@@ -17,6 +18,82 @@ void add_problem(std::vector<Problem> &problems, const IrError &e) {
 }
 
 /// The kernels to emit, legality-checked and planned, with func_ids in order.
+/// The `mem` facets of the kernels' tensor parameters (layout.signatures) as Param::mem_extents/mem_strides:
+/// element strides over the local shape (strides=, order=) or over a tiled layout's iters. backend-pto
+/// lowers them for kernels compiled on their own, whose entry hands the caller's arrays to the binding to
+/// stage; the rest is a problem at the layout's kernel (code pto.layout-mem).
+void read_memory_layouts(std::vector<Kernel> &kernels, const htp::LayoutSignatures &layouts,
+                         const std::set<std::string> &launched, std::vector<Problem> &problems) {
+  for (Kernel &k : kernels) {
+    const htp::LayoutFunction *f = layouts.function(k.name);
+    if (!f) continue;
+    for (Param &p : k.params) {
+      const htp::Layout *l = p.is_tensor() ? f->param(p.name) : nullptr;
+      if (!l || l->mem.is_default()) continue;
+      const std::string what = "the memory layout of '" + p.name + "' of kernel '" + k.name + "' ";
+      auto bad = [&](const std::string &why) { problems.push_back({"pto.layout-mem", what + why, k.span}); };
+      if (!l->mem.swizzle.is_null() || !(l->mem.pack.is_null() || l->mem.pack == json(1)) || !l->mem.banks.empty()) {
+        bad("swizzles, packs or banks it; backend-pto places elements by strides only");
+        continue;
+      }
+      if (l->space != "GM" || !l->shard.empty()) {
+        bad("is of a part of the tensor (space " + l->space + (l->shard.empty() ? "" : ", sharded") +
+            "); backend-pto lays out whole tensors in global memory");
+        continue;
+      }
+      if (launched.count(k.name)) {
+        bad("is global memory's, but a workload launches the kernel with views of row-major tensors; compile the "
+            "kernel on its own (its entry stages the arrays) or drop the layout");
+        continue;
+      }
+      if (p.shape.size() != 2) {
+        bad("is of a rank-" + std::to_string(p.shape.size()) + " tensor; backend-pto lays out matrices");
+        continue;
+      }
+      std::vector<int64_t> extents, strides;
+      if (!l->mem.iters.empty()) {
+        for (const htp::LayoutIter &it : l->mem.iters) {
+          extents.push_back(it.extent);
+          strides.push_back(it.stride);
+        }
+      } else if (l->mem.strides) {
+        extents = p.shape;
+        strides = *l->mem.strides;
+      } else if (l->mem.order) {  // dense, dims from outermost to innermost
+        extents = p.shape;
+        strides.assign(p.shape.size(), 1);
+        int64_t step = 1;
+        for (size_t i = l->mem.order->size(); i-- > 0;) {
+          strides[static_cast<size_t>((*l->mem.order)[i])] = step;
+          step *= p.shape[static_cast<size_t>((*l->mem.order)[i])];
+        }
+      }
+      // The layout must place every element once in [0, n): the staged buffer holds exactly the tensor.
+      int64_t n = 1;
+      for (int64_t d : p.shape) n *= d;
+      std::vector<bool> seen(static_cast<size_t>(n), false);
+      std::vector<int64_t> digit(extents.size(), 0);
+      bool ok = true;
+      for (int64_t e = 0; e < n && ok; ++e) {
+        int64_t off = 0;
+        for (size_t i = 0; i < extents.size(); ++i) off += digit[i] * strides[i];
+        ok = off >= 0 && off < n && !seen[static_cast<size_t>(off)];
+        if (ok) seen[static_cast<size_t>(off)] = true;
+        for (size_t i = extents.size(); i-- > 0;)
+          if (++digit[i] < extents[i]) break;
+          else digit[i] = 0;
+      }
+      if (!ok) {
+        bad("(strides " + json(strides).dump() + " over " + json(extents).dump() +
+            ") does not place each element once; backend-pto stages dense layouts");
+        continue;
+      }
+      p.mem_extents = std::move(extents);
+      p.mem_strides = std::move(strides);
+    }
+  }
+}
+
 std::vector<KernelUnit> plan_kernels(std::vector<Kernel> kernels, const HardwareProfile &hw,
                                      std::vector<Problem> &problems) {
   std::vector<KernelUnit> out;
@@ -103,6 +180,15 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     return pkg;
   }
   const size_t before = problems.size();
+  if (in.layouts) {
+    std::set<std::string> launched;
+    if (in.task_graph)
+      for (const htp::WspWorkload &w : in.task_graph->workloads)
+        htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+          if (n.is_task()) launched.insert(n.kernel);
+        });
+    read_memory_layouts(kernels, *in.layouts, launched, problems);
+  }
   std::vector<CspProgram> programs;
   std::vector<Kernel> derived;
   if (in.csp_graph)
@@ -123,8 +209,12 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
       for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
     if (pkg.entries.empty())
-      for (const KernelUnit &u : pkg.kernels)
+      for (const KernelUnit &u : pkg.kernels) {
         pkg.entries.push_back(emit_kernel_entry(u, in.origin, in.layouts ? in.layouts->function(u.kernel.name) : nullptr));
+        for (const Param *p : u.kernel.tensor_params())
+          if (!p->mem_strides.empty())
+            pkg.entries.back().staging[p->name] = {{"extents", p->mem_extents}, {"strides", p->mem_strides}};
+      }
   } catch (const IrError &e) {
     add_problem(problems, e);
   }
@@ -194,6 +284,7 @@ json kernel_registry(const BuiltPackage &p) {
   for (const EntryUnit &e : p.entries) {
     json j = orchestration(e);
     j["kind"] = e.kind;
+    if (!e.staging.empty()) j["staging"] = e.staging;
     entries[e.name] = j;
   }
   reg["entries"] = entries;

@@ -37,6 +37,9 @@ struct EntryUnit {
   std::string path;    ///< kernels/orchestration/<name>.cpp
   std::string source;  ///< the orchestration C++
   json sim;            ///< runtime_config.sim keys from the schedule (dispatch, task_window)
+  /// Parameters global memory holds in a `mem` layout: name -> {"extents", "strides"} (Param::mem_extents),
+  /// for the binding to stage the caller's arrays (kernel_registry.json entries.<e>.staging).
+  json staging = json::object();
 };
 
 /// The kernels by name, for the orchestration emitters.

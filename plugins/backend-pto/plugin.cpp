@@ -30,6 +30,7 @@ std::vector<std::string> accepted() {
       "Uses.Intrinsic(set=pto)",
       "Uses.Layout(kind=axe,facet=hw)",
       "Uses.Layout(kind=axe,facet=dist)",
+      "Uses.Layout(kind=axe,facet=mem)",
       "Uses.Schedule(directive=dispatch)",
       "Uses.Schedule(directive=streams)",
       "Uses.Schedule(directive=stream_by)",

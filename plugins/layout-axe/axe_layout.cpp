@@ -212,6 +212,9 @@ Result<MemFacet> mem_from_json(const nlohmann::json &j) {
   auto banks = iters_from_json(j, "banks", true);
   if (!banks) return banks.error();
   m.banks = *banks;
+  auto iters = iters_from_json(j, "iters", true);
+  if (!iters) return iters.error();
+  m.iters = *iters;
   return m;
 }
 
@@ -239,6 +242,7 @@ nlohmann::ordered_json to_json(const AxeLayout &l, const Mesh &mesh) {
               {"swizzle", l.mem.swizzle},
               {"pack", l.mem.pack}};
   if (!l.mem.banks.empty()) j["mem"]["banks"] = iters_json(l.mem.banks);
+  if (!l.mem.iters.empty()) j["mem"]["iters"] = iters_json(l.mem.iters);
   j["hw"] = {{"space", l.hw.space.value_or("GM")}};
   nlohmann::ordered_json pending = nlohmann::ordered_json::array();
   for (const auto &p : l.pending)

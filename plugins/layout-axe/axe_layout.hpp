@@ -43,7 +43,12 @@ struct MemFacet {
   nlohmann::json swizzle;                      ///< null or the user's value (e.g. "xor(3)", 3)
   nlohmann::json pack;                         ///< null or the user's value (elements per packed word)
   std::vector<AxeIter> banks;                  ///< iters on memory-bank axes (`ub.bank`), with dim
-  bool empty() const { return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty(); }
+  /// A tiled local layout: every local `m` iter (with dim, each dim's major first) when some dim has
+  /// several; `strides` is then absent (htp::LayoutMem::iters).
+  std::vector<AxeIter> iters;
+  bool empty() const {
+    return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty() && iters.empty();
+  }
   friend bool operator==(const MemFacet &, const MemFacet &) = default;
 };
 

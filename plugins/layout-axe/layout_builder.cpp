@@ -114,16 +114,13 @@ Result<bool> check_axis_coverage(const std::string &axis, const std::vector<AxeI
 
 /// Appends the iters of one dim to the layout, classifying device, `m` and bank iters.
 Result<bool> place_dim_iters(AxeLayout &l, int d, const std::vector<UserIter> &iters,
-                             std::vector<std::optional<int64_t>> &local_strides) {
+                             std::vector<std::vector<AxeIter>> &local_iters) {
   for (const auto &it : iters) {
     AxeIter a{it.extent, it.stride, it.axis, d};
     if (is_device_axis(it.axis)) {
       l.shard.push_back(a);
     } else if (it.axis == "m") {
-      if (local_strides[static_cast<size_t>(d)])
-        return fail("layout.iters", "dim " + std::to_string(d) +
-                                        " has two local iters on axis 'm'; one per dim is supported");
-      local_strides[static_cast<size_t>(d)] = it.stride;
+      local_iters[static_cast<size_t>(d)].push_back(a);
     } else if (is_local_axis(it.axis)) {
       l.mem.banks.push_back(a);
       if (!l.hw.space) {
@@ -179,7 +176,7 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in,
   l.shape = t.shape;
   l.dtype = t.dtype;
   auto shard = normalize_all(shard_in, mesh);
-  std::vector<std::optional<int64_t>> local_strides(t.shape.size());
+  std::vector<std::vector<AxeIter>> local_iters(t.shape.size());  // the `m` iters of each dim, major first
   size_t next = 0;
   for (size_t d = 0; d < t.shape.size(); ++d) {
     int64_t covered = 1;
@@ -200,17 +197,21 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in,
                                         "multiply to its size");
       dim.push_back(it);
     }
-    auto placed = place_dim_iters(l, static_cast<int>(d), dim, local_strides);
+    auto placed = place_dim_iters(l, static_cast<int>(d), dim, local_iters);
     if (!placed) return placed.error();
   }
   if (next != shard.size())
     return fail("layout.iters", "shard iter " + iter_text(shard[next]) +
                                     " is beyond the last dim: the iters "
                                     "cover more elements than the tensor has");
-  if (std::any_of(local_strides.begin(), local_strides.end(), [](const auto &s) { return s.has_value(); })) {
+  // One `m` iter per dim: element strides; several on some dim: a tiled layout that keeps them all.
+  if (std::any_of(local_iters.begin(), local_iters.end(), [](const auto &v) { return v.size() > 1; })) {
+    for (const auto &v : local_iters)
+      l.mem.iters.insert(l.mem.iters.end(), v.begin(), v.end());
+  } else if (std::any_of(local_iters.begin(), local_iters.end(), [](const auto &v) { return !v.empty(); })) {
     std::vector<int64_t> strides;
-    for (const auto &s : local_strides)
-      strides.push_back(s.value_or(1));
+    for (const auto &v : local_iters)
+      strides.push_back(v.empty() ? 1 : v[0].stride);
     l.mem.strides = strides;
   }
   for (const auto &it : normalize_all(replica_in, mesh)) {
@@ -268,6 +269,21 @@ Result<AxeLayout> validate(AxeLayout l, const Mesh &mesh) {
     return true;
   };
   if (auto r = rank_list(l.mem.strides, "strides"); !r) return r.error();
+  if (!l.mem.iters.empty()) {  // a tiled layout: each dim's iters cover its local extent
+    auto local = local_shape(l);
+    for (int d = 0; local && d < l.rank; ++d) {
+      int64_t covered = 1;
+      bool any = false;
+      for (const AxeIter &it : l.mem.iters)
+        if (it.dim == d) covered *= it.extent, any = true;
+      if (any && covered != (*local)[static_cast<size_t>(d)])
+        return fail("layout.mem", "the local iters of dim " + std::to_string(d) + " cover " + std::to_string(covered) +
+                                      " elements, but its local extent is " +
+                                      std::to_string((*local)[static_cast<size_t>(d)]));
+    }
+    if (l.mem.strides || l.mem.order)
+      return fail("layout.mem", "a tiled local layout (several `m` iters on a dim) takes no strides= or order=");
+  }
   if (auto r = rank_list(l.mem.order, "order"); !r) return r.error();
   if (l.mem.order) {
     std::vector<int64_t> sorted = *l.mem.order;

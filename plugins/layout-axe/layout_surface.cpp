@@ -138,6 +138,15 @@ std::set<std::string> layout_facets(htp::NodeRef n) {
     facets.insert("dist");
   for (const char *k : kMemKeywords)
     if (keyword(n, k)) facets.insert("mem");
+  if (auto shard = keyword(n, "shard"); shard && (shard.is("List") || shard.is("Tuple")))
+    for (auto it : shard.items("elts")) {  // a local iter (axis `m` or a bank) places data in memory
+      if (!it.is("Tuple") || it.size("elts") != 3) continue;
+      auto axis = it.item("elts", 2);
+      auto c = axis.is("Constant") ? axis.constant() : std::nullopt;
+      if (!c || c->kind != HTP_CONST_STR) continue;
+      const std::string a = htp::from_htp_str(c->text);
+      if (a == "m" || (a.size() > 5 && a.substr(a.size() - 5) == ".bank")) facets.insert("mem");
+    }
   if (keyword(n, "space")) facets.insert("hw");
   if (facets.empty()) facets.insert("dist"); // Layout(): fully replicated
   return facets;

@@ -50,8 +50,14 @@ struct LayoutMem {
   nlohmann::json swizzle;
   nlohmann::json pack;
   std::vector<LayoutIter> banks;
+  /// A tiled local layout: the local `m` iters (extent, stride, dim) when some dim has several, each dim's
+  /// iters major first and the dims in order. The local element whose row-major index splits into the
+  /// digits d_k over these extents is at sum(d_k * stride_k); `strides` is then absent.
+  std::vector<LayoutIter> iters;
 
-  bool is_default() const { return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty(); }
+  bool is_default() const {
+    return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty() && iters.empty();
+  }
   friend bool operator==(const LayoutMem &, const LayoutMem &) = default;
 };
 
@@ -197,6 +203,7 @@ template <class J> Layout read_layout(const Reader<J> &r, const J &v, const std:
   l.mem.swizzle = nlohmann::json(r.need(mem, "swizzle", mp));
   l.mem.pack = nlohmann::json(r.need(mem, "pack", mp));
   if (r.find(mem, "banks")) l.mem.banks = read_iters(r, mem, "banks", mp, true);
+  if (r.find(mem, "iters")) l.mem.iters = read_iters(r, mem, "iters", mp, true);
   const std::string hp = r.at(at, "hw");
   l.space = r.name(r.need(r.object(r.need(v, "hw", at), hp), "space", hp), r.at(hp, "space"));
   l.pending = r.list(v, "pending", at, [&](const J &e, const std::string &p) {
@@ -312,6 +319,7 @@ template <class J> void to_json(J &j, const Layout &l) {
   mem["swizzle"] = J(l.mem.swizzle);
   mem["pack"] = J(l.mem.pack);
   if (!l.mem.banks.empty()) mem["banks"] = layout_writer::iters<J>(l.mem.banks);
+  if (!l.mem.iters.empty()) mem["iters"] = layout_writer::iters<J>(l.mem.iters);
   j["hw"] = J::object();
   j["hw"]["space"] = l.space;
   J &pending = j["pending"] = J::array();

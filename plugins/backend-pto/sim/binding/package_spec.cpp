@@ -1,5 +1,7 @@
 #include "package_spec.hpp"
 
+#include <algorithm>
+
 #include <fstream>
 #include <set>
 
@@ -47,6 +49,19 @@ OrchestrationSpec read_orchestration(const json &obj, const std::string &where) 
   o.source = checked_source(obj, where);
   o.function_name = string_field(obj, "function_name", where, "aicpu_orchestration_entry");
   o.config_name = string_field(obj, "config_name", where, "aicpu_orchestration_config");
+  if (obj.contains("staging")) {
+    if (!obj["staging"].is_object()) throw RunFailure("pto.sim.package", where + ": \"staging\" must be an object");
+    for (const auto &[name, s] : obj["staging"].items()) {
+      const bool ok = s.is_object() && s.contains("extents") && s.contains("strides") && s["extents"].is_array() &&
+                      s["strides"].is_array() && s["extents"].size() == s["strides"].size() &&
+                      std::all_of(s["extents"].begin(), s["extents"].end(), [](const json &v) { return v.is_number_integer() && v.get<int64_t>() > 0; }) &&
+                      std::all_of(s["strides"].begin(), s["strides"].end(), [](const json &v) { return v.is_number_integer() && v.get<int64_t>() >= 0; });
+      if (!ok)
+        throw RunFailure("pto.sim.package", where + ": staging." + name + " must be {\"extents\": [positive ints], "
+                                            "\"strides\": [ints]} of one length");
+    }
+    o.staging = obj["staging"];
+  }
   return o;
 }
 

@@ -32,6 +32,9 @@ struct OrchestrationSpec {
   std::string source; ///< relative to codegen/pto
   std::string function_name = "aicpu_orchestration_entry";
   std::string config_name = "aicpu_orchestration_config";
+  /// Parameters global memory holds in a `mem` layout: name -> {"extents", "strides"} (the binding stages
+  /// the caller's arrays into that order and back; docs/backends/pto.md, Memory layouts).
+  nlohmann::json staging = nlohmann::json::object();
 };
 
 /// A parameter of the entry as the manifest records it.

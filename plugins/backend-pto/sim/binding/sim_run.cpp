@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -177,13 +178,73 @@ Orchestration orchestration_of(const Library &lib, const OrchestrationSpec &spec
   return o;
 }
 
-/// The entry's ChipTaskArgs (tensors first, then scalars, each in parameter order); `tensors` backs them.
+/// A tensor argument global memory holds in a `mem` layout: the caller's row-major array copied into the
+/// layout's order before the run (element e at offsets[e]) and, when the entry writes it, back after it.
+struct StagedTensor {
+  const RunArgument *arg = nullptr;
+  std::vector<int64_t> offsets;
+  std::vector<unsigned char> buffer;
+  size_t bytes = 0;  ///< per element
+  bool writes = false;
+
+  unsigned char *caller() const { return static_cast<unsigned char *>(arg->tensor->data) + arg->tensor->byte_offset; }
+  void copy_in() {
+    for (size_t e = 0; e < offsets.size(); ++e)
+      std::memcpy(buffer.data() + static_cast<size_t>(offsets[e]) * bytes, caller() + e * bytes, bytes);
+  }
+  void copy_out() const {
+    if (!writes) return;
+    for (size_t e = 0; e < offsets.size(); ++e)
+      std::memcpy(caller() + e * bytes, buffer.data() + static_cast<size_t>(offsets[e]) * bytes, bytes);
+  }
+};
+
+StagedTensor stage(const RunArgument &a, const json &layout, const PackageSpec &pkg) {
+  StagedTensor s;
+  s.arg = &a;
+  const DLTensor &t = *a.tensor;
+  s.bytes = static_cast<size_t>(t.dtype.bits / 8) * t.dtype.lanes;
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
+  const std::vector<int64_t> extents = layout["extents"].get<std::vector<int64_t>>();
+  const std::vector<int64_t> strides = layout["strides"].get<std::vector<int64_t>>();
+  int64_t count = 1;
+  for (int64_t e : extents) count *= e;
+  if (count != n)
+    throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(n) + " elements, but its memory "
+                                     "layout places " + std::to_string(count));
+  std::vector<int64_t> digit(extents.size(), 0);
+  s.offsets.reserve(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (size_t i = 0; i < extents.size(); ++i) off += digit[i] * strides[i];
+    if (off < 0 || off >= n)
+      throw RunFailure("pto.sim.package", "the memory layout of '" + a.name + "' places an element outside the tensor");
+    s.offsets.push_back(off);
+    for (size_t i = extents.size(); i-- > 0;)
+      if (++digit[i] < extents[i]) break;
+      else digit[i] = 0;
+  }
+  s.buffer.assign(static_cast<size_t>(n) * s.bytes, 0);
+  for (const ParamSpec &p : pkg.params)
+    if (p.name == a.name) s.writes = p.dir != "in";
+  s.copy_in();
+  return s;
+}
+
+/// The entry's ChipTaskArgs (tensors first, then scalars, each in parameter order); `tensors` backs them,
+/// `staged` the arguments in a memory layout (their ChipTensors point into the staged buffers).
 void make_arguments(const SimRunRequest &req, const PackageSpec &pkg, std::vector<ChipTensor> &tensors,
-                    ChipTaskArgs &args) {
+                    std::vector<StagedTensor> &staged, ChipTaskArgs &args) {
   tensors.reserve(req.args.size());
+  staged.reserve(req.args.size());
   for (const RunArgument &a : req.args)
     if (a.tensor) {
       tensors.push_back(chip_tensor(a));
+      if (pkg.orchestration.staging.contains(a.name)) {
+        staged.push_back(stage(a, pkg.orchestration.staging[a.name], pkg));
+        tensors.back().buffer.addr = reinterpret_cast<uint64_t>(staged.back().buffer.data());
+      }
       args.add_input(tensors.back());
     }
   for (const RunArgument &a : req.args) {
@@ -282,8 +343,14 @@ json run_package(const SimRunRequest &req) {
   const std::string choice = runtime_choice(req.options);
   const PackageSpec pkg = read_package(req.package_dir, req.entry);
   if (const auto roots = find_pto_runtime(
-          choice, PtoPlatform::A2A3Sim, {pkg.runtime_revision, pkg.isa_revision, revision_check(req.options)}))
+          choice, PtoPlatform::A2A3Sim, {pkg.runtime_revision, pkg.isa_revision, revision_check(req.options)})) {
+    if (!pkg.orchestration.staging.empty())
+      throw RunFailure("pto.runtime.staging",
+                       "entry '" + req.entry + "' passes " + pkg.orchestration.staging.begin().key() +
+                           " in a memory layout (`mem` facet), which HTP's simulator stages; the pto-runtime "
+                           "binding passes arrays as they are: run it with {\"runtime\": \"htp\"}");
     return run_on_pto_runtime(req, pkg, *roots);
+  }
   const RuntimeOptions ropts = resolve_runtime_options(pkg.runtime_config, req.options);
   const std::string cxx = compiler_name(req.options);
   std::vector<CompileJob> jobs = compile_jobs(pkg);
@@ -295,8 +362,9 @@ json run_package(const SimRunRequest &req) {
   const std::string &label = jobs[0].label;
   const Orchestration orch = orchestration_of(*libs[0], pkg.orchestration, label);
   std::vector<ChipTensor> tensors;
+  std::vector<StagedTensor> staged;
   ChipTaskArgs args;
-  make_arguments(req, pkg, tensors, args);
+  make_arguments(req, pkg, tensors, staged, args);
   check_argument_count(orch, args, pkg.orchestration, label);
 
   json report;
@@ -307,6 +375,7 @@ json run_package(const SimRunRequest &req) {
                     reinterpret_cast<KernelFn>(libs[i + 1]->symbol("kernel_entry", jobs[i + 1].label)),
                     pkg.kernels[i].name);
     const Execution e = execute(rt, orch, args, label);
+    for (const StagedTensor &t : staged) t.copy_out();
     const RunEstimate est = estimate_run(pkg, rt.records());
     write_outputs(req.run_dir, rt, est);
     report = make_report(req, rt, stats, cxx, e, est, start);
