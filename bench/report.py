@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 # Python scripts under bench/ that print Google Benchmark JSON.
-PYTHON_BENCHMARKS = ["examples/compile_time.py", "ir/typed_readers.py", "pto-sim/numpy_tile_ops.py",
+PYTHON_BENCHMARKS = ["examples/compile_time.py", "examples/run_report.py", "ir/typed_readers.py", "pto-sim/numpy_tile_ops.py",
                      "pass/python_pass.py", "serving/llm_decode.py"]
 
 UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
