@@ -37,6 +37,7 @@ PARITY = {
 EXAMPLES = pathlib.Path(os.environ.get("HTP_EXAMPLES", pathlib.Path(__file__).resolve().parents[2] / "examples"))
 sys.path.insert(0, str(EXAMPLES))
 
+PROGRAM_NAME = "orchestrated_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
@@ -192,22 +193,6 @@ PROGRAM = textwrap.dedent('''
             for i in P.seq(ROWS):
                 scale[i](recv(rows), Y[i:i + 1, :])
 ''')
-
-
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
-    import importlib.util
-    path = tmp_path_factory.mktemp("prog") / "orchestrated_program.py"
-    path.write_text(PROGRAM)
-    spec = importlib.util.spec_from_file_location("orchestrated_program", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    return htp.Context()
 
 
 def compile_run(ctx, fn, target, out, **args):

@@ -20,6 +20,7 @@ PARITY = {
         ("tiled local layout (several `m` iters per dim)", "aie-npu1")],
 }
 
+PROGRAM_NAME = "layout_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add, muls
     from htp.dialects.wsp import workload, P
@@ -53,22 +54,6 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
-
-
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
-    import importlib.util
-    path = tmp_path_factory.mktemp("prog") / "layout_program.py"
-    path.write_text(PROGRAM)
-    spec = importlib.util.spec_from_file_location("layout_program", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    return htp.Context()
 
 
 def blocked_offsets():

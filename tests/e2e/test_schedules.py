@@ -22,6 +22,7 @@ PARITY = {
         ("schedule `buffer`", "pto-a2a3sim"), ("schedule `buffer`", "aie-npu1")],
 }
 
+PROGRAM_NAME = "schedule_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls, rowsum,
                                    rowexpand_div)
@@ -172,22 +173,6 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
-
-
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
-    import importlib.util
-    path = tmp_path_factory.mktemp("prog") / "schedule_program.py"
-    path.write_text(PROGRAM)
-    spec = importlib.util.spec_from_file_location("schedule_program", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    return htp.Context()
 
 
 @pytest.fixture(scope="module")
