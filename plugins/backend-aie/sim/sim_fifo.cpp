@@ -1,83 +1,36 @@
 #include "sim_fifo.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <thread>
 
 namespace htp::aie::sim {
 
-namespace {
-constexpr int kYieldsBeforeSleep = 256;
-}  // namespace
-
-SimFifo::SimFifo(std::string name, size_t object_bytes, int64_t depth, int producers, int consumers, StopFlag &flag)
-    : name_(std::move(name)), object_bytes_(object_bytes), depth_(std::max<int64_t>(1, depth)), flag_(flag),
+SimFifo::SimFifo(std::string name, size_t object_bytes, int64_t depth, int producers, int consumers)
+    : name_(std::move(name)), object_bytes_(object_bytes), depth_(std::max<int64_t>(1, depth)),
       slots_(static_cast<size_t>(depth_), std::vector<char>(object_bytes)),
       produced_(static_cast<size_t>(std::max(1, producers)), 0), consumed_(static_cast<size_t>(std::max(1, consumers)), 0) {}
 
-int64_t SimFifo::committed_locked() const { return *std::min_element(produced_.begin(), produced_.end()); }
-int64_t SimFifo::freed_locked() const { return *std::min_element(consumed_.begin(), consumed_.end()); }
+int64_t SimFifo::committed() const { return *std::min_element(produced_.begin(), produced_.end()); }
+int64_t SimFifo::freed() const { return *std::min_element(consumed_.begin(), consumed_.end()); }
 
-int64_t SimFifo::committed() const {
-  std::lock_guard<std::mutex> l(m_);
-  return committed_locked();
+std::string SimFifo::state() const {
+  return "(committed " + std::to_string(committed()) + ", freed " + std::to_string(freed()) + ", depth " +
+         std::to_string(depth_) + ")";
 }
 
-void SimFifo::wait(std::unique_lock<std::mutex> &lock, const std::string &who, const std::string &what,
-                   const std::function<bool()> &ready) {
-  // The other side is usually about to release (a DMA or core thread one object behind): yield the CPU to
-  // it a few times before sleeping on the condition variable, whose futex sleep and wake-up cost tens of
-  // microseconds per object hand-off on a machine with fewer cores than simulated threads.
-  for (int spin = 0; spin < kYieldsBeforeSleep && !ready(); ++spin) {
-    if (flag_.stop) throw Stopped{};
-    lock.unlock();
-    std::this_thread::yield();
-    lock.lock();
-  }
-  while (!ready()) {
-    if (flag_.stop) throw Stopped{};
-    if (cv_.wait_until(lock, flag_.deadline) == std::cv_status::timeout && !ready()) {
-      if (flag_.stop) throw Stopped{};
-      throw Deadlock(who + " waited past the deadline to acquire " + what + " of @" + name_ +
-                     " (committed " + std::to_string(committed_locked()) + ", freed " + std::to_string(freed_locked()) +
-                     ", depth " + std::to_string(depth_) + ")");
-    }
-  }
-}
-
-char *SimFifo::acquire_produce(int part, int64_t count, const std::string &who) {
-  std::unique_lock<std::mutex> l(m_);
+char *SimFifo::try_acquire_produce(int part, int64_t count) {
   const int64_t first = produced_[static_cast<size_t>(part)];
-  wait(l, who, std::to_string(count) + " object(s) to produce", [&] { return first + count <= freed_locked() + depth_; });
+  if (first + count > freed() + depth_) return nullptr;
   return slots_[static_cast<size_t>(first % depth_)].data();
 }
 
-void SimFifo::release_produce(int part, int64_t count) {
-  {
-    std::lock_guard<std::mutex> l(m_);
-    produced_[static_cast<size_t>(part)] += count;
-  }
-  cv_.notify_all();
-}
+void SimFifo::release_produce(int part, int64_t count) { produced_[static_cast<size_t>(part)] += count; }
 
-char *SimFifo::acquire_consume(int consumer, int64_t count, const std::string &who) {
-  std::unique_lock<std::mutex> l(m_);
+char *SimFifo::try_acquire_consume(int consumer, int64_t count) {
   const int64_t first = consumed_[static_cast<size_t>(consumer)];
-  wait(l, who, std::to_string(count) + " object(s) to consume", [&] { return first + count <= committed_locked(); });
+  if (first + count > committed()) return nullptr;
   return slots_[static_cast<size_t>(first % depth_)].data();
 }
 
-void SimFifo::release_consume(int consumer, int64_t count) {
-  {
-    std::lock_guard<std::mutex> l(m_);
-    consumed_[static_cast<size_t>(consumer)] += count;
-  }
-  cv_.notify_all();
-}
-
-void SimFifo::wake() {
-  { std::lock_guard<std::mutex> l(m_); }
-  cv_.notify_all();
-}
+void SimFifo::release_consume(int consumer, int64_t count) { consumed_[static_cast<size_t>(consumer)] += count; }
 
 }  // namespace htp::aie::sim

@@ -6,8 +6,6 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "../access_pattern.hpp"
 #include "sim_fifo.hpp"
@@ -18,34 +16,66 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// What one step of an actor did: moved something, could not (it waits on a FIFO or a transfer), or
+/// finished its program.
+enum class Step { Progress, Waiting, Done };
+
+/// One thing that runs in the design — a core's program, a mem-tile link channel, a shim DMA channel, the
+/// runtime sequence — as a resumable state machine: step() runs it until it waits or ends, and `waits`
+/// says on what (for a deadlock's message).
+struct Actor {
+  virtual ~Actor() = default;
+  virtual Step step() = 0;
+  /// Whether the run is over only when this actor is done (cores, the runtime sequence); links and shim
+  /// channels serve them and wait for more work forever.
+  virtual bool required() const { return false; }
+  std::string waits;
+  bool done = false;
+};
+
 class Simulation {
 public:
   Simulation(const Design &d, const std::map<std::string, KernelEntry> &kernels,
              const std::map<std::string, HostBuffer> &buffers, const SimOptions &opt)
-      : d_(d), kernels_(kernels), buffers_(buffers), opt_(opt), start_(Clock::now()) {
-    flag_.deadline = start_ + std::chrono::milliseconds(static_cast<int64_t>(opt.timeout_seconds * 1000));
-  }
+      : d_(d), kernels_(kernels), buffers_(buffers), opt_(opt), start_(Clock::now()),
+        deadline_(start_ + std::chrono::milliseconds(static_cast<int64_t>(opt.timeout_seconds * 1000))) {}
 
   SimResult run() {
     check_inputs();
     build_fifos();
-    if (runs_sequentially()) {
-      run_sequentially();
-      return {trace(), summary()};
-    }
-    std::vector<std::thread> workers;
-    start_links(workers);
-    std::vector<std::thread> cores;
-    for (size_t i = 0; i < d_.cores.size(); ++i) cores.emplace_back([this, i] { guarded([&] { run_core(i); }); });
-    guarded([&] { run_sequence(workers); });
-    for (auto &t : cores) t.join();
-    stop();
-    for (auto &t : workers) t.join();
-    if (!error_.empty()) throw SimError(error_);
+    for (size_t i = 0; i < d_.cores.size(); ++i) actors_.push_back(std::make_unique<CoreActor>(*this, i));
+    start_links();
+    actors_.push_back(std::make_unique<SequenceActor>(*this));
+    schedule();
     return {trace(), summary()};
   }
 
 private:
+  /// Steps every actor in turn until the required ones are done. A round in which nothing moves while a
+  /// required actor is not done is a deadlock: every waiter is named.
+  void schedule() {
+    for (;;) {
+      bool moved = false, pending = false;
+      for (size_t i = 0; i < actors_.size(); ++i) {  // (the sequence adds shim channels as it goes)
+        Actor &a = *actors_[i];
+        if (a.done) continue;
+        const Step s = a.step();
+        if (s == Step::Done) a.done = true;
+        moved = moved || s != Step::Waiting;
+        pending = pending || (a.required() && !a.done);
+      }
+      if (!pending) return;
+      if (!moved) {
+        std::string waiting;
+        for (const auto &a : actors_)
+          if (!a->done && !a->waits.empty()) waiting += "; " + a->waits;
+        throw SimError("deadlock: nothing in the design can move" + waiting);
+      }
+      if (Clock::now() > deadline_)
+        throw SimError("the simulation ran past its time limit of " + std::to_string(opt_.timeout_seconds) + " s");
+    }
+  }
+
   // ---- setup ----
   void check_inputs() {
     for (const auto &k : d_.kernels)
@@ -71,7 +101,7 @@ private:
       const int producers = parts.count(f.name) ? parts[f.name] : 1;
       const int consumers = readers.count(f.name) ? readers[f.name] : static_cast<int>(f.consumers.size());
       fifos_[f.name] = std::make_unique<SimFifo>(f.name, static_cast<size_t>(f.elements() * dtype_bytes(f.dtype)), depth,
-                                                 producers, consumers, flag_);
+                                                 producers, consumers);
       stream_order(f);
     }
   }
@@ -103,73 +133,69 @@ private:
     return *it->second;
   }
 
-  // ---- mem tile links: one thread per link channel ----
-  void start_links(std::vector<std::thread> &workers) {
-    for (const auto &l : d_.links) {
-      if (l.srcs.size() == 1) {
-        for (size_t i = 0; i < l.dsts.size(); ++i) {
-          const int64_t off = i < l.dst_offsets.size() ? l.dst_offsets[i] : 0;
-          workers.emplace_back([this, &l, i, off] {
-            guarded([&] {
-              forward(fifo(l.srcs[0]), static_cast<int>(i), off, fifo(l.dsts[i]), 0, 0, order_of(l.dsts[i]), "link @" + l.dsts[i]);
-            });
-          });
-        }
-      } else {
-        for (size_t i = 0; i < l.srcs.size(); ++i) {
-          const int64_t off = i < l.src_offsets.size() ? l.src_offsets[i] : 0;
-          workers.emplace_back([this, &l, i, off] {
-            guarded([&] {
-              forward(fifo(l.srcs[i]), 0, 0, fifo(l.dsts[0]), static_cast<int>(i), off, order_of(l.srcs[i]), "link @" + l.srcs[i]);
-            });
-          });
-        }
-      }
-    }
-  }
-
   int64_t elem_bytes(const std::string &fifo_name) const {
     const ObjectFifo *f = d_.fifo(fifo_name);
     return f ? dtype_bytes(f->dtype) : 1;
   }
 
-  /// Copies objects from `in` (read at element offset in_off) to `out` (written at out_off) until stopped;
-  /// with `order` (the dimensionsToStream of the DMA that streams them), stream element k is read from
-  /// in_off + order[k].
-  void forward(SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off,
-               const std::vector<int64_t> *order, const std::string &who) {
-    const int64_t eb = elem_bytes(in.name());
-    const size_t bytes = std::min(in.object_bytes(), out.object_bytes());
-    for (;;) {
-      char *src = in.acquire_consume(reader, 1, who);
-      char *dst = out.acquire_produce(part, 1, who);
-      if (!order) std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
-      else
-        for (size_t k = 0; k < order->size() && static_cast<size_t>((k + 1) * eb) <= bytes; ++k)
-          std::memcpy(dst + (out_off + static_cast<int64_t>(k)) * eb, src + (in_off + (*order)[k]) * eb, static_cast<size_t>(eb));
-      out.release_produce(part, 1);
-      in.release_consume(reader, 1);
+  double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - start_).count(); }
+
+  // ---- mem tile links: one actor per link channel ----
+  /// Copies objects from `in` (read at element offset in_off) to `out` (written at out_off); with `order`
+  /// (the dimensionsToStream of the DMA that streams them), stream element k is read from in_off + order[k].
+  struct LinkActor : Actor {
+    LinkActor(Simulation &s, SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off,
+              const std::vector<int64_t> *order)
+        : sim(s), in(in), out(out), reader(reader), part(part), in_off(in_off), out_off(out_off), order(order),
+          eb(s.elem_bytes(in.name())), bytes(std::min(in.object_bytes(), out.object_bytes())) {}
+    Step step() override {
+      bool moved = false;
+      for (;;) {
+        if (!src && !(src = in.try_acquire_consume(reader, 1))) return wait("an object of @" + in.name() + " " + in.state(), moved);
+        if (!dst && !(dst = out.try_acquire_produce(part, 1))) return wait("a free object of @" + out.name() + " " + out.state(), moved);
+        if (!order) std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
+        else
+          for (size_t k = 0; k < order->size() && static_cast<size_t>((k + 1) * eb) <= bytes; ++k)
+            std::memcpy(dst + (out_off + static_cast<int64_t>(k)) * eb, src + (in_off + (*order)[k]) * eb, static_cast<size_t>(eb));
+        out.release_produce(part, 1);
+        in.release_consume(reader, 1);
+        src = dst = nullptr;
+        moved = true;
+      }
+    }
+    Step wait(const std::string &what, bool moved) {
+      waits = "link @" + in.name() + " -> @" + out.name() + " waits for " + what;
+      return moved ? Step::Progress : Step::Waiting;
+    }
+    Simulation &sim;
+    SimFifo &in, &out;
+    int reader, part;
+    int64_t in_off, out_off;
+    const std::vector<int64_t> *order;
+    int64_t eb;
+    size_t bytes;
+    char *src = nullptr, *dst = nullptr;
+  };
+
+  void start_links() {
+    for (const auto &l : d_.links) {
+      if (l.srcs.size() == 1) {
+        for (size_t i = 0; i < l.dsts.size(); ++i) {
+          const int64_t off = i < l.dst_offsets.size() ? l.dst_offsets[i] : 0;
+          actors_.push_back(std::make_unique<LinkActor>(*this, fifo(l.srcs[0]), static_cast<int>(i), off, fifo(l.dsts[i]),
+                                                        0, 0, order_of(l.dsts[i])));
+        }
+      } else {
+        for (size_t i = 0; i < l.srcs.size(); ++i) {
+          const int64_t off = i < l.src_offsets.size() ? l.src_offsets[i] : 0;
+          actors_.push_back(std::make_unique<LinkActor>(*this, fifo(l.srcs[i]), 0, 0, fifo(l.dsts[0]), static_cast<int>(i),
+                                                        off, order_of(l.srcs[i])));
+        }
+      }
     }
   }
 
   // ---- cores ----
-  void run_core(size_t index) {
-    const Core &c = d_.cores[index];
-    CoreState st{c, static_cast<int>(index), {}, 0, 0, 0};
-    run_ops(st, c.body, 0);
-    std::lock_guard<std::mutex> l(m_);
-    core_stats_.push_back({{"name", c.name}, {"tile", {c.tile.col, c.tile.row}}, {"calls", st.calls},
-                           {"busy_us", st.busy_us}, {"blocked_us", st.blocked_us}});
-  }
-
-  struct CoreState {
-    const Core &core;
-    int tid;
-    std::map<std::string, char *> held;
-    int64_t calls;
-    double busy_us, blocked_us;
-  };
-
   int consumer_index(const std::string &name, const Core &core) {
     const TileCoord &t = core.tile;
     const ObjectFifo *f = d_.fifo(name);
@@ -179,96 +205,149 @@ private:
     throw SimError("core '" + core.name + "' on " + t.text() + " consumes @" + name + " but is not its consumer");
   }
 
-  double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - start_).count(); }
+  /// A core's program: a stack of (ops, next op, loop iteration) frames, run until an acquire waits.
+  struct CoreActor : Actor {
+    struct Frame {
+      const std::vector<CoreOp> *ops;
+      size_t pc;
+      int64_t iteration, trip;
+    };
+    CoreActor(Simulation &s, size_t index)
+        : sim(s), core(s.d_.cores[index]), tid(static_cast<int>(index)),
+          who("core '" + core.name + "' on " + core.tile.text()), stack{{&core.body, 0, 0, 1}} {}
+    bool required() const override { return true; }
 
-  void run_ops(CoreState &st, const std::vector<CoreOp> &ops, int64_t iteration) {
-    const std::string who = "core '" + st.core.name + "' on " + st.core.tile.text();
-    for (const auto &op : ops) {
-      switch (op.kind) {
-        case CoreOp::Kind::Loop:
-          for (int64_t t = 0; t < op.trip; ++t) run_ops(st, op.body, t);
-          break;
-        case CoreOp::Kind::Acquire: {
-          const double t0 = now_us();
-          SimFifo &f = fifo(op.fifo);
-          st.held[op.fifo] = op.port == "Produce" ? f.acquire_produce(0, op.count, who)
-                                                  : f.acquire_consume(consumer_index(op.fifo, st.core), op.count, who);
-          const double t1 = now_us();
-          st.blocked_us += t1 - t0;
-          if (t1 - t0 > 1.0) event("acquire @" + op.fifo, "wait", t0, t1 - t0, st.tid);
-          break;
+    Step step() override {
+      bool moved = false;
+      while (!stack.empty()) {
+        Frame &f = stack.back();
+        if (f.pc == f.ops->size()) {
+          if (++f.iteration < f.trip) f.pc = 0;
+          else stack.pop_back();
+          continue;
         }
-        case CoreOp::Kind::Release: {
-          SimFifo &f = fifo(op.fifo);
-          if (op.port == "Produce") f.release_produce(0, op.count);
-          else f.release_consume(consumer_index(op.fifo, st.core), op.count);
-          st.held.erase(op.fifo);
-          break;
+        const CoreOp &op = (*f.ops)[f.pc];
+        switch (op.kind) {
+          case CoreOp::Kind::Loop:
+            ++f.pc;
+            if (op.trip > 0) stack.push_back({&op.body, 0, 0, op.trip});
+            break;
+          case CoreOp::Kind::Acquire: {
+            SimFifo &q = sim.fifo(op.fifo);
+            char *obj = op.port == "Produce" ? q.try_acquire_produce(0, op.count)
+                                             : q.try_acquire_consume(sim.consumer_index(op.fifo, core), op.count);
+            if (!obj) {
+              if (blocked_since < 0) blocked_since = sim.now_us();
+              waits = who + " waits to acquire " + std::to_string(op.count) + " object(s) to " +
+                      (op.port == "Produce" ? "produce" : "consume") + " of @" + op.fifo + " " + q.state();
+              return moved ? Step::Progress : Step::Waiting;
+            }
+            if (blocked_since >= 0) {
+              const double t1 = sim.now_us();
+              blocked_us += t1 - blocked_since;
+              if (t1 - blocked_since > 1.0) sim.event("acquire @" + op.fifo, "wait", blocked_since, t1 - blocked_since, tid);
+              blocked_since = -1;
+            }
+            held[op.fifo] = obj;
+            ++f.pc;
+            break;
+          }
+          case CoreOp::Kind::Release: {
+            SimFifo &q = sim.fifo(op.fifo);
+            if (op.port == "Produce") q.release_produce(0, op.count);
+            else q.release_consume(sim.consumer_index(op.fifo, core), op.count);
+            held.erase(op.fifo);
+            ++f.pc;
+            break;
+          }
+          case CoreOp::Kind::Call:
+            call(op, f.iteration);
+            ++f.pc;
+            break;
         }
-        case CoreOp::Kind::Call:
-          call(st, op, iteration);
-          break;
+        moved = true;
       }
+      sim.core_stats_.push_back({{"name", core.name}, {"tile", {core.tile.col, core.tile.row}}, {"calls", calls},
+                                 {"busy_us", busy_us}, {"blocked_us", blocked_us}});
+      return Step::Done;
     }
-  }
 
-  void call(CoreState &st, const CoreOp &op, int64_t iteration) {
-    std::vector<void *> args;
-    std::vector<int64_t> ints(op.args.size());
-    std::vector<double> reals(op.args.size());
-    std::vector<float> floats(op.args.size());
-    std::vector<int32_t> i32(op.args.size());
-    for (size_t i = 0; i < op.args.size(); ++i) {
-      const CallArg &a = op.args[i];
-      if (a.kind == CallArg::Kind::Fifo) {
-        auto it = st.held.find(a.fifo);
-        if (it == st.held.end()) throw SimError("core '" + st.core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
-        args.push_back(it->second);
-        continue;
+    void call(const CoreOp &op, int64_t iteration) {
+      std::vector<void *> args;
+      std::vector<int64_t> ints(op.args.size());
+      std::vector<double> reals(op.args.size());
+      std::vector<float> floats(op.args.size());
+      std::vector<int32_t> i32(op.args.size());
+      for (size_t i = 0; i < op.args.size(); ++i) {
+        const CallArg &a = op.args[i];
+        if (a.kind == CallArg::Kind::Fifo) {
+          auto it = held.find(a.fifo);
+          if (it == held.end()) throw SimError("core '" + core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
+          args.push_back(it->second);
+          continue;
+        }
+        const double v = a.kind == CallArg::Kind::Const ? a.value.get<double>() : double(a.start + a.step * iteration);
+        if (a.dtype == "f32") { floats[i] = static_cast<float>(v); args.push_back(&floats[i]); }
+        else if (a.dtype == "i64") { ints[i] = static_cast<int64_t>(v); args.push_back(&ints[i]); }
+        else if (a.dtype == "f64") { reals[i] = v; args.push_back(&reals[i]); }
+        else { i32[i] = static_cast<int32_t>(v); args.push_back(&i32[i]); }
       }
-      const double v = a.kind == CallArg::Kind::Const ? a.value.get<double>() : double(a.start + a.step * iteration);
-      if (a.dtype == "f32") { floats[i] = static_cast<float>(v); args.push_back(&floats[i]); }
-      else if (a.dtype == "i64") { ints[i] = static_cast<int64_t>(v); args.push_back(&ints[i]); }
-      else if (a.dtype == "f64") { reals[i] = v; args.push_back(&reals[i]); }
-      else { i32[i] = static_cast<int32_t>(v); args.push_back(&i32[i]); }
+      const double t0 = sim.now_us();
+      sim.kernels_.at(op.callee)(args.data());
+      const double t1 = sim.now_us();
+      busy_us += t1 - t0;
+      calls++;
+      sim.event(op.callee, "kernel", t0, t1 - t0, tid);
     }
-    const double t0 = now_us();
-    kernels_.at(op.callee)(args.data());
-    const double t1 = now_us();
-    st.busy_us += t1 - t0;
-    st.calls++;
-    event(op.callee, "kernel", t0, t1 - t0, st.tid);
-  }
 
-  // ---- shim DMA and the runtime sequence ----
-  struct ShimChannel {
-    std::mutex m;
-    std::condition_variable cv;
-    std::deque<const DmaOp *> queue;
-    int64_t issued = 0, done = 0;
+    Simulation &sim;
+    const Core &core;
+    int tid;
+    std::string who;
+    std::vector<Frame> stack;
+    std::map<std::string, char *> held;
+    int64_t calls = 0;
+    double busy_us = 0, blocked_us = 0, blocked_since = -1;
   };
 
-  ShimChannel &channel(const std::string &name, std::vector<std::thread> &workers) {
-    std::lock_guard<std::mutex> l(m_);
-    auto &c = shim_[name];
-    if (!c) {
-      c = std::make_unique<ShimChannel>();
-      ShimChannel *ch = c.get();
-      const int tid = 100 + static_cast<int>(shim_.size());
-      workers.emplace_back([this, ch, name, tid] { guarded([&] { run_shim(*ch, name, tid); }); });
+  // ---- shim DMA channels and the runtime sequence ----
+  /// A shim DMA channel: the transfers the sequence queued on its FIFO, in order, each resumable where an
+  /// acquire waited (a transfer may end inside an object; the next one continues it).
+  struct ShimActor : Actor {
+    ShimActor(Simulation &s, const std::string &name, int tid) : sim(s), name(name), tid(tid) {}
+    Step step() override {
+      bool moved = false;
+      while (!queue.empty()) {
+        if (t0 < 0) t0 = sim.now_us();
+        if (!sim.transfer(*queue.front(), name, *this, moved)) {
+          waits = "shim DMA of @" + name + " waits for " + (sim.d_.fifo(name) && sim.d_.fifo(name)->producer.row == 0
+                                                                ? "a free object " : "an object ") + sim.fifo(name).state();
+          return moved ? Step::Progress : Step::Waiting;
+        }
+        sim.event("dma " + queue.front()->param + " -> @" + name, "dma", t0, sim.now_us() - t0, tid);
+        queue.pop_front();
+        ++finished;
+        i0 = i1 = i2 = k = 0;
+        t0 = -1;
+        moved = true;
+      }
+      return moved ? Step::Progress : Step::Waiting;
     }
-    return *c;
-  }
-
-  /// Where a shim channel is within its FIFO's current object (a transfer may end inside one).
-  struct ShimCursor {
-    char *obj = nullptr;
+    Simulation &sim;
+    std::string name;
+    int tid;
+    std::deque<const DmaOp *> queue;
+    int64_t issued = 0, finished = 0;
+    int64_t i0 = 0, i1 = 0, i2 = 0, k = 0;  // where the front transfer is in its pattern
+    char *obj = nullptr;                    // the FIFO's current object and how much of it is moved
     int64_t filled = 0;
+    double t0 = -1;
   };
 
   /// Moves the elements of `op` between its runtime parameter and FIFO @name, object by object, in the
-  /// pattern's order (an innermost contiguous row at a time, in pieces that end where an object ends).
-  void transfer(const DmaOp &op, const std::string &name, ShimCursor &cur, int tid) {
+  /// pattern's order (an innermost contiguous row at a time, in pieces that end where an object ends), from
+  /// where `ch` stopped; false when an acquire waits (resume later), true when the transfer is complete.
+  bool transfer(const DmaOp &op, const std::string &name, ShimActor &ch, bool &moved) {
     const ObjectFifo *f = d_.fifo(name);
     if (!f) throw SimError("dma_memcpy_nd names @" + name + ", which is not an object FIFO");
     const bool to_array = f->producer.row == 0;
@@ -276,143 +355,81 @@ private:
     const int64_t eb = dtype_bytes(f->dtype);
     const int64_t per_object = f->elements();
     const std::vector<int64_t> *order = to_array ? nullptr : order_of(name);  // the producer streams in this order
-    const std::string who = "shim DMA of @" + name;
-    const double t0 = now_us();
     const HostBuffer &buf = buffers_.at(op.param);
     const int64_t limit = static_cast<int64_t>(buf.bytes) / eb;
     const std::array<int64_t, 4> &sz = op.sizes, &st = op.strides;
     const int64_t row = sz[3];
     const bool unit = st[3] == 1;
-    for (int64_t i0 = 0; i0 < sz[0]; ++i0)
-      for (int64_t i1 = 0; i1 < sz[1]; ++i1)
-        for (int64_t i2 = 0; i2 < sz[2]; ++i2) {
-          const int64_t start = op.base() + i0 * st[0] + i1 * st[1] + i2 * st[2];
-          for (int64_t k = 0; k < row;) {
-            const int64_t a = start + k * st[3];
-            const int64_t last = start + (unit ? std::min(row, k + per_object - cur.filled) - 1 : k) * st[3];
+    for (; ch.i0 < sz[0]; ++ch.i0, ch.i1 = 0)
+      for (; ch.i1 < sz[1]; ++ch.i1, ch.i2 = 0)
+        for (; ch.i2 < sz[2]; ++ch.i2, ch.k = 0) {
+          const int64_t start = op.base() + ch.i0 * st[0] + ch.i1 * st[1] + ch.i2 * st[2];
+          while (ch.k < row) {
+            const int64_t a = start + ch.k * st[3];
+            const int64_t last = start + (unit ? std::min(row, ch.k + per_object - ch.filled) - 1 : ch.k) * st[3];
             for (int64_t x : {a, last})
               if (x < 0 || x >= limit)
                 throw SimError("aiex.npu.dma_memcpy_nd (id " + std::to_string(op.id) + ", @" + name + ") touches element " +
                                std::to_string(x) + " outside %" + op.param + " (" + std::to_string(limit) + " elements)");
-            if (!cur.obj) cur.obj = to_array ? sf.acquire_produce(0, 1, who) : sf.acquire_consume(0, 1, who);
+            if (!ch.obj && !(ch.obj = to_array ? sf.try_acquire_produce(0, 1) : sf.try_acquire_consume(0, 1))) return false;
             const int64_t n = last - a + 1;  // elements in this piece (1 unless the row is contiguous)
             char *host = static_cast<char *>(buf.data) + a * eb;
-            if (to_array) std::memcpy(cur.obj + cur.filled * eb, host, static_cast<size_t>(n * eb));
-            else if (!order) std::memcpy(host, cur.obj + cur.filled * eb, static_cast<size_t>(n * eb));
+            if (to_array) std::memcpy(ch.obj + ch.filled * eb, host, static_cast<size_t>(n * eb));
+            else if (!order) std::memcpy(host, ch.obj + ch.filled * eb, static_cast<size_t>(n * eb));
             else
               for (int64_t e = 0; e < n; ++e)
-                std::memcpy(host + e * eb, cur.obj + (*order)[static_cast<size_t>(cur.filled + e)] * eb, static_cast<size_t>(eb));
-            cur.filled += n;
-            k += unit ? n : 1;
-            if (cur.filled == per_object) {
+                std::memcpy(host + e * eb, ch.obj + (*order)[static_cast<size_t>(ch.filled + e)] * eb, static_cast<size_t>(eb));
+            ch.filled += n;
+            ch.k += unit ? n : 1;
+            moved = true;
+            if (ch.filled == per_object) {
               if (to_array) sf.release_produce(0, 1);
               else sf.release_consume(0, 1);
-              cur.obj = nullptr;
-              cur.filled = 0;
+              ch.obj = nullptr;
+              ch.filled = 0;
             }
           }
         }
-    event("dma " + op.param + " -> @" + name, "dma", t0, now_us() - t0, tid);
-  }
-
-  void run_shim(ShimChannel &ch, const std::string &name, int tid) {
-    ShimCursor cur;
-    for (;;) {
-      const DmaOp *op = nullptr;
-      {
-        std::unique_lock<std::mutex> l(ch.m);
-        while (ch.queue.empty()) {
-          if (flag_.stop) return;
-          ch.cv.wait_for(l, std::chrono::milliseconds(20));
-        }
-        op = ch.queue.front();
-      }
-      transfer(*op, name, cur, tid);
-      {
-        std::lock_guard<std::mutex> l(ch.m);
-        ch.queue.pop_front();
-        ch.done++;
-      }
-      ch.cv.notify_all();
-    }
-  }
-
-  // ---- one thread, when nothing would wait ----
-  /// Whether the design runs the same on one thread: one core whose program has no loop, no links, every
-  /// FIFO between a shim and the core (no reordering producer dims), and no FIFO asked to hold more
-  /// objects than its depth — then every input can be moved in, the core run, and every output moved out,
-  /// in that order, without an acquire ever waiting (a host-orchestrated task's design is like this).
-  bool runs_sequentially() const {
-    if (d_.cores.size() != 1 || !d_.links.empty()) return false;
-    for (const auto &op : d_.cores[0].body)
-      if (op.kind == CoreOp::Kind::Loop) return false;
-    std::map<std::string, int64_t> elements;
-    for (const auto &op : d_.sequence)
-      if (op.kind == DmaOp::Kind::Memcpy) elements[op.fifo] += op.elements();
-    for (const auto &f : d_.fifos) {
-      const bool shim_in = f.producer.row == 0, shim_out = f.consumers.size() == 1 && f.consumers[0].row == 0;
-      if (!f.producer_dims.empty() || !(shim_in || shim_out) || f.elements() < 1) return false;
-      const int64_t depth = f.depth.empty() ? 1 : *std::min_element(f.depth.begin(), f.depth.end());
-      if (elements[f.name] > depth * f.elements()) return false;
-    }
     return true;
   }
 
-  void run_sequentially() {
-    std::map<std::string, ShimCursor> cursors;
-    int tid = 100;
-    for (bool in : {true, false}) {
-      if (!in) run_core(0);
-      for (const auto &op : d_.sequence) {
-        if (op.kind != DmaOp::Kind::Memcpy) continue;
-        const ObjectFifo *f = d_.fifo(op.fifo);
-        if (f && (f->producer.row == 0) == in) transfer(op, op.fifo, cursors[op.fifo], tid++);
-      }
+  ShimActor &channel(const std::string &name) {
+    auto &c = shim_[name];
+    if (!c) {
+      auto a = std::make_unique<ShimActor>(*this, name, 100 + static_cast<int>(shim_.size()));
+      c = a.get();
+      actors_.push_back(std::move(a));
     }
+    return *c;
   }
 
-  void run_sequence(std::vector<std::thread> &workers) {
-    for (const auto &op : d_.sequence) {
-      ShimChannel &ch = channel(op.fifo, workers);
-      std::unique_lock<std::mutex> l(ch.m);
-      if (op.kind == DmaOp::Kind::Memcpy) {
-        ch.queue.push_back(&op);
-        ch.issued++;
-        l.unlock();
-        ch.cv.notify_all();
-        continue;
+  /// The runtime sequence: queues each transfer on its channel; a dma_wait waits until every transfer
+  /// queued on that channel is complete.
+  struct SequenceActor : Actor {
+    explicit SequenceActor(Simulation &s) : sim(s) {}
+    bool required() const override { return true; }
+    Step step() override {
+      bool moved = false;
+      for (; pc < sim.d_.sequence.size(); ++pc) {
+        const DmaOp &op = sim.d_.sequence[pc];
+        ShimActor &ch = sim.channel(op.fifo);
+        if (op.kind == DmaOp::Kind::Memcpy) {
+          ch.queue.push_back(&op);
+          ch.issued++;
+        } else if (ch.finished < ch.issued) {
+          waits = "aiex.npu.dma_wait {symbol = @" + op.fifo + "} waits (" + std::to_string(ch.finished) + " of " +
+                  std::to_string(ch.issued) + " transfers done)";
+          return moved ? Step::Progress : Step::Waiting;
+        }
+        moved = true;
       }
-      while (ch.done < ch.issued) {
-        if (flag_.stop) return;
-        if (Clock::now() > flag_.deadline)
-          throw Deadlock("aiex.npu.dma_wait {symbol = @" + op.fifo + "} waited past the deadline (" +
-                         std::to_string(ch.done) + " of " + std::to_string(ch.issued) + " transfers done)");
-        ch.cv.wait_for(l, std::chrono::milliseconds(20));
-      }
+      return Step::Done;
     }
-  }
+    Simulation &sim;
+    size_t pc = 0;
+  };
 
-  // ---- errors, stop, trace ----
-  template <class F> void guarded(F &&f) {
-    try {
-      f();
-    } catch (const Stopped &) {
-    } catch (const std::exception &e) {
-      {
-        std::lock_guard<std::mutex> l(m_);
-        if (error_.empty()) error_ = e.what();
-      }
-      stop();
-    }
-  }
-
-  void stop() {
-    flag_.stop = true;
-    for (auto &[n, f] : fifos_) f->wake();
-    std::lock_guard<std::mutex> l(m_);
-    for (auto &[n, c] : shim_) c->cv.notify_all();
-  }
-
+  // ---- trace ----
   /// A complete trace event, kept plain while the simulation runs (JSON is built once, in trace()).
   struct Event {
     std::string name;
@@ -421,7 +438,6 @@ private:
     int tid;
   };
   void event(std::string name, const char *cat, double ts, double dur, int tid) {
-    std::lock_guard<std::mutex> l(m_);
     events_.push_back(Event{std::move(name), cat, ts, dur, tid});
   }
 
@@ -446,13 +462,11 @@ private:
   const std::map<std::string, KernelEntry> &kernels_;
   const std::map<std::string, HostBuffer> &buffers_;
   SimOptions opt_;
-  Clock::time_point start_;
-  StopFlag flag_;
+  Clock::time_point start_, deadline_;
   std::map<std::string, std::unique_ptr<SimFifo>> fifos_;
-  std::map<std::string, std::unique_ptr<ShimChannel>> shim_;
+  std::vector<std::unique_ptr<Actor>> actors_;
+  std::map<std::string, ShimActor *> shim_;              // FIFO -> its shim channel (owned by actors_)
   std::map<std::string, std::vector<int64_t>> order_;  // FIFO -> dimensionsToStream offsets
-  std::mutex m_;
-  std::string error_;
   std::vector<Event> events_;
   Json core_stats_ = Json::array();
 };

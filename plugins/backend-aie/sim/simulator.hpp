@@ -1,8 +1,10 @@
 // aie-sim: a functional CPU simulation of an emitted design. Object FIFOs with their depths and
-// blocking acquire/release, one thread per core running its program and calling the compiled external
-// kernels, mem-tile links (distribute / join) as one thread per link channel, and the runtime sequence's
-// DMA patterns applied to the host buffers by shim threads. The numbers that come out check the mapping
-// and the access patterns, not just the kernels.
+// acquire/release, each core running its program and calling the compiled external kernels, mem-tile
+// links (distribute / join) per link channel, and the runtime sequence's DMA patterns applied to the host
+// buffers per shim channel — every one of them a resumable actor, stepped in turn on the calling thread
+// until it waits on a FIFO (a deterministic run; a round in which nothing can move is a deadlock, named
+// by its waiters). The numbers that come out check the mapping and the access patterns, not just the
+// kernels.
 #pragma once
 
 #include <map>
@@ -23,7 +25,7 @@ struct HostBuffer {
 };
 
 struct SimOptions {
-  double timeout_seconds = 30.0;  ///< an acquire blocked longer than this is a deadlock
+  double timeout_seconds = 30.0;  ///< a run longer than this stops with an error (a kernel that never returns is not caught)
 };
 
 struct SimResult {
