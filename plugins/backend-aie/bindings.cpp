@@ -230,7 +230,7 @@ void run_sim(htp::RunContext &ctx) {
   std::ofstream(run_dir / "trace.json", std::ios::binary) << result.trace.dump() << "\n";
   Json report = sim_report(ctx,
                            "aie-sim: functional simulation of codegen/aie/" + ctx.entry() +
-                               " on host threads (object FIFOs with depths, one thread per core, DMA patterns)",
+                               " (object FIFOs with depths, every core, link and DMA channel a resumable actor on one thread, DMA patterns)",
                            lib, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   report["device"] = d.device;
   report["cores"] = result.summary["cores"];
