@@ -168,6 +168,7 @@ void BuildCache::build(std::vector<CompileJob> &jobs, BuildStats &stats, int par
       stats.hits += local.hits;
       stats.misses += local.misses;
       stats.compiler_invocations += local.compiler_invocations;
+      stats.pch_builds += local.pch_builds;
     }
   };
   std::vector<std::thread> threads;
@@ -199,8 +200,47 @@ void BuildCache::build_one(CompileJob &job, BuildStats &stats) {
   const std::string log = (fs::path(dir_) / (k + ".log")).string();
   ++stats.misses;
   ++stats.compiler_invocations;
-  compile(job, tmp, log);
+  CompileJob with = job;
+  if (!job.prelude.empty())
+    if (const std::string header = prelude(job, stats); !header.empty())
+      with.flags.insert(with.flags.end(), {"-include", header});
+  compile(with, tmp, log);
   fs::rename(tmp, so);
+}
+
+std::string BuildCache::prelude(const CompileJob &job, BuildStats &stats) {
+  std::vector<std::string> flags;  // the job's, without the link-only ones: GCC takes a .gch built with them
+  for (const auto &f : job.flags)
+    if (f != "-shared") flags.push_back(f);
+  Sha256 h;
+  h.field("htp-ptosim-pch-v1").field(job.prelude).field(cxx_identity_).field(header_hash_);
+  for (const auto &f : flags) h.field(f);
+  for (const auto &d : include_dirs_) h.field(d);
+  const std::string k = h.hex();
+  const fs::path dir = fs::path(dir_) / "pch" / k, header = dir / "prelude.hpp", gch = dir / "prelude.hpp.gch";
+  if (fs::exists(gch)) return header.string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return {};
+  FileLock lock((fs::path(dir_) / "pch" / (k + ".lock")).string());
+  if (fs::exists(gch)) return header.string();
+  const std::string log = (fs::path(dir_) / "pch" / (k + ".log")).string();
+  std::ofstream(header, std::ios::binary) << job.prelude;
+  const std::string tmp = gch.string() + ".tmp." + std::to_string(::getpid());
+  std::vector<std::string> argv_s = {cxx_};
+  argv_s.insert(argv_s.end(), flags.begin(), flags.end());
+  for (const auto &d : include_dirs_) argv_s.push_back("-I" + d);
+  argv_s.insert(argv_s.end(), {"-x", "c++-header", "-o", tmp, header.string()});
+  try {
+    run_compiler(argv_s, log, "precompiling the simulator headers");
+  } catch (const BuildError &) {
+    fs::remove(tmp, ec);
+    return {};  // compile without it: slower, the same object
+  }
+  fs::rename(tmp, gch, ec);
+  if (ec) return {};
+  ++stats.pch_builds;
+  return header.string();
 }
 
 void BuildCache::compile(const CompileJob &job, const std::string &tmp_out,
@@ -212,6 +252,17 @@ void BuildCache::compile(const CompileJob &job, const std::string &tmp_out,
   argv_s.insert(argv_s.end(), {"-o", tmp_out, job.source});
   argv_s.insert(argv_s.end(), job.extra_sources.begin(), job.extra_sources.end());
   argv_s.insert(argv_s.end(), job.libs.begin(), job.libs.end());
+  try {
+    run_compiler(std::move(argv_s), log_path, "compiling " + job.label);
+  } catch (const BuildError &) {
+    std::error_code ec;
+    fs::remove(tmp_out, ec);
+    throw;
+  }
+}
+
+void BuildCache::run_compiler(std::vector<std::string> argv_s, const std::string &log_path,
+                              const std::string &what) const {
   std::vector<char *> argv;
   for (auto &s : argv_s)
     argv.push_back(s.data());
@@ -229,11 +280,9 @@ void BuildCache::compile(const CompileJob &job, const std::string &tmp_out,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  std::error_code ec;
-  fs::remove(tmp_out, ec);
   std::string out = read_file(log_path);
   if (out.size() > 4000) out = out.substr(0, 4000) + "\n...";
-  throw BuildError("compiling " + job.label + " failed (" + cxx_ + ", log " + log_path + "):\n" + out);
+  throw BuildError(what + " failed (" + cxx_ + ", log " + log_path + "):\n" + out);
 }
 
 } // namespace htp_ptosim

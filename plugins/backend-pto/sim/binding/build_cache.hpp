@@ -26,12 +26,17 @@ struct CompileJob {
   bool hit = false;               ///< filled in: it came from the cache
   std::vector<std::string> extra_sources = {}; ///< compiled and linked into the same object
   std::vector<std::string> libs = {};          ///< link arguments after the sources (-ldl, ...)
+  /// Headers every source of this kind starts with (a prelude, e.g. `#include <pto/pto-inst.hpp>`): when
+  /// given, the cache precompiles them once per compiler, flags and header trees (<cache>/pch/<key>/) and
+  /// the job's compile reads the precompiled form (-include). Empty: no precompiled header.
+  std::string prelude = {};
 };
 
 struct BuildStats {
   int hits = 0;
   int misses = 0;
-  int compiler_invocations = 0;
+  int compiler_invocations = 0;  ///< compiles of jobs (precompiled headers not counted)
+  int pch_builds = 0;            ///< precompiled preludes built (once per cache, compiler, flags and headers)
   double seconds = 0;
 };
 
@@ -54,6 +59,10 @@ public:
 private:
   void build_one(CompileJob &job, BuildStats &stats);
   void compile(const CompileJob &job, const std::string &tmp_out, const std::string &log_path) const;
+  /// The precompiled prelude of `job` (building it on first use): the header to -include, or empty when it
+  /// could not be built (the job then compiles without one; the reason is in <cache>/pch/<key>.log).
+  std::string prelude(const CompileJob &job, BuildStats &stats);
+  void run_compiler(std::vector<std::string> argv_s, const std::string &log_path, const std::string &what) const;
 
   std::string dir_;
   std::string cxx_;

@@ -1,0 +1,44 @@
+"""How pto-a2a3sim builds a package's kernels (docs/backends/pto-sim.md): the simulator headers every kernel
+starts with are precompiled once per cache, compiler and flags, then every kernel compile of any package in
+that cache reads the precompiled form; the numbers do not change."""
+import numpy as np
+
+import htp
+
+PROGRAM = '''
+from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add, exp, muls
+
+
+@kernel
+def first(x: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]]):
+    store(y, exp(load(x)))
+
+
+@kernel
+def second(x: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]]):
+    store(y, add(muls(load(x), 3.0), load(x)))
+'''
+
+
+def test_the_simulator_headers_are_precompiled_once_per_cache(tmp_path):
+    import importlib.util
+    src = tmp_path / "build_program.py"
+    src.write_text(PROGRAM)
+    spec = importlib.util.spec_from_file_location("build_program", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ctx = htp.Context()
+    cache = tmp_path / "cache"
+    x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+    a = ctx.compile(module.first, target="pto-a2a3sim", out=tmp_path / "a")
+    r = htp.bind(a, ctx).run(x=x, cache_dir=cache)
+    np.testing.assert_allclose(np.asarray(r["y"]), np.exp(x), rtol=1e-6)
+    # One AIV kernel: one precompiled prelude (the orchestration has none), and the kernel's compile read it.
+    assert r.report["build"]["precompiled_headers_built"] == 1 and r.report["build"]["compiler_invocations"] == 2
+    pch = list((cache / "pto-sim" / "pch").glob("*/prelude.hpp.gch"))
+    assert len(pch) == 1 and pch[0].stat().st_size > 0
+    # Another package in the same cache: its kernel is compiled, the prelude is not built again.
+    b = ctx.compile(module.second, target="pto-a2a3sim", out=tmp_path / "b")
+    r = htp.bind(b, ctx).run(x=x, cache_dir=cache)
+    np.testing.assert_array_equal(np.asarray(r["y"]), x * np.float32(3) + x)
+    assert r.report["build"]["precompiled_headers_built"] == 0 and r.report["build"]["misses"] == 2
