@@ -155,6 +155,11 @@ inline std::variant<std::string, FuseError> fuse_through(TileKernels &kernels, W
   const std::string value = kp->body[*store].value && kp->body[*store].value->is_string()
                                 ? kp->body[*store].value->template get<std::string>() : "";
   if (value.empty()) return fail("kernel '" + kp->name + "' stores something other than a register", kp->span);
+  const TileLocal *stored = kp->local(value);
+  const TileLocal *loaded = kc->body[*load].dst ? kc->local(*kc->body[*load].dst) : nullptr;
+  if (!stored || !loaded || stored->dtype != loaded->dtype || stored->shape != loaded->shape)
+    return fail("kernel '" + kp->name + "' stores a register of another type or shape than kernel '" + kc->name +
+                "' loads (the store converts it); fused, nothing would", kp->span);
 
   TileKernel f;
   f.name = kp->name + "__" + kc->name;
