@@ -688,6 +688,14 @@ std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vecto
   return out;
 }
 
+std::set<std::string> untiled_launches(const htp::WspWorkload &w) {
+  std::set<std::string> out;
+  for_each_tiled_task(w.body, tile_factors(w.schedule), w.name, 1, [&](const htp::WspNode &t, int64_t runs) {
+    if (runs == 1) out.insert(t.kernel);
+  });
+  return out;
+}
+
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin) {
   EntryUnit e;
   e.name = p.name;

@@ -4,6 +4,8 @@
 // CSP programs (channels as bounded rings of runtime-owned slots) and standalone kernels.
 #pragma once
 
+#include <set>
+
 #include <htp/layout_signatures.hpp>
 
 #include <htp/wsp_task_graph.hpp>
@@ -20,6 +22,8 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
 /// copies of the launched kernels of `kernels` named `<kernel>__x<runs>`; throws IrError (code
 /// pto.schedule-tile) for a tiled loop backend-pto cannot group.
 std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vector<Kernel> &kernels);
+/// The kernels `w` launches outside every tiled loop (once per task).
+std::set<std::string> untiled_launches(const htp::WspWorkload &w);
 
 /// The entry of CSP program `p` lowered by lower_csp_program; throws IrError.
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);

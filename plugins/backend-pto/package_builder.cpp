@@ -170,11 +170,21 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   try {
     if (!in.tile_kernels) throw IrError("the module has no tile.kernels attribute: nothing to emit");
     kernels = pto_kernels(*in.tile_kernels);
-    if (in.task_graph)  // tile(axis, f): kernels whose tasks run f iterations
+    if (in.task_graph) {  // tile(axis, f): kernels whose tasks run f iterations
+      std::set<std::string> grouped, plain;  // kernels launched in tiled loops, and outside them
       for (const htp::WspWorkload &w : in.task_graph->workloads) {
-        std::vector<Kernel> repeated = repeated_kernels(w, kernels);
-        kernels.insert(kernels.end(), repeated.begin(), repeated.end());
+        for (Kernel &r : repeated_kernels(w, kernels)) {
+          grouped.insert(r.name.substr(0, r.name.rfind("__x")));
+          kernels.push_back(std::move(r));
+        }
+        const std::set<std::string> p = untiled_launches(w);
+        plain.insert(p.begin(), p.end());
       }
+      if (in.csp_graph)  // (a process's kernel is launched by its program)
+        for (const htp::CspProgram &prog : in.csp_graph->programs)
+          for (const htp::CspProcess &proc : prog.processes) plain.insert(proc.function);
+      std::erase_if(kernels, [&](const Kernel &k) { return grouped.count(k.name) && !plain.count(k.name); });
+    }
   } catch (const IrError &e) {
     add_problem(problems, e);
     return pkg;

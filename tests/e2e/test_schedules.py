@@ -18,6 +18,8 @@ PARITY = {
         ("schedule `tile`", "pto-a2a3sim"), ("schedule `tile`", "aie-npu1")],
     "test_pipeline_keeps_iterations_in_flight": [
         ("schedule `pipeline`", "pto-a2a3sim"), ("schedule `pipeline`", "aie-npu1")],
+    "test_directives_compose": [
+        (c, t) for c in ("schedule `tile`", "schedule `buffer`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_buffer_keeps_an_intermediate_in_core_memory": [
         ("schedule `buffer`", "pto-a2a3sim"), ("schedule `buffer`", "aie-npu1")],
 }
@@ -26,7 +28,7 @@ PROGRAM_NAME = "schedule_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls, rowsum,
                                    rowexpand_div)
-    from htp.dialects.wsp import workload, schedule, pipeline, tile, buffer, P
+    from htp.dialects.wsp import workload, schedule, pipeline, tile, buffer, dispatch, affinity, P
 
     N, R, C = 8, 16, 64
 
@@ -170,6 +172,24 @@ PROGRAM = textwrap.dedent('''
     @schedule(softmax_l1)
     def keep_e_in_l1():
         buffer("e", "L1")
+
+
+    @workload
+    def chain(X: In[Tensor[8 * R, C, f32]], Z: Out[Tensor[8 * R, C, f32]]):
+        e: Tensor[R, C, f32]
+        y: Tensor[R, C, f32]
+        for i in P(8):
+            shift[i](X.tile(i, 0), e)
+            normalise[i](e, y)
+            scale[i](y, Z.tile(i, 0), i + 1)
+
+
+    @schedule(chain)
+    def fused_and_grouped():
+        buffer("e", "local")
+        buffer("y", "local")
+        tile("i", 2)
+        dispatch(affinity("i"))
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -202,6 +222,7 @@ def test_tile_groups_consecutive_iterations(ctx, program, tmp_path, x, target):
         # and an orchestration loop over blocks of 4 iterations that passes each run's views and scalars.
         assert plain.report["tasks"] == 8 and tiled.report["tasks"] == 2
         kernels = pkg.path / "codegen/pto/kernels"
+        assert sorted(p.name for p in kernels.glob("ai?/*.cpp")) == ["scale__x4.cpp"]  # scale runs only grouped
         source = (kernels / "aiv/scale__x4.cpp").read_text()
         assert "for (int64_t run = 0; run < 4; ++run)" in source and "htp_kernel_run(run_args);" in source
         orchestration = (kernels / "orchestration/rows_tiled.cpp").read_text()
@@ -340,3 +361,20 @@ def test_buffer_says_what_it_cannot_keep(ctx, program, tmp_path, target):
         with pytest.raises(htp.CompileError, match=r"buffer\(\"e\", \"L1\"\) of workload 'softmax_l1': the fused kernel "
                                                    r"'shift__normalise' runs on AIV cores, whose local memory is UB"):
             ctx.compile(program.softmax_l1, target=target, out=tmp_path / "b", force=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_directives_compose(ctx, program, tmp_path, x, target):
+    # Three kernels passing two intermediates, both kept in core memory (two fusions, one after the other),
+    # two iterations per task or core, tasks dispatched by block: one kernel of all three runs.
+    e = np.exp(0.5 * x).reshape(8, 16, 64)
+    expected = (e / e.sum(axis=2, keepdims=True) * np.arange(1, 9, dtype=np.float32)[:, None, None]).reshape(128, 64)
+    pkg, r = run(ctx, program.chain, target, tmp_path / "pkg", X=x)
+    np.testing.assert_allclose(np.asarray(r["Z"]), expected, rtol=1e-5, atol=1e-7)
+    if target == "pto-a2a3sim":
+        assert r.report["tasks"] == 4
+        kernels = pkg.path / "codegen/pto/kernels"
+        assert sorted(p.name for p in kernels.glob("ai?/*.cpp")) == ["shift__normalise__scale__x2.cpp"]
+    else:
+        mapping = json.loads((pkg.path / "codegen/aie/chain/mapping.json").read_text())
+        assert [c["name"] for c in mapping["cores"]] == [f"shift__normalise__scale[{2 * i}:{2 * i + 2}]" for i in range(4)]
