@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What each example's package does on each simulator target: tasks (pto-a2a3sim) or cores, FIFOs and DMA
-descriptors (aie-npu1; a host-orchestrated entry counts its task designs' and its tasks), and the simulator's
-run time (median of REPEAT runs after a first one that builds the kernels). Also the overlap pipeline(2)
+"""What each example's package does on each simulator target: its first run in an empty build cache (cold:
+every kernel compiled) and again (warm: no compiler), tasks (pto-a2a3sim) or cores, FIFOs and DMA descriptors
+(aie-npu1; a host-orchestrated entry counts its task designs' and its tasks), and the simulator's run time
+(median of REPEAT runs after a first one that builds the kernels). Also the overlap pipeline(2)
 gives a sequential loop on pto-a2a3sim: the span of two consecutive iterations over the sum of their tasks'
 times in the estimated device time (below 1: they overlap). Prints Google Benchmark JSON for bench/report.py.
 
@@ -15,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import textwrap
+import time
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -103,6 +105,17 @@ def main():
                                       out=pathlib.Path(tmp) / f"{module_name}-{target}")
             inputs = module.make_inputs(np.random.default_rng(0))
             bound = htp.bind(pkg, example_ctx)
+            # First runs: in an empty cache (every kernel compiled, the simulator headers precompiled), then
+            # again in it (nothing compiled).
+            with tempfile.TemporaryDirectory() as cache:
+                for kind in ("cold", "warm"):
+                    t0 = time.perf_counter()
+                    first = bound.run(cache_dir=cache, **inputs)
+                    build = first.report.get("build", first.report.get("kernels", {}))
+                    out.append({"name": f"BM_FirstRun/{module_name}/{target}/{kind}", "run_type": "iteration",
+                                "iterations": 1, "real_time": (time.perf_counter() - t0) * 1e3, "cpu_time": 0,
+                                "time_unit": "ms", "compiler_runs": build.get("compiler_invocations", 0),
+                                "label": f"compiler runs {build.get('compiler_invocations', 0)}"})
             runs = [bound.run(**inputs) for _ in range(args.repeat + 1)][1:]
             report = runs[-1].report
             counters = {}

@@ -208,7 +208,7 @@ void BuildCache::build_one(CompileJob &job, BuildStats &stats) {
   fs::rename(tmp, so);
 }
 
-std::string BuildCache::prelude(const CompileJob &job, BuildStats &stats) {
+std::string BuildCache::prelude(const CompileJob &job, BuildStats &stats, bool prebuilt) {
   std::vector<std::string> flags;  // the job's, without the link-only ones: GCC takes a .gch built with them
   for (const auto &f : job.flags)
     if (f != "-shared") flags.push_back(f);
@@ -217,6 +217,9 @@ std::string BuildCache::prelude(const CompileJob &job, BuildStats &stats) {
   for (const auto &f : flags) h.field(f);
   for (const auto &d : include_dirs_) h.field(d);
   const std::string k = h.hex();
+  if (prebuilt && !prebuilt_.empty())
+    if (const fs::path p = fs::path(prebuilt_) / "pch" / k / "prelude.hpp"; fs::exists(p.string() + ".gch"))
+      return p.string();
   const fs::path dir = fs::path(dir_) / "pch" / k, header = dir / "prelude.hpp", gch = dir / "prelude.hpp.gch";
   if (fs::exists(gch)) return header.string();
   std::error_code ec;

@@ -49,6 +49,16 @@ public:
   BuildCache(std::string cache_dir, const std::string &cxx, std::vector<std::string> include_dirs,
              const std::vector<std::string> &hashed_trees);
 
+  /// A directory whose pch/<key>/ holds precompiled preludes built ahead (the build tree's, next to the
+  /// simulator headers): looked up before the cache's own, never written.
+  void use_prebuilt(std::string dir) { prebuilt_ = std::move(dir); }
+  /// The precompiled prelude of `job` in this cache, built when missing: the header to -include, or empty
+  /// when it cannot be built (the build tree's tool: htp_ptosim_pch).
+  std::string precompile(const CompileJob &job) {
+    BuildStats stats;
+    return prelude(job, stats, false);
+  }
+
   /// Builds (or finds) every job, at most `parallel` compilers at once; throws BuildError.
   void build(std::vector<CompileJob> &jobs, BuildStats &stats, int parallel = 2);
 
@@ -61,7 +71,7 @@ private:
   void compile(const CompileJob &job, const std::string &tmp_out, const std::string &log_path) const;
   /// The precompiled prelude of `job` (building it on first use): the header to -include, or empty when it
   /// could not be built (the job then compiles without one; the reason is in <cache>/pch/<key>.log).
-  std::string prelude(const CompileJob &job, BuildStats &stats);
+  std::string prelude(const CompileJob &job, BuildStats &stats, bool prebuilt = true);
   void run_compiler(std::vector<std::string> argv_s, const std::string &log_path, const std::string &what) const;
 
   std::string dir_;
@@ -69,6 +79,7 @@ private:
   std::string cxx_identity_;
   std::vector<std::string> include_dirs_;
   std::string header_hash_;
+  std::string prebuilt_;
 };
 
 /// Absolute path of `program` (itself if it contains '/'), searching PATH; empty when not found.

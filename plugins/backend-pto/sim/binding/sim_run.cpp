@@ -116,6 +116,26 @@ json worker_report(const Runtime &rt) {
 
 } // namespace
 
+/// What every source of a package is compiled with (the orchestration at that; kernels add kernel_flags').
+const std::vector<std::string> kCommonFlags = {"-std=c++17", "-O2", "-fPIC", "-shared", "-w"};
+
+// The simulator headers every emitted kernel starts with (backend-pto's kernel prologue), precompiled once per
+// cache and flags: a third of a kernel's compile is parsing them.
+const char *const kKernelPrelude =
+    "#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n#include \"pipe_sync.h\"\n";
+
+std::vector<std::string> kernel_flags(CoreType core) {
+  std::vector<std::string> flags = kCommonFlags;
+  // Kernels at -O3 (the last -O wins): the simulated tile instructions' inner loops vectorize (a 32x128x32
+  // f32 TMATMUL: 96 us at -O2, 8 us at -O3 on the dev machine). No -ffast-math: the numbers stay bit for bit.
+  flags.insert(flags.end(), {"-O3", "-D__CPU_SIM", "-DHTP_PTOSIM=1", core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
+  return flags;
+}
+
+std::string prebuilt_pch_root(const std::string &include_dir) {
+  return fs::path(include_dir).parent_path().string();
+}
+
 RuntimeOptions resolve_runtime_options(const json &runtime_config, const json &options) {
   RuntimeOptions o;
   if (runtime_config.contains("aicpu_thread_num")) {
@@ -132,23 +152,15 @@ namespace {
 
 /// One job per source: jobs[0] is the orchestration, jobs[1 + i] kernel i.
 std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
-  const std::vector<std::string> common = {"-std=c++17", "-O2", "-fPIC", "-shared", "-w"};
   auto job = [&](const std::string &rel, std::vector<std::string> flags) {
     const fs::path p = pkg.codegen_dir / rel;
     if (!fs::exists(p)) throw RunFailure("pto.sim.package", "the package has no codegen/pto/" + rel);
     return CompileJob{p.string(), "codegen/pto/" + rel, std::move(flags), {}, false};
   };
-  std::vector<CompileJob> jobs = {job(pkg.orchestration.source, common)};
+  std::vector<CompileJob> jobs = {job(pkg.orchestration.source, kCommonFlags)};
   for (const KernelSpec &k : pkg.kernels) {
-    std::vector<std::string> flags = common;
-    // Kernels at -O3 (the last -O wins): the simulated tile instructions' inner loops vectorize (a 32x128x32
-    // f32 TMATMUL: 96 us at -O2, 8 us at -O3 on the dev machine). No -ffast-math: the numbers stay bit for bit.
-    flags.insert(flags.end(), {"-O3", "-D__CPU_SIM", "-DHTP_PTOSIM=1",
-                               k.core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
-    jobs.push_back(job(k.source, std::move(flags)));
-    // The simulator headers every emitted kernel starts with (backend-pto's kernel prologue), precompiled
-    // once per cache and flags: a third of a kernel's compile is parsing them.
-    jobs.back().prelude = "#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n#include \"pipe_sync.h\"\n";
+    jobs.push_back(job(k.source, kernel_flags(k.core)));
+    jobs.back().prelude = kKernelPrelude;
   }
   return jobs;
 }
@@ -157,7 +169,9 @@ BuildStats build_all(std::vector<CompileJob> &jobs, const SimRunRequest &req, co
   const auto t = Clock::now();
   BuildStats stats;
   try {
-    BuildCache cache((fs::path(req.cache_dir) / "pto-sim").string(), cxx, locate_sim_include(req.options));
+    const std::string include = locate_sim_include(req.options);
+    BuildCache cache((fs::path(req.cache_dir) / "pto-sim").string(), cxx, include);
+    cache.use_prebuilt(prebuilt_pch_root(include));
     cache.build(jobs, stats);
   } catch (const BuildError &e) {
     throw RunFailure("pto.sim.build", e.what());

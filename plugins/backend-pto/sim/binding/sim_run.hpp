@@ -39,6 +39,14 @@ nlohmann::json run_package(const SimRunRequest &request);
 /// htp-backend-pto.data/ptosim/include next to the object holding this code (the plugin).
 std::string locate_sim_include(const nlohmann::json &options);
 
+/// The flags a kernel of core type `core` is compiled with (besides -I, -o and the source).
+std::vector<std::string> kernel_flags(CoreType core);
+/// The simulator headers every emitted kernel starts with: the build cache precompiles them (CompileJob::prelude).
+extern const char *const kKernelPrelude;
+/// The directory of the prebuilt precompiled headers next to the simulator headers (`<include>/..`, whose
+/// pch/<key>/ the build tree fills: htp_ptosim_pch), read before the user's cache.
+std::string prebuilt_pch_root(const std::string &include_dir);
+
 /// RuntimeOptions from the registry's runtime_config and the run options; throws RunFailure on bad values.
 RuntimeOptions resolve_runtime_options(const nlohmann::json &runtime_config, const nlohmann::json &options);
 

@@ -1,0 +1,34 @@
+// htp_ptosim_pch <data dir>: precompiles the simulator headers every pto-a2a3sim kernel starts with, for the
+// AIV and AIC flag sets and the compiler the binding uses by default ($CXX, else c++), into
+// <data dir>/pch/<key>/ next to <data dir>/include. The binding reads them from there before its user cache
+// (sim_run.cpp: use_prebuilt), so a first run in an empty cache compiles its kernels without first building
+// these. A compiler that cannot precompile them leaves nothing (a warning); the binding then builds its own.
+#include <cstdio>
+#include <filesystem>
+
+#include "build_cache.hpp"
+#include "run_support.hpp"
+#include "sim_run.hpp"
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: htp_ptosim_pch <htp-backend-pto.data/ptosim>\n");
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  using namespace htp_ptosim;
+  const fs::path data = fs::absolute(argv[1]);
+  try {
+    BuildCache cache(data.string(), compiler_name(nlohmann::json::object()), (data / "include").string());
+    for (CoreType core : {CoreType::AIV, CoreType::AIC}) {
+      CompileJob job{"", core == CoreType::AIC ? "aic prelude" : "aiv prelude", kernel_flags(core), {}, false};
+      job.prelude = kKernelPrelude;
+      if (cache.precompile(job).empty())
+        std::fprintf(stderr, "htp_ptosim_pch: warning: could not precompile the %s kernel headers (see %s/pch/*.log)\n",
+                     core == CoreType::AIC ? "AIC" : "AIV", data.c_str());
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "htp_ptosim_pch: warning: %s\n", e.what());
+  }
+  return 0;
+}
