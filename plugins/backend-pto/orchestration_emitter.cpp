@@ -297,10 +297,17 @@ const json &loop_extent(const htp::WspNode &n, size_t i) {
   return n.domain.type == "dense" ? n.domain.extents.at(i) : n.domain.extent;
 }
 
-/// The runs of one task under loop `n` from the tiled variables it binds (1: none is tiled); throws
-/// IrError (pto.schedule-tile) for a tiled loop whose iterations cannot be grouped into tasks.
-int64_t tiled_runs(const htp::WspNode &n, const std::map<std::string, int64_t> &factors, const std::string &workload) {
+/// How loop `n` groups its iterations under tile(axis, f): the runs of one task from the tiled variables it
+/// binds (1: none is tiled), and whether the last variable's extent leaves a remainder (not a multiple of
+/// f, or known only at run time): its last iterations then run one per task after the blocks.
+struct Tiling {
   int64_t runs = 1;
+  bool remainder = false;
+};
+
+/// Tiling of loop `n`; throws IrError (pto.schedule-tile) for a tiled loop whose iterations cannot be grouped.
+Tiling tiling_of(const htp::WspNode &n, const std::map<std::string, int64_t> &factors, const std::string &workload) {
+  Tiling t;
   for (size_t i = 0; i < n.vars.size(); ++i) {
     auto f = factors.find(n.vars[i]);
     if (f == factors.end() || f->second == 1) continue;
@@ -309,31 +316,39 @@ int64_t tiled_runs(const htp::WspNode &n, const std::map<std::string, int64_t> &
     if (n.domain.type != "dense" && n.domain.type != "seq")
       fail("axis '" + f->first + "' is a " + n.domain.type + " loop; backend-pto groups the iterations of dense and P.seq loops");
     const json &e = loop_extent(n, i);
-    if (!e.is_number_integer())
-      fail("the extent of axis '" + f->first + "' is known only at run time; backend-pto groups loops of static extent");
-    if (e.get<int64_t>() % f->second != 0)
-      fail("axis '" + f->first + "' has extent " + std::to_string(e.get<int64_t>()) + ", not a multiple of " +
-           std::to_string(f->second));
+    const bool exact = e.is_number_integer() && e.get<int64_t>() % f->second == 0;
+    if (!exact) {
+      const std::string extent = e.is_number_integer() ? "extent " + std::to_string(e.get<int64_t>()) + ", not a multiple of " +
+                                                             std::to_string(f->second)
+                                                       : "an extent known only at run time";
+      if (i + 1 != n.vars.size() || t.runs > 1)
+        fail("axis '" + f->first + "' has " + extent + ", and backend-pto runs a remainder only for the last variable "
+             "of a loop, when no other is tiled");
+      t.remainder = true;
+    }
     for (const htp::WspNode &b : n.body)
       if (!b.is_task())
         fail("the loop over '" + f->first + "' holds a " + b.kind + "; backend-pto groups loops whose body is kernel launches");
     if (n.domain.type == "seq" && n.body.size() != 1)
       fail("the P.seq loop over '" + f->first + "' launches " + std::to_string(n.body.size()) +
            " kernels; grouping its iterations would reorder them (a sequential loop is grouped when it launches one)");
-    runs *= f->second;
+    t.runs *= f->second;
   }
-  return runs;
+  return t;
 }
 
 /// Calls f(task, runs) for every task of `body`, runs being the product of the tile factors of the loops
-/// around it.
+/// around it (and once more with the runs outside a loop that has a remainder, for the remainder's tasks).
 template <class F>
 void for_each_tiled_task(const std::vector<htp::WspNode> &body, const std::map<std::string, int64_t> &factors,
                          const std::string &workload, int64_t runs, F &&f) {
   for (const htp::WspNode &n : body) {
     if (n.is_task()) f(n, runs);
-    const int64_t inner = n.is_loop() ? runs * tiled_runs(n, factors, workload) : runs;
-    for (const auto *b : {&n.body, &n.then_body, &n.else_body}) for_each_tiled_task(*b, factors, workload, inner, f);
+    const Tiling t = n.is_loop() ? tiling_of(n, factors, workload) : Tiling{};
+    for (const auto *b : {&n.body, &n.then_body, &n.else_body}) {
+      for_each_tiled_task(*b, factors, workload, runs * t.runs, f);
+      if (t.remainder) for_each_tiled_task(*b, factors, workload, runs, f);
+    }
   }
 }
 
@@ -444,7 +459,9 @@ private:
     const std::vector<std::string> &vars = n.vars;
     int opened = 0;
     const size_t tiled_before = tiled_.size();
-    if (tiled_runs(n, factors_, workload_.name) > 1) {  // tile(axis, f): a loop over blocks of f iterations
+    const Tiling tiling = tiling_of(n, factors_, workload_.name);
+    if (tiling.remainder) return tiled_loop_with_remainder(n);
+    if (tiling.runs > 1) {  // tile(axis, f): a loop over blocks of f iterations
       for (size_t i = 0; i < vars.size(); ++i, ++opened) {
         auto f = factors_.find(vars[i]);
         if (f == factors_.end() || f->second == 1) {
@@ -500,6 +517,37 @@ private:
     for (const auto &v : vars) {
       in_scope_.erase(v);
       runtime_vars_.erase(v);
+    }
+  }
+
+  /// A loop whose last variable is tiled by f and whose extent e is not a multiple of it (or known only at
+  /// run time): blocks of f iterations as one task each, then the last e % f iterations one per task.
+  void tiled_loop_with_remainder(const htp::WspNode &n) {
+    const std::vector<std::string> &vars = n.vars;
+    for (size_t i = 0; i + 1 < vars.size(); ++i)
+      for_range(vars[i], "0", w_.expr(loop_extent(n, i)), runtime_expr(loop_extent(n, i)));
+    const std::string &var = vars.back();
+    const int64_t f = factors_.at(var);
+    const json &extent = loop_extent(n, vars.size() - 1);
+    const std::string v = "v_" + var, e = v + "__extent";
+    w_.line("const int64_t " + e + " = " + w_.expr(extent) + ";  // tile(\"" + var + "\", " + std::to_string(f) +
+            "): blocks of " + std::to_string(f) + ", then the rest one by one");
+    w_.open("for (int64_t " + v + "__t = 0; " + v + "__t < " + e + " / " + std::to_string(f) + "; ++" + v + "__t)");
+    w_.line("const int64_t " + v + " = " + v + "__t * " + std::to_string(f) + ";");
+    in_scope_.insert(var);
+    if (runtime_expr(extent)) runtime_vars_.insert(var);
+    tiled_.push_back({var, f});
+    nodes(n.body);
+    tiled_.pop_back();
+    w_.close();
+    w_.open("for (int64_t " + v + " = " + e + " / " + std::to_string(f) + " * " + std::to_string(f) + "; " + v + " < " +
+            e + "; ++" + v + ")");
+    nodes(n.body);
+    w_.close();
+    for (size_t i = 0; i + 1 < vars.size(); ++i) w_.close();
+    for (const auto &x : vars) {
+      in_scope_.erase(x);
+      runtime_vars_.erase(x);
     }
   }
 
