@@ -47,11 +47,32 @@ def context_for(module, shared=None):
     (a pass or intrinsic set written in Python) is loaded as its own plugin, in a Context of its own; any
     other example uses ``shared`` (created when None)."""
     import htp
-    from htp.extension import Extension
 
-    if any(isinstance(v, Extension) for v in vars(module).values()):
+    if _has_extension(module):
         return htp.Context(plugins=[module])
     return shared if shared is not None else htp.Context()
+
+
+def loaded_runs(examples_dir: pathlib.Path = EXAMPLES_DIR):
+    """(example module name, target, entry function, the module, the htp.Context to compile it with) for every
+    run of runs(), the examples imported (examples_dir on sys.path) and one Context shared by those that
+    need no plugin of their own (context_for)."""
+    import importlib
+
+    if str(examples_dir) not in sys.path:
+        sys.path.insert(0, str(examples_dir))
+    import htp
+
+    shared = htp.Context()
+    for module_name, target, entry in runs(examples_dir):
+        module = importlib.import_module(module_name)
+        yield module_name, target, getattr(module, entry), module, context_for(module, shared)
+
+
+def _has_extension(module) -> bool:
+    from htp.extension import Extension
+
+    return any(isinstance(v, Extension) for v in vars(module).values())
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,6 @@ through htp.Context().compile with a warm Context, median of REPEAT compiles. Pr
     PYTHONPATH=build/python /usr/bin/python3 bench/examples/compile_time.py [--repeat N]
 """
 import argparse
-import importlib
 import json
 import pathlib
 import statistics
@@ -23,16 +22,11 @@ def main():
     args = ap.parse_args()
     sys.path.insert(0, str(EXAMPLES))
     import example_index  # every example's ENTRIES: (example, target, entry)
-    import htp
     from htp.capture import capture
 
-    ctx = htp.Context()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for module_name, target, entry in example_index.runs(EXAMPLES):
-            module = importlib.import_module(module_name)
-            fn = getattr(module, entry)
-            example_ctx = example_index.context_for(module, ctx)
+        for module_name, target, fn, _, example_ctx in example_index.loaded_runs(EXAMPLES):
             times, capture_times = [], []
             for i in range(args.repeat + 1):
                 t0 = time.perf_counter()

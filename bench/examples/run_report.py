@@ -9,7 +9,6 @@ times in the estimated device time (below 1: they overlap). Prints Google Benchm
     PYTHONPATH=build/python /usr/bin/python3 bench/examples/run_report.py [--repeat N] [--table]
 """
 import argparse
-import importlib
 import json
 import pathlib
 import statistics
@@ -96,13 +95,10 @@ def main():
     ctx = htp.Context()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for module_name, target, entry in example_index.runs(EXAMPLES):
-            module = importlib.import_module(module_name)
+        for module_name, target, fn, module, example_ctx in example_index.loaded_runs(EXAMPLES):
             if not hasattr(module, "make_inputs"):
                 continue
-            example_ctx = example_index.context_for(module, ctx)
-            pkg = example_ctx.compile(getattr(module, entry), target=target,
-                                      out=pathlib.Path(tmp) / f"{module_name}-{target}")
+            pkg = example_ctx.compile(fn, target=target, out=pathlib.Path(tmp) / f"{module_name}-{target}")
             inputs = module.make_inputs(np.random.default_rng(0))
             bound = htp.bind(pkg, example_ctx)
             # First runs: in an empty cache (every kernel compiled, the simulator headers precompiled), then
@@ -122,7 +118,7 @@ def main():
             if target.startswith("pto"):
                 counters["tasks"] = report["tasks"]
             else:
-                cores, fifos, descriptors = aie_counts(pkg.path / "codegen/aie" / entry)
+                cores, fifos, descriptors = aie_counts(pkg.path / "codegen/aie" / fn.__name__)
                 counters.update(cores=cores, fifos=fifos, dma_descriptors=descriptors)
                 if report.get("orchestrated"):
                     counters["tasks"] = report["tasks"]
