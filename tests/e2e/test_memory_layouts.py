@@ -42,6 +42,26 @@ PROGRAM = textwrap.dedent('''
         store(Z, add(load(X), muls(load(Y), 2.0)))
 
 
+    BLOCKED = Layout.axe(shard=[(2, 512, "m"), (16, 16, "m"), (2, 256, "m"), (16, 1, "m")])
+
+
+    @kernel
+    def add_named(X: In[Tensor[32, 32, f32] @ BLOCKED], Y: In[Tensor[32, 32, f32]], Z: Out[Tensor[32, 32, f32] @ BLOCKED]):
+        store(Z, add(load(X), muls(load(Y), 2.0)))
+
+
+    def factory():
+        local = Layout("RR", order=[1, 0])
+
+        @kernel
+        def add_local(X: In[Tensor[32, 64, f32] @ local], Y: In[Tensor[32, 64, f32]], Z: Out[Tensor[32, 64, f32]]):
+            store(Z, add(load(X), load(Y)))
+        return add_local
+
+
+    add_local = factory()
+
+
     @kernel
     def holes(X: In[Tensor[16, 16, f32] @ Layout("RR", strides=[32, 1])], Z: Out[Tensor[16, 16, f32]]):
         store(Z, load(X))
@@ -117,3 +137,24 @@ def test_layouts_backend_pto_cannot_lay_out_are_refused(ctx, program, tmp_path):
     with pytest.raises(htp.CompileError, match=r"the memory layout of 'X' of kernel 'add_colmajor' is global memory's, "
                                                r"but a workload launches the kernel with views of row-major tensors"):
         ctx.compile(program.launches_colmajor, target="pto-a2a3sim", out=tmp_path / "b", force=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_layout_named_at_module_level_is_the_layout(ctx, program, tmp_path, target):
+    # `BLOCKED = Layout.axe(...)` once, `@ BLOCKED` in the signature: capture puts the definition in its place
+    # (a name alone carries no arguments), so the kernel gets the blocked layout, not none.
+    rng = np.random.default_rng(12)
+    x, y = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    pkg = ctx.compile(program.add_named, target=target, out=tmp_path / "pkg", force=True)
+    np.testing.assert_array_equal(np.asarray(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"]), x + 2 * y)
+    if target == "pto-a2a3sim":
+        staging = json.loads((pkg.path / "codegen/pto/kernel_registry.json").read_text())["entries"]["add_named"]["staging"]
+        assert staging["X"] == {"extents": [2, 16, 2, 16], "strides": [512, 16, 256, 1]}
+    else:
+        assert "[2, 2, 16, 16][512, 16, 32, 1]" in (pkg.path / "codegen/aie/add_named/aie.mlir").read_text()
+
+
+def test_a_layout_held_by_a_local_variable_is_refused_naming_it(ctx, program, tmp_path):
+    with pytest.raises(htp.CompileError, match=r"enclosing-scope variable 'local' holds layout\.Layout\(\.\.\.\), a "
+                                               r"dialect value HTP reads from the source"):
+        ctx.compile(program.add_local, target="pto-a2a3sim", out=tmp_path / "pkg", force=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import copy
 import json
 import math
 import os
@@ -131,6 +132,27 @@ def _attached(unit, included, roots) -> list:
     return out
 
 
+def _module_definition(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the one module-level `name = <value>` of the file (None when there is none or several)."""
+    found = [n.value for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    found += [n.value for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+              and n.target.id == name and n.value is not None]
+    return found[0] if len(found) == 1 else None
+
+
+class _Inline(ast.NodeTransformer):
+    """Replaces the reads of surface values bound to names by their definitions (spans: the definition's)."""
+
+    def __init__(self, values: dict[str, ast.expr], bound: set[str]):
+        self.values = {k: v for k, v in values.items() if k not in bound}
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return copy.deepcopy(self.values[node.id])
+        return node
+
+
 def _lookup(fn, name: str, scope: dict | None = None):
     code = fn.__code__
     if name in code.co_freevars:
@@ -212,6 +234,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                        "cannot be read (functions defined interactively cannot be captured)")])
     unit = unit_of(roots[0])
     included: dict[int, tuple[CapturedFunction, ast.AST]] = {}
+    surface_values: dict[int, dict[str, ast.expr]] = {}  # per function: name -> its module-level definition
     constants: dict[str, object] = {}
     modules: dict[str, str] = {}  # global name -> the module it is bound to, for dialects' call rules
     work = list(roots)
@@ -258,6 +281,19 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                             f"'{name}' is bound to different modules in the captured functions "
                                             f"({modules[name]} and {value.__name__})", span))
                 continue
+            if isinstance(value, Symbol) and value._path.endswith(")") and name not in surface_values.get(id(cf), {}):
+                # A dialect value bound to a name (`BLOCKED = Layout.axe(...)`): its arguments live only in the
+                # source, so its one module-level definition takes the name's place where the function reads it.
+                definition = _module_definition(unit.tree, name) if kind == "global" else None
+                if definition is None:
+                    diags.append(diagnostic("capture.surface-value",
+                                            f"{kind} '{name}' holds {value._path}, a dialect value HTP reads from "
+                                            "the source: assign it once at module level "
+                                            f"({name} = {value._path.split('.', 1)[-1]}) or write it where it is "
+                                            "used", span))
+                    continue
+                surface_values.setdefault(id(cf), {})[name] = definition
+                continue
             if kind == "builtin" or isinstance(value, Symbol):
                 continue
             if isinstance(value, CapturedFunction):
@@ -299,6 +335,9 @@ def capture(functions, *, loaded_dialects=None) -> dict:
         diags.sort(key=lambda d: (d["span"]["line"], d["span"]["col"]))
         raise CaptureError(diags)
     members = sorted(included.values(), key=lambda p: (p[1].lineno, p[1].col_offset))
+    for cf, node in members:
+        if id(cf) in surface_values:
+            _Inline(surface_values[id(cf)], _bound_names(node)).visit(node)
     for cf, node in members:  # the resolved dialect, whatever the decorator's spelling (`t.kernel`, `kernel`)
         node._htp_attrs = {**getattr(node, "_htp_attrs", {}), "htp.dialect": cf.dialect,
                            "htp.decorator": cf.decorator}
