@@ -88,13 +88,11 @@ void map_pass(htp::PassContext &ctx) {
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
   std::vector<Problem> problems;
   // buffer(T, "L1" | "local"): the two launches passing intermediate T run fused on one core, T in its memory.
-  std::set<std::string> fused;
-  for (htp::WspWorkload &w : docs.tasks.workloads)
-    for (const htp::WspBuffer &b : w.schedule.buffer.value_or(std::vector<htp::WspBuffer>{})) {
-      auto r = htp::fuse_through(docs.kernels, w, b.tensor, w.schedule.span ? *w.schedule.span : w.span, &fused);
-      if (auto *e = std::get_if<htp::FuseError>(&r)) problems.push_back({"aie.schedule-buffer", e->message, Json(e->span)});
-    }
-  htp::drop_unlaunched(docs.kernels, docs.tasks, fused);
+  htp::fuse_buffers(
+      docs.kernels, docs.tasks, [](const std::string &) { return true; },  // (the resolver admits L1 and local only)
+      [&](const htp::WspWorkload &, const htp::WspBuffer &, const std::variant<std::string, htp::FuseError> &r) {
+        if (auto *e = std::get_if<htp::FuseError>(&r)) problems.push_back({"aie.schedule-buffer", e->message, Json(e->span)});
+      });
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
   for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <htp/mem_placement.hpp>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -44,17 +46,6 @@ struct TensorParam {
 
 std::string list_text(const std::vector<int64_t> &v) { return Json(v).dump(); }
 
-/// Dense strides of `local` with the dims of `order` (outermost first): the last one is contiguous.
-std::vector<int64_t> strides_of_order(const std::vector<int64_t> &order, const std::vector<int64_t> &local) {
-  std::vector<int64_t> st(local.size(), 1);
-  int64_t step = 1;
-  for (size_t i = order.size(); i-- > 0;) {
-    st[static_cast<size_t>(order[i])] = step;
-    step *= local[static_cast<size_t>(order[i])];
-  }
-  return st;
-}
-
 /// Reads the layout's `mem` facet into local memory strides and the object order; false (with a problem)
 /// for what a DMA cannot produce: swizzles, packing, banks, and strides that are not a dense permutation
 /// of the local elements (holes or overlaps).
@@ -72,36 +63,23 @@ bool read_mem_facet(TensorParam &t, const std::string &kernel, const Json &span,
     return bad("packs " + mem.pack.dump() + " elements per word; AIE objects hold unpacked elements");
   if (!mem.banks.empty())
     return bad("places it in memory banks; MLIR-AIE allocates the object FIFO buffers of a tile itself");
-  t.levels = t.local;
-  if (!mem.iters.empty()) {  // a tiled layout: the local index split into its iters' digits, each strided
-    t.levels.clear();
-    for (const htp::LayoutIter &it : mem.iters) {
-      t.levels.push_back(it.extent);
-      t.strides.push_back(it.stride);
-    }
-  } else if (mem.strides) t.strides = *mem.strides;
-  else if (mem.order) t.strides = strides_of_order(*mem.order, t.local);
-  else return true;
+  const auto placement = htp::mem_placement(mem, t.local);
+  if (!placement) return true;
+  t.levels = placement->extents;
+  t.strides = placement->strides;
   const size_t rank = t.levels.size();
   if (t.strides.size() != rank) return bad("has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
   // Object element k holds the local element whose strided offset is k.
-  const int64_t n = product(t.local);
-  std::vector<int64_t> order(static_cast<size_t>(n), -1);
-  std::vector<int64_t> idx(rank, 0);
+  const auto offsets = htp::placement_offsets(*placement);
+  if (!offsets)
+    return bad("(strides " + list_text(t.strides) + (t.levels == t.local ? " of the local shape " : " over the iters' extents ") +
+               list_text(t.levels) +
+               ") is not a permutation of the local elements (holes or overlaps); an AIE object holds exactly them");
+  std::vector<int64_t> order(offsets->size());
   bool identity = true;
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t off = 0;
-    for (size_t k = 0; k < rank; ++k) off += idx[k] * t.strides[k];
-    if (off < 0 || off >= n || order[static_cast<size_t>(off)] != -1)
-      return bad("(strides " + list_text(t.strides) + (t.levels == t.local ? " of the local shape " : " over the iters' extents ") +
-                 list_text(t.levels) +
-                 ") is not a permutation of the local elements (holes or overlaps); an AIE object holds exactly them");
-    order[static_cast<size_t>(off)] = e;
-    identity = identity && off == e;
-    for (size_t k = rank; k-- > 0;) {
-      if (++idx[k] < t.levels[k]) break;
-      idx[k] = 0;
-    }
+  for (size_t e = 0; e < offsets->size(); ++e) {
+    order[static_cast<size_t>((*offsets)[e])] = static_cast<int64_t>(e);
+    identity = identity && (*offsets)[e] == static_cast<int64_t>(e);
   }
   if (identity) t.strides.clear();
   else t.order = std::move(order);

@@ -468,12 +468,7 @@ private:
           for_range(vars[i], "0", w_.expr(loop_extent(n, i)), runtime_expr(loop_extent(n, i)));
           continue;
         }
-        const std::string v = "v_" + vars[i], blocks = std::to_string(loop_extent(n, i).get<int64_t>() / f->second);
-        w_.open("for (int64_t " + v + "__t = 0; " + v + "__t < " + blocks + "; ++" + v + "__t)");
-        w_.line("const int64_t " + v + " = " + v + "__t * " + std::to_string(f->second) + ";  // tile(\"" + vars[i] +
-                "\", " + std::to_string(f->second) + "): the block's first iteration");
-        in_scope_.insert(vars[i]);
-        tiled_.push_back({vars[i], f->second});
+        open_blocks(vars[i], f->second, std::to_string(loop_extent(n, i).get<int64_t>() / f->second));
       }
     } else if (type == "dense") {
       if (d.extents.size() < vars.size())
@@ -520,6 +515,17 @@ private:
     }
   }
 
+  /// Opens the loop over `blocks` blocks of f iterations of tiled variable `var` (tile(var, f)): its body
+  /// sees v_<var> = the block's first iteration, and its tasks run f iterations each (close and pop tiled_).
+  void open_blocks(const std::string &var, int64_t f, const std::string &blocks) {
+    const std::string v = "v_" + var;
+    w_.open("for (int64_t " + v + "__t = 0; " + v + "__t < " + blocks + "; ++" + v + "__t)");
+    w_.line("const int64_t " + v + " = " + v + "__t * " + std::to_string(f) + ";  // tile(\"" + var + "\", " +
+            std::to_string(f) + "): the block's first iteration");
+    in_scope_.insert(var);
+    tiled_.push_back({var, f});
+  }
+
   /// A loop whose last variable is tiled by f and whose extent e is not a multiple of it (or known only at
   /// run time): blocks of f iterations as one task each, then the last e % f iterations one per task.
   void tiled_loop_with_remainder(const htp::WspNode &n) {
@@ -532,11 +538,8 @@ private:
     const std::string v = "v_" + var, e = v + "__extent";
     w_.line("const int64_t " + e + " = " + w_.expr(extent) + ";  // tile(\"" + var + "\", " + std::to_string(f) +
             "): blocks of " + std::to_string(f) + ", then the rest one by one");
-    w_.open("for (int64_t " + v + "__t = 0; " + v + "__t < " + e + " / " + std::to_string(f) + "; ++" + v + "__t)");
-    w_.line("const int64_t " + v + " = " + v + "__t * " + std::to_string(f) + ";");
-    in_scope_.insert(var);
+    open_blocks(var, f, e + " / " + std::to_string(f));
     if (runtime_expr(extent)) runtime_vars_.insert(var);
-    tiled_.push_back({var, f});
     nodes(n.body);
     tiled_.pop_back();
     w_.close();

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <set>
 
+#include <htp/mem_placement.hpp>
+
 #include "csp_lowering.hpp"
 #include "kernel_emitter.hpp"
 #include "orchestration_emitter.hpp"
@@ -50,46 +52,16 @@ void read_memory_layouts(std::vector<Kernel> &kernels, const htp::LayoutSignatur
         bad("is of a rank-" + std::to_string(p.shape.size()) + " tensor; backend-pto lays out matrices");
         continue;
       }
-      std::vector<int64_t> extents, strides;
-      if (!l->mem.iters.empty()) {
-        for (const htp::LayoutIter &it : l->mem.iters) {
-          extents.push_back(it.extent);
-          strides.push_back(it.stride);
-        }
-      } else if (l->mem.strides) {
-        extents = p.shape;
-        strides = *l->mem.strides;
-      } else if (l->mem.order) {  // dense, dims from outermost to innermost
-        extents = p.shape;
-        strides.assign(p.shape.size(), 1);
-        int64_t step = 1;
-        for (size_t i = l->mem.order->size(); i-- > 0;) {
-          strides[static_cast<size_t>((*l->mem.order)[i])] = step;
-          step *= p.shape[static_cast<size_t>((*l->mem.order)[i])];
-        }
-      }
+      std::optional<htp::MemPlacement> placement = htp::mem_placement(l->mem, p.shape);
+      if (!placement) continue;
       // The layout must place every element once in [0, n): the staged buffer holds exactly the tensor.
-      int64_t n = 1;
-      for (int64_t d : p.shape) n *= d;
-      std::vector<bool> seen(static_cast<size_t>(n), false);
-      std::vector<int64_t> digit(extents.size(), 0);
-      bool ok = true;
-      for (int64_t e = 0; e < n && ok; ++e) {
-        int64_t off = 0;
-        for (size_t i = 0; i < extents.size(); ++i) off += digit[i] * strides[i];
-        ok = off >= 0 && off < n && !seen[static_cast<size_t>(off)];
-        if (ok) seen[static_cast<size_t>(off)] = true;
-        for (size_t i = extents.size(); i-- > 0;)
-          if (++digit[i] < extents[i]) break;
-          else digit[i] = 0;
-      }
-      if (!ok) {
-        bad("(strides " + json(strides).dump() + " over " + json(extents).dump() +
+      if (placement->strides.size() != placement->extents.size() || !htp::placement_offsets(*placement)) {
+        bad("(strides " + json(placement->strides).dump() + " over " + json(placement->extents).dump() +
             ") does not place each element once; backend-pto stages dense layouts");
         continue;
       }
-      p.mem_extents = std::move(extents);
-      p.mem_strides = std::move(strides);
+      p.mem_extents = std::move(placement->extents);
+      p.mem_strides = std::move(placement->strides);
     }
   }
 }

@@ -356,33 +356,28 @@ void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const
 }
 
 void fuse_buffered(htp::TileKernels &kernels, htp::WspTaskGraph &tasks, std::vector<Problem> &problems) {
-  std::set<std::string> originals;
-  for (htp::WspWorkload &w : tasks.workloads) {
-    if (!w.schedule.buffer) continue;
-    const Span at = Span::from(w.schedule.span ? *w.schedule.span : w.span);
-    for (const htp::WspBuffer &b : *w.schedule.buffer) {
-      if (b.space == "GM") continue;  // where every workload tensor is
-      auto fused = htp::fuse_through(kernels, w, b.tensor, w.schedule.span ? *w.schedule.span : w.span, &originals);
-      if (auto *e = std::get_if<htp::FuseError>(&fused)) {
-        problems.push_back({"pto.schedule-buffer", e->message, Span::from(e->span)});
-        continue;
-      }
-      const htp::TileKernel &k = *kernels.find(std::get<std::string>(fused));
-      bool cube = false, vector = false;
-      const std::set<std::string> acc = accumulators(k);
-      for (const htp::TileOp &o : k.body) sides(o, acc, cube, vector);
-      const std::string what = "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" + w.name + "': ";
-      if (cube && vector)
-        problems.push_back({"pto.schedule-buffer", what + "the fused kernel '" + k.name + "' mixes cube and vector work; "
-                                                   "no core of a2a3 runs both, so '" + b.tensor + "' has to travel "
-                                                   "through global memory (drop the directive)", at});
-      else if (b.space != "local" && b.space != (cube ? "L1" : "UB"))
-        problems.push_back({"pto.schedule-buffer", what + "the fused kernel '" + k.name + "' runs on " +
-                                                   (cube ? "AIC cores, whose local memory is L1" : "AIV cores, whose local memory is UB") +
-                                                   "; name that space or \"local\"", at});
-    }
-  }
-  htp::drop_unlaunched(kernels, tasks, originals);
+  htp::fuse_buffers(
+      kernels, tasks, [](const std::string &space) { return space != "GM"; },  // GM: where every workload tensor is
+      [&](const htp::WspWorkload &w, const htp::WspBuffer &b, const std::variant<std::string, htp::FuseError> &fused) {
+        if (auto *e = std::get_if<htp::FuseError>(&fused)) {
+          problems.push_back({"pto.schedule-buffer", e->message, Span::from(e->span)});
+          return;
+        }
+        const Span at = Span::from(w.schedule.span ? *w.schedule.span : w.span);
+        const htp::TileKernel &k = *kernels.find(std::get<std::string>(fused));
+        bool cube = false, vector = false;
+        const std::set<std::string> acc = accumulators(k);
+        for (const htp::TileOp &o : k.body) sides(o, acc, cube, vector);
+        const std::string what = "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" + w.name + "': ";
+        if (cube && vector)
+          problems.push_back({"pto.schedule-buffer", what + "the fused kernel '" + k.name + "' mixes cube and vector work; "
+                                                     "no core of a2a3 runs both, so '" + b.tensor + "' has to travel "
+                                                     "through global memory (drop the directive)", at});
+        else if (b.space != "local" && b.space != (cube ? "L1" : "UB"))
+          problems.push_back({"pto.schedule-buffer", what + "the fused kernel '" + k.name + "' runs on " +
+                                                     (cube ? "AIC cores, whose local memory is L1" : "AIV cores, whose local memory is UB") +
+                                                     "; name that space or \"local\"", at});
+      });
 }
 
 }  // namespace ptobe

@@ -146,7 +146,7 @@ private:
   struct LinkActor : Actor {
     LinkActor(Simulation &s, SimFifo &in, int reader, int64_t in_off, SimFifo &out, int part, int64_t out_off,
               const std::vector<int64_t> *order)
-        : sim(s), in(in), out(out), reader(reader), part(part), in_off(in_off), out_off(out_off), order(order),
+        : in(in), out(out), reader(reader), part(part), in_off(in_off), out_off(out_off), order(order),
           eb(s.elem_bytes(in.name())), bytes(std::min(in.object_bytes(), out.object_bytes())) {}
     Step step() override {
       bool moved = false;
@@ -167,7 +167,6 @@ private:
       waits = "link @" + in.name() + " -> @" + out.name() + " waits for " + what;
       return moved ? Step::Progress : Step::Waiting;
     }
-    Simulation &sim;
     SimFifo &in, &out;
     int reader, part;
     int64_t in_off, out_off;
@@ -320,8 +319,9 @@ private:
       while (!queue.empty()) {
         if (t0 < 0) t0 = sim.now_us();
         if (!sim.transfer(*queue.front(), name, *this, moved)) {
-          waits = "shim DMA of @" + name + " waits for " + (sim.d_.fifo(name) && sim.d_.fifo(name)->producer.row == 0
-                                                                ? "a free object " : "an object ") + sim.fifo(name).state();
+          const ObjectFifo *f = sim.d_.fifo(name);  // (transfer() checked it exists)
+          waits = "shim DMA of @" + name + " waits for " + (f->producer.row == 0 ? "a free object " : "an object ") +
+                  sim.fifo(name).state();
           return moved ? Step::Progress : Step::Waiting;
         }
         sim.event("dma " + queue.front()->param + " -> @" + name, "dma", t0, sim.now_us() - t0, tid);

@@ -235,4 +235,18 @@ inline void drop_unlaunched(TileKernels &kernels, const WspTaskGraph &tasks, con
   std::erase_if(kernels.kernels, [&](const TileKernel &k) { return names.count(k.name) && !launched.count(k.name); });
 }
 
+/// Honours the buffer(T, space) directives of every workload of `tasks` whose space `keep(space)` says is a
+/// core's memory: fuses through T (fuse_through), calls done(workload, directive, result) for each, then
+/// drops the kernels no launch is left of.
+template <class Keep, class Done>
+void fuse_buffers(TileKernels &kernels, WspTaskGraph &tasks, Keep &&keep, Done &&done) {
+  std::set<std::string> fused;
+  for (WspWorkload &w : tasks.workloads) {
+    if (!w.schedule.buffer) continue;
+    for (const WspBuffer &b : *w.schedule.buffer)
+      if (keep(b.space)) done(w, b, fuse_through(kernels, w, b.tensor, w.schedule.span ? *w.schedule.span : w.span, &fused));
+  }
+  drop_unlaunched(kernels, tasks, fused);
+}
+
 }  // namespace htp

@@ -8,6 +8,8 @@
 #include <memory>
 #include <set>
 
+#include <htp/mem_placement.hpp>
+
 #include "build_cache.hpp"
 #include "pto_runtime.hpp"
 #include "ptort_run.hpp"
@@ -223,25 +225,18 @@ StagedTensor stage(const RunArgument &a, const json &layout, const PackageSpec &
   s.bytes = static_cast<size_t>(t.dtype.bits / 8) * t.dtype.lanes;
   int64_t n = 1;
   for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
-  const std::vector<int64_t> extents = layout["extents"].get<std::vector<int64_t>>();
-  const std::vector<int64_t> strides = layout["strides"].get<std::vector<int64_t>>();
+  const htp::MemPlacement placement{layout["extents"].get<std::vector<int64_t>>(),
+                                    layout["strides"].get<std::vector<int64_t>>()};
   int64_t count = 1;
-  for (int64_t e : extents) count *= e;
+  for (int64_t e : placement.extents) count *= e;
   if (count != n)
     throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(n) + " elements, but its memory "
                                      "layout places " + std::to_string(count));
-  std::vector<int64_t> digit(extents.size(), 0);
-  s.offsets.reserve(static_cast<size_t>(n));
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t off = 0;
-    for (size_t i = 0; i < extents.size(); ++i) off += digit[i] * strides[i];
-    if (off < 0 || off >= n)
-      throw RunFailure("pto.sim.package", "the memory layout of '" + a.name + "' places an element outside the tensor");
-    s.offsets.push_back(off);
-    for (size_t i = extents.size(); i-- > 0;)
-      if (++digit[i] < extents[i]) break;
-      else digit[i] = 0;
-  }
+  auto offsets = htp::placement_offsets(placement);
+  if (!offsets)
+    throw RunFailure("pto.sim.package", "the memory layout of '" + a.name + "' does not place each element of the "
+                                        "tensor once");
+  s.offsets = std::move(*offsets);
   s.buffer.assign(static_cast<size_t>(n) * s.bytes, 0);
   for (const ParamSpec &p : pkg.params)
     if (p.name == a.name) s.writes = p.dir != "in";
