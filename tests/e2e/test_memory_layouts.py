@@ -96,12 +96,18 @@ def test_a_column_major_operand_is_read_in_its_layout(ctx, program, tmp_path, ta
         assert "%arg0[0, 0, 0, 0][1, 1, 64, 32][0, 0, 1, 64]" in (pkg.path / "codegen/aie/add_colmajor/aie.mlir").read_text()
 
 
+def blocked_add(ctx, kernel, target, tmp_path, seed):
+    """Z = X + 2 Y through `kernel` (32x32, a blocked layout), checked against NumPy: (package, X, Y)."""
+    rng = np.random.default_rng(seed)
+    x, y = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    pkg = ctx.compile(kernel, target=target, out=tmp_path / "pkg", force=True)
+    np.testing.assert_array_equal(np.asarray(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"]), x + 2 * y)
+    return pkg, x, y
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_blocked_layout_is_read_and_written_in_its_layout(ctx, program, tmp_path, target):
-    rng = np.random.default_rng(11)
-    x, y = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
-    pkg = ctx.compile(program.add_blocked, target=target, out=tmp_path / "pkg", force=True)
-    np.testing.assert_array_equal(np.asarray(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"]), x + 2 * y)
+    pkg, x, y = blocked_add(ctx, program.add_blocked, target, tmp_path, seed=11)
     if target == "pto-a2a3sim":
         # One TLOAD of the whole blocked tensor into the tile's bytes viewed 16 elements a row, the rows walking
         # the block row, the row in the block and the block column.
@@ -143,10 +149,7 @@ def test_layouts_backend_pto_cannot_lay_out_are_refused(ctx, program, tmp_path):
 def test_a_layout_named_at_module_level_is_the_layout(ctx, program, tmp_path, target):
     # `BLOCKED = Layout.axe(...)` once, `@ BLOCKED` in the signature: capture puts the definition in its place
     # (a name alone carries no arguments), so the kernel gets the blocked layout, not none.
-    rng = np.random.default_rng(12)
-    x, y = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
-    pkg = ctx.compile(program.add_named, target=target, out=tmp_path / "pkg", force=True)
-    np.testing.assert_array_equal(np.asarray(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"]), x + 2 * y)
+    pkg, _, _ = blocked_add(ctx, program.add_named, target, tmp_path, seed=12)
     if target == "pto-a2a3sim":
         staging = json.loads((pkg.path / "codegen/pto/kernel_registry.json").read_text())["entries"]["add_named"]["staging"]
         assert staging["X"] == {"extents": [2, 16, 2, 16], "strides": [512, 16, 256, 1]}
