@@ -3,10 +3,15 @@
 // into a pre-rendered array element, and the sorted fact set is carried from pass to pass by inserting
 // and erasing ranks instead of being rebuilt.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <ostream>
 #include <string_view>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "diag/diagnostic_json.hpp"
 #include "json/json_text_writer.hpp"
@@ -15,6 +20,24 @@
 namespace htp {
 
 namespace {
+
+/// Asks the kernel to back the reserved, not yet touched capacity of `s` with transparent huge pages
+/// where the system allows it (THP "madvise" mode). The document of a large plan is over 100 MB written
+/// once into fresh memory: with 4 KiB pages most of its write time was page faults (one per 4 KiB),
+/// with 2 MiB pages there are 512 times fewer. Advice only: without THP nothing changes.
+void advise_huge_pages(std::string &s) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (s.capacity() < 4 * kHuge) return;
+  const auto begin = reinterpret_cast<uintptr_t>(s.data() + s.size());
+  const auto end = reinterpret_cast<uintptr_t>(s.data() + s.capacity());
+  const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t last = end & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void *>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)s;
+#endif
+}
 
 /// Every fact the plan names, sorted as std::string sorts (the order of a std::set<std::string>), each
 /// pre-rendered once as an element of a facts_after array.
@@ -254,6 +277,7 @@ private:
     for (const std::string &n : plan_.notes)
       bytes += 16 + n.size();
     w_.buffer().reserve(w_.buffer().size() + bytes + bytes / 8);
+    advise_huge_pages(w_.buffer());
   }
 
   void passes() {
