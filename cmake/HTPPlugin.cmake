@@ -11,6 +11,13 @@
 # path, to `htp-<name>.stubs/` next to the plugin and installed with it; `python -m htp.stubgen` prefers
 # them to the stubs it would generate from the manifest. The target is named `htp-<name>`.
 #
+# htp_add_plugin_objects(<target> SOURCES <src>... [LINK_LIBRARIES <lib>...])
+#
+# The part of a plugin that its own unit tests call directly, compiled once as an OBJECT library with the
+# plugin's settings (C++20, SDK headers, position-independent, hidden visibility): link it into the
+# plugin (htp_add_plugin's LINK_LIBRARIES) and into the test executable, instead of listing the same
+# sources in both and compiling each file twice.
+#
 # Used in the HTP build tree and, installed, by out-of-tree plugins through find_package(HTP).
 
 set(_HTP_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
@@ -81,6 +88,21 @@ function(htp_add_plugin)
       install(DIRECTORY ${stubs_dir} DESTINATION ${ARG_INSTALL_DESTINATION})
     endif()
   endif()
+endfunction()
+
+function(htp_add_plugin_objects target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK_LIBRARIES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "htp_add_plugin_objects(${target}): SOURCES is required")
+  endif()
+  add_library(${target} OBJECT ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC HTP::sdk ${ARG_LINK_LIBRARIES})
 endfunction()
 
 # Copies the `*.pyi` files under <src> to <dst> (same relative paths) whenever one changes, as a

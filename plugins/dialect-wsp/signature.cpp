@@ -10,13 +10,13 @@ namespace {
 
 const std::set<std::string> kDtypes = {"f16", "bf16", "f32", "i8", "i16", "i32", "i64", "u8"};
 
-[[noreturn]] void fail(htp::NodeRef at, const std::string &message) {
+[[noreturn]] void fail_type(htp::NodeRef at, const std::string &message) {
   throw WspError(at, "wsp.type", message);
 }
 
 std::string dtype_of(htp::NodeRef n) {
   std::string name = last_name(n.dotted_name());
-  if (!kDtypes.count(name)) fail(n, describe(n) + " is not a dtype (one of f16 bf16 f32 i8 i16 i32 i64 u8)");
+  if (!kDtypes.count(name)) fail_type(n, describe(n) + " is not a dtype (one of f16 bf16 f32 i8 i16 i32 i64 u8)");
   return name;
 }
 
@@ -31,18 +31,18 @@ bool is_identifier(const std::string &s) {
 /// a symbol string ("S") bound at run time.
 json dim_of(htp::NodeRef n, const json &constants) {
   if (auto v = constant_int(n, constants)) {
-    if (*v <= 0) fail(n, "a tensor dimension must be positive, got " + std::to_string(*v));
+    if (*v <= 0) fail_type(n, "a tensor dimension must be positive, got " + std::to_string(*v));
     return *v;
   }
   if (n.is("Constant")) {
     auto c = n.constant();
     if (c && c->kind == HTP_CONST_STR) {
       std::string sym = htp::from_htp_str(c->text);
-      if (!is_identifier(sym)) fail(n, "a symbolic dimension must be an identifier, got '" + sym + "'");
+      if (!is_identifier(sym)) fail_type(n, "a symbolic dimension must be an identifier, got '" + sym + "'");
       return sym;
     }
   }
-  fail(n, "a tensor dimension is a positive int, an integer expression of int literals and captured int "
+  fail_type(n, "a tensor dimension is a positive int, an integer expression of int literals and captured int "
           "constants (2 * R) or a symbol such as \"S\"; got " + describe(n));
 }
 
@@ -59,7 +59,7 @@ json scalar_type(htp::NodeRef n) {
   if (name == "int") return json{{"kind", "scalar"}, {"dtype", "i64"}};
   if (name == "bool") return json{{"kind", "scalar"}, {"dtype", "i8"}};
   if (name == "float") return json{{"kind", "scalar"}, {"dtype", "f32"}};
-  fail(n, "a workload parameter is a Tensor[...], a Scalar[dtype] or an int, optionally inside In/Out/InOut; "
+  fail_type(n, "a workload parameter is a Tensor[...], a Scalar[dtype] or an int, optionally inside In/Out/InOut; "
           "got " +
               describe(n));
 }
@@ -68,10 +68,10 @@ json scalar_type(htp::NodeRef n) {
 
 json parse_tensor_type(htp::NodeRef annotation, const json &constants) {
   auto [head, inner] = unwrap(annotation);
-  if (head != "Tensor") fail(annotation, "expected Tensor[d0, ..., dtype], got " + describe(annotation));
+  if (head != "Tensor") fail_type(annotation, "expected Tensor[d0, ..., dtype], got " + describe(annotation));
   std::vector<htp::NodeRef> parts =
       inner.is("Tuple") ? inner.items("elts") : std::vector<htp::NodeRef>{inner};
-  if (parts.size() < 2) fail(annotation, "Tensor[...] needs at least one dimension and a dtype");
+  if (parts.size() < 2) fail_type(annotation, "Tensor[...] needs at least one dimension and a dtype");
   json shape = json::array();
   for (size_t i = 0; i + 1 < parts.size(); ++i)
     shape.push_back(dim_of(parts[i], constants));
@@ -90,7 +90,7 @@ json parse_workload_param(htp::NodeRef arg, const json &constants) {
   }
   json type = unwrap(ann).first == "Tensor" ? parse_tensor_type(ann, constants) : scalar_type(ann);
   if (type["kind"] == "scalar" && dir != "in")
-    fail(arg, "scalar parameter '" + name + "' cannot be " + head + "[...]: a workload reads its scalars");
+    fail_type(arg, "scalar parameter '" + name + "' cannot be " + head + "[...]: a workload reads its scalars");
   return json{{"name", name}, {"dir", dir}, {"type", type}};
 }
 

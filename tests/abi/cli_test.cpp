@@ -10,12 +10,12 @@ using htp::test::fixture;
 using htp::test::run_host;
 
 /// This host's ABI version as messages print it.
-const std::string kAbi = std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR);
+const std::string kCliAbi = std::to_string(HTP_ABI_MAJOR) + "." + std::to_string(HTP_ABI_MINOR);
 
 TEST(Cli, VersionPrintsTheAbi) {
   auto r = run_host({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("htp-host 0.1.0 (ABI " + kAbi + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("htp-host 0.1.0 (ABI " + kCliAbi + ")"), std::string::npos) << r.out;
 }
 
 TEST(Cli, PluginsListJsonHasTheSixBuiltinPlugins) {
@@ -69,7 +69,7 @@ TEST(Cli, FailedPluginMakesListExitOneButListsTheRest) {
 TEST(Cli, VerifyGoodPlugin) {
   auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("plugin fixture-good 1.2.3 (ABI " + kAbi + "), 7 components"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin fixture-good 1.2.3 (ABI " + kCliAbi + "), 7 components"), std::string::npos) << r.out;
 }
 
 TEST(Cli, VerifyIsolateReportsASegfaultAndSurvives) {

@@ -19,7 +19,7 @@ using htp::test::read;
 
 namespace {
 
-const fs::path kTestDir = HTP_CSP_TEST_DIR;
+const fs::path kPipeTestDir = HTP_CSP_TEST_DIR;
 
 class WspPipe : public ::testing::Test {
 protected:
@@ -28,7 +28,7 @@ protected:
       if (!fs::exists(plugin)) GTEST_SKIP() << "pipe programs need " << plugin << ", which is not built";
   }
 
-  fs::path program(const std::string &name) const { return kTestDir / "programs" / (name + ".py"); }
+  fs::path program(const std::string &name) const { return kPipeTestDir / "programs" / (name + ".py"); }
   fs::path out() const { return dir.path() / "pkg"; }
 
   htp::test::CommandResult compile(const std::string &name, const std::string &target = "check") {
@@ -56,7 +56,7 @@ protected:
 TEST_F(WspPipe, PipeGraphMatchesGolden) {
   auto r = compile("wsp_pipe");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  fs::path golden = kTestDir / "golden" / "wsp_pipe.csp.graph.json";
+  fs::path golden = kPipeTestDir / "golden" / "wsp_pipe.csp.graph.json";
   std::string actual =
       replace_all(read(out() / "codegen/check/csp.graph.json"), program("wsp_pipe").string(), "wsp_pipe.py");
   EXPECT_TRUE(htp::test::matches_golden(golden, actual));

@@ -65,7 +65,7 @@ std::vector<Component> world() {
   return cs;
 }
 
-ResolveRequest request() {
+ResolveRequest determinism_request() {
   ResolveRequest r;
   r.target = "t1";
   for (const char *text : {"Uses.Dialect(name=graph)", "Uses.Dialect(name=proc)",
@@ -84,7 +84,7 @@ struct Rendered {
 Rendered resolve_in_order(const std::vector<Component> &components) {
   Registry registry;
   add_all(registry, components);
-  Resolution r = resolve(registry, request());
+  Resolution r = resolve(registry, determinism_request());
   EXPECT_TRUE(r.ok()) << r.diagnostics.render();
   if (!r.ok()) return {};
   return {r.plan->to_json_text(), plan_to_dot(*r.plan), r.plan->explain()};
@@ -114,7 +114,7 @@ TEST(PlanDeterminism, ShuffledRegistrationGivesTheSameDiagnostics) {
   auto render = [](const std::vector<Component> &cs) {
     Registry registry;
     add_all(registry, cs);
-    return resolve(registry, request()).diagnostics.render();
+    return resolve(registry, determinism_request()).diagnostics.render();
   };
   std::string reference = render(components);
   EXPECT_NE(reference.find("resolve.unmet"), std::string::npos) << reference;
@@ -128,7 +128,7 @@ TEST(PlanDeterminism, ShuffledRegistrationGivesTheSameDiagnostics) {
 TEST(PlanDeterminism, PlanDocumentHasTheV1Shape) {
   Registry registry;
   add_all(registry, world());
-  Resolution r = resolve(registry, request());
+  Resolution r = resolve(registry, determinism_request());
   ASSERT_TRUE(r.ok()) << r.diagnostics.render();
   nlohmann::ordered_json j = r.plan->to_json();
   EXPECT_EQ(j["schema"], "htp.plan.v1");

@@ -14,16 +14,16 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-fs::path golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-csp/golden"; }
+fs::path csp_golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-csp/golden"; }
 
-json golden(const std::string &name) {
-  std::ifstream in(golden_dir() / (name + ".csp.graph.json"));
+json csp_golden(const std::string &name) {
+  std::ifstream in(csp_golden_dir() / (name + ".csp.graph.json"));
   std::stringstream s;
   s << in.rdbuf();
   return json::parse(s.str());
 }
 
-htp::IrDocumentError error_of(const json &doc) {
+htp::IrDocumentError csp_error_of(const json &doc) {
   try {
     (void)htp::read_csp_graph(doc);
   } catch (const htp::IrDocumentError &e) {
@@ -35,9 +35,9 @@ htp::IrDocumentError error_of(const json &doc) {
 
 TEST(CspGraph, EveryDialectGoldenRoundTrips) {
   size_t n = 0;
-  for (const auto &entry : fs::directory_iterator(golden_dir())) {
+  for (const auto &entry : fs::directory_iterator(csp_golden_dir())) {
     const std::string file = entry.path().filename().string();
-    const json doc = golden(file.substr(0, file.find('.')));
+    const json doc = csp_golden(file.substr(0, file.find('.')));
     const htp::CspGraph typed = htp::read_csp_graph(doc);
     EXPECT_EQ(json(typed), doc) << file;
     EXPECT_EQ(htp::read_csp_graph(json(typed)), typed) << file;
@@ -47,7 +47,7 @@ TEST(CspGraph, EveryDialectGoldenRoundTrips) {
 }
 
 TEST(CspGraph, ReadsTheTypedStructure) {
-  const htp::CspGraph g = htp::read_csp_graph(golden("pipeline"));
+  const htp::CspGraph g = htp::read_csp_graph(csp_golden("pipeline"));
   const htp::CspProgram &p = g.programs.at(0);
   ASSERT_FALSE(p.channels.empty());
   const htp::CspChannel &c = p.channels[0];
@@ -60,7 +60,7 @@ TEST(CspGraph, ReadsTheTypedStructure) {
     EXPECT_FALSE(proc.stage);
     EXPECT_FALSE(proc.counts.empty());
   }
-  const htp::CspGraph pipe = htp::read_csp_graph(golden("wsp_pipe"));
+  const htp::CspGraph pipe = htp::read_csp_graph(csp_golden("wsp_pipe"));
   EXPECT_EQ(pipe.programs.at(0).origin, "wsp.pipe");
   const htp::CspProcess &stage = pipe.programs[0].processes.at(0);
   ASSERT_TRUE(stage.stage);
@@ -70,14 +70,14 @@ TEST(CspGraph, ReadsTheTypedStructure) {
     for (const htp::WspArg &a : n.args) channel = channel || a.is_channel();
   });
   EXPECT_TRUE(channel);
-  const htp::CspGraph event = htp::read_csp_graph(golden("event"));
+  const htp::CspGraph event = htp::read_csp_graph(csp_golden("event"));
   bool has_event = false;
   for (const htp::CspChannel &x : event.programs.at(0).channels) has_event = has_event || (x.is_event() && !x.elem && x.depth == 0);
   EXPECT_TRUE(has_event);
 }
 
 TEST(CspGraph, EachMissingRequiredKeyIsAnErrorAtItsPath) {
-  const json doc = golden("pipeline"), pipe = golden("wsp_pipe");
+  const json doc = csp_golden("pipeline"), pipe = csp_golden("wsp_pipe");
   const std::string p = "/programs/0";
   for (const auto &[d, pointer] : std::vector<std::pair<const json *, std::string>>{
            {&doc, "/schema"}, {&doc, "/programs"}, {&doc, p + "/name"}, {&doc, p + "/span"}, {&doc, p + "/params"},
@@ -94,7 +94,7 @@ TEST(CspGraph, EachMissingRequiredKeyIsAnErrorAtItsPath) {
     const json::json_pointer ptr(pointer);
     ASSERT_TRUE(bad.contains(ptr)) << pointer;
     bad[ptr.parent_pointer()].erase(ptr.back());
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = csp_error_of(bad);
     if (pointer.ends_with("/channel"))  // without its channel the argument reads as a view, which needs a tensor
       EXPECT_EQ(e.path(), p + "/processes/0/stage/body/0/args/1/tensor");
     else
@@ -104,7 +104,7 @@ TEST(CspGraph, EachMissingRequiredKeyIsAnErrorAtItsPath) {
 }
 
 TEST(CspGraph, AWrongTypeOrRangeIsAnErrorAtItsPath) {
-  const json doc = golden("pipeline");
+  const json doc = csp_golden("pipeline");
   const std::string p = "/programs/0";
   struct Case {
     std::string pointer;
@@ -120,16 +120,16 @@ TEST(CspGraph, AWrongTypeOrRangeIsAnErrorAtItsPath) {
        }) {
     json bad = doc;
     bad[json::json_pointer(c.pointer)] = c.value;
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = csp_error_of(bad);
     EXPECT_EQ(e.path(), c.pointer);
     EXPECT_EQ(e.reason(), c.reason) << c.pointer;
   }
 }
 
 TEST(CspGraph, AnotherMajorVersionIsRejected) {
-  json doc = golden("pipeline");
+  json doc = csp_golden("pipeline");
   doc["schema"] = "htp.csp.graph.v2";
-  EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
+  EXPECT_EQ(csp_error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
   doc["schema"] = "htp.csp.graph.v1.4";
   EXPECT_NO_THROW((void)htp::read_csp_graph(doc));
 }

@@ -35,7 +35,7 @@ std::vector<std::pair<std::string, json>> documents() {
   return out;
 }
 
-htp::IrDocumentError error_of(const json &doc) {
+htp::IrDocumentError layout_error_of(const json &doc) {
   try {
     (void)htp::read_layout_signatures(doc);
   } catch (const htp::IrDocumentError &e) {
@@ -106,7 +106,7 @@ TEST(LayoutSignatures, EachMissingRequiredKeyIsAnErrorAtItsPath) {
     const json::json_pointer ptr(pointer);
     ASSERT_TRUE(bad.contains(ptr)) << pointer;
     bad[ptr.parent_pointer()].erase(ptr.back());
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = layout_error_of(bad);
     EXPECT_EQ(e.path(), pointer);
     EXPECT_NE(e.reason().find("required key is missing"), std::string::npos) << pointer << ": " << e.what();
   }
@@ -131,7 +131,7 @@ TEST(LayoutSignatures, AWrongTypeOrRangeIsAnErrorAtItsPath) {
        }) {
     json bad = doc;
     bad[json::json_pointer(c.pointer)] = c.value;
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = layout_error_of(bad);
     EXPECT_EQ(e.path(), c.pointer);
     EXPECT_EQ(e.reason(), c.reason) << c.pointer;
   }
@@ -140,7 +140,7 @@ TEST(LayoutSignatures, AWrongTypeOrRangeIsAnErrorAtItsPath) {
 TEST(LayoutSignatures, AnotherMajorVersionIsRejected) {
   json doc = read("tests/plugins/layout-axe/golden/gemm_signatures.json");
   doc["schema"] = "htp.layout.v2";
-  EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
+  EXPECT_EQ(layout_error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
   doc["schema"] = "htp.layout.v1.3";
   EXPECT_NO_THROW((void)htp::read_layout_signatures(doc));
 }

@@ -15,17 +15,17 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-fs::path golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-tile/golden"; }
+fs::path tile_golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-tile/golden"; }
 
-json golden(const std::string &name) {
-  std::ifstream in(golden_dir() / (name + ".tile.kernels.json"));
+json tile_golden(const std::string &name) {
+  std::ifstream in(tile_golden_dir() / (name + ".tile.kernels.json"));
   std::stringstream s;
   s << in.rdbuf();
   return json::parse(s.str());
 }
 
 /// The error reading `doc` throws (fails the test when it reads).
-htp::IrDocumentError error_of(const json &doc) {
+htp::IrDocumentError tile_error_of(const json &doc) {
   try {
     (void)htp::read_tile_kernels(doc);
   } catch (const htp::IrDocumentError &e) {
@@ -62,9 +62,9 @@ ojson ordered_kernel_doc() {
 
 TEST(TileKernels, EveryDialectGoldenRoundTrips) {
   size_t n = 0;
-  for (const auto &entry : fs::directory_iterator(golden_dir())) {
+  for (const auto &entry : fs::directory_iterator(tile_golden_dir())) {
     const std::string file = entry.path().filename().string();
-    const json doc = golden(file.substr(0, file.find('.')));
+    const json doc = tile_golden(file.substr(0, file.find('.')));
     const htp::TileKernels typed = htp::read_tile_kernels(doc);
     EXPECT_EQ(json(typed), doc) << file;
     EXPECT_EQ(htp::read_tile_kernels(json(typed)), typed) << file;
@@ -105,7 +105,7 @@ TEST(TileKernels, ReadsTheTypedStructure) {
 }
 
 TEST(TileKernels, EachMissingRequiredKeyIsAnErrorAtItsPath) {
-  const json doc = golden("features");  // has loads, stores, loops, a branch, scalars, fills, constexprs
+  const json doc = tile_golden("features");  // has loads, stores, loops, a branch, scalars, fills, constexprs
   for (const std::string pointer :
        {"/schema", "/kernels", "/kernels/0/name", "/kernels/0/kind", "/kernels/0/span", "/kernels/0/span/line",
         "/kernels/0/span/col", "/kernels/0/span/end_line", "/kernels/0/span/end_col", "/kernels/0/mapping",
@@ -123,7 +123,7 @@ TEST(TileKernels, EachMissingRequiredKeyIsAnErrorAtItsPath) {
     const json::json_pointer p(pointer);
     ASSERT_TRUE(bad.contains(p)) << pointer;
     bad[p.parent_pointer()].erase(p.back());
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = tile_error_of(bad);
     EXPECT_EQ(e.path(), pointer);
     EXPECT_EQ(e.kind(), htp::IrDocumentError::Kind::Malformed) << pointer;
     EXPECT_NE(e.reason().find("required key is missing"), std::string::npos) << pointer << ": " << e.what();
@@ -132,7 +132,7 @@ TEST(TileKernels, EachMissingRequiredKeyIsAnErrorAtItsPath) {
 }
 
 TEST(TileKernels, OptionalKeysMayBeAbsent) {
-  json doc = golden("features");
+  json doc = tile_golden("features");
   doc["kernels"][0]["params"][0].erase("local_shape");
   doc["kernels"][0]["locals"][0].erase("kind");
   doc["kernels"][0]["body"][0].erase("span");
@@ -151,7 +151,7 @@ TEST(TileKernels, OptionalKeysMayBeAbsent) {
 }
 
 TEST(TileKernels, AWrongTypeOrRangeIsAnErrorAtItsPath) {
-  const json doc = golden("features");
+  const json doc = tile_golden("features");
   struct Case {
     std::string pointer;
     json value;
@@ -186,44 +186,44 @@ TEST(TileKernels, AWrongTypeOrRangeIsAnErrorAtItsPath) {
        }) {
     json bad = doc;
     bad[json::json_pointer(c.pointer)] = c.value;
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = tile_error_of(bad);
     EXPECT_EQ(e.path(), c.path) << c.pointer;
     EXPECT_EQ(e.reason(), c.reason) << c.pointer;
   }
 }
 
 TEST(TileKernels, AnErrorCarriesTheSpanOfTheStatementAroundIt) {
-  json doc = golden("features");
+  json doc = tile_golden("features");
   doc["kernels"][0]["body"][1]["body"][0]["offset"][0] = nullptr;
-  const htp::IrDocumentError e = error_of(doc);
+  const htp::IrDocumentError e = tile_error_of(doc);
   ASSERT_TRUE(e.span());
   EXPECT_EQ(e.span()->line, 14u);  // the load's span, not the loop's
-  doc = golden("features");
+  doc = tile_golden("features");
   doc["kernels"][0]["params"][0]["dir"] = "up";
-  ASSERT_TRUE(error_of(doc).span());
-  EXPECT_EQ(error_of(doc).span()->line, doc["kernels"][0]["span"]["line"].get<uint32_t>());
+  ASSERT_TRUE(tile_error_of(doc).span());
+  EXPECT_EQ(tile_error_of(doc).span()->line, doc["kernels"][0]["span"]["line"].get<uint32_t>());
 }
 
 TEST(TileKernels, AnotherMajorVersionIsRejected) {
-  json doc = golden("vadd");
+  json doc = tile_golden("vadd");
   doc["schema"] = "htp.tile.kernels.v2";
-  htp::IrDocumentError e = error_of(doc);
+  htp::IrDocumentError e = tile_error_of(doc);
   EXPECT_EQ(e.kind(), htp::IrDocumentError::Kind::Version);
   EXPECT_EQ(e.path(), "/schema");
   EXPECT_STREQ(e.what(), "tile.kernels has schema \"htp.tile.kernels.v2\"; this reader reads htp.tile.kernels.v1 and "
                          "its minor revisions (htp.tile.kernels.v1.N)");
   for (const char *other : {"htp.tile.kernels.v10", "htp.tile.kernels.v1.", "htp.tile.kernels.v1.x", "htp.wsp.task_graph.v1"}) {
     doc["schema"] = other;
-    EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version) << other;
+    EXPECT_EQ(tile_error_of(doc).kind(), htp::IrDocumentError::Kind::Version) << other;
   }
   doc["schema"] = 1;
-  EXPECT_EQ(error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
+  EXPECT_EQ(tile_error_of(doc).kind(), htp::IrDocumentError::Kind::Version);
   doc["schema"] = "htp.tile.kernels.v1.3";
   EXPECT_EQ(htp::read_tile_kernels(doc).schema, "htp.tile.kernels.v1.3");
 }
 
 TEST(TileKernels, ADocumentThatIsNotAnObjectIsMalformed) {
-  const htp::IrDocumentError e = error_of(json::array());
+  const htp::IrDocumentError e = tile_error_of(json::array());
   EXPECT_EQ(e.path(), "");
   EXPECT_STREQ(e.what(), "malformed tile.kernels: expected an object, found an array");
 }

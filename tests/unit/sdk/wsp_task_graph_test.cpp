@@ -14,16 +14,16 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-fs::path golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-wsp/golden"; }
+fs::path wsp_golden_dir() { return fs::path(HTP_TEST_SOURCE_DIR) / "tests/plugins/dialect-wsp/golden"; }
 
-json golden(const std::string &name) {
-  std::ifstream in(golden_dir() / (name + ".json"));
+json wsp_golden(const std::string &name) {
+  std::ifstream in(wsp_golden_dir() / (name + ".json"));
   std::stringstream s;
   s << in.rdbuf();
   return json::parse(s.str());
 }
 
-htp::IrDocumentError error_of(const json &doc) {
+htp::IrDocumentError wsp_error_of(const json &doc) {
   try {
     (void)htp::read_wsp_task_graph(doc);
   } catch (const htp::IrDocumentError &e) {
@@ -35,8 +35,8 @@ htp::IrDocumentError error_of(const json &doc) {
 
 TEST(WspTaskGraph, EveryDialectGoldenRoundTrips) {
   size_t n = 0;
-  for (const auto &entry : fs::directory_iterator(golden_dir())) {
-    const json doc = golden(entry.path().stem().string());
+  for (const auto &entry : fs::directory_iterator(wsp_golden_dir())) {
+    const json doc = wsp_golden(entry.path().stem().string());
     const htp::WspTaskGraph typed = htp::read_wsp_task_graph(doc);
     EXPECT_EQ(json(typed), doc) << entry.path();
     EXPECT_EQ(htp::read_wsp_task_graph(json(typed)), typed) << entry.path();
@@ -46,7 +46,7 @@ TEST(WspTaskGraph, EveryDialectGoldenRoundTrips) {
 }
 
 TEST(WspTaskGraph, ReadsTheTypedStructure) {
-  const htp::WspTaskGraph g = htp::read_wsp_task_graph(golden("ragged_attention"));
+  const htp::WspTaskGraph g = htp::read_wsp_task_graph(wsp_golden("ragged_attention"));
   const htp::WspWorkload &w = g.workloads.at(0);
   const htp::WspNode &loop = w.body.at(0);
   EXPECT_TRUE(loop.is_loop());
@@ -67,14 +67,14 @@ TEST(WspTaskGraph, ReadsTheTypedStructure) {
     for (const htp::WspArg &a : n.args) EXPECT_TRUE(a.is_view() || a.is_scalar());
   });
   EXPECT_GE(tasks, 1u);
-  const htp::WspTaskGraph moe = htp::read_wsp_task_graph(golden("moe_routing"));
+  const htp::WspTaskGraph moe = htp::read_wsp_task_graph(wsp_golden("moe_routing"));
   const htp::WspNode &sparse = moe.workloads[0].body[0].body[0];
   EXPECT_EQ(sparse.domain.indptr, "indptr");
   EXPECT_EQ(sparse.domain.row, json({{"var", "t"}}));
 }
 
 TEST(WspTaskGraph, EachMissingRequiredKeyIsAnErrorAtItsPath) {
-  const json when = golden("tiered_when"), ragged = golden("ragged_attention");
+  const json when = wsp_golden("tiered_when"), ragged = wsp_golden("ragged_attention");
   const std::string w = "/workloads/0", task = w + "/body/0/body/0/then/0";
   for (const auto &[doc, pointer] : std::vector<std::pair<const json *, std::string>>{
            {&when, "/schema"}, {&when, "/workloads"}, {&when, w + "/name"}, {&when, w + "/span"},
@@ -96,14 +96,14 @@ TEST(WspTaskGraph, EachMissingRequiredKeyIsAnErrorAtItsPath) {
     const json::json_pointer p(pointer);
     ASSERT_TRUE(bad.contains(p)) << pointer;
     bad[p.parent_pointer()].erase(p.back());
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = wsp_error_of(bad);
     EXPECT_EQ(e.path(), pointer);
     EXPECT_NE(e.reason().find("required key is missing"), std::string::npos) << pointer << ": " << e.what();
   }
 }
 
 TEST(WspTaskGraph, AWrongTypeOrRangeIsAnErrorAtItsPath) {
-  const json doc = golden("tiered_when");
+  const json doc = wsp_golden("tiered_when");
   const std::string w = "/workloads/0", task = w + "/body/0/body/0/then/0";
   struct Case {
     std::string pointer;
@@ -124,17 +124,17 @@ TEST(WspTaskGraph, AWrongTypeOrRangeIsAnErrorAtItsPath) {
        }) {
     json bad = doc;
     bad[json::json_pointer(c.pointer)] = c.value;
-    const htp::IrDocumentError e = error_of(bad);
+    const htp::IrDocumentError e = wsp_error_of(bad);
     EXPECT_EQ(e.path(), c.pointer);
     EXPECT_EQ(e.reason(), c.reason) << c.pointer;
   }
 }
 
 TEST(WspTaskGraph, ChannelArgumentsAreOnlyForCspStages) {
-  json doc = golden("tiered_when");
+  json doc = wsp_golden("tiered_when");
   json &arg = doc["workloads"][0]["body"][0]["body"][0]["then"][0]["args"][0];
   arg = {{"param", "q"}, {"channel", "c1"}, {"dir", "in"}, {"shape", {1, 64}}};
-  EXPECT_EQ(error_of(doc).path(), "/workloads/0/body/0/body/0/then/0/args/0/tensor");
+  EXPECT_EQ(wsp_error_of(doc).path(), "/workloads/0/body/0/body/0/then/0/args/0/tensor");
   htp::ir_reader::Reader<json> r{"csp.graph"};
   const htp::WspNode n = htp::wsp_task_graph_reader::read_node(r, doc["workloads"][0]["body"][0], "/stage",
                                                                htp::wsp_task_graph_reader::NodeOptions{.channels = true});
@@ -144,9 +144,9 @@ TEST(WspTaskGraph, ChannelArgumentsAreOnlyForCspStages) {
 }
 
 TEST(WspTaskGraph, AnotherMajorVersionIsRejected) {
-  json doc = golden("grid_2d");
+  json doc = wsp_golden("grid_2d");
   doc["schema"] = "htp.wsp.task_graph.v2";
-  const htp::IrDocumentError e = error_of(doc);
+  const htp::IrDocumentError e = wsp_error_of(doc);
   EXPECT_EQ(e.kind(), htp::IrDocumentError::Kind::Version);
   EXPECT_STREQ(e.what(), "wsp.task_graph has schema \"htp.wsp.task_graph.v2\"; this reader reads htp.wsp.task_graph.v1 "
                          "and its minor revisions (htp.wsp.task_graph.v1.N)");
