@@ -43,13 +43,8 @@ function(htp_add_plugin)
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     OUTPUT_NAME htp-${ARG_NAME}
-    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY}
-    C_VISIBILITY_PRESET hidden
-    CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
-    POSITION_INDEPENDENT_CODE ON)
-  target_compile_features(${target} PRIVATE cxx_std_20)
-  target_link_libraries(${target} PRIVATE HTP::sdk ${ARG_LINK_LIBRARIES})
+    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  _htp_plugin_code(${target} PRIVATE "${ARG_LINK_LIBRARIES}")
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${_HTP_PLUGIN_CMAKE_DIR}/htp_plugin.map"
     "LINKER:--no-undefined")
@@ -96,13 +91,20 @@ function(htp_add_plugin_objects target)
     message(FATAL_ERROR "htp_add_plugin_objects(${target}): SOURCES is required")
   endif()
   add_library(${target} OBJECT ${ARG_SOURCES})
+  _htp_plugin_code(${target} PUBLIC "${ARG_LINK_LIBRARIES}")
+endfunction()
+
+# How plugin code is compiled (a plugin's own sources and its object libraries alike): C++20 against the
+# SDK, position-independent, hidden visibility; `scope` is PRIVATE for the plugin, PUBLIC for an object
+# library so that what links it gets the same.
+function(_htp_plugin_code target scope link_libraries)
   set_target_properties(${target} PROPERTIES
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     POSITION_INDEPENDENT_CODE ON)
-  target_compile_features(${target} PUBLIC cxx_std_20)
-  target_link_libraries(${target} PUBLIC HTP::sdk ${ARG_LINK_LIBRARIES})
+  target_compile_features(${target} ${scope} cxx_std_20)
+  target_link_libraries(${target} ${scope} HTP::sdk ${link_libraries})
 endfunction()
 
 # Copies the `*.pyi` files under <src> to <dst> (same relative paths) whenever one changes, as a
