@@ -1,11 +1,16 @@
 // Simulated PTO tile instructions (plugins/backend-pto/sim/include, HTP's CPU implementation of the PTO-ISA
 // subset) per op class, on the shapes bench/pto-sim/numpy_tile_ops.py times NumPy on: bench/report.py prints
-// the ratio of each pair. Compiled at -O3 like the kernels of a package (sim_run.cpp).
+// the ratio of each pair. Compiled at -O3 like the simulator's float tile loops (binding/isa_table.cpp).
 #include <pto/pto-inst.hpp>
+#include <pto/sim/isa_f32.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <random>
+
+// The float tile loops kernels are bound to when the simulator opens them (pto/sim/isa_abi.hpp), bound here
+// once: this is what a kernel's instruction runs.
+const bool kIsaBound = htp_ptosim_bind_isa(&pto::sim::f32_isa_table());
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include <htp/mem_placement.hpp>
 
 #include "build_cache.hpp"
+#include "isa_table.hpp"
 #include "pto_runtime.hpp"
 #include "ptort_run.hpp"
 #include "run_estimate.hpp"
@@ -126,6 +127,9 @@ const std::vector<std::string> kCommonFlags = {"-std=c++17", "-O2", "-fPIC", "-s
 const char *const kKernelPrelude =
     "#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n#include \"pipe_sync.h\"\n";
 
+const char *const kOrchestrationPrelude = "#include <stddef.h>\n#include <stdint.h>\n#include <initializer_list>\n"
+                                          "#include <stdexcept>\n#include <string>\n#include \"pto_orchestration_api.h\"\n";
+
 std::vector<std::string> kernel_flags(CoreType core) {
   std::vector<std::string> flags = kCommonFlags;
   // Kernels at -O3 (the last -O wins): the simulated tile instructions' inner loops vectorize (a 32x128x32
@@ -160,6 +164,7 @@ std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
     return CompileJob{p.string(), "codegen/pto/" + rel, std::move(flags), {}, false};
   };
   std::vector<CompileJob> jobs = {job(pkg.orchestration.source, kCommonFlags)};
+  jobs[0].prelude = kOrchestrationPrelude;
   for (const KernelSpec &k : pkg.kernels) {
     jobs.push_back(job(k.source, kernel_flags(k.core)));
     jobs.back().prelude = kKernelPrelude;
@@ -180,6 +185,15 @@ BuildStats build_all(std::vector<CompileJob> &jobs, const SimRunRequest &req, co
   }
   stats.seconds = seconds_since(t);
   return stats;
+}
+
+/// Binds a kernel's instructions to the simulator's float tile loops (pto/sim/isa_abi.hpp). A kernel built
+/// against the simulator headers exports htp_ptosim_bind_isa; one that does not use them has nothing to bind.
+void bind_tile_loops(const Library &lib, const std::string &label) {
+  using Bind = bool (*)(const pto::sim::F32Isa *);
+  if (auto bind = reinterpret_cast<Bind>(lib.find("htp_ptosim_bind_isa")); bind && !bind(&htp::ptosim::f32_isa()))
+    throw RunFailure("pto.sim.build", label + " was built against another layout of the simulator's tile loops "
+                                              "(clear the build cache and run again)");
 }
 
 /// The orchestration's exported functions.
@@ -372,6 +386,8 @@ json run_package(const SimRunRequest &req) {
   std::vector<std::unique_ptr<Library>> libs;
   for (const CompileJob &j : jobs)
     libs.push_back(std::make_unique<Library>(j.output, j.label));
+  for (size_t i = 1; i < libs.size(); ++i)
+    bind_tile_loops(*libs[i], jobs[i].label);
   const std::string &label = jobs[0].label;
   const Orchestration orch = orchestration_of(*libs[0], pkg.orchestration, label);
   std::vector<ChipTensor> tensors;

@@ -1,5 +1,5 @@
-// htp_ptosim_pch <data dir>: precompiles the simulator headers every pto-a2a3sim kernel starts with, for the
-// AIV and AIC flag sets and the compiler the binding uses by default ($CXX, else c++), into
+// htp_ptosim_pch <data dir>: precompiles the simulator headers every pto-a2a3sim kernel (AIV and AIC flag sets)
+// and every orchestration starts with, for the compiler the binding uses by default ($CXX, else c++), into
 // <data dir>/pch/<key>/ next to <data dir>/include. The binding reads them from there before its user cache
 // (sim_run.cpp: use_prebuilt), so a first run in an empty cache compiles its kernels without first building
 // these. A compiler that cannot precompile them leaves nothing (a warning); the binding then builds its own.
@@ -20,13 +20,17 @@ int main(int argc, char **argv) {
   const fs::path data = fs::absolute(argv[1]);
   try {
     BuildCache cache(data.string(), compiler_name(nlohmann::json::object()), (data / "include").string());
+    std::vector<CompileJob> jobs;
     for (CoreType core : {CoreType::AIV, CoreType::AIC}) {
-      CompileJob job{"", core == CoreType::AIC ? "aic prelude" : "aiv prelude", kernel_flags(core), {}, false};
-      job.prelude = kKernelPrelude;
-      if (cache.precompile(job).empty())
-        std::fprintf(stderr, "htp_ptosim_pch: warning: could not precompile the %s kernel headers (see %s/pch/*.log)\n",
-                     core == CoreType::AIC ? "AIC" : "AIV", data.c_str());
+      jobs.push_back({"", core == CoreType::AIC ? "AIC kernel" : "AIV kernel", kernel_flags(core), {}, false});
+      jobs.back().prelude = kKernelPrelude;
     }
+    jobs.push_back({"", "orchestration", kCommonFlags, {}, false});
+    jobs.back().prelude = kOrchestrationPrelude;
+    for (const CompileJob &job : jobs)
+      if (cache.precompile(job).empty())
+        std::fprintf(stderr, "htp_ptosim_pch: warning: could not precompile the %s headers (see %s/pch/*.log)\n",
+                     job.label.c_str(), data.c_str());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "htp_ptosim_pch: warning: %s\n", e.what());
   }

@@ -2,12 +2,18 @@
 #include <gtest/gtest.h>
 
 #include <pto/pto-inst.hpp>
+#include <pto/sim/isa_f32.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 using namespace pto;
+
+// This process runs the instructions itself: their float loops are bound to the table once, as the loader
+// binds every kernel it opens.
+const bool kIsaBound = htp_ptosim_bind_isa(&pto::sim::f32_isa_table());
 
 namespace {
 
@@ -347,6 +353,104 @@ TEST(PtoSimIsa, MismatchedOperandsAreAnError) {
   TileRight<float, 8, 16> r;
   TileAcc<float, 16, 16> acc;
   EXPECT_THROW(TMATMUL(acc, l, r), pto::sim::IsaError);
+}
+
+} // namespace
+
+namespace {
+
+/// Same bits (a NaN equals a NaN of the same payload).
+void expect_bits(const std::vector<float> &got, const std::vector<float> &want, const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(0, std::memcmp(&got[i], &want[i], sizeof(float)))
+        << what << ": element " << i << " is " << got[i] << ", the definition gives " << want[i];
+}
+
+TEST(PtoSimIsa, FloatLoopsAreBoundOnce) {
+  EXPECT_TRUE(kIsaBound);
+  pto::sim::F32Isa other = pto::sim::f32_isa_table();
+  other.abi = pto::sim::kF32IsaAbi + 1;
+  EXPECT_FALSE(htp_ptosim_bind_isa(&other)) << "a table of another layout version binds nothing";
+  EXPECT_EQ(pto::sim::bound_f32_isa(), &pto::sim::f32_isa_table());
+}
+
+TEST(PtoSimIsa, UnboundModuleSaysSo) {
+  const pto::sim::F32Isa *saved = pto::sim::bound_f32_isa();
+  pto::sim::bound_f32_isa() = nullptr;
+  VecF a, d;
+  TASSIGN(a, 0x0);
+  TASSIGN(d, 0x1000);
+  try {
+    TADD(d, a, a);
+    ADD_FAILURE() << "an unbound module ran an instruction";
+  } catch (const pto::sim::IsaError &e) {
+    EXPECT_NE(std::string(e.what()).find("htp_ptosim_bind_isa"), std::string::npos) << e.what();
+  }
+  pto::sim::bound_f32_isa() = saved;
+}
+
+// The out-of-line float loops give the bits of the instructions' definitions: the same float operations in
+// the same order (sequential reductions, matmul sums in ascending k starting from 0 + 0).
+TEST(PtoSimIsa, FloatLoopsGiveTheDefinitionsBits) {
+  auto a = random_data(R * C, -3.0f, 3.0f, 21), b = random_data(R * C, 0.25f, 3.0f, 22);
+  VecF ta = load_tile(a, 0x0), tb = load_tile(b, 0x1000), td;
+  TASSIGN(td, 0x2000);
+  auto each = [&](auto f) {
+    std::vector<float> out(R * C);
+    for (int i = 0; i < R * C; ++i) out[i] = f(i);
+    return out;
+  };
+  TDIV(td, ta, tb);
+  expect_bits(store_tile(td), each([&](int i) { return a[i] / b[i]; }), "TDIV");
+  TEXP(td, ta);
+  expect_bits(store_tile(td), each([&](int i) { return std::exp(a[i]); }), "TEXP");
+  TRSQRT(td, tb);
+  expect_bits(store_tile(td), each([&](int i) { return 1.0f / std::sqrt(b[i]); }), "TRSQRT");
+  TDIVS(td, 1.5f, tb);
+  expect_bits(store_tile(td), each([&](int i) { return 1.5f / b[i]; }), "TDIVS (scalar / tile)");
+  TLRELU(td, ta, 0.125f);
+  expect_bits(store_tile(td), each([&](int i) { return a[i] > 0 ? a[i] : a[i] * 0.125f; }), "TLRELU");
+
+  Tile<TileType::Vec, float, R, 8, BLayout::RowMajor, R, 1> row;
+  TASSIGN(row, 0x8000);
+  TROWSUM(row, ta, td);
+  std::vector<float> sums(R), got(R);
+  for (int r = 0; r < R; ++r) {
+    float acc = a[r * C];
+    for (int c = 1; c < C; ++c) acc = acc + a[r * C + c];
+    sums[r] = acc;
+    got[r] = row.at(r, 0);
+  }
+  expect_bits(got, sums, "TROWSUM");
+  TROWEXPANDEXPDIF(td, ta, row);
+  expect_bits(store_tile(td), each([&](int i) { return std::exp(a[i] - sums[i / C]); }), "TROWEXPANDEXPDIF");
+
+  constexpr int M = 8, K = 24, N = 16;
+  auto l = random_data(M * K, -1, 1, 23), rr = random_data(K * N, -1, 1, 24), init = random_data(M * N, -1, 1, 25);
+  TileLeft<float, M, K> al;
+  TileRight<float, K, N> br;
+  TileAcc<float, M, N> acc;
+  TASSIGN(al, 0x0);
+  TASSIGN(br, 0x0);
+  TASSIGN(acc, 0x0);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) al.at(m, k) = l[m * K + k];
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) br.at(k, n) = rr[k * N + n];
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) acc.at(m, n) = init[m * N + n];
+  TMATMUL_ACC(acc, al, br);
+  std::vector<float> want(M * N), have(M * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float sum = init[m * N + n];
+      sum += 0.0f;
+      for (int k = 0; k < K; ++k) sum += l[m * K + k] * rr[k * N + n];
+      want[m * N + n] = sum;
+      have[m * N + n] = acc.at(m, n);
+    }
+  expect_bits(have, want, "TMATMUL_ACC");
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <pto/sim/cpu.hpp>
+#include <pto/sim/isa_abi.hpp>
 #include <pto/sim/tile.hpp>
 
 namespace pto {
@@ -35,6 +36,37 @@ inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
                    std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
 }
 
+/// True when every operand holds float: its loops run out of line (pto/sim/isa_abi.hpp).
+template <typename... T> constexpr bool all_f32 = (std::is_same_v<std::remove_cv_t<typename T::DType>, float> && ...);
+
+/// The table this module's instructions call (set by htp_ptosim_bind_isa).
+inline const F32Isa *&bound_f32_isa() {
+  static const F32Isa *table = nullptr;
+  return table;
+}
+
+/// The bound table of float tile loops.
+inline const F32Isa &isa() {
+  if (const F32Isa *t = bound_f32_isa()) return *t;
+  throw IsaError("the simulated instructions of this module are not bound to the simulator's tile loops "
+                 "(htp_ptosim_bind_isa was not called for it)");
+}
+
+/// A float tile as the table sees it.
+template <typename T> inline F32View view(T &t) {
+  return {t.data(), T::RowStride, T::ColStride};
+}
+
+/// A float global tensor as the table sees it.
+template <typename G> inline F32Global global_view(G &g) {
+  F32Global v{g.data(), {}, {}};
+  for (int d = 0; d < 5; ++d) {
+    v.shape[d] = g.GetShape(d);
+    v.stride[d] = g.GetStride(d);
+  }
+  return v;
+}
+
 /// A tile's storage resolved once (Tile::data() decides where the tile lives on every call): the loops below
 /// index it directly, so the compiler sees plain strided arrays and vectorizes the contiguous ones.
 template <typename T> struct Raw {
@@ -53,58 +85,93 @@ template <typename Dst, typename F> inline void for_each(Dst &dst, F &&f) {
 }
 
 template <typename Dst, typename S0, typename S1, typename F>
-inline void binary(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+inline void binary(const char *op, int code, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0, s1);
-  const auto a = raw(s0);
-  const auto b = raw(s1);
-  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, c))); });
+  if constexpr (all_f32<Dst, S0, S1>) {
+    isa().binary(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(s0), view(s1));
+  } else {
+    const auto a = raw(s0);
+    const auto b = raw(s1);
+    for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, c))); });
+  }
 }
 template <typename Dst, typename Src, typename F>
-inline void unary(const char *op, Dst &dst, Src &src, F &&f) {
+inline void unary(const char *op, int code, Dst &dst, Src &src, F &&f) {
   require_covers(op, dst, src);
-  const auto a = raw(src);
-  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c))); });
+  if constexpr (all_f32<Dst, Src>) {
+    isa().unary(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(src));
+  } else {
+    const auto a = raw(src);
+    for_each(dst, [&](int r, int c) { return f(load(a.at(r, c))); });
+  }
+}
+/// dst(r, c) = f(src(r, c), s) for the scalar s.
+template <typename Dst, typename Src, typename S, typename F>
+inline void scalar_op(const char *op, int code, Dst &dst, Src &src, S s, F &&f) {
+  require_covers(op, dst, src);
+  if constexpr (all_f32<Dst, Src>) {
+    isa().scalar(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(src), static_cast<float>(s));
+  } else {
+    const auto a = raw(src);
+    for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), s); });
+  }
 }
 /// dst(r, c) = f(src0(r, c), src1(r, 0)): src1 holds one value per row.
 template <typename Dst, typename S0, typename S1, typename F>
-inline void row_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+inline void row_expand(const char *op, int code, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidRow() < dst.GetValidRow())
     throw IsaError(std::string(op) + ": the row operand has too few rows");
-  const auto a = raw(s0);
-  const auto b = raw(s1);
-  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, 0))); });
+  if constexpr (all_f32<Dst, S0, S1>) {
+    isa().row_expand(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(s0), view(s1));
+  } else {
+    const auto a = raw(s0);
+    const auto b = raw(s1);
+    for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(r, 0))); });
+  }
 }
 /// dst(r, c) = f(src0(r, c), src1(0, c)): src1 holds one value per column.
 template <typename Dst, typename S0, typename S1, typename F>
-inline void col_expand(const char *op, Dst &dst, S0 &s0, S1 &s1, F &&f) {
+inline void col_expand(const char *op, int code, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidCol() < dst.GetValidCol())
     throw IsaError(std::string(op) + ": the column operand has too few columns");
-  const auto a = raw(s0);
-  const auto b = raw(s1);
-  for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(0, c))); });
+  if constexpr (all_f32<Dst, S0, S1>) {
+    isa().col_expand(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(s0), view(s1));
+  } else {
+    const auto a = raw(s0);
+    const auto b = raw(s1);
+    for_each(dst, [&](int r, int c) { return f(load(a.at(r, c)), load(b.at(0, c))); });
+  }
 }
 /// dst(r, 0) = fold over src's row r.
-template <typename Dst, typename Src, typename F> inline void row_reduce(Dst &dst, Src &src, F &&f) {
-  using C = compute_t<typename Src::DType>;
-  const auto s = raw(src);
-  for (int r = 0; r < src.GetValidRow(); ++r) {
-    C acc = load(s.at(r, 0));
-    for (int c = 1; c < src.GetValidCol(); ++c)
-      acc = f(acc, load(s.at(r, c)));
-    dst.at(r, 0) = static_cast<typename Dst::DType>(acc);
+template <typename Dst, typename Src, typename F> inline void row_reduce(int code, Dst &dst, Src &src, F &&f) {
+  if constexpr (all_f32<Dst, Src>) {
+    isa().row_reduce(code, src.GetValidRow(), src.GetValidCol(), view(dst), view(src));
+  } else {
+    using C = compute_t<typename Src::DType>;
+    const auto s = raw(src);
+    for (int r = 0; r < src.GetValidRow(); ++r) {
+      C acc = load(s.at(r, 0));
+      for (int c = 1; c < src.GetValidCol(); ++c)
+        acc = f(acc, load(s.at(r, c)));
+      dst.at(r, 0) = static_cast<typename Dst::DType>(acc);
+    }
   }
 }
 /// dst(0, c) = fold over src's column c.
-template <typename Dst, typename Src, typename F> inline void col_reduce(Dst &dst, Src &src, F &&f) {
-  using C = compute_t<typename Src::DType>;
-  const auto s = raw(src);
-  for (int c = 0; c < src.GetValidCol(); ++c) {
-    C acc = load(s.at(0, c));
-    for (int r = 1; r < src.GetValidRow(); ++r)
-      acc = f(acc, load(s.at(r, c)));
-    dst.at(0, c) = static_cast<typename Dst::DType>(acc);
+template <typename Dst, typename Src, typename F> inline void col_reduce(int code, Dst &dst, Src &src, F &&f) {
+  if constexpr (all_f32<Dst, Src>) {
+    isa().col_reduce(code, src.GetValidRow(), src.GetValidCol(), view(dst), view(src));
+  } else {
+    using C = compute_t<typename Src::DType>;
+    const auto s = raw(src);
+    for (int c = 0; c < src.GetValidCol(); ++c) {
+      C acc = load(s.at(0, c));
+      for (int r = 1; r < src.GetValidRow(); ++r)
+        acc = f(acc, load(s.at(r, c)));
+      dst.at(0, c) = static_cast<typename Dst::DType>(acc);
+    }
   }
 }
 
@@ -131,6 +198,18 @@ constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
 constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
 
 } // namespace sim
+} // namespace pto
+
+/// Binds this module's instructions to the simulator's table of float tile loops (the loader calls it on
+/// every kernel it opens; a process running instructions itself calls it with pto::sim::f32_isa_table()).
+/// False, binding nothing, for a table of another layout version.
+extern "C" __attribute__((visibility("default"), used)) inline bool htp_ptosim_bind_isa(const pto::sim::F32Isa *table) {
+  if (!table || table->abi != pto::sim::kF32IsaAbi) return false;
+  pto::sim::bound_f32_isa() = table;
+  return true;
+}
+
+namespace pto {
 
 // ---- memory ---------------------------------------------------------------------------------------
 
@@ -142,12 +221,17 @@ PTO_INST RecordEvent TLOAD(TileData &dst, GlobalData &src, WaitEvents &...) {
     throw sim::IsaError("TLOAD: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
                         " does not fit the tile " + std::to_string(TileData::Rows) + "x" +
                         std::to_string(TileData::Cols));
-  const int64_t col_stride = src.GetStride(4);
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto *row = src.data() + src.offset(r, 0);
-    for (int64_t c = 0; c < cols; ++c)
-      dst.at(static_cast<int>(r), static_cast<int>(c)) =
-          static_cast<typename TileData::DType>(sim::load(row[c * col_stride]));
+  if constexpr (sim::all_f32<TileData, GlobalData>) {
+    const sim::F32Global g = sim::global_view(src);
+    sim::isa().load(rows, cols, sim::view(dst), &g);
+  } else {
+    const int64_t col_stride = src.GetStride(4);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto *row = src.data() + src.offset(r, 0);
+      for (int64_t c = 0; c < cols; ++c)
+        dst.at(static_cast<int>(r), static_cast<int>(c)) =
+            static_cast<typename TileData::DType>(sim::load(row[c * col_stride]));
+    }
   }
   return {};
 }
@@ -160,12 +244,17 @@ PTO_INST RecordEvent TSTORE(GlobalData &dst, TileData &src, WaitEvents &...) {
     throw sim::IsaError("TSTORE: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
                         " is larger than the tile's valid region " + std::to_string(src.GetValidRow()) + "x" +
                         std::to_string(src.GetValidCol()));
-  using G = typename GlobalData::DType;
-  const int64_t col_stride = dst.GetStride(4);
-  for (int64_t r = 0; r < rows; ++r) {
-    G *row = dst.data() + dst.offset(r, 0);
-    for (int64_t c = 0; c < cols; ++c)
-      row[c * col_stride] = static_cast<G>(sim::load(src.at(static_cast<int>(r), static_cast<int>(c))));
+  if constexpr (sim::all_f32<TileData, GlobalData>) {
+    const sim::F32Global g = sim::global_view(dst);
+    sim::isa().store(rows, cols, &g, sim::view(src));
+  } else {
+    using G = typename GlobalData::DType;
+    const int64_t col_stride = dst.GetStride(4);
+    for (int64_t r = 0; r < rows; ++r) {
+      G *row = dst.data() + dst.offset(r, 0);
+      for (int64_t c = 0; c < cols; ++c)
+        row[c * col_stride] = static_cast<G>(sim::load(src.at(static_cast<int>(r), static_cast<int>(c))));
+    }
   }
   return {};
 }
@@ -173,80 +262,81 @@ PTO_INST RecordEvent TSTORE(GlobalData &dst, TileData &src, WaitEvents &...) {
 /// Copies between tiles of any types (Mat → Left/Right, Acc → Vec, ...), converting the element type.
 template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
 PTO_INST RecordEvent TMOV(DstTileData &dst, SrcTileData &src, WaitEvents &...) {
-  sim::unary("TMOV", dst, src, [](auto v) { return v; });
+  sim::unary("TMOV", sim::kCopy, dst, src, [](auto v) { return v; });
   return {};
 }
 
 /// Fills the tile's valid region with a scalar.
 template <typename TileData, typename... WaitEvents>
 PTO_INST RecordEvent TEXPANDS(TileData &dst, typename TileData::DType scalar, WaitEvents &...) {
-  sim::for_each(dst, [&](int, int) { return scalar; });
+  if constexpr (sim::all_f32<TileData>)
+    sim::isa().fill(dst.GetValidRow(), dst.GetValidCol(), sim::view(dst), scalar);
+  else
+    sim::for_each(dst, [&](int, int) { return scalar; });
   return {};
 }
 
 // ---- elementwise ----------------------------------------------------------------------------------
 
-#define HTP_PTOSIM_BINARY(NAME, FN)                                                                          \
+#define HTP_PTOSIM_BINARY(NAME, FN, CODE)                                                                    \
   template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>      \
   PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {     \
-    sim::binary(#NAME, dst, src0, src1, FN);                                                                 \
+    sim::binary(#NAME, sim::CODE, dst, src0, src1, FN);                                                      \
     return {};                                                                                               \
   }
-HTP_PTOSIM_BINARY(TADD, sim::add)
-HTP_PTOSIM_BINARY(TSUB, sim::sub)
-HTP_PTOSIM_BINARY(TMUL, sim::mul)
-HTP_PTOSIM_BINARY(TDIV, sim::div)
-HTP_PTOSIM_BINARY(TMAX, sim::max)
-HTP_PTOSIM_BINARY(TMIN, sim::min)
+HTP_PTOSIM_BINARY(TADD, sim::add, kAdd)
+HTP_PTOSIM_BINARY(TSUB, sim::sub, kSub)
+HTP_PTOSIM_BINARY(TMUL, sim::mul, kMul)
+HTP_PTOSIM_BINARY(TDIV, sim::div, kDiv)
+HTP_PTOSIM_BINARY(TMAX, sim::max, kMax)
+HTP_PTOSIM_BINARY(TMIN, sim::min, kMin)
 #undef HTP_PTOSIM_BINARY
 
-#define HTP_PTOSIM_SCALAR(NAME, FN)                                                                          \
+#define HTP_PTOSIM_SCALAR(NAME, FN, CODE)                                                                    \
   template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                              \
   PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType scalar,          \
                             WaitEvents &...) {                                                               \
-    const auto s = sim::load(scalar);                                                                        \
-    sim::unary(#NAME, dst, src, [&](auto v) { return FN(v, s); });                                           \
+    sim::scalar_op(#NAME, sim::CODE, dst, src, sim::load(scalar), [](auto v, auto s) { return FN(v, s); });  \
     return {};                                                                                               \
   }
-HTP_PTOSIM_SCALAR(TADDS, sim::add)
-HTP_PTOSIM_SCALAR(TSUBS, sim::sub)
-HTP_PTOSIM_SCALAR(TMULS, sim::mul)
-HTP_PTOSIM_SCALAR(TDIVS, sim::div)
-HTP_PTOSIM_SCALAR(TMAXS, sim::max)
-HTP_PTOSIM_SCALAR(TMINS, sim::min)
+HTP_PTOSIM_SCALAR(TADDS, sim::add, kAdd)
+HTP_PTOSIM_SCALAR(TSUBS, sim::sub, kSub)
+HTP_PTOSIM_SCALAR(TMULS, sim::mul, kMul)
+HTP_PTOSIM_SCALAR(TDIVS, sim::div, kDiv)
+HTP_PTOSIM_SCALAR(TMAXS, sim::max, kMax)
+HTP_PTOSIM_SCALAR(TMINS, sim::min, kMin)
 #undef HTP_PTOSIM_SCALAR
 
 /// dst = scalar / src.
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TDIVS(TileDataDst &dst, typename TileDataDst::DType scalar, TileDataSrc &src,
                            WaitEvents &...) {
-  const auto s = sim::load(scalar);
-  sim::unary("TDIVS", dst, src, [&](auto v) { return s / v; });
+  sim::scalar_op("TDIVS", sim::kRDiv, dst, src, sim::load(scalar), [](auto v, auto s) { return s / v; });
   return {};
 }
 
-#define HTP_PTOSIM_UNARY(NAME, EXPR)                                                                         \
+#define HTP_PTOSIM_UNARY(NAME, CODE, EXPR)                                                                   \
   template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                              \
   PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {                           \
-    sim::unary(#NAME, dst, src, [](auto v) -> decltype(v) { return EXPR; });                                 \
+    sim::unary(#NAME, sim::CODE, dst, src, [](auto v) -> decltype(v) { return EXPR; });                      \
     return {};                                                                                               \
   }
-HTP_PTOSIM_UNARY(TEXP, std::exp(v))
-HTP_PTOSIM_UNARY(TLOG, std::log(v))
-HTP_PTOSIM_UNARY(TSQRT, std::sqrt(v))
-HTP_PTOSIM_UNARY(TRSQRT, decltype(v)(1) / std::sqrt(v))
-HTP_PTOSIM_UNARY(TABS, v < decltype(v)(0) ? -v : v)
-HTP_PTOSIM_UNARY(TNEG, -v)
-HTP_PTOSIM_UNARY(TRELU, v > decltype(v)(0) ? v : decltype(v)(0))
-HTP_PTOSIM_UNARY(TRECIP, decltype(v)(1) / v)
+HTP_PTOSIM_UNARY(TEXP, kExp, std::exp(v))
+HTP_PTOSIM_UNARY(TLOG, kLog, std::log(v))
+HTP_PTOSIM_UNARY(TSQRT, kSqrt, std::sqrt(v))
+HTP_PTOSIM_UNARY(TRSQRT, kRsqrt, decltype(v)(1) / std::sqrt(v))
+HTP_PTOSIM_UNARY(TABS, kAbs, v < decltype(v)(0) ? -v : v)
+HTP_PTOSIM_UNARY(TNEG, kNeg, -v)
+HTP_PTOSIM_UNARY(TRELU, kRelu, v > decltype(v)(0) ? v : decltype(v)(0))
+HTP_PTOSIM_UNARY(TRECIP, kRecip, decltype(v)(1) / v)
 #undef HTP_PTOSIM_UNARY
 
 /// Leaky ReLU: v > 0 ? v : v * slope.
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TLRELU(TileDataDst &dst, TileDataSrc &src, typename TileDataSrc::DType slope,
                             WaitEvents &...) {
-  const auto s = sim::load(slope);
-  sim::unary("TLRELU", dst, src, [&](auto v) { return v > decltype(v)(0) ? v : v * s; });
+  sim::scalar_op("TLRELU", sim::kLRelu, dst, src, sim::load(slope),
+                 [](auto v, auto s) { return v > decltype(v)(0) ? v : v * s; });
   return {};
 }
 
@@ -262,26 +352,26 @@ PTO_INST RecordEvent TCVT(TileDataD &dst, TileDataS &src, RoundMode mode, WaitEv
 
 // ---- reductions -----------------------------------------------------------------------------------
 
-#define HTP_PTOSIM_ROW_REDUCE(NAME, FN)                                                                      \
+#define HTP_PTOSIM_ROW_REDUCE(NAME, FN, CODE)                                                                \
   template <typename TileDataOut, typename TileDataIn, typename TileDataTmp, typename... WaitEvents>         \
   PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, TileDataTmp &, WaitEvents &...) {             \
-    sim::row_reduce(dst, src, FN);                                                                           \
+    sim::row_reduce(sim::CODE, dst, src, FN);                                                                \
     return {};                                                                                               \
   }
-HTP_PTOSIM_ROW_REDUCE(TROWSUM, sim::add)
-HTP_PTOSIM_ROW_REDUCE(TROWMAX, sim::max)
-HTP_PTOSIM_ROW_REDUCE(TROWMIN, sim::min)
+HTP_PTOSIM_ROW_REDUCE(TROWSUM, sim::add, kAdd)
+HTP_PTOSIM_ROW_REDUCE(TROWMAX, sim::max, kMax)
+HTP_PTOSIM_ROW_REDUCE(TROWMIN, sim::min, kMin)
 #undef HTP_PTOSIM_ROW_REDUCE
 
-#define HTP_PTOSIM_COL_REDUCE(NAME, FN)                                                                      \
+#define HTP_PTOSIM_COL_REDUCE(NAME, FN, CODE)                                                                \
   template <typename TileDataOut, typename TileDataIn, typename... WaitEvents>                               \
   PTO_INST RecordEvent NAME(TileDataOut &dst, TileDataIn &src, WaitEvents &...) {                            \
-    sim::col_reduce(dst, src, FN);                                                                           \
+    sim::col_reduce(sim::CODE, dst, src, FN);                                                                \
     return {};                                                                                               \
   }
-HTP_PTOSIM_COL_REDUCE(TCOLSUM, sim::add)
-HTP_PTOSIM_COL_REDUCE(TCOLMAX, sim::max)
-HTP_PTOSIM_COL_REDUCE(TCOLMIN, sim::min)
+HTP_PTOSIM_COL_REDUCE(TCOLSUM, sim::add, kAdd)
+HTP_PTOSIM_COL_REDUCE(TCOLMAX, sim::max, kMax)
+HTP_PTOSIM_COL_REDUCE(TCOLMIN, sim::min, kMin)
 #undef HTP_PTOSIM_COL_REDUCE
 
 // ---- layout -------------------------------------------------------------------------------------------
@@ -306,7 +396,11 @@ PTO_INST RecordEvent TTRANS(TileDataDst &dst, TileDataSrc &src, TileDataTmp &, W
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TROWEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
   if (src.GetValidRow() < dst.GetValidRow()) throw sim::IsaError("TROWEXPAND: the source has too few rows");
-  sim::for_each(dst, [&](int r, int) { return sim::load(src.at(r, 0)); });
+  if constexpr (sim::all_f32<TileDataDst, TileDataSrc>)
+    sim::isa().row_expand(sim::kSecond, dst.GetValidRow(), dst.GetValidCol(), sim::view(dst), sim::view(src),
+                          sim::view(src));
+  else
+    sim::for_each(dst, [&](int r, int) { return sim::load(src.at(r, 0)); });
   return {};
 }
 /// dst(r, c) = src(0, c).
@@ -314,42 +408,47 @@ template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TCOLEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
   if (src.GetValidCol() < dst.GetValidCol())
     throw sim::IsaError("TCOLEXPAND: the source has too few columns");
-  sim::for_each(dst, [&](int, int c) { return sim::load(src.at(0, c)); });
+  if constexpr (sim::all_f32<TileDataDst, TileDataSrc>)
+    sim::isa().col_expand(sim::kSecond, dst.GetValidRow(), dst.GetValidCol(), sim::view(dst), sim::view(src),
+                          sim::view(src));
+  else
+    sim::for_each(dst, [&](int, int c) { return sim::load(src.at(0, c)); });
   return {};
 }
 
-#define HTP_PTOSIM_EXPAND(NAME, HOW, FN)                                                                     \
+#define HTP_PTOSIM_EXPAND(NAME, HOW, FN, CODE)                                                               \
   template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>      \
   PTO_INST RecordEvent NAME(TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, WaitEvents &...) {     \
-    sim::HOW(#NAME, dst, src0, src1, FN);                                                                    \
+    sim::HOW(#NAME, sim::CODE, dst, src0, src1, FN);                                                         \
     return {};                                                                                               \
   }                                                                                                          \
   template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename TileDataTmp,        \
             typename... WaitEvents>                                                                          \
   PTO_INST std::enable_if_t<is_tile_data_v<TileDataTmp>, RecordEvent> NAME(                                  \
       TileDataDst &dst, TileDataSrc0 &src0, TileDataSrc1 &src1, TileDataTmp &, WaitEvents &...) {            \
-    sim::HOW(#NAME, dst, src0, src1, FN);                                                                    \
+    sim::HOW(#NAME, sim::CODE, dst, src0, src1, FN);                                                         \
     return {};                                                                                               \
   }
-HTP_PTOSIM_EXPAND(TROWEXPANDADD, row_expand, sim::add)
-HTP_PTOSIM_EXPAND(TROWEXPANDSUB, row_expand, sim::sub)
-HTP_PTOSIM_EXPAND(TROWEXPANDMUL, row_expand, sim::mul)
-HTP_PTOSIM_EXPAND(TROWEXPANDDIV, row_expand, sim::div)
-HTP_PTOSIM_EXPAND(TROWEXPANDMAX, row_expand, sim::max)
-HTP_PTOSIM_EXPAND(TROWEXPANDMIN, row_expand, sim::min)
-HTP_PTOSIM_EXPAND(TROWEXPANDEXPDIF, row_expand, [](auto a, auto b) { return std::exp(a - b); })
-HTP_PTOSIM_EXPAND(TCOLEXPANDADD, col_expand, sim::add)
-HTP_PTOSIM_EXPAND(TCOLEXPANDSUB, col_expand, sim::sub)
-HTP_PTOSIM_EXPAND(TCOLEXPANDMUL, col_expand, sim::mul)
-HTP_PTOSIM_EXPAND(TCOLEXPANDDIV, col_expand, sim::div)
-HTP_PTOSIM_EXPAND(TCOLEXPANDMAX, col_expand, sim::max)
-HTP_PTOSIM_EXPAND(TCOLEXPANDMIN, col_expand, sim::min)
-HTP_PTOSIM_EXPAND(TCOLEXPANDEXPDIF, col_expand, [](auto a, auto b) { return std::exp(a - b); })
+HTP_PTOSIM_EXPAND(TROWEXPANDADD, row_expand, sim::add, kAdd)
+HTP_PTOSIM_EXPAND(TROWEXPANDSUB, row_expand, sim::sub, kSub)
+HTP_PTOSIM_EXPAND(TROWEXPANDMUL, row_expand, sim::mul, kMul)
+HTP_PTOSIM_EXPAND(TROWEXPANDDIV, row_expand, sim::div, kDiv)
+HTP_PTOSIM_EXPAND(TROWEXPANDMAX, row_expand, sim::max, kMax)
+HTP_PTOSIM_EXPAND(TROWEXPANDMIN, row_expand, sim::min, kMin)
+HTP_PTOSIM_EXPAND(TROWEXPANDEXPDIF, row_expand, [](auto a, auto b) { return std::exp(a - b); }, kExpDif)
+HTP_PTOSIM_EXPAND(TCOLEXPANDADD, col_expand, sim::add, kAdd)
+HTP_PTOSIM_EXPAND(TCOLEXPANDSUB, col_expand, sim::sub, kSub)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMUL, col_expand, sim::mul, kMul)
+HTP_PTOSIM_EXPAND(TCOLEXPANDDIV, col_expand, sim::div, kDiv)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMAX, col_expand, sim::max, kMax)
+HTP_PTOSIM_EXPAND(TCOLEXPANDMIN, col_expand, sim::min, kMin)
+HTP_PTOSIM_EXPAND(TCOLEXPANDEXPDIF, col_expand, [](auto a, auto b) { return std::exp(a - b); }, kExpDif)
 #undef HTP_PTOSIM_EXPAND
 
 // ---- cube -----------------------------------------------------------------------------------------
 
 namespace sim {
+constexpr auto no_bias = [](int) { return 0.0f; };
 /// acc(m, n) = (accumulate ? in(m, n) : 0) + bias(n) + sum_k left(m, k) * right(k, n), over M x N of the
 /// operands.
 template <typename Acc, typename In, typename Left, typename Right, typename BiasF>
@@ -361,6 +460,13 @@ inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
   if (M > Acc::Rows || N > Acc::Cols)
     throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) +
                    " result does not fit the accumulator");
+  if constexpr (all_f32<Acc, In, Left, Right> &&
+                std::is_same_v<std::decay_t<BiasF>, std::decay_t<decltype(no_bias)>>) {
+    F32View in_view{};
+    if (in) in_view = view(*in);
+    isa().matmul(M, N, K, view(acc), in ? &in_view : nullptr, view(left), view(right));
+    return;
+  } else {
   using C = compute_t<typename Acc::DType>;
   // Row by row with k outside n: every acc(m, n) still starts from in(m, n) (or 0) plus bias(n) and adds
   // its products in ascending k, so the numbers are those of the textbook m-n-k loop bit for bit, while the
@@ -384,8 +490,8 @@ inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
     }
     for (int n = 0; n < N; ++n) A[m * Acc::RowStride + n * Acc::ColStride] = static_cast<typename Acc::DType>(row[n]);
   }
+  }
 }
-constexpr auto no_bias = [](int) { return 0.0f; };
 } // namespace sim
 
 /// acc = left · right.
