@@ -60,10 +60,12 @@ def test_the_simulator_headers_are_precompiled_once_per_cache(tmp_path):
     a = ctx.compile(module.first, target="pto-a2a3sim", out=tmp_path / "a")
     r = htp.bind(a, ctx).run(x=x, cache_dir=cache, options=options)
     np.testing.assert_allclose(np.asarray(r["y"]), np.exp(x), rtol=1e-6)
-    # One AIV kernel: one precompiled prelude (the orchestration has none), and the kernel's compile read it.
-    assert r.report["build"]["precompiled_headers_built"] == 1 and r.report["build"]["compiler_invocations"] == 2
+    # One AIV kernel and the orchestration: two precompiled preludes (the kernel headers for the AIV flags and
+    # the orchestration API), each read by its source's compile.
+    assert r.report["build"]["precompiled_headers_built"] == 2 and r.report["build"]["compiler_invocations"] == 2
     pch = list((cache / "pto-sim" / "pch").glob("*/prelude.hpp.gch"))
-    assert len(pch) == 1 and pch[0].stat().st_size > 0
+    assert len(pch) == 2 and all(p.stat().st_size > 0 for p in pch)
+    assert sorted("pto_orchestration_api.h" in (p.parent / "prelude.hpp").read_text() for p in pch) == [False, True]
     # Another package in the same cache: its kernel is compiled, the prelude is not built again.
     b = ctx.compile(module.second, target="pto-a2a3sim", out=tmp_path / "b")
     r = htp.bind(b, ctx).run(x=x, cache_dir=cache, options=options)

@@ -32,8 +32,8 @@ inline void require_covers(const char *op, Dst &dst, Srcs &...srcs) {
     return s.GetValidRow() >= dst.GetValidRow() && s.GetValidCol() >= dst.GetValidCol();
   };
   if (!(covers(srcs) && ...))
-    throw IsaError(std::string(op) + ": a source's valid region is smaller than the destination's " +
-                   std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
+    fail("%s: a source's valid region is smaller than the destination's %dx%d", op, dst.GetValidRow(),
+         dst.GetValidCol());
 }
 
 /// True when every operand holds float: its loops run out of line (pto/sim/isa_abi.hpp).
@@ -48,8 +48,8 @@ inline const F32Isa *&bound_f32_isa() {
 /// The bound table of float tile loops.
 inline const F32Isa &isa() {
   if (const F32Isa *t = bound_f32_isa()) return *t;
-  throw IsaError("the simulated instructions of this module are not bound to the simulator's tile loops "
-                 "(htp_ptosim_bind_isa was not called for it)");
+  fail("the simulated instructions of this module are not bound to the simulator's tile loops "
+       "(htp_ptosim_bind_isa was not called for it)");
 }
 
 /// A float tile as the table sees it.
@@ -121,7 +121,7 @@ template <typename Dst, typename S0, typename S1, typename F>
 inline void row_expand(const char *op, int code, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidRow() < dst.GetValidRow())
-    throw IsaError(std::string(op) + ": the row operand has too few rows");
+    fail("%s: the row operand has too few rows", op);
   if constexpr (all_f32<Dst, S0, S1>) {
     isa().row_expand(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(s0), view(s1));
   } else {
@@ -135,7 +135,7 @@ template <typename Dst, typename S0, typename S1, typename F>
 inline void col_expand(const char *op, int code, Dst &dst, S0 &s0, S1 &s1, F &&f) {
   require_covers(op, dst, s0);
   if (s1.GetValidCol() < dst.GetValidCol())
-    throw IsaError(std::string(op) + ": the column operand has too few columns");
+    fail("%s: the column operand has too few columns", op);
   if constexpr (all_f32<Dst, S0, S1>) {
     isa().col_expand(code, dst.GetValidRow(), dst.GetValidCol(), view(dst), view(s0), view(s1));
   } else {
@@ -218,9 +218,8 @@ template <typename TileData, typename GlobalData, typename... WaitEvents>
 PTO_INST RecordEvent TLOAD(TileData &dst, GlobalData &src, WaitEvents &...) {
   const int64_t rows = src.rows(), cols = src.cols();
   if (rows > TileData::Rows || cols > TileData::Cols)
-    throw sim::IsaError("TLOAD: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " does not fit the tile " + std::to_string(TileData::Rows) + "x" +
-                        std::to_string(TileData::Cols));
+    sim::fail("TLOAD: global tensor %lldx%lld does not fit the tile %dx%d", static_cast<long long>(rows),
+              static_cast<long long>(cols), TileData::Rows, TileData::Cols);
   if constexpr (sim::all_f32<TileData, GlobalData>) {
     const sim::F32Global g = sim::global_view(src);
     sim::isa().load(rows, cols, sim::view(dst), &g);
@@ -241,9 +240,8 @@ template <typename GlobalData, typename TileData, typename... WaitEvents>
 PTO_INST RecordEvent TSTORE(GlobalData &dst, TileData &src, WaitEvents &...) {
   const int64_t rows = dst.rows(), cols = dst.cols();
   if (rows > src.GetValidRow() || cols > src.GetValidCol())
-    throw sim::IsaError("TSTORE: global tensor " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " is larger than the tile's valid region " + std::to_string(src.GetValidRow()) + "x" +
-                        std::to_string(src.GetValidCol()));
+    sim::fail("TSTORE: global tensor %lldx%lld is larger than the tile's valid region %dx%d",
+              static_cast<long long>(rows), static_cast<long long>(cols), src.GetValidRow(), src.GetValidCol());
   if constexpr (sim::all_f32<TileData, GlobalData>) {
     const sim::F32Global g = sim::global_view(dst);
     sim::isa().store(rows, cols, &g, sim::view(src));
@@ -383,9 +381,8 @@ PTO_INST RecordEvent TTRANS(TileDataDst &dst, TileDataSrc &src, TileDataTmp &, W
   static_assert(sizeof(typename TileDataDst::DType) == sizeof(typename TileDataSrc::DType),
                 "TTRANS: source and destination element sizes differ");
   if (src.GetValidRow() < dst.GetValidCol() || src.GetValidCol() < dst.GetValidRow())
-    throw sim::IsaError("TTRANS: the source's valid region " + std::to_string(src.GetValidRow()) + "x" +
-                        std::to_string(src.GetValidCol()) + " does not cover the transposed destination " +
-                        std::to_string(dst.GetValidRow()) + "x" + std::to_string(dst.GetValidCol()));
+    sim::fail("TTRANS: the source's valid region %dx%d does not cover the transposed destination %dx%d",
+              src.GetValidRow(), src.GetValidCol(), dst.GetValidRow(), dst.GetValidCol());
   sim::for_each(dst, [&](int r, int c) { return sim::load(src.at(c, r)); });
   return {};
 }
@@ -395,7 +392,7 @@ PTO_INST RecordEvent TTRANS(TileDataDst &dst, TileDataSrc &src, TileDataTmp &, W
 /// dst(r, c) = src(r, 0).
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TROWEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
-  if (src.GetValidRow() < dst.GetValidRow()) throw sim::IsaError("TROWEXPAND: the source has too few rows");
+  if (src.GetValidRow() < dst.GetValidRow()) sim::fail("TROWEXPAND: the source has too few rows");
   if constexpr (sim::all_f32<TileDataDst, TileDataSrc>)
     sim::isa().row_expand(sim::kSecond, dst.GetValidRow(), dst.GetValidCol(), sim::view(dst), sim::view(src),
                           sim::view(src));
@@ -407,7 +404,7 @@ PTO_INST RecordEvent TROWEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &
 template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TCOLEXPAND(TileDataDst &dst, TileDataSrc &src, WaitEvents &...) {
   if (src.GetValidCol() < dst.GetValidCol())
-    throw sim::IsaError("TCOLEXPAND: the source has too few columns");
+    sim::fail("TCOLEXPAND: the source has too few columns");
   if constexpr (sim::all_f32<TileDataDst, TileDataSrc>)
     sim::isa().col_expand(sim::kSecond, dst.GetValidRow(), dst.GetValidCol(), sim::view(dst), sim::view(src),
                           sim::view(src));
@@ -455,11 +452,9 @@ template <typename Acc, typename In, typename Left, typename Right, typename Bia
 inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
   const int M = left.GetValidRow(), K = left.GetValidCol(), N = right.GetValidCol();
   if (right.GetValidRow() != K)
-    throw IsaError("TMATMUL: left is " + std::to_string(M) + "x" + std::to_string(K) + " but right has " +
-                   std::to_string(right.GetValidRow()) + " rows");
+    fail("TMATMUL: left is %dx%d but right has %d rows", M, K, right.GetValidRow());
   if (M > Acc::Rows || N > Acc::Cols)
-    throw IsaError("TMATMUL: the " + std::to_string(M) + "x" + std::to_string(N) +
-                   " result does not fit the accumulator");
+    fail("TMATMUL: the %dx%d result does not fit the accumulator", M, N);
   if constexpr (all_f32<Acc, In, Left, Right> &&
                 std::is_same_v<std::decay_t<BiasF>, std::decay_t<decltype(no_bias)>>) {
     F32View in_view{};

@@ -2,8 +2,10 @@
 // TASSIGN (PTO-ISA cd4a3d3f names and template parameters; independent implementation).
 #pragma once
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -160,6 +162,16 @@ inline unsigned char *core_memory(TileType t) {
 struct IsaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// Throws IsaError with the printf-formatted message. Out of line and cold, so that an instruction's checks
+/// compile to a compare and a call: kernels are mostly checks and calls.
+[[noreturn]] __attribute__((noinline, cold, format(printf, 1, 2))) inline void fail(const char *format, ...) {
+  char text[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  throw IsaError(text);
+}
 
 } // namespace sim
 
@@ -221,11 +233,7 @@ struct Tile {
   /// Storage: the core memory at the TASSIGNed address, or storage owned by the tile.
   DType *data() {
     if (addr_ == kOwned) return own_.data();
-    if (addr_ == kUnassigned) {
-      own_.assign(static_cast<size_t>(Numel), DType{});
-      addr_ = kOwned;
-      return own_.data();
-    }
+    if (addr_ == kUnassigned) return own_storage();
     return reinterpret_cast<DType *>(sim::core_memory(Loc) + addr_);
   }
   /// Element (r, c) of the 2-D tile, placed by the block layout.
@@ -236,9 +244,8 @@ struct Tile {
   /// TASSIGN: binds the tile to byte address `addr` of its memory.
   void assign(uint64_t addr) {
     if (addr + Bytes > sim::memory_capacity(Loc))
-      throw sim::IsaError("TASSIGN: a tile of " + std::to_string(Bytes) + " bytes at address " +
-                          std::to_string(addr) + " exceeds " + sim::memory_name(Loc) + " (" +
-                          std::to_string(sim::memory_capacity(Loc)) + " bytes)");
+      sim::fail("TASSIGN: a tile of %zu bytes at address %llu exceeds %s (%zu bytes)", Bytes,
+                static_cast<unsigned long long>(addr), sim::memory_name(Loc), sim::memory_capacity(Loc));
     addr_ = static_cast<int64_t>(addr);
     own_.clear();
   }
@@ -248,9 +255,13 @@ private:
   static constexpr int64_t kOwned = -2;
   void check_valid() const {
     if (valid_row_ < 0 || valid_row_ > Rows || valid_col_ < 0 || valid_col_ > Cols)
-      throw sim::IsaError("Tile: valid region " + std::to_string(valid_row_) + "x" +
-                          std::to_string(valid_col_) + " exceeds the tile " + std::to_string(Rows) + "x" +
-                          std::to_string(Cols));
+      sim::fail("Tile: valid region %dx%d exceeds the tile %dx%d", valid_row_, valid_col_, Rows, Cols);
+  }
+  /// Storage of a tile never TASSIGNed (out of line: kernels assign every tile).
+  __attribute__((noinline)) DType *own_storage() {
+    own_.assign(static_cast<size_t>(Numel), DType{});
+    addr_ = kOwned;
+    return own_.data();
   }
   int64_t addr_ = kUnassigned;
   int valid_row_ = ValidRow == DYNAMIC ? Rows : ValidRow;

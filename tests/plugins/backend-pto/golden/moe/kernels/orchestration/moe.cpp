@@ -13,6 +13,29 @@
 // value that would make the orchestration read or expand outside a tensor stops the run with a message
 // naming the construct, the tensor, the index and the value (the simulator reports it as a run error).
 [[noreturn]] static inline void htp_fail(const std::string &message) { throw std::runtime_error(message); }
+// The messages are built out of line (cold), so that a check is a compare and a call where it is used.
+#define HTP_COLD [[noreturn]] __attribute__((noinline, cold)) static inline void
+HTP_COLD htp_fail_index(int64_t v, uint32_t n, const char *name, int64_t extent) {
+    htp_fail(std::string("runtime data: index ") + std::to_string(v) + " of dimension " + std::to_string(n) +
+             " of '" + name + "' is outside its extent " + std::to_string(extent));
+}
+HTP_COLD htp_fail_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi, int64_t nnz) {
+    htp_fail(std::string(where) + ": runtime data: '" + indptr + "' is not a CSR row pointer: " + indptr +
+             "[" + std::to_string(row) + "] = " + std::to_string(lo) + ", " + indptr + "[" +
+             std::to_string(row + 1) + "] = " + std::to_string(hi) + " (need 0 <= " + std::to_string(lo) +
+             " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
+}
+HTP_COLD htp_fail_view(const char *where, const char *tensor, const char *use, int64_t lo, int64_t hi, uint32_t d,
+                       int64_t dim) {
+    htp_fail(std::string(where) + ": runtime data: the view of '" + tensor + "' passed to " + use + " covers [" +
+             std::to_string(lo) + ", " + std::to_string(hi) + ") in dimension " + std::to_string(d) +
+             ", outside its extent " + std::to_string(dim));
+}
+HTP_COLD htp_fail_length(const char *where, const char *lengths, int64_t row, int64_t len) {
+    htp_fail(std::string(where) + ": runtime data: " + lengths + "[" + std::to_string(row) + "] = " +
+             std::to_string(len) + " is a negative ragged length");
+}
+#undef HTP_COLD
 
 // Element `idx` of runtime tensor `name` (waits for the tasks that write it); an index outside it fails.
 template <class T>
@@ -21,9 +44,7 @@ static inline int64_t htp_read(const ChipTensor &t, const char *name, std::initi
     uint32_t n = 0;
     for (int64_t v : idx) {
         if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))
-            htp_fail(std::string("runtime data: index ") + std::to_string(v) + " of dimension " +
-                     std::to_string(n) + " of '" + name + "' is outside its extent " +
-                     std::to_string(n < t.ndims ? t.shapes[n] : 0));
+            htp_fail_index(v, n, name, n < t.ndims ? t.shapes[n] : 0);
         at[n++] = static_cast<uint32_t>(v);
     }
     return static_cast<int64_t>(get_tensor_data<T>(t, n, at));
@@ -32,11 +53,7 @@ static inline int64_t htp_read(const ChipTensor &t, const char *name, std::initi
 // Row `row` of a CSR domain: 0 <= indptr[row] <= indptr[row + 1] <= the number of indices.
 static inline void htp_check_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi,
                                      int64_t nnz) {
-    if (lo < 0 || lo > hi || hi > nnz)
-        htp_fail(std::string(where) + ": runtime data: '" + indptr + "' is not a CSR row pointer: " + indptr +
-                 "[" + std::to_string(row) + "] = " + std::to_string(lo) + ", " + indptr + "[" +
-                 std::to_string(row + 1) + "] = " + std::to_string(hi) + " (need 0 <= " + std::to_string(lo) +
-                 " <= " + std::to_string(hi) + " <= " + std::to_string(nnz) + ", the number of indices)");
+    if (lo < 0 || lo > hi || hi > nnz) htp_fail_csr_row(where, indptr, row, lo, hi, nnz);
 }
 
 // A view whose offsets depend on runtime data (ragged rows, CSR selections, tensor reads such as a
@@ -47,19 +64,14 @@ static inline void htp_check_view(const char *where, const char *tensor, const c
     const int64_t *extent = shape.begin();
     for (int64_t o : offset) {
         const int64_t dim = d < t.ndims ? static_cast<int64_t>(t.shapes[d]) : 0;
-        if (o < 0 || o + extent[d] > dim)
-            htp_fail(std::string(where) + ": runtime data: the view of '" + tensor + "' passed to " + use +
-                     " covers [" + std::to_string(o) + ", " + std::to_string(o + extent[d]) + ") in dimension " +
-                     std::to_string(d) + ", outside its extent " + std::to_string(dim));
+        if (o < 0 || o + extent[d] > dim) htp_fail_view(where, tensor, use, o, o + extent[d], d, dim);
         ++d;
     }
 }
 
 // A ragged row length: lengths[row] >= 0 (an upper bound is the views' own check).
 static inline void htp_check_length(const char *where, const char *lengths, int64_t row, int64_t len) {
-    if (len < 0)
-        htp_fail(std::string(where) + ": runtime data: " + lengths + "[" + std::to_string(row) + "] = " +
-                 std::to_string(len) + " is a negative ragged length");
+    if (len < 0) htp_fail_length(where, lengths, row, len);
 }
 
 static inline int64_t htp_floordiv(int64_t a, int64_t b) {
