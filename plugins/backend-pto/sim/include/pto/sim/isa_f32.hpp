@@ -16,7 +16,15 @@ namespace f32 {
 
 inline float *at(const F32View &v, int64_t r, int64_t c) { return v.p + r * v.rs + c * v.cs; }
 
+/// True when the rows x cols of v are one contiguous run (a whole row-major tile).
+inline bool dense(const F32View &v, int cols) { return v.cs == 1 && v.rs == cols; }
+
 template <class F> inline void binary_loop(int rows, int cols, F32View d, F32View a, F32View b, F f) {
+  if (dense(d, cols) && dense(a, cols) && dense(b, cols)) {
+    const int64_t n = static_cast<int64_t>(rows) * cols;
+    for (int64_t i = 0; i < n; ++i) d.p[i] = f(a.p[i], b.p[i]);
+    return;
+  }
   for (int r = 0; r < rows; ++r) {
     float *dr = at(d, r, 0);
     const float *ar = at(a, r, 0), *br = at(b, r, 0);
@@ -29,6 +37,11 @@ template <class F> inline void binary_loop(int rows, int cols, F32View d, F32Vie
 }
 
 template <class F> inline void unary_loop(int rows, int cols, F32View d, F32View a, F f) {
+  if (dense(d, cols) && dense(a, cols)) {
+    const int64_t n = static_cast<int64_t>(rows) * cols;
+    for (int64_t i = 0; i < n; ++i) d.p[i] = f(a.p[i]);
+    return;
+  }
   for (int r = 0; r < rows; ++r) {
     float *dr = at(d, r, 0);
     const float *ar = at(a, r, 0);
@@ -40,8 +53,7 @@ template <class F> inline void unary_loop(int rows, int cols, F32View d, F32View
   }
 }
 
-/// b as a view that repeats b(r, 0) along a row (row_expand) or b(0, c) down a column (col_expand).
-inline F32View row_operand(F32View b) { return {b.p, b.rs, 0}; }
+/// b as a view that repeats b(0, c) down the columns (col_expand).
 inline F32View col_operand(F32View b) { return {b.p, 0, b.cs}; }
 
 /// Calls g with the element function of a two-operand op.
@@ -86,7 +98,21 @@ inline void unary(int op, int rows, int cols, F32View d, F32View a) {
 }
 
 inline void row_expand(int op, int rows, int cols, F32View d, F32View a, F32View b) {
-  binary(op, rows, cols, d, a, row_operand(b));
+  with_op2(op, [&](auto f) {
+    for (int r = 0; r < rows; ++r) {
+      float *dr = at(d, r, 0);
+      const float *ar = at(a, r, 0), *br = at(b, r, 0);
+      // b(r, 0) is read once for the row unless writing the row could change it (then per element, as the
+      // definition reads it).
+      const bool b_in_row = br >= dr && br <= dr + static_cast<int64_t>(cols > 0 ? cols - 1 : 0) * d.cs;
+      if (d.cs == 1 && a.cs == 1 && !b_in_row) {
+        const float bv = *br;
+        for (int c = 0; c < cols; ++c) dr[c] = f(ar[c], bv);
+      } else {
+        for (int c = 0; c < cols; ++c) dr[c * d.cs] = f(ar[c * a.cs], *br);
+      }
+    }
+  });
 }
 
 inline void col_expand(int op, int rows, int cols, F32View d, F32View a, F32View b) {
@@ -171,14 +197,25 @@ inline void matmul(int m_count, int n_count, int k_count, F32View acc, const F32
       sum += 0.0f;
       rw[n] = sum;
     }
+    int n0 = 0;
+    if (right.cs == 1) {
+      // Blocks of 16 columns held in registers across the whole k loop.
+      constexpr int kBlock = 16;
+      for (; n0 + kBlock <= n_count; n0 += kBlock) {
+        float block[kBlock];
+        for (int j = 0; j < kBlock; ++j) block[j] = rw[n0 + j];
+        for (int k = 0; k < k_count; ++k) {
+          const float a = *at(left, m, k);
+          const float *r = at(right, k, n0);
+          for (int j = 0; j < kBlock; ++j) block[j] += a * r[j];
+        }
+        for (int j = 0; j < kBlock; ++j) rw[n0 + j] = block[j];
+      }
+    }
     for (int k = 0; k < k_count; ++k) {
       const float a = *at(left, m, k);
       const float *r = at(right, k, 0);
-      if (right.cs == 1) {
-        for (int n = 0; n < n_count; ++n) rw[n] += a * r[n];
-      } else {
-        for (int n = 0; n < n_count; ++n) rw[n] += a * r[n * right.cs];
-      }
+      for (int n = n0; n < n_count; ++n) rw[n] += a * r[n * right.cs];
     }
     for (int n = 0; n < n_count; ++n) *at(acc, m, n) = rw[n];
   }
