@@ -5,6 +5,8 @@
 // these. A compiler that cannot precompile them leaves nothing (a warning); the binding then builds its own.
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "build_cache.hpp"
 #include "run_support.hpp"
@@ -27,10 +29,23 @@ int main(int argc, char **argv) {
     }
     jobs.push_back({"", "orchestration", kCommonFlags, {}, false});
     jobs.back().prelude = kOrchestrationPrelude;
-    for (const CompileJob &job : jobs)
-      if (cache.precompile(job).empty())
+    std::set<std::string> current;
+    for (const CompileJob &job : jobs) {
+      const std::string header = cache.precompile(job);
+      if (header.empty())
         std::fprintf(stderr, "htp_ptosim_pch: warning: could not precompile the %s headers (see %s/pch/*.log)\n",
                      job.label.c_str(), data.c_str());
+      else
+        current.insert(fs::path(header).parent_path().filename().string());
+    }
+    // What earlier headers or flags left (about 40 MB each): only the current keys are read. Kept when one
+    // failed, for its log.
+    std::error_code ec;
+    if (current.size() == jobs.size())
+      for (const auto &entry : fs::directory_iterator(data / "pch", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!current.count(name.substr(0, name.find('.')))) fs::remove_all(entry.path(), ec);
+      }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "htp_ptosim_pch: warning: %s\n", e.what());
   }
