@@ -8,6 +8,7 @@ preset against an empty ccache directory (so nothing is reused), then the whole 
 run it on an idle machine.
 """
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -34,7 +35,7 @@ def main():
         src, cache = pathlib.Path(tmp) / "src", pathlib.Path(tmp) / "ccache"
         cache.mkdir()
         subprocess.run(["git", "clone", "-q", str(ROOT), str(src)], check=True)
-        env = dict(__import__("os").environ, CCACHE_DIR=str(cache))
+        env = dict(os.environ, CCACHE_DIR=str(cache))
         run = lambda *cmd: subprocess.run(list(cmd), cwd=src, env=env, capture_output=True, text=True)
         t0 = time.perf_counter()
         for cmd in (["cmake", "--preset", "default"], ["cmake", "--build", "--preset", "default"]):

@@ -3,10 +3,8 @@
 // in float, and completes before it returns. Trailing wait-event operands are accepted and ignored.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include <pto/sim/cpu.hpp>
@@ -460,31 +458,30 @@ inline void matmul(Acc &acc, In *in, Left &left, Right &right, BiasF &&bias) {
     F32View in_view{};
     if (in) in_view = view(*in);
     isa().matmul(M, N, K, view(acc), in ? &in_view : nullptr, view(left), view(right));
-    return;
   } else {
-  using C = compute_t<typename Acc::DType>;
-  // Row by row with k outside n: every acc(m, n) still starts from in(m, n) (or 0) plus bias(n) and adds
-  // its products in ascending k, so the numbers are those of the textbook m-n-k loop bit for bit, while the
-  // innermost loop walks a row of `right` (contiguous for row-major tiles) and the compiler vectorizes it.
-  // `in` may be `acc` itself (TMATMUL_ACC): row m of it is read before row m is written.
-  const auto *L = left.data();
-  const auto *R = right.data();
-  const auto *I = in ? in->data() : nullptr;
-  auto *A = acc.data();
-  C row[Acc::Cols];
-  for (int m = 0; m < M; ++m) {
-    for (int n = 0; n < N; ++n) {
-      C sum = I ? load(I[m * In::RowStride + n * In::ColStride]) : C(0);
-      sum += static_cast<C>(bias(n));
-      row[n] = sum;
+    using C = compute_t<typename Acc::DType>;
+    // Row by row with k outside n: every acc(m, n) still starts from in(m, n) (or 0) plus bias(n) and adds
+    // its products in ascending k, so the numbers are those of the textbook m-n-k loop bit for bit, while the
+    // innermost loop walks a row of `right` (contiguous for row-major tiles) and the compiler vectorizes it.
+    // `in` may be `acc` itself (TMATMUL_ACC): row m of it is read before row m is written.
+    const auto *L = left.data();
+    const auto *R = right.data();
+    const auto *I = in ? in->data() : nullptr;
+    auto *A = acc.data();
+    C row[Acc::Cols];
+    for (int m = 0; m < M; ++m) {
+      for (int n = 0; n < N; ++n) {
+        C sum = I ? load(I[m * In::RowStride + n * In::ColStride]) : C(0);
+        sum += static_cast<C>(bias(n));
+        row[n] = sum;
+      }
+      for (int k = 0; k < K; ++k) {
+        const C a = static_cast<C>(load(L[m * Left::RowStride + k * Left::ColStride]));
+        const auto *r = R + k * Right::RowStride;
+        for (int n = 0; n < N; ++n) row[n] += a * static_cast<C>(load(r[n * Right::ColStride]));
+      }
+      for (int n = 0; n < N; ++n) A[m * Acc::RowStride + n * Acc::ColStride] = static_cast<typename Acc::DType>(row[n]);
     }
-    for (int k = 0; k < K; ++k) {
-      const C a = static_cast<C>(load(L[m * Left::RowStride + k * Left::ColStride]));
-      const auto *r = R + k * Right::RowStride;
-      for (int n = 0; n < N; ++n) row[n] += a * static_cast<C>(load(r[n * Right::ColStride]));
-    }
-    for (int n = 0; n < N; ++n) A[m * Acc::RowStride + n * Acc::ColStride] = static_cast<typename Acc::DType>(row[n]);
-  }
   }
 }
 } // namespace sim

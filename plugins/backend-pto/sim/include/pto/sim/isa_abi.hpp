@@ -36,6 +36,17 @@ enum F32Op : int {
   kExp, kLog, kSqrt, kRsqrt, kAbs, kNeg, kRelu, kRecip, kCopy,
 };
 
+/// Element offset of row r, column 0 of a global tensor's 2-D view: dims 0..3 (extents `shape`, strides
+/// `stride`) are the rows. GlobalTensor::offset and the table's TLOAD / TSTORE loops both place rows by it.
+inline int64_t global_row_offset(const int64_t shape[5], const int64_t stride[5], int64_t r) {
+  int64_t off = 0;
+  for (int d = 3; d >= 0; --d) {
+    off += (r % shape[d]) * stride[d];
+    r /= shape[d];
+  }
+  return off;
+}
+
 /// A global tensor's five extents and strides (a tile sees dims 0..3 as rows, dim 4 as columns).
 struct F32Global {
   float *p;

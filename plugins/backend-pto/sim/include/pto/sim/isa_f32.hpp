@@ -148,20 +148,10 @@ inline void fill(int rows, int cols, F32View d, float v) {
     for (int c = 0; c < cols; ++c) *at(d, r, c) = v;
 }
 
-/// Element offset of row r, column 0 of the global tensor's 2-D view (dims 0..3 are the rows).
-inline int64_t row_offset(const F32Global &g, int64_t r) {
-  int64_t off = 0;
-  for (int dim = 3; dim >= 0; --dim) {
-    off += (r % g.shape[dim]) * g.stride[dim];
-    r /= g.shape[dim];
-  }
-  return off;
-}
-
 inline void load(int64_t rows, int64_t cols, F32View d, const F32Global *g) {
   const int64_t cs = g->stride[4];
   for (int64_t r = 0; r < rows; ++r) {
-    const float *row = g->p + row_offset(*g, r);
+    const float *row = g->p + global_row_offset(g->shape, g->stride, r);
     float *dr = at(d, r, 0);
     if (cs == 1 && d.cs == 1) {
       for (int64_t c = 0; c < cols; ++c) dr[c] = row[c];
@@ -174,7 +164,7 @@ inline void load(int64_t rows, int64_t cols, F32View d, const F32Global *g) {
 inline void store(int64_t rows, int64_t cols, const F32Global *g, F32View s) {
   const int64_t cs = g->stride[4];
   for (int64_t r = 0; r < rows; ++r) {
-    float *row = g->p + row_offset(*g, r);
+    float *row = g->p + global_row_offset(g->shape, g->stride, r);
     const float *sr = at(s, r, 0);
     if (cs == 1 && s.cs == 1) {
       for (int64_t c = 0; c < cols; ++c) row[c] = sr[c];

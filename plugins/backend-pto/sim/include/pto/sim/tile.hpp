@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 #include <pto/sim/cpu.hpp>
+#include <pto/sim/isa_abi.hpp>
 
 namespace pto {
 
@@ -109,12 +109,7 @@ struct GlobalTensor {
   int64_t cols() const { return shape_.v[4]; }
   /// Element offset of 2-D element (r, c).
   int64_t offset(int64_t r, int64_t c) const {
-    int64_t off = c * stride_.v[4];
-    for (int d = 3; d >= 0; --d) {
-      off += (r % shape_.v[d]) * stride_.v[d];
-      r /= shape_.v[d];
-    }
-    return off;
+    return sim::global_row_offset(shape_.v, stride_.v, r) + c * stride_.v[4];
   }
 
 private:
