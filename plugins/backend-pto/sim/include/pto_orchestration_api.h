@@ -43,7 +43,7 @@ public:
                    bool manual_dep_in = false)
       : ndims(ndims_in), dtype(dtype_in), manual_dep(manual_dep_in) {
     if (ndims_in == 0 || ndims_in > MAX_TENSOR_DIMS)
-      throw std::invalid_argument("TensorCreateInfo: ndims must be 1..5");
+      chip_tensor_fail("TensorCreateInfo: ndims must be 1..5");
     for (uint32_t i = 0; i < ndims_in; ++i)
       shapes[i] = shapes_in[i];
   }
@@ -96,7 +96,7 @@ public:
   bool empty() const { return count_ == 0; }
   uint32_t size() const { return count_; }
   const ChipTensor &get_ref(uint32_t index) const & {
-    if (index >= count_) throw std::out_of_range("TaskOutputTensors::get_ref: index out of range");
+    if (index >= count_) chip_tensor_fail("TaskOutputTensors::get_ref: index out of range");
     return *tensors_[index];
   }
   const ChipTensor &get_ref(uint32_t index) const && = delete;

@@ -3,14 +3,34 @@
 // independent implementation).
 #pragma once
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <stdexcept>
-#include <string>
+#include <exception>
 
 #include "data_type.h"
 #include "pto_task_id.h"
+
+/// What a ChipTensor operation throws for a shape or range it cannot take (the runtime reports what()).
+/// A std::exception with its text inline, so that this header, which every kernel includes, needs neither
+/// <string> nor <stdexcept> (whose inline functions every kernel's compile would instantiate again).
+struct ChipTensorError : std::exception {
+  char text[128];
+  const char *what() const noexcept override { return text; }
+};
+
+/// Throws ChipTensorError with the printf-formatted message (out of line and cold).
+[[noreturn]] __attribute__((noinline, cold, format(printf, 1, 2))) inline void chip_tensor_fail(const char *format,
+                                                                                                ...) {
+  ChipTensorError error;
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(error.text, sizeof error.text, format, args);
+  va_end(args);
+  throw error;
+}
 
 /// A buffer: address and size in bytes.
 struct PTOBufferHandle {
@@ -74,7 +94,7 @@ struct alignas(64) ChipTensor {
                      DataType in_dtype, int32_t in_version, bool in_manual_dep = false,
                      AddressSpace in_space = AddressSpace::HOST) {
     if (in_ndims == 0 || in_ndims > MAX_TENSOR_DIMS)
-      throw std::invalid_argument("ChipTensor: ndims must be 1..5");
+      chip_tensor_fail("ChipTensor: ndims must be 1..5");
     std::memset(static_cast<void *>(this), 0, sizeof(*this));
     buffer = {reinterpret_cast<uint64_t>(addr), buffer_size_bytes};
     owner_task_id = PTO2TaskId::invalid();
@@ -98,7 +118,7 @@ struct alignas(64) ChipTensor {
     for (uint32_t i = 0; i < ndims; ++i) {
       if (!empty) {
         if (view_offsets[i] + static_cast<uint64_t>(view_shapes[i]) > shapes[i])
-          throw std::out_of_range("ChipTensor::view: dimension " + std::to_string(i) + " out of range");
+          chip_tensor_fail("ChipTensor::view: dimension %u out of range", i);
         r.start_offset += static_cast<uint64_t>(view_offsets[i]) * strides[i];
       }
       r.shapes[i] = view_shapes[i];
@@ -114,7 +134,7 @@ struct alignas(64) ChipTensor {
 
   /// Swaps dimensions x and y.
   ChipTensor transpose(uint32_t x, uint32_t y, bool in_manual_dep = false) const {
-    if (x >= ndims || y >= ndims) throw std::out_of_range("ChipTensor::transpose: dimension out of range");
+    if (x >= ndims || y >= ndims) chip_tensor_fail("ChipTensor::transpose: dimension out of range");
     ChipTensor r = *this;
     std::swap(r.shapes[x], r.shapes[y]);
     std::swap(r.strides[x], r.strides[y]);
@@ -127,7 +147,7 @@ struct alignas(64) ChipTensor {
   ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1,
                    bool in_manual_dep = false) const {
     if (dim >= ndims || step == 0 || end <= start || end > shapes[dim])
-      throw std::out_of_range("ChipTensor::slice: bad range");
+      chip_tensor_fail("ChipTensor::slice: bad range");
     ChipTensor r = *this;
     r.start_offset += static_cast<uint64_t>(start) * strides[dim];
     r.shapes[dim] = (end - start + step - 1) / step;
@@ -139,12 +159,12 @@ struct alignas(64) ChipTensor {
 
   /// Same elements with another shape; the view must be contiguous.
   ChipTensor reshape(const uint32_t new_shapes[], uint32_t new_ndims, bool in_manual_dep = false) const {
-    if (!is_contiguous) throw std::logic_error("ChipTensor::reshape: the view is not contiguous");
+    if (!is_contiguous) chip_tensor_fail("ChipTensor::reshape: the view is not contiguous");
     uint64_t n = 1;
     for (uint32_t i = 0; i < new_ndims; ++i)
       n *= new_shapes[i];
     if (n != numel() || new_ndims == 0 || new_ndims > MAX_TENSOR_DIMS)
-      throw std::invalid_argument("ChipTensor::reshape: element count differs");
+      chip_tensor_fail("ChipTensor::reshape: element count differs");
     ChipTensor r = *this;
     r.ndims = new_ndims;
     for (uint32_t i = 0; i < new_ndims; ++i)

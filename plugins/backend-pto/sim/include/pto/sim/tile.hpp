@@ -6,8 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
-#include <stdexcept>
+#include <exception>
 #include <type_traits>
 #include <vector>
 
@@ -147,25 +146,35 @@ constexpr const char *memory_name(TileType t) {
 
 /// The on-chip memories of the simulated core running on this thread (allocated on first use).
 inline unsigned char *core_memory(TileType t) {
-  static thread_local std::unique_ptr<unsigned char[]> spaces[9];
-  auto &space = spaces[static_cast<int>(t)];
-  if (!space) space.reset(new unsigned char[memory_capacity(t)]());
-  return space.get();
+  struct Spaces {
+    unsigned char *space[9] = {};
+    ~Spaces() {
+      for (unsigned char *p : space)
+        delete[] p;
+    }
+  };
+  static thread_local Spaces spaces;
+  unsigned char *&space = spaces.space[static_cast<int>(t)];
+  if (!space) space = new unsigned char[memory_capacity(t)]();
+  return space;
 }
 
 /// Thrown for an instruction the simulated core cannot execute (the runtime reports it with the task).
-struct IsaError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+/// Its text is held inline: kernels include this header, and <stdexcept> would bring <string> into each of
+/// their compiles.
+struct IsaError : std::exception {
+  char text[512] = {};
+  const char *what() const noexcept override { return text; }
 };
 /// Throws IsaError with the printf-formatted message. Out of line and cold, so that an instruction's checks
 /// compile to a compare and a call: kernels are mostly checks and calls.
 [[noreturn]] __attribute__((noinline, cold, format(printf, 1, 2))) inline void fail(const char *format, ...) {
-  char text[512];
+  IsaError error;
   va_list args;
   va_start(args, format);
-  std::vsnprintf(text, sizeof text, format, args);
+  std::vsnprintf(error.text, sizeof error.text, format, args);
   va_end(args);
-  throw IsaError(text);
+  throw error;
 }
 
 } // namespace sim
