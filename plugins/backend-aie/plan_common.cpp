@@ -75,14 +75,13 @@ namespace {
 
 /// Kernels some workload or some workload's pipe stage launches (they are not entrypoints of their own).
 std::set<std::string> launched_kernels(const ProgramDocs &docs) {
-  std::set<std::string> out;
-  auto launches = [&](const htp::WspNode &n) {
-    if (n.is_task()) out.insert(n.kernel);
-  };
-  for (const htp::WspWorkload &w : docs.tasks.workloads) htp::for_each_node(w.body, launches);
+  std::set<std::string> out = htp::launched_kernels(docs.tasks);
   for (const htp::CspProgram &p : docs.csp.programs)
     for (const htp::CspProcess &proc : p.processes)
-      if (proc.stage) htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, launches);
+      if (proc.stage)
+        htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, [&](const htp::WspNode &n) {
+          if (n.is_task()) out.insert(n.kernel);
+        });
   return out;
 }
 

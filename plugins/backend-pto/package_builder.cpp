@@ -162,15 +162,9 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     return pkg;
   }
   const size_t before = problems.size();
-  if (in.layouts) {
-    std::set<std::string> launched;
-    if (in.task_graph)
-      for (const htp::WspWorkload &w : in.task_graph->workloads)
-        htp::for_each_node(w.body, [&](const htp::WspNode &n) {
-          if (n.is_task()) launched.insert(n.kernel);
-        });
-    read_memory_layouts(kernels, *in.layouts, launched, problems);
-  }
+  if (in.layouts)
+    read_memory_layouts(kernels, *in.layouts,
+                        in.task_graph ? htp::launched_kernels(*in.task_graph) : std::set<std::string>{}, problems);
   std::vector<CspProgram> programs;
   std::vector<Kernel> derived;
   if (in.csp_graph)

@@ -162,12 +162,7 @@ void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const
                       std::vector<Problem> &problems) {
   std::map<std::string, std::vector<htp::TileKernel>> parts;         // kernel -> its parts in order
   std::map<std::string, std::vector<std::vector<Handoff>>> handoffs;  // kernel -> per part, its hand-offs
-  std::set<std::string> launched;
-  if (tasks)
-    for (const htp::WspWorkload &w : tasks->workloads)
-      htp::for_each_node(w.body, [&](const htp::WspNode &n) {
-        if (n.is_task()) launched.insert(n.kernel);
-      });
+  const std::set<std::string> launched = tasks ? htp::launched_kernels(*tasks) : std::set<std::string>{};
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || !launched.count(k.name)) continue;
     std::optional<std::vector<Segment>> segs;

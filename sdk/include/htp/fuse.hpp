@@ -227,11 +227,7 @@ inline std::variant<std::string, FuseError> fuse_through(TileKernels &kernels, W
 /// Removes from `kernels` those of `names` that no workload of `tasks` launches any more (the kernels
 /// fuse_through fused, when the fused launch was their only one).
 inline void drop_unlaunched(TileKernels &kernels, const WspTaskGraph &tasks, const std::set<std::string> &names) {
-  std::set<std::string> launched;
-  for (const WspWorkload &w : tasks.workloads)
-    for_each_node(w.body, [&](const WspNode &n) {
-      if (n.is_task()) launched.insert(n.kernel);
-    });
+  const std::set<std::string> launched = launched_kernels(tasks);
   std::erase_if(kernels.kernels, [&](const TileKernel &k) { return names.count(k.name) && !launched.count(k.name); });
 }
 

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -175,6 +176,16 @@ template <class F> void for_each_node(const std::vector<WspNode> &nodes, F &&f) 
     for_each_node(n.then_body, f);
     for_each_node(n.else_body, f);
   }
+}
+
+/// The kernels the tasks of `graph`'s workloads launch.
+inline std::set<std::string> launched_kernels(const WspTaskGraph &graph) {
+  std::set<std::string> launched;
+  for (const WspWorkload &w : graph.workloads)
+    for_each_node(w.body, [&](const WspNode &n) {
+      if (n.is_task()) launched.insert(n.kernel);
+    });
+  return launched;
 }
 
 // ---- reading ------------------------------------------------------------------------------------------
