@@ -21,15 +21,17 @@ using Clock = std::chrono::steady_clock;
 enum class Step { Progress, Waiting, Done };
 
 /// One thing that runs in the design — a core's program, a mem-tile link channel, a shim DMA channel, the
-/// runtime sequence — as a resumable state machine: step() runs it until it waits or ends, and `waits`
-/// says on what (for a deadlock's message).
+/// runtime sequence — as a resumable state machine: step() runs it until it waits or ends, and waits()
+/// says on what (for a deadlock's message; spelled only then, from the state the actor stopped in, which a
+/// round in which nothing moved leaves as it was).
 struct Actor {
   virtual ~Actor() = default;
   virtual Step step() = 0;
   /// Whether the run is over only when this actor is done (cores, the runtime sequence); links and shim
   /// channels serve them and wait for more work forever.
   virtual bool required() const { return false; }
-  std::string waits;
+  /// What the actor waits on after a step that returned Waiting or Progress, or "" when it waits on nothing.
+  virtual std::string waits() const = 0;
   bool done = false;
 };
 
@@ -68,7 +70,8 @@ private:
       if (!moved) {
         std::string waiting;
         for (const auto &a : actors_)
-          if (!a->done && !a->waits.empty()) waiting += "; " + a->waits;
+          if (!a->done)
+            if (std::string w = a->waits(); !w.empty()) waiting += "; " + w;
         throw SimError("deadlock: nothing in the design can move" + waiting);
       }
       if (Clock::now() > deadline_)
@@ -151,8 +154,8 @@ private:
     Step step() override {
       bool moved = false;
       for (;;) {
-        if (!src && !(src = in.try_acquire_consume(reader, 1))) return wait("an object of @" + in.name() + " " + in.state(), moved);
-        if (!dst && !(dst = out.try_acquire_produce(part, 1))) return wait("a free object of @" + out.name() + " " + out.state(), moved);
+        if (!src && !(src = in.try_acquire_consume(reader, 1))) return moved ? Step::Progress : Step::Waiting;
+        if (!dst && !(dst = out.try_acquire_produce(part, 1))) return moved ? Step::Progress : Step::Waiting;
         if (!order) std::memcpy(dst + out_off * eb, src + in_off * eb, bytes);
         else
           for (size_t k = 0; k < order->size() && static_cast<size_t>((k + 1) * eb) <= bytes; ++k)
@@ -163,9 +166,10 @@ private:
         moved = true;
       }
     }
-    Step wait(const std::string &what, bool moved) {
-      waits = "link @" + in.name() + " -> @" + out.name() + " waits for " + what;
-      return moved ? Step::Progress : Step::Waiting;
+    std::string waits() const override {
+      const std::string what = !src ? "an object of @" + in.name() + " " + in.state()
+                                    : "a free object of @" + out.name() + " " + out.state();
+      return "link @" + in.name() + " -> @" + out.name() + " waits for " + what;
     }
     SimFifo &in, &out;
     int reader, part;
@@ -205,16 +209,57 @@ private:
   }
 
   /// A core's program: a stack of (ops, next op, loop iteration) frames, run until an acquire waits.
+  /// Each op's FIFO, port, consumer index and kernel are looked up by name the first time it runs (failing
+  /// as before when they do not exist), then kept beside it: an iteration touches no map.
   struct CoreActor : Actor {
+    /// What an op refers to, found once.
+    struct Resolved {
+      bool ready = false;
+      SimFifo *fifo = nullptr;      ///< Acquire / Release
+      bool produce = false;         ///< Acquire / Release: the Produce port
+      int consumer = 0;             ///< Acquire / Release on the Consume port: this core's index
+      size_t slot = 0;              ///< Acquire / Release: the held object's slot (one per FIFO name)
+      KernelEntry kernel = nullptr; ///< Call
+      std::vector<size_t> arg_slots; ///< Call: per Fifo argument, its held slot
+      std::vector<Resolved> body;   ///< Loop: its body's ops
+    };
     struct Frame {
       const std::vector<CoreOp> *ops;
+      std::vector<Resolved> *resolved;
       size_t pc;
       int64_t iteration, trip;
     };
     CoreActor(Simulation &s, size_t index)
         : sim(s), core(s.d_.cores[index]), tid(static_cast<int>(index)),
-          who("core '" + core.name + "' on " + core.tile.text()), stack{{&core.body, 0, 0, 1}} {}
+          who("core '" + core.name + "' on " + core.tile.text()), top(core.body.size()),
+          stack{{&core.body, &top, 0, 0, 1}} {}
     bool required() const override { return true; }
+
+    /// The held-object slot of FIFO `name`.
+    size_t slot_of(const std::string &name) {
+      auto [it, added] = slots.emplace(name, held.size());
+      if (added) held.push_back(nullptr);
+      return it->second;
+    }
+
+    void resolve(const CoreOp &op, Resolved &r) {
+      switch (op.kind) {
+        case CoreOp::Kind::Acquire:
+        case CoreOp::Kind::Release:
+          r.fifo = &sim.fifo(op.fifo);
+          r.produce = op.port == "Produce";
+          if (!r.produce) r.consumer = sim.consumer_index(op.fifo, core);
+          r.slot = slot_of(op.fifo);
+          break;
+        case CoreOp::Kind::Call:
+          r.kernel = sim.kernels_.at(op.callee);
+          for (const CallArg &a : op.args)
+            r.arg_slots.push_back(a.kind == CallArg::Kind::Fifo ? slot_of(a.fifo) : 0);
+          break;
+        case CoreOp::Kind::Loop: r.body.resize(op.body.size()); break;
+      }
+      r.ready = true;
+    }
 
     Step step() override {
       bool moved = false;
@@ -226,73 +271,82 @@ private:
           continue;
         }
         const CoreOp &op = (*f.ops)[f.pc];
+        Resolved &r = (*f.resolved)[f.pc];
+        if (!r.ready) resolve(op, r);
         switch (op.kind) {
           case CoreOp::Kind::Loop:
             ++f.pc;
-            if (op.trip > 0) stack.push_back({&op.body, 0, 0, op.trip});
+            if (op.trip > 0) stack.push_back({&op.body, &r.body, 0, 0, op.trip});
             break;
           case CoreOp::Kind::Acquire: {
-            SimFifo &q = sim.fifo(op.fifo);
-            char *obj = op.port == "Produce" ? q.try_acquire_produce(0, op.count)
-                                             : q.try_acquire_consume(sim.consumer_index(op.fifo, core), op.count);
+            char *obj = r.produce ? r.fifo->try_acquire_produce(0, op.count)
+                                  : r.fifo->try_acquire_consume(r.consumer, op.count);
             if (!obj) {
               if (blocked_since < 0) blocked_since = sim.now_us();
-              waits = who + " waits to acquire " + std::to_string(op.count) + " object(s) to " +
-                      (op.port == "Produce" ? "produce" : "consume") + " of @" + op.fifo + " " + q.state();
+              blocked_on = &op;
               return moved ? Step::Progress : Step::Waiting;
             }
+            blocked_on = nullptr;
             if (blocked_since >= 0) {
               const double t1 = sim.now_us();
               blocked_us += t1 - blocked_since;
               if (t1 - blocked_since > 1.0) sim.event("acquire @" + op.fifo, "wait", blocked_since, t1 - blocked_since, tid);
               blocked_since = -1;
             }
-            held[op.fifo] = obj;
+            held[r.slot] = obj;
             ++f.pc;
             break;
           }
           case CoreOp::Kind::Release: {
-            SimFifo &q = sim.fifo(op.fifo);
-            if (op.port == "Produce") q.release_produce(0, op.count);
-            else q.release_consume(sim.consumer_index(op.fifo, core), op.count);
-            held.erase(op.fifo);
+            if (r.produce) r.fifo->release_produce(0, op.count);
+            else r.fifo->release_consume(r.consumer, op.count);
+            held[r.slot] = nullptr;
             ++f.pc;
             break;
           }
           case CoreOp::Kind::Call:
-            call(op, f.iteration);
+            call(op, r, f.iteration);
             ++f.pc;
             break;
         }
         moved = true;
       }
+      blocked_on = nullptr;
       sim.core_stats_.push_back({{"name", core.name}, {"tile", {core.tile.col, core.tile.row}}, {"calls", calls},
                                  {"busy_us", busy_us}, {"blocked_us", blocked_us}});
       return Step::Done;
     }
 
-    void call(const CoreOp &op, int64_t iteration) {
-      std::vector<void *> args;
-      std::vector<int64_t> ints(op.args.size());
-      std::vector<double> reals(op.args.size());
-      std::vector<float> floats(op.args.size());
-      std::vector<int32_t> i32(op.args.size());
-      for (size_t i = 0; i < op.args.size(); ++i) {
+    std::string waits() const override {
+      if (!blocked_on) return {};
+      const CoreOp &op = *blocked_on;
+      return who + " waits to acquire " + std::to_string(op.count) + " object(s) to " +
+             (op.port == "Produce" ? "produce" : "consume") + " of @" + op.fifo + " " + sim.fifo(op.fifo).state();
+    }
+
+    void call(const CoreOp &op, const Resolved &r, int64_t iteration) {
+      // The argument buffers are the actor's, sized once: a call allocates nothing.
+      const size_t n = op.args.size();
+      args.assign(n, nullptr);
+      ints.resize(n);
+      reals.resize(n);
+      floats.resize(n);
+      i32.resize(n);
+      for (size_t i = 0; i < n; ++i) {
         const CallArg &a = op.args[i];
         if (a.kind == CallArg::Kind::Fifo) {
-          auto it = held.find(a.fifo);
-          if (it == held.end()) throw SimError("core '" + core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
-          args.push_back(it->second);
+          args[i] = held[r.arg_slots[i]];
+          if (!args[i]) throw SimError("core '" + core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
           continue;
         }
         const double v = a.kind == CallArg::Kind::Const ? a.value.get<double>() : double(a.start + a.step * iteration);
-        if (a.dtype == "f32") { floats[i] = static_cast<float>(v); args.push_back(&floats[i]); }
-        else if (a.dtype == "i64") { ints[i] = static_cast<int64_t>(v); args.push_back(&ints[i]); }
-        else if (a.dtype == "f64") { reals[i] = v; args.push_back(&reals[i]); }
-        else { i32[i] = static_cast<int32_t>(v); args.push_back(&i32[i]); }
+        if (a.dtype == "f32") { floats[i] = static_cast<float>(v); args[i] = &floats[i]; }
+        else if (a.dtype == "i64") { ints[i] = static_cast<int64_t>(v); args[i] = &ints[i]; }
+        else if (a.dtype == "f64") { reals[i] = v; args[i] = &reals[i]; }
+        else { i32[i] = static_cast<int32_t>(v); args[i] = &i32[i]; }
       }
       const double t0 = sim.now_us();
-      sim.kernels_.at(op.callee)(args.data());
+      r.kernel(args.data());
       const double t1 = sim.now_us();
       busy_us += t1 - t0;
       calls++;
@@ -303,8 +357,16 @@ private:
     const Core &core;
     int tid;
     std::string who;
+    std::vector<Resolved> top;  ///< The core body's ops.
     std::vector<Frame> stack;
-    std::map<std::string, char *> held;
+    std::map<std::string, size_t> slots;  ///< FIFO name -> its held slot
+    std::vector<char *> held;             ///< Per slot: the acquired object, or null
+    const CoreOp *blocked_on = nullptr;   ///< The acquire the last step stopped at
+    std::vector<void *> args;
+    std::vector<int64_t> ints;
+    std::vector<double> reals;
+    std::vector<float> floats;
+    std::vector<int32_t> i32;
     int64_t calls = 0;
     double busy_us = 0, blocked_us = 0, blocked_since = -1;
   };
@@ -318,12 +380,7 @@ private:
       bool moved = false;
       while (!queue.empty()) {
         if (t0 < 0) t0 = sim.now_us();
-        if (!sim.transfer(*queue.front(), name, *this, moved)) {
-          const ObjectFifo *f = sim.d_.fifo(name);  // (transfer() checked it exists)
-          waits = "shim DMA of @" + name + " waits for " + (f->producer.row == 0 ? "a free object " : "an object ") +
-                  sim.fifo(name).state();
-          return moved ? Step::Progress : Step::Waiting;
-        }
+        if (!sim.transfer(*queue.front(), name, *this, moved)) return moved ? Step::Progress : Step::Waiting;
         sim.event("dma " + queue.front()->param + " -> @" + name, "dma", t0, sim.now_us() - t0, tid);
         queue.pop_front();
         ++finished;
@@ -332,6 +389,12 @@ private:
         moved = true;
       }
       return moved ? Step::Progress : Step::Waiting;
+    }
+    std::string waits() const override {
+      if (queue.empty()) return {};
+      const ObjectFifo *f = sim.d_.fifo(name);  // (transfer() checked it exists)
+      return "shim DMA of @" + name + " waits for " + (f->producer.row == 0 ? "a free object " : "an object ") +
+             sim.fifo(name).state();
     }
     Simulation &sim;
     std::string name;
@@ -417,13 +480,18 @@ private:
           ch.queue.push_back(&op);
           ch.issued++;
         } else if (ch.finished < ch.issued) {
-          waits = "aiex.npu.dma_wait {symbol = @" + op.fifo + "} waits (" + std::to_string(ch.finished) + " of " +
-                  std::to_string(ch.issued) + " transfers done)";
           return moved ? Step::Progress : Step::Waiting;
         }
         moved = true;
       }
       return Step::Done;
+    }
+    std::string waits() const override {
+      if (pc >= sim.d_.sequence.size()) return {};
+      const DmaOp &op = sim.d_.sequence[pc];
+      const ShimActor &ch = *sim.shim_.at(op.fifo);
+      return "aiex.npu.dma_wait {symbol = @" + op.fifo + "} waits (" + std::to_string(ch.finished) + " of " +
+             std::to_string(ch.issued) + " transfers done)";
     }
     Simulation &sim;
     size_t pc = 0;
@@ -443,6 +511,7 @@ private:
 
   Json trace() {
     Json ev = Json::array();
+    ev.get_ref<Json::array_t &>().reserve(1 + d_.cores.size() + events_.size());
     ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "aie-sim " + d_.entry + " (" + d_.device + ")"}}}});
     for (size_t i = 0; i < d_.cores.size(); ++i)
       ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", static_cast<int>(i)},
