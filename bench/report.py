@@ -16,8 +16,8 @@ import subprocess
 import sys
 
 # Python scripts under bench/ that print Google Benchmark JSON.
-PYTHON_BENCHMARKS = ["examples/compile_time.py", "examples/run_report.py", "ir/typed_readers.py", "pto-sim/numpy_tile_ops.py",
-                     "pass/python_pass.py", "serving/llm_decode.py", "build/cold_build.py"]
+PYTHON_BENCHMARKS = ["examples/compile_time.py", "examples/run_report.py", "examples/estimates.py", "ir/typed_readers.py",
+                     "pto-sim/numpy_tile_ops.py", "pass/python_pass.py", "serving/llm_decode.py", "build/cold_build.py"]
 # Scripts too slow to run for a filter that cannot match what they print (the cold build takes minutes).
 PYTHON_BENCHMARK_NAMES = {"build/cold_build.py": ["BM_ColdBuild/default", "BM_ColdMakeTest/default"]}
 
@@ -77,6 +77,16 @@ def value_of(bench, metric, unit):
     return value
 
 
+def judge(target, val, unit):
+    """The target's text and the verdict on `val`: "max" is an upper bound, "min" a lower one (OVER / UNDER)."""
+    lo, hi = (target or {}).get("min"), (target or {}).get("max")
+    text = (f"{lo:g}..{hi:g} {unit}" if lo is not None and hi is not None else f"<= {hi:g} {unit}" if hi is not None
+            else f">= {lo:g} {unit}" if lo is not None else "")
+    if val is None or not text:
+        return text, ""
+    return text, "OVER" if hi is not None and val > hi else "UNDER" if lo is not None and val < lo else "ok"
+
+
 def ratio_rows(targets, results):
     """One row per "ratio" target whose two benchmarks both ran: numerator figure / denominator figure."""
     rows = []
@@ -91,9 +101,8 @@ def ratio_rows(targets, results):
             continue
         a, b = value_of(num, metric, "s"), value_of(den, metric, "s")
         val = a / b if a is not None and b else None
-        limit = t.get("max")
-        verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
-        rows.append((t["name"], f"{num['name']} / {den['name']}", val, t.get("unit", "x"), limit, verdict, ""))
+        text, verdict = judge(t, val, t.get("unit", "x"))
+        rows.append((t["name"], f"{num['name']} / {den['name']}", val, t.get("unit", "x"), text, verdict, ""))
     return rows
 
 
@@ -121,18 +130,16 @@ def main():
             unit = target["unit"] if target else bench["time_unit"]
             metric = target["metric"] if target else "time"
             val = value_of(bench, metric, unit)
-            limit = target.get("max") if target else None
-            verdict = "" if limit is None or val is None else ("ok" if val <= limit else "OVER")
-            rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, limit, verdict,
+            text, verdict = judge(target, val, unit)
+            rows.append((target["name"] if target else bench["name"], bench["name"], val, unit, text, verdict,
                          bench.get("label", "")))
     rows.extend(ratio_rows(targets, [b for b in results if b.get("run_type") != "aggregate"]))
     if not rows:
         sys.exit("no benchmark matched" + "".join(f"\n  {f}" for f in FAILED))
     w = max(len(r[0]) for r in rows)
     print(f"{'figure':<{w}}  {'measured':>12}  {'target':>10}  verdict  benchmark")
-    for name, bname, val, unit, limit, verdict, label in rows:
+    for name, bname, val, unit, tgt, verdict, label in rows:
         meas = f"{val:.4g} {unit}" if isinstance(val, (int, float)) else "-"
-        tgt = f"<= {limit:g} {unit}" if limit is not None else ""
         print(f"{name:<{w}}  {meas:>12}  {tgt:>10}  {verdict:<7}  {bname} {label}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
