@@ -73,7 +73,22 @@ public:
       append_json_string(rendered_, t);
       offsets_.push_back(rendered_.size());
     }
+    rendered_.append(kCopy, ' '); // readable past the last element, for copy_element
     separator_size_ = separator.size();
+  }
+
+  /// Bytes copy_element moves at once: most elements are shorter.
+  static constexpr size_t kCopy = 64;
+  /// Copies fact r's element to `dst`, which has kCopy bytes of room past it; returns the end of the copy.
+  /// An element of at most kCopy bytes is moved as one fixed-size block (a few vector moves, no call).
+  char *copy_element(char *dst, uint32_t r) const {
+    const char *src = rendered_.data() + offsets_[r];
+    const size_t n = offsets_[r + 1] - offsets_[r];
+    if (n <= kCopy)
+      std::memcpy(dst, src, kCopy);
+    else
+      std::memcpy(dst, src, n);
+    return dst + n;
   }
   /// Fact r as an array element after another one (separator included).
   std::string_view element(uint32_t r) const {
@@ -185,6 +200,7 @@ public:
 
 private:
   static constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<char> scratch_; ///< Streamed: one pass's facts_after elements.
 
   /// With a sink, hands it the buffer once it holds more than `above` bytes.
   void drain(size_t above) {
@@ -318,17 +334,27 @@ private:
       const std::vector<uint32_t> &ranks = walk.ranks();
       if (!ranks.empty()) {
         w_.separate();
-        std::string &out = w_.buffer();
         std::string_view first = facts_.first_element(ranks.front());
-        const size_t at = out.size();
-        out.resize(at + walk.bytes() - (facts_.element(ranks.front()).size() - first.size()));
-        char *dst = out.data() + at;
-        std::memcpy(dst, first.data(), first.size());
-        dst += first.size();
-        for (size_t i = 1; i < ranks.size(); ++i) {
-          std::string_view e = facts_.element(ranks[i]);
-          std::memcpy(dst, e.data(), e.size());
-          dst += e.size();
+        const size_t size = walk.bytes() - (facts_.element(ranks.front()).size() - first.size());
+        auto fill = [&](char *dst) {
+          std::memcpy(dst, first.data(), first.size());
+          dst += first.size();
+          for (size_t i = 1; i < ranks.size(); ++i)
+            dst = facts_.copy_element(dst, ranks[i]);
+        };
+        if (sink_) {
+          // Streamed: the array goes to the sink from a scratch block that stays in cache, after what the
+          // writer holds (no copy into the writer's buffer, no zero-filling it first).
+          if (scratch_.size() < size + FactTable::kCopy) scratch_.resize(size + FactTable::kCopy);
+          fill(scratch_.data());
+          drain(0);
+          sink_->write(scratch_.data(), static_cast<std::streamsize>(size));
+        } else {
+          std::string &out = w_.buffer();
+          const size_t at = out.size();
+          out.resize(at + size + FactTable::kCopy); // room for the last fixed-size copy
+          fill(out.data() + at);
+          out.resize(at + size);
         }
       }
       w_.end_array();

@@ -3,6 +3,7 @@
 // that former implementation, facts_after rebuilt from a std::set for every pass).
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -180,6 +181,51 @@ TEST(PlanJson, RandomPlansAreByteIdenticalToTheTreeDocument) {
     Plan plan = plans.next();
     ASSERT_EQ(plan.to_json_text(), reference_text(plan)) << "plan " << i;
   }
+}
+
+/// The document `resolve --json` streams (Plan::write_json).
+std::string streamed(const Plan &plan) {
+  std::ostringstream out;
+  plan.write_json(out);
+  return out.str();
+}
+
+TEST(PlanJson, TheStreamedDocumentIsTheStringDocument) {
+  RandomPlans plans(5);
+  for (int i = 0; i < 100; ++i) {
+    Plan plan = plans.next();
+    ASSERT_EQ(streamed(plan), plan.to_json_text()) << "plan " << i;
+  }
+  EXPECT_EQ(streamed(Plan{}), Plan{}.to_json_text());
+}
+
+TEST(PlanJson, ALargeStreamedDocumentIsTheStringDocument) {
+  // Tens of megabytes: the stream is written in chunks of about 1 MB and each pass's facts_after array
+  // straight from a scratch block; facts of every length around the 64-byte block the elements are
+  // copied in.
+  Component c;
+  c.kind = ComponentKind::Pass;
+  c.id = "p";
+  c.version = "1.0.0";
+  c.plugin.name = "plug";
+  Plan plan;
+  plan.target = "t";
+  auto fact = [](size_t i) { return "IR.F" + std::to_string(i) + "(k=" + std::string(i % 97, 'x') + ")"; };
+  for (size_t i = 0; i < 1500; ++i)
+    plan.initial_facts.push_back(fact(i));
+  std::sort(plan.initial_facts.begin(), plan.initial_facts.end());
+  for (size_t p = 0; p < 200; ++p) {
+    PlannedPass pass;
+    pass.component = &c;
+    pass.added = {fact(1500 + 2 * p), fact(1501 + 2 * p)};
+    pass.removed = {fact(p * 5)};
+    std::sort(pass.added.begin(), pass.added.end());
+    plan.passes.push_back(std::move(pass));
+  }
+  const std::string text = plan.to_json_text();
+  ASSERT_GT(text.size(), size_t{20} << 20);
+  EXPECT_TRUE(streamed(plan) == text);
+  EXPECT_EQ(text, reference_text(plan));
 }
 
 TEST(PlanJson, AnEmptyPlanIsByteIdenticalToTheTreeDocument) {
