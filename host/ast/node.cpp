@@ -48,19 +48,39 @@ bool is_attribute_key(std::string_view key) {
   return dot != std::string_view::npos && dot > 0 && dot + 1 < key.size();
 }
 
-NodePtr Node::make(Kind kind, Span span) {
-  NodePtr n(new Node(kind));
-  n->span_ = std::move(span);
+void *Node::operator new(size_t size, FieldCount fields) {
+  static_assert(sizeof(Node) % alignof(Value) == 0, "the fields follow the node");
+  return ::operator new(size + fields.n * sizeof(Value));
+}
+
+void Node::operator delete(void *p, FieldCount) { ::operator delete(p); }
+
+NodePtr Node::allocate(Kind kind) {
   const auto &fields = kind_info(kind).fields;
-  n->fields_.reserve(fields.size());
-  for (const auto &f : fields)
-    n->fields_.push_back(empty_value(f.kind));
+  NodePtr n(new (FieldCount{fields.size()}) Node(kind));
+  Value *values = reinterpret_cast<Value *>(reinterpret_cast<unsigned char *>(n.get()) + sizeof(Node));
+  for (const auto &f : fields) {
+    Value *v = new (values + n->field_count_) Value(empty_value(f.kind));
+    if (n->field_count_ == 0) n->fields_ = v;
+    ++n->field_count_;
+  }
+  return n;
+}
+
+Node::~Node() {
+  for (uint32_t i = field_count_; i-- > 0;)
+    fields_[i].~Value();
+}
+
+NodePtr Node::make(Kind kind, Span span) {
+  NodePtr n = allocate(kind);
+  n->span_ = std::move(span);
   return n;
 }
 
 std::optional<Slot> Node::slot() const {
   if (!parent_) return std::nullopt;
-  for (size_t f = 0; f < parent_->fields_.size(); ++f) {
+  for (size_t f = 0; f < parent_->field_count_; ++f) {
     const Value &v = parent_->fields_[f];
     if (auto *child = std::get_if<NodePtr>(&v)) {
       if (child->get() == this) return Slot{f, std::nullopt};
@@ -165,7 +185,7 @@ void Node::set_unchecked(size_t index, Value value) {
 }
 
 Expected<Value> Node::set(size_t index, Value value) {
-  if (index >= fields_.size()) return edit_error(*this, "has no field #" + std::to_string(index));
+  if (index >= field_count_) return edit_error(*this, "has no field #" + std::to_string(index));
   if (auto problem = check_value(info().fields[index], value)) return edit_error(*this, *problem);
   adopt(value);
   Value old = std::exchange(fields_[index], std::move(value));
@@ -253,13 +273,12 @@ static Value clone_value(const Value &v) {
 }
 
 NodePtr Node::clone() const {
-  NodePtr n(new Node(kind_));
+  NodePtr n = allocate(kind_);
   n->span_ = span_;
   n->attrs_ = attrs_;
-  n->fields_.reserve(fields_.size());
-  for (const auto &v : fields_) {
-    n->fields_.push_back(clone_value(v));
-    n->adopt(n->fields_.back());
+  for (uint32_t i = 0; i < field_count_; ++i) {
+    n->fields_[i] = clone_value(fields_[i]);
+    n->adopt(n->fields_[i]);
   }
   return n;
 }
