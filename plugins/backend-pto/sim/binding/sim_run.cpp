@@ -117,8 +117,6 @@ json worker_report(const Runtime &rt) {
   return out;
 }
 
-} // namespace
-
 /// What every source of a package is compiled with (the orchestration at that; kernels add kernel_flags').
 /// -O1: neither holds a loop worth more (the tile loops run out of line in the simulator, compiled at -O3:
 /// pto/sim/isa_abi.hpp), and code generation is most of a first run: flash_decode's six sources take 2.1 s
@@ -136,6 +134,8 @@ const char *const kKernelPrelude =
     "#if defined(__GLIBCXX__)\n#undef _GLIBCXX_USE_STD_SPEC_FUNCS\n#endif\n"
     "#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n#include \"pipe_sync.h\"\n";
 
+// The headers every emitted orchestration starts with (backend-pto's orchestration prologue), precompiled the
+// same way.
 const char *const kOrchestrationPrelude = "#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n"
                                           "#include <stdio.h>\n#include <exception>\n#include <initializer_list>\n"
                                           "#include \"pto_orchestration_api.h\"\n";
@@ -146,6 +146,20 @@ std::vector<std::string> kernel_flags(CoreType core) {
   // build longer (flash_decode's merge 1.2 s against 0.76 s at -O2, before the precompiled headers).
   flags.insert(flags.end(), {"-D__CPU_SIM", "-DHTP_PTOSIM=1", core == CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__"});
   return flags;
+}
+
+} // namespace
+
+CompileJob orchestration_job(std::string source, std::string label) {
+  CompileJob job{std::move(source), std::move(label), kCommonFlags, {}, false};
+  job.prelude = kOrchestrationPrelude;
+  return job;
+}
+
+CompileJob kernel_job(CoreType core, std::string source, std::string label) {
+  CompileJob job{std::move(source), std::move(label), kernel_flags(core), {}, false};
+  job.prelude = kKernelPrelude;
+  return job;
 }
 
 std::string prebuilt_pch_root(const std::string &include_dir) {
@@ -168,17 +182,15 @@ namespace {
 
 /// One job per source: jobs[0] is the orchestration, jobs[1 + i] kernel i.
 std::vector<CompileJob> compile_jobs(const PackageSpec &pkg) {
-  auto job = [&](const std::string &rel, std::vector<std::string> flags) {
+  auto source = [&](const std::string &rel) {
     const fs::path p = pkg.codegen_dir / rel;
     if (!fs::exists(p)) throw RunFailure("pto.sim.package", "the package has no codegen/pto/" + rel);
-    return CompileJob{p.string(), "codegen/pto/" + rel, std::move(flags), {}, false};
+    return p.string();
   };
-  std::vector<CompileJob> jobs = {job(pkg.orchestration.source, kCommonFlags)};
-  jobs[0].prelude = kOrchestrationPrelude;
-  for (const KernelSpec &k : pkg.kernels) {
-    jobs.push_back(job(k.source, kernel_flags(k.core)));
-    jobs.back().prelude = kKernelPrelude;
-  }
+  const std::string &orch = pkg.orchestration.source;
+  std::vector<CompileJob> jobs = {orchestration_job(source(orch), "codegen/pto/" + orch)};
+  for (const KernelSpec &k : pkg.kernels)
+    jobs.push_back(kernel_job(k.core, source(k.source), "codegen/pto/" + k.source));
   return jobs;
 }
 

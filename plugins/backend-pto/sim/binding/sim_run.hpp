@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "build_cache.hpp"
 #include "package_spec.hpp"
 
 namespace htp_ptosim {
@@ -39,15 +40,11 @@ nlohmann::json run_package(const SimRunRequest &request);
 /// htp-backend-pto.data/ptosim/include next to the object holding this code (the plugin).
 std::string locate_sim_include(const nlohmann::json &options);
 
-/// The flags every source of a package is compiled with (the orchestration's; kernels add kernel_flags').
-extern const std::vector<std::string> kCommonFlags;
-/// The flags a kernel of core type `core` is compiled with (besides -I, -o and the source).
-std::vector<std::string> kernel_flags(CoreType core);
-/// The simulator headers every emitted kernel starts with: the build cache precompiles them (CompileJob::prelude).
-extern const char *const kKernelPrelude;
-/// The headers every emitted orchestration starts with (backend-pto's orchestration prologue), precompiled
-/// the same way.
-extern const char *const kOrchestrationPrelude;
+/// A job compiling `source` (shown as `label`) as a package's orchestration: its flags and the prelude the
+/// build cache precompiles. `source` may be empty for a job that only precompiles the prelude.
+CompileJob orchestration_job(std::string source, std::string label);
+/// The same for a kernel of core type `core`.
+CompileJob kernel_job(CoreType core, std::string source, std::string label);
 /// The directory of the prebuilt precompiled headers next to the simulator headers (`<include>/..`, whose
 /// pch/<key>/ the build tree fills: htp_ptosim_pch), read before the user's cache.
 std::string prebuilt_pch_root(const std::string &include_dir);

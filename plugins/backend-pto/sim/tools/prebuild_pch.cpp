@@ -22,13 +22,9 @@ int main(int argc, char **argv) {
   const fs::path data = fs::absolute(argv[1]);
   try {
     BuildCache cache(data.string(), compiler_name(nlohmann::json::object()), (data / "include").string());
-    std::vector<CompileJob> jobs;
-    for (CoreType core : {CoreType::AIV, CoreType::AIC}) {
-      jobs.push_back({"", core == CoreType::AIC ? "AIC kernel" : "AIV kernel", kernel_flags(core), {}, false});
-      jobs.back().prelude = kKernelPrelude;
-    }
-    jobs.push_back({"", "orchestration", kCommonFlags, {}, false});
-    jobs.back().prelude = kOrchestrationPrelude;
+    const std::vector<CompileJob> jobs = {kernel_job(CoreType::AIV, "", "AIV kernel"),
+                                          kernel_job(CoreType::AIC, "", "AIC kernel"),
+                                          orchestration_job("", "orchestration")};
     std::set<std::string> current;
     for (const CompileJob &job : jobs) {
       const std::string header = cache.precompile(job);
