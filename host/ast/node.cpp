@@ -58,10 +58,9 @@ void Node::operator delete(void *p, FieldCount) { ::operator delete(p); }
 NodePtr Node::allocate(Kind kind) {
   const auto &fields = kind_info(kind).fields;
   NodePtr n(new (FieldCount{fields.size()}) Node(kind));
-  Value *values = reinterpret_cast<Value *>(reinterpret_cast<unsigned char *>(n.get()) + sizeof(Node));
-  for (const auto &f : fields) {
-    Value *v = new (values + n->field_count_) Value(empty_value(f.kind));
-    if (n->field_count_ == 0) n->fields_ = v;
+  n->fields_ = reinterpret_cast<Value *>(reinterpret_cast<unsigned char *>(n.get()) + sizeof(Node));
+  for (const auto &f : fields) { // field_count_ counts the values constructed, which ~Node destroys
+    new (n->fields_ + n->field_count_) Value(empty_value(f.kind));
     ++n->field_count_;
   }
   return n;
