@@ -114,6 +114,12 @@ private:
                    "constant dims");
       return;
     }
+    if (!dtype_size(pa.tensor->dtype)) {
+      r_.error(pa.type_node ? pa.type_node : ann, "layout.dtype",
+               "parameter '" + name + "' has a layout but its dtype '" + pa.tensor->dtype +
+                   "' is not one of f16, bf16, f32, i8, i16, i32, i64, u8");
+      return;
+    }
     auto l = read_layout(pa.layout_expr, *pa.tensor, mesh_, c_, r_);
     if (!l) return;
     arg.set_attr("layout.type", to_json(*l, mesh_).dump());

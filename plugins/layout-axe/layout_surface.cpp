@@ -201,8 +201,11 @@ std::optional<TensorInfo> tensor_info(htp::NodeRef type, const Constants &c) {
     t.shape.push_back(*dim);
   }
   htp::NodeRef dtype = elts.back();
-  t.dtype =
-      dtype.is("Name") || dtype.is("Attribute") ? dtype.dotted_name() : c.eval(dtype).value_or("").dump();
+  if (dtype.is("Name") || dtype.is("Attribute")) {
+    t.dtype = dtype.dotted_name();
+  } else if (auto v = c.eval(dtype)) {
+    t.dtype = v->is_string() ? v->get<std::string>() : v->dump(); // Tensor[.., "f32"] names f32 too
+  }
   if (auto dot = t.dtype.rfind('.'); dot != std::string::npos) t.dtype = t.dtype.substr(dot + 1);
   return t;
 }
