@@ -57,6 +57,8 @@ CONSTRUCTS = {
     "schedule `timing(batched)`": "WSP",
     "CSP program (processes, channels)": "CSP",
     "kernel with three inputs": "tile",
+    "kernel entry with three inputs": "tile",
+    "kernel entry with runtime scalars": "tile",
     "`transpose`": "tile",
     "column broadcast (`colexpand_*`)": "tile",
     "view dropping a middle dimension": "tile",

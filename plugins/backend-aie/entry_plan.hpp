@@ -104,6 +104,7 @@ struct OrchestrationPlan {
   Json doc;
   std::vector<EntryPlan> tasks;
   std::string reason;  ///< why the spatial mapping did not take it (its first problem)
+  std::string noun = "workload";  ///< what the entry is, for messages: "workload", "kernel entry"
 };
 
 /// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
@@ -129,6 +130,10 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &workload, c
                                              const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &workload, const ProgramDocs &docs,
                                                            const DeviceProfile &device, std::vector<Problem> &problems);
+/// A single-core kernel entry whose design needs more DMA channels than a core has (a third input, a
+/// runtime scalar beside two tensors), host-orchestrated as one task with its objects packed.
+std::optional<OrchestrationPlan> plan_orchestrated_kernel(const htp::TileKernel &kernel, const ProgramDocs &docs,
+                                                         const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
                                                        const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,

@@ -123,6 +123,24 @@ void map_pass(htp::PassContext &ctx) {
         continue;
       }
     }
+    if (plan.kind == "kernel" && d && plan.cores.size() == 1) {
+      // A kernel entry whose one core needs more DMA channels than it has: the same packing, one task.
+      std::string channels;
+      for (const auto &v : validate(*d, dev))
+        if (v.code == "aie.validate.dma-channels" && channels.empty()) channels = v.text();
+      const htp::TileKernel *k = docs.kernels.find(plan.name);
+      if (!channels.empty() && k) {
+        if (auto o = plan_orchestrated_kernel(*k, docs, dev, problems)) {
+          o->reason = channels;
+          o->noun = "kernel entry";
+          for (const EntryPlan &t : o->tasks)
+            if (auto td = build_design(t, dev, problems)) out.push_back(design_to_json(*td));
+          o->tasks.clear();
+          orchestrated.push_back(std::move(*o));
+          continue;
+        }
+      }
+    }
     if (d) out.push_back(design_to_json(*d));
   }
   Json orchestrations = Json::array();
@@ -132,7 +150,7 @@ void map_pass(htp::PassContext &ctx) {
     Json doc = o.doc;
     doc["file"] = ctx.module().file();  // task-graph spans carry no file
     htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
-                                "workload '" + o.entry + "' runs host-orchestrated on " + dev.name +
+                                o.noun + " '" + o.entry + "' runs host-orchestrated on " + dev.name +
                                     ": one task at a time, each kernel a single-core design (spatially: " + o.reason + ")",
                                 source_span(o.span, ctx.module().file()));
     orchestrations.push_back({{"entry", o.entry}, {"params", params}, {"orchestration", doc}});

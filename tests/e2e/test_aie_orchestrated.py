@@ -25,6 +25,9 @@ PARITY = {
     "test_a_kernel_with_more_inputs_than_a_core_has_dma_channels_is_multiplexed": [
         (c, t) for c in ("kernel with three inputs", "column broadcast (`colexpand_*`)")
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_kernel_entries_with_more_inputs_than_dma_channels_are_multiplexed": [
+        (c, t) for c in ("kernel entry with runtime scalars", "kernel entry with three inputs")
+        for t in ("pto-a2a3sim", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -192,6 +195,11 @@ PROGRAM = textwrap.dedent('''
                 send(rows, scale[i](X[i:i + 1, :]))
             for i in P.seq(ROWS):
                 scale[i](recv(rows), Y[i:i + 1, :])
+
+
+    @kernel
+    def affine(x: In[Tensor[32, 64, f32]], a: Scalar[f32], y: Out[Tensor[32, 64, f32]], b: Scalar[f32]):
+        store(y, adds(muls(load(x), a), b))                            # a kernel entry, two runtime scalars
 ''')
 
 
@@ -268,6 +276,29 @@ def test_a_kernel_with_more_inputs_than_a_core_has_dma_channels_is_multiplexed(c
         pkg, r = compile_run(ctx, program.layernorm, target, tmp_path / target, X=x, gamma=g, beta=b)
         np.testing.assert_allclose(np.asarray(r["Y"]), expected, rtol=1e-4, atol=1e-4)
     assert (tmp_path / "aie-npu1" / "codegen/aie/layernorm/orchestration.json").is_file()
+
+
+def test_kernel_entries_with_more_inputs_than_dma_channels_are_multiplexed(ctx, program, tmp_path):
+    # Kernels compiled as entries, as tile.md shows them: a tensor and two runtime scalars (a scalar takes an
+    # input channel on AIE), and the row layernorm with gamma and beta (three tensors). A core has two input
+    # DMA channels, so aie-npu1 runs each as one host-orchestrated task with its objects packed.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    rows = rng.standard_normal((16, 128)).astype(np.float32)
+    g, b = (rng.standard_normal((1, 128)).astype(np.float32) for _ in range(2))
+    c = rows - rows.mean(axis=1, keepdims=True)
+    expected = c / np.sqrt((c * c).mean(axis=1, keepdims=True) + 1e-5) * g + b
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.affine, target, tmp_path / target / "affine", x=x, a=1.5, b=-0.25)
+        np.testing.assert_allclose(np.asarray(r["y"]), x * np.float32(1.5) - np.float32(0.25), rtol=1e-6)
+        pkg2, r2 = compile_run(ctx, program.layernorm_rows, target, tmp_path / target / "ln", x=rows, gamma=g, beta=b)
+        np.testing.assert_allclose(np.asarray(r2["y"]), expected, rtol=1e-4, atol=1e-4)
+        if target == "aie-npu1":
+            for p, entry in ((pkg, "affine"), (pkg2, "layernorm_rows")):
+                doc = json.loads((p.path / f"codegen/aie/{entry}/orchestration.json").read_text())
+                assert list(doc["kernels"]) == [entry]
+                assert doc["kernels"][entry]["packed"]["in"][0]["param"] == "x"
+            assert r.report["orchestrated"] is True and r.report["tasks"] == 1
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

@@ -1,8 +1,10 @@
-"""Bad input: one core reads three tensors; a compute tile has two input DMA channels."""
+"""Bad input: each of two cores reads three tensors; a compute tile has two input DMA channels. (A single-core
+kernel entry reading three tensors runs host-orchestrated with packed objects, test_aie_orchestrated.py.)"""
+from htp.dialects.layout import Layout
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
 
 
-@kernel
-def add3(x: In[Tensor[16, 64, f32]], y: In[Tensor[16, 64, f32]], w: In[Tensor[16, 64, f32]],
-         z: Out[Tensor[16, 64, f32]]):
+@kernel(mapping=[2])
+def add3(x: In[Tensor[32, 64, f32] @ Layout('S(0)R')], y: In[Tensor[32, 64, f32] @ Layout('S(0)R')],
+         w: In[Tensor[32, 64, f32] @ Layout('S(0)R')], z: Out[Tensor[32, 64, f32] @ Layout('S(0)R')]):
     store(z, add(add(load(x), load(y)), load(w)))
