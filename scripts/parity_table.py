@@ -63,6 +63,7 @@ CONSTRUCTS = {
     "column broadcast (`colexpand_*`)": "tile",
     "view dropping a middle dimension": "tile",
     "kernel mixing cube and vector work": "tile",
+    "kernel entry mixing cube and vector work": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <set>
 
+#include <htp/kernel_entry.hpp>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -157,34 +159,7 @@ std::optional<OrchestrationPlan> plan_orchestrated_kernel(const htp::TileKernel 
                                                          const DeviceProfile &device, std::vector<Problem> &problems) {
   // The kernel entry as a workload that launches it once on its whole tensors: its single-core design is
   // then a task design whose objects travel packed, one FIFO each way.
-  htp::WspWorkload w;
-  w.name = k.name;
-  w.span = k.span;
-  htp::WspNode task;
-  task.kind = "task";
-  task.id = "t0";
-  task.kernel = k.name;
-  task.span = k.span;
-  for (const htp::TileParam &p : k.params) {
-    if (p.type.is_constexpr()) continue;
-    htp::WspType type{p.type.kind, {}, p.type.dtype};
-    htp::WspArg arg;
-    arg.param = p.name;
-    if (p.type.is_tensor()) {
-      for (int64_t d : p.type.shape) type.shape.push_back(htp::IrDim{d, {}});
-      arg.tensor = p.name;
-      arg.dir = p.dir;
-      arg.offset.assign(p.type.shape.size(), Json(0));
-      arg.shape = p.type.shape;
-      if (p.dir != "out") task.reads.push_back(p.name);
-      if (p.dir != "in") task.writes.push_back(p.name);
-    } else {
-      arg.scalar = Json{{"param", p.name}};
-    }
-    w.params.push_back(htp::WspParam{p.name, p.dir, std::move(type)});
-    task.args.push_back(std::move(arg));
-  }
-  w.body.push_back(std::move(task));
+  const htp::WspWorkload w = htp::single_launch_workload(k);
   return plan_orchestration(w, Json::object(), docs, device, problems);
 }
 

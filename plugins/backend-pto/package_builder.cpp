@@ -135,8 +135,7 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     const size_t before = problems.size();
     if (in.task_graph) fuse_buffered(*in.tile_kernels, *in.task_graph, problems);
     if (problems.size() != before) return pkg;
-    split_core_types(*in.tile_kernels, in.task_graph ? &*in.task_graph : nullptr, in.layouts ? &*in.layouts : nullptr,
-                     problems);
+    split_core_types(*in.tile_kernels, in.task_graph, in.layouts ? &*in.layouts : nullptr, problems);
     if (problems.size() != before) return pkg;
   }
   try {

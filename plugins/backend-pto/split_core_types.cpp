@@ -1,6 +1,7 @@
 #include "split_core_types.hpp"
 
 #include <htp/fuse.hpp>
+#include <htp/kernel_entry.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -113,8 +114,33 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   }
   for (size_t i = 0; i < k.body.size(); ++i)
     if (side[i] == Side::None) side[i] = i ? side[i - 1] : Side::Vector;
-  std::vector<Segment> out;
+  // A load of an In parameter or a full reads no register and nothing the kernel writes, so it moves down
+  // to just before the first statement reading what it defines (when nothing between touches that
+  // register): `matmul(load(a), transpose(load(b)))` is then two parts, not a third that only hands `a` on.
+  std::vector<size_t> order;
+  std::vector<std::pair<size_t, size_t>> moved;  // (statement, the statement it goes before)
   for (size_t i = 0; i < k.body.size(); ++i) {
+    const htp::TileOp &o = k.body[i];
+    const std::string op = strip(o.op);
+    const htp::TileParam *src = o.src ? k.param(*o.src) : nullptr;
+    const bool free = (op == "load" && src && src->dir == "in") || (op == "full" && uses[i].empty());
+    size_t user = k.body.size();
+    if (free && defs[i].size() == 1) {
+      const std::string &reg = *defs[i].begin();
+      for (size_t j = i + 1; j < k.body.size() && user == k.body.size(); ++j) {
+        if (uses[j].count(reg)) user = j;
+        else if (defs[j].count(reg) ||
+                 std::any_of(uses[i].begin(), uses[i].end(), [&](const std::string &r) { return defs[j].count(r) > 0; }))
+          break;  // the register is redefined, or a scalar its offset reads changes, before the first use
+      }
+    }
+    if (user != k.body.size() && user != i + 1) moved.push_back({i, user});
+    else order.push_back(i);
+  }
+  for (const auto &[stmt, before] : moved)  // (in statement order: two moved before one user keep theirs)
+    order.insert(std::find(order.begin(), order.end(), before), stmt);
+  std::vector<Segment> out;
+  for (size_t i : order) {
     if (out.empty() || out.back().side != side[i]) out.push_back({side[i], {}});
     out.back().body.push_back(k.body[i]);
   }
@@ -158,11 +184,28 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
 
 }  // namespace
 
-void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const htp::LayoutSignatures *layouts,
-                      std::vector<Problem> &problems) {
+void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
+                      const htp::LayoutSignatures *layouts, std::vector<Problem> &problems) {
   std::map<std::string, std::vector<htp::TileKernel>> parts;         // kernel -> its parts in order
   std::map<std::string, std::vector<std::vector<Handoff>>> handoffs;  // kernel -> per part, its hand-offs
-  const std::set<std::string> launched = tasks ? htp::launched_kernels(*tasks) : std::set<std::string>{};
+  std::set<std::string> launched = task_graph ? htp::launched_kernels(*task_graph) : std::set<std::string>{};
+  // A single-core kernel entry that mixes cube and vector work runs as the workload that launches it once
+  // (htp/kernel_entry.hpp), so that launch is split below like any other.
+  for (const htp::TileKernel &k : kernels.kernels) {
+    if (k.kind != "kernel" || launched.count(k.name) || (layouts && layouts->function(k.name))) continue;
+    if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t n) { return n != 1; })) continue;
+    bool mixed = false;
+    try {
+      mixed = segments_of(k).has_value();
+    } catch (const IrError &) {
+      continue;  // reported by the loop below only for launched kernels; the entry's own checks report it
+    }
+    if (!mixed) continue;
+    if (!task_graph) task_graph.emplace();
+    task_graph->workloads.push_back(htp::single_launch_workload(k));
+    launched.insert(k.name);
+  }
+  htp::WspTaskGraph *tasks = task_graph ? &*task_graph : nullptr;
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || !launched.count(k.name)) continue;
     std::optional<std::vector<Segment>> segs;

@@ -6,6 +6,7 @@
 // one workload intermediate per handed-off register (`_<kernel>_<register>`, [launches, rows, cols]).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,13 @@
 
 namespace ptobe {
 
-/// Splits the mixed kernels `tasks` launches, in place: their parts replace them in `kernels` and their
-/// launches in `tasks`. A mix it cannot split (within one loop statement, through a scalar, under a loop
-/// of runtime extent, with layouts) is a problem at its span.
-void split_core_types(htp::TileKernels &kernels, htp::WspTaskGraph *tasks, const htp::LayoutSignatures *layouts,
-                      std::vector<Problem> &problems);
+/// Splits the mixed kernels `task_graph` launches, in place: their parts replace them in `kernels` and
+/// their launches in the task graph. A single-core kernel entry that mixes them becomes a workload of that
+/// name launching it once (the task graph is created when the module had none). A mix it cannot split
+/// (within one loop statement, through a scalar, under a loop of runtime extent, with layouts) is a
+/// problem at its span.
+void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
+                      const htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
 
 /// Honours the schedules' buffer(tensor, space) directives: "GM" keeps the tensor where it is; "UB", "L1"
 /// or "local" keep an intermediate in the memory of the core that runs the two launches passing it, by

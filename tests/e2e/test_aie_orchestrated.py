@@ -28,6 +28,9 @@ PARITY = {
     "test_kernel_entries_with_more_inputs_than_dma_channels_are_multiplexed": [
         (c, t) for c in ("kernel entry with runtime scalars", "kernel entry with three inputs")
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend": [
+        ("kernel entry mixing cube and vector work", "pto-a2a3sim"),
+        ("kernel entry mixing cube and vector work", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -200,6 +203,11 @@ PROGRAM = textwrap.dedent('''
     @kernel
     def affine(x: In[Tensor[32, 64, f32]], a: Scalar[f32], y: Out[Tensor[32, 64, f32]], b: Scalar[f32]):
         store(y, adds(muls(load(x), a), b))                            # a kernel entry, two runtime scalars
+
+
+    @kernel
+    def scores_t(q: In[Tensor[32, 64, f32]], k: In[Tensor[32, 64, f32]], s: Out[Tensor[32, 32, f32]]):
+        store(s, matmul(load(q), transpose(load(k))))                  # a kernel entry: cube and vector work
 ''')
 
 
@@ -299,6 +307,21 @@ def test_kernel_entries_with_more_inputs_than_dma_channels_are_multiplexed(ctx, 
                 assert list(doc["kernels"]) == [entry]
                 assert doc["kernels"][entry]["packed"]["in"][0]["param"] == "x"
             assert r.report["orchestrated"] is True and r.report["tasks"] == 1
+
+
+def test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend(ctx, program, tmp_path):
+    # Q K^T written as one kernel and compiled as the entry: on pto-a2a3sim it runs as a workload launching it
+    # once, cut into a vector part (the transpose) and a cube part (the matmul, with Q's load moved to it).
+    rng = np.random.default_rng(8)
+    q, k = (rng.standard_normal((32, 64)).astype(np.float32) for _ in range(2))
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.scores_t, target, tmp_path / target, q=q, k=k)
+        np.testing.assert_allclose(np.asarray(r["s"]), q @ k.T, rtol=1e-5, atol=1e-5)
+        if target == "pto-a2a3sim":
+            kernels = pkg.path / "codegen/pto/kernels"
+            assert sorted(p.relative_to(kernels).as_posix() for p in kernels.glob("ai?/*.cpp")) == [
+                "aic/scores_t__1_aic.cpp", "aiv/scores_t__0_aiv.cpp"]
+            assert r.report["tasks"] == 2
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

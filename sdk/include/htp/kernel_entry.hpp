@@ -1,0 +1,48 @@
+// A kernel entry seen as a workload: one launch of the kernel on its whole tensors, with its runtime
+// scalars passed through. Backends whose task-graph machinery does more than their kernel-entry path
+// (backend-pto splits a kernel mixing cube and vector work into parts; backend-aie multiplexes a core's
+// objects through packed FIFOs) give a kernel entry that machinery by planning this workload instead.
+#pragma once
+
+#include <string>
+
+#include <htp/tile_kernels.hpp>
+#include <htp/wsp_task_graph.hpp>
+
+namespace htp {
+
+/// The workload named like `kernel` that launches it once (task "t0"): a parameter per tensor and scalar
+/// parameter of the kernel (compile-time parameters stay the kernel's), each tensor bound whole.
+inline WspWorkload single_launch_workload(const TileKernel &kernel) {
+  WspWorkload w;
+  w.name = kernel.name;
+  w.span = kernel.span;
+  WspNode task;
+  task.kind = "task";
+  task.id = "t0";
+  task.kernel = kernel.name;
+  task.span = kernel.span;
+  for (const TileParam &p : kernel.params) {
+    if (p.type.is_constexpr()) continue;
+    WspType type{p.type.kind, {}, p.type.dtype};
+    WspArg arg;
+    arg.param = p.name;
+    if (p.type.is_tensor()) {
+      for (int64_t d : p.type.shape) type.shape.push_back(IrDim{d, {}});
+      arg.tensor = p.name;
+      arg.dir = p.dir;
+      arg.offset.assign(p.type.shape.size(), nlohmann::json(0));
+      arg.shape = p.type.shape;
+      if (p.dir != "out") task.reads.push_back(p.name);
+      if (p.dir != "in") task.writes.push_back(p.name);
+    } else {
+      arg.scalar = nlohmann::json{{"param", p.name}};
+    }
+    w.params.push_back(WspParam{p.name, p.dir, std::move(type)});
+    task.args.push_back(std::move(arg));
+  }
+  w.body.push_back(std::move(task));
+  return w;
+}
+
+}  // namespace htp
