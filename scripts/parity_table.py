@@ -45,6 +45,7 @@ CONSTRUCTS = {
     "CSR selection (`P.sel` over `Sparse`)": "WSP",
     "`P.when` on tensor elements": "WSP",
     "runtime scalar of a workload": "WSP",
+    "InOut accumulation over launches": "WSP",
     "view offset read from a tensor (block table)": "WSP",
     "several launches with intermediates": "WSP",
     "grid larger than the device": "WSP",

@@ -1,5 +1,7 @@
 #include "passes.hpp"
 
+#include <map>
+
 #include <htp/csp_graph.hpp>
 #include <htp/fuse.hpp>
 #include <htp/layout_signatures.hpp>
@@ -95,7 +97,9 @@ void map_pass(htp::PassContext &ctx) {
       });
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
+  std::map<std::string, size_t> spatial_cores;  // workload -> cores its spatial design runs at once
   for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {
+    if (plan.kind == "workload") spatial_cores[plan.name] = plan.cores.size();
     std::vector<Problem> routing;  // a workload's: kept unless the host-orchestrated mapping takes it
     auto d = build_design(plan, dev, plan.kind == "workload" ? routing : problems);
     std::string reason;
@@ -170,6 +174,24 @@ void map_pass(htp::PassContext &ctx) {
       idle.push_back({"dispatch(" + w.schedule.dispatch->policy + ")", schedulers});
     if (w.schedule.timing && w.schedule.timing->mode == "batched")
       idle.push_back({"timing(batched(" + std::to_string(w.schedule.timing->n.value_or(1)) + "))", schedulers});
+    const std::string issue = "AIE has no issue streams (a core runs its tasks in order; orchestrated tasks run in "
+                              "program order)";
+    if (w.schedule.streams) idle.push_back({"streams(" + std::to_string(*w.schedule.streams) + ")", issue});
+    if (w.schedule.stream_by) idle.push_back({"stream_by(...)", issue});
+    if (const auto window = w.schedule.task_window) {
+      const auto cores = spatial_cores.find(w.name);
+      const size_t at_once = host || cores == spatial_cores.end() ? 1 : cores->second;
+      const std::string what = "task_window(" + std::to_string(*window) + ")";
+      if (static_cast<int64_t>(at_once) <= *window)
+        idle.push_back({what, host ? "a host-orchestrated workload has one task in flight at a time"
+                                   : "its spatial mapping runs " + std::to_string(at_once) + " tasks at once, one per "
+                                     "core, within the window"});
+      else
+        report(ctx, "aie.schedule", what + " of workload '" + w.name + "' allows fewer tasks in flight than the " +
+                                        std::to_string(at_once) + " cores its spatial mapping runs at once; put "
+                                        "several grid points on a core with tile(axis, f) or widen the window",
+               w.schedule.span ? Json(*w.schedule.span) : Json(w.span));
+    }
     for (const auto &[what, why] : idle)
       htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.schedule",
                                   what + " of workload '" + w.name + "' has no effect on " + dev.name + ": " + why,

@@ -44,6 +44,10 @@ void register_components(htp::Registrar &r) {
                            // When ready tasks are issued: AIE has no issue step either (a note says so).
                            "Uses.Schedule(directive=timing,policy=immediate)",
                            "Uses.Schedule(directive=timing,policy=batched)",
+                           // Ascend's issue streams: none on AIE either (a note says so).
+                           "Uses.Schedule(directive=streams)", "Uses.Schedule(directive=stream_by)",
+                           // Tasks in flight: checked against the cores the mapping runs at once.
+                           "Uses.Schedule(directive=task_window)",
                            // Consecutive grid points per core; the depth of the streaming FIFOs.
                            "Uses.Schedule(directive=tile)", "Uses.Schedule(directive=pipeline)",
                            // An intermediate in the core's memory: the two launches passing it are fused.

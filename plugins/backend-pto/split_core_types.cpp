@@ -80,6 +80,13 @@ Span span_of(const std::optional<htp::IrSpan> &s, const htp::IrSpan &fallback) {
   return Span::from(s ? *s : fallback);
 }
 
+/// Whether `o` or a statement nested in it stores to tensor `t`.
+bool stores_to(const htp::TileOp &o, const std::string &t) {
+  bool hit = false;
+  htp::for_each_op(std::vector<htp::TileOp>{o}, [&](const htp::TileOp &x) { hit = hit || (strip(x.op) == "store" && x.dst == t); });
+  return hit;
+}
+
 struct Segment {
   Side side = Side::None;
   std::vector<htp::TileOp> body;
@@ -114,24 +121,25 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   }
   for (size_t i = 0; i < k.body.size(); ++i)
     if (side[i] == Side::None) side[i] = i ? side[i - 1] : Side::Vector;
-  // A load of an In parameter or a full reads no register and nothing the kernel writes, so it moves down
-  // to just before the first statement reading what it defines (when nothing between touches that
-  // register): `matmul(load(a), transpose(load(b)))` is then two parts, not a third that only hands `a` on.
+  // A load of a tensor parameter or a full reads no tile register, so it moves down to just before the first
+  // statement reading what it defines, when nothing between redefines that register, changes a scalar its
+  // offset reads or stores to the tensor: `matmul(load(a), transpose(load(b)))` is then two parts, and
+  // `store(c, add(load(c), matmul(...)))` two, not a third that only hands `a` or `c` on.
   std::vector<size_t> order;
   std::vector<std::pair<size_t, size_t>> moved;  // (statement, the statement it goes before)
   for (size_t i = 0; i < k.body.size(); ++i) {
     const htp::TileOp &o = k.body[i];
     const std::string op = strip(o.op);
     const htp::TileParam *src = o.src ? k.param(*o.src) : nullptr;
-    const bool free = (op == "load" && src && src->dir == "in") || (op == "full" && uses[i].empty());
+    const bool free = (op == "load" && src && src->type.is_tensor()) || (op == "full" && uses[i].empty());
     size_t user = k.body.size();
     if (free && defs[i].size() == 1) {
       const std::string &reg = *defs[i].begin();
       for (size_t j = i + 1; j < k.body.size() && user == k.body.size(); ++j) {
         if (uses[j].count(reg)) user = j;
-        else if (defs[j].count(reg) ||
+        else if (defs[j].count(reg) || (src && stores_to(k.body[j], src->name)) ||
                  std::any_of(uses[i].begin(), uses[i].end(), [&](const std::string &r) { return defs[j].count(r) > 0; }))
-          break;  // the register is redefined, or a scalar its offset reads changes, before the first use
+          break;
       }
     }
     if (user != k.body.size() && user != i + 1) moved.push_back({i, user});

@@ -31,6 +31,8 @@ PARITY = {
     "test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend": [
         ("kernel entry mixing cube and vector work", "pto-a2a3sim"),
         ("kernel entry mixing cube and vector work", "aie-npu1")],
+    "test_an_inout_accumulation_over_launches_runs_on_both_targets": [
+        ("InOut accumulation over launches", "pto-a2a3sim"), ("InOut accumulation over launches", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -208,6 +210,18 @@ PROGRAM = textwrap.dedent('''
     @kernel
     def scores_t(q: In[Tensor[32, 64, f32]], k: In[Tensor[32, 64, f32]], s: Out[Tensor[32, 32, f32]]):
         store(s, matmul(load(q), transpose(load(k))))                  # a kernel entry: cube and vector work
+
+
+    @kernel
+    def mm_acc(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: InOut[Tensor[32, 32, f32]]):
+        store(c, add(load(c), matmul(load(a), load(b))))
+
+
+    @workload
+    def gemm_k(A: In[Tensor[64, 128, f32]], B: In[Tensor[128, 64, f32]], C: InOut[Tensor[64, 64, f32]]):
+        for i, j in P(2, 2):
+            for k in P.seq(4):                                         # C's blocks accumulate over K
+                mm_acc[i, j, k](A.tile(i, k), B.tile(k, j), C.tile(i, j))
 ''')
 
 
@@ -322,6 +336,19 @@ def test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend(ctx, prog
             assert sorted(p.relative_to(kernels).as_posix() for p in kernels.glob("ai?/*.cpp")) == [
                 "aic/scores_t__1_aic.cpp", "aiv/scores_t__0_aiv.cpp"]
             assert r.report["tasks"] == 2
+
+
+def test_an_inout_accumulation_over_launches_runs_on_both_targets(ctx, program, tmp_path):
+    # C += A[:, k] @ B[k, :] launch by launch through an InOut view: aie-npu1 host-orchestrates it (object FIFOs
+    # move data one way), pto-a2a3sim splits each launch into a cube part and a vector part (the add).
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    c = rng.standard_normal((64, 64)).astype(np.float32)
+    for target, tasks in (("pto-a2a3sim", 32), ("aie-npu1", 16)):
+        _, r = compile_run(ctx, program.gemm_k, target, tmp_path / target, A=a, B=b, C=c.copy())
+        np.testing.assert_allclose(np.asarray(r["C"]), c + a @ b, rtol=1e-4, atol=1e-4)
+        assert r.report["tasks"] == tasks  # 16 launches; on Ascend two parts each (c's load moved to the add)
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

@@ -225,10 +225,27 @@ def test_an_ascend_dispatch_policy_compiles_with_a_note_that_it_has_no_effect(tm
     r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / "ascend_schedule.py"), "--target", "aie-npu1",
                         "-o", str(tmp_path / "pkg")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert ("ascend_schedule.py:24:1: note: dispatch(work_steal) of workload 'vadd' has no effect on npu1: AIE has no "
-            "task schedulers to choose between") in r.stderr, r.stderr
+    for note in ("dispatch(work_steal) of workload 'vadd' has no effect on npu1: AIE has no task schedulers to choose "
+                 "between", "streams(2) of workload 'vadd' has no effect on npu1: AIE has no issue streams",
+                 "stream_by(...) of workload 'vadd' has no effect on npu1: AIE has no issue streams",
+                 "task_window(8) of workload 'vadd' has no effect on npu1: its spatial mapping runs 4 tasks at once"):
+        assert "ascend_schedule.py:25:1: note: " + note in r.stderr, r.stderr
     a, b = rand(128, 64, seed=21), rand(128, 64, seed=22)
     np.testing.assert_allclose(run_package(tmp_path, tmp_path / "pkg", "vadd", A=a, B=b)["C"], a + b, rtol=1e-6)
+    r = subprocess.run([HOST, *PLUGINS, "compile", str(HERE / "programs" / "ascend_schedule.py"), "--target",
+                        "pto-a2a3sim", "-o", str(tmp_path / "pto")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # the same source for Ascend, where the directives mean something
+
+
+def test_a_task_window_smaller_than_the_cores_a_spatial_mapping_runs_at_once_is_an_error(tmp_path):
+    text = (HERE / "programs" / "ascend_schedule.py").read_text().replace("task_window(8)", "task_window(2)")
+    (tmp_path / "window.py").write_text(text)
+    r = subprocess.run([HOST, *PLUGINS, "compile", str(tmp_path / "window.py"), "--target", "aie-npu1", "-o",
+                        str(tmp_path / "pkg")], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert ("window.py:25:1: error: task_window(2) of workload 'vadd' allows fewer tasks in flight than the 4 cores "
+            "its spatial mapping runs at once; put several grid points on a core with tile(axis, f) or widen the window "
+            "[aie.schedule]") in r.stderr, r.stderr
 
 
 def test_package_is_deterministic_and_verifies(tmp_path):

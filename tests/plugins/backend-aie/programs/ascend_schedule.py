@@ -1,8 +1,9 @@
-"""A schedule written for Ascend: work stealing between AICPU schedulers has no meaning on a spatial AIE
-mapping (each grid point owns a core), so backend-aie accepts it and says, in a note, that it has no effect:
-the program compiles for both vendors unchanged."""
+"""A schedule written for Ascend: work stealing between AICPU schedulers and issue streams have no meaning on
+a spatial AIE mapping (each grid point owns a core), so backend-aie accepts them and says, in a note, that
+they have no effect; the task window holds (4 cores run at once): the program compiles for both vendors
+unchanged."""
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
-from htp.dialects.wsp import workload, schedule, P, dispatch, work_steal
+from htp.dialects.wsp import workload, schedule, P, dispatch, work_steal, streams, stream_by, task_window
 
 M, N = 128, 64
 TM = 16
@@ -23,3 +24,6 @@ def vadd(A: In[Tensor[M, N, f32]], B: In[Tensor[M, N, f32]], C: Out[Tensor[M, N,
 @schedule(vadd)
 def vadd_schedule():
     dispatch(work_steal())
+    streams(2)
+    stream_by(lambda i: i % 2)
+    task_window(8)
