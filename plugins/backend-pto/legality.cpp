@@ -46,11 +46,16 @@ void check_spaces(const Kernel &k, const KernelPlan &plan, std::vector<Problem> 
     auto check = [&](const std::string &reg, const std::vector<std::string_view> &spaces, const char *role) {
       if (!plan.by_register.count(reg)) return;  // a tensor parameter (GM) or a scalar
       const std::string &space = plan.buffer(reg).space;
-      if (!allows(spaces, space))
+      if (!allows(spaces, space)) {
+        std::string hint;  // an accumulator started from memory: the cube's L0C is filled by matmuls only
+        if (c->kind == OpKind::Load && space == "L0C")
+          hint = "; a matmul accumulator cannot be loaded on a2a3: start it with full((R, C), 0.0) and add the "
+                 "loaded tile to the result (store(c, add(load(c), matmul(a, b))))";
         out.push_back({"pto.memory-space",
                        "pto." + o.op + ": " + role + " '" + reg + "' is planned in " + space +
-                           " but the contract places it in " + memory_spaces_text(m),
+                           " but the contract places it in " + memory_spaces_text(m) + hint,
                        o.span.line ? o.span : k.span});
+      }
     };
     if (c->kind != OpKind::Store) check(o.dst, m.out, "result");
     for (size_t i = 0; i < o.args.size(); ++i)  // matmul's third operand is its accumulator (the result)

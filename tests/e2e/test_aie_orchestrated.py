@@ -217,6 +217,13 @@ PROGRAM = textwrap.dedent('''
         store(c, add(load(c), matmul(load(a), load(b))))
 
 
+    @kernel
+    def mm_loaded_acc(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: InOut[Tensor[32, 32, f32]]):
+        acc = load(c)                                                  # an accumulator started from memory
+        acc = matmul(load(a), load(b), acc)
+        store(c, acc)
+
+
     @workload
     def gemm_k(A: In[Tensor[64, 128, f32]], B: In[Tensor[128, 64, f32]], C: InOut[Tensor[64, 64, f32]]):
         for i, j in P(2, 2):
@@ -349,6 +356,17 @@ def test_an_inout_accumulation_over_launches_runs_on_both_targets(ctx, program, 
         _, r = compile_run(ctx, program.gemm_k, target, tmp_path / target, A=a, B=b, C=c.copy())
         np.testing.assert_allclose(np.asarray(r["C"]), c + a @ b, rtol=1e-4, atol=1e-4)
         assert r.report["tasks"] == tasks  # 16 launches; on Ascend two parts each (c's load moved to the add)
+
+
+def test_an_accumulator_loaded_from_memory_says_how_to_write_it_on_ascend(ctx, program, tmp_path):
+    # AIE's kernels accumulate anywhere; Ascend's cube accumulates in L0C, which only matmuls fill.
+    rng = np.random.default_rng(10)
+    a, b, c = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(3))
+    _, r = compile_run(ctx, program.mm_loaded_acc, "aie-npu1", tmp_path / "aie", a=a, b=b, c=c.copy())
+    np.testing.assert_allclose(np.asarray(r["c"]), c + a @ b, rtol=1e-4, atol=1e-4)
+    with pytest.raises(htp.CompileError, match=r"a matmul accumulator cannot be loaded on a2a3: start it with "
+                                               r"full\(\(R, C\), 0.0\) and add the loaded tile to the result"):
+        ctx.compile(program.mm_loaded_acc, target="pto-a2a3sim", out=tmp_path / "pto", force=True)
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):
