@@ -46,6 +46,7 @@ CONSTRUCTS = {
     "`P.when` on tensor elements": "WSP",
     "runtime scalar of a workload": "WSP",
     "InOut accumulation over launches": "WSP",
+    "tensor dimension bound at run time": "WSP",
     "view offset read from a tensor (block table)": "WSP",
     "several launches with intermediates": "WSP",
     "grid larger than the device": "WSP",

@@ -117,7 +117,22 @@ void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map
     htp::RunTensor t = ctx.tensor(name);
     if (static_cast<int64_t>(t.element_bytes()) != dtype_bytes(dtype))
       throw htp::RunError("argument '" + name + "' has " + std::to_string(t.element_bytes()) + "-byte elements; the workload expects " + dtype, "aie.argument");
-    std::vector<int64_t> shape = type.at("shape").get<std::vector<int64_t>>();
+    // A symbolic dim ("B") takes the argument's extent (the host checked that every use of a symbol agrees)
+    // and is a parameter of the workload's expressions.
+    const Json &dims = type.at("shape");
+    const std::vector<int64_t> given = t.shape();
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d].is_string()) {
+        shape.push_back(dims[d].get<int64_t>());
+        continue;
+      }
+      if (given.size() != dims.size())
+        throw htp::RunError("argument '" + name + "' has " + std::to_string(given.size()) + " dimensions; the workload "
+                            "expects " + std::to_string(dims.size()), "aie.argument");
+      shape.push_back(given[d]);
+      scalars[dims[d].get<std::string>()] = Json(given[d]);
+    }
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     if (n != static_cast<int64_t>(t.elements()))

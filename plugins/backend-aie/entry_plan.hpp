@@ -100,7 +100,7 @@ inline constexpr const char *kOrchestrationSchema = "htp.aie.orchestration.v1";
 struct OrchestrationPlan {
   std::string entry;
   Json span;
-  std::vector<RuntimeParam> params;
+  Json params;  ///< the entrypoint's parameters (htp.entrypoints); a tensor's dims may be symbols, bound at run time
   Json doc;
   std::vector<EntryPlan> tasks;
   std::string reason;  ///< why the spatial mapping did not take it (its first problem)

@@ -149,8 +149,7 @@ void map_pass(htp::PassContext &ctx) {
   }
   Json orchestrations = Json::array();
   for (const auto &o : orchestrated) {
-    Json params = Json::array();
-    for (const auto &p : o.params) params.push_back(param_json(p));
+    const Json &params = o.params;
     Json doc = o.doc;
     doc["file"] = ctx.module().file();  // task-graph spans carry no file
     htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",

@@ -98,20 +98,14 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
                                                    const DeviceProfile &device, std::vector<Problem> &problems) {
   const Json wspan = span_json(w.span);
   const size_t before = problems.size();
-  OrchestrationPlan plan{w.name, wspan, {}, {}, {}};
-  for (const htp::WspParam &p : w.params) {
-    RuntimeParam rp{p.name, {}, p.type.dtype, p.dir};
-    if (p.type.is_scalar()) {
-      rp.scalar = true;
-      rp.shape = {1};
-    } else if (!static_shape(p.type.shape, rp.shape)) {
-      problems.push_back({"aie.orchestration", "parameter '" + p.name + "' of workload '" + w.name +
-                                                   "' has a dimension known only at run time; AIE designs take "
-                                                   "tensors of static shape", wspan});
-      continue;
-    }
-    plan.params.push_back(rp);
-  }
+  OrchestrationPlan plan{w.name, wspan, Json::array(), {}, {}};
+  // The host gathers every task's views, whose shapes are static, so a parameter's dims may be symbols:
+  // the run binds them from the arguments (and the workload's expressions read them as parameters).
+  for (const htp::WspParam &p : w.params)
+    plan.params.push_back(p.type.is_scalar()
+                              ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.type.dtype}}
+                              : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", Json(p.type.shape)},
+                                     {"dtype", p.type.dtype}});
   std::vector<int64_t> shape;
   for (const htp::WspIntermediate &i : w.intermediates)
     if (!static_shape(i.type.shape, shape))

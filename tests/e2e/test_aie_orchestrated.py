@@ -33,6 +33,8 @@ PARITY = {
         ("kernel entry mixing cube and vector work", "aie-npu1")],
     "test_an_inout_accumulation_over_launches_runs_on_both_targets": [
         ("InOut accumulation over launches", "pto-a2a3sim"), ("InOut accumulation over launches", "aie-npu1")],
+    "test_a_dimension_bound_at_run_time_runs_on_both_targets": [
+        ("tensor dimension bound at run time", "pto-a2a3sim"), ("tensor dimension bound at run time", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -50,7 +52,7 @@ PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
                                    colexpand_add, matmul, transpose)
-    from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged
+    from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged, DenseDyn
     from htp.dialects.csp import Channel, recv, send
 
     ROWS = 32            # grid points: more than the 16 cores of npu1
@@ -224,6 +226,17 @@ PROGRAM = textwrap.dedent('''
         store(c, acc)
 
 
+    @kernel
+    def scale16(x: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]], s: Scalar[f32]):
+        store(y, muls(load(x), s))
+
+
+    @workload
+    def scale_batch(X: In[Tensor["B", 64, f32]], Y: Out[Tensor["B", 64, f32]], s: float):
+        for i in P(DenseDyn(X.shape[0] // 16)):                        # B is bound by the arguments at run time
+            scale16[i](X[i * 16:(i + 1) * 16, :], Y[i * 16:(i + 1) * 16, :], s)
+
+
     @workload
     def gemm_k(A: In[Tensor[64, 128, f32]], B: In[Tensor[128, 64, f32]], C: InOut[Tensor[64, 64, f32]]):
         for i, j in P(2, 2):
@@ -367,6 +380,21 @@ def test_an_accumulator_loaded_from_memory_says_how_to_write_it_on_ascend(ctx, p
     with pytest.raises(htp.CompileError, match=r"a matmul accumulator cannot be loaded on a2a3: start it with "
                                                r"full\(\(R, C\), 0.0\) and add the loaded tile to the result"):
         ctx.compile(program.mm_loaded_acc, target="pto-a2a3sim", out=tmp_path / "pto", force=True)
+
+
+def test_a_dimension_bound_at_run_time_runs_on_both_targets(ctx, program, tmp_path):
+    # Tensor["B", 64, f32]: one package serves every batch size; on aie-npu1 the host-orchestrated workload takes
+    # B from the arguments (each task's views are static), and an omitted output is allocated B rows.
+    rng = np.random.default_rng(11)
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg = ctx.compile(program.scale_batch, target=target, out=tmp_path / target, force=True)
+        manifest_params = [e for e in pkg.manifest["entrypoints"] if e["name"] == "scale_batch"][0]["params"]
+        assert manifest_params[0]["shape"] == ["B", 64]
+        for rows in (48, 80):
+            x = rng.standard_normal((rows, 64)).astype(np.float32)
+            r = htp.bind(pkg, ctx).run(X=x, s=0.5)
+            assert np.asarray(r["Y"]).shape == (rows, 64)
+            np.testing.assert_array_equal(np.asarray(r["Y"]), x * np.float32(0.5))
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):
