@@ -174,6 +174,10 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
   EntryPlan plan{name, "csp-program", span_json(program.span)};
   plan.chain_placement = true;
   for (const htp::CspParam &p : program.params) {
+    if (p.type.kind == "scalar") {  // a one-element object, moved to each process core that reads it
+      plan.params.push_back(RuntimeParam{p.name, {1}, p.type.dtype, "in", true});
+      continue;
+    }
     auto rp = runtime_param(p);
     if (!rp) {
       problems.push_back({"aie.runtime-scalar", "parameter '" + p.name + "' of CSP program '" + name +
@@ -232,6 +236,26 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     CorePlan core{pname, kname, loop.trip, {}, c.span()};
     std::vector<TensorAccess> accesses;
     std::map<std::string, int> per_port;
+    // A scalar parameter bound to a scalar of the program: that one-element object every iteration (one
+    // input DMA channel of the core, as for a kernel entry's scalar); the body reads *p_<param>.
+    for (const htp::TileParam &kparam : kernel->params) {
+      if (!kparam.type.is_scalar()) continue;
+      const RuntimeParam *program_scalar = nullptr;
+      for (const htp::CspBinding &b : proc.args)
+        if (b.param == kparam.name && b.scalar && b.scalar->is_object() && b.scalar->contains("param"))
+          for (const RuntimeParam &rp : plan.params)
+            if (rp.scalar && Json(rp.name) == (*b.scalar)["param"]) program_scalar = &rp;
+      if (!program_scalar) {
+        c.fail("aie.runtime-scalar", "its scalar parameter '" + kparam.name + "' is not bound to a scalar parameter of "
+                                     "the program");
+        return std::nullopt;
+      }
+      StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
+      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+      plan.streams.push_back(std::move(sp));
+      kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
+      kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
+    }
     for (const htp::TileOp &op : loop.body) {
       if (!is_data_movement(op)) continue;
       const std::string &k = op.op;

@@ -35,6 +35,8 @@ PARITY = {
         ("InOut accumulation over launches", "pto-a2a3sim"), ("InOut accumulation over launches", "aie-npu1")],
     "test_a_dimension_bound_at_run_time_runs_on_both_targets": [
         ("tensor dimension bound at run time", "pto-a2a3sim"), ("tensor dimension bound at run time", "aie-npu1")],
+    "test_a_csp_program_reads_its_runtime_scalar_on_both_targets": [
+        ("runtime scalar of a CSP program", "pto-a2a3sim"), ("runtime scalar of a CSP program", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -49,11 +51,11 @@ sys.path.insert(0, str(EXAMPLES))
 
 PROGRAM_NAME = "orchestrated_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
-    from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
+    from htp.dialects.tile import (kernel, Tensor, Tile, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
                                    colexpand_add, matmul, transpose)
     from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged, DenseDyn
-    from htp.dialects.csp import Channel, recv, send
+    from htp.dialects.csp import Channel, process, program, recv, send
 
     ROWS = 32            # grid points: more than the 16 cores of npu1
 
@@ -237,6 +239,21 @@ PROGRAM = textwrap.dedent('''
             scale16[i](X[i * 16:(i + 1) * 16, :], Y[i * 16:(i + 1) * 16, :], s)
 
 
+    @program
+    def scaled_pipe(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]], s: Scalar[f32]):
+        a = Channel[Tile[32, 64, f32]](depth=2)
+
+        @process(produces=[a])
+        def prod():
+            for i in range(4):
+                send(a, muls(load(X.tile(i, 0, shape=(32, 64))), s))   # the program's runtime scalar
+
+        @process(consumes=[a])
+        def cons():
+            for i in range(4):
+                store(Y.tile(i, 0, shape=(32, 64)), recv(a))
+
+
     @workload
     def gemm_k(A: In[Tensor[64, 128, f32]], B: In[Tensor[128, 64, f32]], C: InOut[Tensor[64, 64, f32]]):
         for i, j in P(2, 2):
@@ -395,6 +412,16 @@ def test_a_dimension_bound_at_run_time_runs_on_both_targets(ctx, program, tmp_pa
             r = htp.bind(pkg, ctx).run(X=x, s=0.5)
             assert np.asarray(r["Y"]).shape == (rows, 64)
             np.testing.assert_array_equal(np.asarray(r["Y"]), x * np.float32(0.5))
+
+
+def test_a_csp_program_reads_its_runtime_scalar_on_both_targets(ctx, program, tmp_path):
+    # On aie-npu1 the scalar is a one-element object moved to the process core that reads it each iteration.
+    x = np.random.default_rng(12).standard_normal((128, 64)).astype(np.float32)
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg = ctx.compile(program.scaled_pipe, target=target, out=tmp_path / target, force=True)
+        for s in (1.5, -0.25):
+            r = htp.bind(pkg, ctx).run(X=x, s=s)
+            np.testing.assert_array_equal(np.asarray(r["Y"]), x * np.float32(s))
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

@@ -13,6 +13,8 @@ import pytest
 PARITY = {
     "test_column_major_memory_layouts_move_through_dma_patterns": [("layout `mem` facet (strides, order)", "aie-npu1")],
     "test_csp_three_stage_pipeline": [("CSP program (processes, channels)", "aie-npu1")],
+    "test_replicated_csp_process_runs_on_one_core_per_replica": [
+        ("CSP replicated process (`replicate`)", "aie-npu1"), ("CSP processes with different trip counts", "aie-npu1")],
     "test_an_ascend_dispatch_policy_compiles_with_a_note_that_it_has_no_effect": [("schedule `dispatch`", "aie-npu1")],
 }
 
