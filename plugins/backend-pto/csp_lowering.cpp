@@ -63,22 +63,6 @@ std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &proc
   return out;
 }
 
-/// Every process runs the iterations of the first one (each iteration is one task per process).
-void same_iterations(CspProgram &p, bool &first, const std::string &process, const json &start, const json &stop,
-                     const json &step, const Span &span) {
-  if (first) {
-    p.start = start;
-    p.stop = stop;
-    p.step = step;
-    first = false;
-  } else if (start != p.start || stop != p.stop || step != p.step) {
-    fail("process '" + process + "' loops over range(" + start.dump() + ", " + stop.dump() + ", " + step.dump() +
-             ") but the first process over range(" + p.start.dump() + ", " + p.stop.dump() + ", " + p.step.dump() +
-             "); backend-pto lowers processes that run the same iterations",
-         span);
-  }
-}
-
 const Kernel &process_kernel(const std::vector<Kernel> &kernels, const std::string &function, const Span &span) {
   for (const Kernel &k : kernels)
     if (k.name == function) return k;
@@ -351,24 +335,23 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     p.channels.push_back(ch);
   }
   std::vector<CspProcess> processes;
-  bool first = true;
   for (const htp::CspProcess &proc : program.processes) {
     const Span span = Span::from(proc.span);
     CspProcess cp;
     cp.name = proc.name;
     cp.kernel = p.name + "_" + cp.name;
     cp.args = proc.args;
-    if (proc.replicas != 1)
-      fail("process '" + cp.name + "' is replicated " + std::to_string(proc.replicas) +
-               " times; backend-pto lowers processes with one replica",
-           span);
+    if (proc.replicas < 1) fail("process '" + cp.name + "' has " + std::to_string(proc.replicas) + " replicas", span);
+    cp.replicas = proc.replicas;
     for (const std::string &c : proc.consumes) cp.channels.push_back({c, "inout"});
     for (const std::string &c : proc.produces) cp.channels.push_back({c, "out"});
     if (proc.stage) {  // a WSP pipe stage: kernel launches, inlined
       json start, stop;
       cp.args.clear();
       derived.push_back(lower_stage(program, proc, kernels, channels, cp, start, stop));
-      same_iterations(p, first, cp.name, start, stop, json(1), derived.back().span);
+      cp.start = start;
+      cp.stop = stop;
+      cp.step = 1;
       processes.push_back(std::move(cp));
       continue;
     }
@@ -378,7 +361,9 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
                "turns into tasks",
            body.span);
     const Op &loop = body.body[0];
-    same_iterations(p, first, cp.name, *loop.ir.start, *loop.ir.stop, *loop.ir.step, body.span);
+    cp.start = *loop.ir.start;
+    cp.stop = *loop.ir.stop;
+    cp.step = *loop.ir.step;
     cp.loop_var = *loop.ir.var;
     Kernel k;
     k.name = cp.kernel;

@@ -30,6 +30,8 @@ struct CspProcess {
   std::vector<htp::CspBinding> args;  ///< how the process's parameters bind (tensor or scalar)
   std::vector<std::pair<std::string, std::string>> channels;  ///< (channel, "out" | "inout") in kernel order
   std::string loop_var;
+  json start, stop, step;  ///< its counted loop (Exprs over the program's scalars)
+  int64_t replicas = 1;    ///< copies sharing its channels: replica r's iteration k moves item k * replicas + r
 };
 
 /// A lowered program.
@@ -39,7 +41,6 @@ struct CspProgram {
   std::vector<htp::CspParam> params;  ///< the program's parameters
   std::vector<CspChannel> channels;
   std::vector<CspProcess> processes;  ///< producers before consumers
-  json start, stop, step;             ///< the common loop of every process
 };
 
 /// Lowers `program` (of csp.graph, read by the SDK: htp/csp_graph.hpp), appending the per-iteration kernels

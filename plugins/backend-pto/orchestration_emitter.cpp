@@ -747,6 +747,52 @@ std::set<std::string> untiled_launches(const htp::WspWorkload &w) {
   return out;
 }
 
+namespace {
+
+/// When every process's loop bounds are constants, runs the schedule the orchestration runs (below) on
+/// counters, so that a program no task order can run is a compile error naming the process, not a run error.
+void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t> &channel_index) {
+  struct Instance {
+    const CspProcess *proc;
+    int64_t replica, trip, next = 0;
+  };
+  std::vector<Instance> instances;
+  for (const CspProcess &proc : p.processes) {
+    if (!proc.start.is_number_integer() || !proc.stop.is_number_integer() || !proc.step.is_number_integer()) return;
+    const int64_t start = proc.start.get<int64_t>(), stop = proc.stop.get<int64_t>(), step = proc.step.get<int64_t>();
+    const int64_t trip = step > 0 && stop > start ? (stop - start + step - 1) / step : 0;
+    for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({&proc, r, trip});
+  }
+  std::vector<int64_t> made(channel_index.size(), 0), taken(channel_index.size(), 0);
+  std::map<std::string, int64_t> depth;
+  for (const CspChannel &c : p.channels) depth[c.name] = c.depth;
+  for (bool more = true; more;) {
+    more = false;
+    for (Instance &q : instances)
+      for (; q.next < q.trip; ++q.next, more = true) {
+        const int64_t item = q.next * q.proc->replicas + q.replica;
+        bool ready = true;
+        for (const auto &[ch, dir] : q.proc->channels) {
+          const size_t c = channel_index.at(ch);
+          ready = ready && (dir == "out" ? item == made[c] && item < taken[c] + depth.at(ch) : item == taken[c] && item < made[c]);
+        }
+        if (!ready) break;
+        for (const auto &[ch, dir] : q.proc->channels) ++(dir == "out" ? made : taken)[channel_index.at(ch)];
+      }
+  }
+  for (const Instance &q : instances)
+    if (q.next < q.trip)
+      throw IrError("CSP program '" + p.name + "': process '" + q.proc->name +
+                        (q.proc->replicas > 1 ? "[" + std::to_string(q.replica) + "]" : "") + "' cannot run its iteration " +
+                        std::to_string(q.next) + " of " + std::to_string(q.trip) +
+                        ": no order of the processes' tasks gives it its items (their counts do not balance, or they pass "
+                        "items round a cycle within one iteration, which backend-pto, running each iteration as one task, "
+                        "cannot order)",
+                    p.span, "pto.csp");
+}
+
+}  // namespace
+
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin) {
   EntryUnit e;
   e.name = p.name;
@@ -761,9 +807,13 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     out.intermediate("ring_" + c.name, ring, c.dtype);
   }
   std::map<std::string, const CspChannel *> channels;
-  for (const CspChannel &c : p.channels) channels[c.name] = &c;
-  const std::string var = p.processes.front().loop_var;
+  std::map<std::string, size_t> channel_index;
+  for (const CspChannel &c : p.channels) {
+    channel_index[c.name] = channels.size();
+    channels[c.name] = &c;
+  }
   struct ProcessTask {
+    const CspProcess *proc;
     const KernelUnit *unit;
     std::string label;
     std::vector<TaskTensor> tensors;
@@ -781,14 +831,15 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
       if (prm.kind == "constexpr") continue;
       if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
         const CspChannel &c = *channels.at(prm.name.substr(3));
-        const std::string slot = "htp_mod(v_" + var + ", " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
+        const std::string slot = "htp_mod(htp_item, " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
         tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
       } else if (prm.is_scalar()) {
         auto it = bound.find(prm.name);
         if (prm.name != proc.loop_var && it != bound.end() && !it->second->scalar)
           throw IrError("process '" + proc.name + "' binds a tensor to the scalar parameter '" + prm.name + "'", p.span,
                         "pto.csp");
-        scalars.push_back(prm.name == proc.loop_var ? "v_" + var : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
+        scalars.push_back(prm.name == proc.loop_var ? "v_" + proc.loop_var
+                                                    : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
       } else {
         auto it = bound.find(prm.name);
         if (it == bound.end() || !it->second->tensor)
@@ -797,12 +848,67 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
       }
     }
     for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
-    tasks.push_back({&unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars)});
+    tasks.push_back({&proc, &unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars)});
   }
   out.track(read_and_written(reads, writes));
-  out.open("for (int64_t v_" + var + " = " + out.expr(p.start) + "; v_" + var + " < " + out.expr(p.stop) + "; v_" +
-           var + " += " + out.expr(p.step) + ")");
-  for (const ProcessTask &t : tasks) out.task(*t.unit, t.label, t.tensors, t.scalars, "", "");
+  // Processes iterate on their own counts (replicas sharing a channel take its items round robin: replica r's
+  // iteration k moves item k * replicas + r). Tasks are submitted in an order in which every channel's items
+  // are produced and consumed in order and a producer stays within the channel's depth ahead of its consumers:
+  // each slot's writers are then producer of item i, its consumer, producer of item i + depth, ... which is
+  // the order pto-runtime gives tasks passing one tensor. Each round submits every task that can go.
+  size_t instances = 0;
+  for (const ProcessTask &t : tasks) instances += static_cast<size_t>(t.proc->replicas);
+  check_csp_schedule(p, channel_index);
+  const std::string nch = std::to_string(std::max<size_t>(1, p.channels.size()));
+  out.open("");
+  out.line("int64_t htp_next[" + std::to_string(instances) + "] = {0}, htp_trip[" + std::to_string(instances) + "];");
+  out.line("int64_t htp_made[" + nch + "] = {0}, htp_taken[" + nch + "] = {0};");
+  size_t q = 0;
+  for (const ProcessTask &t : tasks)
+    for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
+      const std::string start = out.expr(t.proc->start), stop = out.expr(t.proc->stop), step = out.expr(t.proc->step);
+      out.line("htp_trip[" + std::to_string(q) + "] = (" + step + ") > 0 && (" + stop + ") > (" + start + ") ? ((" + stop +
+               ") - (" + start + ") + (" + step + ") - 1) / (" + step + ") : 0;");
+    }
+  out.open("for (bool htp_more = true; htp_more;)");
+  out.line("htp_more = false;");
+  q = 0;
+  for (const ProcessTask &t : tasks)
+    for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
+      const std::string qi = std::to_string(q);
+      out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next iterations");
+      out.open("while (htp_next[" + qi + "] < htp_trip[" + qi + "])");
+      out.line("const int64_t htp_item = htp_next[" + qi + "] * " + std::to_string(t.proc->replicas) + " + " +
+               std::to_string(r) + ";");
+      std::string ready;
+      for (const auto &[ch, dir] : t.proc->channels) {
+        const std::string c = std::to_string(channel_index.at(ch));
+        ready += (ready.empty() ? "" : " || ") +
+                 (dir == "out" ? "htp_item != htp_made[" + c + "] || htp_item >= htp_taken[" + c + "] + " +
+                                     std::to_string(channels.at(ch)->depth)
+                               : "htp_item != htp_taken[" + c + "] || htp_item >= htp_made[" + c + "]");
+      }
+      if (!ready.empty()) out.line("if (" + ready + ") break;");
+      out.line("const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start) + " + htp_next[" + qi + "] * " +
+               out.expr(t.proc->step) + ";");
+      out.task(*t.unit, t.label, t.tensors, t.scalars, "", "");
+      for (const auto &[ch, dir] : t.proc->channels)
+        out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
+      out.line("++htp_next[" + qi + "];");
+      out.line("htp_more = true;");
+      out.close();
+    }
+  out.close();
+  q = 0;
+  for (const ProcessTask &t : tasks)
+    for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
+      const std::string qi = std::to_string(q);
+      const std::string who = t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "");
+      out.line("if (htp_next[" + qi + "] < htp_trip[" + qi + "]) htp_fail(\"CSP program '" + p.name + "': process '" + who +
+               "' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their "
+               "counts do not balance, or they pass items round a cycle within one iteration, which one task per "
+               "iteration cannot run)\", (long long)htp_next[" + qi + "], (long long)htp_trip[" + qi + "]);");
+    }
   out.close();
   e.sim = json::object();
   e.source = out.finish("CSP program '" + e.name + "'");

@@ -37,6 +37,9 @@ PARITY = {
         ("tensor dimension bound at run time", "pto-a2a3sim"), ("tensor dimension bound at run time", "aie-npu1")],
     "test_a_csp_program_reads_its_runtime_scalar_on_both_targets": [
         ("runtime scalar of a CSP program", "pto-a2a3sim"), ("runtime scalar of a CSP program", "aie-npu1")],
+    "test_replicated_csp_workers_with_their_own_trip_counts_run_on_both_targets": [
+        (c, t) for c in ("CSP replicated process (`replicate`)", "CSP processes with different trip counts")
+        for t in ("pto-a2a3sim", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -53,9 +56,9 @@ PROGRAM_NAME = "orchestrated_program"  # the program and ctx fixtures: conftest.
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Tile, Scalar, In, Out, InOut, f32, i32, load, store, add, mul, muls, adds, exp,
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
-                                   colexpand_add, matmul, transpose)
+                                   colexpand_add, matmul, transpose, relu)
     from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged, DenseDyn
-    from htp.dialects.csp import Channel, process, program, recv, send
+    from htp.dialects.csp import Channel, process, program, recv, replicate, send
 
     ROWS = 32            # grid points: more than the 16 cores of npu1
 
@@ -254,6 +257,46 @@ PROGRAM = textwrap.dedent('''
                 store(Y.tile(i, 0, shape=(32, 64)), recv(a))
 
 
+    @program
+    def fanout(X: In[Tensor[256, 64, f32]], Y: Out[Tensor[256, 64, f32]]):
+        work = Channel[Tile[16, 64, f32]](depth=1)
+        done = Channel[Tile[16, 64, f32]](depth=1)
+
+        def generate():
+            for i in range(16):
+                send(work, load(X.tile(i, 0, shape=(16, 64))))
+
+        def work_on():                                                 # 2 replicas, 8 items each
+            for k in range(8):
+                send(done, relu(recv(work)))
+
+        def collect():
+            for i in range(16):
+                store(Y.tile(i, 0, shape=(16, 64)), recv(done))
+
+        process("generator").produces(work).body(generate)
+        worker = process("worker").consumes(work).produces(done).body(work_on)
+        process("collector").consumes(done).body(collect)
+        replicate(worker, 2)
+
+
+    @program
+    def pingpong(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
+        ping = Channel[Tile[16, 64, f32]](depth=1)
+        pong = Channel[Tile[16, 64, f32]](depth=1)
+
+        @process(produces=[ping], consumes=[pong])
+        def left():
+            for i in range(4):
+                send(ping, load(X.tile(i, 0, shape=(16, 64))))          # then waits for the reply
+                store(Y.tile(i, 0, shape=(16, 64)), recv(pong))
+
+        @process(consumes=[ping], produces=[pong])
+        def right():
+            for i in range(4):
+                send(pong, muls(recv(ping), 2.0))
+
+
     @workload
     def gemm_k(A: In[Tensor[64, 128, f32]], B: In[Tensor[128, 64, f32]], C: InOut[Tensor[64, 64, f32]]):
         for i, j in P(2, 2):
@@ -422,6 +465,30 @@ def test_a_csp_program_reads_its_runtime_scalar_on_both_targets(ctx, program, tm
         for s in (1.5, -0.25):
             r = htp.bind(pkg, ctx).run(X=x, s=s)
             np.testing.assert_array_equal(np.asarray(r["Y"]), x * np.float32(s))
+
+
+def test_replicated_csp_workers_with_their_own_trip_counts_run_on_both_targets(ctx, program, tmp_path):
+    # replicate(worker, 2): the generator and the collector run 16 iterations, each worker 8; the workers take
+    # the shared channel's items round robin (pto-a2a3sim: tasks submitted in each channel's item order; aie-npu1:
+    # a core per replica, the single processes rotating over per-replica FIFOs).
+    x = np.random.default_rng(13).standard_normal((256, 64)).astype(np.float32)
+    for target, tasks in (("pto-a2a3sim", 48), ("aie-npu1", None)):
+        _, r = compile_run(ctx, program.fanout, target, tmp_path / target, X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), np.maximum(x, 0))
+        if tasks:
+            assert r.report["tasks"] == tasks  # 16 + 2 x 8 + 16
+
+
+def test_a_round_trip_within_one_iteration_is_refused_saying_why(ctx, program, tmp_path):
+    # Both backends run a process iteration as one step (a task; a kernel call between acquiring and releasing
+    # every port), so a process that waits, within an iteration, for the reply to what it sent cannot run:
+    # backend-pto says so at compile time, aie-sim reports the deadlock naming the waiting cores.
+    with pytest.raises(htp.CompileError, match=r"process 'left' cannot run its iteration 0 of 4: .* round a cycle "
+                                               r"within one iteration"):
+        ctx.compile(program.pingpong, target="pto-a2a3sim", out=tmp_path / "pto", force=True)
+    pkg = ctx.compile(program.pingpong, target="aie-npu1", out=tmp_path / "aie", force=True)
+    with pytest.raises(htp.RunError, match=r"deadlock: nothing in the design can move; core 'left' .* @ch_pong"):
+        htp.bind(pkg, ctx).run(X=np.zeros((64, 64), np.float32))
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

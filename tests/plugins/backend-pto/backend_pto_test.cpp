@@ -184,20 +184,43 @@ TEST(PtoLegality, CubeOperandDtypeFromTheProfile) {
 
 // ---- CSP and task-graph limits ----
 
-TEST(PtoCsp, ReplicatedProcessIsRejectedWithItsName) {
+TEST(PtoCsp, ReplicatedProcessesTakeTheSharedChannelsItemsRoundRobin) {
   auto in = load_fixture("csp_pipeline");
-  in.csp_graph["programs"][0]["processes"][2]["replicas"] = 4;
-  auto p = only_problem(in);
-  EXPECT_EQ(p.code, "pto.csp");
-  EXPECT_EQ(p.message, "process 'compute' is replicated 4 times; backend-pto lowers processes with one replica");
+  in.csp_graph["programs"][0]["processes"][2]["replicas"] = 2;  // compute, 4 items: 2 per replica
+  in.tile_kernels["kernels"][1]["body"][0]["stop"] = 2;
+  ASSERT_TRUE(problems_of(in).empty());
+  std::string o;
+  for (auto &[path, text] : emit_files(in))
+    if (path == "kernels/orchestration/pipeline.cpp") o = text;
+  // One scheduling slot per replica, replica r's iteration k moving item k * 2 + r, and each replica's own trip count.
+  EXPECT_NE(o.find("int64_t htp_next[4] = {0}, htp_trip[4];"), std::string::npos) << o;
+  EXPECT_NE(o.find("// compute[1]: its next iterations"), std::string::npos) << o;
+  EXPECT_NE(o.find("const int64_t htp_item = htp_next[2] * 2 + 1;"), std::string::npos) << o;
+  EXPECT_NE(o.find("htp_trip[2] = (1) > 0 && (2) > (0) ? ((2) - (0) + (1) - 1) / (1) : 0;"), std::string::npos) << o;
 }
 
-TEST(PtoCsp, ProcessesWithDifferentTripCounts) {
+TEST(PtoCsp, CountsNoTaskOrderCanRunAreACompileError) {
   auto in = load_fixture("csp_pipeline");
-  in.tile_kernels["kernels"][1]["body"][0]["stop"] = 8;
+  in.tile_kernels["kernels"][1]["body"][0]["stop"] = 8;  // (unbalanced: csp.effects rejects it before a backend)
   auto p = only_problem(in);
-  EXPECT_EQ(p.message, "process 'compute' loops over range(0, 8, 1) but the first process over range(0, 4, 1); "
-                       "backend-pto lowers processes that run the same iterations");
+  EXPECT_EQ(p.code, "pto.csp");
+  EXPECT_EQ(p.message, "CSP program 'pipeline': process 'compute' cannot run its iteration 4 of 8: no order of the "
+                       "processes' tasks gives it its items (their counts do not balance, or they pass items round a "
+                       "cycle within one iteration, which backend-pto, running each iteration as one task, cannot order)");
+}
+
+TEST(PtoCsp, CountsKnownAtRunTimeAreScheduledAndCheckedThere) {
+  auto in = load_fixture("csp_pipeline");
+  in.tile_kernels["kernels"][1]["body"][0]["stop"] = {{"op", "add"}, {"args", {4, 0}}};  // not folded: a run-time count
+  ASSERT_TRUE(problems_of(in).empty());
+  std::string o;
+  for (auto &[path, text] : emit_files(in))
+    if (path == "kernels/orchestration/pipeline.cpp") o = text;
+  EXPECT_NE(o.find("htp_trip[1] = (1) > 0 && ((4 + 0)) > (0) ? (((4 + 0)) - (0) + (1) - 1) / (1) : 0;"), std::string::npos) << o;
+  EXPECT_NE(o.find("htp_fail(\"CSP program 'pipeline': process 'compute' is stopped at iteration %lld of %lld: no order "
+                   "of the processes' tasks gives it its next items (their counts do not balance"),
+            std::string::npos)
+      << o;
 }
 
 TEST(PtoTaskGraph, LaunchOfAnUnknownKernel) {

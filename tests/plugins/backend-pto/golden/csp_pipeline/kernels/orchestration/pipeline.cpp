@@ -117,43 +117,82 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     TensorCreateInfo w_ring_c2_info(w_ring_c2_shape, 2, DataType::FLOAT32);
     TaskOutputTensors w_ring_c2_alloc = alloc_tensors(w_ring_c2_info);
     const ChipTensor &w_ring_c2 = w_ring_c2_alloc.get_ref(0);
-    for (int64_t v_i = 0; v_i < 4; v_i += 1) {
-        {  // process loader: pipeline_loader
-            const uint32_t task0_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-            const uint32_t task0_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(v_i, 2) * 32), static_cast<uint32_t>(0)};
-            ChipTensor task0_ch_c1 = w_ring_c1.view(task0_ch_c1_shape, task0_ch_c1_offset);
-            CoreTaskArgs task0_args;
-            task0_args.add_input(w_X);
-            task0_args.add_inout(task0_ch_c1);
-            task0_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
-            TaskOutputTensors task0_outs = rt_submit_aiv_task(1, task0_args);
-            (void)task0_outs;
+    {
+        int64_t htp_next[3] = {0}, htp_trip[3];
+        int64_t htp_made[2] = {0}, htp_taken[2] = {0};
+        htp_trip[0] = (1) > 0 && (4) > (0) ? ((4) - (0) + (1) - 1) / (1) : 0;
+        htp_trip[1] = (1) > 0 && (4) > (0) ? ((4) - (0) + (1) - 1) / (1) : 0;
+        htp_trip[2] = (1) > 0 && (4) > (0) ? ((4) - (0) + (1) - 1) / (1) : 0;
+        for (bool htp_more = true; htp_more;) {
+            htp_more = false;
+            // loader: its next iterations
+            while (htp_next[0] < htp_trip[0]) {
+                const int64_t htp_item = htp_next[0] * 1 + 0;
+                if (htp_item != htp_made[0] || htp_item >= htp_taken[0] + 2) break;
+                const int64_t v_i = 0 + htp_next[0] * 1;
+                {  // process loader: pipeline_loader
+                    const uint32_t task0_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
+                    const uint32_t task0_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    ChipTensor task0_ch_c1 = w_ring_c1.view(task0_ch_c1_shape, task0_ch_c1_offset);
+                    CoreTaskArgs task0_args;
+                    task0_args.add_input(w_X);
+                    task0_args.add_inout(task0_ch_c1);
+                    task0_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
+                    TaskOutputTensors task0_outs = rt_submit_aiv_task(1, task0_args);
+                    (void)task0_outs;
+                }
+                ++htp_made[0];
+                ++htp_next[0];
+                htp_more = true;
+            }
+            // compute: its next iterations
+            while (htp_next[1] < htp_trip[1]) {
+                const int64_t htp_item = htp_next[1] * 1 + 0;
+                if (htp_item != htp_taken[0] || htp_item >= htp_made[0] || htp_item != htp_made[1] || htp_item >= htp_taken[1] + 2) break;
+                const int64_t v_i = 0 + htp_next[1] * 1;
+                {  // process compute: pipeline_compute
+                    const uint32_t task1_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
+                    const uint32_t task1_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    ChipTensor task1_ch_c1 = w_ring_c1.view(task1_ch_c1_shape, task1_ch_c1_offset);
+                    const uint32_t task1_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
+                    const uint32_t task1_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    ChipTensor task1_ch_c2 = w_ring_c2.view(task1_ch_c2_shape, task1_ch_c2_offset);
+                    CoreTaskArgs task1_args;
+                    task1_args.add_inout(task1_ch_c1);
+                    task1_args.add_inout(task1_ch_c2);
+                    task1_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
+                    TaskOutputTensors task1_outs = rt_submit_aiv_task(2, task1_args);
+                    (void)task1_outs;
+                }
+                ++htp_taken[0];
+                ++htp_made[1];
+                ++htp_next[1];
+                htp_more = true;
+            }
+            // storer: its next iterations
+            while (htp_next[2] < htp_trip[2]) {
+                const int64_t htp_item = htp_next[2] * 1 + 0;
+                if (htp_item != htp_taken[1] || htp_item >= htp_made[1]) break;
+                const int64_t v_i = 0 + htp_next[2] * 1;
+                {  // process storer: pipeline_storer
+                    const uint32_t task2_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
+                    const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    ChipTensor task2_ch_c2 = w_ring_c2.view(task2_ch_c2_shape, task2_ch_c2_offset);
+                    CoreTaskArgs task2_args;
+                    task2_args.add_inout(w_Y);
+                    task2_args.add_inout(task2_ch_c2);
+                    task2_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
+                    TaskOutputTensors task2_outs = rt_submit_aiv_task(0, task2_args);
+                    (void)task2_outs;
+                }
+                ++htp_taken[1];
+                ++htp_next[2];
+                htp_more = true;
+            }
         }
-        {  // process compute: pipeline_compute
-            const uint32_t task1_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-            const uint32_t task1_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(v_i, 2) * 32), static_cast<uint32_t>(0)};
-            ChipTensor task1_ch_c1 = w_ring_c1.view(task1_ch_c1_shape, task1_ch_c1_offset);
-            const uint32_t task1_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-            const uint32_t task1_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(v_i, 2) * 32), static_cast<uint32_t>(0)};
-            ChipTensor task1_ch_c2 = w_ring_c2.view(task1_ch_c2_shape, task1_ch_c2_offset);
-            CoreTaskArgs task1_args;
-            task1_args.add_inout(task1_ch_c1);
-            task1_args.add_inout(task1_ch_c2);
-            task1_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
-            TaskOutputTensors task1_outs = rt_submit_aiv_task(2, task1_args);
-            (void)task1_outs;
-        }
-        {  // process storer: pipeline_storer
-            const uint32_t task2_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-            const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(v_i, 2) * 32), static_cast<uint32_t>(0)};
-            ChipTensor task2_ch_c2 = w_ring_c2.view(task2_ch_c2_shape, task2_ch_c2_offset);
-            CoreTaskArgs task2_args;
-            task2_args.add_inout(w_Y);
-            task2_args.add_inout(task2_ch_c2);
-            task2_args.add_scalar(static_cast<uint64_t>(static_cast<int64_t>(v_i)));
-            TaskOutputTensors task2_outs = rt_submit_aiv_task(0, task2_args);
-            (void)task2_outs;
-        }
+        if (htp_next[0] < htp_trip[0]) htp_fail("CSP program 'pipeline': process 'loader' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[0], (long long)htp_trip[0]);
+        if (htp_next[1] < htp_trip[1]) htp_fail("CSP program 'pipeline': process 'compute' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[1], (long long)htp_trip[1]);
+        if (htp_next[2] < htp_trip[2]) htp_fail("CSP program 'pipeline': process 'storer' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[2], (long long)htp_trip[2]);
     }
 }
 
