@@ -166,6 +166,47 @@ bool expand_replicas(EntryPlan &plan, const std::vector<Replicated> &templates, 
   return true;
 }
 
+/// Links become rotations, with no core or mem tile of their own: a distribute `connect([a], [b0, ..., bn-1])`
+/// makes a's producer send its iteration t to b(t mod n) (a, then, is not routed), a join
+/// `connect([b0, ..., bn-1], [c])` makes c's consumer take its iteration t from b(t mod n), and a forward
+/// renames. The round-robin order is the links' own; what a's depth buffered, b's depths now do.
+bool inline_links(const htp::CspProgram &program, EntryPlan &plan, std::vector<Replicated> &templates,
+                  std::vector<Problem> &problems) {
+  for (const htp::CspLink &l : program.links) {
+    auto fail = [&](const std::string &why) {
+      problems.push_back({"aie.csp-route", "link '" + l.name + "': " + why, span_json(l.span)});
+      return false;
+    };
+    const bool join = l.mode == "join";
+    if (l.from.empty() || l.to.empty() || (l.from.size() != 1 && l.to.size() != 1))
+      return fail("AIE lowers forward, distribute and join links");
+    const std::string &one = join ? l.to[0] : l.from[0];
+    const std::vector<std::string> &many = join ? l.from : l.to;
+    const PortPlan::Kind kind = join ? PortPlan::Kind::ChannelIn : PortPlan::Kind::ChannelOut;
+    std::vector<std::pair<Replicated *, PortPlan *>> ends;
+    for (Replicated &t : templates)
+      for (PortPlan &p : t.core.ports)
+        if (p.kind == kind && p.channel == one) ends.push_back({&t, &p});
+    if (ends.size() != 1 || ends[0].first->replicas != 1)
+      return fail("channel '" + one + "' must have one process at its other end, not replicated (it has " +
+                  std::to_string(ends.size()) + ")");
+    auto &[t, port] = ends[0];
+    const int64_t n = static_cast<int64_t>(many.size());
+    if (n > 1) {
+      if (t->core.unroll != 1 && t->core.unroll != n)
+        return fail("process '" + t->core.name + "' already rotates over " + std::to_string(t->core.unroll) + " channels");
+      if (t->core.iterations % n != 0)
+        return fail("process '" + t->core.name + "' moves " + std::to_string(t->core.iterations) + " items on '" + one +
+                    "', which the link cannot share evenly over " + std::to_string(n) + " channels");
+      port->rotation = many;
+      t->core.unroll = n;
+    }
+    port->channel = many[0];
+    std::erase_if(plan.channels, [&](const ChannelPlan &c) { return c.name == one; });
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
@@ -334,7 +375,7 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     plan.sources[kname] = emitted->source;
     templates.push_back({std::move(core), proc.replicas, c.span()});
   }
-  if (!expand_replicas(plan, templates, problems)) return std::nullopt;
+  if (!inline_links(program, plan, templates, problems) || !expand_replicas(plan, templates, problems)) return std::nullopt;
   return plan;
 }
 

@@ -320,6 +320,85 @@ Kernel lower_stage(const htp::CspProgram &program, const htp::CspProcess &proc, 
   }
 }
 
+/// Items that pass through channel `c` in all: what the processes producing it put (counts times replicas),
+/// or, when a link produces it, what the processes consuming it get; null when only links touch it.
+json channel_items(const htp::CspProgram &program, const std::string &c) {
+  for (bool producers : {true, false}) {
+    json total;
+    for (const htp::CspProcess &proc : program.processes) {
+      const auto &ends = producers ? proc.produces : proc.consumes;
+      auto it = proc.counts.find(c);
+      if (it == proc.counts.end() || std::find(ends.begin(), ends.end(), c) == ends.end()) continue;
+      json n = producers ? it->second.put : it->second.get;
+      if (proc.replicas != 1)
+        n = n.is_number_integer() ? json(n.get<int64_t>() * proc.replicas) : json{{"op", "mul"}, {"args", {n, proc.replicas}}};
+      if (total.is_null()) total = n;
+      else if (total.is_number_integer() && n.is_number_integer()) total = total.get<int64_t>() + n.get<int64_t>();
+      else total = json{{"op", "add"}, {"args", {total, n}}};
+    }
+    if (!total.is_null()) return total;
+  }
+  return json();
+}
+
+/// The per-item kernel of a link part: one item from channel `src`'s slot to channel `dst`'s.
+Kernel link_kernel(const std::string &name, const std::string &src, const std::string &dst, const CspChannel &c,
+                   const htp::IrSpan &span) {
+  const json type = {{"kind", "tensor"}, {"shape", c.shape}, {"dtype", c.dtype}};
+  const json at = json(span);
+  json k = {{"name", name},
+            {"kind", "kernel"},
+            {"span", at},
+            {"mapping", nullptr},
+            {"params", {{{"name", channel_param(src)}, {"dir", "inout"}, {"type", type}},
+                        {{"name", channel_param(dst)}, {"dir", "out"}, {"type", type}},
+                        {{"name", "k"}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}}}},
+            {"locals", {{{"name", "t"}, {"kind", "tile"}, {"shape", c.shape}, {"dtype", c.dtype}}}},
+            {"body", {{{"op", "load"}, {"dst", "t"}, {"src", channel_param(src)}, {"offset", {0, 0}}, {"span", at}},
+                      {{"op", "store"}, {"dst", channel_param(dst)}, {"offset", {0, 0}}, {"value", "t"}, {"span", at}}}}};
+  try {
+    return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
+  } catch (const htp::IrDocumentError &e) {
+    throw ir_error(e);
+  }
+}
+
+/// The processes that run link `l`: one per channel on its many side (one for a forward), each moving one
+/// item per iteration, as a replica of the link would (distribute: part j takes items j, j + n, ... of the
+/// source; join: part j gives them to the destination).
+void lower_link(const htp::CspProgram &program, const htp::CspLink &l, const std::map<std::string, CspChannel> &channels,
+                std::vector<CspProcess> &processes, std::vector<Kernel> &derived) {
+  const Span span = Span::from(l.span);
+  const bool join = l.mode == "join";
+  const std::vector<std::string> &many = join ? l.from : l.to;
+  const std::string &one = join ? l.to.at(0) : l.from.at(0);
+  const int64_t n = static_cast<int64_t>(many.size());
+  if (l.from.empty() || l.to.empty() || (l.from.size() != 1 && l.to.size() != 1))
+    fail("link '" + l.name + "' connects " + std::to_string(l.from.size()) + " channels to " +
+             std::to_string(l.to.size()) + "; backend-pto lowers forward, distribute and join links", span);
+  for (int64_t j = 0; j < n; ++j) {
+    const std::string &own = many[static_cast<size_t>(j)];
+    const json trip = channel_items(program, own);
+    if (trip.is_null())
+      fail("link '" + l.name + "' joins channel '" + own + "' to another link; backend-pto lowers links between "
+           "channels that processes produce or consume", span);
+    CspProcess part;
+    part.name = l.name + (n > 1 ? "[" + own + "]" : "");
+    part.kernel = program.name + "_" + l.name + (n > 1 ? "_" + std::to_string(j) : "");
+    part.loop_var = "k";
+    part.start = 0;
+    part.stop = trip;
+    part.step = 1;
+    const std::string src = join ? own : one, dst = join ? one : own;
+    derived.push_back(link_kernel(part.kernel, src, dst, channels.at(one), l.span));
+    part.channels = {{src, "inout"}, {dst, "out"}};
+    part.items[own] = {1, 0};
+    part.items[one] = {n, j};
+    part.args = {};
+    processes.push_back(std::move(part));
+  }
+}
+
 }  // namespace
 
 CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<Kernel> &kernels,
@@ -391,6 +470,7 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     derived.push_back(std::move(k));
     processes.push_back(std::move(cp));
   }
+  for (const htp::CspLink &l : program.links) lower_link(program, l, channels, processes, derived);
   if (processes.empty()) fail("program '" + p.name + "' has no process", p.span);
   p.processes = order(std::move(processes));
   return p;

@@ -6,6 +6,7 @@
 // producer i + D (the consumer, an INOUT, is the slot's last writer): the channel's bound.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct CspProcess {
   std::string loop_var;
   json start, stop, step;  ///< its counted loop (Exprs over the program's scalars)
   int64_t replicas = 1;    ///< copies sharing its channels: replica r's iteration k moves item k * replicas + r
+  /// Channels whose item at iteration k is k * first + second whatever the replica (the parts of a link:
+  /// part j of a distribute over n channels takes item k * n + j of its source and gives item k to its own).
+  std::map<std::string, std::pair<int64_t, int64_t>> items;
 };
 
 /// A lowered program.

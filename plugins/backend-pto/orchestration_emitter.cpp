@@ -749,6 +749,12 @@ std::set<std::string> untiled_launches(const htp::WspWorkload &w) {
 
 namespace {
 
+/// Item k * first + second of channel `ch` is what replica `replica` of `proc` moves at iteration k.
+std::pair<int64_t, int64_t> item_of(const CspProcess &proc, const std::string &ch, int64_t replica) {
+  auto it = proc.items.find(ch);
+  return it != proc.items.end() ? it->second : std::pair<int64_t, int64_t>{proc.replicas, replica};
+}
+
 /// When every process's loop bounds are constants, runs the schedule the orchestration runs (below) on
 /// counters, so that a program no task order can run is a compile error naming the process, not a run error.
 void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t> &channel_index) {
@@ -770,10 +776,11 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
     more = false;
     for (Instance &q : instances)
       for (; q.next < q.trip; ++q.next, more = true) {
-        const int64_t item = q.next * q.proc->replicas + q.replica;
         bool ready = true;
         for (const auto &[ch, dir] : q.proc->channels) {
           const size_t c = channel_index.at(ch);
+          const auto [mult, add] = item_of(*q.proc, ch, q.replica);
+          const int64_t item = q.next * mult + add;
           ready = ready && (dir == "out" ? item == made[c] && item < taken[c] + depth.at(ch) : item == taken[c] && item < made[c]);
         }
         if (!ready) break;
@@ -831,7 +838,8 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
       if (prm.kind == "constexpr") continue;
       if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
         const CspChannel &c = *channels.at(prm.name.substr(3));
-        const std::string slot = "htp_mod(htp_item, " + std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
+        const std::string slot = "htp_mod(htp_item" + std::to_string(channel_index.at(c.name)) + ", " +
+                                 std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
         tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
       } else if (prm.is_scalar()) {
         auto it = bound.find(prm.name);
@@ -878,15 +886,16 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
       const std::string qi = std::to_string(q);
       out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next iterations");
       out.open("while (htp_next[" + qi + "] < htp_trip[" + qi + "])");
-      out.line("const int64_t htp_item = htp_next[" + qi + "] * " + std::to_string(t.proc->replicas) + " + " +
-               std::to_string(r) + ";");
       std::string ready;
       for (const auto &[ch, dir] : t.proc->channels) {
-        const std::string c = std::to_string(channel_index.at(ch));
+        const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
+        const auto [mult, add] = item_of(*t.proc, ch, r);
+        out.line("const int64_t " + item + " = htp_next[" + qi + "] * " + std::to_string(mult) + " + " +
+                 std::to_string(add) + ";");
         ready += (ready.empty() ? "" : " || ") +
-                 (dir == "out" ? "htp_item != htp_made[" + c + "] || htp_item >= htp_taken[" + c + "] + " +
+                 (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
                                      std::to_string(channels.at(ch)->depth)
-                               : "htp_item != htp_taken[" + c + "] || htp_item >= htp_made[" + c + "]");
+                               : item + " != htp_taken[" + c + "] || " + item + " >= htp_made[" + c + "]");
       }
       if (!ready.empty()) out.line("if (" + ready + ") break;");
       out.line("const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start) + " + htp_next[" + qi + "] * " +

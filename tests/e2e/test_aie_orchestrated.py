@@ -40,6 +40,9 @@ PARITY = {
     "test_replicated_csp_workers_with_their_own_trip_counts_run_on_both_targets": [
         (c, t) for c in ("CSP replicated process (`replicate`)", "CSP processes with different trip counts")
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_csp_links_distribute_and_join_round_robin_on_both_targets": [
+        ("CSP links (`connect`: distribute, join, forward)", "pto-a2a3sim"),
+        ("CSP links (`connect`: distribute, join, forward)", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -58,7 +61,7 @@ PROGRAM = textwrap.dedent('''
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
                                    colexpand_add, matmul, transpose, relu)
     from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged, DenseDyn
-    from htp.dialects.csp import Channel, process, program, recv, replicate, send
+    from htp.dialects.csp import Channel, connect, consume, process, program, recv, replicate, send
 
     ROWS = 32            # grid points: more than the 16 cores of npu1
 
@@ -281,6 +284,39 @@ PROGRAM = textwrap.dedent('''
 
 
     @program
+    def split_join(X: In[Tensor[256, 64, f32]], Y: Out[Tensor[256, 64, f32]]):
+        loaded = Channel[Tile[32, 64, f32]](depth=2)
+        left_in = Channel[Tile[32, 64, f32]](depth=2)
+        right_in = Channel[Tile[32, 64, f32]](depth=2)
+        left_out = Channel[Tile[32, 64, f32]](depth=2)
+        right_out = Channel[Tile[32, 64, f32]](depth=2)
+        joined = Channel[Tile[32, 64, f32]](depth=2)
+
+        @process(produces=[loaded])
+        def src():
+            for i in range(8):
+                send(loaded, load(X.tile(i, 0, shape=(32, 64))))
+
+        @process(consumes=[left_in], produces=[left_out])
+        def left():
+            for t in consume(left_in):
+                send(left_out, muls(t, 2.0))
+
+        @process(consumes=[right_in], produces=[right_out])
+        def right():
+            for t in consume(right_in):
+                send(right_out, muls(t, 3.0))
+
+        @process(consumes=[joined])
+        def sink():
+            for i in range(8):
+                store(Y.tile(i, 0, shape=(32, 64)), recv(joined))
+
+        connect([loaded], [left_in, right_in])                         # round robin: even items left
+        connect([left_out, right_out], [joined])
+
+
+    @program
     def pingpong(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
         ping = Channel[Tile[16, 64, f32]](depth=1)
         pong = Channel[Tile[16, 64, f32]](depth=1)
@@ -477,6 +513,17 @@ def test_replicated_csp_workers_with_their_own_trip_counts_run_on_both_targets(c
         np.testing.assert_array_equal(np.asarray(r["Y"]), np.maximum(x, 0))
         if tasks:
             assert r.report["tasks"] == tasks  # 16 + 2 x 8 + 16
+
+
+def test_csp_links_distribute_and_join_round_robin_on_both_targets(ctx, program, tmp_path):
+    # connect([loaded], [left_in, right_in]) deals items out in turn, connect([left_out, right_out], [joined])
+    # takes them back in turn: even blocks doubled, odd ones tripled, in order. pto-a2a3sim runs each link part
+    # as a copy task per item; aie-npu1 folds the links into the loader's and the sink's rotations.
+    x = np.random.default_rng(14).standard_normal((256, 64)).astype(np.float32)
+    want = x.reshape(8, 32, 64) * np.array([2.0, 3.0] * 4, np.float32)[:, None, None]
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        _, r = compile_run(ctx, program.split_join, target, tmp_path / target, X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), want.reshape(256, 64))
 
 
 def test_a_round_trip_within_one_iteration_is_refused_saying_why(ctx, program, tmp_path):

@@ -195,7 +195,7 @@ TEST(PtoCsp, ReplicatedProcessesTakeTheSharedChannelsItemsRoundRobin) {
   // One scheduling slot per replica, replica r's iteration k moving item k * 2 + r, and each replica's own trip count.
   EXPECT_NE(o.find("int64_t htp_next[4] = {0}, htp_trip[4];"), std::string::npos) << o;
   EXPECT_NE(o.find("// compute[1]: its next iterations"), std::string::npos) << o;
-  EXPECT_NE(o.find("const int64_t htp_item = htp_next[2] * 2 + 1;"), std::string::npos) << o;
+  EXPECT_NE(o.find("const int64_t htp_item0 = htp_next[2] * 2 + 1;"), std::string::npos) << o;
   EXPECT_NE(o.find("htp_trip[2] = (1) > 0 && (2) > (0) ? ((2) - (0) + (1) - 1) / (1) : 0;"), std::string::npos) << o;
 }
 

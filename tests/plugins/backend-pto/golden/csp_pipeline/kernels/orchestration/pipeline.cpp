@@ -127,12 +127,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             htp_more = false;
             // loader: its next iterations
             while (htp_next[0] < htp_trip[0]) {
-                const int64_t htp_item = htp_next[0] * 1 + 0;
-                if (htp_item != htp_made[0] || htp_item >= htp_taken[0] + 2) break;
+                const int64_t htp_item0 = htp_next[0] * 1 + 0;
+                if (htp_item0 != htp_made[0] || htp_item0 >= htp_taken[0] + 2) break;
                 const int64_t v_i = 0 + htp_next[0] * 1;
                 {  // process loader: pipeline_loader
                     const uint32_t task0_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-                    const uint32_t task0_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    const uint32_t task0_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item0, 2) * 32), static_cast<uint32_t>(0)};
                     ChipTensor task0_ch_c1 = w_ring_c1.view(task0_ch_c1_shape, task0_ch_c1_offset);
                     CoreTaskArgs task0_args;
                     task0_args.add_input(w_X);
@@ -147,15 +147,16 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // compute: its next iterations
             while (htp_next[1] < htp_trip[1]) {
-                const int64_t htp_item = htp_next[1] * 1 + 0;
-                if (htp_item != htp_taken[0] || htp_item >= htp_made[0] || htp_item != htp_made[1] || htp_item >= htp_taken[1] + 2) break;
+                const int64_t htp_item0 = htp_next[1] * 1 + 0;
+                const int64_t htp_item1 = htp_next[1] * 1 + 0;
+                if (htp_item0 != htp_taken[0] || htp_item0 >= htp_made[0] || htp_item1 != htp_made[1] || htp_item1 >= htp_taken[1] + 2) break;
                 const int64_t v_i = 0 + htp_next[1] * 1;
                 {  // process compute: pipeline_compute
                     const uint32_t task1_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-                    const uint32_t task1_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    const uint32_t task1_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item0, 2) * 32), static_cast<uint32_t>(0)};
                     ChipTensor task1_ch_c1 = w_ring_c1.view(task1_ch_c1_shape, task1_ch_c1_offset);
                     const uint32_t task1_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-                    const uint32_t task1_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    const uint32_t task1_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item1, 2) * 32), static_cast<uint32_t>(0)};
                     ChipTensor task1_ch_c2 = w_ring_c2.view(task1_ch_c2_shape, task1_ch_c2_offset);
                     CoreTaskArgs task1_args;
                     task1_args.add_inout(task1_ch_c1);
@@ -171,12 +172,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // storer: its next iterations
             while (htp_next[2] < htp_trip[2]) {
-                const int64_t htp_item = htp_next[2] * 1 + 0;
-                if (htp_item != htp_taken[1] || htp_item >= htp_made[1]) break;
+                const int64_t htp_item1 = htp_next[2] * 1 + 0;
+                if (htp_item1 != htp_taken[1] || htp_item1 >= htp_made[1]) break;
                 const int64_t v_i = 0 + htp_next[2] * 1;
                 {  // process storer: pipeline_storer
                     const uint32_t task2_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
-                    const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item, 2) * 32), static_cast<uint32_t>(0)};
+                    const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item1, 2) * 32), static_cast<uint32_t>(0)};
                     ChipTensor task2_ch_c2 = w_ring_c2.view(task2_ch_c2_shape, task2_ch_c2_offset);
                     CoreTaskArgs task2_args;
                     task2_args.add_inout(w_Y);
