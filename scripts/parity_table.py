@@ -62,6 +62,7 @@ CONSTRUCTS = {
     "CSP processes with different trip counts": "CSP",
     "CSP links (`connect`: distribute, join, forward)": "CSP",
     "CSP `Event` (rendezvous)": "CSP",
+    "CSP round trip within one iteration": "CSP",
     "runtime scalar of a CSP program": "CSP",
     "kernel with three inputs": "tile",
     "kernel entry with three inputs": "tile",

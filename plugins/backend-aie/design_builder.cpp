@@ -2,6 +2,7 @@
 // (broadcast when cores share a view, distribute / join through a mem tile when they split a tensor)
 // and every CSP channel, the core programs (acquire / call / release), and the runtime sequence whose
 // 4-D DMA patterns visit exactly the elements the FIFOs carry.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -290,12 +291,13 @@ private:
 
   /// One call of core `cp`'s kernel with its acquires and releases: the `slot`-th call of a loop
   /// iteration that makes `unroll` calls.
-  std::vector<CoreOp> call_block(const CorePlan &cp, int64_t slot, int64_t unroll) {
+  std::vector<CoreOp> call_block(const std::string &kernel, const std::vector<PortPlan> &ports, int64_t slot,
+                                 int64_t unroll) {
     std::vector<CoreOp> acquires, releases;
     CoreOp call;
     call.kind = CoreOp::Kind::Call;
-    call.callee = cp.kernel;
-    for (const auto &p : cp.ports) {
+    call.callee = kernel;
+    for (const auto &p : ports) {
       CallArg a;
       std::string fifo, port;
       switch (p.kind) {
@@ -342,11 +344,21 @@ private:
       const CorePlan &cp = plan_.cores[c];
       const int64_t unroll = std::max<int64_t>(1, cp.unroll);
       std::vector<CoreOp> body;
+      int64_t stack = locals[cp.kernel];
       for (int64_t j = 0; j < unroll; ++j) {
-        auto block = call_block(cp, j, unroll);
-        body.insert(body.end(), block.begin(), block.end());
+        if (cp.steps.empty()) {
+          auto block = call_block(cp.kernel, cp.ports, j, unroll);
+          body.insert(body.end(), block.begin(), block.end());
+        }
+        for (const CorePlan::Step &st : cp.steps) {  // each step acquires, calls and releases its own ports
+          const std::vector<PortPlan> ports(cp.ports.begin() + static_cast<long>(st.first),
+                                            cp.ports.begin() + static_cast<long>(st.first + st.count));
+          auto block = call_block(st.kernel, ports, j, unroll);
+          body.insert(body.end(), block.begin(), block.end());
+          stack = std::max(stack, locals[st.kernel]);
+        }
       }
-      Core core{cp.name, tiles_[c], 1024 + ((locals[cp.kernel] + 15) / 16) * 16, {}, cp.span};
+      Core core{cp.name, tiles_[c], 1024 + ((stack + 15) / 16) * 16, {}, cp.span};
       const int64_t trip = cp.iterations / unroll;
       if (trip > 1) {
         CoreOp loop;

@@ -67,6 +67,13 @@ struct CorePlan {
   Json span;
   /// Calls per core-loop iteration (the size of its ports' rotations; iterations is a multiple of it).
   int64_t unroll = 1;
+  /// A CSP process whose iteration receives after it sent: the kernels an iteration calls in order, each
+  /// acquiring and releasing its own ports (ports[first, first + count)); empty: `kernel` with every port.
+  struct Step {
+    std::string kernel;
+    size_t first = 0, count = 0;
+  };
+  std::vector<Step> steps;
 };
 
 struct ChannelPlan {

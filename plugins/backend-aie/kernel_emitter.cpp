@@ -336,6 +336,11 @@ private:
     const std::string &k = op.op;
     const std::string pad(ind * 2, ' ');
     const std::string dst = op.dst.value_or("");
+    if ((k == "csp.recv" && dst.empty()) || (k == "csp.send" && !op.arg_name(0))) {  // an event: the port's
+      (void)access(op);                                                               // acquire is the signal
+      o << pad << "// " << k << " of an event: acquiring the token is the rendezvous\n";
+      return;
+    }
     if (k == "load") return emit_move_in(o, ind, op, dst);
     if (k == "csp.recv") return emit_move_in(o, ind, op, dst);
     if (k == "store") return emit_move_out(o, ind, op, op.value && op.value->is_string() ? op.value->get<std::string>() : "");

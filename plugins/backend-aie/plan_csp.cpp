@@ -2,7 +2,9 @@
 // neighbouring stages share memory; channels become core-to-core object FIFOs of their depth. A
 // process body must be one counted loop whose iteration sends / receives / loads / stores each port
 // once: the loop becomes the core loop, the iteration body the external kernel.
+#include <functional>
 #include <map>
+#include <set>
 
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
@@ -76,6 +78,42 @@ bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
   if (nested_movement(loop.body))
     return c.fail("aie.csp-shape", "sends, receives, loads and stores must be at the top of the loop body (once per iteration)");
   return true;
+}
+
+/// The statements of an iteration cut where a receive follows a send: each step receives before it sends.
+std::vector<std::vector<htp::TileOp>> round_trip_steps(const std::vector<htp::TileOp> &body) {
+  std::vector<std::vector<htp::TileOp>> steps(1);
+  bool sent = false;
+  for (const htp::TileOp &o : body) {
+    bool receives = false, sends = false;
+    htp::for_each_op(std::vector<htp::TileOp>{o}, [&](const htp::TileOp &x) {
+      receives = receives || x.op == "csp.recv";
+      sends = sends || x.op == "csp.send";
+    });
+    if (receives && sent) {
+      steps.emplace_back();
+      sent = false;
+    }
+    steps.back().push_back(o);
+    sent = sent || sends;
+  }
+  return steps;
+}
+
+/// Whether an Expr of `ops` reads scalar parameter `name` ({"param": name}).
+bool mentions_param(const std::vector<htp::TileOp> &ops, const std::string &name) {
+  std::function<bool(const Json &)> in = [&](const Json &j) {
+    if (j.is_object()) {
+      if (j.contains("param") && j["param"] == name) return true;
+      for (const auto &[k, v] : j.items())
+        if (in(v)) return true;
+    } else if (j.is_array()) {
+      for (const auto &v : j)
+        if (in(v)) return true;
+    }
+    return false;
+  };
+  return in(Json(ops));
 }
 
 /// A process as planned once, and how many replicas run it.
@@ -228,6 +266,10 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     plan.params.push_back(*rp);
   }
   for (const htp::CspChannel &ch : program.channels) {
+    if (ch.is_event()) {  // a FIFO of one token: a side's acquire of it is the rendezvous
+      plan.channels.push_back(ChannelPlan{ch.name, 1, {1}, "i32", span_json(ch.span)});
+      continue;
+    }
     ChannelPlan cp{ch.name, ch.depth, {}, ch.elem ? ch.elem->dtype : "f32", span_json(ch.span)};
     for (const htp::IrDim &d : ch.elem ? ch.elem->shape : std::vector<htp::IrDim>{}) {
       if (d.is_symbol()) {
@@ -269,110 +311,145 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     Loop loop;
     if (!read_loop(c, env, loop)) return std::nullopt;
     const std::string &pname = proc.name;
-    const std::string kname = "proc_" + pname;
-    KernelPlan kp;
-    kp.function = kname;
-    kp.constants = env;
-    kp.body = loop.body;
-    CorePlan core{pname, kname, loop.trip, {}, c.span()};
-    std::vector<TensorAccess> accesses;
-    std::map<std::string, int> per_port;
-    // A scalar parameter bound to a scalar of the program: that one-element object every iteration (one
-    // input DMA channel of the core, as for a kernel entry's scalar); the body reads *p_<param>.
-    for (const htp::TileParam &kparam : kernel->params) {
-      if (!kparam.type.is_scalar()) continue;
-      const RuntimeParam *program_scalar = nullptr;
-      for (const htp::CspBinding &b : proc.args)
-        if (b.param == kparam.name && b.scalar && b.scalar->is_object() && b.scalar->contains("param"))
-          for (const RuntimeParam &rp : plan.params)
-            if (rp.scalar && Json(rp.name) == (*b.scalar)["param"]) program_scalar = &rp;
-      if (!program_scalar) {
-        c.fail("aie.runtime-scalar", "its scalar parameter '" + kparam.name + "' is not bound to a scalar parameter of "
-                                     "the program");
-        return std::nullopt;
-      }
-      StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
-      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-      plan.streams.push_back(std::move(sp));
-      kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
-      kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
-    }
-    for (const htp::TileOp &op : loop.body) {
-      if (!is_data_movement(op)) continue;
-      const std::string &k = op.op;
-      const std::string pn = "a" + std::to_string(accesses.size());
-      if (k == "csp.send" || k == "csp.recv") {
-        std::string ch = op.attrs.value_or(Json::object()).value("channel", "");
-        const ChannelPlan *cp = nullptr;
-        for (const auto &x : plan.channels)
-          if (x.name == ch) cp = &x;
-        if (!cp) {
-          c.fail("aie.csp-route", "it uses channel '" + ch + "', which the program does not declare");
-          return std::nullopt;
-        }
-        if (per_port[k + ch]++) {
-          c.fail("aie.csp-shape", std::string("it ") + (k == "csp.send" ? "sends to" : "receives from") + " channel '" + ch + "' more than once per iteration");
-          return std::nullopt;
-        }
-        core.ports.push_back({k == "csp.send" ? PortPlan::Kind::ChannelOut : PortPlan::Kind::ChannelIn, 0, ch});
-        kp.params.push_back({pn, KernelArg{true, cp->shape, cp->dtype}});
-        accesses.push_back({pn, cp->shape, false});
-        continue;
-      }
-      const bool load = k == "load";
-      const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
-      const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
-      const RuntimeParam *rp = nullptr;
-      for (const auto &p : plan.params)
-        if (p.name == tensor) rp = &p;
-      if (!rp) {
-        c.fail("aie.csp-route", "it moves tensor '" + tensor + "', which is not a parameter of the program");
-        return std::nullopt;
-      }
-      std::vector<int64_t> shape = tile_shape(*kernel, local);
-      StreamPlan sp{tensor, load, {}, op.span ? span_json(*op.span) : c.span()};
-      if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
-                             loop.trip, device, sp.span, problems))
-        return std::nullopt;
-      for (int64_t t = 0; t < loop.trip; ++t) {
-        ExprEnv e = env;
-        e.vars[loop.var] = loop.start + t * loop.step;
-        View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
-        for (const auto &o : op.offset.value_or(std::vector<Json>{})) {
-          std::string why;
-          auto x = eval_int(o, e, &why);
-          if (!x) {
-            c.fail("aie.dynamic-view", "the offset of its " + k + " of '" + tensor + "' must be static on AIE: " + why);
+    CorePlan core{pname, "proc_" + pname, loop.trip, {}, c.span()};
+    // One kernel per step of the iteration: a step receives before it sends, so a process that waits for the
+    // reply to what it sent (a handshake, an event) acquires the reply's port only after releasing its send.
+    const std::vector<std::vector<htp::TileOp>> steps = round_trip_steps(loop.body);
+    std::set<std::string> defined_before;
+    for (size_t si = 0; si < steps.size(); ++si) {
+      const std::vector<htp::TileOp> &body = steps[si];
+      if (steps.size() > 1) {
+        std::set<std::string> defined;
+        for (const htp::TileOp &top : body) {
+          std::optional<std::string> crossing;
+          htp::for_each_op(std::vector<htp::TileOp>{top}, [&](const htp::TileOp &x) {
+            for (size_t a = 0; x.arg_name(a); ++a)
+              if (kernel->local(*x.arg_name(a)) && defined_before.count(*x.arg_name(a)) && !defined.count(*x.arg_name(a)))
+                crossing = *x.arg_name(a);
+            if (x.dst && kernel->local(*x.dst)) defined.insert(*x.dst);
+          });
+          if (crossing) {
+            c.fail("aie.csp-shape", "it receives after it sends within an iteration and uses register '" + *crossing +
+                                        "' on both sides of that receive; the two sides are separate kernel calls, which "
+                                        "hand over no registers: compute it after the receive");
             return std::nullopt;
           }
-          v.offset.push_back(*x);
         }
-        v.offset.resize(rp->shape.size(), 0);
-        sp.views.push_back(std::move(v));
+        defined_before.insert(defined.begin(), defined.end());
       }
-      core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-      plan.streams.push_back(std::move(sp));
-      kp.params.push_back({pn, KernelArg{true, shape, dtype_of(*kernel, local)}});
-      accesses.push_back({pn, shape, false});
+      const std::string kname = "proc_" + pname + (steps.size() > 1 ? "__" + std::to_string(si) : "");
+      const size_t first_port = core.ports.size();
+      KernelPlan kp;
+      kp.function = kname;
+      kp.constants = env;
+      kp.body = body;
+      std::vector<TensorAccess> accesses;
+      std::map<std::string, int> per_port;
+      // A scalar parameter bound to a scalar of the program: that one-element object every iteration (one
+      // input DMA channel of the core, as for a kernel entry's scalar); the body reads *p_<param>.
+      for (const htp::TileParam &kparam : kernel->params) {
+        if (!kparam.type.is_scalar() || (steps.size() > 1 && !mentions_param(body, kparam.name))) continue;
+        const RuntimeParam *program_scalar = nullptr;
+        for (const htp::CspBinding &b : proc.args)
+          if (b.param == kparam.name && b.scalar && b.scalar->is_object() && b.scalar->contains("param"))
+            for (const RuntimeParam &rp : plan.params)
+              if (rp.scalar && Json(rp.name) == (*b.scalar)["param"]) program_scalar = &rp;
+        if (!program_scalar) {
+          c.fail("aie.runtime-scalar", "its scalar parameter '" + kparam.name + "' is not bound to a scalar parameter of "
+                                       "the program");
+          return std::nullopt;
+        }
+        StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
+        core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+        plan.streams.push_back(std::move(sp));
+        kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
+        kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
+      }
+      for (const htp::TileOp &op : body) {
+        if (!is_data_movement(op)) continue;
+        const std::string &k = op.op;
+        const std::string pn = "a" + std::to_string(accesses.size());
+        if (k == "csp.send" || k == "csp.recv") {
+          std::string ch = op.attrs.value_or(Json::object()).value("channel", "");
+          const ChannelPlan *cp = nullptr;
+          for (const auto &x : plan.channels)
+            if (x.name == ch) cp = &x;
+          if (!cp) {
+            c.fail("aie.csp-route", "it uses channel '" + ch + "', which the program does not declare");
+            return std::nullopt;
+          }
+          const htp::CspChannel *declared = program.channel(ch);
+          if (declared && declared->is_event() && (op.dst || op.arg_name(0))) {
+            c.fail("aie.csp-route", std::string("it ") + (k == "csp.send" ? "sends a value on" : "receives a value from") +
+                                        " event '" + ch + "', which carries none");
+            return std::nullopt;
+          }
+          if (per_port[k + ch]++) {
+            c.fail("aie.csp-shape", std::string("it ") + (k == "csp.send" ? "sends to" : "receives from") + " channel '" + ch + "' more than once per iteration");
+            return std::nullopt;
+          }
+          core.ports.push_back({k == "csp.send" ? PortPlan::Kind::ChannelOut : PortPlan::Kind::ChannelIn, 0, ch});
+          kp.params.push_back({pn, KernelArg{true, cp->shape, cp->dtype}});
+          accesses.push_back({pn, cp->shape, false});
+          continue;
+        }
+        const bool load = k == "load";
+        const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
+        const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
+        const RuntimeParam *rp = nullptr;
+        for (const auto &p : plan.params)
+          if (p.name == tensor) rp = &p;
+        if (!rp) {
+          c.fail("aie.csp-route", "it moves tensor '" + tensor + "', which is not a parameter of the program");
+          return std::nullopt;
+        }
+        std::vector<int64_t> shape = tile_shape(*kernel, local);
+        StreamPlan sp{tensor, load, {}, op.span ? span_json(*op.span) : c.span()};
+        if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
+                               loop.trip, device, sp.span, problems))
+          return std::nullopt;
+        for (int64_t t = 0; t < loop.trip; ++t) {
+          ExprEnv e = env;
+          e.vars[loop.var] = loop.start + t * loop.step;
+          View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
+          for (const auto &o : op.offset.value_or(std::vector<Json>{})) {
+            std::string why;
+            auto x = eval_int(o, e, &why);
+            if (!x) {
+              c.fail("aie.dynamic-view", "the offset of its " + k + " of '" + tensor + "' must be static on AIE: " + why);
+              return std::nullopt;
+            }
+            v.offset.push_back(*x);
+          }
+          v.offset.resize(rp->shape.size(), 0);
+          sp.views.push_back(std::move(v));
+        }
+        core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+        plan.streams.push_back(std::move(sp));
+        kp.params.push_back({pn, KernelArg{true, shape, dtype_of(*kernel, local)}});
+        accesses.push_back({pn, shape, false});
+      }
+      if (!loop.var.empty()) {
+        core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
+        kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
+      }
+      kp.access = [&](const htp::TileOp &, int index) -> std::optional<TensorAccess> {
+        if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
+        return accesses[index];
+      };
+      std::string error;
+      auto emitted = emit_kernel(*kernel, kp, &error);
+      if (!emitted) {
+        c.fail("aie.kernel", error);
+        return std::nullopt;
+      }
+      KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
+      for (const auto &[n, a] : kp.params) kf.args.push_back(a);
+      plan.kernels.push_back(kf);
+      plan.sources[kname] = emitted->source;
+      if (steps.size() > 1) core.steps.push_back({kname, first_port, core.ports.size() - first_port});
+      else core.kernel = kname;
     }
-    if (!loop.var.empty()) {
-      core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
-      kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
-    }
-    kp.access = [&](const htp::TileOp &, int index) -> std::optional<TensorAccess> {
-      if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
-      return accesses[index];
-    };
-    std::string error;
-    auto emitted = emit_kernel(*kernel, kp, &error);
-    if (!emitted) {
-      c.fail("aie.kernel", error);
-      return std::nullopt;
-    }
-    KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
-    for (const auto &[n, a] : kp.params) kf.args.push_back(a);
-    plan.kernels.push_back(kf);
-    plan.sources[kname] = emitted->source;
     templates.push_back({std::move(core), proc.replicas, c.span()});
   }
   if (!inline_links(program, plan, templates, problems) || !expand_replicas(plan, templates, problems)) return std::nullopt;

@@ -36,6 +36,7 @@ void register_components(htp::Registrar &r) {
                            "Uses.Intrinsic(set=tile)", "Uses.Intrinsic(set=aie)", "Uses.Layout(kind=axe,facet=dist)",
                            "Uses.Layout(kind=axe,facet=mem)",
                            "Uses.Layout(kind=axe,facet=hw)", "Uses.Channel(kind=fifo)",
+                           "Uses.Channel(kind=event)",  // a FIFO of one token
                            "Uses.Schedule(directive=dispatch,policy=round_robin)",
                            // Which AICPU scheduler issues a task: nothing on AIE to choose (a note says so).
                            "Uses.Schedule(directive=dispatch,policy=affinity)",

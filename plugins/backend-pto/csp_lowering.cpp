@@ -15,6 +15,12 @@ std::string channel_param(const std::string &channel) { return "ch_" + channel; 
 CspChannel parse_channel(const htp::CspChannel &c, const std::string &program) {
   CspChannel ch;
   ch.name = c.name;
+  if (c.is_event()) {  // a token slot: its tasks only order each other (a rendezvous is a depth-1 channel here)
+    ch.shape = {1, 8};
+    ch.dtype = "f32";
+    ch.depth = 1;
+    return ch;
+  }
   if (!c.elem)
     fail("channel '" + ch.name + "' of program '" + program + "' carries null; backend-pto lowers channels of tiles "
          "and tensors", Span::from(c.span));
@@ -30,15 +36,21 @@ CspChannel parse_channel(const htp::CspChannel &c, const std::string &program) {
   return ch;
 }
 
-/// Rewrites channel operations into loads and stores of the channel's slot parameter.
-std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &process) {
+std::string op_channel(const Op &o) {
+  const json &attrs = o.ir.attrs ? *o.ir.attrs : json::object();
+  return attrs.contains("channel") && attrs["channel"].is_string() ? attrs["channel"].get<std::string>() : "";
+}
+
+/// Rewrites channel operations into loads and stores of the channel's slot parameter; an event's send and
+/// receive move nothing (the task's access to the token slot orders it).
+std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &process, const std::set<std::string> &events) {
   std::vector<Op> out;
   for (const Op &o : ops) {
     Op r = o;
     if (o.op == "csp.recv" || o.op == "csp.send") {
-      const json &attrs = o.ir.attrs ? *o.ir.attrs : json::object();
-      const std::string ch = attrs.contains("channel") && attrs["channel"].is_string() ? attrs["channel"].get<std::string>() : "";
+      const std::string ch = op_channel(o);
       if (ch.empty()) fail("process '" + process + "': " + o.op + " names no channel", o.span);
+      if (events.count(ch)) continue;
       r.ir = htp::TileOp{};
       r.ir.offset = std::vector<json>{0, 0};
       r.ir.span = o.ir.span;
@@ -55,12 +67,40 @@ std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &proc
         r.args.clear();
       }
     }
-    r.body = rewrite_body(o.body, process);
-    r.then_body = rewrite_body(o.then_body, process);
-    r.else_body = rewrite_body(o.else_body, process);
+    r.body = rewrite_body(o.body, process, events);
+    r.then_body = rewrite_body(o.then_body, process, events);
+    r.else_body = rewrite_body(o.else_body, process, events);
     out.push_back(std::move(r));
   }
   return out;
+}
+
+/// Calls f(op) for `o` and every statement nested in it.
+template <class F> void each_op(const Op &o, F &&f) {
+  f(o);
+  for (const auto *b : {&o.body, &o.then_body, &o.else_body})
+    for (const Op &c : *b) each_op(c, f);
+}
+
+/// The statements of an iteration cut where a receive follows a send: each step receives before it sends,
+/// so no task waits for what it gives itself.
+std::vector<std::vector<Op>> round_trip_steps(const std::vector<Op> &body) {
+  std::vector<std::vector<Op>> steps(1);
+  bool sent = false;
+  for (const Op &o : body) {
+    bool receives = false, sends = false;
+    each_op(o, [&](const Op &x) {
+      receives = receives || x.op == "csp.recv";
+      sends = sends || x.op == "csp.send";
+    });
+    if (receives && sent) {
+      steps.emplace_back();
+      sent = false;
+    }
+    steps.back().push_back(o);
+    sent = sent || sends;
+  }
+  return steps;
 }
 
 const Kernel &process_kernel(const std::vector<Kernel> &kernels, const std::string &function, const Span &span) {
@@ -408,7 +448,9 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
   p.span = Span::from(program.span);
   p.params = program.params;
   std::map<std::string, CspChannel> channels;
+  std::set<std::string> events;
   for (const htp::CspChannel &c : program.channels) {
+    if (c.is_event()) events.insert(c.name);
     CspChannel ch = parse_channel(c, p.name);
     channels[ch.name] = ch;
     p.channels.push_back(ch);
@@ -444,30 +486,66 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     cp.stop = *loop.ir.stop;
     cp.step = *loop.ir.step;
     cp.loop_var = *loop.ir.var;
-    Kernel k;
-    k.name = cp.kernel;
-    k.kind = "kernel";
-    k.span = body.span;
-    k.params = body.params;
-    k.locals = body.locals;
-    for (const auto &[ch, dir] : cp.channels) {
-      auto it = channels.find(ch);
-      if (it == channels.end()) fail("process '" + cp.name + "' uses unknown channel '" + ch + "'", span);
-      Param slot;
-      slot.name = channel_param(ch);
-      slot.dir = dir;
-      slot.kind = "tensor";
-      slot.shape = it->second.shape;
-      slot.dtype = it->second.dtype;
-      k.params.push_back(slot);
+    // One kernel per step of the iteration (one step unless it receives after sending).
+    auto kernel_of = [&](const std::string &name, const std::vector<std::pair<std::string, std::string>> &moved,
+                         const std::vector<Op> &ops) {
+      Kernel k;
+      k.name = name;
+      k.kind = "kernel";
+      k.span = body.span;
+      k.params = body.params;
+      k.locals = body.locals;
+      for (const auto &[ch, dir] : moved) {
+        auto it = channels.find(ch);
+        if (it == channels.end()) fail("process '" + cp.name + "' uses unknown channel '" + ch + "'", span);
+        Param slot;
+        slot.name = channel_param(ch);
+        slot.dir = dir;
+        slot.kind = "tensor";
+        slot.shape = it->second.shape;
+        slot.dtype = it->second.dtype;
+        k.params.push_back(slot);
+      }
+      Param index;
+      index.name = cp.loop_var;
+      index.kind = "scalar";
+      index.dtype = "i64";
+      k.params.push_back(index);
+      k.body = rewrite_body(ops, cp.name, events);
+      return k;
+    };
+    const std::vector<std::vector<Op>> steps = round_trip_steps(loop.body);
+    if (steps.size() == 1) {
+      derived.push_back(kernel_of(cp.kernel, cp.channels, loop.body));
+      processes.push_back(std::move(cp));
+      continue;
     }
-    Param index;
-    index.name = cp.loop_var;
-    index.kind = "scalar";
-    index.dtype = "i64";
-    k.params.push_back(index);
-    k.body = rewrite_body(loop.body, cp.name);
-    derived.push_back(std::move(k));
+    std::set<std::string> locals;
+    for (const Local &l : body.locals) locals.insert(l.name);
+    std::set<std::string> defined_before;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      std::vector<std::pair<std::string, std::string>> moved;
+      std::set<std::string> defined;
+      for (const Op &o : steps[s])
+        each_op(o, [&](const Op &x) {
+          for (const std::string &a : x.args)
+            if (locals.count(a) && defined_before.count(a) && !defined.count(a))
+              fail("process '" + cp.name + "' receives after it sends within an iteration and uses register '" + a +
+                       "' on both sides of that receive; backend-pto runs the two sides as separate tasks, which "
+                       "hand over no registers: compute it after the receive",
+                   x.span);
+          if (!x.dst.empty()) defined.insert(x.dst);
+          if (x.op == "csp.recv" || x.op == "csp.send") {
+            const std::pair<std::string, std::string> use{op_channel(x), x.op == "csp.recv" ? "inout" : "out"};
+            if (std::find(moved.begin(), moved.end(), use) == moved.end()) moved.push_back(use);
+          }
+        });
+      defined_before.insert(defined.begin(), defined.end());
+      std::stable_partition(moved.begin(), moved.end(), [](const auto &m) { return m.second == "inout"; });
+      CspStep step{cp.kernel + "__" + std::to_string(s), moved};
+      derived.push_back(kernel_of(step.kernel, moved, steps[s]));
+      cp.steps.push_back(std::move(step));
+    }
     processes.push_back(std::move(cp));
   }
   for (const htp::CspLink &l : program.links) lower_link(program, l, channels, processes, derived);

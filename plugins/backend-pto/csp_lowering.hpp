@@ -24,6 +24,12 @@ struct CspChannel {
   int64_t depth = 1;           ///< slots (an Event, depth 0, gets one)
 };
 
+/// One step of a process iteration: its kernel and the channels it moves (channel, "out" | "inout").
+struct CspStep {
+  std::string kernel;
+  std::vector<std::pair<std::string, std::string>> channels;
+};
+
 /// One process: its per-iteration kernel and how its arguments bind.
 struct CspProcess {
   std::string name;
@@ -36,6 +42,9 @@ struct CspProcess {
   /// Channels whose item at iteration k is k * first + second whatever the replica (the parts of a link:
   /// part j of a distribute over n channels takes item k * n + j of its source and gives item k to its own).
   std::map<std::string, std::pair<int64_t, int64_t>> items;
+  /// An iteration that receives after it sent (a reply, an event's rendezvous) runs as several tasks, in
+  /// order, each receiving before it sends; empty: one task, `kernel` with `channels`.
+  std::vector<CspStep> steps;
 };
 
 /// A lowered program.

@@ -749,6 +749,11 @@ std::set<std::string> untiled_launches(const htp::WspWorkload &w) {
 
 namespace {
 
+/// The steps of one iteration of `proc`: its steps, or its one kernel.
+std::vector<CspStep> steps_of(const CspProcess &proc) {
+  return proc.steps.empty() ? std::vector<CspStep>{CspStep{proc.kernel, proc.channels}} : proc.steps;
+}
+
 /// Item k * first + second of channel `ch` is what replica `replica` of `proc` moves at iteration k.
 std::pair<int64_t, int64_t> item_of(const CspProcess &proc, const std::string &ch, int64_t replica) {
   auto it = proc.items.find(ch);
@@ -760,14 +765,23 @@ std::pair<int64_t, int64_t> item_of(const CspProcess &proc, const std::string &c
 void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t> &channel_index) {
   struct Instance {
     const CspProcess *proc;
-    int64_t replica, trip, next = 0;
+    int64_t replica, trip, next = 0;  ///< next: the next step, over every iteration's steps
+    std::vector<CspStep> steps;
   };
   std::vector<Instance> instances;
   for (const CspProcess &proc : p.processes) {
     if (!proc.start.is_number_integer() || !proc.stop.is_number_integer() || !proc.step.is_number_integer()) return;
     const int64_t start = proc.start.get<int64_t>(), stop = proc.stop.get<int64_t>(), step = proc.step.get<int64_t>();
     const int64_t trip = step > 0 && stop > start ? (stop - start + step - 1) / step : 0;
-    for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({&proc, r, trip});
+    for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({&proc, r, trip, 0, steps_of(proc)});
+  }
+  // The check costs a step per task: past a few million tasks it is left to the run, which checks as it goes
+  // (a compile takes time for the program's size, not for its constants).
+  constexpr int64_t kMaxSteps = int64_t{1} << 22;
+  int64_t total = 0;
+  for (const Instance &q : instances) {
+    const int64_t n = q.trip > kMaxSteps ? kMaxSteps : q.trip * static_cast<int64_t>(q.steps.size());
+    if ((total += n) > kMaxSteps) return;
   }
   std::vector<int64_t> made(channel_index.size(), 0), taken(channel_index.size(), 0);
   std::map<std::string, int64_t> depth;
@@ -775,26 +789,26 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
   for (bool more = true; more;) {
     more = false;
     for (Instance &q : instances)
-      for (; q.next < q.trip; ++q.next, more = true) {
+      for (const int64_t n = static_cast<int64_t>(q.steps.size()); q.next < q.trip * n; ++q.next, more = true) {
         bool ready = true;
-        for (const auto &[ch, dir] : q.proc->channels) {
+        const CspStep &step = q.steps[static_cast<size_t>(q.next % n)];
+        for (const auto &[ch, dir] : step.channels) {
           const size_t c = channel_index.at(ch);
           const auto [mult, add] = item_of(*q.proc, ch, q.replica);
-          const int64_t item = q.next * mult + add;
+          const int64_t item = q.next / n * mult + add;
           ready = ready && (dir == "out" ? item == made[c] && item < taken[c] + depth.at(ch) : item == taken[c] && item < made[c]);
         }
         if (!ready) break;
-        for (const auto &[ch, dir] : q.proc->channels) ++(dir == "out" ? made : taken)[channel_index.at(ch)];
+        for (const auto &[ch, dir] : step.channels) ++(dir == "out" ? made : taken)[channel_index.at(ch)];
       }
   }
   for (const Instance &q : instances)
-    if (q.next < q.trip)
+    if (q.next < q.trip * static_cast<int64_t>(q.steps.size()))
       throw IrError("CSP program '" + p.name + "': process '" + q.proc->name +
                         (q.proc->replicas > 1 ? "[" + std::to_string(q.replica) + "]" : "") + "' cannot run its iteration " +
-                        std::to_string(q.next) + " of " + std::to_string(q.trip) +
-                        ": no order of the processes' tasks gives it its items (their counts do not balance, or they pass "
-                        "items round a cycle within one iteration, which backend-pto, running each iteration as one task, "
-                        "cannot order)",
+                        std::to_string(q.next / static_cast<int64_t>(q.steps.size())) + " of " + std::to_string(q.trip) +
+                        ": no order of the processes' tasks gives it its items (their counts do not balance, or the "
+                        "channels' depths leave no way on)",
                     p.span, "pto.csp");
 }
 
@@ -819,51 +833,61 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     channel_index[c.name] = channels.size();
     channels[c.name] = &c;
   }
-  struct ProcessTask {
-    const CspProcess *proc;
+  struct StepTask {
     const KernelUnit *unit;
     std::string label;
     std::vector<TaskTensor> tensors;
     std::vector<std::string> scalars;
+    std::vector<std::pair<std::string, std::string>> channels;
+  };
+  struct ProcessTask {
+    const CspProcess *proc;
+    std::vector<StepTask> steps;
   };
   std::vector<ProcessTask> tasks;
   std::set<std::string> reads, writes;
   for (const CspProcess &proc : p.processes) {
-    const KernelUnit &unit = find_kernel(kernels, proc.kernel, p.span);
     std::map<std::string, const htp::CspBinding *> bound;
     for (const htp::CspBinding &a : proc.args) bound[a.param] = &a;
-    std::vector<TaskTensor> tensors;
-    std::vector<std::string> scalars;
-    for (const Param &prm : unit.kernel.params) {
-      if (prm.kind == "constexpr") continue;
-      if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
-        const CspChannel &c = *channels.at(prm.name.substr(3));
-        const std::string slot = "htp_mod(htp_item" + std::to_string(channel_index.at(c.name)) + ", " +
-                                 std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
-        tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
-      } else if (prm.is_scalar()) {
-        auto it = bound.find(prm.name);
-        if (prm.name != proc.loop_var && it != bound.end() && !it->second->scalar)
-          throw IrError("process '" + proc.name + "' binds a tensor to the scalar parameter '" + prm.name + "'", p.span,
-                        "pto.csp");
-        scalars.push_back(prm.name == proc.loop_var ? "v_" + proc.loop_var
-                                                    : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
-      } else {
-        auto it = bound.find(prm.name);
-        if (it == bound.end() || !it->second->tensor)
-          throw IrError("process '" + proc.name + "' binds no tensor to parameter '" + prm.name + "'", p.span, "pto.csp");
-        tensors.push_back({&prm, "w_" + *it->second->tensor, {}, {}});
+    ProcessTask pt{&proc, {}};
+    for (const CspStep &step : steps_of(proc)) {
+      const KernelUnit &unit = find_kernel(kernels, step.kernel, p.span);
+      std::vector<TaskTensor> tensors;
+      std::vector<std::string> scalars;
+      for (const Param &prm : unit.kernel.params) {
+        if (prm.kind == "constexpr") continue;
+        if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
+          const CspChannel &c = *channels.at(prm.name.substr(3));
+          const std::string slot = "htp_mod(htp_item" + std::to_string(channel_index.at(c.name)) + ", " +
+                                   std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
+          tensors.push_back({&prm, "w_ring_" + c.name, {slot, "0"}, {std::to_string(c.shape[0]), std::to_string(c.shape[1])}});
+        } else if (prm.is_scalar()) {
+          auto it = bound.find(prm.name);
+          if (prm.name != proc.loop_var && it != bound.end() && !it->second->scalar)
+            throw IrError("process '" + proc.name + "' binds a tensor to the scalar parameter '" + prm.name + "'", p.span,
+                          "pto.csp");
+          scalars.push_back(prm.name == proc.loop_var ? "v_" + proc.loop_var
+                                                      : (it != bound.end() ? out.expr(*it->second->scalar) : "0"));
+        } else {
+          auto it = bound.find(prm.name);
+          if (it == bound.end() || !it->second->tensor)
+            throw IrError("process '" + proc.name + "' binds no tensor to parameter '" + prm.name + "'", p.span, "pto.csp");
+          tensors.push_back({&prm, "w_" + *it->second->tensor, {}, {}});
+        }
       }
+      for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
+      pt.steps.push_back({&unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars),
+                          step.channels});
     }
-    for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
-    tasks.push_back({&proc, &unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars)});
+    tasks.push_back(std::move(pt));
   }
   out.track(read_and_written(reads, writes));
   // Processes iterate on their own counts (replicas sharing a channel take its items round robin: replica r's
-  // iteration k moves item k * replicas + r). Tasks are submitted in an order in which every channel's items
-  // are produced and consumed in order and a producer stays within the channel's depth ahead of its consumers:
-  // each slot's writers are then producer of item i, its consumer, producer of item i + depth, ... which is
-  // the order pto-runtime gives tasks passing one tensor. Each round submits every task that can go.
+  // iteration k moves item k * replicas + r), an iteration in its steps' order. Tasks are submitted in an order
+  // in which every channel's items are produced and consumed in order and a producer stays within the
+  // channel's depth ahead of its consumers: each slot's writers are then producer of item i, its consumer,
+  // producer of item i + depth, ... which is the order pto-runtime gives tasks passing one tensor. Each round
+  // submits every task that can go.
   size_t instances = 0;
   for (const ProcessTask &t : tasks) instances += static_cast<size_t>(t.proc->replicas);
   check_csp_schedule(p, channel_index);
@@ -883,26 +907,33 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   q = 0;
   for (const ProcessTask &t : tasks)
     for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
-      const std::string qi = std::to_string(q);
-      out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next iterations");
-      out.open("while (htp_next[" + qi + "] < htp_trip[" + qi + "])");
-      std::string ready;
-      for (const auto &[ch, dir] : t.proc->channels) {
-        const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
-        const auto [mult, add] = item_of(*t.proc, ch, r);
-        out.line("const int64_t " + item + " = htp_next[" + qi + "] * " + std::to_string(mult) + " + " +
-                 std::to_string(add) + ";");
-        ready += (ready.empty() ? "" : " || ") +
-                 (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
-                                     std::to_string(channels.at(ch)->depth)
-                               : item + " != htp_taken[" + c + "] || " + item + " >= htp_made[" + c + "]");
-      }
-      if (!ready.empty()) out.line("if (" + ready + ") break;");
-      out.line("const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start) + " + htp_next[" + qi + "] * " +
+      const std::string qi = std::to_string(q), steps = std::to_string(t.steps.size());
+      const bool stepped = t.steps.size() > 1;
+      out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next iterations" +
+               (stepped ? ", " + steps + " steps each" : ""));
+      out.open("while (htp_next[" + qi + "] < htp_trip[" + qi + "]" + (stepped ? " * " + steps : "") + ")");
+      out.line("const int64_t htp_k = htp_next[" + qi + "]" + (stepped ? " / " + steps : "") + ";");
+      out.line("const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start) + " + htp_k * " +
                out.expr(t.proc->step) + ";");
-      out.task(*t.unit, t.label, t.tensors, t.scalars, "", "");
-      for (const auto &[ch, dir] : t.proc->channels)
-        out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
+      for (size_t s = 0; s < t.steps.size(); ++s) {
+        const StepTask &st = t.steps[s];
+        if (stepped) out.open("if (htp_next[" + qi + "] % " + steps + " == " + std::to_string(s) + ")");
+        std::string ready;
+        for (const auto &[ch, dir] : st.channels) {
+          const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
+          const auto [mult, add] = item_of(*t.proc, ch, r);
+          out.line("const int64_t " + item + " = htp_k * " + std::to_string(mult) + " + " + std::to_string(add) + ";");
+          ready += (ready.empty() ? "" : " || ") +
+                   (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
+                                       std::to_string(channels.at(ch)->depth)
+                                 : item + " != htp_taken[" + c + "] || " + item + " >= htp_made[" + c + "]");
+        }
+        if (!ready.empty()) out.line("if (" + ready + ") break;");
+        out.task(*st.unit, st.label, st.tensors, st.scalars, "", "");
+        for (const auto &[ch, dir] : st.channels)
+          out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
+        if (stepped) out.close();
+      }
       out.line("++htp_next[" + qi + "];");
       out.line("htp_more = true;");
       out.close();
@@ -911,12 +942,13 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   q = 0;
   for (const ProcessTask &t : tasks)
     for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
-      const std::string qi = std::to_string(q);
+      const std::string qi = std::to_string(q), steps = std::to_string(t.steps.size());
       const std::string who = t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "");
-      out.line("if (htp_next[" + qi + "] < htp_trip[" + qi + "]) htp_fail(\"CSP program '" + p.name + "': process '" + who +
+      const std::string next = t.steps.size() > 1 ? "htp_next[" + qi + "] / " + steps : "htp_next[" + qi + "]";
+      out.line("if (" + next + " < htp_trip[" + qi + "]) htp_fail(\"CSP program '" + p.name + "': process '" + who +
                "' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their "
-               "counts do not balance, or they pass items round a cycle within one iteration, which one task per "
-               "iteration cannot run)\", (long long)htp_next[" + qi + "], (long long)htp_trip[" + qi + "]);");
+               "counts do not balance, or the channels' depths leave no way on)\", (long long)(" +
+               next + "), (long long)htp_trip[" + qi + "]);");
     }
   out.close();
   e.sim = json::object();

@@ -46,8 +46,7 @@ std::vector<std::string> accepted() {
       "Uses.Schedule(directive=buffer,policy=L1)",
       "Uses.Schedule(directive=buffer,policy=local)",
       "Uses.Channel(kind=fifo)",
-      // Not Uses.Channel(kind=event): a process iteration is one task, so a handshake (signal, then wait
-      // for the reply, in one iteration) would wait on itself; the resolver rejects events at the Event().
+      "Uses.Channel(kind=event)",  // a token slot; an iteration that waits after signalling runs as two tasks
   };
   for (const std::string &op : ptobe::intrinsic_op_names()) out.push_back("Uses.Intrinsic(set=tile,op=" + op + ")");
   return out;

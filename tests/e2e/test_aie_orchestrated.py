@@ -43,6 +43,9 @@ PARITY = {
     "test_csp_links_distribute_and_join_round_robin_on_both_targets": [
         ("CSP links (`connect`: distribute, join, forward)", "pto-a2a3sim"),
         ("CSP links (`connect`: distribute, join, forward)", "aie-npu1")],
+    "test_a_round_trip_within_one_iteration_runs_in_steps_on_both_targets": [
+        (c, t) for c in ("CSP `Event` (rendezvous)", "CSP round trip within one iteration")
+        for t in ("pto-a2a3sim", "aie-npu1")],
     "test_single_head_attention_written_once_runs_on_both_targets": [
         (c, t) for c in ("several launches with intermediates", "`transpose`") for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_pipe_over_channels_streams_its_stages_in_order": [("`P.pipe` over channels", "aie-npu1")],
@@ -61,7 +64,7 @@ PROGRAM = textwrap.dedent('''
                                    rowsum, rowmax, rsqrt, rowexpand_sub, rowexpand_mul, rowexpand_div, colexpand_mul,
                                    colexpand_add, matmul, transpose, relu)
     from htp.dialects.wsp import workload, schedule, timing, batched, P, Ragged, DenseDyn
-    from htp.dialects.csp import Channel, connect, consume, process, program, recv, replicate, send
+    from htp.dialects.csp import Channel, Event, connect, consume, process, program, recv, replicate, send
 
     ROWS = 32            # grid points: more than the 16 cores of npu1
 
@@ -317,6 +320,24 @@ PROGRAM = textwrap.dedent('''
 
 
     @program
+    def handshake(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
+        data = Channel[Tile[32, 64, f32]](depth=1)
+        ready = Event()
+
+        @process(consumes=[ready], produces=[data])
+        def producer():
+            for i in range(2):
+                recv(ready)                                            # wait until the consumer is ready
+                send(data, load(X.tile(i, 0, shape=(32, 64))))
+
+        @process(produces=[ready], consumes=[data])
+        def consumer():
+            for i in range(2):
+                send(ready)
+                store(Y.tile(i, 0, shape=(32, 64)), recv(data))
+
+
+    @program
     def pingpong(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
         ping = Channel[Tile[16, 64, f32]](depth=1)
         pong = Channel[Tile[16, 64, f32]](depth=1)
@@ -526,16 +547,19 @@ def test_csp_links_distribute_and_join_round_robin_on_both_targets(ctx, program,
         np.testing.assert_array_equal(np.asarray(r["Y"]), want.reshape(256, 64))
 
 
-def test_a_round_trip_within_one_iteration_is_refused_saying_why(ctx, program, tmp_path):
-    # Both backends run a process iteration as one step (a task; a kernel call between acquiring and releasing
-    # every port), so a process that waits, within an iteration, for the reply to what it sent cannot run:
-    # backend-pto says so at compile time, aie-sim reports the deadlock naming the waiting cores.
-    with pytest.raises(htp.CompileError, match=r"process 'left' cannot run its iteration 0 of 4: .* round a cycle "
-                                               r"within one iteration"):
-        ctx.compile(program.pingpong, target="pto-a2a3sim", out=tmp_path / "pto", force=True)
-    pkg = ctx.compile(program.pingpong, target="aie-npu1", out=tmp_path / "aie", force=True)
-    with pytest.raises(htp.RunError, match=r"deadlock: nothing in the design can move; core 'left' .* @ch_pong"):
-        htp.bind(pkg, ctx).run(X=np.zeros((64, 64), np.float32))
+def test_a_round_trip_within_one_iteration_runs_in_steps_on_both_targets(ctx, program, tmp_path):
+    # A process that waits, within an iteration, for the reply to what it sent (ping-pong), and an Event
+    # handshake: both backends cut such an iteration where a receive follows a send, into steps that each
+    # receive before they send (pto-a2a3sim: a task per step; aie-npu1: a kernel call per step, each with its
+    # own acquires and releases), so nothing waits for what it gives itself.
+    x = np.random.default_rng(15).standard_normal((64, 64)).astype(np.float32)
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.pingpong, target, tmp_path / target / "pp", X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), 2 * x)
+        if target == "pto-a2a3sim":
+            assert r.report["tasks"] == 12  # left's 4 iterations in 2 steps each, right's 4
+        _, r = compile_run(ctx, program.handshake, target, tmp_path / target / "hs", X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), x)
 
 
 def test_single_head_attention_written_once_runs_on_both_targets(ctx, program, tmp_path):

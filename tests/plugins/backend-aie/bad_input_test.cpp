@@ -68,14 +68,15 @@ TEST(AieBadInput, CspChannelWithTwoProducersCannotBeRouted) {
   EXPECT_TRUE(has(m, "aie.csp-route", "channel 'c1' has 2 producers ('loader', 'square')")) << m.text();
 }
 
-TEST(AieBadInput, CspEventChannelCannotBeAFifo) {
+TEST(AieBadInput, CspEventThatCarriesAValue) {
+  // An Event becomes a FIFO of one token (test_aie_orchestrated runs a handshake); tiles sent on it are refused.
   Json f = aie_test::fixture("pipeline.json");
   Json &channel = f["csp.graph"]["programs"][0]["channels"][0];
   channel["kind"] = "event";  // Event(): no element, depth 0
   channel["elem"] = nullptr;
   channel["depth"] = 0;
   auto m = aie_test::map(f);
-  EXPECT_TRUE(has(m, "aie.csp-route", "channel 'c1' has depth 0")) << m.text();
+  EXPECT_TRUE(has(m, "aie.csp-route", "sends a value on event 'c1', which carries none")) << m.text();
 }
 
 TEST(AieBadInput, CspUnbalancedChannel) {

@@ -127,9 +127,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             htp_more = false;
             // loader: its next iterations
             while (htp_next[0] < htp_trip[0]) {
-                const int64_t htp_item0 = htp_next[0] * 1 + 0;
+                const int64_t htp_k = htp_next[0];
+                const int64_t v_i = 0 + htp_k * 1;
+                const int64_t htp_item0 = htp_k * 1 + 0;
                 if (htp_item0 != htp_made[0] || htp_item0 >= htp_taken[0] + 2) break;
-                const int64_t v_i = 0 + htp_next[0] * 1;
                 {  // process loader: pipeline_loader
                     const uint32_t task0_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
                     const uint32_t task0_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item0, 2) * 32), static_cast<uint32_t>(0)};
@@ -147,10 +148,11 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // compute: its next iterations
             while (htp_next[1] < htp_trip[1]) {
-                const int64_t htp_item0 = htp_next[1] * 1 + 0;
-                const int64_t htp_item1 = htp_next[1] * 1 + 0;
+                const int64_t htp_k = htp_next[1];
+                const int64_t v_i = 0 + htp_k * 1;
+                const int64_t htp_item0 = htp_k * 1 + 0;
+                const int64_t htp_item1 = htp_k * 1 + 0;
                 if (htp_item0 != htp_taken[0] || htp_item0 >= htp_made[0] || htp_item1 != htp_made[1] || htp_item1 >= htp_taken[1] + 2) break;
-                const int64_t v_i = 0 + htp_next[1] * 1;
                 {  // process compute: pipeline_compute
                     const uint32_t task1_ch_c1_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
                     const uint32_t task1_ch_c1_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item0, 2) * 32), static_cast<uint32_t>(0)};
@@ -172,9 +174,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // storer: its next iterations
             while (htp_next[2] < htp_trip[2]) {
-                const int64_t htp_item1 = htp_next[2] * 1 + 0;
+                const int64_t htp_k = htp_next[2];
+                const int64_t v_i = 0 + htp_k * 1;
+                const int64_t htp_item1 = htp_k * 1 + 0;
                 if (htp_item1 != htp_taken[1] || htp_item1 >= htp_made[1]) break;
-                const int64_t v_i = 0 + htp_next[2] * 1;
                 {  // process storer: pipeline_storer
                     const uint32_t task2_ch_c2_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
                     const uint32_t task2_ch_c2_offset[2] = {static_cast<uint32_t>(htp_mod(htp_item1, 2) * 32), static_cast<uint32_t>(0)};
@@ -191,9 +194,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 htp_more = true;
             }
         }
-        if (htp_next[0] < htp_trip[0]) htp_fail("CSP program 'pipeline': process 'loader' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[0], (long long)htp_trip[0]);
-        if (htp_next[1] < htp_trip[1]) htp_fail("CSP program 'pipeline': process 'compute' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[1], (long long)htp_trip[1]);
-        if (htp_next[2] < htp_trip[2]) htp_fail("CSP program 'pipeline': process 'storer' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or they pass items round a cycle within one iteration, which one task per iteration cannot run)", (long long)htp_next[2], (long long)htp_trip[2]);
+        if (htp_next[0] < htp_trip[0]) htp_fail("CSP program 'pipeline': process 'loader' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or the channels' depths leave no way on)", (long long)(htp_next[0]), (long long)htp_trip[0]);
+        if (htp_next[1] < htp_trip[1]) htp_fail("CSP program 'pipeline': process 'compute' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or the channels' depths leave no way on)", (long long)(htp_next[1]), (long long)htp_trip[1]);
+        if (htp_next[2] < htp_trip[2]) htp_fail("CSP program 'pipeline': process 'storer' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their counts do not balance, or the channels' depths leave no way on)", (long long)(htp_next[2]), (long long)htp_trip[2]);
     }
 }
 
