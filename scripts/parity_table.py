@@ -75,6 +75,7 @@ CONSTRUCTS = {
     "layout `dist` facet (sharding over cores)": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
+    "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",
 }
 
 
