@@ -80,26 +80,6 @@ bool read_loop(const ProcessCtx &c, const ExprEnv &env, Loop &loop) {
   return true;
 }
 
-/// The statements of an iteration cut where a receive follows a send: each step receives before it sends.
-std::vector<std::vector<htp::TileOp>> round_trip_steps(const std::vector<htp::TileOp> &body) {
-  std::vector<std::vector<htp::TileOp>> steps(1);
-  bool sent = false;
-  for (const htp::TileOp &o : body) {
-    bool receives = false, sends = false;
-    htp::for_each_op(std::vector<htp::TileOp>{o}, [&](const htp::TileOp &x) {
-      receives = receives || x.op == "csp.recv";
-      sends = sends || x.op == "csp.send";
-    });
-    if (receives && sent) {
-      steps.emplace_back();
-      sent = false;
-    }
-    steps.back().push_back(o);
-    sent = sent || sends;
-  }
-  return steps;
-}
-
 /// Whether an Expr of `ops` reads scalar parameter `name` ({"param": name}).
 bool mentions_param(const std::vector<htp::TileOp> &ops, const std::string &name) {
   std::function<bool(const Json &)> in = [&](const Json &j) {
@@ -314,7 +294,7 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     CorePlan core{pname, "proc_" + pname, loop.trip, {}, c.span()};
     // One kernel per step of the iteration: a step receives before it sends, so a process that waits for the
     // reply to what it sent (a handshake, an event) acquires the reply's port only after releasing its send.
-    const std::vector<std::vector<htp::TileOp>> steps = round_trip_steps(loop.body);
+    const std::vector<std::vector<htp::TileOp>> steps = htp::round_trip_steps(loop.body);
     std::set<std::string> defined_before;
     for (size_t si = 0; si < steps.size(); ++si) {
       const std::vector<htp::TileOp> &body = steps[si];

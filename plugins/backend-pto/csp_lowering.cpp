@@ -82,27 +82,6 @@ template <class F> void each_op(const Op &o, F &&f) {
     for (const Op &c : *b) each_op(c, f);
 }
 
-/// The statements of an iteration cut where a receive follows a send: each step receives before it sends,
-/// so no task waits for what it gives itself.
-std::vector<std::vector<Op>> round_trip_steps(const std::vector<Op> &body) {
-  std::vector<std::vector<Op>> steps(1);
-  bool sent = false;
-  for (const Op &o : body) {
-    bool receives = false, sends = false;
-    each_op(o, [&](const Op &x) {
-      receives = receives || x.op == "csp.recv";
-      sends = sends || x.op == "csp.send";
-    });
-    if (receives && sent) {
-      steps.emplace_back();
-      sent = false;
-    }
-    steps.back().push_back(o);
-    sent = sent || sends;
-  }
-  return steps;
-}
-
 const Kernel &process_kernel(const std::vector<Kernel> &kernels, const std::string &function, const Span &span) {
   for (const Kernel &k : kernels)
     if (k.name == function) return k;
@@ -514,7 +493,7 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       k.body = rewrite_body(ops, cp.name, events);
       return k;
     };
-    const std::vector<std::vector<Op>> steps = round_trip_steps(loop.body);
+    const std::vector<std::vector<Op>> steps = htp::round_trip_steps(loop.body);
     if (steps.size() == 1) {
       derived.push_back(kernel_of(cp.kernel, cp.channels, loop.body));
       processes.push_back(std::move(cp));

@@ -154,6 +154,29 @@ template <class Op, class F> void for_each_op(const std::vector<Op> &ops, F &&f)
   }
 }
 
+/// The statements of a CSP process iteration cut where a receive (`csp.recv`) follows a send (`csp.send`),
+/// so that each step receives before it sends: a process that waits for the reply to what it sent (a
+/// ping-pong, an event handshake) runs as these steps, one after another, and no step waits for itself.
+/// `Op` is TileOp or a backend's op with the same `op` and nested bodies.
+template <class Op> std::vector<std::vector<Op>> round_trip_steps(const std::vector<Op> &body) {
+  std::vector<std::vector<Op>> steps(1);
+  bool sent = false;
+  for (const Op &o : body) {
+    bool receives = false, sends = false;
+    for_each_op(std::vector<Op>{o}, [&](const Op &x) {
+      receives = receives || x.op == "csp.recv";
+      sends = sends || x.op == "csp.send";
+    });
+    if (receives && sent) {
+      steps.emplace_back();
+      sent = false;
+    }
+    steps.back().push_back(o);
+    sent = sent || sends;
+  }
+  return steps;
+}
+
 // ---- reading ------------------------------------------------------------------------------------------
 
 namespace tile_kernels_reader {
