@@ -277,19 +277,21 @@ private:
     for (const auto &f : d_.fifos) {
       const int64_t obj = f.elements() * dtype_bytes(f.dtype);
       const bool shared = shares_memory(f, dev_);
+      // What each buffer costs, so that the message says what to shrink: "@ch_a 2 x 16384".
+      auto use = [&](int64_t depth) { return "@" + f.name + " " + std::to_string(depth) + " x " + std::to_string(obj); };
       bytes[f.producer] += obj * f.depth_at(0);
-      users[f.producer].push_back("@" + f.name);
+      users[f.producer].push_back(use(f.depth_at(0)));
       if (!shared) dma[f.producer].second++;
       for (size_t i = 0; i < f.consumers.size(); ++i) {
-        users[f.consumers[i]].push_back("@" + f.name);
-        if (shared) continue;
+        if (shared) continue;  // the consumer reads the producer's buffers
         bytes[f.consumers[i]] += obj * f.depth_at(i + 1);
+        users[f.consumers[i]].push_back(use(f.depth_at(i + 1)));
         dma[f.consumers[i]].first++;
       }
     }
     for (const auto &c : d_.cores) {
       bytes[c.tile] += c.stack_size;
-      users[c.tile].push_back("the core stack");
+      users[c.tile].push_back("the core stack " + std::to_string(c.stack_size));
     }
     for (const auto &[t, b] : bytes) {
       const TileKind k = dev_.kind_of(t.row);

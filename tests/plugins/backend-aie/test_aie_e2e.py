@@ -207,7 +207,8 @@ def test_the_simulator_applies_stream_dimensions(tmp_path):
     ("bad_grid.py", "bad_grid.py:7:1: error: kernel 'gemm' has mapping [8,4] = 32 cores, but device npu1 "
                     "(4 columns x 4 compute rows = 16 compute tiles) has 16 [aie.grid-too-large]"),
     ("bad_footprint.py", "bad_footprint.py:8:1: error: entry 'gemm': aie.tile(0, 2): compute tile needs 394240 bytes "
-                         "(@in_A_0, @in_B, @out_C_0, the core stack) but has 65536 [aie.validate.memory]"),
+                         "(@in_A_0 1 x 65536, @in_B 1 x 65536, @out_C_0 1 x 65536, the core stack 197632) but has 65536 "
+                         "[aie.validate.memory]"),
     ("bad_three_inputs.py", "bad_three_inputs.py:8:1: error: entry 'add3': aie.tile(0, 2): compute tile needs 3 input "
                             "and 1 output DMA channels but has 2 and 2 [aie.validate.dma-channels]"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
