@@ -8,6 +8,7 @@
 
 #include "access_pattern.hpp"
 #include "entry_plan.hpp"
+#include "validator.hpp"
 
 namespace htp::aie {
 
@@ -34,8 +35,34 @@ public:
     place();
     if (!streams() || !channels()) return std::nullopt;
     programs();
+    single_buffer_to_fit();
     if (!sequence()) return std::nullopt;
     return d_;
+  }
+
+  /// A compute tile whose memory the default double buffering of the FIFOs between it and the host (the
+  /// builder's choice, not a program's declared channel depth) overflows gets them single-buffered when
+  /// that makes it fit: the transfers then wait for the core, but the design runs. (A workload's
+  /// pipeline(n) is a depth the program asked for and stays.)
+  void single_buffer_to_fit() {
+    if (plan_.fifo_depth) return;
+    const std::map<TileCoord, int64_t> bytes = tile_memory(d_, dev_);
+    for (const auto &[t, b] : bytes) {
+      const TileKind k = dev_.kind_of(t.row);
+      if (k != TileKind::Compute || b <= dev_.resources(k).memory_bytes) continue;
+      std::vector<std::pair<ObjectFifo *, std::vector<int64_t>>> changed;
+      int64_t saved = 0;
+      for (ObjectFifo &f : d_.fifos) {
+        if (f.name.rfind("ch_", 0) == 0 || shares_memory(f, dev_)) continue;  // a declared channel depth stays
+        const bool ends_here = f.producer == t || std::find(f.consumers.begin(), f.consumers.end(), t) != f.consumers.end();
+        if (!ends_here || f.depth_at(0) <= 1) continue;
+        saved += (f.depth_at(0) - 1) * f.elements() * dtype_bytes(f.dtype);
+        changed.push_back({&f, f.depth});
+        f.depth = {1};
+      }
+      if (b - saved > dev_.resources(k).memory_bytes)  // it would not fit either: leave the design as it was
+        for (auto &[f, depth] : changed) f->depth = depth;
+    }
   }
 
 private:

@@ -105,6 +105,7 @@ public:
     std::ostringstream body;
     for (const auto &[name, l] : locals_)
       if (l.scalar) body << "  double " << local(name) << " = 0;\n";
+    find_aliases();
     declare_tile_storage(body);
     emit_block(plan_.body, body, 1);
     const std::string sig = signature();
@@ -127,6 +128,45 @@ public:
 
 private:
   static std::string local(const std::string &n) { return "l_" + n; }
+
+  // ---- registers that are an acquired object --------------------------------------------------------
+
+  /// A tile register defined once, by a move of a whole object (a receive, a load of the object a stream
+  /// brings, or the value sent or stored as a whole object), is that object: it points at the object's
+  /// memory instead of a copy on the stack (a 16 KB item would cost 16 KB of the core's 64 KB). The object is
+  /// acquired for the whole call, so the pointer is valid throughout.
+  void find_aliases() {
+    std::map<std::string, int> defs;
+    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
+      if (op.dst && locals_.count(*op.dst) && !locals_.at(*op.dst).scalar) ++defs[*op.dst];
+    });
+    int index = 0;
+    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
+      if (!is_data_movement(op)) return;
+      const int at = index++;
+      const bool in = op.is("csp.recv") || op.is("load");
+      std::optional<std::string> reg = in ? op.dst : op.is("csp.send") ? op.arg_name(0)
+                                           : op.value && op.value->is_string() ? std::optional<std::string>(op.value->get<std::string>())
+                                                                                : std::nullopt;
+      if (!reg || defs[*reg] != 1 || aliases_.count(*reg)) return;
+      auto a = plan_.access ? plan_.access(op, at) : std::nullopt;
+      if (!a || a->use_offsets) return;
+      const Local &l = locals_.at(*reg);
+      const KernelArg *arg = nullptr;
+      for (const auto &[name, k] : plan_.params)
+        if (name == a->param) arg = &k;
+      int64_t elements = 1;
+      for (int64_t d : a->shape) elements *= d;
+      if (!arg || !arg->memref || arg->dtype != l.dtype || elements != l.size()) return;
+      if (!in) {  // the value sent or stored: it must not be read before its one definition (it is not)
+        for (const auto &[r, p] : aliases_)
+          if (p == a->param) return;
+      }
+      aliases_[*reg] = a->param;
+    });
+  }
+
+  std::map<std::string, std::string> aliases_;  ///< register -> the object parameter it is
 
   // ---- tile storage: registers whose live ranges do not overlap share one array -----------------------
 
@@ -185,7 +225,8 @@ private:
     std::vector<std::pair<std::string, size_t>> assigned;
     std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> order;
     for (const auto &[name, l] : locals_)
-      if (!l.scalar) order.push_back({range.count(name) ? range[name] : std::make_pair(int64_t(-1), int64_t(-1)), name});
+      if (!l.scalar && !aliases_.count(name))
+        order.push_back({range.count(name) ? range[name] : std::make_pair(int64_t(-1), int64_t(-1)), name});
     std::sort(order.begin(), order.end());
     for (const auto &[r, name] : order) {
       const Local &l = locals_.at(name);
@@ -206,6 +247,8 @@ private:
     std::sort(assigned.begin(), assigned.end());
     for (const auto &[name, slot] : assigned)
       o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = tile_storage" << slot << ";\n";
+    for (const auto &[name, param] : aliases_)
+      o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = " << param << ";  // the object\n";
   }
 
   htp::KernelWork work() const {
@@ -306,6 +349,10 @@ private:
     const Local &d = tile(dst, op);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
+    if (auto it = aliases_.find(dst); it != aliases_.end() && it->second == a.param) {
+      o << pad << "// " << local(dst) << " is the object " << a.param << "\n";
+      return;
+    }
     o << pad << "for (int64_t r = 0; r < " << d.rows() << "; ++r)\n"
       << pad << "  for (int64_t c = 0; c < " << d.cols() << "; ++c)\n"
       << pad << "    " << local(dst) << "[r * " << d.cols() << " + c] = " << a.param << "[" << mem_index(a, op, d)
@@ -316,6 +363,10 @@ private:
     const Local &s = tile(src, op);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
+    if (auto it = aliases_.find(src); it != aliases_.end() && it->second == a.param) {
+      o << pad << "// " << local(src) << " was computed in the object " << a.param << "\n";
+      return;
+    }
     o << pad << "for (int64_t r = 0; r < " << s.rows() << "; ++r)\n"
       << pad << "  for (int64_t c = 0; c < " << s.cols() << "; ++c)\n"
       << pad << "    " << a.param << "[" << mem_index(a, op, s) << "] = " << local(src) << "[r * " << s.cols()

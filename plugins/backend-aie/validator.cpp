@@ -26,6 +26,28 @@ bool shares_memory(const ObjectFifo &f, const DeviceProfile &dev) {
          (p.row - c.row == 1 || c.row - p.row == 1);
 }
 
+std::map<TileCoord, int64_t> tile_memory(const Design &d, const DeviceProfile &dev,
+                                         std::map<TileCoord, std::vector<std::string>> *users) {
+  std::map<TileCoord, int64_t> bytes;
+  for (const auto &f : d.fifos) {
+    const int64_t obj = f.elements() * dtype_bytes(f.dtype);
+    const bool shared = shares_memory(f, dev);
+    // What each buffer costs, so that a message says what to shrink: "@ch_a 2 x 16384".
+    auto use = [&](const TileCoord &t, int64_t depth) {
+      bytes[t] += obj * depth;
+      if (users) (*users)[t].push_back("@" + f.name + " " + std::to_string(depth) + " x " + std::to_string(obj));
+    };
+    use(f.producer, f.depth_at(0));
+    if (shared) continue;  // the consumer reads the producer's buffers
+    for (size_t i = 0; i < f.consumers.size(); ++i) use(f.consumers[i], f.depth_at(i + 1));
+  }
+  for (const auto &c : d.cores) {
+    bytes[c.tile] += c.stack_size;
+    if (users) (*users)[c.tile].push_back("the core stack " + std::to_string(c.stack_size));
+  }
+  return bytes;
+}
+
 namespace {
 
 std::string fifo_op(const std::string &name) { return "aie.objectfifo @" + name; }
@@ -271,27 +293,13 @@ private:
   }
 
   void memory_and_channels() {
-    std::map<TileCoord, int64_t> bytes;
     std::map<TileCoord, std::pair<int, int>> dma;  // in (S2MM), out (MM2S)
     std::map<TileCoord, std::vector<std::string>> users;
+    const std::map<TileCoord, int64_t> bytes = tile_memory(d_, dev_, &users);
     for (const auto &f : d_.fifos) {
-      const int64_t obj = f.elements() * dtype_bytes(f.dtype);
-      const bool shared = shares_memory(f, dev_);
-      // What each buffer costs, so that the message says what to shrink: "@ch_a 2 x 16384".
-      auto use = [&](int64_t depth) { return "@" + f.name + " " + std::to_string(depth) + " x " + std::to_string(obj); };
-      bytes[f.producer] += obj * f.depth_at(0);
-      users[f.producer].push_back(use(f.depth_at(0)));
-      if (!shared) dma[f.producer].second++;
-      for (size_t i = 0; i < f.consumers.size(); ++i) {
-        if (shared) continue;  // the consumer reads the producer's buffers
-        bytes[f.consumers[i]] += obj * f.depth_at(i + 1);
-        users[f.consumers[i]].push_back(use(f.depth_at(i + 1)));
-        dma[f.consumers[i]].first++;
-      }
-    }
-    for (const auto &c : d_.cores) {
-      bytes[c.tile] += c.stack_size;
-      users[c.tile].push_back("the core stack " + std::to_string(c.stack_size));
+      if (shares_memory(f, dev_)) continue;
+      dma[f.producer].second++;
+      for (const TileCoord &c : f.consumers) dma[c].first++;
     }
     for (const auto &[t, b] : bytes) {
       const TileKind k = dev_.kind_of(t.row);

@@ -2,6 +2,7 @@
 // or a hardware limit). Every violation names the op it concerns.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,11 @@ std::vector<Violation> validate(const Design &design, const DeviceProfile &devic
 
 /// Whether a FIFO is a shared-memory FIFO (compute tiles, one consumer, vertical neighbours): no DMA.
 bool shares_memory(const ObjectFifo &f, const DeviceProfile &device);
+
+/// The bytes of data memory each tile of `design` uses: the buffers of the FIFOs it holds (a shared-memory
+/// FIFO's in its producer only) and its core's stack; with `users`, what each byte count is made of
+/// ("@in_X 2 x 16384", "the core stack 1024"). The rule aie.validate.memory checks these.
+std::map<TileCoord, int64_t> tile_memory(const Design &design, const DeviceProfile &device,
+                                         std::map<TileCoord, std::vector<std::string>> *users = nullptr);
 
 }  // namespace htp::aie

@@ -320,6 +320,27 @@ PROGRAM = textwrap.dedent('''
 
 
     @program
+    def doc_pipeline(X: In[Tensor[256, 128, f32]], Y: Out[Tensor[256, 128, f32]]):
+        loaded = Channel[Tile[32, 128, f32]](depth=2)                 # docs/dialects/csp.md's first program
+        computed = Channel[Tile[32, 128, f32]](depth=2)
+
+        @process(produces=[loaded])
+        def loader():
+            for i in range(8):
+                send(loaded, load(X.tile(i, 0, shape=(32, 128))))
+
+        @process(consumes=[loaded], produces=[computed])
+        def compute():
+            for t in consume(loaded):
+                send(computed, exp(t))
+
+        @process(consumes=[computed])
+        def storer():
+            for i in range(8):
+                store(Y.tile(i, 0, shape=(32, 128)), recv(computed))
+
+
+    @program
     def handshake(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
         data = Channel[Tile[32, 64, f32]](depth=1)
         ready = Event()
@@ -545,6 +566,23 @@ def test_csp_links_distribute_and_join_round_robin_on_both_targets(ctx, program,
     for target in ("pto-a2a3sim", "aie-npu1"):
         _, r = compile_run(ctx, program.split_join, target, tmp_path / target, X=x)
         np.testing.assert_array_equal(np.asarray(r["Y"]), want.reshape(256, 64))
+
+
+def test_the_csp_docs_first_program_fits_an_aie_core(ctx, program, tmp_path):
+    # 16 KB items on depth-2 channels: an AIE core's 64 KB hold them because a received or sent tile is the
+    # acquired object itself (no copy on the stack) and the loader's input from the host is single-buffered
+    # when double buffering would not fit; the declared channel depths stay.
+    x = np.random.default_rng(16).standard_normal((256, 128)).astype(np.float32)
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.doc_pipeline, target, tmp_path / target, X=x)
+        np.testing.assert_allclose(np.asarray(r["Y"]), np.exp(x), rtol=1e-6)
+        if target == "aie-npu1":
+            mlir = (pkg.path / "codegen/aie/doc_pipeline/aie.mlir").read_text()
+            assert "aie.objectfifo @in_X(%tile_0_0, {%tile_0_2}, 1 : i32)" in mlir
+            assert "aie.objectfifo @ch_loaded(%tile_0_2, {%tile_0_3}, 2 : i32)" in mlir
+            assert mlir.count("stack_size = 1024 : i32") == 3
+            compute = (pkg.path / "codegen/aie/doc_pipeline/kernels/proc_compute.cc").read_text()
+            assert "l_t is the object a0" in compute and "was computed in the object a1" in compute
 
 
 def test_a_round_trip_within_one_iteration_runs_in_steps_on_both_targets(ctx, program, tmp_path):
