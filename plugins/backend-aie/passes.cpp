@@ -98,6 +98,21 @@ void map_pass(htp::PassContext &ctx) {
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
   std::map<std::string, size_t> spatial_cores;  // workload -> cores its spatial design runs at once
+  // The first "more DMA channels than a tile has" of a design (a third input, say), or "".
+  auto dma_channels = [&](const Design &d) {
+    for (const auto &v : validate(d, dev))
+      if (v.code == "aie.validate.dma-channels") return v.text();
+    return std::string();
+  };
+  // An entry multiplexed instead of mapped spatially: its kernels' single-core task designs, its plan kept.
+  auto orchestrate = [&](OrchestrationPlan o, std::string reason, std::string noun) {
+    o.reason = std::move(reason);
+    o.noun = std::move(noun);
+    for (const EntryPlan &t : o.tasks)
+      if (auto td = build_design(t, dev, problems)) out.push_back(design_to_json(*td));
+    o.tasks.clear();
+    orchestrated.push_back(std::move(o));
+  };
   for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {
     if (plan.kind == "workload") spatial_cores[plan.name] = plan.cores.size();
     std::vector<Problem> routing;  // a workload's: kept unless the host-orchestrated mapping takes it
@@ -107,43 +122,27 @@ void map_pass(htp::PassContext &ctx) {
       if (p.code == "aie.route" && reason.empty()) reason = p.message;
     if (plan.kind == "workload") {
       // A spatial design that cannot be routed (more core groups than a mem tile has channels) or whose
-      // cores need more DMA channels than a tile has (a third input, say) is multiplexed instead:
-      // host-orchestrated, each task's objects packed into one FIFO each way.
-      if (d)
-        for (const auto &v : validate(*d, dev))
-          if (v.code == "aie.validate.dma-channels" && reason.empty()) reason = v.text();
+      // cores need more DMA channels than a tile has is multiplexed instead: host-orchestrated, each
+      // task's objects packed into one FIFO each way.
+      if (d && reason.empty()) reason = dma_channels(*d);
       const htp::WspWorkload *w = nullptr;
       for (const auto &x : docs.tasks.workloads)
         if (x.name == plan.name) w = &x;
       if (reason.empty() || !w) problems.insert(problems.end(), routing.begin(), routing.end());
       if (!reason.empty() && w) {
-        if (auto o = plan_orchestrated_workload(*w, docs, dev, problems)) {
-          o->reason = reason;
-          for (const EntryPlan &t : o->tasks)
-            if (auto td = build_design(t, dev, problems)) out.push_back(design_to_json(*td));
-          o->tasks.clear();
-          orchestrated.push_back(std::move(*o));
-        }
+        if (auto o = plan_orchestrated_workload(*w, docs, dev, problems)) orchestrate(std::move(*o), reason, "workload");
         continue;
       }
     }
     if (plan.kind == "kernel" && d && plan.cores.size() == 1) {
       // A kernel entry whose one core needs more DMA channels than it has: the same packing, one task.
-      std::string channels;
-      for (const auto &v : validate(*d, dev))
-        if (v.code == "aie.validate.dma-channels" && channels.empty()) channels = v.text();
+      const std::string channels = dma_channels(*d);
       const htp::TileKernel *k = docs.kernels.find(plan.name);
-      if (!channels.empty() && k) {
+      if (!channels.empty() && k)
         if (auto o = plan_orchestrated_kernel(*k, docs, dev, problems)) {
-          o->reason = channels;
-          o->noun = "kernel entry";
-          for (const EntryPlan &t : o->tasks)
-            if (auto td = build_design(t, dev, problems)) out.push_back(design_to_json(*td));
-          o->tasks.clear();
-          orchestrated.push_back(std::move(*o));
+          orchestrate(std::move(*o), channels, "kernel entry");
           continue;
         }
-      }
     }
     if (d) out.push_back(design_to_json(*d));
   }
