@@ -96,6 +96,127 @@ bool mentions_param(const std::vector<htp::TileOp> &ops, const std::string &name
   return in(Json(ops));
 }
 
+/// Plans one step of a process iteration (its whole iteration when it has one step): the kernel `kname`
+/// over `body`, its ports appended to `core` — the program's scalars it reads (all of them when
+/// `all_scalars`), its channel ends and streams, the iteration variable — its streams to `plan`.
+bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &loop, const ExprEnv &env,
+               const std::vector<htp::TileOp> &body, const std::string &kname, bool all_scalars,
+               const DeviceProfile &device, EntryPlan &plan, CorePlan &core) {
+  const htp::CspProcess &proc = c.process;
+  const htp::TileKernel &kernel = c.kernel;
+  const std::string &pname = proc.name;
+  std::vector<Problem> &problems = c.problems;
+  KernelPlan kp;
+  kp.function = kname;
+  kp.constants = env;
+  kp.body = body;
+  std::vector<TensorAccess> accesses;
+  std::map<std::string, int> per_port;
+  // A scalar parameter bound to a scalar of the program: that one-element object every iteration (one
+  // input DMA channel of the core, as for a kernel entry's scalar); the body reads *p_<param>.
+  for (const htp::TileParam &kparam : kernel.params) {
+    if (!kparam.type.is_scalar() || (!all_scalars && !mentions_param(body, kparam.name))) continue;
+    const RuntimeParam *program_scalar = nullptr;
+    for (const htp::CspBinding &b : proc.args)
+      if (b.param == kparam.name && b.scalar && b.scalar->is_object() && b.scalar->contains("param"))
+        for (const RuntimeParam &rp : plan.params)
+          if (rp.scalar && Json(rp.name) == (*b.scalar)["param"]) program_scalar = &rp;
+    if (!program_scalar) {
+      c.fail("aie.runtime-scalar", "its scalar parameter '" + kparam.name + "' is not bound to a scalar parameter of "
+                                   "the program");
+      return false;
+    }
+    StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
+    core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+    plan.streams.push_back(std::move(sp));
+    kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
+    kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
+  }
+  for (const htp::TileOp &op : body) {
+    if (!is_data_movement(op)) continue;
+    const std::string &k = op.op;
+    const std::string pn = "a" + std::to_string(accesses.size());
+    if (k == "csp.send" || k == "csp.recv") {
+      std::string ch = op.attrs.value_or(Json::object()).value("channel", "");
+      const ChannelPlan *cp = nullptr;
+      for (const auto &x : plan.channels)
+        if (x.name == ch) cp = &x;
+      if (!cp) {
+        c.fail("aie.csp-route", "it uses channel '" + ch + "', which the program does not declare");
+        return false;
+      }
+      const htp::CspChannel *declared = program.channel(ch);
+      if (declared && declared->is_event() && (op.dst || op.arg_name(0))) {
+        c.fail("aie.csp-route", std::string("it ") + (k == "csp.send" ? "sends a value on" : "receives a value from") +
+                                    " event '" + ch + "', which carries none");
+        return false;
+      }
+      if (per_port[k + ch]++) {
+        c.fail("aie.csp-shape", std::string("it ") + (k == "csp.send" ? "sends to" : "receives from") + " channel '" + ch + "' more than once per iteration");
+        return false;
+      }
+      core.ports.push_back({k == "csp.send" ? PortPlan::Kind::ChannelOut : PortPlan::Kind::ChannelIn, 0, ch});
+      kp.params.push_back({pn, KernelArg{true, cp->shape, cp->dtype}});
+      accesses.push_back({pn, cp->shape, false});
+      continue;
+    }
+    const bool load = k == "load";
+    const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
+    const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
+    const RuntimeParam *rp = nullptr;
+    for (const auto &p : plan.params)
+      if (p.name == tensor) rp = &p;
+    if (!rp) {
+      c.fail("aie.csp-route", "it moves tensor '" + tensor + "', which is not a parameter of the program");
+      return false;
+    }
+    std::vector<int64_t> shape = tile_shape(kernel, local);
+    StreamPlan sp{tensor, load, {}, op.span ? span_json(*op.span) : c.span()};
+    if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
+                           loop.trip, device, sp.span, problems))
+      return false;
+    for (int64_t t = 0; t < loop.trip; ++t) {
+      ExprEnv e = env;
+      e.vars[loop.var] = loop.start + t * loop.step;
+      View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
+      for (const auto &o : op.offset.value_or(std::vector<Json>{})) {
+        std::string why;
+        auto x = eval_int(o, e, &why);
+        if (!x) {
+          c.fail("aie.dynamic-view", "the offset of its " + k + " of '" + tensor + "' must be static on AIE: " + why);
+          return false;
+        }
+        v.offset.push_back(*x);
+      }
+      v.offset.resize(rp->shape.size(), 0);
+      sp.views.push_back(std::move(v));
+    }
+    core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
+    plan.streams.push_back(std::move(sp));
+    kp.params.push_back({pn, KernelArg{true, shape, dtype_of(kernel, local)}});
+    accesses.push_back({pn, shape, false});
+  }
+  if (!loop.var.empty()) {
+    core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
+    kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
+  }
+  kp.access = [&](const htp::TileOp &, int index) -> std::optional<TensorAccess> {
+    if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
+    return accesses[index];
+  };
+  std::string error;
+  auto emitted = emit_kernel(kernel, kp, &error);
+  if (!emitted) {
+    c.fail("aie.kernel", error);
+    return false;
+  }
+  KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
+  for (const auto &[n, a] : kp.params) kf.args.push_back(a);
+  plan.kernels.push_back(kf);
+  plan.sources[kname] = emitted->source;
+  return true;
+}
+
 /// A process as planned once, and how many replicas run it.
 struct Replicated {
   CorePlan core;
@@ -319,114 +440,8 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
       }
       const std::string kname = "proc_" + pname + (steps.size() > 1 ? "__" + std::to_string(si) : "");
       const size_t first_port = core.ports.size();
-      KernelPlan kp;
-      kp.function = kname;
-      kp.constants = env;
-      kp.body = body;
-      std::vector<TensorAccess> accesses;
-      std::map<std::string, int> per_port;
-      // A scalar parameter bound to a scalar of the program: that one-element object every iteration (one
-      // input DMA channel of the core, as for a kernel entry's scalar); the body reads *p_<param>.
-      for (const htp::TileParam &kparam : kernel->params) {
-        if (!kparam.type.is_scalar() || (steps.size() > 1 && !mentions_param(body, kparam.name))) continue;
-        const RuntimeParam *program_scalar = nullptr;
-        for (const htp::CspBinding &b : proc.args)
-          if (b.param == kparam.name && b.scalar && b.scalar->is_object() && b.scalar->contains("param"))
-            for (const RuntimeParam &rp : plan.params)
-              if (rp.scalar && Json(rp.name) == (*b.scalar)["param"]) program_scalar = &rp;
-        if (!program_scalar) {
-          c.fail("aie.runtime-scalar", "its scalar parameter '" + kparam.name + "' is not bound to a scalar parameter of "
-                                       "the program");
-          return std::nullopt;
-        }
-        StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
-        core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-        plan.streams.push_back(std::move(sp));
-        kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
-        kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
-      }
-      for (const htp::TileOp &op : body) {
-        if (!is_data_movement(op)) continue;
-        const std::string &k = op.op;
-        const std::string pn = "a" + std::to_string(accesses.size());
-        if (k == "csp.send" || k == "csp.recv") {
-          std::string ch = op.attrs.value_or(Json::object()).value("channel", "");
-          const ChannelPlan *cp = nullptr;
-          for (const auto &x : plan.channels)
-            if (x.name == ch) cp = &x;
-          if (!cp) {
-            c.fail("aie.csp-route", "it uses channel '" + ch + "', which the program does not declare");
-            return std::nullopt;
-          }
-          const htp::CspChannel *declared = program.channel(ch);
-          if (declared && declared->is_event() && (op.dst || op.arg_name(0))) {
-            c.fail("aie.csp-route", std::string("it ") + (k == "csp.send" ? "sends a value on" : "receives a value from") +
-                                        " event '" + ch + "', which carries none");
-            return std::nullopt;
-          }
-          if (per_port[k + ch]++) {
-            c.fail("aie.csp-shape", std::string("it ") + (k == "csp.send" ? "sends to" : "receives from") + " channel '" + ch + "' more than once per iteration");
-            return std::nullopt;
-          }
-          core.ports.push_back({k == "csp.send" ? PortPlan::Kind::ChannelOut : PortPlan::Kind::ChannelIn, 0, ch});
-          kp.params.push_back({pn, KernelArg{true, cp->shape, cp->dtype}});
-          accesses.push_back({pn, cp->shape, false});
-          continue;
-        }
-        const bool load = k == "load";
-        const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
-        const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
-        const RuntimeParam *rp = nullptr;
-        for (const auto &p : plan.params)
-          if (p.name == tensor) rp = &p;
-        if (!rp) {
-          c.fail("aie.csp-route", "it moves tensor '" + tensor + "', which is not a parameter of the program");
-          return std::nullopt;
-        }
-        std::vector<int64_t> shape = tile_shape(*kernel, local);
-        StreamPlan sp{tensor, load, {}, op.span ? span_json(*op.span) : c.span()};
-        if (!check_stream_size("the " + k + " of '" + tensor + "' in process '" + pname + "'", shape, rp->dtype,
-                               loop.trip, device, sp.span, problems))
-          return std::nullopt;
-        for (int64_t t = 0; t < loop.trip; ++t) {
-          ExprEnv e = env;
-          e.vars[loop.var] = loop.start + t * loop.step;
-          View v{{}, rp->shape.size() == 1 ? std::vector<int64_t>{product(shape)} : shape};
-          for (const auto &o : op.offset.value_or(std::vector<Json>{})) {
-            std::string why;
-            auto x = eval_int(o, e, &why);
-            if (!x) {
-              c.fail("aie.dynamic-view", "the offset of its " + k + " of '" + tensor + "' must be static on AIE: " + why);
-              return std::nullopt;
-            }
-            v.offset.push_back(*x);
-          }
-          v.offset.resize(rp->shape.size(), 0);
-          sp.views.push_back(std::move(v));
-        }
-        core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
-        plan.streams.push_back(std::move(sp));
-        kp.params.push_back({pn, KernelArg{true, shape, dtype_of(*kernel, local)}});
-        accesses.push_back({pn, shape, false});
-      }
-      if (!loop.var.empty()) {
-        core.ports.push_back({PortPlan::Kind::Iteration, 0, "", Json(), "i64", loop.start, loop.step});
-        kp.params.push_back({"v_" + loop.var, KernelArg{false, {}, "i64"}});
-      }
-      kp.access = [&](const htp::TileOp &, int index) -> std::optional<TensorAccess> {
-        if (index < 0 || index >= static_cast<int>(accesses.size())) return std::nullopt;
-        return accesses[index];
-      };
-      std::string error;
-      auto emitted = emit_kernel(*kernel, kp, &error);
-      if (!emitted) {
-        c.fail("aie.kernel", error);
+      if (!plan_step(c, program, loop, env, body, kname, steps.size() == 1, device, plan, core))
         return std::nullopt;
-      }
-      KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
-      for (const auto &[n, a] : kp.params) kf.args.push_back(a);
-      plan.kernels.push_back(kf);
-      plan.sources[kname] = emitted->source;
       if (steps.size() > 1) core.steps.push_back({kname, first_port, core.ports.size() - first_port});
       else core.kernel = kname;
     }
