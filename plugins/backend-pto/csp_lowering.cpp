@@ -75,13 +75,6 @@ std::vector<Op> rewrite_body(const std::vector<Op> &ops, const std::string &proc
   return out;
 }
 
-/// Calls f(op) for `o` and every statement nested in it.
-template <class F> void each_op(const Op &o, F &&f) {
-  f(o);
-  for (const auto *b : {&o.body, &o.then_body, &o.else_body})
-    for (const Op &c : *b) each_op(c, f);
-}
-
 const Kernel &process_kernel(const std::vector<Kernel> &kernels, const std::string &function, const Span &span) {
   for (const Kernel &k : kernels)
     if (k.name == function) return k;
@@ -110,6 +103,16 @@ std::vector<CspProcess> order(std::vector<CspProcess> ps) {
     ps.erase(ready);
   }
   return out;
+}
+
+/// A kernel the lowering derives, written as tile kernel IR (`k`, one kernel of htp.tile.kernels.v1) and
+/// read like any other.
+Kernel derived_kernel(const json &k) {
+  try {
+    return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
+  } catch (const htp::IrDocumentError &e) {
+    throw ir_error(e);
+  }
 }
 
 /// A WSP pipe stage (a process with a "stage": the task-graph loop dialect-wsp lowered, docs/dialects/wsp.md)
@@ -332,11 +335,7 @@ Kernel lower_stage(const htp::CspProgram &program, const htp::CspProcess &proc, 
   params.push_back({{"name", cp.loop_var}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}});
   json k = {{"name", cp.kernel}, {"kind", "kernel"},  {"span", json(stage.span)}, {"mapping", nullptr},
             {"params", params},  {"locals", inliner.locals()}, {"body", inliner.body()}};
-  try {  // the derived kernel is tile kernel IR like any other: read it as such
-    return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
-  } catch (const htp::IrDocumentError &e) {
-    throw ir_error(e);
-  }
+  return derived_kernel(k);
 }
 
 /// Items that pass through channel `c` in all: what the processes producing it put (counts times replicas),
@@ -375,11 +374,7 @@ Kernel link_kernel(const std::string &name, const std::string &src, const std::s
             {"locals", {{{"name", "t"}, {"kind", "tile"}, {"shape", c.shape}, {"dtype", c.dtype}}}},
             {"body", {{{"op", "load"}, {"dst", "t"}, {"src", channel_param(src)}, {"offset", {0, 0}}, {"span", at}},
                       {{"op", "store"}, {"dst", channel_param(dst)}, {"offset", {0, 0}}, {"value", "t"}, {"span", at}}}}};
-  try {
-    return pto_kernels(htp::read_tile_kernels(json{{"schema", htp::kTileKernelsSchema}, {"kernels", {k}}})).front();
-  } catch (const htp::IrDocumentError &e) {
-    throw ir_error(e);
-  }
+  return derived_kernel(k);
 }
 
 /// The processes that run link `l`: one per channel on its many side (one for a forward), each moving one
@@ -388,13 +383,13 @@ Kernel link_kernel(const std::string &name, const std::string &src, const std::s
 void lower_link(const htp::CspProgram &program, const htp::CspLink &l, const std::map<std::string, CspChannel> &channels,
                 std::vector<CspProcess> &processes, std::vector<Kernel> &derived) {
   const Span span = Span::from(l.span);
-  const bool join = l.mode == "join";
-  const std::vector<std::string> &many = join ? l.from : l.to;
-  const std::string &one = join ? l.to.at(0) : l.from.at(0);
-  const int64_t n = static_cast<int64_t>(many.size());
   if (l.from.empty() || l.to.empty() || (l.from.size() != 1 && l.to.size() != 1))
     fail("link '" + l.name + "' connects " + std::to_string(l.from.size()) + " channels to " +
              std::to_string(l.to.size()) + "; backend-pto lowers forward, distribute and join links", span);
+  const bool join = l.mode == "join";
+  const std::vector<std::string> &many = join ? l.from : l.to;
+  const std::string &one = join ? l.to[0] : l.from[0];
+  const int64_t n = static_cast<int64_t>(many.size());
   for (int64_t j = 0; j < n; ++j) {
     const std::string &own = many[static_cast<size_t>(j)];
     const json trip = channel_items(program, own);
@@ -413,7 +408,6 @@ void lower_link(const htp::CspProgram &program, const htp::CspLink &l, const std
     part.channels = {{src, "inout"}, {dst, "out"}};
     part.items[own] = {1, 0};
     part.items[one] = {n, j};
-    part.args = {};
     processes.push_back(std::move(part));
   }
 }
@@ -505,20 +499,19 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     for (size_t s = 0; s < steps.size(); ++s) {
       std::vector<std::pair<std::string, std::string>> moved;
       std::set<std::string> defined;
-      for (const Op &o : steps[s])
-        each_op(o, [&](const Op &x) {
-          for (const std::string &a : x.args)
-            if (locals.count(a) && defined_before.count(a) && !defined.count(a))
-              fail("process '" + cp.name + "' receives after it sends within an iteration and uses register '" + a +
-                       "' on both sides of that receive; backend-pto runs the two sides as separate tasks, which "
-                       "hand over no registers: compute it after the receive",
-                   x.span);
-          if (!x.dst.empty()) defined.insert(x.dst);
-          if (x.op == "csp.recv" || x.op == "csp.send") {
-            const std::pair<std::string, std::string> use{op_channel(x), x.op == "csp.recv" ? "inout" : "out"};
-            if (std::find(moved.begin(), moved.end(), use) == moved.end()) moved.push_back(use);
-          }
-        });
+      htp::for_each_op(steps[s], [&](const Op &x) {
+        for (const std::string &a : x.args)
+          if (locals.count(a) && defined_before.count(a) && !defined.count(a))
+            fail("process '" + cp.name + "' receives after it sends within an iteration and uses register '" + a +
+                     "' on both sides of that receive; backend-pto runs the two sides as separate tasks, which "
+                     "hand over no registers: compute it after the receive",
+                 x.span);
+        if (!x.dst.empty()) defined.insert(x.dst);
+        if (x.op == "csp.recv" || x.op == "csp.send") {
+          const std::pair<std::string, std::string> use{op_channel(x), x.op == "csp.recv" ? "inout" : "out"};
+          if (std::find(moved.begin(), moved.end(), use) == moved.end()) moved.push_back(use);
+        }
+      });
       defined_before.insert(defined.begin(), defined.end());
       std::stable_partition(moved.begin(), moved.end(), [](const auto &m) { return m.second == "inout"; });
       CspStep step{cp.kernel + "__" + std::to_string(s), moved};
