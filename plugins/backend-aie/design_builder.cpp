@@ -53,7 +53,9 @@ public:
       std::vector<std::pair<ObjectFifo *, std::vector<int64_t>>> changed;
       int64_t saved = 0;
       for (ObjectFifo &f : d_.fifos) {
-        if (f.name.rfind("ch_", 0) == 0 || shares_memory(f, dev_)) continue;  // a declared channel depth stays
+        const bool channel = std::any_of(channel_fifo_.begin(), channel_fifo_.end(),
+                                         [&](const auto &c) { return c.second == f.name; });
+        if (channel || shares_memory(f, dev_)) continue;  // a declared channel depth stays
         const bool ends_here = f.producer == t || std::find(f.consumers.begin(), f.consumers.end(), t) != f.consumers.end();
         if (!ends_here || f.depth_at(0) <= 1) continue;
         saved += (f.depth_at(0) - 1) * f.elements() * dtype_bytes(f.dtype);
