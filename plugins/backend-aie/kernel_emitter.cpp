@@ -155,13 +155,10 @@ private:
       const KernelArg *arg = nullptr;
       for (const auto &[name, k] : plan_.params)
         if (name == a->param) arg = &k;
-      int64_t elements = 1;
-      for (int64_t d : a->shape) elements *= d;
-      if (!arg || !arg->memref || arg->dtype != l.dtype || elements != l.size()) return;
-      if (!in) {  // the value sent or stored: it must not be read before its one definition (it is not)
+      if (!arg || !arg->memref || arg->dtype != l.dtype || product(a->shape) != l.size()) return;
+      if (!in)  // an object written is one register's storage (a second value sent or stored there is copied)
         for (const auto &[r, p] : aliases_)
           if (p == a->param) return;
-      }
       aliases_[*reg] = a->param;
     });
   }
