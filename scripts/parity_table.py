@@ -73,6 +73,7 @@ CONSTRUCTS = {
     "kernel mixing cube and vector work": "tile",
     "kernel entry mixing cube and vector work": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
+    "mapped kernel launched by a workload": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",

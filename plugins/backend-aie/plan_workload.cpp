@@ -130,6 +130,13 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
     problems.push_back({"aie.kernel", "workload '" + name + "' launches '" + kname + "', which tile.kernels does not define", tspan});
     return std::nullopt;
   }
+  if (kernel->mapping && checked_product(*kernel->mapping).value_or(INT64_MAX) > 1) {
+    // Its own mesh is a design of its own (plan_kernel.cpp): the host runs it once per task.
+    problems.push_back({"aie.workload-shape", "workload '" + name + "' launches '" + kname + "', which is mapped over a " +
+                                                  Json(*kernel->mapping).dump() + " mesh of cores of its own",
+                        tspan});
+    return std::nullopt;
+  }
   // The external kernel: the tile kernel with its tensor parameters as pointers to the task's views.
   KernelPlan kp;
   kp.function = kname;

@@ -397,12 +397,39 @@ std::map<std::string, Rotation> rotations(const htp::WspWorkload &w, int64_t dep
 
 
 /// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
+/// The view of one core's part of a tensor under a dist layout: per tensor dimension, the offset (C++, in
+/// the mesh coordinates `v_mesh<i>`) and the local extent. Replicated dimensions are whole.
+std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const Param &p, const htp::Layout &l,
+                                                                         const htp::LayoutFunction &f,
+                                                                         const KernelUnit &k) {
+  std::vector<std::string> offset(p.global_shape.size(), "0"), shape;
+  for (int64_t d : p.shape) shape.push_back(std::to_string(d));
+  std::set<int64_t> seen;
+  for (const htp::LayoutIter &it : l.shard) {
+    if (!it.dim || *it.dim < 0 || size_t(*it.dim) >= offset.size()) continue;
+    if (!seen.insert(*it.dim).second)
+      throw IrError("parameter '" + p.name + "' of '" + k.kernel.name + "' has layout " + l.text +
+                        ", which splits dimension " + std::to_string(*it.dim) +
+                        " over several mesh axes; backend-pto lowers one mesh axis per dimension",
+                    k.kernel.span, "pto.unsupported");
+    size_t axis = f.mesh.size();
+    for (size_t a = 0; a < f.mesh.size(); ++a)
+      if (f.mesh[a].first == it.axis) axis = a;
+    if (axis == f.mesh.size())
+      throw IrError("layout " + l.text + " of '" + p.name + "' shards over mesh axis '" + it.axis + "', which kernel '" +
+                        k.kernel.name + "' is not mapped over",
+                    k.kernel.span, "pto.unsupported");
+    offset[size_t(*it.dim)] = "v_mesh" + std::to_string(axis) + " * " + std::to_string(p.shape[size_t(*it.dim)]);
+  }
+  return {offset, shape};
+}
+
 class WorkloadLowering {
 public:
   WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const htp::WspWorkload &workload,
-                   std::map<std::string, Rotation> rotated)
+                   std::map<std::string, Rotation> rotated, const htp::LayoutSignatures *layouts)
       : w_(w), kernels_(k), workload_(workload), schedule_(workload.schedule), factors_(tile_factors(schedule_)),
-        rotated_(std::move(rotated)) {}
+        rotated_(std::move(rotated)), layouts_(layouts) {}
 
   void nodes(const std::vector<htp::WspNode> &body) {
     for (const htp::WspNode &n : body) node(n);
@@ -649,7 +676,45 @@ private:
       bind(n, unit, subst, tensors, scalars);
     }
     std::string label = n.id + ": " + unit.kernel.name + span_label(span);
-    w_.task(unit, label, tensors, scalars, key(), stream());
+    const htp::LayoutFunction *layouts = layouts_ ? layouts_->function(n.kernel) : nullptr;
+    if (!layouts || !layouts->mapping || layouts->mapping->empty()) {
+      w_.task(unit, label, tensors, scalars, key(), stream());
+      return;
+    }
+    // A kernel mapped over a mesh runs as one task per core coordinate, each on its shard of the views
+    // the launch passes (as a kernel entry does on the whole tensors).
+    if (runs > 1)
+      throw IrError("task " + n.id + " launches kernel '" + n.kernel + "', which is mapped over a mesh, in a loop the "
+                    "schedule tiles; backend-pto runs a mapped kernel one launch per task: drop the tile() directive "
+                    "for this loop", span, "pto.unsupported");
+    const std::vector<int64_t> &mesh = *layouts->mapping;
+    for (size_t a = 0; a < mesh.size(); ++a)
+      w_.open("for (int64_t v_mesh" + std::to_string(a) + " = 0; v_mesh" + std::to_string(a) + " < " +
+              std::to_string(mesh[a]) + "; ++v_mesh" + std::to_string(a) + ")");
+    for (TaskTensor &t : tensors) {
+      const Param &p = *t.param;
+      const htp::Layout *l = layouts->param(p.name);
+      const bool sharded = l && !l->shard.empty();
+      if (!sharded && p.shape != p.global_shape)
+        throw IrError("parameter '" + p.name + "' of mapped kernel '" + n.kernel + "' has a local shape but no dist layout",
+                      span, "pto.unsupported");
+      if (!sharded) continue;
+      if (t.offset.empty()) {  // the whole tensor
+        t.offset.assign(p.global_shape.size(), "0");
+        for (int64_t d : p.global_shape) t.shape.push_back(std::to_string(d));
+      }
+      if (!t.swaps.empty() || t.shape.size() != p.global_shape.size())
+        throw IrError("task " + n.id + " passes a view of rank " + std::to_string(t.shape.size()) + " to parameter '" +
+                      p.name + "' of mapped kernel '" + n.kernel + "', whose layout is over rank " +
+                      std::to_string(p.global_shape.size()) + "; pass a view of the parameter's whole shape",
+                      span, "pto.unsupported");
+      auto [offset, shape] = shard_view(p, *l, *layouts, unit);
+      for (size_t d = 0; d < offset.size(); ++d)
+        if (offset[d] != "0") t.offset[d] = "(" + t.offset[d] + ") + " + offset[d];
+      t.shape = shape;
+    }
+    w_.task(unit, label + " on one core of its " + json(mesh).dump() + " mapping", tensors, scalars, key(), stream());
+    for (size_t a = 0; a < mesh.size(); ++a) w_.close();
   }
 
   OrchestrationWriter &w_;
@@ -661,6 +726,7 @@ private:
   std::vector<std::pair<std::string, int64_t>> tiled_;     ///< the tiled loop variables in scope, outer first
   std::set<std::string> in_scope_;
   std::set<std::string> runtime_vars_;  ///< loop variables over runtime extents, in scope
+  const htp::LayoutSignatures *layouts_;  ///< the kernels' layouts (mapped kernels), or null
 };
 
 json sim_config(const htp::WspSchedule &schedule) {
@@ -687,7 +753,8 @@ template <class Param> std::vector<EntryParam> entry_params(const std::vector<Pa
 
 }  // namespace
 
-EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin) {
+EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin,
+                              const htp::LayoutSignatures *layouts) {
   EntryUnit e;
   e.name = w.name;
   e.kind = "workload";
@@ -715,7 +782,7 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
   std::set<std::string> reads, writes;
   collect_accesses(w.body, kernels, reads, writes);
   out.track(read_and_written(reads, writes));
-  WorkloadLowering(out, kernels, w, std::move(rotated)).nodes(w.body);
+  WorkloadLowering(out, kernels, w, std::move(rotated), layouts).nodes(w.body);
   e.sim = sim_config(schedule);
   e.source = out.finish("workload '" + e.name + "'");
   return e;
@@ -955,37 +1022,6 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   e.source = out.finish("CSP program '" + e.name + "'");
   return e;
 }
-
-namespace {
-
-/// The view of one core's part of a tensor under a dist layout: per tensor dimension, the offset (C++, in
-/// the mesh coordinates `v_mesh<i>`) and the local extent. Replicated dimensions are whole.
-std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const Param &p, const htp::Layout &l,
-                                                                         const htp::LayoutFunction &f,
-                                                                         const KernelUnit &k) {
-  std::vector<std::string> offset(p.global_shape.size(), "0"), shape;
-  for (int64_t d : p.shape) shape.push_back(std::to_string(d));
-  std::set<int64_t> seen;
-  for (const htp::LayoutIter &it : l.shard) {
-    if (!it.dim || *it.dim < 0 || size_t(*it.dim) >= offset.size()) continue;
-    if (!seen.insert(*it.dim).second)
-      throw IrError("parameter '" + p.name + "' of '" + k.kernel.name + "' has layout " + l.text +
-                        ", which splits dimension " + std::to_string(*it.dim) +
-                        " over several mesh axes; backend-pto lowers one mesh axis per dimension",
-                    k.kernel.span, "pto.unsupported");
-    size_t axis = f.mesh.size();
-    for (size_t a = 0; a < f.mesh.size(); ++a)
-      if (f.mesh[a].first == it.axis) axis = a;
-    if (axis == f.mesh.size())
-      throw IrError("layout " + l.text + " of '" + p.name + "' shards over mesh axis '" + it.axis + "', which kernel '" +
-                        k.kernel.name + "' is not mapped over",
-                    k.kernel.span, "pto.unsupported");
-    offset[size_t(*it.dim)] = "v_mesh" + std::to_string(axis) + " * " + std::to_string(p.shape[size_t(*it.dim)]);
-  }
-  return {offset, shape};
-}
-
-}  // namespace
 
 EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin, const htp::LayoutFunction *layouts) {
   EntryUnit e;

@@ -16,7 +16,8 @@
 namespace ptobe {
 
 /// The entry of workload `w` (of wsp.task_graph, read by the SDK: htp/wsp_task_graph.hpp); throws IrError.
-EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin);
+EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kernels, const Origin &origin,
+                              const htp::LayoutSignatures *layouts = nullptr);
 
 /// The kernels the tasks of `w` run `repeat` times under its schedule's tile(axis, f) directives:
 /// copies of the launched kernels of `kernels` named `<kernel>__x<runs>`; throws IrError (code

@@ -181,7 +181,7 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   for (const KernelUnit &u : pkg.kernels) index[u.kernel.name] = &u;
   try {
     if (in.task_graph)
-      for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin));
+      for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin, in.layouts ? &*in.layouts : nullptr));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
     if (pkg.entries.empty())
       for (const KernelUnit &u : pkg.kernels) {

@@ -21,6 +21,8 @@ import gemm_layouts  # noqa: E402
 PARITY = {
     "test_the_spmd_gemm_with_layouts_runs_on_both_targets": [
         ("layout `dist` facet (sharding over cores)", "pto-a2a3sim"), ("layout `dist` facet (sharding over cores)", "aie-npu1")],
+    "test_a_workload_launches_a_mapped_kernel_over_tiles_of_its_tensors": [
+        ("mapped kernel launched by a workload", "pto-a2a3sim"), ("mapped kernel launched by a workload", "aie-npu1")],
 }
 
 
@@ -48,3 +50,75 @@ def test_pto_runs_one_task_per_core_coordinate_on_the_shards(tmp_path):
     inputs = gemm_layouts.make_inputs(np.random.default_rng(5))
     report = htp.bind(pkg, ctx).run(**inputs).report
     assert report["tasks"] == 4
+
+
+# A workload launching a mapped kernel, as docs/dialects/wsp.md and layout-axe.md let a user write it: the
+# kernel's mesh runs for every launch, on the shards of the views the launch passes. backend-pto used to
+# submit one task per launch on the views' first shard (75% of C left unwritten) without a word.
+from htp.dialects.layout import Layout  # noqa: E402
+from htp.dialects.tile import kernel, In, Out, Tensor, f32, load, store, matmul  # noqa: E402
+from htp.dialects.wsp import workload, P  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def block_gemm(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+               C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    store(C, matmul(load(A), load(B)))
+
+
+@workload
+def row_blocks(A: In[Tensor[192, 64, f32]], B: In[Tensor[64, 64, f32]], C: Out[Tensor[192, 64, f32]]):
+    for i in P(3):
+        block_gemm(A.tile(i, 0), B, C.tile(i, 0))
+
+
+@workload
+def one_launch(A: In[Tensor[64, 64, f32]], B: In[Tensor[64, 64, f32]], C: Out[Tensor[64, 64, f32]]):
+    block_gemm(A, B, C)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_workload_launches_a_mapped_kernel_over_tiles_of_its_tensors(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(6)
+    for fn, rows in ((row_blocks, 192), (one_launch, 64)):
+        pkg = ctx.compile(fn, target, tmp_path / fn.__name__)
+        A = rng.standard_normal((rows, 64), dtype=np.float32)
+        B = rng.standard_normal((64, 64), dtype=np.float32)
+        result = htp.bind(pkg, ctx).run(A=A, B=B)
+        np.testing.assert_allclose(result["C"], A @ B, rtol=1e-4, atol=1e-3, err_msg=fn.__name__)
+
+
+def test_pto_runs_a_launched_mapped_kernel_once_per_core_on_the_launch_views(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(row_blocks, "pto-a2a3sim", tmp_path / "pkg")
+    orchestration = (pkg.path / "codegen/pto/kernels/orchestration/row_blocks.cpp").read_text()
+    assert "for (int64_t v_mesh1 = 0; v_mesh1 < 2; ++v_mesh1)" in orchestration
+    # The launch's view (row block i, 64 rows) composed with the core's shard (32 rows at v_mesh0).
+    assert ("task0_C_offset[2] = {static_cast<uint32_t>(((v_i * 64)) + v_mesh0 * 32), "
+            "static_cast<uint32_t>((0) + v_mesh1 * 32)}") in orchestration
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((192, 64), dtype=np.float32)
+    B = rng.standard_normal((64, 64), dtype=np.float32)
+    assert htp.bind(pkg, ctx).run(A=A, B=B).report["tasks"] == 12  # 3 launches x 4 cores
+
+
+
+from htp.dialects.wsp import schedule, tile  # noqa: E402
+
+
+@workload
+def tiled_blocks(A: In[Tensor[192, 64, f32]], B: In[Tensor[64, 64, f32]], C: Out[Tensor[192, 64, f32]]):
+    for i in P(3):
+        block_gemm(A.tile(i, 0), B, C.tile(i, 0))
+
+
+@schedule(tiled_blocks)
+def tiled_blocks_schedule():
+    tile("i", 3)
+
+
+def test_pto_refuses_to_tile_the_launches_of_a_mapped_kernel(tmp_path):
+    with pytest.raises(htp.CompileError, match=r"mapped over a mesh, in a loop the schedule tiles") as e:
+        htp.Context().compile([tiled_blocks, tiled_blocks_schedule], "pto-a2a3sim", tmp_path / "pkg")
+    assert e.value.errors[0].code == "pto.unsupported"
