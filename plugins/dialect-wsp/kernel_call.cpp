@@ -126,11 +126,15 @@ void full_dim(View &v, size_t d) {
 View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const Env &env) {
   View v = view_over(t);
   size_t rank = t.shape.size();
-  if (arg.size("args") != rank || arg.size("keywords") != 0)
+  if (arg.size("keywords") != 0)
+    throw WspError(arg, "wsp.tile-shape",
+                   t.name + ".tile(...) of a launch takes tile indices only: the tile's shape is the shape of the "
+                   "kernel parameter it binds, " + shape_text(pshape) + " (shape= belongs to a kernel body's tile "
+                   "views); to pass a view of another shape, slice: " + t.name + "[i * 64:(i + 1) * 64, :]");
+  if (arg.size("args") != rank)
     throw WspError(arg, "wsp.tile-shape",
                    "'" + t.name + "' is " + std::to_string(rank) + "-D, so " + t.name + ".tile(...) takes " +
-                       std::to_string(rank) + " tile index(es), got " + std::to_string(arg.size("args")) +
-                       (arg.size("keywords") ? " and keywords" : ""));
+                       std::to_string(rank) + " tile index(es), got " + std::to_string(arg.size("args")));
   if (pshape.size() != rank)
     throw WspError(arg, "wsp.tile-shape",
                    "the kernel parameter is a " + std::to_string(pshape.size()) + "-D tile " +

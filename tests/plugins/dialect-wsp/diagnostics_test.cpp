@@ -87,6 +87,15 @@ TEST_F(WspDiagnostics, TileWithTheWrongNumberOfIndices) {
   EXPECT_HAS(err, at(13, 18) + "'A' is 2-D, so A.tile(...) takes 2 tile index(es), got 1 [wsp.tile-shape]");
 }
 
+TEST_F(WspDiagnostics, TileWithAShapeKeywordSaysTheParameterGivesTheShape) {
+  // The tile dialect's A.tile(i, j, shape=...) written in a launch, as a reader of both docs writes it.
+  auto err = errors_of(std::string(kVadd) + "        add_tile(A.tile(i, j, shape=(32, 128)), B.tile(i, j), C.tile(i, j))\n");
+  EXPECT_HAS(err, at(13, 18) + "A.tile(...) of a launch takes tile indices only: the tile's shape is the shape of "
+                               "the kernel parameter it binds, [32, 128] (shape= belongs to a kernel body's tile "
+                               "views); to pass a view of another shape, slice: A[i * 64:(i + 1) * 64, :] "
+                               "[wsp.tile-shape]");
+}
+
 TEST_F(WspDiagnostics, ConstantViewOutOfBounds) {
   auto err =
       errors_of(std::string(kVadd) + "        add_tile(A[1000:1032, 0:128], B.tile(i, j), C.tile(i, j))\n");
