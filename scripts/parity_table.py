@@ -74,6 +74,7 @@ CONSTRUCTS = {
     "kernel entry mixing cube and vector work": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
     "mapped kernel launched by a workload": "layout",
+    "replicated output of a mapped kernel": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",

@@ -25,6 +25,14 @@ const ObjectFifo *Design::fifo(const std::string &name) const {
   return nullptr;
 }
 
+const TileBuffer *Design::buffer(const std::string &name) const {
+  for (const auto &b : buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+int64_t TileBuffer::elements() const { return product(shape); }
+
 const RuntimeParam *Design::param(const std::string &name) const {
   for (const auto &p : params)
     if (p.name == name) return &p;
@@ -37,6 +45,7 @@ std::vector<TileCoord> Design::tiles() const {
     s.insert(f.producer);
     s.insert(f.consumers.begin(), f.consumers.end());
   }
+  for (const auto &b : buffers) s.insert(b.tile);
   for (const auto &c : cores) s.insert(c.tile);
   return {s.begin(), s.end()};
 }
@@ -96,6 +105,7 @@ Json op_json(const CoreOp &op) {
       Json args = Json::array();
       for (const auto &a : op.args) {
         if (a.kind == CallArg::Kind::Fifo) args.push_back({{"fifo", a.fifo}});
+        else if (a.kind == CallArg::Kind::Buffer) args.push_back({{"buffer", a.fifo}});
         else if (a.kind == CallArg::Kind::Const) args.push_back({{"const", a.value}, {"dtype", a.dtype}});
         else args.push_back({{"iteration", {{"start", a.start}, {"step", a.step}}}, {"dtype", a.dtype}});
       }
@@ -124,6 +134,9 @@ CoreOp op_from(const Json &j) {
       CallArg arg;
       if (a.contains("fifo")) {
         arg.fifo = a["fifo"].get<std::string>();
+      } else if (a.contains("buffer")) {
+        arg.kind = CallArg::Kind::Buffer;
+        arg.fifo = a["buffer"].get<std::string>();
       } else if (a.contains("const")) {
         arg.kind = CallArg::Kind::Const;
         arg.value = a["const"];
@@ -182,8 +195,15 @@ Json mapping_to_json(const Design &d) {
                    {"offsets", arr(op.offsets)}, {"sizes", arr(op.sizes)}, {"strides", arr(op.strides)},
                    {"issue_token", op.issue_token}});
   }
-  return {{"schema", "htp.aie.mapping.v1"}, {"entry", d.entry}, {"kind", d.kind}, {"device", d.device},
-          {"params", params}, {"kernels", kernels}, {"cores", cores}, {"runtime_sequence", seq}, {"span", d.span}};
+  Json out = {{"schema", "htp.aie.mapping.v1"}, {"entry", d.entry}, {"kind", d.kind}, {"device", d.device},
+              {"params", params}, {"kernels", kernels}, {"cores", cores}, {"runtime_sequence", seq}, {"span", d.span}};
+  if (!d.buffers.empty()) {  // (only when there are: designs without stay as they were)
+    Json buffers = Json::array();
+    for (const auto &b : d.buffers)
+      buffers.push_back({{"name", b.name}, {"tile", tile_json(b.tile)}, {"shape", b.shape}, {"dtype", b.dtype}, {"span", b.span}});
+    out["buffers"] = buffers;
+  }
+  return out;
 }
 
 Json fifos_to_json(const Design &d) {
@@ -222,6 +242,9 @@ Design design_from_json(const Json &m, const Json &f) {
     }
     d.kernels.push_back(std::move(kf));
   }
+  for (const auto &b : m.value("buffers", Json::array()))
+    d.buffers.push_back({at(b, "name").get<std::string>(), tile_from(at(b, "tile")), at(b, "shape").get<std::vector<int64_t>>(),
+                         at(b, "dtype").get<std::string>(), b.value("span", Json())});
   for (const auto &c : at(m, "cores")) {
     Core core{at(c, "name").get<std::string>(), tile_from(at(c, "tile")), c.value("stack_size", int64_t{1024}), {},
               c.value("span", Json())};

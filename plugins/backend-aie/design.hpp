@@ -60,8 +60,8 @@ struct FifoLink {
 
 /// An argument of an external kernel call in a core.
 struct CallArg {
-  enum class Kind { Fifo, Const, Iteration } kind = Kind::Fifo;
-  std::string fifo;       ///< Fifo: the acquired object of this FIFO
+  enum class Kind { Fifo, Const, Iteration, Buffer } kind = Kind::Fifo;
+  std::string fifo;       ///< Fifo: the acquired object of this FIFO; Buffer: the tile buffer
   Json value;             ///< Const: the number
   std::string dtype;      ///< Const / Iteration: the scalar type
   int64_t start = 0;      ///< Iteration: value = start + step * iteration index
@@ -78,6 +78,17 @@ struct CoreOp {
   std::vector<CallArg> args;
   int64_t trip = 1;        ///< Loop: iterations
   std::vector<CoreOp> body;  ///< Loop body
+};
+
+/// A buffer in a compute tile's own memory (aie.buffer) that no FIFO moves: where a core writes the copy of
+/// a replicated output that another core sends (the values are the same on every replica).
+struct TileBuffer {
+  std::string name;
+  TileCoord tile;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  Json span;
+  int64_t elements() const;
 };
 
 struct Core {
@@ -136,6 +147,7 @@ struct Design {
   std::string device;          ///< MLIR-AIE device name
   std::vector<ObjectFifo> fifos;
   std::vector<FifoLink> links;
+  std::vector<TileBuffer> buffers;
   std::vector<Core> cores;
   std::vector<KernelFunc> kernels;
   std::vector<RuntimeParam> params;
@@ -144,6 +156,7 @@ struct Design {
   std::map<std::string, std::string> sources;  ///< kernel name -> .cc text (files, not in the JSON documents)
 
   const ObjectFifo *fifo(const std::string &name) const;
+  const TileBuffer *buffer(const std::string &name) const;
   const RuntimeParam *param(const std::string &name) const;
   /// Every tile the design uses, sorted by (col, row).
   std::vector<TileCoord> tiles() const;

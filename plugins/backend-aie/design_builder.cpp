@@ -138,11 +138,22 @@ private:
         if (plan_.streams[x.streams[0]].views == s.views && plan_.streams[x.streams[0]].order == s.order &&
             std::find(x.tiles.begin(), x.tiles.end(), tile) == x.tiles.end())
           g = &x;
-      if (g && !in)
-        return fail("aie.replicated-output", "output '" + tensor + "' is written identically by the cores of " +
-                                                 plan_.cores[stream_core_[g->streams[0]]].name + " and " +
-                                                 plan_.cores[stream_core_[i]].name +
-                                                 "; an AIE design needs one writer per element (shard the output)", s.span);
+      if (g && !in) {
+        // A mapped kernel's output replicated over a mesh axis (N @ S(0)R on a 2 x 2 mesh): layout-axe
+        // checked that every replica holds the same values, so the first core of the group sends them and
+        // the others write their copy into a buffer of their own tile. A workload's grid points are no
+        // replicas: two of them writing one view is a race in the program. (A "task" is the kernel design
+        // of a host-orchestrated workload's launch.)
+        if (plan_.kind != "kernel" && plan_.kind != "task")
+          return fail("aie.replicated-output", "output '" + tensor + "' is written identically by the cores of " +
+                                                   plan_.cores[stream_core_[g->streams[0]]].name + " and " +
+                                                   plan_.cores[stream_core_[i]].name +
+                                                   "; an AIE design needs one writer per element (shard the output)", s.span);
+        const std::string name = "copy_" + tensor + "_" + std::to_string(stream_core_[i]);
+        d_.buffers.push_back({name, tile, s.views[0].shape, rp->dtype, s.span});
+        stream_buffer_[i] = name;
+        continue;
+      }
       if (!g) g = &groups.emplace_back();
       g->streams.push_back(i);
       g->tiles.push_back(tile);
@@ -331,6 +342,11 @@ private:
       std::string fifo, port;
       switch (p.kind) {
         case PortPlan::Kind::Stream:
+          if (auto b = stream_buffer_.find(p.stream); b != stream_buffer_.end()) {
+            a.kind = CallArg::Kind::Buffer;
+            a.fifo = b->second;
+            break;
+          }
           fifo = stream_fifo_[p.stream];
           port = plan_.streams[p.stream].in ? "Consume" : "Produce";
           break;
@@ -469,6 +485,7 @@ private:
   std::map<TileCoord, Channels> used_;
   std::map<size_t, size_t> stream_core_;
   std::map<size_t, std::string> stream_fifo_;
+  std::map<size_t, std::string> stream_buffer_;  ///< a replica's output stream -> the tile buffer it writes
   std::map<std::string, std::string> channel_fifo_, shim_fifo_;
   std::vector<Transfer> transfers_;
 };

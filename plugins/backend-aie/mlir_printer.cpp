@@ -123,7 +123,11 @@ private:
   void call(const CoreOp &op, const std::string &p) {
     std::vector<std::string> vals, types;
     for (const auto &a : op.args) {
-      if (a.kind == CallArg::Kind::Fifo) {
+      if (a.kind == CallArg::Kind::Buffer) {
+        vals.push_back("%" + a.fifo);
+        const TileBuffer *b = d_.buffer(a.fifo);
+        types.push_back(b ? memref_type(b->shape, b->dtype) : "memref<?>");
+      } else if (a.kind == CallArg::Kind::Fifo) {
         vals.push_back(held_.count(a.fifo) ? held_[a.fifo] : "%" + a.fifo);
         const ObjectFifo *f = d_.fifo(a.fifo);
         types.push_back(f ? memref_type(f->shape, f->dtype) : "memref<?>");
@@ -226,6 +230,9 @@ std::string print_mlir(const Design &d, const DialectSpelling &sp) {
   for (const auto &t : d.tiles()) o << "    %" << t.ssa() << " = aie.tile(" << t.col << ", " << t.row << ")\n";
   for (const auto &f : d.fifos) print_fifo(f, sp, o);
   for (const auto &l : d.links) print_link(l, o);
+  for (const auto &b : d.buffers)
+    o << "    %" << b.name << " = aie.buffer(%" << b.tile.ssa() << ") {sym_name = \"" << b.name << "\"} : "
+      << memref_type(b.shape, b.dtype) << "\n";
   for (const auto &c : d.cores) CorePrinter(d, sp, o).print(c);
   print_sequence(d, sp, o);
   o << "  }\n}\n";

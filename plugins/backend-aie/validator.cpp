@@ -41,6 +41,11 @@ std::map<TileCoord, int64_t> tile_memory(const Design &d, const DeviceProfile &d
     if (shared) continue;  // the consumer reads the producer's buffers
     for (size_t i = 0; i < f.consumers.size(); ++i) use(f.consumers[i], f.depth_at(i + 1));
   }
+  for (const auto &b : d.buffers) {
+    const int64_t obj = b.elements() * dtype_bytes(b.dtype);
+    bytes[b.tile] += obj;
+    if (users) (*users)[b.tile].push_back("@" + b.name + " " + std::to_string(obj));
+  }
   for (const auto &c : d.cores) {
     bytes[c.tile] += c.stack_size;
     if (users) (*users)[c.tile].push_back("the core stack " + std::to_string(c.stack_size));
@@ -81,6 +86,7 @@ private:
       if (!fresh) report("symbol", op, "symbol @" + sym + " is defined twice (as " + it->second + " and " + what + ")", span);
     };
     for (const auto &f : d_.fifos) add(f.name, "an object FIFO", fifo_op(f.name), f.span);
+    for (const auto &b : d_.buffers) add(b.name, "a tile buffer", "aie.buffer @" + b.name, b.span);
     for (const auto &k : d_.kernels) add(k.name, "a kernel function", "func.func @" + k.name, Json());
   }
 
@@ -263,8 +269,19 @@ private:
     }
     for (size_t i = 0; i < op.args.size(); ++i) {
       const CallArg &a = op.args[i];
-      if (k->args[i].memref != (a.kind == CallArg::Kind::Fifo)) {
+      if (k->args[i].memref != (a.kind == CallArg::Kind::Fifo || a.kind == CallArg::Kind::Buffer)) {
         report("call", opn, "argument " + std::to_string(i) + " must be " + (k->args[i].memref ? "an object FIFO element" : "a scalar"), c.span);
+        continue;
+      }
+      if (a.kind == CallArg::Kind::Buffer) {
+        const TileBuffer *b = d_.buffer(a.fifo);
+        if (!b) report("call", opn, "argument " + std::to_string(i) + " uses @" + a.fifo + ", which is no buffer of the design", c.span);
+        else if (b->tile != c.tile)
+          report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " is in the memory of " + tile_op(b->tile) +
+                                  ", not of the core's tile", c.span);
+        else if (b->elements() != product(k->args[i].shape) || b->dtype != k->args[i].dtype)
+          report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " holds " + std::to_string(b->elements()) + " x " + b->dtype +
+                                  ", the kernel expects " + std::to_string(product(k->args[i].shape)) + " x " + k->args[i].dtype, c.span);
         continue;
       }
       if (a.kind != CallArg::Kind::Fifo) continue;

@@ -23,6 +23,8 @@ PARITY = {
         ("layout `dist` facet (sharding over cores)", "pto-a2a3sim"), ("layout `dist` facet (sharding over cores)", "aie-npu1")],
     "test_a_workload_launches_a_mapped_kernel_over_tiles_of_its_tensors": [
         ("mapped kernel launched by a workload", "pto-a2a3sim"), ("mapped kernel launched by a workload", "aie-npu1")],
+    "test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets": [
+        ("replicated output of a mapped kernel", "pto-a2a3sim"), ("replicated output of a mapped kernel", "aie-npu1")],
 }
 
 
@@ -122,3 +124,53 @@ def test_pto_refuses_to_tile_the_launches_of_a_mapped_kernel(tmp_path):
     with pytest.raises(htp.CompileError, match=r"mapped over a mesh, in a loop the schedule tiles") as e:
         htp.Context().compile([tiled_blocks, tiled_blocks_schedule], "pto-a2a3sim", tmp_path / "pkg")
     assert e.value.errors[0].code == "pto.unsupported"
+
+
+# An output replicated over a mesh axis (N @ S(0)R on a 2 x 2 mesh: the cores of a row compute the same row
+# sums), as layout-axe.md's first program stores N. backend-aie refused it (aie.replicated-output): now one
+# core of each group sends it and the others write their copy into a buffer of their own tile.
+from htp.dialects.tile import muls, rowsum  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def scale_and_row_sums(X: In[Tensor[64, 64, f32] @ Layout("S(0)R")], Y: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")],
+                       Z: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    store(Z, muls(load(Y), 2.0))
+    store(N, rowsum(load(X)))
+
+
+@kernel(mapping=[2, 2])
+def block_products(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                   C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    store(C, matmul(load(A), load(B)))
+
+
+@kernel(mapping=[2, 2])
+def row_sums(C: In[Tensor[64, 64, f32] @ Layout("S(0)R")], N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    store(N, rowsum(load(C)))
+
+
+@workload
+def gemm_then_row_sums(A: In[Tensor[64, 64, f32]], B: In[Tensor[64, 64, f32]], C: Out[Tensor[64, 64, f32]],
+                       N: Out[Tensor[64, 1, f32]]):
+    block_products(A, B, C)
+    row_sums(C, N)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(8)
+    X, Y, A, B = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(4))
+    pkg = ctx.compile(scale_and_row_sums, target, tmp_path / "entry")
+    r = htp.bind(pkg, ctx).run(X=X, Y=Y)
+    np.testing.assert_allclose(r["Z"], 2 * Y, rtol=1e-6)
+    np.testing.assert_allclose(r["N"], X.sum(1, keepdims=True), rtol=1e-4, atol=1e-4)
+    # Two mapped kernels in sequence, the second reading the first's output whole rows at a time.
+    pkg = ctx.compile(gemm_then_row_sums, target, tmp_path / "workload")
+    r = htp.bind(pkg, ctx).run(A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r["N"], (A @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-2)
+    if target == "aie-npu1":
+        mlir = (pkg.path / "codegen/aie/gemm_then_row_sums/tasks/row_sums/aie.mlir").read_text()
+        assert mlir.count("= aie.buffer(") == 2, mlir  # cores (0, 1) and (1, 1) keep their copy

@@ -107,6 +107,14 @@ private:
                                                  producers, consumers);
       stream_order(f);
     }
+    for (const auto &b : d_.buffers) tile_buffers_[b.name].assign(static_cast<size_t>(b.elements() * dtype_bytes(b.dtype)), 0);
+  }
+
+  /// The memory of tile buffer `name`.
+  char *buffer(const std::string &name) {
+    auto it = tile_buffers_.find(name);
+    if (it == tile_buffers_.end()) throw SimError("no tile buffer @" + name + " in the design");
+    return it->second.data();
   }
 
   /// The element order in which the producer's DMA streams an object out (dimensionsToStream).
@@ -253,8 +261,11 @@ private:
           break;
         case CoreOp::Kind::Call:
           r.kernel = sim.kernels_.at(op.callee);
-          for (const CallArg &a : op.args)
-            r.arg_slots.push_back(a.kind == CallArg::Kind::Fifo ? slot_of(a.fifo) : 0);
+          for (const CallArg &a : op.args) {
+            const bool memory = a.kind == CallArg::Kind::Fifo || a.kind == CallArg::Kind::Buffer;
+            r.arg_slots.push_back(memory ? slot_of(a.fifo) : 0);
+            if (a.kind == CallArg::Kind::Buffer) held[r.arg_slots.back()] = sim.buffer(a.fifo);  // always there
+          }
           break;
         case CoreOp::Kind::Loop: r.body.resize(op.body.size()); break;
       }
@@ -334,7 +345,7 @@ private:
       i32.resize(n);
       for (size_t i = 0; i < n; ++i) {
         const CallArg &a = op.args[i];
-        if (a.kind == CallArg::Kind::Fifo) {
+        if (a.kind == CallArg::Kind::Fifo || a.kind == CallArg::Kind::Buffer) {
           args[i] = held[r.arg_slots[i]];
           if (!args[i]) throw SimError("core '" + core.name + "' calls @" + op.callee + " with @" + a.fifo + " not acquired");
           continue;
@@ -533,6 +544,7 @@ private:
   SimOptions opt_;
   Clock::time_point start_, deadline_;
   std::map<std::string, std::unique_ptr<SimFifo>> fifos_;
+  std::map<std::string, std::vector<char>> tile_buffers_;  ///< tile buffers (aie.buffer) by name
   std::vector<std::unique_ptr<Actor>> actors_;
   std::map<std::string, ShimActor *> shim_;              // FIFO -> its shim channel (owned by actors_)
   std::map<std::string, std::vector<int64_t>> order_;  // FIFO -> dimensionsToStream offsets

@@ -86,13 +86,36 @@ TEST(AieBadInput, CspUnbalancedChannel) {
   EXPECT_TRUE(has(m, "aie.csp-balance", "'square' sends 4 times but 'storer' receives 3 times")) << m.text();
 }
 
-TEST(AieBadInput, ReplicatedOutputHasNoSingleWriter) {
+TEST(AieBadInput, TwoGridPointsWritingOneViewHaveNoSingleWriter) {
+  Json f = aie_test::fixture("vadd.json");
+  auto &task = f["wsp.task_graph"]["workloads"][0]["body"][0]["body"][0]["body"][0];
+  task["args"][2]["offset"] = {Json{{"op", "mul"}, {"args", {Json{{"var", "s"}}, 16}}}, 0};  // C's view ignores i
+  auto m = aie_test::map(f);
+  EXPECT_TRUE(has(m, "aie.replicated-output", "output 'C' is written identically")) << m.text();
+}
+
+TEST(AieBadInput, AMappedKernelsReplicatedOutputIsSentByOneCoreOfEachGroup) {
+  // C replicated over the whole 2 x 2 mesh (layout-axe guarantees the replicas' values are the same): one
+  // core sends it, the other three write their copy into a buffer of their own tile.
   Json f = aie_test::fixture("gemm_2x2.json");
   f["layout.signatures"]["functions"]["gemm"]["params"]["C"]["shard"] = Json::array();
   f["tile.kernels"]["kernels"][0]["params"][2]["local_shape"] = {64, 64};
   f["layout.signatures"]["functions"]["gemm"]["params"]["C"]["local_shape"] = {64, 64};
   auto m = aie_test::map(f);
-  EXPECT_TRUE(has(m, "aie.replicated-output", "output 'C' is written identically")) << m.text();
+  ASSERT_EQ(m.designs.size(), 1u) << m.text();
+  const Design &d = m.designs[0];
+  ASSERT_EQ(d.buffers.size(), 3u);
+  for (const TileBuffer &b : d.buffers) {
+    EXPECT_EQ(b.shape, (std::vector<int64_t>{64, 64}));
+    EXPECT_NE(b.tile, d.cores[0].tile) << "the first core sends C";
+  }
+  int out_fifos = 0;
+  for (const ObjectFifo &fifo : d.fifos) out_fifos += fifo.name.rfind("out_C", 0) == 0;
+  EXPECT_EQ(out_fifos, 1);
+  EXPECT_EQ(violations(d), "");
+  Design wrong = d;  // a buffer handed to another tile's core is a validation error
+  wrong.buffers[0].tile = d.cores[0].tile;
+  EXPECT_NE(violations(wrong).find("is in the memory of"), std::string::npos) << violations(wrong);
 }
 
 TEST(AieBadInput, PtoIntrinsicIsAResolverErrorOnAnAieTarget) {
