@@ -35,6 +35,7 @@ TEST_FILES = [
     "tests/e2e/test_memory_layouts.py",
     "tests/e2e/test_schedules.py",
     "tests/python/test_dist_layouts.py",
+    "tests/python/test_collectives.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",
     "tests/python/test_workload_dims.py",
 ]
@@ -75,6 +76,7 @@ CONSTRUCTS = {
     "layout `dist` facet (sharding over cores)": "layout",
     "mapped kernel launched by a workload": "layout",
     "replicated output of a mapped kernel": "layout",
+    "mapped kernel mixing cube and vector work": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",

@@ -72,7 +72,8 @@ void register_components(htp::Registrar &r) {
   r.add(htp::PassSpec{.info = {.id = "aie.map", .version = kVersion,
                                .summary = "One AIE design per entrypoint: placement, object FIFOs, links, DMA patterns",
                                .provides = {"IR.AIEDesign"},
-                               .requires_ = {"IR.TileKernels"}},  // task graph, CSP graph, layouts: earlier stages
+                               // task graph, CSP graph, layouts: earlier stages; collectives lowered by axe.lower
+                               .requires_ = {"IR.TileKernels", "?IR.Layout(state=lowered)"}},
                       .stage = HTP_STAGE_LOWER,
                       .run = htp::pass_body<htp::aie::map_pass>});
   r.add(htp::PassSpec{.info = {.id = "aie.validate", .version = kVersion,

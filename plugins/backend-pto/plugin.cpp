@@ -73,7 +73,8 @@ void register_components(htp::Registrar &r) {
   r.add(htp::PassSpec{.info = {.id = "pto.legalize", .version = kVersion,
                                .summary = "intrinsic contracts and hardware-profile legality of every kernel",
                                .provides = {"IR.PTOLegal"}, .requires_ = {"IR.TileKernels", "?IR.WSPTaskGraph",
-                                                                         "?IR.CSPGraph", "?IR.Layout(state=checked)"}},
+                                                                         "?IR.CSPGraph", "?IR.Layout(state=checked)",
+                                                                         "?IR.Layout(state=lowered)"}},
                       .stage = HTP_STAGE_LOWER,
                       .run = htp::pass_body<ptobe::legalize_pass>});
   r.add(htp::PassSpec{.info = {.id = "pto.emit", .version = kVersion,

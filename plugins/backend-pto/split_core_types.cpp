@@ -27,35 +27,6 @@ std::string strip(const std::string &op) {
   return op;
 }
 
-/// Names an Expr or operand reads ({"var": x} and bare strings).
-void names_in(const json &e, std::set<std::string> &out) {
-  if (e.is_string()) out.insert(e.get<std::string>());
-  else if (e.is_object()) {
-    if (e.contains("var") && e["var"].is_string()) out.insert(e["var"].get<std::string>());
-    for (const auto &[k, v] : e.items())
-      if (k != "var") names_in(v, out);
-  } else if (e.is_array())
-    for (const json &v : e) names_in(v, out);
-}
-
-/// Registers (locals) `o` and its nested statements read, and those they write.
-void uses_defs(const htp::TileOp &o, const htp::TileKernel &k, std::set<std::string> &uses, std::set<std::string> &defs) {
-  std::set<std::string> names;
-  if (o.args) names_in(json(*o.args), names);
-  for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-    if (*f) names_in(**f, names);
-  if (o.offset) names_in(json(*o.offset), names);
-  for (const std::string &n : names)
-    if (k.local(n)) uses.insert(n);
-  if (o.dst && k.local(*o.dst)) {
-    defs.insert(*o.dst);
-    if (o.accumulate.value_or(false) || strip(o.op) == "matmul")  // matmul's accumulator is read too
-      if (o.args && o.args->size() > 2) uses.insert(*o.dst);
-  }
-  for (const auto *body : {&o.body, &o.then_body, &o.else_body})
-    for (const htp::TileOp &c : *body) uses_defs(c, k, uses, defs);
-}
-
 /// Whether `o` (with its nested statements) does cube work (a matmul), vector work (anything but data
 /// movement and matmul), both, or neither.
 void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, bool &vector) {
@@ -112,7 +83,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   // Data movement goes with its neighbours: a load or full with the first statement that reads what it
   // defines, anything else with the statement before it (a store with the value's producer).
   std::vector<std::set<std::string>> uses(k.body.size()), defs(k.body.size());
-  for (size_t i = 0; i < k.body.size(); ++i) uses_defs(k.body[i], k, uses[i], defs[i]);
+  for (size_t i = 0; i < k.body.size(); ++i) htp::registers_of(k.body[i], k, uses[i], defs[i]);
   for (size_t i = k.body.size(); i-- > 0;) {
     if (side[i] != Side::None) continue;
     for (size_t j = i + 1; j < k.body.size() && side[i] == Side::None; ++j)
@@ -174,6 +145,14 @@ struct Handoff {
   friend bool operator==(const Handoff &, const Handoff &) = default;
 };
 
+/// The hand-off tensor of register `reg` of a kernel mapped as `f`: a tile per core, mesh axis i along
+/// dimension i.
+htp::Layout handoff_layout(const htp::LayoutFunction &f, const htp::TileLocal &reg) {
+  std::vector<std::string> axes;
+  for (const auto &[axis, extent] : f.mesh) axes.push_back(axis);
+  return htp::core_slots(f, reg.shape, reg.dtype, axes);
+}
+
 /// The load or store of a hand-off tensor `h_<register>` (the whole tile at offset 0).
 htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
   htp::TileOp mv;
@@ -193,15 +172,15 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
 }  // namespace
 
 void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
-                      const htp::LayoutSignatures *layouts, std::vector<Problem> &problems) {
+                      htp::LayoutSignatures *layouts, std::vector<Problem> &problems) {
   std::map<std::string, std::vector<htp::TileKernel>> parts;         // kernel -> its parts in order
   std::map<std::string, std::vector<std::vector<Handoff>>> handoffs;  // kernel -> per part, its hand-offs
+  std::map<std::string, htp::LayoutFunction> mapped_kernels;           // split kernels mapped over a mesh
   std::set<std::string> launched = task_graph ? htp::launched_kernels(*task_graph) : std::set<std::string>{};
   // A single-core kernel entry that mixes cube and vector work runs as the workload that launches it once
   // (htp/kernel_entry.hpp), so that launch is split below like any other.
   for (const htp::TileKernel &k : kernels.kernels) {
-    if (k.kind != "kernel" || launched.count(k.name) || (layouts && layouts->function(k.name))) continue;
-    if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t n) { return n != 1; })) continue;
+    if (k.kind != "kernel" || launched.count(k.name)) continue;
     bool mixed = false;
     try {
       mixed = segments_of(k).has_value();
@@ -224,15 +203,20 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       continue;
     }
     if (!segs) continue;
-    if (layouts && layouts->function(k.name)) {
-      problems.push_back({"pto.core-type", "kernel '" + k.name + "' mixes cube and vector work and has layouts; "
-                                           "backend-pto splits kernels without layouts only", Span::from(k.span)});
+    // (a copy: the parts' layouts are added to layouts->functions below)
+    std::optional<htp::LayoutFunction> mapped;
+    if (const htp::LayoutFunction *f = layouts ? layouts->function(k.name) : nullptr)
+      if (f->mapping && f->mesh.size() <= 2) mapped = *f;
+    if (layouts && layouts->function(k.name) && !mapped) {
+      problems.push_back({"pto.core-type", "kernel '" + k.name + "' mixes cube and vector work and has layouts over " +
+                                               "more than two mesh axes; backend-pto splits kernels mapped over one or two",
+                          Span::from(k.span)});
       continue;
     }
     // Registers a later part reads from an earlier one travel through hand-off tensors.
     std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size());
     for (size_t s = 0; s < segs->size(); ++s)
-      for (const htp::TileOp &o : (*segs)[s].body) uses_defs(o, k, uses[s], defs[s]);
+      for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
     for (size_t s = 1; s < segs->size(); ++s)
@@ -271,10 +255,27 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       });
       for (const htp::TileParam &prm : k.params)  // the tensors this part moves; every scalar and constant
         if (!prm.type.is_tensor() || names.count(prm.name)) p.params.push_back(prm);
-      for (const Handoff &h : hand[s])
-        p.params.push_back(
-            htp::TileParam{"h_" + h.reg.name, h.out ? "out" : "in", htp::TileType{"tensor", h.reg.shape, h.reg.dtype, json()},
-                           std::nullopt});
+      htp::LayoutFunction part_layouts;
+      if (mapped) {
+        part_layouts = *mapped;
+        part_layouts.collectives.clear();
+        part_layouts.params.clear();
+        for (const htp::TileParam &prm : p.params)
+          if (const htp::Layout *l = mapped->param(prm.name)) part_layouts.params.emplace_back(prm.name, *l);
+      }
+      for (const Handoff &h : hand[s]) {
+        if (!mapped) {
+          p.params.push_back(htp::TileParam{"h_" + h.reg.name, h.out ? "out" : "in",
+                                            htp::TileType{"tensor", h.reg.shape, h.reg.dtype, json()}, std::nullopt});
+          continue;
+        }
+        htp::Layout l = handoff_layout(*mapped, h.reg);
+        l.dir = h.out ? "out" : "in";
+        p.params.push_back(htp::TileParam{"h_" + h.reg.name, l.dir, htp::TileType{"tensor", l.shape, h.reg.dtype, json()},
+                                          l.local_shape});
+        part_layouts.params.emplace_back("h_" + h.reg.name, l);
+      }
+      if (mapped) layouts->functions.emplace_back(p.name, part_layouts);
       for (const Handoff &h : hand[s])
         if (!h.out) p.body.push_back(handoff_op(h, k.span));
       for (const htp::TileOp &o : (*segs)[s].body) p.body.push_back(o);
@@ -288,6 +289,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     }
     parts[k.name] = std::move(ks);
     handoffs[k.name] = std::move(hand);
+    if (mapped) mapped_kernels[k.name] = *mapped;
   }
   if (parts.empty() || !tasks) return;
   // Each launch of a split kernel becomes its parts in order, the hand-offs of launch instance i in slot i
@@ -321,6 +323,15 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       return true;
     };
     if (!count(w.body, 1)) return;
+    for (const auto &[kname, n] : slots)
+      if (mapped_kernels.count(kname) && n > 1) {
+        problems.push_back({"pto.core-type", "kernel '" + kname + "', mapped over a mesh, mixes cube and vector work and is "
+                                             "launched " + std::to_string(n) + " times in workload '" + w.name + "'; "
+                                             "backend-pto splits a mapped kernel launched once: split it into a cube "
+                                             "kernel and a vector kernel that exchange tensors",
+                            Span::from(w.span)});
+        return;
+      }
     std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
         [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
           for (htp::WspNode &n : body) {
@@ -357,11 +368,15 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                   a.param = "h_" + h.reg.name;
                   a.tensor = tensor;
                   a.dir = h.out ? "out" : "in";
-                  a.offset = {slot};
-                  a.shape = {1};
-                  for (int64_t d : h.reg.shape) {
+                  // One launch of a mapped kernel: a tile per core (handoff_layout), the whole tensor.
+                  const auto m = mapped_kernels.find(kname);
+                  const std::vector<int64_t> whole =
+                      m != mapped_kernels.end() ? handoff_layout(m->second, h.reg).shape : std::vector<int64_t>{};
+                  a.offset = whole.empty() ? std::vector<json>{slot} : std::vector<json>{};
+                  a.shape = whole.empty() ? std::vector<int64_t>{1} : whole;
+                  for (int64_t d : whole.empty() ? h.reg.shape : whole) {
                     a.offset.push_back(0);
-                    a.shape.push_back(d);
+                    if (whole.empty()) a.shape.push_back(d);
                   }
                   t.args.push_back(a);
                   (h.out ? t.writes : t.reads).push_back(tensor);
@@ -371,8 +386,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                     im.name = tensor;
                     im.type.kind = "tensor";
                     im.type.dtype = h.reg.dtype;
-                    im.type.shape.push_back(htp::IrDim{slots.at(kname), {}});
-                    for (int64_t d : h.reg.shape) im.type.shape.push_back(htp::IrDim{d, {}});
+                    if (whole.empty()) im.type.shape.push_back(htp::IrDim{slots.at(kname), {}});
+                    for (int64_t d : whole.empty() ? h.reg.shape : whole) im.type.shape.push_back(htp::IrDim{d, {}});
                     w.intermediates.push_back(im);
                   }
                 }

@@ -19,12 +19,14 @@
 namespace ptobe {
 
 /// Splits the mixed kernels `task_graph` launches, in place: their parts replace them in `kernels` and
-/// their launches in the task graph. A single-core kernel entry that mixes them becomes a workload of that
-/// name launching it once (the task graph is created when the module had none). A mix it cannot split
-/// (within one loop statement, through a scalar, under a loop of runtime extent, with layouts) is a
-/// problem at its span.
+/// their launches in the task graph. A kernel entry that mixes them becomes a workload of that name
+/// launching it once (the task graph is created when the module had none). The parts of a kernel mapped
+/// over a mesh are mapped kernels too (their layouts added to `layouts`), each core handing its registers on
+/// through its own tile of a hand-off tensor (htp::core_slots). A mix it cannot split (within one loop
+/// statement, through a scalar, under a loop of runtime extent, a mapped kernel launched more than once) is
+/// a problem at its span.
 void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
-                      const htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
+                      htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
 
 /// Honours the schedules' buffer(tensor, space) directives: "GM" keeps the tensor where it is; "UB", "L1"
 /// or "local" keep an intermediate in the memory of the core that runs the two launches passing it, by

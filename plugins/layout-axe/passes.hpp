@@ -19,6 +19,10 @@ void infer(htp::PassContext &ctx);
 /// tensor's layout, hardware-facet footprints fit the target's memory spaces.
 void check(htp::PassContext &ctx);
 
+/// axe.lower (lower): the collectives of mapped kernels become exchanges through global memory — each such
+/// kernel is cut into parts launched in order (tile.kernels, layout.signatures and wsp.task_graph rewritten).
+void lower(htp::PassContext &ctx);
+
 /// Sets the module attribute layout.signatures to `doc` after reading it with the SDK's reader
 /// (htp/layout_signatures.hpp, the one backends read it with); a document it rejects is a layout-axe bug,
 /// reported as layout.internal at the module, and is not published.

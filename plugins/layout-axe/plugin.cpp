@@ -42,6 +42,16 @@ void register_components(htp::Registrar &r) {
                       .stage = HTP_STAGE_TYPECHECK,
                       .applies_to = {kUsesAxe},
                       .run = htp::pass_body<htp::axe::check>});
+  // Backends that run mapped kernels order their first pass after it with ?IR.Layout(state=lowered).
+  r.add(htp::PassSpec{.info = {.id = "axe.lower",
+                               .version = kVersion,
+                               .summary = "Collectives of mapped kernels as exchanges through global memory: "
+                                          "each such kernel cut into parts launched in order",
+                               .provides = {"IR.Layout(state=lowered)"},
+                               .requires_ = {"IR.Layout(state=checked)", "?IR.TileKernels", "?IR.WSPTaskGraph"}},
+                      .stage = HTP_STAGE_LOWER,
+                      .applies_to = {kUsesAxe},
+                      .run = htp::pass_body<htp::axe::lower>});
 }
 
 } // namespace

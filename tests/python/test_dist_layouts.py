@@ -23,6 +23,9 @@ PARITY = {
         ("layout `dist` facet (sharding over cores)", "pto-a2a3sim"), ("layout `dist` facet (sharding over cores)", "aie-npu1")],
     "test_a_workload_launches_a_mapped_kernel_over_tiles_of_its_tensors": [
         ("mapped kernel launched by a workload", "pto-a2a3sim"), ("mapped kernel launched by a workload", "aie-npu1")],
+    "test_a_mapped_kernel_mixing_cube_and_vector_work_runs_on_both_targets": [
+        ("mapped kernel mixing cube and vector work", "pto-a2a3sim"),
+        ("mapped kernel mixing cube and vector work", "aie-npu1")],
     "test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets": [
         ("replicated output of a mapped kernel", "pto-a2a3sim"), ("replicated output of a mapped kernel", "aie-npu1")],
 }
@@ -174,3 +177,30 @@ def test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets(tmp_path, t
     if target == "aie-npu1":
         mlir = (pkg.path / "codegen/aie/gemm_then_row_sums/tasks/row_sums/aie.mlir").read_text()
         assert mlir.count("= aie.buffer(") == 2, mlir  # cores (0, 1) and (1, 1) keep their copy
+
+
+# A mapped kernel mixing cube and vector work (gemm_layouts.py with an exp): backend-pto refused it
+# (pto.core-type, "has layouts"); its parts are now mapped kernels, each core handing its product on in its
+# own tile of the hand-off tensor.
+from htp.dialects.tile import exp  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def gemm_exp(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+             C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    store(C, exp(matmul(load(A), load(B))))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_mapped_kernel_mixing_cube_and_vector_work_runs_on_both_targets(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((64, 64), dtype=np.float32) * 0.1
+    B = rng.standard_normal((64, 64), dtype=np.float32) * 0.1
+    pkg = ctx.compile(gemm_exp, target, tmp_path / "pkg")
+    result = htp.bind(pkg, ctx).run(A=A, B=B)
+    np.testing.assert_allclose(result["C"], np.exp(A @ B), rtol=1e-4)
+    if target == "pto-a2a3sim":
+        assert result.report["tasks"] == 8  # a cube and a vector task per core
+        assert sorted(p.name for p in (pkg.path / "codegen/pto/kernels").glob("*/gemm_exp__*.cpp")) == [
+            "gemm_exp__0_aic.cpp", "gemm_exp__1_aiv.cpp"]

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,6 +139,42 @@ struct LayoutSignatures {
 };
 
 // ---- reading ------------------------------------------------------------------------------------------
+
+/// The layout of a tensor that holds one `tile` (2-D) per core of `f`'s mesh, for handing values between
+/// the parts of a mapped kernel cut in two: dimension d holds the tiles of the cores along mesh axis axes[d]
+/// (an empty name: none), sharded over that axis so that each core reads and writes its own tile — or, for
+/// the axes in `whole`, replicated, so that each core sees the tiles of all its peers along them. `shape`
+/// is the whole tensor's, `local_shape` one core's view.
+inline Layout core_slots(const LayoutFunction &f, const std::vector<int64_t> &tile, const std::string &dtype,
+                         const std::vector<std::string> &axes, const std::set<std::string> &whole = {}) {
+  Layout l;
+  l.rank = static_cast<int64_t>(tile.size());
+  l.dtype = dtype;
+  l.shape = tile;
+  std::vector<int64_t> local = tile;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    if (d >= axes.size() || axes[d].empty()) {
+      l.text += "R";
+      continue;
+    }
+    size_t index = 0;
+    int64_t extent = 1;
+    for (size_t a = 0; a < f.mesh.size(); ++a)
+      if (f.mesh[a].first == axes[d]) index = a, extent = f.mesh[a].second;
+    l.shape[d] *= extent;
+    if (whole.count(axes[d])) {
+      l.replica.push_back(LayoutIter{extent, 1, axes[d], std::nullopt});
+      local[d] *= extent;
+      l.text += "R";
+    } else {
+      l.shard.push_back(LayoutIter{extent, 1, axes[d], static_cast<int64_t>(d)});
+      l.text += "S(" + std::to_string(index) + ")";
+    }
+  }
+  l.dist = l.text;
+  l.local_shape = local;
+  return l;
+}
 
 namespace layout_reader {
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -152,6 +153,41 @@ template <class Op, class F> void for_each_op(const std::vector<Op> &ops, F &&f)
     for_each_op(o.then_body, f);
     for_each_op(o.else_body, f);
   }
+}
+
+namespace tile_detail {
+/// Names an Expr or operand reads ({"var": x} and bare strings).
+inline void names_in(const nlohmann::json &e, std::set<std::string> &out) {
+  if (e.is_string()) out.insert(e.get<std::string>());
+  else if (e.is_object()) {
+    if (auto v = e.find("var"); v != e.end() && v->is_string()) out.insert(v->get<std::string>());
+    for (auto it = e.begin(); it != e.end(); ++it)
+      if (it.key() != "var") names_in(it.value(), out);
+  } else if (e.is_array())
+    for (const nlohmann::json &v : e) names_in(v, out);
+}
+}  // namespace tile_detail
+
+/// The registers (locals of `k`) statement `o` and the statements nested in it read (`uses`) and write
+/// (`defs`); a matmul into an accumulator (`accumulate`, or a third operand) reads its destination too.
+/// What a kernel split into parts hands from one part to a later one.
+inline void registers_of(const TileOp &o, const TileKernel &k, std::set<std::string> &uses,
+                         std::set<std::string> &defs) {
+  std::set<std::string> names;
+  if (o.args) tile_detail::names_in(nlohmann::json(*o.args), names);
+  for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+    if (*f) tile_detail::names_in(**f, names);
+  if (o.offset) tile_detail::names_in(nlohmann::json(*o.offset), names);
+  for (const std::string &n : names)
+    if (k.local(n)) uses.insert(n);
+  if (o.dst && k.local(*o.dst)) {
+    defs.insert(*o.dst);
+    const bool matmul = o.op == "matmul" || o.op == "tile.matmul" || o.op == "pto.matmul";
+    if (o.accumulate.value_or(false) || matmul)
+      if (o.args && o.args->size() > 2) uses.insert(*o.dst);
+  }
+  for (const auto *body : {&o.body, &o.then_body, &o.else_body})
+    for (const TileOp &c : *body) registers_of(c, k, uses, defs);
 }
 
 /// The statements of a CSP process iteration cut where a receive (`csp.recv`) follows a send (`csp.send`),

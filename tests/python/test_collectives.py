@@ -1,0 +1,153 @@
+"""The collectives of a mapped kernel's body (docs/dialects/layout-axe.md: allreduce, allgather, reduce_scatter,
+relayout) run on both simulator targets: layout-axe's pass axe.lower cuts the kernel at each collective into
+parts that exchange their values through global memory, and each backend runs the parts as the mapped
+kernels of a workload. Each program is written as the layout-axe doc teaches, checked against NumPy."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import htp
+from htp.dialects.layout import Layout, allgather, allreduce, reduce_scatter, relayout
+from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, matmul, rowexpand_div, rowmax, rowsum, store
+
+TARGETS = ["pto-a2a3sim", "aie-npu1"]
+
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    test: [(c, t) for c in ["collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)"]
+           for t in ["pto-a2a3sim", "aie-npu1"]]
+    for test in ["test_the_first_program_of_the_layout_doc_runs", "test_each_collective_runs"]
+}
+
+
+# docs/dialects/layout-axe.md's first program, as written there.
+@kernel(mapping=[2, 2])
+def gemm_rownorm(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")],
+                 B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                 C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")],
+                 N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    c = matmul(load(A), load(B))
+    store(C, c)
+    partial = rowsum(c)
+    store(N, allreduce(partial, axis=1))
+
+
+# The same rows normalised: `c` is computed before the allreduce and divided after it.
+@kernel(mapping=[2, 2])
+def row_normalised(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                   C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    c = matmul(load(A), load(B))
+    total = allreduce(rowsum(c), axis=1)
+    store(C, rowexpand_div(c, total))
+
+
+# K split over two cores: each core's product owes a sum over mesh.x. (32 x 32 results: an AIE core holds
+# its product, its peer's and the slots it reads.)
+@kernel(mapping=[2])
+def gemm_k_split_allreduce(A: In[Tensor[32, 64, f32] @ Layout("RS(0)")], B: In[Tensor[64, 32, f32] @ Layout("S(0)R")],
+                           C: Out[Tensor[32, 32, f32] @ Layout("RR")]):
+    store(C, allreduce(matmul(load(A), load(B)), axis=0))
+
+
+@kernel(mapping=[2])
+def gemm_k_split_scatter(A: In[Tensor[32, 64, f32] @ Layout("RS(0)")], B: In[Tensor[64, 32, f32] @ Layout("S(0)R")],
+                         C: Out[Tensor[32, 32, f32] @ Layout("S(0)R")]):
+    store(C, reduce_scatter(matmul(load(A), load(B)), dim=0, axis=0))
+
+
+@kernel(mapping=[2])
+def row_max(X: In[Tensor[64, 64, f32] @ Layout("RS(0)")], M: Out[Tensor[64, 1, f32] @ Layout("RR")]):
+    store(M, allreduce(rowmax(load(X)), axis=0, op="max"))
+
+
+@kernel(mapping=[2])
+def gather_rows(X: In[Tensor[64, 32, f32] @ Layout("S(0)R")], Y: Out[Tensor[64, 32, f32] @ Layout("RR")]):
+    store(Y, allgather(load(X), dim=0))
+
+
+@kernel(mapping=[2])
+def rows_to_columns(X: In[Tensor[64, 64, f32] @ Layout("S(0)R")], Y: Out[Tensor[64, 64, f32] @ Layout("RS(0)")]):
+    store(Y, relayout(load(X), to=Layout("RS(0)")))
+
+
+def _run(ctx, fn, target, path, **inputs):
+    pkg = ctx.compile(fn, target, path)
+    return pkg, htp.bind(pkg, ctx).run(**inputs)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_first_program_of_the_layout_doc_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(11)
+    A, B = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
+    pkg, r = _run(ctx, gemm_rownorm, target, tmp_path / "doc", A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r["N"], (A @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-2)
+    # The entry keeps the kernel's name and parameters; it runs the parts the collective cut it into.
+    [entry] = pkg.entrypoints
+    assert entry["name"] == "gemm_rownorm" and [p["name"] for p in entry["params"]] == ["A", "B", "C", "N"]
+    A2 = np.abs(rng.standard_normal((64, 64), dtype=np.float32)) + 0.5
+    B2 = np.abs(rng.standard_normal((64, 64), dtype=np.float32)) + 0.5
+    _, r = _run(ctx, row_normalised, target, tmp_path / "norm", A=A2, B=B2)
+    P = A2 @ B2
+    np.testing.assert_allclose(r["C"], P / P.sum(1, keepdims=True), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_each_collective_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(12)
+    A = rng.standard_normal((32, 64), dtype=np.float32)
+    B = rng.standard_normal((64, 32), dtype=np.float32)
+    X = rng.standard_normal((64, 64), dtype=np.float32)
+    _, r = _run(ctx, gemm_k_split_allreduce, target, tmp_path / "allreduce", A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    _, r = _run(ctx, gemm_k_split_scatter, target, tmp_path / "scatter", A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    _, r = _run(ctx, row_max, target, tmp_path / "max", X=X)
+    np.testing.assert_array_equal(r["M"], X.max(1, keepdims=True))
+    G = rng.standard_normal((64, 32), dtype=np.float32)
+    _, r = _run(ctx, gather_rows, target, tmp_path / "gather", X=G)
+    np.testing.assert_array_equal(r["Y"], G)
+    _, r = _run(ctx, rows_to_columns, target, tmp_path / "relayout", X=X)
+    np.testing.assert_array_equal(r["Y"], X)
+
+
+def test_the_kernel_is_cut_into_parts_that_exchange_through_global_memory(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(gemm_rownorm, "pto-a2a3sim", tmp_path / "pkg", dump_ir="all")
+    [lowered] = [p for p in sorted((pkg.path / "ir").glob("*axe.lower.ast.json"))]
+    attrs = json.loads(lowered.read_text())["attrs"]
+    kernels = {k["name"]: k for k in attrs["tile.kernels"]["kernels"]}
+    assert sorted(kernels) == ["gemm_rownorm__0", "gemm_rownorm__1"]
+    # Part 0 stores each core's partial row sums into its own slot; part 1 reads both slots of its mesh row.
+    signatures = attrs["layout.signatures"]["functions"]
+    slot_out = signatures["gemm_rownorm__0"]["params"]["x_c0_partial"]
+    slot_in = signatures["gemm_rownorm__1"]["params"]["x_c0_partial"]
+    assert (slot_out["text"], slot_out["shape"], slot_out["local_shape"]) == ("S(0)S(1)", [64, 2], [32, 1])
+    assert (slot_in["text"], slot_in["local_shape"]) == ("S(0)R", [32, 2])
+    [workload] = attrs["wsp.task_graph"]["workloads"]
+    assert workload["name"] == "gemm_rownorm"
+    assert [i["name"] for i in workload["intermediates"]] == ["_gemm_rownorm_c0_partial"]
+    [group] = workload["body"]
+    assert group["order"] == "ordered" and [t["kernel"] for t in group["body"]] == ["gemm_rownorm__0", "gemm_rownorm__1"]
+
+
+@kernel(mapping=[2])
+def collective_in_a_loop(X: In[Tensor[64, 64, f32] @ Layout("RS(0)")], M: Out[Tensor[64, 1, f32] @ Layout("RR")]):
+    m = rowmax(load(X))
+    for i in range(2):
+        m = allreduce(rowmax(load(X)), axis=0, op="max")
+    store(M, m)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_collective_inside_a_loop_is_a_located_error(tmp_path, target):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(collective_in_a_loop, target, tmp_path / "pkg")
+    [error] = e.value.errors
+    assert error.code == "layout.lower" and "inside a 'for' statement" in error.message, error
+    assert error.span["line"] > 0
