@@ -77,6 +77,7 @@ CONSTRUCTS = {
     "mapped kernel launched by a workload": "layout",
     "replicated output of a mapped kernel": "layout",
     "mapped kernel mixing cube and vector work": "layout",
+    "mapped kernel with three inputs": "layout",
     "layout `mem` facet (strides, order)": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",

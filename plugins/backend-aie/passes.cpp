@@ -134,8 +134,9 @@ void map_pass(htp::PassContext &ctx) {
         continue;
       }
     }
-    if (plan.kind == "kernel" && d && plan.cores.size() == 1) {
-      // A kernel entry whose one core needs more DMA channels than it has: the same packing, one task.
+    if (plan.kind == "kernel" && d) {
+      // A kernel entry whose cores need more DMA channels than a tile has: the same packing, one task
+      // (a mapped kernel's cores each their own slice of the packed FIFOs).
       const std::string channels = dma_channels(*d);
       const htp::TileKernel *k = docs.kernels.find(plan.name);
       if (!channels.empty() && k)
@@ -153,7 +154,7 @@ void map_pass(htp::PassContext &ctx) {
     doc["file"] = ctx.module().file();  // task-graph spans carry no file
     htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
                                 o.noun + " '" + o.entry + "' runs host-orchestrated on " + dev.name +
-                                    ": one task at a time, each kernel a single-core design (spatially: " + o.reason + ")",
+                                    ": one task at a time, each kernel a design of its own (spatially: " + o.reason + ")",
                                 source_span(o.span, ctx.module().file()));
     orchestrations.push_back({{"entry", o.entry}, {"params", params}, {"orchestration", doc}});
   }

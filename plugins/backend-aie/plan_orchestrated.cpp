@@ -93,6 +93,104 @@ Json pack_task(EntryPlan &plan) {
   return {{"in", in}, {"out", out}, {"in_bytes", in_words * 4}, {"out_bytes", out_words * 4}};
 }
 
+/// Packs the objects of a design of several cores (a kernel mapped over a mesh) whose cores need more DMA
+/// channels than a compute tile has (`dma_in` / `dma_out`): each core's objects — its views of the task's
+/// tensors, its scalars — in its own slice of one input FIFO (`packed_in`, [cores x words] i32, distributed
+/// through a mem tile like any sharded tensor) and those it writes in its slice of `packed_out`, as pack_task
+/// does for one core. Every core runs the same kernel on objects of the same shapes, so the slices have one
+/// layout. The packing's entries name their core and their view of the parameter ({"view": {offset, shape}},
+/// "shape" the whole parameter's), which the host gathers and scatters. Null when the cores fit, or when a
+/// memory layout reorders an object.
+Json pack_cores(EntryPlan &plan, int dma_in, int dma_out) {
+  if (plan.cores.size() < 2 || plan.kernels.size() != 1) return Json();
+  bool over = false;
+  for (const CorePlan &c : plan.cores) {
+    int in = 0, out = 0;
+    for (const PortPlan &p : c.ports) {
+      if (p.kind != PortPlan::Kind::Stream) return Json();
+      (plan.streams[p.stream].in ? in : out) += 1;
+    }
+    over = over || in > dma_in || out > dma_out;
+    if (c.ports.size() != plan.cores[0].ports.size() || !c.steps.empty()) return Json();
+  }
+  if (!over) return Json();
+  for (const StreamPlan &st : plan.streams)
+    if (!st.order.empty() || st.views.size() != 1) return Json();
+  auto param = [&](const std::string &name) -> const RuntimeParam * {
+    for (const RuntimeParam &p : plan.params)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  const KernelFunc kernel = plan.kernels[0];
+  // One core's slice: the objects in port order (the kernel's arguments), at word offsets.
+  std::vector<int64_t> at;
+  std::vector<std::string> call;
+  int64_t in_words = 0, out_words = 0;
+  for (const PortPlan &p : plan.cores[0].ports) {
+    const StreamPlan &s = plan.streams[p.stream];
+    const RuntimeParam *rp = param(s.tensor);
+    if (!rp) return Json();
+    const int64_t bytes = product(s.views[0].shape) * dtype_bytes(rp->dtype);
+    int64_t &words_so_far = s.in ? in_words : out_words;
+    at.push_back(words_so_far);
+    call.push_back("reinterpret_cast<" + c_type(rp->dtype) + " *>(" + (s.in ? "in" : "out") + " + " +
+                   std::to_string(words_so_far) + ")");
+    words_so_far += words(bytes);
+  }
+  const int64_t n = static_cast<int64_t>(plan.cores.size());
+  Json in = Json::array(), out = Json::array();
+  for (int64_t c = 0; c < n; ++c) {
+    const CorePlan &core = plan.cores[static_cast<size_t>(c)];
+    for (size_t k = 0; k < core.ports.size(); ++k) {
+      const StreamPlan &s = plan.streams[core.ports[k].stream];
+      const RuntimeParam *rp = param(s.tensor);
+      if (!rp || s.in != plan.streams[plan.cores[0].ports[k].stream].in) return Json();
+      const int64_t bytes = product(s.views[0].shape) * dtype_bytes(rp->dtype);
+      const int64_t base = c * (s.in ? in_words : out_words);
+      (s.in ? in : out).push_back({{"param", rp->name}, {"core", c}, {"offset", (base + at[k]) * 4}, {"bytes", bytes},
+                                   {"dtype", rp->dtype}, {"shape", rp->shape}, {"scalar", rp->scalar},
+                                   {"view", {{"offset", s.views[0].offset}, {"shape", s.views[0].shape}}}});
+    }
+  }
+  const std::string name = kernel.name + "_packed";
+  KernelFunc packed{name, "kernels/" + name + ".cc", name + ".o", {}, kernel.locals_bytes, kernel.work};
+  std::vector<RuntimeParam> params;
+  std::vector<StreamPlan> streams;
+  std::vector<CorePlan> cores = plan.cores;
+  for (CorePlan &c : cores) {
+    c.kernel = name;
+    c.ports.clear();
+  }
+  std::string sig, wrap;
+  for (bool reads : {true, false}) {
+    const int64_t w = reads ? in_words : out_words;
+    if (w == 0) continue;
+    const std::string pname = reads ? "packed_in" : "packed_out";
+    params.push_back(RuntimeParam{pname, {n * w}, "i32", reads ? "in" : "out"});
+    for (int64_t c = 0; c < n; ++c) {
+      cores[static_cast<size_t>(c)].ports.push_back({PortPlan::Kind::Stream, streams.size()});
+      streams.push_back({pname, reads, {View{{c * w}, {w}}}, plan.span, {}, ""});
+    }
+    packed.args.push_back(KernelArg{true, {w}, "i32"});
+    sig += std::string(sig.empty() ? "" : ", ") + "int32_t *" + (reads ? "in" : "out");
+    wrap += std::string(wrap.empty() ? "" : ", ") + "static_cast<int32_t *>(args[" + std::to_string(packed.args.size() - 1) + "])";
+  }
+  std::string args;
+  for (const std::string &c : call) args += (args.empty() ? "" : ", ") + c;
+  const std::string text = plan.sources.at(kernel.name) +
+                           "\n// The host packs each core's objects into its slice of one buffer and unpacks the\n"
+                           "// objects it writes from its slice of another (one input and one output FIFO per core).\n"
+                           "extern \"C\" void " + name + "(" + sig + ") {\n  " + kernel.name + "(" + args + ");\n}\n\n"
+                           "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" + name + "(void **args) {\n  " + name + "(" +
+                           wrap + ");\n}\n#endif\n";
+  plan.params = std::move(params);
+  plan.streams = std::move(streams);
+  plan.cores = std::move(cores);
+  plan.kernels = {packed};
+  plan.sources = {{name, text}};
+  return {{"in", in}, {"out", out}, {"in_bytes", n * in_words * 4}, {"out_bytes", n * out_words * 4}, {"cores", n}};
+}
+
 /// The plan of `w` (a workload, or the stages of a pipe as one): `channels` are the pipe's channels.
 std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
                                                    const DeviceProfile &device, std::vector<Problem> &problems) {
@@ -130,7 +228,8 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
     if (!task) return;
     task->name = w.name + "/tasks/" + k->name;
     task->kind = "task";
-    packing[k->name] = pack_task(*task);
+    const TileResources &compute = device.resources(TileKind::Compute);
+    packing[k->name] = task->cores.size() > 1 ? pack_cores(*task, compute.dma_in, compute.dma_out) : pack_task(*task);
     plan.tasks.push_back(std::move(*task));
   });
   if (problems.size() != before) return std::nullopt;

@@ -151,3 +151,31 @@ def test_a_collective_inside_a_loop_is_a_located_error(tmp_path, target):
     [error] = e.value.errors
     assert error.code == "layout.lower" and "inside a 'for' statement" in error.message, error
     assert error.span["line"] > 0
+
+
+# Two collectives (three parts): `p` is computed in the first part and read by both later ones; a runtime
+# scalar reaches every part.
+from htp.dialects.tile import Scalar, muls  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def two_collectives(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                    scale: Scalar[f32], C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")],
+                    M: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    p = matmul(load(A), load(B))
+    s = allreduce(rowsum(p), axis=1)
+    m = allreduce(rowmax(p), axis=1, op="max")
+    store(C, muls(rowexpand_div(p, s), scale))
+    store(M, m)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_collectives_and_a_scalar_run(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(13)
+    A = rng.uniform(0.5, 1.5, (64, 64)).astype(np.float32)
+    B = rng.uniform(0.5, 1.5, (64, 64)).astype(np.float32)
+    pkg, r = _run(ctx, two_collectives, target, tmp_path / "pkg", A=A, B=B, scale=3.0)
+    P = A.astype(np.float64) @ B
+    np.testing.assert_allclose(r["C"], 3.0 * P / P.sum(1, keepdims=True), rtol=1e-4)
+    np.testing.assert_allclose(r["M"], P.max(1, keepdims=True), rtol=1e-5)

@@ -4,6 +4,7 @@ maps onto a grid of compute cores. Checked against NumPy on both simulators, wit
 orchestration's mesh loops and shard views, and the number of tasks."""
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 
@@ -26,6 +27,8 @@ PARITY = {
     "test_a_mapped_kernel_mixing_cube_and_vector_work_runs_on_both_targets": [
         ("mapped kernel mixing cube and vector work", "pto-a2a3sim"),
         ("mapped kernel mixing cube and vector work", "aie-npu1")],
+    "test_a_mapped_kernel_with_more_operands_than_dma_channels_runs": [
+        ("mapped kernel with three inputs", "pto-a2a3sim"), ("mapped kernel with three inputs", "aie-npu1")],
     "test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets": [
         ("replicated output of a mapped kernel", "pto-a2a3sim"), ("replicated output of a mapped kernel", "aie-npu1")],
 }
@@ -204,3 +207,33 @@ def test_a_mapped_kernel_mixing_cube_and_vector_work_runs_on_both_targets(tmp_pa
         assert result.report["tasks"] == 8  # a cube and a vector task per core
         assert sorted(p.name for p in (pkg.path / "codegen/pto/kernels").glob("*/gemm_exp__*.cpp")) == [
             "gemm_exp__0_aic.cpp", "gemm_exp__1_aiv.cpp"]
+
+
+# Three inputs and an output per core: more than an AIE compute tile's two input DMA channels. The kernel
+# entry runs host-orchestrated with each core's objects packed into its slice of one FIFO each way (it was
+# aie.validate.dma-channels).
+from htp.dialects.tile import add, mul  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def affine(X: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], G: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")],
+           Bt: In[Tensor[64, 64, f32] @ Layout("RS(1)")], Z: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    store(Z, add(mul(load(X), load(G)), load(Bt[0:32, :])))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_mapped_kernel_with_more_operands_than_dma_channels_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(10)
+    X, G, Bt = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3))
+    pkg = ctx.compile(affine, target, tmp_path / "pkg")
+    result = htp.bind(pkg, ctx).run(X=X, G=G, Bt=Bt)
+    np.testing.assert_allclose(result["Z"], X * G + np.tile(Bt[0:32, :], (2, 1)), rtol=1e-6)
+    if target == "aie-npu1":
+        doc = json.loads((pkg.path / "codegen/aie/affine/orchestration.json").read_text())
+        packed = doc["kernels"]["affine"]["packed"]
+        assert packed["cores"] == 4 and len(packed["in"]) == 12 and len(packed["out"]) == 4
+        # Core 3 (mesh (1, 1)) reads its block of X and the second column block of Bt's first rows.
+        views = {e["param"]: e["view"] for e in packed["in"] if e["core"] == 3}
+        assert views["X"] == {"offset": [32, 32], "shape": [32, 32]}
+        assert views["Bt"] == {"offset": [0, 32], "shape": [64, 32]}

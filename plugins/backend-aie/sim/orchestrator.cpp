@@ -320,7 +320,13 @@ private:
       packed_out.assign(static_cast<size_t>(packed.at("out_bytes").get<int64_t>()), 0);
       for (const Json &e : packed.at("in")) {
         const HostBuffer &b = buffers.at(e.at("param").get<std::string>());
-        std::memcpy(packed_in.data() + e.at("offset").get<int64_t>(), b.data, std::min(b.bytes, e.at("bytes").get<size_t>()));
+        char *to = packed_in.data() + e.at("offset").get<int64_t>();
+        if (e.contains("view"))  // a core's view of the parameter (a design of several cores)
+          copy_box(OrchTensor{b.data, e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>()},
+                   e["view"].at("offset").get<std::vector<int64_t>>(), e["view"].at("shape").get<std::vector<int64_t>>(),
+                   to, true);
+        else
+          std::memcpy(to, b.data, std::min(b.bytes, e.at("bytes").get<size_t>()));
       }
       buffers.clear();
       if (!packed_in.empty()) buffers["packed_in"] = {packed_in.data(), packed_in.size()};
@@ -332,8 +338,15 @@ private:
     if (packed.is_object())
       for (const Json &e : packed.at("out"))
         for (Moved &m : moved)
-          if ((m.back || m.send) && m.name == e.at("param").get<std::string>())
-            std::memcpy(m.buf.data(), packed_out.data() + e.at("offset").get<int64_t>(), m.buf.size());
+          if ((m.back || m.send) && m.name == e.at("param").get<std::string>()) {
+            char *from = packed_out.data() + e.at("offset").get<int64_t>();
+            if (e.contains("view"))
+              copy_box(OrchTensor{m.buf.data(), e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>()},
+                       e["view"].at("offset").get<std::vector<int64_t>>(), e["view"].at("shape").get<std::vector<int64_t>>(),
+                       from, false);
+            else
+              std::memcpy(m.buf.data(), from, m.buf.size());
+          }
     for (Moved &m : moved) {
       if (m.back) copy_box(*m.t, m.offset, m.shape, m.buf.data(), false);
       if (m.send) m.channel->items.push_back(std::move(m.buf));

@@ -83,7 +83,7 @@ TEST(AieCli, AGridLargerThanTheDeviceIsHostOrchestratedWithANoteSayingWhy) {
   REQUIRE_FRONTEND(r);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("note: workload 'vadd' runs host-orchestrated on npu1: one task at a time, each kernel a "
-                       "single-core design (spatially: the parallel grid of workload 'vadd' [32] needs 32 cores"),
+                       "design of its own (spatially: the parallel grid of workload 'vadd' [32] needs 32 cores"),
             std::string::npos)
       << r.err;
   EXPECT_TRUE(fs::exists(dir.path() / "pkg" / "codegen" / "aie" / "vadd" / "orchestration.json"));

@@ -1,5 +1,6 @@
-"""Bad input: each of two cores reads three tensors; a compute tile has two input DMA channels. (A single-core
-kernel entry reading three tensors runs host-orchestrated with packed objects, test_aie_orchestrated.py.)"""
+"""Each of two cores reads three tensors; a compute tile has two input DMA channels. The kernel entry runs
+host-orchestrated, each core's objects packed into its slice of one FIFO each way (a single-core kernel entry
+reading three tensors: test_aie_orchestrated.py)."""
 from htp.dialects.layout import Layout
 from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add
 
