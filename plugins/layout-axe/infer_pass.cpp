@@ -114,6 +114,13 @@ private:
                    "constant dims");
       return;
     }
+    for (size_t d = 0; d < pa.tensor->shape.size(); ++d)
+      if (pa.tensor->shape[d] < 1) {
+        r_.error(pa.type_node ? pa.type_node : ann, "layout.shape",
+                 "parameter '" + name + "' has a layout but dimension " + std::to_string(d) + " of its type is " +
+                     std::to_string(pa.tensor->shape[d]) + "; a tensor's dims are positive");
+        return;
+      }
     if (!dtype_size(pa.tensor->dtype)) {
       r_.error(pa.type_node ? pa.type_node : ann, "layout.dtype",
                "parameter '" + name + "' has a layout but its dtype '" + pa.tensor->dtype +
