@@ -27,6 +27,48 @@ bool static_shape(const std::vector<htp::IrDim> &shape, std::vector<int64_t> &ou
 
 int64_t words(int64_t bytes) { return (bytes + 3) / 4; }
 
+/// Rewrites `plan` (one kernel, every core calling it) to move its objects packed: the external kernel
+/// `<kernel>_packed` takes a core's slice of `packed_in` and of `packed_out` (i32 words; `in_words` /
+/// `out_words` per core, core c at c times that) and calls the kernel with `call`, a pointer per object.
+void use_packed_fifos(EntryPlan &plan, const std::vector<std::string> &call, int64_t in_words, int64_t out_words) {
+  const KernelFunc kernel = plan.kernels[0];
+  const std::string name = kernel.name + "_packed";
+  const int64_t n = static_cast<int64_t>(plan.cores.size());
+  KernelFunc packed{name, "kernels/" + name + ".cc", name + ".o", {}, kernel.locals_bytes, kernel.work};
+  std::vector<RuntimeParam> params;
+  std::vector<StreamPlan> streams;
+  for (CorePlan &c : plan.cores) {
+    c.kernel = name;
+    c.ports.clear();
+  }
+  std::string sig, wrap;
+  for (bool reads : {true, false}) {
+    const int64_t w = reads ? in_words : out_words;
+    if (w == 0) continue;
+    const std::string pname = reads ? "packed_in" : "packed_out";
+    params.push_back(RuntimeParam{pname, {n * w}, "i32", reads ? "in" : "out"});
+    for (int64_t c = 0; c < n; ++c) {
+      plan.cores[static_cast<size_t>(c)].ports.push_back({PortPlan::Kind::Stream, streams.size()});
+      streams.push_back({pname, reads, {View{{c * w}, {w}}}, plan.span, {}, ""});
+    }
+    packed.args.push_back(KernelArg{true, {w}, "i32"});
+    sig += std::string(sig.empty() ? "" : ", ") + "int32_t *" + (reads ? "in" : "out");
+    wrap += std::string(wrap.empty() ? "" : ", ") + "static_cast<int32_t *>(args[" + std::to_string(packed.args.size() - 1) + "])";
+  }
+  std::string args;
+  for (const std::string &c : call) args += (args.empty() ? "" : ", ") + c;
+  const std::string text = plan.sources.at(kernel.name) +
+                           "\n// The host packs every object a core of this kernel reads into its slice of one buffer and\n"
+                           "// unpacks the objects it writes from its slice of another (one input and one output FIFO).\n"
+                           "extern \"C\" void " + name + "(" + sig + ") {\n  " + kernel.name + "(" + args + ");\n}\n\n"
+                           "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" + name + "(void **args) {\n  " + name + "(" +
+                           wrap + ");\n}\n#endif\n";
+  plan.params = std::move(params);
+  plan.streams = std::move(streams);
+  plan.kernels = {packed};
+  plan.sources = {{name, text}};
+}
+
 /// Rewrites the single-core design plan of kernel `name` so that its objects travel packed: every object
 /// the kernel reads in one input FIFO (`packed_in`, 32-bit words, each object at a word offset) and every
 /// object it writes in one output FIFO (`packed_out`) — a core has two input and two output DMA channels,
@@ -38,7 +80,6 @@ Json pack_task(EntryPlan &plan) {
   if (plan.cores.size() != 1 || plan.kernels.size() != 1) return Json();
   for (const StreamPlan &st : plan.streams)
     if (!st.order.empty()) return Json();
-  const KernelFunc kernel = plan.kernels[0];
   Json in = Json::array(), out = Json::array();
   int64_t in_words = 0, out_words = 0;
   std::vector<std::string> call;
@@ -58,38 +99,7 @@ Json pack_task(EntryPlan &plan) {
       out_words += words(bytes);
     }
   }
-  const std::string name = kernel.name + "_packed";
-  std::vector<RuntimeParam> params;
-  std::vector<StreamPlan> streams;
-  KernelFunc packed{name, "kernels/" + name + ".cc", name + ".o", {}, kernel.locals_bytes, kernel.work};
-  CorePlan core = plan.cores[0];
-  core.kernel = name;
-  core.ports.clear();
-  std::string sig, wrap;
-  for (bool reads : {true, false}) {
-    const int64_t n = reads ? in_words : out_words;
-    if (n == 0) continue;
-    const std::string pname = reads ? "packed_in" : "packed_out";
-    params.push_back(RuntimeParam{pname, {n}, "i32", reads ? "in" : "out"});
-    core.ports.push_back({PortPlan::Kind::Stream, streams.size()});
-    streams.push_back({pname, reads, {View{{0}, {n}}}, plan.span, {}, ""});
-    packed.args.push_back(KernelArg{true, {n}, "i32"});
-    sig += std::string(sig.empty() ? "" : ", ") + "int32_t *" + (reads ? "in" : "out");
-    wrap += std::string(wrap.empty() ? "" : ", ") + "static_cast<int32_t *>(args[" + std::to_string(packed.args.size() - 1) + "])";
-  }
-  std::string args;
-  for (const std::string &c : call) args += (args.empty() ? "" : ", ") + c;
-  const std::string text = plan.sources.at(kernel.name) +
-                           "\n// The host packs every object this kernel reads into one buffer and unpacks the\n"
-                           "// objects it writes from another (one input and one output FIFO per core).\n"
-                           "extern \"C\" void " + name + "(" + sig + ") {\n  " + kernel.name + "(" + args + ");\n}\n\n"
-                           "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" + name + "(void **args) {\n  " + name + "(" +
-                           wrap + ");\n}\n#endif\n";
-  plan.params = std::move(params);
-  plan.streams = std::move(streams);
-  plan.cores = {core};
-  plan.kernels = {packed};
-  plan.sources = {{name, text}};
+  use_packed_fifos(plan, call, in_words, out_words);
   return {{"in", in}, {"out", out}, {"in_bytes", in_words * 4}, {"out_bytes", out_words * 4}};
 }
 
@@ -121,7 +131,6 @@ Json pack_cores(EntryPlan &plan, int dma_in, int dma_out) {
       if (p.name == name) return &p;
     return nullptr;
   };
-  const KernelFunc kernel = plan.kernels[0];
   // One core's slice: the objects in port order (the kernel's arguments), at word offsets.
   std::vector<int64_t> at;
   std::vector<std::string> call;
@@ -152,42 +161,7 @@ Json pack_cores(EntryPlan &plan, int dma_in, int dma_out) {
                                    {"view", {{"offset", s.views[0].offset}, {"shape", s.views[0].shape}}}});
     }
   }
-  const std::string name = kernel.name + "_packed";
-  KernelFunc packed{name, "kernels/" + name + ".cc", name + ".o", {}, kernel.locals_bytes, kernel.work};
-  std::vector<RuntimeParam> params;
-  std::vector<StreamPlan> streams;
-  std::vector<CorePlan> cores = plan.cores;
-  for (CorePlan &c : cores) {
-    c.kernel = name;
-    c.ports.clear();
-  }
-  std::string sig, wrap;
-  for (bool reads : {true, false}) {
-    const int64_t w = reads ? in_words : out_words;
-    if (w == 0) continue;
-    const std::string pname = reads ? "packed_in" : "packed_out";
-    params.push_back(RuntimeParam{pname, {n * w}, "i32", reads ? "in" : "out"});
-    for (int64_t c = 0; c < n; ++c) {
-      cores[static_cast<size_t>(c)].ports.push_back({PortPlan::Kind::Stream, streams.size()});
-      streams.push_back({pname, reads, {View{{c * w}, {w}}}, plan.span, {}, ""});
-    }
-    packed.args.push_back(KernelArg{true, {w}, "i32"});
-    sig += std::string(sig.empty() ? "" : ", ") + "int32_t *" + (reads ? "in" : "out");
-    wrap += std::string(wrap.empty() ? "" : ", ") + "static_cast<int32_t *>(args[" + std::to_string(packed.args.size() - 1) + "])";
-  }
-  std::string args;
-  for (const std::string &c : call) args += (args.empty() ? "" : ", ") + c;
-  const std::string text = plan.sources.at(kernel.name) +
-                           "\n// The host packs each core's objects into its slice of one buffer and unpacks the\n"
-                           "// objects it writes from its slice of another (one input and one output FIFO per core).\n"
-                           "extern \"C\" void " + name + "(" + sig + ") {\n  " + kernel.name + "(" + args + ");\n}\n\n"
-                           "#ifdef HTP_AIE_SIM\nextern \"C\" void htp_aie_call_" + name + "(void **args) {\n  " + name + "(" +
-                           wrap + ");\n}\n#endif\n";
-  plan.params = std::move(params);
-  plan.streams = std::move(streams);
-  plan.cores = std::move(cores);
-  plan.kernels = {packed};
-  plan.sources = {{name, text}};
+  use_packed_fifos(plan, call, in_words, out_words);
   return {{"in", in}, {"out", out}, {"in_bytes", n * in_words * 4}, {"out_bytes", n * out_words * 4}, {"cores", n}};
 }
 
