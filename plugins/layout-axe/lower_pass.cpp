@@ -100,7 +100,14 @@ public:
           if (!defs[p].count(r)) uses[p].insert(r);
         defs[p].insert(d.begin(), d.end());
       }
-    for (size_t c = 0; c < cuts.size(); ++c) defs[c + 1].insert(*cuts[c].dst);
+    for (size_t c = 0; c < cuts.size(); ++c) {
+      defs[c + 1].insert(*cuts[c].dst);
+      // The part before a collective stores its operand: one defined in an earlier part is handed to it.
+      if (cuts[c].args && !cuts[c].args->empty() && (*cuts[c].args)[0].is_string()) {
+        const std::string x = (*cuts[c].args)[0].get<std::string>();
+        if (!defs[c].count(x)) uses[c].insert(x);
+      }
+    }
     std::vector<PartPlan> parts(n);
     for (size_t p = 0; p < n; ++p) parts[p].body = segments[p];
     // Collectives: the writer is the part before, the reader the part after.
@@ -114,8 +121,6 @@ public:
         if (from == s) continue;
         handoff(r, from, s, parts, scratch);
       }
-    // Parts whose register a collective reads that it did not define: the operand (a parameter load moved
-    // by nothing) is always defined before its collective by the tile dialect's lowering.
     std::vector<TileKernel> out;
     for (size_t p = 0; p < n; ++p) {
       TileKernel part;

@@ -179,3 +179,27 @@ def test_two_collectives_and_a_scalar_run(tmp_path, target):
     P = A.astype(np.float64) @ B
     np.testing.assert_allclose(r["C"], 3.0 * P / P.sum(1, keepdims=True), rtol=1e-4)
     np.testing.assert_allclose(r["M"], P.max(1, keepdims=True), rtol=1e-5)
+
+
+# The second allreduce's operand `s` is computed before the first one: the part that stores it for the
+# exchange gets it handed on from the part that computed it.
+@kernel(mapping=[2, 2])
+def operand_from_two_parts_back(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                                N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")], M: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    p = matmul(load(A), load(B))
+    s = rowsum(p)
+    m = allreduce(rowmax(p), axis=1, op="max")
+    t = allreduce(s, axis=1)
+    store(N, t)
+    store(M, m)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_operand_computed_two_parts_earlier_is_handed_on(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(14)
+    A, B = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
+    _, r = _run(ctx, operand_from_two_parts_back, target, tmp_path / "pkg", A=A, B=B)
+    P = A.astype(np.float64) @ B
+    np.testing.assert_allclose(r["N"], P.sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r["M"], P.max(1, keepdims=True), rtol=1e-5)
