@@ -12,6 +12,21 @@
 
 namespace htp::aie {
 
+std::string kernel_symbol(const std::string &kernel) {
+  static const std::set<std::string> reserved = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
+      "restrict"};
+  return reserved.count(kernel) ? "htp_" + kernel : kernel;
+}
+
 std::string c_type(const std::string &dtype) {
   static const std::map<std::string, std::string> m = {{"f32", "float"},    {"f16", "_Float16"}, {"bf16", "htp_bf16"},
                                                        {"i8", "int8_t"},    {"i16", "int16_t"},  {"i32", "int32_t"},

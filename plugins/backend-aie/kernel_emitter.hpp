@@ -46,6 +46,10 @@ std::optional<EmittedKernel> emit_kernel(const htp::TileKernel &kernel, const Ke
 /// C type of an HTP dtype ("float" for f32).
 std::string c_type(const std::string &dtype);
 
+/// The C symbol of a tile kernel's external function (and of its MLIR func.func): the kernel's name, or
+/// `htp_<name>` when the name is a C or C++ keyword (a kernel named `double` or `new`).
+std::string kernel_symbol(const std::string &kernel);
+
 /// Whether an op of a tile body moves data in or out (load, store, csp.send, csp.recv).
 bool is_data_movement(const htp::TileOp &op);
 

@@ -189,8 +189,9 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
   }
   const htp::LayoutFunction *sig = layouts.function(name);
   EntryPlan plan{name, "kernel", span};
+  const std::string sym = kernel_symbol(name);
   KernelPlan kp;
-  kp.function = name;
+  kp.function = sym;
   kp.constants = constexpr_env(kernel);
   std::vector<TensorParam> tensors;
   bool ok = true;
@@ -233,7 +234,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
   };
   kp.body = kernel.body;
   const bool adapter = std::any_of(tensors.begin(), tensors.end(), adapted);
-  if (adapter) kp.function = name + "_body";
+  if (adapter) kp.function = sym + "_body";
   std::string error;
   auto emitted = emit_kernel(kernel, kp, &error);
   if (!emitted) {
@@ -243,18 +244,18 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
   int64_t locals = emitted->locals_bytes;
   for (const auto &t : tensors)
     if (!t.strides.empty()) locals += product(t.local) * dtype_bytes(t.rp.dtype);  // the adapter's copies
-  KernelFunc kf{name, "kernels/" + name + ".cc", name + ".o", {}, locals, emitted->work};
+  KernelFunc kf{sym, "kernels/" + sym + ".cc", sym + ".o", {}, locals, emitted->work};
   for (const auto &t : tensors) {
     if (t.rp.dir == "inout") kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});  // the object read
     kf.args.push_back(KernelArg{true, t.local, t.rp.dtype});
   }
   plan.kernels.push_back(kf);
-  plan.sources[name] = emitted->source + (adapter ? kernel_adapter(name, tensors) : "");
+  plan.sources[sym] = emitted->source + (adapter ? kernel_adapter(sym, tensors) : "");
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = mesh_coord(l, mesh);
     std::string label;
     for (auto x : m) label += (label.empty() ? "" : ", ") + std::to_string(x);
-    CorePlan core{name + "[" + label + "]", name, 1, {}, span};
+    CorePlan core{name + "[" + label + "]", sym, 1, {}, span};
     for (const auto &t : tensors) {
       auto v = core_view(t, m, span, problems);
       if (!v) return std::nullopt;

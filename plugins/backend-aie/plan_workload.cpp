@@ -139,7 +139,8 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
   }
   // The external kernel: the tile kernel with its tensor parameters as pointers to the task's views.
   KernelPlan kp;
-  kp.function = kname;
+  const std::string sym = kernel_symbol(kname);
+  kp.function = sym;
   kp.constants = constexpr_env(*kernel);
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const htp::TileParam &p : kernel->params) {
@@ -164,10 +165,10 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
     problems.push_back({"aie.kernel", "kernel '" + kname + "': " + error, span_json(kernel->span)});
     return std::nullopt;
   }
-  KernelFunc kf{kname, "kernels/" + kname + ".cc", kname + ".o", {}, emitted->locals_bytes, emitted->work};
+  KernelFunc kf{sym, "kernels/" + sym + ".cc", sym + ".o", {}, emitted->locals_bytes, emitted->work};
   for (const auto &[n, a] : kp.params) kf.args.push_back(a);
   plan.kernels.push_back(kf);
-  plan.sources[kname] = emitted->source;
+  plan.sources[sym] = emitted->source;
 
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = grid_coord(l, s.grid);
@@ -178,7 +179,7 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
                                                                 : std::to_string(m[i] * s.block[i]) + ":" +
                                                                       std::to_string((m[i] + 1) * s.block[i]));
     s.bind(env, m, 0);
-    CorePlan core{kname + "[" + label + "]", kname, s.iterations, {}, tspan};
+    CorePlan core{kname + "[" + label + "]", sym, s.iterations, {}, tspan};
     for (const htp::TileParam &kparam : kernel->params) {
       const std::string &pn = kparam.name;
       if (kparam.type.is_constexpr()) continue;

@@ -203,3 +203,43 @@ def test_an_operand_computed_two_parts_earlier_is_handed_on(tmp_path, target):
     P = A.astype(np.float64) @ B
     np.testing.assert_allclose(r["N"], P.sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(r["M"], P.max(1, keepdims=True), rtol=1e-5)
+
+
+# A kernel with a collective launched by a workload (not compiled as the entry), followed by another launch
+# that reads what it wrote; the collective's result overwrites its own operand's register. The second kernel
+# is named like a C++ keyword, which backend-aie's kernel sources used as the function's name (they did not
+# compile); its symbol is htp_double.
+
+from htp.dialects.wsp import workload  # noqa: E402
+
+
+@kernel(mapping=[2, 2])
+def block_row_sums(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                   N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    s = rowsum(matmul(load(A), load(B)))
+    s = allreduce(s, axis=1)
+    store(N, s)
+
+
+@kernel
+def double(X: In[Tensor[64, 1, f32]], Y: Out[Tensor[64, 1, f32]]):
+    store(Y, muls(load(X), 2.0))
+
+
+@workload
+def sums_then_double(A: In[Tensor[64, 64, f32]], B: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 1, f32]]):
+    N: Tensor[64, 1, f32]
+    block_row_sums(A, B, N)
+    double(N, Y)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_workload_launches_a_kernel_with_a_collective(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(15)
+    A, B = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(2))
+    pkg, r = _run(ctx, sums_then_double, target, tmp_path / "pkg", A=A, B=B)
+    np.testing.assert_allclose(r["Y"], 2 * (A.astype(np.float64) @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
+    if target == "aie-npu1":
+        mlir = (pkg.path / "codegen/aie/sums_then_double/tasks/double/aie.mlir").read_text()
+        assert "func.func private @htp_double_packed(" in mlir, mlir
