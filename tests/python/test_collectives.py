@@ -243,3 +243,34 @@ def test_a_workload_launches_a_kernel_with_a_collective(tmp_path, target):
     if target == "aie-npu1":
         mlir = (pkg.path / "codegen/aie/sums_then_double/tasks/double/aie.mlir").read_text()
         assert "func.func private @htp_double_packed(" in mlir, mlir
+
+
+# On a 2 x 2 mesh: a gather along the second mesh axis, a K-split GEMM scattered over it, and a relayout that
+# swaps which mesh axis shards which dimension.
+@kernel(mapping=[2, 2])
+def gather_cols(X: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], Y: Out[Tensor[64, 64, f32] @ Layout("S(0)R")]):
+    store(Y, allgather(load(X), dim=1))
+
+
+@kernel(mapping=[2, 2])
+def ksplit_scatter(A: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], B: In[Tensor[64, 64, f32] @ Layout("S(1)R")],
+                   C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    store(C, reduce_scatter(matmul(load(A), load(B)), dim=1, axis=1))
+
+
+@kernel(mapping=[2, 2])
+def swap_mesh_axes(X: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], Y: Out[Tensor[64, 64, f32] @ Layout("S(1)S(0)")]):
+    store(Y, relayout(load(X), to=Layout("S(1)S(0)")))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_collectives_on_a_two_by_two_mesh(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(16)
+    X, A, B = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3))
+    _, r = _run(ctx, gather_cols, target, tmp_path / "gather", X=X)
+    np.testing.assert_array_equal(r["Y"], X)
+    _, r = _run(ctx, ksplit_scatter, target, tmp_path / "scatter", A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    _, r = _run(ctx, swap_mesh_axes, target, tmp_path / "swap", X=X)
+    np.testing.assert_array_equal(r["Y"], X)
