@@ -92,6 +92,7 @@ public:
     // Registers each part reads before writing them, and those it writes (a collective belongs to the
     // part it starts: it reads its operand through the exchange, not as a register).
     std::vector<std::set<std::string>> uses(n), defs(n);
+    for (size_t c = 0; c < cuts.size(); ++c) defs[c + 1].insert(*cuts[c].dst);  // before the part's statements
     for (size_t p = 0; p < n; ++p)
       for (const TileOp &o : segments[p]) {
         std::set<std::string> u, d;
@@ -101,7 +102,6 @@ public:
         defs[p].insert(d.begin(), d.end());
       }
     for (size_t c = 0; c < cuts.size(); ++c) {
-      defs[c + 1].insert(*cuts[c].dst);
       // The part before a collective stores its operand: one defined in an earlier part is handed to it.
       if (cuts[c].args && !cuts[c].args->empty() && (*cuts[c].args)[0].is_string()) {
         const std::string x = (*cuts[c].args)[0].get<std::string>();
@@ -148,10 +148,19 @@ public:
         part.params.push_back(prm);
         if (const Layout *l = lf_.param(prm.name)) f.params.emplace_back(prm.name, *l);
       }
+      // A scratch tensor this part reads and writes (a register handed on, redefined, handed on) is one
+      // InOut parameter; a collective's slots are never both.
+      std::map<size_t, std::pair<bool, bool>> access;  // scratch -> (read, written)
+      std::vector<size_t> order;
       for (const auto &[i, written] : parts[p].scratch) {
+        if (!access.count(i)) order.push_back(i);
+        (written ? access[i].second : access[i].first) = true;
+      }
+      for (size_t i : order) {
         const Scratch &x = scratch[i];
+        const auto [read, written] = access[i];
         Layout l = written ? x.written : x.read;
-        l.dir = written ? "out" : "in";
+        l.dir = read && written ? "inout" : written ? "out" : "in";
         part.params.push_back(TileParam{x.param, l.dir, TileType{"tensor", x.shape, x.dtype, json()}, l.local_shape});
         f.params.emplace_back(x.param, l);
       }
@@ -186,6 +195,8 @@ private:
   /// reduce_scatter(x) = allreduce(x) into a register replicated over the axes, then a relayout.
   std::vector<TileOp> expand(const TileOp &o) {
     if (collective_name(o) != "reduce_scatter") return {o};
+    if (!o.attrs || !o.attrs->is_object() || !o.attrs->contains("from") || !o.attrs->contains("to") || !o.dst)
+      throw LowerError{"reduce_scatter of kernel '" + k_.name + "' has no layouts or no result (a layout-axe bug)", o.span};
     const json &attrs = *o.attrs;
     json mid = attrs.at("from");
     json replica = mid.value("replica", json::array());
@@ -196,7 +207,7 @@ private:
     mid["text"] = mid.value("dist", mid.value("text", std::string()));
     const TileLocal *dst = k_.local(*o.dst);
     if (!dst) throw LowerError{"reduce_scatter writes '" + *o.dst + "', which is no register of '" + k_.name + "'", o.span};
-    const std::string reg = "_" + *o.dst + "_reduced";
+    const std::string reg = fresh("_" + *o.dst + "_reduced");
     TileLocal mid_reg = *dst;
     mid_reg.name = reg;
     mid_reg.shape = mid.contains("local_shape") ? mid["local_shape"].get<std::vector<int64_t>>() : dst->shape;
@@ -248,20 +259,12 @@ private:
     return 1;
   }
 
-  /// core_slots (htp/layout_signatures.hpp) and the whole tensor's shape.
-  Layout slots(const std::vector<int64_t> &tile, const std::string &dtype, const std::vector<std::string> &axes,
-               const std::set<std::string> &whole, std::vector<int64_t> &global) const {
-    Layout l = core_slots(lf_, tile, dtype, axes, whole);
-    global = l.shape;
-    return l;
-  }
-
   static TileOp move(const char *op, const std::string &tensor, const std::string &reg, std::vector<int64_t> offset,
                      const std::optional<IrSpan> &span) {
     TileOp m;
     m.op = op;
     m.span = span;
-    for (int64_t v : offset) m.offset = m.offset.value_or(std::vector<json>{}), m.offset->push_back(v);
+    m.offset = std::vector<json>(offset.begin(), offset.end());
     if (std::string(op) == "store") {
       m.dst = tensor;
       m.value = reg;
@@ -289,6 +292,8 @@ private:
       throw LowerError{"'" + name + "' of kernel '" + k_.name + "' is not a one-operand collective", c.span};
     const std::string x = (*c.args)[0].get<std::string>();
     const TileLocal &xr = reg(x), &dr = reg(*c.dst);
+    if (xr.shape.size() != 2 || dr.shape.size() != 2)
+      throw LowerError{"'" + name + "' of kernel '" + k_.name + "' moves '" + x + "', which is no tile", c.span};
     const Layout from = layout_of(c.attrs->at("from"), "from", c), to = layout_of(c.attrs->at("to"), "to", c);
     const std::string tag = "_c" + std::to_string(index) + "_" + x;
     Scratch s;
@@ -296,6 +301,9 @@ private:
     s.tensor = "_" + k_.name + tag;
     s.dtype = xr.dtype;
     if (name == "allreduce") {
+      if (dr.shape != xr.shape)
+        throw LowerError{"allreduce of kernel '" + k_.name + "' changes the tile shape " + json(xr.shape).dump() + " -> " +
+                             json(dr.shape).dump(), c.span};
       const std::vector<std::string> axes = slot_axes(&from, c);
       std::set<std::string> reduced;
       for (const LayoutPending &p : from.pending) reduced.insert(p.axis);
@@ -308,9 +316,9 @@ private:
       if (!combine.count(op))
         throw LowerError{"allreduce with op '" + op + "' in kernel '" + k_.name + "': axe.lower combines sum, max, min and prod",
                          c.span};
-      s.written = slots(xr.shape, xr.dtype, axes, {}, s.shape);
-      std::vector<int64_t> ignored;
-      s.read = slots(xr.shape, xr.dtype, axes, reduced, ignored);
+      s.written = core_slots(lf_, xr.shape, xr.dtype, axes);
+      s.read = core_slots(lf_, xr.shape, xr.dtype, axes, reduced);
+      s.shape = s.written.shape;
       const size_t i = add_scratch(scratch, s);
       writer.epilogue.push_back(move("store", s.param, x, {0, 0}, c.span));
       writer.scratch.push_back({i, true});
@@ -320,7 +328,7 @@ private:
       for (size_t d = 0; d < 2; ++d)
         if (!axes[d].empty() && reduced.count(axes[d])) count[d] = extent(axes[d]);
       TileLocal peer = xr;
-      peer.name = "_peer" + tag;
+      peer.name = fresh("_peer" + tag);
       reader.extra_locals.push_back(peer);
       bool first = true;
       for (int64_t a = 0; a < count[0]; ++a)
@@ -339,9 +347,6 @@ private:
           add.span = c.span;
           reader.prologue.push_back(add);
         }
-      if (dr.shape != xr.shape)
-        throw LowerError{"allreduce of kernel '" + k_.name + "' changes the tile shape " + json(xr.shape).dump() + " -> " +
-                             json(dr.shape).dump(), c.span};
       return;
     }
     if (name != "allgather" && name != "relayout")
@@ -357,13 +362,15 @@ private:
       throw LowerError{name + " of kernel '" + k_.name + "' between layouts placed at mesh offsets; axe.lower moves "
                                                          "layouts over the whole mesh", c.span};
     s.shape = from.shape;
-    for (Layout *l : {&s.written, &s.read}) *l = l == &s.written ? from : to;
-    for (Layout *l : {&s.written, &s.read}) {
+    s.written = from;
+    s.read = to;
+    for (Layout *l : {&s.written, &s.read}) {  // a tensor of x's logical shape in global memory, row-major
       l->mem = LayoutMem{};
       l->space = "GM";
       l->pending.clear();
       l->tile.clear();
       l->shape = from.shape;
+      l->dtype = xr.dtype;
     }
     const size_t i = add_scratch(scratch, s);
     writer.epilogue.push_back(move("store", s.param, x, {0, 0}, c.span));
@@ -385,9 +392,11 @@ private:
       s.param = fresh("carry_" + r);  // (backend-pto's own cut at cube/vector work names its hand-offs h_*)
       s.tensor = "_" + k_.name + "_carry_" + r;
       s.dtype = l.dtype;
-      const std::vector<std::string> axes = slot_axes(nullptr, TileOp{});
-      s.written = slots(l.shape, l.dtype, axes, {}, s.shape);
+      if (l.shape.size() != 2)
+        throw LowerError{"register '" + r + "' of kernel '" + k_.name + "' is no tile", k_.span};
+      s.written = core_slots(lf_, l.shape, l.dtype, slot_axes(nullptr, TileOp{}));
       s.read = s.written;
+      s.shape = s.written.shape;
       it = handoffs_.emplace(r, add_scratch(scratch, s)).first;
     }
     const Scratch &s = scratch[it->second];
@@ -408,6 +417,12 @@ private:
   const LayoutFunction &lf_;
   std::map<std::string, size_t> handoffs_;    ///< register -> its scratch
 };
+
+/// Records the tensor of view argument `a` among the reads and the writes of task `t` (an InOut: both).
+void access(WspNode &t, const WspArg &a) {
+  if (a.dir != "out") t.reads.push_back(*a.tensor);
+  if (a.dir != "in") t.writes.push_back(*a.tensor);
+}
 
 /// The launches of kernel `k` in `w`'s body become ordered groups of its parts' launches; false (with a
 /// LowerError) for a launch under a loop or condition.
@@ -438,7 +453,7 @@ void relaunch(WspWorkload &w, const std::string &k, const std::vector<TileKernel
             for (const WspArg &a : n.args)
               if (a.param == prm.name) {
                 t.args.push_back(a);
-                if (a.tensor) (a.dir == "in" ? t.reads : t.writes).push_back(*a.tensor);
+                if (a.tensor) access(t, a);
               }
             continue;
           }
@@ -449,7 +464,7 @@ void relaunch(WspWorkload &w, const std::string &k, const std::vector<TileKernel
           a.offset.assign(s->shape.size(), json(0));
           a.shape = s->shape;
           t.args.push_back(a);
-          (a.dir == "in" ? t.reads : t.writes).push_back(s->tensor);
+          access(t, a);
           if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
                            [&](const WspIntermediate &i) { return i.name == s->tensor; })) {
             WspIntermediate im;
@@ -525,6 +540,11 @@ void lower(htp::PassContext &ctx) {
     } catch (const LowerError &e) {
       const IrSpan at = e.span.value_or(k.span);
       Host(ctx.api()).error(ctx.diag(), "layout.lower", e.message, at.source_span(module.file()));
+      out.push_back(k);
+    } catch (const std::exception &e) {  // a malformed attribute of layout-axe's own making
+      Host(ctx.api()).error(ctx.diag(), "layout.internal",
+                            "axe.lower cannot lower kernel '" + k.name + "' (a layout-axe bug): " + e.what(),
+                            k.span.source_span(module.file()));
       out.push_back(k);
     }
   }

@@ -274,3 +274,27 @@ def test_collectives_on_a_two_by_two_mesh(tmp_path, target):
     np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
     _, r = _run(ctx, swap_mesh_axes, target, tmp_path / "swap", X=X)
     np.testing.assert_array_equal(r["Y"], X)
+
+
+# `p` is handed from the first part to the second, redefined there and handed on to the third: the second
+# part reads and writes its carry tensor (an InOut parameter).
+@kernel(mapping=[2, 2])
+def carried_twice(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                  C: Out[Tensor[64, 64, f32] @ Layout("S(0)S(1)")]):
+    p = matmul(load(A), load(B))
+    s = allreduce(rowsum(p), axis=1)
+    p = rowexpand_div(p, s)
+    m = allreduce(rowmax(p), axis=1, op="max")
+    store(C, rowexpand_div(p, m))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_register_carried_through_two_cuts(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(17)
+    A = rng.uniform(0.5, 1.5, (64, 64)).astype(np.float32)
+    B = rng.uniform(0.5, 1.5, (64, 64)).astype(np.float32)
+    _, r = _run(ctx, carried_twice, target, tmp_path / "pkg", A=A, B=B)
+    P = A.astype(np.float64) @ B
+    P = P / P.sum(1, keepdims=True)
+    np.testing.assert_allclose(r["C"], P / P.max(1, keepdims=True), rtol=1e-4)
