@@ -348,6 +348,14 @@ template <class J> TileKernel read_kernel(Reader<J> &r, const J &v, const std::s
   if (!mapping.is_null()) k.mapping = r.shape(mapping, R::at(path, "mapping"));
   k.params = r.list(v, "params", path, [&](const J &p, const std::string &at) { return read_param(r, p, at); });
   k.locals = r.list(v, "locals", path, [&](const J &l, const std::string &at) { return read_local(r, l, at); });
+  std::set<std::string> names;  // parameters and registers share one namespace (the emitted functions' scope)
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (!names.insert(k.params[i].name).second)
+      r.fail(R::at(R::at(R::at(path, "params"), i), "name"), "a second parameter named '" + k.params[i].name + "'");
+  for (size_t i = 0; i < k.locals.size(); ++i)
+    if (!names.insert(k.locals[i].name).second)
+      r.fail(R::at(R::at(R::at(path, "locals"), i), "name"),
+             "register '" + k.locals[i].name + "' is named like another parameter or register");
   k.body = read_body(r, r.need(v, "body", path), R::at(path, "body"));
   r.set_span(std::nullopt);
   return k;

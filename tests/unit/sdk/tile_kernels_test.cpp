@@ -192,6 +192,24 @@ TEST(TileKernels, AWrongTypeOrRangeIsAnErrorAtItsPath) {
   }
 }
 
+TEST(TileKernels, ParametersAndRegistersHaveDistinctNames) {
+  // One namespace: the emitted kernel functions declare them side by side (a pass that cut a kernel into
+  // parts once declared a hand-off tensor twice, and backend-aie's kernel source did not compile).
+  json doc = tile_golden("features");
+  json &k = doc["kernels"][0];
+  k["params"].push_back(k["params"][0]);
+  htp::IrDocumentError e = tile_error_of(doc);
+  EXPECT_EQ(e.path(), "/kernels/0/params/" + std::to_string(k["params"].size() - 1) + "/name");
+  EXPECT_EQ(e.reason(), "a second parameter named '" + k["params"][0]["name"].get<std::string>() + "'");
+  doc = tile_golden("features");
+  json &k2 = doc["kernels"][0];
+  json clash = k2["locals"][0];
+  clash["name"] = k2["params"][0]["name"];
+  k2["locals"].push_back(clash);
+  e = tile_error_of(doc);
+  EXPECT_EQ(e.path(), "/kernels/0/locals/" + std::to_string(k2["locals"].size() - 1) + "/name");
+}
+
 TEST(TileKernels, AnErrorCarriesTheSpanOfTheStatementAroundIt) {
   json doc = tile_golden("features");
   doc["kernels"][0]["body"][1]["body"][0]["offset"][0] = nullptr;
