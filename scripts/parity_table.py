@@ -36,6 +36,7 @@ TEST_FILES = [
     "tests/e2e/test_schedules.py",
     "tests/python/test_dist_layouts.py",
     "tests/python/test_collectives.py",
+    "tests/python/test_streamed_kernels.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",
     "tests/python/test_workload_dims.py",
 ]
@@ -73,6 +74,7 @@ CONSTRUCTS = {
     "view dropping a middle dimension": "tile",
     "kernel mixing cube and vector work": "tile",
     "kernel entry mixing cube and vector work": "tile",
+    "kernel entry looping over tiles of tensors larger than a core": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
     "mapped kernel launched by a workload": "layout",
     "replicated output of a mapped kernel": "layout",

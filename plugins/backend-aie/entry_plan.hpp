@@ -114,6 +114,17 @@ struct OrchestrationPlan {
   std::string noun = "workload";  ///< what the entry is, for messages: "workload", "kernel entry"
 };
 
+/// A single-core kernel entry whose body is one loop over tiles, as the workload that streams them
+/// (plan_streamed.cpp): `workload` launches `body`, the loop's body over one iteration's views, n times in
+/// sequence on one core.
+struct StreamedKernel {
+  htp::TileKernel body;
+  htp::WspWorkload workload;
+};
+/// The streamed form of kernel `k`, or nullopt with `why` set when its body is not one loop moving tiles
+/// at offsets affine in its variable, with nothing carried from one iteration to the next.
+std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::string *why);
+
 /// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
 std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems);
 
@@ -124,6 +135,12 @@ struct ProgramDocs {
   htp::WspTaskGraph tasks;   ///< wsp.task_graph, as the SDK reads it (htp/wsp_task_graph.hpp)
   htp::CspGraph csp;         ///< csp.graph, as the SDK reads it (htp/csp_graph.hpp)
 };
+
+/// Replaces, in `docs`, each single-core kernel entry whose whole tensors exceed a compute tile's memory and
+/// whose body streams (stream_kernel_loop) by its iteration kernel and the workload of its name; returns
+/// the kernels replaced with their trip counts.
+std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries(ProgramDocs &docs,
+                                                                                 const DeviceProfile &device);
 
 /// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches);
 /// workloads the spatial mapping does not take are host-orchestrated and go to `orchestrated`.

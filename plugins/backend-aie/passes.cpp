@@ -89,6 +89,16 @@ void map_pass(htp::PassContext &ctx) {
   if (!kernels || !tasks || !csp || !layouts) return;
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
   std::vector<Problem> problems;
+  // A kernel entry whose whole tensors do not fit its one core but whose body is one loop over tiles runs
+  // as the workload streaming them (plan_streamed.cpp); the workload's mapping (spatial, or host-orchestrated)
+  // follows as for any workload.
+  for (const auto &[kernel, trips] : stream_oversized_kernel_entries(docs, dev))
+    htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.streamed",
+                                "kernel entry '" + kernel.name + "' holds more than a core's " +
+                                    std::to_string(dev.resources(TileKind::Compute).memory_bytes) +
+                                    " bytes in whole tensors; its loop streams their tiles (" + std::to_string(trips) +
+                                    " iterations): it runs as a workload of the same name and parameters",
+                                kernel.span.source_span(ctx.module().file()));
   // buffer(T, "L1" | "local"): the two launches passing intermediate T run fused on one core, T in its memory.
   htp::fuse_buffers(
       docs.kernels, docs.tasks, [](const std::string &) { return true; },  // (the resolver admits L1 and local only)
@@ -104,6 +114,7 @@ void map_pass(htp::PassContext &ctx) {
       if (v.code == "aie.validate.dma-channels") return v.text();
     return std::string();
   };
+
   // An entry multiplexed instead of mapped spatially: its kernels' single-core task designs, its plan kept.
   auto orchestrate = [&](OrchestrationPlan o, std::string reason, std::string noun) {
     o.reason = std::move(reason);

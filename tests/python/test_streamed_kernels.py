@@ -1,0 +1,80 @@
+"""A kernel entry that loops over tiles of tensors larger than an AIE core's memory, written as the tile
+dialect's docs write loops (docs/dialects/tile.md): backend-aie held a kernel entry's tensors whole in its
+one core and refused these (aie.validate.memory); it now runs the loop's body as a workload of the same
+name that streams one iteration's tiles at a time (docs/backends/aie.md §2). Ascend runs them as they are."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import htp
+from htp.dialects.tile import (In, Out, Tensor, adds, colexpand_add, colexpand_mul, exp, f32, full, kernel, load,
+                               matmul, mul, muls, rowexpand_mul, rowexpand_sub, rowsum, rsqrt, store)
+
+TARGETS = ["pto-a2a3sim", "aie-npu1"]
+
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_a_loop_over_row_tiles_of_large_tensors_runs": [
+        ("kernel entry looping over tiles of tensors larger than a core", "pto-a2a3sim"),
+        ("kernel entry looping over tiles of tensors larger than a core", "aie-npu1")],
+}
+
+
+@kernel
+def rows_exp(X: In[Tensor[128, 256, f32]], Y: Out[Tensor[128, 256, f32]]):
+    for i in range(16):
+        store(Y[i * 8:(i + 1) * 8, :], exp(load(X[i * 8:(i + 1) * 8, :])))
+
+
+# 64 x 128 rows normalised 16 at a time, with a scale and a shift read whole every iteration.
+@kernel
+def layernorm(X: In[Tensor[64, 128, f32]], G: In[Tensor[1, 128, f32]], B: In[Tensor[1, 128, f32]],
+              Y: Out[Tensor[64, 128, f32]]):
+    for i in range(4):
+        x = load(X.tile(i, 0, shape=(16, 128)))
+        mean = muls(rowsum(x), 1.0 / 128)
+        xc = rowexpand_sub(x, mean)
+        var = muls(rowsum(mul(xc, xc)), 1.0 / 128)
+        y = rowexpand_mul(xc, rsqrt(adds(var, 1e-5)))
+        store(Y.tile(i, 0, shape=(16, 128)), colexpand_add(colexpand_mul(y, load(G)), load(B)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_over_row_tiles_of_large_tensors_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((128, 256), dtype=np.float32)
+    pkg = ctx.compile(rows_exp, target, tmp_path / "exp")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], np.exp(X), rtol=1e-5)
+    X = rng.standard_normal((64, 128), dtype=np.float32)
+    G = rng.standard_normal((1, 128), dtype=np.float32)
+    B = rng.standard_normal((1, 128), dtype=np.float32)
+    pkg2 = ctx.compile(layernorm, target, tmp_path / "layernorm")
+    r = htp.bind(pkg2, ctx).run(X=X, G=G, B=B)
+    m, v = X.mean(1, keepdims=True), X.var(1, keepdims=True)
+    np.testing.assert_allclose(r["Y"], (X - m) / np.sqrt(v + 1e-5) * G + B, rtol=1e-3, atol=1e-4)
+    if target == "aie-npu1":
+        # The entries keep their names and parameters; the exp streams through one core's FIFOs (two, double
+        # buffered), the layernorm — three inputs — runs an iteration per host-orchestrated task.
+        assert [(e["name"], e["kind"]) for e in pkg.entrypoints] == [("rows_exp", "workload")]
+        assert [p["name"] for p in pkg2.entrypoints[0]["params"]] == ["X", "G", "B", "Y"]
+        mlir = (pkg.path / "codegen/aie/rows_exp/aie.mlir").read_text()
+        assert "aie.objectfifo @in_X(" in mlir and "memref<8x256xf32>" in mlir
+        assert (pkg2.path / "codegen/aie/layernorm/orchestration.json").exists()
+
+
+# A register carried from one iteration to the next (an accumulator) cannot be streamed this way: the
+# memory error names the objects, as before.
+@kernel
+def carried(X: In[Tensor[128, 256, f32]], W: In[Tensor[256, 32, f32]], Y: Out[Tensor[128, 32, f32]]):
+    acc = full((128, 32), 0.0, f32)
+    for k in range(8):
+        acc = matmul(load(X[:, k * 32:(k + 1) * 32]), load(W[k * 32:(k + 1) * 32, :]), acc)
+    store(Y, acc)
+
+
+def test_a_loop_carrying_a_register_is_not_streamed(tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(carried, "aie-npu1", tmp_path / "pkg")
+    assert any(d.code == "aie.validate.memory" for d in e.value.errors), str(e.value)
