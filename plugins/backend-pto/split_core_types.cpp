@@ -153,6 +153,22 @@ htp::Layout handoff_layout(const htp::LayoutFunction &f, const htp::TileLocal &r
   return htp::core_slots(f, reg.shape, reg.dtype, axes);
 }
 
+/// The direction of the hand-off parameter of register `reg` in a part with hand-offs `hs`: a register the
+/// part receives, redefines and passes on (cube, vector, cube again) is one InOut parameter.
+std::string handoff_dir(const std::vector<Handoff> &hs, const std::string &reg) {
+  bool in = false, out = false;
+  for (const Handoff &h : hs)
+    if (h.reg.name == reg) (h.out ? out : in) = true;
+  return in && out ? "inout" : out ? "out" : "in";
+}
+
+/// Whether `h` is the first of `hs` for its register (a part declares each hand-off parameter once).
+bool first_of_register(const std::vector<Handoff> &hs, const Handoff &h) {
+  for (const Handoff &x : hs)
+    if (x.reg.name == h.reg.name) return &x == &h;
+  return false;
+}
+
 /// The load or store of a hand-off tensor `h_<register>` (the whole tile at offset 0).
 htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
   htp::TileOp mv;
@@ -264,13 +280,15 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
           if (const htp::Layout *l = mapped->param(prm.name)) part_layouts.params.emplace_back(prm.name, *l);
       }
       for (const Handoff &h : hand[s]) {
+        if (!first_of_register(hand[s], h)) continue;
+        const std::string dir = handoff_dir(hand[s], h.reg.name);
         if (!mapped) {
-          p.params.push_back(htp::TileParam{"h_" + h.reg.name, h.out ? "out" : "in",
+          p.params.push_back(htp::TileParam{"h_" + h.reg.name, dir,
                                             htp::TileType{"tensor", h.reg.shape, h.reg.dtype, json()}, std::nullopt});
           continue;
         }
         htp::Layout l = handoff_layout(*mapped, h.reg);
-        l.dir = h.out ? "out" : "in";
+        l.dir = dir;
         p.params.push_back(htp::TileParam{"h_" + h.reg.name, l.dir, htp::TileType{"tensor", l.shape, h.reg.dtype, json()},
                                           l.local_shape});
         part_layouts.params.emplace_back("h_" + h.reg.name, l);
@@ -363,11 +381,12 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                     if (a.tensor) (a.dir == "in" ? t.reads : t.writes).push_back(*a.tensor);
                   }
                 for (const Handoff &h : handoffs.at(kname)[s]) {
+                  if (!first_of_register(handoffs.at(kname)[s], h)) continue;
                   const std::string tensor = "_" + kname + "_" + h.reg.name;
                   htp::WspArg a;
                   a.param = "h_" + h.reg.name;
                   a.tensor = tensor;
-                  a.dir = h.out ? "out" : "in";
+                  a.dir = handoff_dir(handoffs.at(kname)[s], h.reg.name);
                   // One launch of a mapped kernel: a tile per core (handoff_layout), the whole tensor.
                   const auto m = mapped_kernels.find(kname);
                   const std::vector<int64_t> whole =
@@ -379,7 +398,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                     if (whole.empty()) a.shape.push_back(d);
                   }
                   t.args.push_back(a);
-                  (h.out ? t.writes : t.reads).push_back(tensor);
+                  if (a.dir != "out") t.reads.push_back(tensor);
+                  if (a.dir != "in") t.writes.push_back(tensor);
                   if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
                                    [&](const htp::WspIntermediate &i) { return i.name == tensor; })) {
                     htp::WspIntermediate im;

@@ -226,6 +226,14 @@ PROGRAM = textwrap.dedent('''
 
 
     @kernel
+    def cube_vector_cube(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: Out[Tensor[32, 32, f32]]):
+        w = load(b)
+        p = matmul(load(a), w)
+        p = exp(p)                                                     # p handed in, redefined, handed on
+        store(c, matmul(p, w))
+
+
+    @kernel
     def mm_acc(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: InOut[Tensor[32, 32, f32]]):
         store(c, add(load(c), matmul(load(a), load(b))))
 
@@ -494,6 +502,18 @@ def test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend(ctx, prog
             assert sorted(p.relative_to(kernels).as_posix() for p in kernels.glob("ai?/*.cpp")) == [
                 "aic/scores_t__1_aic.cpp", "aiv/scores_t__0_aiv.cpp"]
             assert r.report["tasks"] == 2
+
+
+def test_a_register_handed_through_a_vector_part_and_back_to_the_cube(ctx, program, tmp_path):
+    # exp(A @ B) @ B: the middle (vector) part receives p, redefines it and hands it on, through one InOut
+    # hand-off tensor on Ascend (it declared h_p twice, and refused to store into the In one).
+    rng = np.random.default_rng(10)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float32) * 0.1 for _ in range(2))
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.cube_vector_cube, target, tmp_path / target, a=a, b=b)
+        np.testing.assert_allclose(np.asarray(r["c"]), np.exp(a @ b) @ b, rtol=1e-4, atol=1e-5)
+        if target == "pto-a2a3sim":
+            assert r.report["tasks"] == 3
 
 
 def test_an_inout_accumulation_over_launches_runs_on_both_targets(ctx, program, tmp_path):
