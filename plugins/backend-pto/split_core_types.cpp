@@ -341,15 +341,6 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       return true;
     };
     if (!count(w.body, 1)) return;
-    for (const auto &[kname, n] : slots)
-      if (mapped_kernels.count(kname) && n > 1) {
-        problems.push_back({"pto.core-type", "kernel '" + kname + "', mapped over a mesh, mixes cube and vector work and is "
-                                             "launched " + std::to_string(n) + " times in workload '" + w.name + "'; "
-                                             "backend-pto splits a mapped kernel launched once: split it into a cube "
-                                             "kernel and a vector kernel that exchange tensors",
-                            Span::from(w.span)});
-        return;
-      }
     std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
         [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
           for (htp::WspNode &n : body) {
@@ -387,7 +378,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                   a.param = "h_" + h.reg.name;
                   a.tensor = tensor;
                   a.dir = handoff_dir(handoffs.at(kname)[s], h.reg.name);
-                  // One launch of a mapped kernel: a tile per core (handoff_layout), the whole tensor.
+                  // A mapped kernel: a tile per core (handoff_layout), the whole tensor, shared by its launches
+                  // (the runtime orders a launch's writes after the previous one's reads of it).
                   const auto m = mapped_kernels.find(kname);
                   const std::vector<int64_t> whole =
                       m != mapped_kernels.end() ? handoff_layout(m->second, h.reg).shape : std::vector<int64_t>{};

@@ -23,8 +23,8 @@ namespace ptobe {
 /// launching it once (the task graph is created when the module had none). The parts of a kernel mapped
 /// over a mesh are mapped kernels too (their layouts added to `layouts`), each core handing its registers on
 /// through its own tile of a hand-off tensor (htp::core_slots). A mix it cannot split (within one loop
-/// statement, through a scalar, under a loop of runtime extent, a mapped kernel launched more than once) is
-/// a problem at its span.
+/// statement, through a scalar, under a loop of runtime extent, mapped over more than two mesh axes) is a
+/// problem at its span.
 void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
                       htp::LayoutSignatures *layouts, std::vector<Problem> &problems);
 

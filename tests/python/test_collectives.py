@@ -298,3 +298,28 @@ def test_a_register_carried_through_two_cuts(tmp_path, target):
     P = A.astype(np.float64) @ B
     P = P / P.sum(1, keepdims=True)
     np.testing.assert_allclose(r["C"], P / P.max(1, keepdims=True), rtol=1e-4)
+
+
+# The same kernel launched twice by a workload: on Ascend its cube and vector parts' hand-off tensor is shared
+# by the launches (the second's writes wait for the first's reads).
+@kernel(mapping=[2, 2])
+def row_sums_of_product(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64, 64, f32] @ Layout("RS(1)")],
+                        N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    store(N, allreduce(rowsum(matmul(load(A), load(B))), axis=1))
+
+
+@workload
+def two_launches(A: In[Tensor[64, 64, f32]], B: In[Tensor[64, 64, f32]], C: In[Tensor[64, 64, f32]],
+                 N: Out[Tensor[64, 1, f32]], M: Out[Tensor[64, 1, f32]]):
+    row_sums_of_product(A, B, N)
+    row_sums_of_product(C, B, M)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_kernel_with_a_collective_launched_twice(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(18)
+    A, B, C = (rng.standard_normal((64, 64), dtype=np.float32) for _ in range(3))
+    _, r = _run(ctx, two_launches, target, tmp_path / "pkg", A=A, B=B, C=C)
+    np.testing.assert_allclose(r["N"], (A @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r["M"], (C @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
