@@ -360,17 +360,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
               group.span = n.span;
               const auto &ks = parts.at(kname);
               for (size_t s = 0; s < ks.size(); ++s) {
-                htp::WspNode t = n;
-                t.id = n.id + "_" + std::to_string(s);
-                t.kernel = ks[s].name;
-                t.args.clear();
-                t.reads.clear();
-                t.writes.clear();
-                for (const htp::WspArg &a : n.args)
-                  if (std::any_of(ks[s].params.begin(), ks[s].params.end(), [&](const htp::TileParam &p) { return p.name == a.param; })) {
-                    t.args.push_back(a);
-                    if (a.tensor) (a.dir == "in" ? t.reads : t.writes).push_back(*a.tensor);
-                  }
+                htp::WspNode t = htp::part_launch(n, ks[s], n.id + "_" + std::to_string(s));
                 for (const Handoff &h : handoffs.at(kname)[s]) {
                   if (!first_of_register(handoffs.at(kname)[s], h)) continue;
                   const std::string tensor = "_" + kname + "_" + h.reg.name;
@@ -383,25 +373,20 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
                   const auto m = mapped_kernels.find(kname);
                   const std::vector<int64_t> whole =
                       m != mapped_kernels.end() ? handoff_layout(m->second, h.reg).shape : std::vector<int64_t>{};
-                  a.offset = whole.empty() ? std::vector<json>{slot} : std::vector<json>{};
-                  a.shape = whole.empty() ? std::vector<int64_t>{1} : whole;
-                  for (int64_t d : whole.empty() ? h.reg.shape : whole) {
-                    a.offset.push_back(0);
-                    if (whole.empty()) a.shape.push_back(d);
+                  std::vector<int64_t> shape = whole;  // the intermediate's; else [slots, rows, cols], this launch's slot
+                  if (whole.empty()) {
+                    shape = {slots.at(kname)};
+                    shape.insert(shape.end(), h.reg.shape.begin(), h.reg.shape.end());
+                  }
+                  a.offset.assign(shape.size(), json(0));
+                  a.shape = shape;
+                  if (whole.empty()) {
+                    a.offset[0] = slot;
+                    a.shape[0] = 1;
                   }
                   t.args.push_back(a);
-                  if (a.dir != "out") t.reads.push_back(tensor);
-                  if (a.dir != "in") t.writes.push_back(tensor);
-                  if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
-                                   [&](const htp::WspIntermediate &i) { return i.name == tensor; })) {
-                    htp::WspIntermediate im;
-                    im.name = tensor;
-                    im.type.kind = "tensor";
-                    im.type.dtype = h.reg.dtype;
-                    if (whole.empty()) im.type.shape.push_back(htp::IrDim{slots.at(kname), {}});
-                    for (int64_t d : whole.empty() ? h.reg.shape : whole) im.type.shape.push_back(htp::IrDim{d, {}});
-                    w.intermediates.push_back(im);
-                  }
+                  htp::record_view(t, a);
+                  htp::add_intermediate(w, tensor, h.reg.dtype, shape);
                 }
                 group.body.push_back(std::move(t));
               }

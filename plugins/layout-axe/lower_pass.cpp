@@ -418,12 +418,6 @@ private:
   std::map<std::string, size_t> handoffs_;    ///< register -> its scratch
 };
 
-/// Records the tensor of view argument `a` among the reads and the writes of task `t` (an InOut: both).
-void access(WspNode &t, const WspArg &a) {
-  if (a.dir != "out") t.reads.push_back(*a.tensor);
-  if (a.dir != "in") t.writes.push_back(*a.tensor);
-}
-
 /// The launches of kernel `k` in `w`'s body become ordered groups of its parts' launches; false (with a
 /// LowerError) for a launch under a loop or condition.
 void relaunch(WspWorkload &w, const std::string &k, const std::vector<TileKernel> &parts,
@@ -439,42 +433,20 @@ void relaunch(WspWorkload &w, const std::string &k, const std::vector<TileKernel
       group.order = "ordered";
       group.span = n.span;
       for (size_t p = 0; p < parts.size(); ++p) {
-        WspNode t = n;
-        t.id = "t" + std::to_string(next_id++);  // (task ids are t<number>, unique in the workload)
-        t.kernel = parts[p].name;
-        t.args.clear();
-        t.reads.clear();
-        t.writes.clear();
-        for (const TileParam &prm : parts[p].params) {
-          const Scratch *s = nullptr;
-          for (const Scratch &x : scratch)
-            if (x.param == prm.name) s = &x;
-          if (!s) {
-            for (const WspArg &a : n.args)
-              if (a.param == prm.name) {
-                t.args.push_back(a);
-                if (a.tensor) access(t, a);
-              }
-            continue;
+        WspNode t = part_launch(n, parts[p], "t" + std::to_string(next_id++));  // (task ids: t<number>, unique)
+        for (const TileParam &prm : parts[p].params)
+          for (const Scratch &s : scratch) {
+            if (s.param != prm.name) continue;
+            WspArg a;
+            a.param = prm.name;
+            a.tensor = s.tensor;
+            a.dir = prm.dir;
+            a.offset.assign(s.shape.size(), json(0));
+            a.shape = s.shape;
+            t.args.push_back(a);
+            record_view(t, a);
+            add_intermediate(w, s.tensor, s.dtype, s.shape);
           }
-          WspArg a;
-          a.param = prm.name;
-          a.tensor = s->tensor;
-          a.dir = prm.dir;
-          a.offset.assign(s->shape.size(), json(0));
-          a.shape = s->shape;
-          t.args.push_back(a);
-          access(t, a);
-          if (std::none_of(w.intermediates.begin(), w.intermediates.end(),
-                           [&](const WspIntermediate &i) { return i.name == s->tensor; })) {
-            WspIntermediate im;
-            im.name = s->tensor;
-            im.type.kind = "tensor";
-            im.type.dtype = s->dtype;
-            for (int64_t d : s->shape) im.type.shape.push_back(IrDim{d, {}});
-            w.intermediates.push_back(im);
-          }
-        }
         group.body.push_back(std::move(t));
       }
       n = std::move(group);

@@ -45,4 +45,41 @@ inline WspWorkload single_launch_workload(const TileKernel &kernel) {
   return w;
 }
 
+/// Records view argument `a` among the reads and the writes of task `t` (an InOut view: both).
+inline void record_view(WspNode &t, const WspArg &a) {
+  if (a.dir != "out") t.reads.push_back(*a.tensor);
+  if (a.dir != "in") t.writes.push_back(*a.tensor);
+}
+
+/// The launch of `part`, one of the kernels a kernel was cut into, in place of launch `n` of that kernel:
+/// n's arguments for the part's parameters, the tensors they view among its reads and writes, id `id`.
+/// The hand-off arguments between the parts are the caller's to add (with record_view).
+inline WspNode part_launch(const WspNode &n, const TileKernel &part, std::string id) {
+  WspNode t = n;
+  t.id = std::move(id);
+  t.kernel = part.name;
+  t.args.clear();
+  t.reads.clear();
+  t.writes.clear();
+  for (const WspArg &a : n.args)
+    if (part.param(a.param)) {
+      t.args.push_back(a);
+      if (a.tensor) record_view(t, a);
+    }
+  return t;
+}
+
+/// Adds intermediate tensor `name` of `shape` to `w`, unless `w` has one of that name.
+inline void add_intermediate(WspWorkload &w, const std::string &name, const std::string &dtype,
+                             const std::vector<int64_t> &shape) {
+  for (const WspIntermediate &i : w.intermediates)
+    if (i.name == name) return;
+  WspIntermediate im;
+  im.name = name;
+  im.type.kind = "tensor";
+  im.type.dtype = dtype;
+  for (int64_t d : shape) im.type.shape.push_back(IrDim{d, {}});
+  w.intermediates.push_back(std::move(im));
+}
+
 }  // namespace htp
