@@ -269,6 +269,13 @@ private:
     }
     for (size_t i = 0; i < op.args.size(); ++i) {
       const CallArg &a = op.args[i];
+      // An object (acquired from a FIFO, or a tile buffer) of the size and dtype the kernel's argument takes.
+      auto check_object = [&](int64_t elements, const std::string &dtype) {
+        if (elements != product(k->args[i].shape) || dtype != k->args[i].dtype)
+          report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " holds " + std::to_string(elements) + " x " +
+                                  dtype + ", the kernel expects " + std::to_string(product(k->args[i].shape)) + " x " +
+                                  k->args[i].dtype, c.span);
+      };
       if (k->args[i].memref != (a.kind == CallArg::Kind::Fifo || a.kind == CallArg::Kind::Buffer)) {
         report("call", opn, "argument " + std::to_string(i) + " must be " + (k->args[i].memref ? "an object FIFO element" : "a scalar"), c.span);
         continue;
@@ -279,17 +286,13 @@ private:
         else if (b->tile != c.tile)
           report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " is in the memory of " + tile_op(b->tile) +
                                   ", not of the core's tile", c.span);
-        else if (b->elements() != product(k->args[i].shape) || b->dtype != k->args[i].dtype)
-          report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " holds " + std::to_string(b->elements()) + " x " + b->dtype +
-                                  ", the kernel expects " + std::to_string(product(k->args[i].shape)) + " x " + k->args[i].dtype, c.span);
+        else check_object(b->elements(), b->dtype);
         continue;
       }
       if (a.kind != CallArg::Kind::Fifo) continue;
       const ObjectFifo *f = d_.fifo(a.fifo);
       if (!held.count(a.fifo)) report("call", opn, "argument " + std::to_string(i) + " uses @" + a.fifo + " without acquiring it first", c.span);
-      else if (f && (f->elements() != product(k->args[i].shape) || f->dtype != k->args[i].dtype))
-        report("call", opn, "argument " + std::to_string(i) + ": @" + a.fifo + " holds " + std::to_string(f->elements()) + " x " + f->dtype +
-                                ", the kernel expects " + std::to_string(product(k->args[i].shape)) + " x " + k->args[i].dtype, c.span);
+      else if (f) check_object(f->elements(), f->dtype);
     }
   }
 
