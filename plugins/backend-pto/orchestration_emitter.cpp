@@ -396,7 +396,6 @@ std::map<std::string, Rotation> rotations(const htp::WspWorkload &w, int64_t dep
 }
 
 
-/// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
 /// The view of one core's part of a tensor under a dist layout: per tensor dimension, the offset (C++, in
 /// the mesh coordinates `v_mesh<i>`) and the local extent. Replicated dimensions are whole.
 std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const Param &p, const htp::Layout &l,
@@ -424,6 +423,28 @@ std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const P
   return {offset, shape};
 }
 
+/// The view of one core's part of tensor parameter `p` of mapped kernel `k` (`f` its layouts, shard_view), or
+/// nullopt for a tensor without a dist layout, which every core sees whole.
+std::optional<std::pair<std::vector<std::string>, std::vector<std::string>>> core_view(const Param &p,
+                                                                                       const htp::LayoutFunction &f,
+                                                                                       const KernelUnit &k,
+                                                                                       const Span &span) {
+  const htp::Layout *l = f.param(p.name);
+  if (l && !l->shard.empty()) return shard_view(p, *l, f, k);
+  if (p.shape != p.global_shape)
+    throw IrError("parameter '" + p.name + "' of mapped kernel '" + k.kernel.name + "' has a local shape but no dist layout",
+                  span, "pto.unsupported");
+  return std::nullopt;
+}
+
+/// Opens the loops over the coordinates `v_mesh0`, `v_mesh1`, ... of `mesh` (one close() each).
+void open_mesh(OrchestrationWriter &out, const std::vector<int64_t> &mesh) {
+  for (size_t a = 0; a < mesh.size(); ++a)
+    out.open("for (int64_t v_mesh" + std::to_string(a) + " = 0; v_mesh" + std::to_string(a) + " < " +
+             std::to_string(mesh[a]) + "; ++v_mesh" + std::to_string(a) + ")");
+}
+
+/// Lowers the nodes of a workload body (docs/ir-contracts.md §5).
 class WorkloadLowering {
 public:
   WorkloadLowering(OrchestrationWriter &w, const KernelIndex &k, const htp::WspWorkload &workload,
@@ -688,17 +709,11 @@ private:
                     "schedule tiles; backend-pto runs a mapped kernel one launch per task: drop the tile() directive "
                     "for this loop", span, "pto.unsupported");
     const std::vector<int64_t> &mesh = *layouts->mapping;
-    for (size_t a = 0; a < mesh.size(); ++a)
-      w_.open("for (int64_t v_mesh" + std::to_string(a) + " = 0; v_mesh" + std::to_string(a) + " < " +
-              std::to_string(mesh[a]) + "; ++v_mesh" + std::to_string(a) + ")");
+    open_mesh(w_, mesh);
     for (TaskTensor &t : tensors) {
       const Param &p = *t.param;
-      const htp::Layout *l = layouts->param(p.name);
-      const bool sharded = l && !l->shard.empty();
-      if (!sharded && p.shape != p.global_shape)
-        throw IrError("parameter '" + p.name + "' of mapped kernel '" + n.kernel + "' has a local shape but no dist layout",
-                      span, "pto.unsupported");
-      if (!sharded) continue;
+      auto view = core_view(p, *layouts, unit, span);
+      if (!view) continue;
       if (t.offset.empty()) {  // the whole tensor
         t.offset.assign(p.global_shape.size(), "0");
         for (int64_t d : p.global_shape) t.shape.push_back(std::to_string(d));
@@ -708,7 +723,7 @@ private:
                       p.name + "' of mapped kernel '" + n.kernel + "', whose layout is over rank " +
                       std::to_string(p.global_shape.size()) + "; pass a view of the parameter's whole shape",
                       span, "pto.unsupported");
-      auto [offset, shape] = shard_view(p, *l, *layouts, unit);
+      const auto &[offset, shape] = *view;
       for (size_t d = 0; d < offset.size(); ++d)
         if (offset[d] != "0") t.offset[d] = "(" + t.offset[d] + ") + " + offset[d];
       t.shape = shape;
@@ -1049,21 +1064,12 @@ EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin, const htp
     std::set<std::string> reads, writes;
     for (const Param *p : k.kernel.tensor_params()) (p->dir == "in" ? reads : writes).insert("w_" + p->name);
     out.track(read_and_written(reads, writes));
-    for (size_t a = 0; a < mesh.size(); ++a)
-      out.open("for (int64_t v_mesh" + std::to_string(a) + " = 0; v_mesh" + std::to_string(a) + " < " +
-               std::to_string(mesh[a]) + "; ++v_mesh" + std::to_string(a) + ")");
+    open_mesh(out, mesh);
     std::vector<TaskTensor> tensors;
     for (const Param *p : k.kernel.tensor_params()) {
-      const htp::Layout *l = layouts->param(p->name);
-      if (!l || l->shard.empty()) {
-        if (p->shape != p->global_shape)
-          throw IrError("parameter '" + p->name + "' of mapped kernel '" + k.kernel.name +
-                            "' has a local shape but no dist layout", k.kernel.span, "pto.unsupported");
-        tensors.push_back({p, "w_" + p->name, {}, {}});
-        continue;
-      }
-      auto [offset, shape] = shard_view(*p, *l, *layouts, k);
-      tensors.push_back({p, "w_" + p->name, offset, shape});
+      auto view = core_view(*p, *layouts, k, k.kernel.span);
+      tensors.push_back({p, "w_" + p->name, view ? view->first : std::vector<std::string>{},
+                         view ? view->second : std::vector<std::string>{}});
     }
     out.task(k, "kernel " + k.kernel.name + " on one core of its " + json(mesh).dump() + " mapping", tensors, scalars,
              "", "");
