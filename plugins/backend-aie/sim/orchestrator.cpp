@@ -220,6 +220,21 @@ private:
     }
   }
 
+  /// Moves the object of packing entry `e` between a parameter's host object (`bytes` of it) and its place in
+  /// a packed buffer: into it (`gather`) or out of it. An entry with a "view" is one core's view of the
+  /// parameter (a design of several cores), the rest the whole object.
+  static void move_packed(const Json &e, void *object, size_t bytes, char *packed, bool gather) {
+    char *at = packed + e.at("offset").get<int64_t>();
+    if (e.contains("view"))
+      copy_box(OrchTensor{object, e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>()},
+               e["view"].at("offset").get<std::vector<int64_t>>(), e["view"].at("shape").get<std::vector<int64_t>>(), at,
+               gather);
+    else if (gather)
+      std::memcpy(at, object, bytes);
+    else
+      std::memcpy(object, at, bytes);
+  }
+
   void task(const htp::WspNode &n) {
     auto dit = designs_.find(n.kernel);
     if (dit == designs_.end()) fail(n.span, "task " + n.id + " launches kernel '" + n.kernel + "', which has no design");
@@ -320,13 +335,7 @@ private:
       packed_out.assign(static_cast<size_t>(packed.at("out_bytes").get<int64_t>()), 0);
       for (const Json &e : packed.at("in")) {
         const HostBuffer &b = buffers.at(e.at("param").get<std::string>());
-        char *to = packed_in.data() + e.at("offset").get<int64_t>();
-        if (e.contains("view"))  // a core's view of the parameter (a design of several cores)
-          copy_box(OrchTensor{b.data, e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>()},
-                   e["view"].at("offset").get<std::vector<int64_t>>(), e["view"].at("shape").get<std::vector<int64_t>>(),
-                   to, true);
-        else
-          std::memcpy(to, b.data, std::min(b.bytes, e.at("bytes").get<size_t>()));
+        move_packed(e, b.data, std::min(b.bytes, e.at("bytes").get<size_t>()), packed_in.data(), true);
       }
       buffers.clear();
       if (!packed_in.empty()) buffers["packed_in"] = {packed_in.data(), packed_in.size()};
@@ -339,13 +348,7 @@ private:
       for (const Json &e : packed.at("out"))
         for (Moved &m : moved)
           if ((m.back || m.send) && m.name == e.at("param").get<std::string>()) {
-            char *from = packed_out.data() + e.at("offset").get<int64_t>();
-            if (e.contains("view"))
-              copy_box(OrchTensor{m.buf.data(), e.at("shape").get<std::vector<int64_t>>(), e.at("dtype").get<std::string>()},
-                       e["view"].at("offset").get<std::vector<int64_t>>(), e["view"].at("shape").get<std::vector<int64_t>>(),
-                       from, false);
-            else
-              std::memcpy(m.buf.data(), from, m.buf.size());
+            move_packed(e, m.buf.data(), m.buf.size(), packed_out.data(), false);
           }
     for (Moved &m : moved) {
       if (m.back) copy_box(*m.t, m.offset, m.shape, m.buf.data(), false);
