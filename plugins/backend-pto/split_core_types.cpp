@@ -235,15 +235,9 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
+    const auto handed = htp::register_handoffs(uses, defs);
     for (size_t s = 1; s < segs->size(); ++s)
-      for (const std::string &r : uses[s]) {
-        if (defs[s].count(r) && !std::any_of(defs.begin(), defs.begin() + static_cast<long>(s),
-                                             [&](const auto &d) { return d.count(r) > 0; }))
-          continue;  // defined here first
-        size_t from = s;
-        for (size_t t = 0; t < s; ++t)
-          if (defs[t].count(r)) from = t;
-        if (from == s) continue;
+      for (const auto &[r, from] : handed[s]) {
         const htp::TileLocal *l = k.local(r);
         if (!l || l->is_scalar()) {
           problems.push_back({"pto.core-type", "kernel '" + k.name + "' mixes cube and vector work and passes scalar '" +

@@ -113,14 +113,9 @@ public:
     // Collectives: the writer is the part before, the reader the part after.
     for (size_t c = 0; c < cuts.size(); ++c) exchange(cuts[c], c, parts[c], parts[c + 1], scratch);
     // Hand-offs: a register part s reads that an earlier part wrote.
+    const auto handed = register_handoffs(uses, defs);
     for (size_t s = 1; s < n; ++s)
-      for (const std::string &r : uses[s]) {
-        size_t from = s;
-        for (size_t t = 0; t < s; ++t)
-          if (defs[t].count(r)) from = t;
-        if (from == s) continue;
-        handoff(r, from, s, parts, scratch);
-      }
+      for (const auto &[r, from] : handed[s]) handoff(r, from, s, parts, scratch);
     std::vector<TileKernel> out;
     for (size_t p = 0; p < n; ++p) {
       TileKernel part;

@@ -190,6 +190,22 @@ inline void registers_of(const TileOp &o, const TileKernel &k, std::set<std::str
     for (const TileOp &c : *body) registers_of(c, k, uses, defs);
 }
 
+/// For the parts of a kernel cut in pieces that run one after another (`reads[s]` / `writes[s]`: the registers
+/// part s reads and writes, registers_of), what each part must be handed: per part s, each register it reads
+/// that an earlier part writes, with the last such part — in register order.
+inline std::vector<std::vector<std::pair<std::string, size_t>>> register_handoffs(
+    const std::vector<std::set<std::string>> &reads, const std::vector<std::set<std::string>> &writes) {
+  std::vector<std::vector<std::pair<std::string, size_t>>> out(reads.size());
+  for (size_t s = 1; s < reads.size(); ++s)
+    for (const std::string &r : reads[s]) {
+      size_t from = s;
+      for (size_t t = 0; t < s; ++t)
+        if (writes[t].count(r)) from = t;
+      if (from != s) out[s].emplace_back(r, from);
+    }
+  return out;
+}
+
 /// The statements of a CSP process iteration cut where a receive (`csp.recv`) follows a send (`csp.send`),
 /// so that each step receives before it sends: a process that waits for the reply to what it sent (a
 /// ping-pong, an event handshake) runs as these steps, one after another, and no step waits for itself.
