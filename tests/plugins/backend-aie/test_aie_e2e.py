@@ -216,8 +216,8 @@ def test_cores_reading_more_tensors_than_dma_channels_run_packed(tmp_path):
 @pytest.mark.parametrize("program,message", [
     ("bad_grid.py", "bad_grid.py:7:1: error: kernel 'gemm' has mapping [8,4] = 32 cores, but device npu1 "
                     "(4 columns x 4 compute rows = 16 compute tiles) has 16 [aie.grid-too-large]"),
-    ("bad_footprint.py", "bad_footprint.py:8:1: error: entry 'gemm': aie.tile(0, 2): compute tile needs 394240 bytes "
-                         "(@in_A_0 1 x 65536, @in_B 1 x 65536, @out_C_0 1 x 65536, the core stack 197632) but has 65536 "
+    ("bad_footprint.py", "bad_footprint.py:8:1: error: entry 'gemm': aie.tile(0, 2): compute tile needs 197632 bytes "
+                         "(@in_A_0 1 x 65536, @in_B 1 x 65536, @out_C_0 1 x 65536, the core stack 1024) but has 65536 "
                          "[aie.validate.memory]"),
     ("bad_two_producers.py", "bad_two_producers.py:8:10: error: channel 'c1' has 2 producers ('top', 'bottom'); an AIE "
                              "object FIFO has exactly one producer core [aie.csp-route]"),

@@ -35,7 +35,7 @@ module {
       aie.objectfifo.release @in_B_0(Consume, 1)
       aie.objectfifo.release @out_C_0(Produce, 1)
       aie.end
-    } {stack_size = 21504 : i32}
+    } {stack_size = 9216 : i32}
     %core_1_2 = aie.core(%tile_1_2) {
       %0 = aie.objectfifo.acquire @in_A_0(Consume, 1) : !aie.objectfifosubview<memref<32x32xf32>>
       %1 = aie.objectfifo.subview.access %0[0] : !aie.objectfifosubview<memref<32x32xf32>> -> memref<32x32xf32>
@@ -48,7 +48,7 @@ module {
       aie.objectfifo.release @in_B_1(Consume, 1)
       aie.objectfifo.release @out_C_1(Produce, 1)
       aie.end
-    } {stack_size = 21504 : i32}
+    } {stack_size = 9216 : i32}
     %core_2_2 = aie.core(%tile_2_2) {
       %0 = aie.objectfifo.acquire @in_A_1(Consume, 1) : !aie.objectfifosubview<memref<32x32xf32>>
       %1 = aie.objectfifo.subview.access %0[0] : !aie.objectfifosubview<memref<32x32xf32>> -> memref<32x32xf32>
@@ -61,7 +61,7 @@ module {
       aie.objectfifo.release @in_B_0(Consume, 1)
       aie.objectfifo.release @out_C_2(Produce, 1)
       aie.end
-    } {stack_size = 21504 : i32}
+    } {stack_size = 9216 : i32}
     %core_3_2 = aie.core(%tile_3_2) {
       %0 = aie.objectfifo.acquire @in_A_1(Consume, 1) : !aie.objectfifosubview<memref<32x32xf32>>
       %1 = aie.objectfifo.subview.access %0[0] : !aie.objectfifosubview<memref<32x32xf32>> -> memref<32x32xf32>
@@ -74,7 +74,7 @@ module {
       aie.objectfifo.release @in_B_1(Consume, 1)
       aie.objectfifo.release @out_C_3(Produce, 1)
       aie.end
-    } {stack_size = 21504 : i32}
+    } {stack_size = 9216 : i32}
     aie.runtime_sequence(%arg0: memref<64x32xf32>, %arg1: memref<32x64xf32>, %arg2: memref<64x64xf32>) {
       aiex.npu.dma_memcpy_nd(%arg0[0, 0, 0, 0][1, 1, 4, 512][0, 0, 512, 1]) {id = 0 : i64, metadata = @in_A_L2} : memref<64x32xf32>
       aiex.npu.dma_memcpy_nd(%arg1[0, 0, 0, 0][1, 2, 32, 32][0, 32, 64, 1]) {id = 1 : i64, metadata = @in_B_L2} : memref<32x64xf32>
