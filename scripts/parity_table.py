@@ -37,6 +37,7 @@ TEST_FILES = [
     "tests/python/test_dist_layouts.py",
     "tests/python/test_collectives.py",
     "tests/python/test_streamed_kernels.py",
+    "tests/python/test_csp_orchestrated.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",
     "tests/python/test_workload_dims.py",
 ]
@@ -66,6 +67,8 @@ CONSTRUCTS = {
     "CSP `Event` (rendezvous)": "CSP",
     "CSP round trip within one iteration": "CSP",
     "runtime scalar of a CSP program": "CSP",
+    "CSP program larger than a core's memory": "CSP",
+    "CSP program with more process replicas than cores": "CSP",
     "kernel with three inputs": "tile",
     "kernel entry with three inputs": "tile",
     "kernel entry with runtime scalars": "tile",

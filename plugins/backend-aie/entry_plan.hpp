@@ -160,6 +160,18 @@ std::optional<OrchestrationPlan> plan_orchestrated_kernel(const htp::TileKernel 
                                                          const DeviceProfile &device, std::vector<Problem> &problems);
 std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
                                                        const DeviceProfile &device, std::vector<Problem> &problems);
+/// A CSP program the spatial mapping does not take, host-orchestrated (plan_csp_orchestrated.cpp): each process
+/// replica a stage of tasks, run in producer-to-consumer order; nullopt with `why` set when it cannot be.
+std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram &program, const ProgramDocs &docs,
+                                                          const DeviceProfile &device, std::vector<Problem> &problems,
+                                                          std::string &why);
+/// The host-orchestrated plan of `w` (a workload, or the stages of a pipe or program as one); `channels`
+/// ({name: {shape, dtype}}) are the channels its tasks bind.
+std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
+                                                   const DeviceProfile &device, std::vector<Problem> &problems);
+/// The processes of `program`, each after every producer of the channels it consumes; nullopt with `why`
+/// set when they form a cycle.
+std::optional<std::vector<const htp::CspProcess *>> producer_order(const htp::CspProgram &program, std::string &why);
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 

@@ -145,6 +145,30 @@ void map_pass(htp::PassContext &ctx) {
         continue;
       }
     }
+    if (plan.kind == "csp-program" && d) {
+      // A program whose cores' FIFO buffers exceed their memory or whose channels exceed their DMA channels
+      // (a generator feeding four workers) runs host-orchestrated when it can: each replica a stage of tasks.
+      std::string reason;
+      for (const auto &v : validate(*d, dev))
+        if ((v.code == "aie.validate.memory" || v.code == "aie.validate.dma-channels") && reason.empty()) reason = v.text();
+      const htp::CspProgram *program = nullptr;
+      for (const htp::CspProgram &p : docs.csp.programs)
+        if (p.name == plan.name) program = &p;
+      if (!reason.empty() && program) {
+        std::string why;
+        std::vector<Problem> host;
+        auto o = plan_orchestrated_program(*program, docs, dev, host, why);
+        if (o && host.empty()) {
+          orchestrate(std::move(*o), reason, "CSP program");
+          continue;
+        }
+        if (why.empty() && !host.empty()) why = host.front().message;
+        htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
+                                    "CSP program '" + plan.name + "' does not fit " + dev.name +
+                                        " spatially (below), nor can the host orchestrate it: " + why,
+                                    source_span(plan.span, ctx.module().file()));
+      }
+    }
     if (plan.kind == "kernel" && d) {
       // A kernel entry whose cores need more DMA channels than a tile has: the same packing, one task
       // (a mapped kernel's cores each their own slice of the packed FIFOs).

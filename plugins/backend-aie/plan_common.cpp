@@ -107,7 +107,24 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
             "a workload's P.pipe over channels is host-orchestrated");
       continue;
     }
-    add(plan_csp_entry(program, docs.kernels, device, problems));
+    // The spatial mapping first (a core per process replica); a program with more replicas than cores is
+    // orchestrated by the host when it can be (map_pass does the same for designs that do not fit a core).
+    std::vector<Problem> spatial;
+    auto p = plan_csp_entry(program, docs.kernels, device, spatial);
+    const bool too_many = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) { return x.code == "aie.grid-too-large"; });
+    if (!p && too_many && orchestrated) {
+      std::string why;
+      std::vector<Problem> host;
+      if (auto o = plan_orchestrated_program(program, docs, device, host, why); o && host.empty()) {
+        o->noun = "CSP program";
+        adopt(std::move(o), spatial.front().message);
+        continue;
+      }
+      if (why.empty() && !host.empty()) why = host.front().message;
+      spatial.front().message += " (nor can the host orchestrate it: " + why + ")";
+    }
+    problems.insert(problems.end(), spatial.begin(), spatial.end());
+    add(std::move(p));
   }
   for (const htp::WspWorkload &w : docs.tasks.workloads) {
     // The spatial mapping first (one core per grid point, FIFOs between the host and the cores); a

@@ -165,6 +165,8 @@ Json pack_cores(EntryPlan &plan, int dma_in, int dma_out) {
   return {{"in", in}, {"out", out}, {"in_bytes", n * in_words * 4}, {"out_bytes", n * out_words * 4}, {"cores", n}};
 }
 
+}  // namespace
+
 /// The plan of `w` (a workload, or the stages of a pipe as one): `channels` are the pipe's channels.
 std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
                                                    const DeviceProfile &device, std::vector<Problem> &problems) {
@@ -214,7 +216,6 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
   return plan;
 }
 
-}  // namespace
 
 std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
                                                            const DeviceProfile &device,
@@ -253,35 +254,21 @@ std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &p
     for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
     channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
   }
-  std::vector<const htp::CspProcess *> pending;
-  for (const htp::CspProcess &proc : program.processes) {
+  for (const htp::CspProcess &proc : program.processes)
     if (!proc.stage || proc.replicas != 1) {
       problems.push_back({"aie.orchestration", "process '" + proc.name + "' of pipe '" + program.name +
                                                    "' is not a single pipe stage", span_json(proc.span)});
       return std::nullopt;
     }
-    pending.push_back(&proc);
+  std::string why;
+  auto order = producer_order(program, why);
+  if (!order) {
+    problems.push_back({"aie.orchestration", "the stages of pipe '" + program.name + "' form a cycle through their "
+                                                 "channels; a host-orchestrated pipe runs its stages in order",
+                        span_json(program.span)});
+    return std::nullopt;
   }
-  std::set<std::string> done;  // processes placed; a stage goes once every producer of what it consumes is
-  while (!pending.empty()) {
-    auto ready = std::find_if(pending.begin(), pending.end(), [&](const htp::CspProcess *proc) {
-      for (const std::string &ch : proc->consumes)
-        for (const htp::CspChannel &c : program.channels)
-          if (c.name == ch)
-            for (const std::string &producer : c.producers)
-              if (!done.count(producer)) return false;
-      return true;
-    });
-    if (ready == pending.end()) {
-      problems.push_back({"aie.orchestration", "the stages of pipe '" + program.name + "' form a cycle through their "
-                                                   "channels; a host-orchestrated pipe runs its stages in order",
-                          span_json(program.span)});
-      return std::nullopt;
-    }
-    w.body.push_back(*(*ready)->stage);
-    done.insert((*ready)->name);
-    pending.erase(ready);
-  }
+  for (const htp::CspProcess *proc : *order) w.body.push_back(*proc->stage);
   return plan_orchestration(w, channels, docs, device, problems);
 }
 

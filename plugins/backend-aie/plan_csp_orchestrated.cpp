@@ -1,0 +1,300 @@
+// Front-end for CSP programs the spatial mapping (plan_csp.cpp) does not take: more process replicas than
+// the device has cores, or cores whose FIFO buffers exceed their memory or whose channels exceed their DMA
+// channels (a generator feeding four workers 16 KB items: docs/dialects/csp.md). Such a program runs
+// host-orchestrated like a workload's P.pipe: each process replica is a stage whose iterations are tasks of
+// one single-core kernel — the iteration body, its loads and stores views of the program's tensors, the
+// items it receives and sends channel arguments — and the stages run one after another in producer-to-
+// consumer order, each to its end, a channel's items queued between them (docs/backends/aie.md §2).
+#include <functional>
+#include <set>
+
+#include <htp/kernel_entry.hpp>
+
+#include "entry_plan.hpp"
+#include "expr.hpp"
+#include "kernel_emitter.hpp"
+
+namespace htp::aie {
+
+namespace {
+
+bool mentions_var(const Json &e, const std::string &var) {
+  if (e.is_object() && e.size() == 1 && e.contains("var") && e["var"] == var) return true;
+  if (e.is_object() || e.is_array())
+    for (const Json &x : e)
+      if (mentions_var(x, var)) return true;
+  return false;
+}
+
+/// Replaces {"var": var} in `e` with `with`.
+Json substitute(const Json &e, const std::string &var, const Json &with) {
+  if (e.is_object()) {
+    if (auto v = e.find("var"); v != e.end() && *v == var && e.size() == 1) return with;
+    Json out = Json::object();
+    for (const auto &[k, x] : e.items()) out[k] = substitute(x, var, with);
+    return out;
+  }
+  if (e.is_array()) {
+    Json out = Json::array();
+    for (const Json &x : e) out.push_back(substitute(x, var, with));
+    return out;
+  }
+  return e;
+}
+
+/// Substitutes {"var": var} in every Expr of `ops` (nested statements too).
+void substitute_ops(std::vector<htp::TileOp> &ops, const std::string &var, const Json &with) {
+  for (htp::TileOp &o : ops) {
+    if (o.args) o.args = substitute(Json(*o.args), var, with).get<std::vector<Json>>();
+    if (o.offset) o.offset = substitute(Json(*o.offset), var, with).get<std::vector<Json>>();
+    for (auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+      if (*f) **f = substitute(**f, var, with);
+    substitute_ops(o.body, var, with);
+    substitute_ops(o.then_body, var, with);
+    substitute_ops(o.else_body, var, with);
+  }
+}
+
+/// One stage of the orchestration: the kernel of a process's iteration and the loop launching it.
+struct Stage {
+  htp::TileKernel kernel;
+  htp::WspNode node;
+};
+
+/// The stage of process `proc` (its function `k`), or nullopt with `why` set. its task is numbered `task_number`.
+std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::CspProcess &proc, const htp::TileKernel &k,
+                                   int task_number, std::string &why) {
+  auto no = [&](std::string reason) -> std::optional<Stage> {
+    why = "process '" + proc.name + "': " + std::move(reason);
+    return std::nullopt;
+  };
+  ExprEnv constants = constexpr_env(k);
+  std::string var;
+  Json start = 0, step = 1, trips = 1;
+  std::vector<htp::TileOp> body = k.body;
+  if (body.size() == 1 && body[0].is("for")) {
+    const htp::TileOp &f = body[0];
+    auto b = eval_int(*f.start, constants), e = eval_int(*f.stop, constants), s = eval_int(*f.step, constants);
+    if (!b || !e || !s || *s <= 0) return no("its loop bounds are not static");
+    var = f.var.value_or("");
+    start = *b;
+    step = *s;
+    trips = std::max<int64_t>(0, (*e - *b + *s - 1) / *s);
+    body = f.body;
+  }
+  for (const htp::TileOp &o : body) {
+    if (o.is("for") && var.empty() && body.size() > 1) return no("its body is not one counted loop or straight-line code");
+    bool nested = false;
+    for (const auto *inner : {&o.body, &o.then_body, &o.else_body})
+      htp::for_each_op(*inner, [&](const htp::TileOp &x) { nested = nested || is_data_movement(x); });
+    if (nested) return no("it moves data inside a nested loop or condition");
+  }
+  // The iteration kernel: the process's locals, its scalar and constexpr parameters, and a parameter per
+  // data movement, each at offset 0 of its own object; the loop variable, where the body reads it as a
+  // value, a scalar parameter of its name.
+  Stage st;
+  htp::TileKernel &ik = st.kernel;
+  ik.name = k.name + "__iter";
+  ik.kind = "kernel";
+  ik.span = k.span;
+  ik.locals = k.locals;
+  htp::WspNode task;
+  task.kind = "task";
+  task.id = "t" + std::to_string(task_number);
+  task.kernel = ik.name;
+  task.span = k.body.size() == 1 && k.body[0].span ? *k.body[0].span : k.span;  // the loop, or the process
+  // A WSP loop counts 0, 1, ...: the process's value of its variable is start + step * that.
+  const Json value = var.empty() ? Json(0)
+                                 : Json{{"op", "add"}, {"args", Json::array({start, Json{{"op", "mul"},
+                                                                                          {"args", Json::array({Json{{"var", var}}, step})}}})}};
+  for (const htp::TileParam &p : k.params) {
+    if (p.type.is_constexpr()) {
+      ik.params.push_back(p);
+      continue;
+    }
+    if (!p.type.is_scalar()) continue;
+    const htp::CspBinding *b = nullptr;
+    for (const htp::CspBinding &x : proc.args)
+      if (x.param == p.name && x.scalar) b = &x;
+    if (!b) return no("its scalar parameter '" + p.name + "' is not bound to a scalar");
+    ik.params.push_back(p);
+    htp::WspArg a;
+    a.param = p.name;
+    a.scalar = *b->scalar;
+    task.args.push_back(a);
+  }
+  auto tensor_of = [&](const std::string &param) {
+    for (const htp::CspBinding &a : proc.args)
+      if (a.param == param && a.tensor) return *a.tensor;
+    return param;
+  };
+  std::set<std::string> taken;  // parameter names: the process's own, then one per data movement
+  for (const htp::TileParam &p : k.params) taken.insert(p.name);
+  for (const htp::TileLocal &l : k.locals) taken.insert(l.name);
+  auto unique = [&](const std::string &base) {
+    std::string n = base;
+    for (int i = 2; taken.count(n); ++i) n = base + "_" + std::to_string(i);
+    taken.insert(n);
+    return n;
+  };
+  for (htp::TileOp &o : body) {
+    if (!is_data_movement(o)) continue;
+    const std::string ch = o.attrs.value_or(Json::object()).value("channel", "");
+    const std::string pn = unique(o.is("csp.send")   ? "send_" + ch
+                                  : o.is("csp.recv") ? "recv_" + ch
+                                  : o.is("load")     ? "in_" + tensor_of(o.src.value_or(""))
+                                                     : "out_" + tensor_of(o.dst.value_or("")));
+    htp::WspArg a;
+    a.param = pn;
+    htp::TileParam p;
+    p.name = pn;
+    p.type.kind = "tensor";
+    if (o.is("csp.send") || o.is("csp.recv")) {
+      const htp::CspChannel *c = program.channel(ch);
+      if (!c || c->is_event() || !c->elem) return no("it signals event '" + ch + "', which a queue of items does not carry");
+      for (const htp::IrDim &d : c->elem->shape) p.type.shape.push_back(d.size);
+      p.type.dtype = c->elem->dtype;
+      a.channel = ch;
+      a.shape = p.type.shape;
+      const Json zeros(std::vector<Json>(p.type.shape.size(), Json(0)));
+      if (o.is("csp.recv")) {
+        p.dir = "in";
+        a.dir = "in";
+        if (!o.dst) return no("it receives from channel '" + ch + "' without keeping the item");
+        o = htp::TileOp{.op = "load", .dst = o.dst, .src = pn, .offset = zeros.get<std::vector<Json>>(), .span = o.span};
+      } else {
+        p.dir = "out";
+        a.dir = "out";
+        const auto reg = o.arg_name(0);
+        if (!reg) return no("it sends on channel '" + ch + "' a value that is not a register");
+        o = htp::TileOp{.op = "store", .dst = pn, .offset = zeros.get<std::vector<Json>>(), .value = Json(*reg), .span = o.span};
+      }
+    } else {
+      const bool load = o.is("load");
+      const std::string param = load ? o.src.value_or("") : o.dst.value_or("");
+      const htp::TileParam *kp = k.param(param);
+      const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
+      const htp::TileLocal *l = k.local(reg);
+      std::string tensor = tensor_of(param);
+      const htp::CspParam *tp = nullptr;
+      for (const htp::CspParam &x : program.params)
+        if (x.name == tensor && x.type.is_shaped()) tp = &x;
+      if (!kp || !l || !tp || !o.offset) return no("it moves '" + param + "' in a form a task cannot take");
+      // The object: the register's tile, in the tensor's rank (a row vector of a 1-D tensor: its elements).
+      const size_t rank = tp->type.shape.size();
+      std::vector<int64_t> shape = l->shape;
+      if (rank == 1) shape = {product(l->shape)};
+      while (shape.size() < rank) shape.insert(shape.begin(), 1);
+      if (shape.size() != rank) return no("its view of '" + tensor + "' has another rank than the tensor");
+      p.dir = load ? "in" : "out";
+      p.type.shape = shape;
+      p.type.dtype = tp->type.dtype;
+      a.tensor = tensor;
+      a.dir = p.dir;
+      a.shape = shape;
+      for (const Json &e : *o.offset) a.offset.push_back(var.empty() ? e : substitute(e, var, value));
+      a.offset.resize(rank, Json(0));
+      o.offset = std::vector<Json>(o.offset->size(), Json(0));
+      (load ? o.src : o.dst) = pn;
+      htp::record_view(task, a);
+    }
+    ik.params.push_back(p);
+    task.args.push_back(a);
+  }
+  if (!var.empty() && mentions_var(Json(body), var)) {  // the variable read as a value (a mask, a scale)
+    const std::string pn = unique("it_" + var);
+    substitute_ops(body, var, Json{{"param", pn}});
+    ik.params.push_back(htp::TileParam{pn, "in", htp::TileType{"scalar", {}, "i32", Json()}});
+    htp::WspArg a;
+    a.param = pn;
+    a.scalar = value;
+    task.args.push_back(a);
+  }
+  ik.body = std::move(body);
+  if (var.empty()) {
+    st.node = std::move(task);
+    return st;
+  }
+  htp::WspNode loop;
+  loop.kind = "loop";
+  loop.vars = {var};
+  loop.dep = "sequential";
+  loop.domain.type = "seq";
+  loop.domain.extent = trips;
+  loop.span = task.span;
+  loop.body = {std::move(task)};
+  st.node = std::move(loop);
+  return st;
+}
+
+}  // namespace
+
+std::optional<std::vector<const htp::CspProcess *>> producer_order(const htp::CspProgram &program, std::string &why) {
+  std::vector<const htp::CspProcess *> pending, out;
+  for (const htp::CspProcess &proc : program.processes) pending.push_back(&proc);
+  std::set<std::string> done;  // processes placed; one goes once every producer of what it consumes is
+  while (!pending.empty()) {
+    auto ready = std::find_if(pending.begin(), pending.end(), [&](const htp::CspProcess *proc) {
+      for (const std::string &ch : proc->consumes)
+        if (const htp::CspChannel *c = program.channel(ch))
+          for (const std::string &producer : c->producers)
+            if (!done.count(producer) && producer != proc->name) return false;
+      return true;
+    });
+    if (ready == pending.end()) {
+      why = "its processes form a cycle through their channels, and a host-orchestrated program runs each to its "
+            "end in turn";
+      return std::nullopt;
+    }
+    out.push_back(*ready);
+    done.insert((*ready)->name);
+    pending.erase(ready);
+  }
+  return out;
+}
+
+std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram &program, const ProgramDocs &docs,
+                                                          const DeviceProfile &device, std::vector<Problem> &problems,
+                                                          std::string &why) {
+  if (!program.links.empty()) {
+    why = "it links channels with connect(...), which a host-orchestrated program does not take";
+    return std::nullopt;
+  }
+  htp::WspWorkload w;
+  w.name = program.name;
+  w.span = program.span;
+  for (const htp::CspParam &p : program.params) {
+    if (p.type.kind == "constexpr") continue;
+    w.params.push_back(htp::WspParam{p.name, p.dir, htp::WspType{p.type.kind, p.type.shape, p.type.dtype}});
+  }
+  Json channels = Json::object();
+  for (const htp::CspChannel &c : program.channels) {
+    if (c.is_event() || !c.elem) {
+      why = "event '" + c.name + "' is a rendezvous, which processes run one after another cannot make";
+      return std::nullopt;
+    }
+    std::vector<int64_t> shape;
+    for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
+    channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
+  }
+  auto order = producer_order(program, why);
+  if (!order) return std::nullopt;
+  ProgramDocs task_docs{docs.kernels, docs.layouts, {}, {}};
+  int task_number = 0;
+  for (const htp::CspProcess *proc : *order) {  // each replica a stage of its own
+    const htp::TileKernel *k = docs.kernels.find(proc->function);
+    if (!k) {
+      why = "process '" + proc->name + "' runs '" + proc->function + "', which tile.kernels does not define";
+      return std::nullopt;
+    }
+    for (int64_t r = 0; r < proc->replicas; ++r) {
+      auto stage = process_stage(program, *proc, *k, task_number++, why);
+      if (!stage) return std::nullopt;
+      if (!task_docs.kernels.find(stage->kernel.name)) task_docs.kernels.kernels.push_back(stage->kernel);
+      w.body.push_back(std::move(stage->node));
+    }
+  }
+  return plan_orchestration(w, channels, task_docs, device, problems);
+}
+
+}  // namespace htp::aie

@@ -1,0 +1,175 @@
+"""CSP programs that do not fit an AIE device spatially, written as docs/dialects/csp.md writes them: the
+page's own `fanout` (a generator feeding four replicated workers 16 KB items through depth-4 channels)
+needed 289 KB on the generator's core and four output DMA channels, and a program with more process replicas
+than the device has cores was aie.grid-too-large. backend-aie now runs such a program host-orchestrated
+(docs/backends/aie.md §2): each process replica a stage of tasks, one per iteration, in producer-to-
+consumer order. Ascend runs them as they are; both against NumPy."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import htp
+from htp.dialects.csp import Channel, Event, process, program, recv, replicate, send
+from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, adds, exp, f32, load, muls, relu, store
+
+TARGETS = ["pto-a2a3sim", "aie-npu1"]
+
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_the_docs_fanout_runs_on_both_targets": [
+        ("CSP program larger than a core's memory", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_more_process_replicas_than_cores_run_on_both_targets": [
+        ("CSP program with more process replicas than cores", t) for t in ("pto-a2a3sim", "aie-npu1")],
+}
+
+
+@program
+def fanout(X: In[Tensor[512, 128, f32]], Y: Out[Tensor[512, 128, f32]]):
+    work = Channel[Tile[32, 128, f32]](depth=4)
+    done = Channel[Tile[32, 128, f32]](depth=4, pack=2)
+
+    def generate():
+        for i in range(16):
+            send(work, load(X.tile(i, 0, shape=(32, 128))))
+
+    def work_on():                       # each of the 4 replicas takes 4 items from the shared channel
+        for k in range(4):
+            send(done, relu(recv(work)))
+
+    def collect():
+        for i in range(16):
+            store(Y.tile(i, 0, shape=(32, 128)), recv(done))
+
+    process("generator").produces(work).body(generate)
+    worker = process("worker").consumes(work).produces(done).body(work_on)
+    process("collector").consumes(done).body(collect)
+    replicate(worker, 4)
+
+
+def compile_run(tmp_path, fn, target, **args):
+    ctx = htp.Context()
+    pkg = ctx.compile(fn, target, tmp_path / target)
+    return pkg, htp.bind(pkg, ctx).run(**args)
+
+
+def orchestration(pkg, entry):
+    return json.loads((pkg.path / "codegen/aie" / entry / "orchestration.json").read_text())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_docs_fanout_runs_on_both_targets(tmp_path, target):
+    x = np.random.default_rng(31).standard_normal((512, 128)).astype(np.float32)
+    pkg, r = compile_run(tmp_path, fanout, target, X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), np.maximum(x, 0))
+    if target == "aie-npu1":
+        # The generator, each worker replica and the collector are stages, in producer-to-consumer order; a
+        # worker's task receives an item and sends one, its iteration kernel the process body.
+        doc = orchestration(pkg, "fanout")
+        stages = doc["workload"]["body"]
+        assert [s["body"][0]["kernel"] for s in stages] == (
+            ["generate__iter"] + ["work_on__iter"] * 4 + ["collect__iter"])
+        assert [s["domain"]["extent"] for s in stages] == [16, 4, 4, 4, 4, 16]
+        worker = stages[1]["body"][0]["args"]
+        assert [(a["param"], a.get("channel"), a["dir"]) for a in worker] == [
+            ("recv_work", "work", "in"), ("send_done", "done", "out")]
+        assert set(doc["channels"]) == {"work", "done"}
+        assert [e["name"] for e in pkg.entrypoints] == ["fanout"] and pkg.entrypoints[0]["orchestrated"]
+
+
+@program
+def many_workers(X: In[Tensor[640, 64, f32]], Y: Out[Tensor[640, 64, f32]]):
+    work = Channel[Tile[16, 64, f32]](depth=2)
+    done = Channel[Tile[16, 64, f32]](depth=2)
+
+    def generate():
+        for i in range(40):
+            send(work, load(X.tile(i, 0, shape=(16, 64))))
+
+    def work_on():
+        for k in range(2):
+            send(done, exp(recv(work)))
+
+    def collect():
+        for i in range(40):
+            store(Y.tile(i, 0, shape=(16, 64)), recv(done))
+
+    process("generator").produces(work).body(generate)
+    worker = process("worker").consumes(work).produces(done).body(work_on)
+    process("collector").consumes(done).body(collect)
+    replicate(worker, 20)               # 22 processes: more than npu1's 16 compute tiles
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_more_process_replicas_than_cores_run_on_both_targets(tmp_path, target):
+    x = np.random.default_rng(32).standard_normal((640, 64)).astype(np.float32)
+    pkg, r = compile_run(tmp_path, many_workers, target, X=x)
+    np.testing.assert_allclose(np.asarray(r["Y"]), np.exp(x), rtol=1e-6)
+    if target == "aie-npu1":
+        stages = orchestration(pkg, "many_workers")["workload"]["body"]
+        assert len(stages) == 22
+        # Every task of the orchestration has an id of its own.
+        ids = [s["body"][0]["id"] for s in stages]
+        assert len(set(ids)) == len(ids)
+
+
+@program
+def indexed(X: In[Tensor[256, 128, f32]], Y: Out[Tensor[256, 128, f32]], s: Scalar[f32]):
+    rows = Channel[Tile[32, 128, f32]](depth=4)
+
+    @process(produces=[rows])
+    def reader():
+        for i in range(8):
+            send(rows, adds(load(X.tile(i, 0, shape=(32, 128))), i))   # the loop variable as a value
+
+    @process(consumes=[rows])
+    def writer():
+        for j in range(1, 17, 2):                                      # a loop not from 0 by 1
+            store(Y[(j // 2) * 32:(j // 2) * 32 + 32, :], muls(recv(rows), s))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_runtime_scalar_and_the_loop_variable_reach_the_tasks(tmp_path, target):
+    # Depth-4 channels of 16 KB items do not fit one AIE core beside the input FIFO: host-orchestrated, the
+    # reader's task takes i (start + step x its iteration) as a scalar, the writer's the program's s.
+    x = np.random.default_rng(33).standard_normal((256, 128)).astype(np.float32)
+    pkg, r = compile_run(tmp_path, indexed, target, X=x, s=1.5)
+    want = (x + np.repeat(np.arange(8, dtype=np.float32), 32)[:, None]) * np.float32(1.5)
+    np.testing.assert_allclose(np.asarray(r["Y"]), want, rtol=1e-6)
+    if target == "aie-npu1":
+        reader, writer = (s["body"][0]["args"] for s in orchestration(pkg, "indexed")["workload"]["body"])
+        assert [a["param"] for a in reader] == ["in_X", "send_rows", "it_i"]
+        assert [a["param"] for a in writer] == ["s", "recv_rows", "out_Y"]
+
+
+@program
+def handshake_big(X: In[Tensor[128, 128, f32]], Y: Out[Tensor[128, 128, f32]]):
+    data = Channel[Tile[32, 128, f32]](depth=4)
+    ready = Event()
+
+    @process(consumes=[ready], produces=[data])
+    def producer():
+        for i in range(4):
+            recv(ready)
+            send(data, load(X.tile(i, 0, shape=(32, 128))))
+
+    @process(produces=[ready], consumes=[data])
+    def consumer():
+        for i in range(4):
+            send(ready)
+            store(Y.tile(i, 0, shape=(32, 128)), recv(data))
+
+
+def test_a_rendezvous_that_does_not_fit_says_why_the_host_cannot_run_it(tmp_path):
+    # Processes meeting at an event cannot run one after another: the memory error stands, and a note says
+    # why the host-orchestrated mapping did not take the program either.
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(handshake_big, "aie-npu1", tmp_path / "pkg")
+    text = str(e.value)
+    assert any(d.code == "aie.validate.memory" for d in e.value.errors), text
+    assert "nor can the host orchestrate it: event 'ready' is a rendezvous" in text, text
+    x = np.random.default_rng(34).standard_normal((128, 128)).astype(np.float32)
+    _, r = compile_run(tmp_path, handshake_big, "pto-a2a3sim", X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), x)
