@@ -4,6 +4,7 @@
 
 #include "intrinsics.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <functional>
@@ -33,6 +34,18 @@ std::string c_type(const std::string &dtype) {
                                                        {"i64", "int64_t"},  {"u8", "uint8_t"},   {"bool", "int32_t"}};
   auto it = m.find(dtype);
   return it == m.end() ? "float" : it->second;
+}
+
+TensorAccess object_access(const htp::TileKernel &kernel, const htp::TileOp &op, std::string param,
+                           std::vector<int64_t> shape, const std::string &dir) {
+  const bool load = op.is("load");
+  const std::optional<std::string> reg = load                                 ? op.dst
+                                         : op.value && op.value->is_string() ? std::optional<std::string>(op.value->get<std::string>())
+                                                                              : std::nullopt;
+  const htp::TileLocal *l = reg ? kernel.local(*reg) : nullptr;
+  const bool at_zero = op.offset && std::all_of(op.offset->begin(), op.offset->end(), [](const Json &e) { return e == Json(0); });
+  const bool whole = at_zero && l && !l->is_scalar() && dir != "inout" && product(l->shape) == product(shape);
+  return TensorAccess{std::move(param), std::move(shape), !whole, dir == "in"};
 }
 
 bool is_data_movement(const htp::TileOp &op) {
@@ -165,20 +178,60 @@ private:
                                                                                 : std::nullopt;
       if (!reg || defs[*reg] != 1 || aliases_.count(*reg)) return;
       auto a = plan_.access ? plan_.access(op, at) : std::nullopt;
-      if (!a || a->use_offsets) return;
+      if (!a) return;
       const Local &l = locals_.at(*reg);
       const KernelArg *arg = nullptr;
       for (const auto &[name, k] : plan_.params)
         if (name == a->param) arg = &k;
-      if (!arg || !arg->memref || arg->dtype != l.dtype || product(a->shape) != l.size()) return;
+      if (!arg || !arg->memref || arg->dtype != l.dtype) return;
+      if (a->use_offsets) {
+        // A load of a block of a read-only object that is contiguous in it (whole rows of a row-major
+        // object, or one row) at constant offsets: a pointer into the object.
+        if (!in || !a->read_only || !op.offset) return;
+        auto offset = contiguous_block(*a, *op.offset, l);
+        if (!offset) return;
+        aliases_[*reg] = {a->param, *offset};
+        return;
+      }
+      if (product(a->shape) != l.size()) return;
       if (!in)  // an object written is one register's storage (a second value sent or stored there is copied)
         for (const auto &[r, p] : aliases_)
-          if (p == a->param) return;
-      aliases_[*reg] = a->param;
+          if (p.param == a->param) return;
+      aliases_[*reg] = {a->param, 0};
     });
   }
 
-  std::map<std::string, std::string> aliases_;  ///< register -> the object parameter it is
+  /// The element offset of the tile `l` moved at `offsets` of the object of `a`, when the tile is one
+  /// contiguous run of the object's elements within its bounds and the offsets are constants.
+  std::optional<int64_t> contiguous_block(const TensorAccess &a, const std::vector<Json> &offsets, const Local &l) const {
+    std::vector<int64_t> off;
+    for (const Json &e : offsets) {
+      auto v = eval_int(e, plan_.constants);
+      if (!v || *v < 0) return std::nullopt;
+      off.push_back(*v);
+    }
+    if (l.shape.size() != 2 || a.shape.empty()) return std::nullopt;
+    int64_t first = 0;
+    if (a.shape.size() == 1) {
+      first = off.empty() ? 0 : off.back();
+    } else if (a.shape.size() == 2) {
+      const int64_t width = a.shape[1], o0 = off.size() >= 1 ? off[0] : 0, o1 = off.size() >= 2 ? off[1] : 0;
+      if (!(l.cols() == width && o1 == 0) && l.rows() != 1) return std::nullopt;
+      if (o1 + l.cols() > width) return std::nullopt;
+      first = o0 * width + o1;
+    } else {
+      return std::nullopt;
+    }
+    if (first + l.size() > product(a.shape)) return std::nullopt;
+    return first;
+  }
+
+  /// A register that is an object, or a contiguous block of one.
+  struct Alias {
+    std::string param;   ///< the object parameter
+    int64_t offset = 0;  ///< the block's first element
+  };
+  std::map<std::string, Alias> aliases_;  ///< register -> the object (block) it is
 
   // ---- tile storage: registers whose live ranges do not overlap share one array -----------------------
 
@@ -259,8 +312,9 @@ private:
     std::sort(assigned.begin(), assigned.end());
     for (const auto &[name, slot] : assigned)
       o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = tile_storage" << slot << ";\n";
-    for (const auto &[name, param] : aliases_)
-      o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = " << param << ";  // the object\n";
+    for (const auto &[name, alias] : aliases_)
+      o << "  " << c_type(locals_.at(name).dtype) << " *const " << local(name) << " = " << alias.param
+        << (alias.offset ? " + " + std::to_string(alias.offset) + ";  // a block of the object\n" : ";  // the object\n");
   }
 
   htp::KernelWork work() const {
@@ -361,8 +415,8 @@ private:
     const Local &d = tile(dst, op);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
-    if (auto it = aliases_.find(dst); it != aliases_.end() && it->second == a.param) {
-      o << pad << "// " << local(dst) << " is the object " << a.param << "\n";
+    if (auto it = aliases_.find(dst); it != aliases_.end() && it->second.param == a.param) {
+      o << pad << "// " << local(dst) << " is " << (it->second.offset ? "a block of " : "") << "the object " << a.param << "\n";
       return;
     }
     o << pad << "for (int64_t r = 0; r < " << d.rows() << "; ++r)\n"
@@ -375,7 +429,7 @@ private:
     const Local &s = tile(src, op);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
-    if (auto it = aliases_.find(src); it != aliases_.end() && it->second == a.param) {
+    if (auto it = aliases_.find(src); it != aliases_.end() && it->second.param == a.param) {
       o << pad << "// " << local(src) << " was computed in the object " << a.param << "\n";
       return;
     }

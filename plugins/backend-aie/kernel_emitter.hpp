@@ -20,7 +20,15 @@ struct TensorAccess {
   std::string param;              ///< C parameter name
   std::vector<int64_t> shape;     ///< shape of the memory behind the pointer
   bool use_offsets = true;        ///< false: the pointer is exactly the tile the op moves
+  bool read_only = false;         ///< the object is only read (an In parameter): a load of a contiguous
+                                  ///< block of it at constant offsets may point into it instead of copying
 };
+
+/// The access of load or store `op` of `kernel` to the object `param` of `shape` behind a tensor parameter
+/// of direction `dir`: a tile moved at offset 0 that is the whole object (In or Out) is the object itself
+/// (use_offsets false: its register needs no copy on the core's stack); an In object is read-only.
+TensorAccess object_access(const htp::TileKernel &kernel, const htp::TileOp &op, std::string param,
+                           std::vector<int64_t> shape, const std::string &dir);
 
 /// How the body's names become C parameters.
 struct KernelPlan {

@@ -227,19 +227,9 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
   }
   if (!ok) return std::nullopt;
   kp.access = [&](const htp::TileOp &op, int) -> std::optional<TensorAccess> {
-    const bool load = op.is("load");
-    const std::string t = (load ? op.src : op.dst).value_or("");
-    // A tile moved at offset 0 that is the whole object (In or Out) is the object itself: its register
-    // needs no copy on the core's stack (find_aliases in the emitter).
-    const std::optional<std::string> reg = load ? op.dst : op.value && op.value->is_string()
-                                                               ? std::optional<std::string>(op.value->get<std::string>())
-                                                               : std::nullopt;
-    const htp::TileLocal *l = reg ? kernel.local(*reg) : nullptr;
-    const bool at_zero = op.offset && std::all_of(op.offset->begin(), op.offset->end(), [](const Json &e) { return e == Json(0); });
+    const std::string t = (op.is("load") ? op.src : op.dst).value_or("");
     for (const auto &tp : tensors)
-      if (tp.rp.name == t)
-        return TensorAccess{"p_" + t, tp.local,
-                            !(at_zero && l && !l->is_scalar() && tp.rp.dir != "inout" && product(l->shape) == product(tp.local))};
+      if (tp.rp.name == t) return object_access(kernel, op, "p_" + t, tp.local, tp.rp.dir);
     return std::nullopt;
   };
   kp.body = kernel.body;

@@ -155,8 +155,9 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
   }
   kp.access = [&](const htp::TileOp &op, int) -> std::optional<TensorAccess> {
     const std::string t = (op.is("load") ? op.src : op.dst).value_or("");
-    if (!shapes.count(t)) return std::nullopt;
-    return TensorAccess{"p_" + t, shapes[t], true};
+    const htp::TileParam *p = kernel->param(t);
+    if (!shapes.count(t) || !p) return std::nullopt;
+    return object_access(*kernel, op, "p_" + t, shapes[t], p->dir);
   };
   kp.body = kernel->body;
   std::string error;

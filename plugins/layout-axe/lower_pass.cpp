@@ -322,26 +322,32 @@ private:
       std::vector<int64_t> count(2, 1);
       for (size_t d = 0; d < 2; ++d)
         if (!axes[d].empty() && reduced.count(axes[d])) count[d] = extent(axes[d]);
-      TileLocal peer = xr;
-      peer.name = fresh("_peer" + tag);
-      reader.extra_locals.push_back(peer);
-      bool first = true;
+      // The first slot and each peer's land in registers of their own, defined once (a backend may keep such
+      // a register in the object it was loaded from), and the last combination defines the destination.
+      std::vector<std::vector<int64_t>> slots;
       for (int64_t a = 0; a < count[0]; ++a)
-        for (int64_t b = 0; b < count[1]; ++b) {
-          const std::vector<int64_t> at = {a * xr.shape[0], b * xr.shape[1]};
-          if (first) {
-            reader.prologue.push_back(move("load", s.param, *c.dst, at, c.span));
-            first = false;
-            continue;
-          }
-          reader.prologue.push_back(move("load", s.param, peer.name, at, c.span));
-          TileOp add;
-          add.op = combine.at(op);
-          add.dst = *c.dst;
-          add.args = std::vector<json>{json(*c.dst), json(peer.name)};
-          add.span = c.span;
-          reader.prologue.push_back(add);
-        }
+        for (int64_t b = 0; b < count[1]; ++b) slots.push_back({a * xr.shape[0], b * xr.shape[1]});
+      if (slots.size() == 1) {
+        reader.prologue.push_back(move("load", s.param, *c.dst, slots[0], c.span));
+        return;
+      }
+      auto local = [&](const std::string &base) {
+        TileLocal l = xr;
+        l.name = fresh(base + tag);
+        reader.extra_locals.push_back(l);
+        return l.name;
+      };
+      const std::string own = local("_own"), peer = local("_peer"), acc = slots.size() > 2 ? local("_acc") : "";
+      reader.prologue.push_back(move("load", s.param, own, slots[0], c.span));
+      for (size_t k = 1; k < slots.size(); ++k) {
+        reader.prologue.push_back(move("load", s.param, peer, slots[k], c.span));
+        TileOp add;
+        add.op = combine.at(op);
+        add.dst = k + 1 == slots.size() ? *c.dst : acc;
+        add.args = std::vector<json>{json(k == 1 ? own : acc), json(peer)};
+        add.span = c.span;
+        reader.prologue.push_back(add);
+      }
       return;
     }
     if (name != "allgather" && name != "relayout")

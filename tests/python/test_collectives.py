@@ -44,8 +44,7 @@ def row_normalised(A: In[Tensor[64, 64, f32] @ Layout("S(0)R")], B: In[Tensor[64
     store(C, rowexpand_div(c, total))
 
 
-# K split over two cores: each core's product owes a sum over mesh.x. (32 x 32 results: an AIE core holds
-# its product, its peer's and the slots it reads.)
+# K split over two cores: each core's product owes a sum over mesh.x.
 @kernel(mapping=[2])
 def gemm_k_split_allreduce(A: In[Tensor[32, 64, f32] @ Layout("RS(0)")], B: In[Tensor[64, 32, f32] @ Layout("S(0)R")],
                            C: Out[Tensor[32, 32, f32] @ Layout("RR")]):
@@ -323,3 +322,24 @@ def test_a_kernel_with_a_collective_launched_twice(tmp_path, target):
     _, r = _run(ctx, two_launches, target, tmp_path / "pkg", A=A, B=B, C=C)
     np.testing.assert_allclose(r["N"], (A @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(r["M"], (C @ B).sum(1, keepdims=True), rtol=1e-4, atol=1e-3)
+
+
+# The same K split with 64 x 64 partials (16 KB each): the combining part reads both cores' slots (32 KB) and
+# writes C; on AIE the slots it loads are blocks of the object it received and the sum is computed in C's
+# object, so the core holds 48 KB plus its stack (it held a copy of each before, 82 KB: aie.validate.memory).
+@kernel(mapping=[2])
+def gemm_k_split_64(A: In[Tensor[64, 128, f32] @ Layout("RS(0)")], B: In[Tensor[128, 64, f32] @ Layout("S(0)R")],
+                    C: Out[Tensor[64, 64, f32] @ Layout("RR")]):
+    store(C, allreduce(matmul(load(A), load(B)), axis=0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_k_split_allreduce_of_64x64_partials_runs(tmp_path, target):
+    rng = np.random.default_rng(17)
+    A = rng.standard_normal((64, 128), dtype=np.float32)
+    B = rng.standard_normal((128, 64), dtype=np.float32)
+    pkg, r = _run(htp.Context(), gemm_k_split_64, target, tmp_path / "ks64", A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B, rtol=1e-4, atol=1e-3)
+    if target == "aie-npu1":
+        source = next((pkg.path / "codegen/aie/gemm_k_split_64/tasks/gemm_k_split_64__1/kernels").glob("*.cc")).read_text()
+        assert "+ 4096;  // a block of the object" in source, source

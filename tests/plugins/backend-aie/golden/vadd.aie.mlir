@@ -45,7 +45,7 @@ module {
         aie.objectfifo.release @out_C_0(Produce, 1)
       }
       aie.end
-    } {stack_size = 13312 : i32}
+    } {stack_size = 1024 : i32}
     %core_1_2 = aie.core(%tile_1_2) {
       %c0 = arith.constant 0 : index
       %c2 = arith.constant 2 : index
@@ -63,7 +63,7 @@ module {
         aie.objectfifo.release @out_C_1(Produce, 1)
       }
       aie.end
-    } {stack_size = 13312 : i32}
+    } {stack_size = 1024 : i32}
     %core_2_2 = aie.core(%tile_2_2) {
       %c0 = arith.constant 0 : index
       %c2 = arith.constant 2 : index
@@ -81,7 +81,7 @@ module {
         aie.objectfifo.release @out_C_2(Produce, 1)
       }
       aie.end
-    } {stack_size = 13312 : i32}
+    } {stack_size = 1024 : i32}
     %core_3_2 = aie.core(%tile_3_2) {
       %c0 = arith.constant 0 : index
       %c2 = arith.constant 2 : index
@@ -99,7 +99,7 @@ module {
         aie.objectfifo.release @out_C_3(Produce, 1)
       }
       aie.end
-    } {stack_size = 13312 : i32}
+    } {stack_size = 1024 : i32}
     aie.runtime_sequence(%arg0: memref<128x64xf32>, %arg1: memref<128x64xf32>, %arg2: memref<128x64xf32>) {
       aiex.npu.dma_memcpy_nd(%arg0[0, 0, 0, 0][2, 4, 2, 512][1024, 2048, 512, 1]) {id = 0 : i64, metadata = @in_A_L2} : memref<128x64xf32>
       aiex.npu.dma_memcpy_nd(%arg1[0, 0, 0, 0][2, 4, 2, 512][1024, 2048, 512, 1]) {id = 1 : i64, metadata = @in_B_L2} : memref<128x64xf32>
