@@ -38,6 +38,7 @@ TEST_FILES = [
     "tests/python/test_collectives.py",
     "tests/python/test_streamed_kernels.py",
     "tests/python/test_csp_orchestrated.py",
+    "tests/python/test_rank3_views.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",
     "tests/python/test_workload_dims.py",
 ]
@@ -75,6 +76,7 @@ CONSTRUCTS = {
     "`transpose`": "tile",
     "column broadcast (`colexpand_*`)": "tile",
     "view dropping a middle dimension": "tile",
+    "view of a rank-3 tensor in a kernel (`x[b, 0:32, :]`)": "tile",
     "kernel mixing cube and vector work": "tile",
     "kernel entry mixing cube and vector work": "tile",
     "kernel entry looping over tiles of tensors larger than a core": "tile",

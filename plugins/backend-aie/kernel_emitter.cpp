@@ -407,8 +407,17 @@ private:
       std::string base = off.empty() ? "0" : off.back();
       return "(" + base + ") + r * " + std::to_string(t.cols()) + " + c";
     }
-    std::string o0 = off.size() >= 1 ? off[0] : "0", o1 = off.size() >= 2 ? off[1] : "0";
-    return "((" + o0 + ") + r) * " + std::to_string(a.shape.back()) + " + (" + o1 + ") + c";
+    // Row-major over the object's dims: the tile's rows run along the last but one, its columns along the
+    // last; a leading dim (a view x[b, 0:32, :] of a rank-3 object, extent 1) adds its offset times its stride.
+    const size_t n = a.shape.size();
+    off.resize(n, "0");
+    std::string index = "((" + off[n - 2] + ") + r) * " + std::to_string(a.shape.back()) + " + (" + off[n - 1] + ") + c";
+    int64_t stride = a.shape[n - 1] * a.shape[n - 2];
+    for (size_t d = n - 2; d-- > 0;) {
+      index = "(" + off[d] + ") * " + std::to_string(stride) + " + " + index;
+      stride *= a.shape[d];
+    }
+    return index;
   }
 
   void emit_move_in(std::ostream &o, int ind, const htp::TileOp &op, const std::string &dst) {

@@ -25,9 +25,10 @@ struct Access {
 /// Offsets of `o` as base + step * i over the loop variable, or nullopt when one is not affine in i alone.
 std::optional<Access> affine(const htp::TileOp &o, const std::string &var, const std::vector<int64_t> &shape,
                              const ExprEnv &constants) {
-  if (!o.offset) return std::nullopt;
+  if (!o.offset || o.offset->size() < shape.size()) return std::nullopt;
   Access a;
-  a.shape = shape;
+  a.shape = shape;  // the tile's; a view of a higher-rank tensor has leading extents 1
+  a.shape.insert(a.shape.begin(), o.offset->size() - shape.size(), 1);
   for (const Json &e : *o.offset) {
     ExprEnv env = constants;
     int64_t v[3];
