@@ -25,7 +25,23 @@ std::string kernel_symbol(const std::string &kernel) {
       "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
       "restrict"};
-  return reserved.count(kernel) ? "htp_" + kernel : kernel;
+  // Functions with C linkage the kernel's headers (<cmath>, <cstring>, <cstdlib> through <algorithm>) declare:
+  // an extern "C" kernel of that name would be a conflicting declaration (a kernel named `fma`).
+  static const std::set<std::string> math = {
+      "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos", "cosh", "erf",
+      "erfc", "exp", "exp2", "expm1", "fabs", "fdim", "floor", "fma", "fmax", "fmin", "fmod", "frexp", "hypot",
+      "ilogb", "ldexp", "lgamma", "llrint", "llround", "log", "log10", "log1p", "log2", "logb", "lrint", "lround",
+      "modf", "nan", "nearbyint", "nextafter", "nexttoward", "pow", "remainder", "remquo", "rint", "round",
+      "scalbln", "scalbn", "sin", "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc"};
+  static const std::set<std::string> libc = {
+      "abort", "abs", "atexit", "atof", "atoi", "atol", "atoll", "bsearch", "calloc", "div", "exit", "free",
+      "getenv", "labs", "ldiv", "llabs", "lldiv", "malloc", "memchr", "memcmp", "memcpy", "memmove", "memset",
+      "qsort", "rand", "realloc", "srand", "strcat", "strchr", "strcmp", "strcpy", "strlen", "strncmp", "strncpy",
+      "strstr", "strtod", "strtof", "strtol", "strtoul", "system"};
+  const bool math_name = math.count(kernel) ||
+                         (kernel.size() > 1 && (kernel.back() == 'f' || kernel.back() == 'l') &&
+                          math.count(kernel.substr(0, kernel.size() - 1)));
+  return reserved.count(kernel) || math_name || libc.count(kernel) ? "htp_" + kernel : kernel;
 }
 
 std::string c_type(const std::string &dtype) {
