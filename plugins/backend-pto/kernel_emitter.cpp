@@ -292,9 +292,13 @@ void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 
 void emit_cast(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   if (w.tile(o.dst).tile_type == "Acc") return;  // an accumulator converts in TSTORE (the FIX pipe)
   w.on_pipe(Pipe::V);
-  bool widen = dtype(w.tile(o.dst).dtype).is_float && dtype(w.tile(o.args[0]).dtype).is_float &&
-               dtype(w.tile(o.dst).dtype).bytes >= dtype(w.tile(o.args[0]).dtype).bytes;
-  w.line("TCVT(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", RoundMode::" + (widen ? "CAST_NONE" : "CAST_RINT") + ");");
+  const auto to = dtype(w.tile(o.dst).dtype), from = dtype(w.tile(o.args[0]).dtype);
+  // docs/dialects/tile.md: a float to an integer truncates toward zero (NumPy's astype, C's conversion, as
+  // backend-aie's kernels do); a narrower float rounds to nearest even; a wider float is exact.
+  const char *mode = to.is_float && from.is_float && to.bytes >= from.bytes ? "CAST_NONE"
+                     : from.is_float && !to.is_float                          ? "CAST_TRUNC"
+                                                                              : "CAST_RINT";
+  w.line("TCVT(" + w.tv(o.dst) + ", " + w.tv(o.args[0]) + ", RoundMode::" + mode + ");");
 }
 
 void emit_matmul(KernelWriter &w, const Op &o, const IntrinsicContract &) {

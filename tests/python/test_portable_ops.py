@@ -1,12 +1,13 @@
-"""Portable tile ops that programs needed per target before: column broadcasts (colexpand, colexpand_<op>) and
-transpose, lowered by both backends and run on both simulators against NumPy."""
+"""Portable tile ops that programs needed per target before: column broadcasts (colexpand, colexpand_<op>),
+transpose and cast (which rounded a float to an integer on pto-a2a3sim and truncated it on aie-npu1), lowered by
+both backends and run on both simulators against NumPy."""
 
 import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Tensor, add, colexpand, colexpand_add, colexpand_div, colexpand_max,
-                               colexpand_mul, colexpand_sub, f32, kernel, load, store, transpose)
+from htp.dialects.tile import (In, Out, Tensor, add, cast, colexpand, colexpand_add, colexpand_div, colexpand_max,
+                               colexpand_mul, colexpand_sub, f16, f32, i32, kernel, load, store, transpose)
 from htp.dialects.wsp import P, workload
 
 
@@ -72,3 +73,26 @@ def test_a_column_operand_of_the_wrong_shape_names_both_shapes(tmp_path):
     d = e.value.errors[0]
     assert d.code == "tile.shape-mismatch"
     assert "needs 's' of shape [1, 32]" in d.message and "Tile[16, 1, f32]" in d.message, d.message
+
+
+@kernel
+def casts(x: In[Tensor[32, 64, f32]], xi: Out[Tensor[32, 64, i32]], xh: Out[Tensor[32, 64, f16]],
+          back: Out[Tensor[32, 64, f32]]):
+    t = load(x)
+    store(xi, cast(t, i32))
+    store(xh, cast(t, f16))
+    store(back, cast(cast(t, i32), f32))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_cast_truncates_to_integers_and_rounds_to_narrower_floats(tmp_path, target):
+    # docs/dialects/tile.md: as NumPy's astype — toward zero for integers (2.7 -> 2, -2.7 -> -2), to nearest
+    # even for f16.
+    ctx = htp.Context()
+    pkg = ctx.compile(casts, target=target, out=tmp_path / "pkg")
+    x = (np.random.default_rng(10).standard_normal((32, 64)) * 10).astype(np.float32)
+    x[0, :4] = [2.7, -2.7, 0.5, -1.5]
+    r = htp.bind(pkg, ctx).run(x=x)
+    np.testing.assert_array_equal(r["xi"], x.astype(np.int32))
+    np.testing.assert_array_equal(r["xh"], x.astype(np.float16))
+    np.testing.assert_array_equal(r["back"], x.astype(np.int32).astype(np.float32))
