@@ -248,6 +248,7 @@ private:
     int64_t offset = 0;  ///< the block's first element
   };
   std::map<std::string, Alias> aliases_;  ///< register -> the object (block) it is
+  mutable std::map<int64_t, const htp::TileOp *> op_at_;  ///< live_ranges' positions -> their statements
 
   // ---- tile storage: registers whose live ranges do not overlap share one array -----------------------
 
@@ -270,6 +271,7 @@ private:
     };
     for (const auto &op : ops) {
       const int64_t at = pos++;
+      op_at_[at] = &op;
       if (op.dst) touch(*op.dst, at);
       for (const auto *list : {&op.args, &op.offset})
         if (*list)
@@ -301,6 +303,22 @@ private:
     struct Slot {
       std::string dtype;
       int64_t size = 0, free_from = 0;
+      std::string last;  ///< the register that used it last
+    };
+    // A register an elementwise op defines may take the array of an operand of its shape whose last use is
+    // that op (each element is read before it is written): exp(rowexpand_sub(t, m)) needs one array, not two.
+    auto in_place = [&](const Slot &s, const std::string &name, int64_t at) {
+      auto it = op_at_.find(at);
+      if (s.last.empty() || s.free_from != at + 1 || it == op_at_.end() || it->second->dst != name) return false;
+      const htp::TileOp &op = *it->second;
+      const AieIntrinsic *c = find_intrinsic(op.op);
+      if (!c || !(c->kind == IntrinsicKind::Binary || c->kind == IntrinsicKind::RowExpandBinary ||
+                  c->kind == IntrinsicKind::ColExpandBinary || c->kind == IntrinsicKind::ScalarBinary ||
+                  c->kind == IntrinsicKind::Unary || c->kind == IntrinsicKind::Copy))
+        return false;
+      bool operand = false;
+      for (size_t i = 0; op.arg_name(i); ++i) operand = operand || *op.arg_name(i) == s.last;
+      return operand && locals_.at(s.last).shape == locals_.at(name).shape;
     };
     std::vector<Slot> slots;
     std::vector<std::pair<std::string, size_t>> assigned;
@@ -313,12 +331,13 @@ private:
       const Local &l = locals_.at(name);
       size_t pick = slots.size();
       for (size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].dtype == l.dtype && slots[i].free_from <= r.first && r.first >= 0 &&
+        if (slots[i].dtype == l.dtype && r.first >= 0 && (slots[i].free_from <= r.first || in_place(slots[i], name, r.first)) &&
             (pick == slots.size() || std::abs(slots[i].size - l.size()) < std::abs(slots[pick].size - l.size())))
           pick = i;
-      if (pick == slots.size()) slots.push_back({l.dtype, 0, 0});
+      if (pick == slots.size()) slots.push_back({l.dtype, 0, 0, ""});
       slots[pick].size = std::max(slots[pick].size, l.size());
       slots[pick].free_from = r.second + 1;
+      slots[pick].last = name;
       assigned.emplace_back(name, pick);
     }
     for (size_t i = 0; i < slots.size(); ++i) {

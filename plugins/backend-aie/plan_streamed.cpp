@@ -12,6 +12,7 @@
 
 #include "entry_plan.hpp"
 #include "expr.hpp"
+#include "validator.hpp"
 
 namespace htp::aie {
 
@@ -203,6 +204,137 @@ std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::
   return out;
 }
 
+namespace {
+
+/// `k` with its loop's iterations cut into `parts` row blocks each: every tile of the iteration's R rows
+/// (the tiles its moving loads bring and what is computed from them row by row) becomes R / parts rows, and
+/// the loop runs parts times as often, each iteration a block of rows further — or nullopt when the body is
+/// not row by row: a moving tensor whose row offset does not advance by R an iteration (or whose other
+/// offsets move), an op that mixes rows (transpose, column reductions), a nested statement.
+std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t parts) {
+  if (parts <= 1 || k.body.size() != 1 || !k.body[0].is("for")) return std::nullopt;
+  const htp::TileOp &loop = k.body[0];
+  const std::string var = loop.var.value_or("");
+  ExprEnv constants;
+  for (const htp::TileParam &p : k.params)
+    if (p.type.is_constexpr() && !p.type.value.is_null()) constants.params[p.name] = p.type.value;
+  auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants), step = eval_int(*loop.step, constants);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
+  const int64_t trips = (*stop - *start + *step - 1) / *step;
+  auto tile_of = [&](const htp::TileOp &o) -> const htp::TileLocal * {
+    const bool load = o.is("load");
+    const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
+    return k.local(reg);
+  };
+  // The rows R of an iteration: those of the first tile a moving load or store moves.
+  int64_t rows = 0;
+  std::set<std::string> split;  // registers of R rows computed row by row from the moving tiles
+  for (const htp::TileOp &o : loop.body) {
+    if (!o.body.empty() || !o.then_body.empty() || !o.else_body.empty()) return std::nullopt;
+    if ((o.is("load") || o.is("store")) && o.offset && mentions(Json(*o.offset), var)) {
+      const htp::TileLocal *l = tile_of(o);
+      if (!l || l->shape.size() != 2) return std::nullopt;
+      if (rows == 0) rows = l->shape[0];
+      if (l->shape[0] != rows) return std::nullopt;
+    }
+  }
+  if (rows < 2 || rows % parts != 0) return std::nullopt;
+  const int64_t block = rows / parts;
+  auto is_split = [&](const Json &a) { return a.is_string() && split.count(a.get<std::string>()); };
+  auto reg_rows = [&](const std::string &n) {
+    const htp::TileLocal *l = k.local(n);
+    return l && l->shape.size() == 2 ? l->shape[0] : int64_t(-1);
+  };
+  static const std::set<std::string> elementwise = {"add", "sub", "mul", "div", "max", "min"};
+  static const std::set<std::string> unary = {"exp", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh",
+                                              "recip", "cast", "adds", "subs", "muls", "divs", "maxs", "mins"};
+  static const std::set<std::string> by_row = {"rowsum", "rowmax", "rowmin", "rowexpand"};
+  htp::TileKernel out = k;
+  htp::TileOp &body_loop = out.body[0];
+  for (htp::TileOp &o : body_loop.body) {
+    if (o.scalar && mentions(*o.scalar, var)) return std::nullopt;
+    if (o.is("load") || o.is("store")) {
+      const htp::TileLocal *l = tile_of(o);
+      if (!o.offset || !l) return std::nullopt;
+      const bool moving = mentions(Json(*o.offset), var);
+      const std::string reg = o.is("load") ? o.dst.value_or("") : o.value->get<std::string>();
+      if (!moving) {  // a tensor read or written whole each iteration (gamma): not of the iteration's rows
+        if (reg_rows(reg) == rows || split.count(reg)) return std::nullopt;
+        continue;
+      }
+      auto a = affine(o, var, l->shape, constants);
+      if (!a || a->base.size() < 2) return std::nullopt;
+      const size_t row_dim = a->base.size() - 2;
+      for (size_t d = 0; d < a->base.size(); ++d)
+        if (d != row_dim && a->step[d] != 0) return std::nullopt;
+      if (a->step[row_dim] * *step != rows) return std::nullopt;  // row tiles that follow each other
+      if (o.is("store") && !split.count(reg)) return std::nullopt;
+      for (size_t d = 0; d < a->base.size(); ++d) (*o.offset)[d] = a->base[d] + a->step[d] * *start;
+      (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * *start, block, var);
+      if (o.is("load")) split.insert(reg);
+      continue;
+    }
+    if (!o.dst) return std::nullopt;
+    std::vector<Json> args = o.args.value_or(std::vector<Json>{});
+    const bool any = std::any_of(args.begin(), args.end(), is_split);
+    bool ok = false;
+    if (o.is("full")) ok = reg_rows(*o.dst) == rows && !(o.value && mentions(*o.value, var));
+    else if (!any) ok = reg_rows(*o.dst) != rows;  // computed from what every iteration reads whole
+    else if (elementwise.count(o.op)) ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
+    else if (unary.count(o.op) || by_row.count(o.op)) ok = args.size() == 1;
+    else if (o.op.rfind("rowexpand_", 0) == 0) ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
+    else if (o.op.rfind("colexpand_", 0) == 0)
+      ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && args[1].is_string() && reg_rows(args[1]) == 1;
+    else if (o.is("matmul")) ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && !o.accumulate.value_or(false);
+    if (!ok) return std::nullopt;
+    if (any || o.is("full")) {
+      if (reg_rows(*o.dst) != rows) return std::nullopt;
+      split.insert(*o.dst);
+    }
+  }
+  for (htp::TileLocal &l : out.locals)
+    if (split.count(l.name)) l.shape[0] = block;
+  body_loop.start = 0;
+  body_loop.stop = trips * parts;
+  body_loop.step = 1;
+  return out;
+}
+
+/// `k` with the loads before its one loop (gamma and beta of a layernorm, read whole) moved to the top of
+/// the loop body, so that the body is one loop to stream; `k` itself when it has no such loads, or when a
+/// register they define is defined again.
+htp::TileKernel sink_loads_into_loop(const htp::TileKernel &k) {
+  if (k.body.size() < 2 || !k.body.back().is("for")) return k;
+  std::vector<htp::TileOp> loads(k.body.begin(), k.body.end() - 1);
+  std::map<std::string, int> defs;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (o.dst && k.local(*o.dst)) ++defs[*o.dst];
+  });
+  for (const htp::TileOp &o : loads)
+    if (!o.is("load") || !o.dst || defs[*o.dst] != 1) return k;
+  htp::TileKernel out = k;
+  htp::TileOp loop = k.body.back();
+  loop.body.insert(loop.body.begin(), loads.begin(), loads.end());
+  out.body = {loop};
+  return out;
+}
+
+/// Whether the spatial design of streamed kernel `s` fits its core's memory.
+bool streamed_design_fits(const StreamedKernel &s, const DeviceProfile &device) {
+  htp::TileKernels kernels;
+  kernels.kernels.push_back(s.body);
+  std::vector<Problem> problems;
+  auto plan = plan_workload_entry(s.workload, kernels, device, problems);
+  if (!plan) return false;
+  auto design = build_design(*plan, device, problems);
+  if (!design) return false;
+  for (const Violation &v : validate(*design, device))
+    if (v.code == "aie.validate.memory") return false;
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries(ProgramDocs &docs,
                                                                                  const DeviceProfile &device) {
   std::vector<std::pair<htp::TileKernel, int64_t>> out;
@@ -214,8 +346,18 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     for (const htp::TileParam &p : k.params)
       if (p.type.is_tensor()) bytes += product(p.type.shape) * dtype_bytes(p.type.dtype) * (p.dir == "inout" ? 2 : 1);
     std::optional<StreamedKernel> s;
+    const htp::TileKernel sunk = sink_loads_into_loop(k);
     if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) && bytes > memory)
-      s = stream_kernel_loop(k, nullptr);
+      s = stream_kernel_loop(sunk, nullptr);
+    // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
+    // buffered) streams in blocks of fewer rows when its body works row by row.
+    for (int64_t parts = 2; s && parts <= 64 && !streamed_design_fits(*s, device); parts *= 2) {
+      auto rows = split_loop_rows(sunk, parts);
+      if (!rows) break;
+      auto smaller = stream_kernel_loop(*rows, nullptr);
+      if (!smaller) break;
+      s = std::move(smaller);
+    }
     if (!s) {
       kept.push_back(k);
       continue;
