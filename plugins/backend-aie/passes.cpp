@@ -126,8 +126,9 @@ void map_pass(htp::PassContext &ctx) {
   };
   for (const auto &plan : plan_entries(docs, dev, problems, &orchestrated)) {
     if (plan.kind == "workload") spatial_cores[plan.name] = plan.cores.size();
-    std::vector<Problem> routing;  // a workload's: kept unless the host-orchestrated mapping takes it
-    auto d = build_design(plan, dev, plan.kind == "workload" ? routing : problems);
+    std::vector<Problem> routing;  // a workload's or kernel's: kept unless the host-orchestrated mapping takes it
+    const bool multiplexable = plan.kind == "workload" || plan.kind == "kernel";
+    auto d = build_design(plan, dev, multiplexable ? routing : problems);
     std::string reason;
     for (const auto &p : routing)
       if (p.code == "aie.route" && reason.empty()) reason = p.message;
@@ -169,16 +170,19 @@ void map_pass(htp::PassContext &ctx) {
                                     source_span(plan.span, ctx.module().file()));
       }
     }
-    if (plan.kind == "kernel" && d) {
-      // A kernel entry whose cores need more DMA channels than a tile has: the same packing, one task
-      // (a mapped kernel's cores each their own slice of the packed FIFOs).
-      const std::string channels = dma_channels(*d);
+    if (plan.kind == "kernel") {
+      // A kernel entry whose cores need more DMA channels than a tile has, or whose tensors need more shim
+      // channels than the device has (nine outputs): the same packing, one task (a mapped kernel's cores each
+      // their own slice of the packed FIFOs).
+      const std::string channels = !reason.empty() ? reason : d ? dma_channels(*d) : std::string();
       const htp::TileKernel *k = docs.kernels.find(plan.name);
-      if (!channels.empty() && k)
-        if (auto o = plan_orchestrated_kernel(*k, docs, dev, problems)) {
-          orchestrate(std::move(*o), channels, "kernel entry");
-          continue;
-        }
+      std::optional<OrchestrationPlan> o;
+      if (!channels.empty() && k) o = plan_orchestrated_kernel(*k, docs, dev, problems);
+      if (o) {
+        orchestrate(std::move(*o), channels, "kernel entry");
+        continue;
+      }
+      problems.insert(problems.end(), routing.begin(), routing.end());
     }
     if (d) out.push_back(design_to_json(*d));
   }

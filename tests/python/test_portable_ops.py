@@ -7,7 +7,9 @@ import pytest
 
 import htp
 from htp.dialects.tile import (In, Out, Tensor, add, cast, colexpand, colexpand_add, colexpand_div, colexpand_max,
-                               colexpand_mul, colexpand_sub, f16, f32, i32, kernel, load, store, transpose)
+                               colexpand_mul, colexpand_sub, exp, f16, f32, i32, kernel, load, log, neg, relu, rsqrt,
+                               sigmoid, sqrt, store, tanh, transpose)
+from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.wsp import P, workload
 
 
@@ -96,3 +98,38 @@ def test_cast_truncates_to_integers_and_rounds_to_narrower_floats(tmp_path, targ
     np.testing.assert_array_equal(r["xi"], x.astype(np.int32))
     np.testing.assert_array_equal(r["xh"], x.astype(np.float16))
     np.testing.assert_array_equal(r["back"], x.astype(np.int32).astype(np.float32))
+
+
+@kernel
+def unary_ops(x: In[Tensor[16, 64, f32]], p: In[Tensor[16, 64, f32]],
+              y_exp: Out[Tensor[16, 64, f32]], y_log: Out[Tensor[16, 64, f32]], y_sqrt: Out[Tensor[16, 64, f32]],
+              y_rsqrt: Out[Tensor[16, 64, f32]], y_sig: Out[Tensor[16, 64, f32]], y_tanh: Out[Tensor[16, 64, f32]],
+              y_abs: Out[Tensor[16, 64, f32]], y_neg: Out[Tensor[16, 64, f32]], y_relu: Out[Tensor[16, 64, f32]]):
+    t = load(x)
+    q = load(p)
+    store(y_exp, exp(t))
+    store(y_log, log(q))
+    store(y_sqrt, sqrt(q))
+    store(y_rsqrt, rsqrt(q))
+    store(y_sig, sigmoid(t))
+    store(y_tanh, tanh(t))
+    store(y_abs, abs(t))
+    store(y_neg, neg(t))
+    store(y_relu, relu(t))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_every_unary_op_in_a_kernel_entry_with_nine_outputs(tmp_path, target):
+    # Nine outputs need more shim channels than npu1 has (aie.route before): the entry runs as one
+    # host-orchestrated task whose objects travel packed.
+    ctx = htp.Context()
+    pkg = ctx.compile(unary_ops, target=target, out=tmp_path / "pkg")
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((16, 64), dtype=np.float32)
+    q = np.abs(rng.standard_normal((16, 64), dtype=np.float32)) + 0.1
+    r = htp.bind(pkg, ctx).run(x=x, p=q)
+    want = {"y_exp": np.exp(x), "y_log": np.log(q), "y_sqrt": np.sqrt(q), "y_rsqrt": 1 / np.sqrt(q),
+            "y_sig": 1 / (1 + np.exp(-x)), "y_tanh": np.tanh(x), "y_abs": np.abs(x), "y_neg": -x,
+            "y_relu": np.maximum(x, 0)}
+    for name, value in want.items():
+        np.testing.assert_allclose(r[name], value, rtol=2e-5, atol=1e-6, err_msg=name)
