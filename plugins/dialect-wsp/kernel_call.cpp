@@ -77,7 +77,8 @@ std::vector<std::pair<json, htp::NodeRef>> bind_arguments(htp::NodeRef call, con
       throw WspError(kw, "wsp.argument",
                      fixed
                          ? "parameter '" + *name + "' of " + callee +
-                               " is a Constexpr fixed by the kernel; it is not passed"
+                               " is a Constexpr: its value is its default in the kernel, not passed by a launch; "
+                               "a value the launch passes is a Scalar parameter (" + *name + ": Scalar[i32])"
                          : callee + " has no parameter '" + *name + "' (it has " + join_names(params) + ")");
     }
     if (bound[i])
