@@ -1,5 +1,7 @@
 #include "passes.hpp"
 
+#include <htp/kernel_entry.hpp>
+
 #include <map>
 
 #include <htp/csp_graph.hpp>
@@ -88,6 +90,7 @@ void map_pass(htp::PassContext &ctx) {
   auto layouts = read_document(ctx, &htp::layout_signatures);
   if (!kernels || !tasks || !csp || !layouts) return;
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
+  htp::sink_process_loads(docs.kernels, docs.csp);  // a process reading a weight before its loop: one loop
   std::vector<Problem> problems;
   // A kernel entry whose whole tensors do not fit its one core but whose body is one loop over tiles runs
   // as the workload streaming them (plan_streamed.cpp); the workload's mapping (spatial, or host-orchestrated)

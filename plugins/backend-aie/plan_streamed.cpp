@@ -300,25 +300,6 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   return out;
 }
 
-/// `k` with the loads before its one loop (gamma and beta of a layernorm, read whole) moved to the top of
-/// the loop body, so that the body is one loop to stream; `k` itself when it has no such loads, or when a
-/// register they define is defined again.
-htp::TileKernel sink_loads_into_loop(const htp::TileKernel &k) {
-  if (k.body.size() < 2 || !k.body.back().is("for")) return k;
-  std::vector<htp::TileOp> loads(k.body.begin(), k.body.end() - 1);
-  std::map<std::string, int> defs;
-  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (o.dst && k.local(*o.dst)) ++defs[*o.dst];
-  });
-  for (const htp::TileOp &o : loads)
-    if (!o.is("load") || !o.dst || defs[*o.dst] != 1) return k;
-  htp::TileKernel out = k;
-  htp::TileOp loop = k.body.back();
-  loop.body.insert(loop.body.begin(), loads.begin(), loads.end());
-  out.body = {loop};
-  return out;
-}
-
 /// Whether the spatial design of streamed kernel `s` fits its core's memory.
 bool streamed_design_fits(const StreamedKernel &s, const DeviceProfile &device) {
   htp::TileKernels kernels;
@@ -346,7 +327,7 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     for (const htp::TileParam &p : k.params)
       if (p.type.is_tensor()) bytes += product(p.type.shape) * dtype_bytes(p.type.dtype) * (p.dir == "inout" ? 2 : 1);
     std::optional<StreamedKernel> s;
-    const htp::TileKernel sunk = sink_loads_into_loop(k);
+    const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
     if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) && bytes > memory)
       s = stream_kernel_loop(sunk, nullptr);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include <htp/kernel_entry.hpp>
 #include <htp/mem_placement.hpp>
 
 #include "csp_lowering.hpp"
@@ -133,6 +134,7 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   PackageInputs in = original;  // mixed cube/vector kernels are split into one-core-type parts first
   if (in.tile_kernels) {
     const size_t before = problems.size();
+    if (in.csp_graph) htp::sink_process_loads(*in.tile_kernels, *in.csp_graph);  // loads before a process loop
     if (in.task_graph) fuse_buffered(*in.tile_kernels, *in.task_graph, problems);
     if (problems.size() != before) return pkg;
     split_core_types(*in.tile_kernels, in.task_graph, in.layouts ? &*in.layouts : nullptr, problems);

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.csp import Channel, Event, process, program, recv, replicate, send
-from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, adds, exp, f32, load, muls, relu, store
+from htp.dialects.csp import Channel, Event, consume, process, program, recv, replicate, send
+from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, adds, colexpand_mul, exp, f32, load, muls, relu, store, tanh
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -173,3 +173,37 @@ def test_a_rendezvous_that_does_not_fit_says_why_the_host_cannot_run_it(tmp_path
     x = np.random.default_rng(34).standard_normal((128, 128)).astype(np.float32)
     _, r = compile_run(tmp_path, handshake_big, "pto-a2a3sim", X=x)
     np.testing.assert_array_equal(np.asarray(r["Y"]), x)
+
+
+@program
+def scale_rows(X: In[Tensor[256, 64, f32]], G: In[Tensor[1, 64, f32]], Y: Out[Tensor[256, 64, f32]]):
+    work = Channel[Tile[32, 64, f32]](depth=2)
+    done = Channel[Tile[32, 64, f32]](depth=2)
+
+    @process(produces=[work])
+    def gen():
+        for i in range(8):
+            send(work, load(X.tile(i, 0, shape=(32, 64))))
+
+    @process(consumes=[work], produces=[done])
+    def worker():
+        g = load(G)                      # read once, before the stream loop
+        for t in consume(work):
+            send(done, tanh(colexpand_mul(t, g)))
+
+    @process(consumes=[done])
+    def sink():
+        for i in range(8):
+            store(Y.tile(i, 0, shape=(32, 64)), recv(done))
+
+    replicate(worker, 2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_that_loads_before_its_loop_runs(tmp_path, target):
+    # csp.md: a process body is a tile body; both backends took one loop only (pto.csp / aie.csp-shape). The
+    # load before the loop now moves into it (G does not change), so the body is one loop.
+    x = np.random.default_rng(35).standard_normal((256, 64)).astype(np.float32)
+    g = np.random.default_rng(36).standard_normal((1, 64)).astype(np.float32)
+    _, r = compile_run(tmp_path, scale_rows, target, X=x, G=g)
+    np.testing.assert_allclose(np.asarray(r["Y"]), np.tanh(x * g), rtol=1e-5, atol=1e-6)

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include <htp/csp_graph.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 
@@ -80,6 +81,17 @@ inline void add_intermediate(WspWorkload &w, const std::string &name, const std:
   im.type.dtype = dtype;
   for (int64_t d : shape) im.type.shape.push_back(IrDim{d, {}});
   w.intermediates.push_back(std::move(im));
+}
+
+/// Every process function of `csp` (not a pipe stage) in `kernels` with its loads before its loop moved into
+/// it (sink_loads_into_loop): a process that reads a weight once before `for t in consume(ch):` becomes one
+/// loop, the form both backends turn into tasks or a core loop.
+inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
+  for (const CspProgram &program : csp.programs)
+    for (const CspProcess &proc : program.processes)
+      if (!proc.stage)
+        for (TileKernel &k : kernels.kernels)
+          if (k.name == proc.function) k = sink_loads_into_loop(k);
 }
 
 }  // namespace htp

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -203,6 +204,27 @@ inline std::vector<std::vector<std::pair<std::string, size_t>>> register_handoff
         if (writes[t].count(r)) from = t;
       if (from != s) out[s].emplace_back(r, from);
     }
+  return out;
+}
+
+/// `k` with the loads before its one loop — of In tensor parameters, each defining a register nothing else
+/// defines (a layernorm's gamma and beta, a process's weights read before its stream loop) — moved to the top
+/// of the loop body, so that the body is one loop whose iterations are tasks or stream their tiles; `k`
+/// itself when its body has no such shape. Each iteration then reads the tensors again (they do not change).
+inline TileKernel sink_loads_into_loop(const TileKernel &k) {
+  if (k.body.size() < 2 || !k.body.back().is("for")) return k;
+  std::map<std::string, int> defs;
+  for_each_op(k.body, [&](const TileOp &o) {
+    if (o.dst && k.local(*o.dst)) ++defs[*o.dst];
+  });
+  for (auto o = k.body.begin(); o + 1 != k.body.end(); ++o) {
+    const TileParam *p = o->src ? k.param(*o->src) : nullptr;
+    if (!o->is("load") || !o->dst || defs[*o->dst] != 1 || !p || p->dir != "in") return k;
+  }
+  TileKernel out = k;
+  TileOp loop = k.body.back();
+  loop.body.insert(loop.body.begin(), k.body.begin(), k.body.end() - 1);
+  out.body = {std::move(loop)};
   return out;
 }
 
