@@ -69,18 +69,39 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     return std::nullopt;
   };
   ExprEnv constants = constexpr_env(k);
+  // The process's scalar parameters as the program's Exprs they are bound to (the host evaluates a bound
+  // known only at run time: `for i in range(n)` with n a scalar of the program).
+  std::function<Json(const Json &)> bound = [&](const Json &e) -> Json {
+    if (e.is_object() && e.size() == 1 && e.contains("param") && e["param"].is_string())
+      for (const htp::CspBinding &b : proc.args)
+        if (b.param == e["param"] && b.scalar) return *b.scalar;
+    if (e.is_object() || e.is_array()) {
+      Json out = e;
+      for (auto &x : out) x = bound(x);
+      return out;
+    }
+    return e;
+  };
   std::string var;
   Json start = 0, step = 1, trips = 1;
   std::vector<htp::TileOp> body = k.body;
   if (body.size() == 1 && body[0].is("for")) {
     const htp::TileOp &f = body[0];
     auto b = eval_int(*f.start, constants), e = eval_int(*f.stop, constants), s = eval_int(*f.step, constants);
-    if (!b || !e || !s || *s <= 0) return no("its loop bounds are not static");
+    if (!s || *s <= 0) return no("its loop step is not a positive constant");
     var = f.var.value_or("");
-    start = *b;
     step = *s;
-    trips = std::max<int64_t>(0, (*e - *b + *s - 1) / *s);
-    body = f.body;
+    if (b && e) {
+      start = *b;
+      trips = std::max<int64_t>(0, (*e - *b + *s - 1) / *s);
+    } else {  // ceil((stop - start) / step), evaluated by the host
+      start = b ? Json(*b) : bound(*f.start);
+      const Json span = Json{{"op", "sub"}, {"args", Json::array({bound(*f.stop), start})}};
+      trips = *s == 1 ? span
+                      : Json{{"op", "floordiv"},
+                             {"args", Json::array({Json{{"op", "add"}, {"args", Json::array({span, *s - 1})}}, *s})}};
+    }
+    body = std::vector<htp::TileOp>(f.body);  // (f is an element of body)
   }
   for (const htp::TileOp &o : body) {
     if (o.is("for") && var.empty() && body.size() > 1) return no("its body is not one counted loop or straight-line code");
@@ -192,7 +213,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       a.tensor = tensor;
       a.dir = p.dir;
       a.shape = shape;
-      for (const Json &e : *o.offset) a.offset.push_back(var.empty() ? e : substitute(e, var, value));
+      for (const Json &e : *o.offset) a.offset.push_back(bound(var.empty() ? e : substitute(e, var, value)));
       a.offset.resize(rank, Json(0));
       o.offset = std::vector<Json>(o.offset->size(), Json(0));
       (load ? o.src : o.dst) = pn;

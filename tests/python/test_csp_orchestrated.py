@@ -13,7 +13,8 @@ import pytest
 
 import htp
 from htp.dialects.csp import Channel, Event, consume, process, program, recv, replicate, send
-from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, adds, colexpand_mul, exp, f32, load, muls, relu, store, tanh
+from htp.dialects.tile import (In, Out, Scalar, Tensor, Tile, adds, colexpand_mul, exp, f32, i32, load, muls, relu,
+                               rowexpand_div, rowexpand_sub, rowmax, rowsum, store, tanh)
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -207,3 +208,40 @@ def test_a_process_that_loads_before_its_loop_runs(tmp_path, target):
     g = np.random.default_rng(36).standard_normal((1, 64)).astype(np.float32)
     _, r = compile_run(tmp_path, scale_rows, target, X=x, G=g)
     np.testing.assert_allclose(np.asarray(r["Y"]), np.tanh(x * g), rtol=1e-5, atol=1e-6)
+
+
+@program
+def softmax_n(X: In[Tensor[256, 64, f32]], n: Scalar[i32], temp: Scalar[f32], Y: Out[Tensor[256, 64, f32]]):
+    loaded = Channel[Tile[64, 64, f32]](depth=2)
+    computed = Channel[Tile[64, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(n):
+            send(loaded, load(X.tile(i, 0, shape=(64, 64))))
+
+    @process(consumes=[loaded], produces=[computed])
+    def compute():
+        for t in consume(loaded):
+            s = muls(t, temp)
+            e = exp(rowexpand_sub(s, rowmax(s)))
+            send(computed, rowexpand_div(e, rowsum(e)))
+
+    @process(consumes=[computed])
+    def storer():
+        for i in range(n):
+            store(Y.tile(i, 0, shape=(64, 64)), recv(computed))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_trip_count_known_at_run_time_runs_on_both_targets(tmp_path, target):
+    # csp.md: counts may be program scalars. An AIE core loop needs static bounds (aie.csp-shape); the
+    # host-orchestrated program evaluates n per run — one package, two values of n.
+    ctx = htp.Context()
+    pkg = ctx.compile(softmax_n, target, tmp_path / target)
+    x = np.random.default_rng(37).standard_normal((256, 64)).astype(np.float32)
+    for n in (2, 4):
+        y = np.asarray(htp.bind(pkg, ctx).run(X=x, n=n, temp=0.5)["Y"])[:n * 64]
+        s = x[:n * 64] * 0.5
+        e = np.exp(s - s.max(1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
