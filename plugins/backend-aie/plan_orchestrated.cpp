@@ -27,6 +27,18 @@ bool static_shape(const std::vector<htp::IrDim> &shape, std::vector<int64_t> &ou
 
 int64_t words(int64_t bytes) { return (bytes + 3) / 4; }
 
+/// A packed buffer's length in words, padded so that one DMA transfer of it has a pattern: a length above a
+/// dimension's 1023 must be a product of two sizes within it (8193 words, a tensor of 4096 each way and a
+/// scalar, is not: 8200 = 10 x 820 is); a multiple of 64 always is, up to far more than a core holds.
+int64_t packed_words(int64_t n) {
+  constexpr int64_t kWrap = 1023;  // DmaAddressing::max_wrap of every tile kind (device.hpp)
+  if (n <= kWrap) return n;
+  for (int64_t m = n; m < n + 64; ++m)
+    for (int64_t f = std::min(m, kWrap); f * kWrap >= m; --f)
+      if (m % f == 0) return m;
+  return (n + 63) / 64 * 64;
+}
+
 /// Rewrites `plan` (one kernel, every core calling it) to move its objects packed: the external kernel
 /// `<kernel>_packed` takes a core's slice of `packed_in` and of `packed_out` (i32 words; `in_words` /
 /// `out_words` per core, core c at c times that) and calls the kernel with `call`, a pointer per object.
@@ -99,6 +111,8 @@ Json pack_task(EntryPlan &plan) {
       out_words += words(bytes);
     }
   }
+  in_words = packed_words(in_words);
+  out_words = packed_words(out_words);
   use_packed_fifos(plan, call, in_words, out_words);
   return {{"in", in}, {"out", out}, {"in_bytes", in_words * 4}, {"out_bytes", out_words * 4}};
 }
@@ -146,6 +160,8 @@ Json pack_cores(EntryPlan &plan, int dma_in, int dma_out) {
                    std::to_string(words_so_far) + ")");
     words_so_far += words(bytes);
   }
+  in_words = packed_words(in_words);
+  out_words = packed_words(out_words);
   const int64_t n = static_cast<int64_t>(plan.cores.size());
   Json in = Json::array(), out = Json::array();
   for (int64_t c = 0; c < n; ++c) {
