@@ -169,6 +169,11 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
 /// ({name: {shape, dtype}}) are the channels its tasks bind.
 std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,
                                                    const DeviceProfile &device, std::vector<Problem> &problems);
+/// The workload a host-orchestrated CSP program or pipe becomes, before its stages: name, span, parameters.
+htp::WspWorkload program_workload(const htp::CspProgram &program);
+/// The channels of `program` as orchestration.json lists them ({name: {shape, dtype}}); null with `bad` set to
+/// an event, or with `tensors_only` to a channel of tiles (a pipe's are tensors).
+Json channel_items(const htp::CspProgram &program, bool tensors_only, const htp::CspChannel *&bad);
 /// The processes of `program`, each after every producer of the channels it consumes; nullopt with `why`
 /// set when they form a cycle.
 std::optional<std::vector<const htp::CspProcess *>> producer_order(const htp::CspProgram &program, std::string &why);

@@ -281,22 +281,12 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
     why = "it links channels with connect(...), which a host-orchestrated program does not take";
     return std::nullopt;
   }
-  htp::WspWorkload w;
-  w.name = program.name;
-  w.span = program.span;
-  for (const htp::CspParam &p : program.params) {
-    if (p.type.kind == "constexpr") continue;
-    w.params.push_back(htp::WspParam{p.name, p.dir, htp::WspType{p.type.kind, p.type.shape, p.type.dtype}});
-  }
-  Json channels = Json::object();
-  for (const htp::CspChannel &c : program.channels) {
-    if (c.is_event() || !c.elem) {
-      why = "event '" + c.name + "' is a rendezvous, which processes run one after another cannot make";
-      return std::nullopt;
-    }
-    std::vector<int64_t> shape;
-    for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
-    channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
+  htp::WspWorkload w = program_workload(program);
+  const htp::CspChannel *event = nullptr;
+  const Json channels = channel_items(program, false, event);
+  if (event) {
+    why = "event '" + event->name + "' is a rendezvous, which processes run one after another cannot make";
+    return std::nullopt;
   }
   auto order = producer_order(program, why);
   if (!order) return std::nullopt;

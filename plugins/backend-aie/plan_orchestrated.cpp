@@ -247,28 +247,43 @@ std::optional<OrchestrationPlan> plan_orchestrated_kernel(const htp::TileKernel 
   return plan_orchestration(w, Json::object(), docs, device, problems);
 }
 
+htp::WspWorkload program_workload(const htp::CspProgram &program) {
+  htp::WspWorkload w;
+  w.name = program.name;
+  w.span = program.span;
+  for (const htp::CspParam &p : program.params)
+    if (p.type.kind != "constexpr")
+      w.params.push_back(htp::WspParam{p.name, p.dir, htp::WspType{p.type.kind, p.type.shape, p.type.dtype}});
+  return w;
+}
+
+Json channel_items(const htp::CspProgram &program, bool tensors_only, const htp::CspChannel *&bad) {
+  Json channels = Json::object();
+  bad = nullptr;
+  for (const htp::CspChannel &c : program.channels) {
+    if (c.is_event() || !c.elem || (tensors_only && !c.elem->is_tensor())) {
+      bad = &c;
+      return Json();
+    }
+    std::vector<int64_t> shape;
+    for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
+    channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
+  }
+  return channels;
+}
+
 std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
                                                        const DeviceProfile &device, std::vector<Problem> &problems) {
   // The pipe's stages run one after another in producer-to-consumer order, each to its end, the items of
   // a channel queued between them: a pipe of loops is a Kahn network, so this order computes what any
   // interleaving within the channels' depths computes.
-  htp::WspWorkload w;
-  w.name = program.name;
-  w.span = program.span;
-  for (const htp::CspParam &p : program.params) {
-    if (p.type.kind == "constexpr") continue;
-    w.params.push_back(htp::WspParam{p.name, p.dir, htp::WspType{p.type.kind, p.type.shape, p.type.dtype}});
-  }
-  Json channels = Json::object();
-  for (const htp::CspChannel &c : program.channels) {
-    if (c.is_event() || !c.elem || !c.elem->is_tensor()) {
-      problems.push_back({"aie.orchestration", "channel '" + c.name + "' of pipe '" + program.name +
-                                                   "' is not a channel of tensors", span_json(c.span)});
-      return std::nullopt;
-    }
-    std::vector<int64_t> shape;
-    for (const htp::IrDim &d : c.elem->shape) shape.push_back(d.size);
-    channels[c.name] = {{"shape", shape}, {"dtype", c.elem->dtype}};
+  htp::WspWorkload w = program_workload(program);
+  const htp::CspChannel *bad = nullptr;
+  const Json channels = channel_items(program, true, bad);
+  if (bad) {
+    problems.push_back({"aie.orchestration", "channel '" + bad->name + "' of pipe '" + program.name +
+                                                 "' is not a channel of tensors", span_json(bad->span)});
+    return std::nullopt;
   }
   for (const htp::CspProcess &proc : program.processes)
     if (!proc.stage || proc.replicas != 1) {

@@ -58,6 +58,29 @@ bool mentions(const Json &e, const std::string &var) {
   return false;
 }
 
+/// The body of `k` as one `for` loop with static bounds: its variable, start, step and trip count (at least
+/// one) under k's constexpr values.
+struct StaticLoop {
+  std::string var;
+  int64_t start = 0, step = 1, trips = 1;
+  ExprEnv constants;
+};
+std::optional<StaticLoop> static_loop(const htp::TileKernel &k) {
+  if (k.body.size() != 1 || !k.body[0].is("for")) return std::nullopt;
+  const htp::TileOp &loop = k.body[0];
+  StaticLoop out;
+  out.var = loop.var.value_or("");
+  for (const htp::TileParam &p : k.params)
+    if (p.type.is_constexpr() && !p.type.value.is_null()) out.constants.params[p.name] = p.type.value;
+  auto start = eval_int(*loop.start, out.constants), stop = eval_int(*loop.stop, out.constants),
+       step = eval_int(*loop.step, out.constants);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
+  out.start = *start;
+  out.step = *step;
+  out.trips = (*stop - *start + *step - 1) / *step;
+  return out;
+}
+
 Json constant_or(int64_t base, int64_t step, const std::string &var) {
   if (step == 0) return base;
   Json scaled = step == 1 ? Json{{"var", var}} : Json{{"op", "mul"}, {"args", Json::array({step, Json{{"var", var}}})}};
@@ -73,14 +96,12 @@ std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::
   };
   if (k.mapping && checked_product(*k.mapping).value_or(2) != 1) return no("it is mapped over several cores");
   if (k.body.size() != 1 || !k.body[0].is("for")) return no("its body is not one `for` loop");
+  const auto sl = static_loop(k);
+  if (!sl) return no("its loop bounds are not static");
   const htp::TileOp &loop = k.body[0];
-  const std::string var = loop.var.value_or("");
-  ExprEnv constants;
-  for (const htp::TileParam &p : k.params)
-    if (p.type.is_constexpr() && !p.type.value.is_null()) constants.params[p.name] = p.type.value;
-  auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants), step = eval_int(*loop.step, constants);
-  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return no("its loop bounds are not static");
-  const int64_t trips = (*stop - *start + *step - 1) / *step;
+  const std::string &var = sl->var;
+  const ExprEnv &constants = sl->constants;
+  const int64_t start = sl->start, step = sl->step, trips = sl->trips;
   // Registers: each iteration defines what it reads (nothing carried from one iteration to the next).
   std::set<std::string> defined;
   for (const htp::TileOp &o : loop.body) {
@@ -157,8 +178,8 @@ std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::
           if (a.param != p.name) continue;
           a.shape = shape;
           for (size_t d = 0; d < rank; ++d) {
-            const int64_t per_trip = as[0].step[d] * *step;
-            a.offset[d] = constant_or(lo[d] + as[0].step[d] * *start, per_trip, "i");
+            const int64_t per_trip = as[0].step[d] * step;
+            a.offset[d] = constant_or(lo[d] + as[0].step[d] * start, per_trip, "i");
           }
         }
       }
@@ -212,15 +233,12 @@ namespace {
 /// not row by row: a moving tensor whose row offset does not advance by R an iteration (or whose other
 /// offsets move), an op that mixes rows (transpose, column reductions), a nested statement.
 std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t parts) {
-  if (parts <= 1 || k.body.size() != 1 || !k.body[0].is("for")) return std::nullopt;
+  const auto sl = static_loop(k);
+  if (parts <= 1 || !sl) return std::nullopt;
   const htp::TileOp &loop = k.body[0];
-  const std::string var = loop.var.value_or("");
-  ExprEnv constants;
-  for (const htp::TileParam &p : k.params)
-    if (p.type.is_constexpr() && !p.type.value.is_null()) constants.params[p.name] = p.type.value;
-  auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants), step = eval_int(*loop.step, constants);
-  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
-  const int64_t trips = (*stop - *start + *step - 1) / *step;
+  const std::string &var = sl->var;
+  const ExprEnv &constants = sl->constants;
+  const int64_t start = sl->start, step = sl->step, trips = sl->trips;
   auto tile_of = [&](const htp::TileOp &o) -> const htp::TileLocal * {
     const bool load = o.is("load");
     const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
@@ -267,10 +285,10 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
       const size_t row_dim = a->base.size() - 2;
       for (size_t d = 0; d < a->base.size(); ++d)
         if (d != row_dim && a->step[d] != 0) return std::nullopt;
-      if (a->step[row_dim] * *step != rows) return std::nullopt;  // row tiles that follow each other
+      if (a->step[row_dim] * step != rows) return std::nullopt;  // row tiles that follow each other
       if (o.is("store") && !split.count(reg)) return std::nullopt;
-      for (size_t d = 0; d < a->base.size(); ++d) (*o.offset)[d] = a->base[d] + a->step[d] * *start;
-      (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * *start, block, var);
+      for (size_t d = 0; d < a->base.size(); ++d) (*o.offset)[d] = a->base[d] + a->step[d] * start;
+      (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * start, block, var);
       if (o.is("load")) split.insert(reg);
       continue;
     }
