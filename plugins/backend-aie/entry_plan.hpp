@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <htp/csp_graph.hpp>
+#include <htp/kernel_entry.hpp>
 #include <htp/layout_signatures.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
@@ -115,12 +116,9 @@ struct OrchestrationPlan {
 };
 
 /// A single-core kernel entry whose body is one loop over tiles, as the workload that streams them
-/// (plan_streamed.cpp): `workload` launches `body`, the loop's body over one iteration's views, n times in
-/// sequence on one core.
-struct StreamedKernel {
-  htp::TileKernel body;
-  htp::WspWorkload workload;
-};
+/// (plan_streamed.cpp, htp::loop_workload): `workload` launches `body`, the loop's body over one iteration's
+/// views, n times in sequence on one core.
+using StreamedKernel = htp::LoopWorkload;
 /// The streamed form of kernel `k`, or nullopt with `why` set when its body is not one loop moving tiles
 /// at offsets affine in its variable, with nothing carried from one iteration to the next.
 std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::string *why);

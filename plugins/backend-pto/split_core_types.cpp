@@ -195,19 +195,39 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   std::set<std::string> launched = task_graph ? htp::launched_kernels(*task_graph) : std::set<std::string>{};
   // A single-core kernel entry that mixes cube and vector work runs as the workload that launches it once
   // (htp/kernel_entry.hpp), so that launch is split below like any other.
+  // One whose body is a loop mixing them within its iterations (a GEMM and its activation per row tile), with
+  // nothing carried between iterations, runs as the workload of its name launching the iteration kernel
+  // once per iteration (htp::loop_workload), whose launches are split alike.
+  std::vector<htp::TileKernel> iterations;
+  std::set<std::string> replaced;
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || launched.count(k.name)) continue;
     bool mixed = false;
     try {
       mixed = segments_of(k).has_value();
     } catch (const IrError &) {
-      continue;  // reported by the loop below only for launched kernels; the entry's own checks report it
+      const bool mapped = layouts && layouts->function(k.name);
+      auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), nullptr);
+      bool splits = false;
+      try {
+        splits = lw && segments_of(lw->body).has_value();
+      } catch (const IrError &) {
+      }
+      if (!splits) continue;  // reported by the loop below only for launched kernels; the entry's own checks report it
+      if (!task_graph) task_graph.emplace();
+      task_graph->workloads.push_back(std::move(lw->workload));
+      launched.insert(lw->body.name);
+      replaced.insert(k.name);
+      iterations.push_back(std::move(lw->body));
+      continue;
     }
     if (!mixed) continue;
     if (!task_graph) task_graph.emplace();
     task_graph->workloads.push_back(htp::single_launch_workload(k));
     launched.insert(k.name);
   }
+  std::erase_if(kernels.kernels, [&](const htp::TileKernel &k) { return replaced.count(k.name) > 0; });
+  for (htp::TileKernel &k : iterations) kernels.kernels.push_back(std::move(k));
   htp::WspTaskGraph *tasks = task_graph ? &*task_graph : nullptr;
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || !launched.count(k.name)) continue;

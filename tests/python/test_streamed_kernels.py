@@ -9,8 +9,8 @@ import pytest
 
 import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, adds, colexpand_add, colexpand_mul, exp, f32, full, kernel,
-                               load, matmul, mul, muls, rowexpand_div, rowexpand_mul, rowexpand_sub, rowmax, rowsum,
-                               rsqrt, store)
+                               load, matmul, mul, muls, relu, rowexpand_div, rowexpand_mul, rowexpand_sub, rowmax,
+                               rowsum, rsqrt, store)
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -19,6 +19,8 @@ PARITY = {
     "test_a_loop_over_row_tiles_of_large_tensors_runs": [
         ("kernel entry looping over tiles of tensors larger than a core", "pto-a2a3sim"),
         ("kernel entry looping over tiles of tensors larger than a core", "aie-npu1")],
+    "test_a_loop_mixing_a_matmul_and_vector_work_runs": [
+        ("kernel entry looping over tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -131,3 +133,28 @@ def test_the_tile_docs_softmax_and_a_hoisted_layernorm_run(tmp_path, target):
     r = htp.bind(pkg, ctx).run(x=x, gamma=g, beta=b, eps=1e-5)
     m, v = x.mean(1, keepdims=True), x.var(1, keepdims=True)
     np.testing.assert_allclose(r["y"], (x - m) / np.sqrt(v + 1e-5) * g + b, rtol=1e-3, atol=1e-4)
+
+
+# A projection and its activation per row tile, the weight loaded once before the loop: on Ascend a matmul
+# runs on the cube core and relu on the vector core, and backend-pto split kernels only between top-level
+# statements (pto.core-type for the loop); the entry now runs as the workload of its name launching the
+# iteration kernel per row tile, each launch split into a cube and a vector task. AIE streams it in row blocks.
+@kernel
+def proj_relu(x: In[Tensor[128, 256, f32]], w: In[Tensor[256, 16, f32]], y: Out[Tensor[128, 16, f32]]):
+    wt = load(w)
+    for r in range(4):
+        store(y.tile(r, 0, shape=(32, 16)), relu(matmul(load(x.tile(r, 0, shape=(32, 256))), wt)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_mixing_a_matmul_and_vector_work_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((128, 256), dtype=np.float32)
+    w = rng.standard_normal((256, 16), dtype=np.float32)
+    pkg = ctx.compile(proj_relu, target, tmp_path / "proj")
+    r = htp.bind(pkg, ctx).run(x=x, w=w)
+    np.testing.assert_allclose(r["y"], np.maximum(x @ w, 0), rtol=1e-4, atol=1e-3)
+    assert [e["name"] for e in pkg.entrypoints] == ["proj_relu"]
+    if target == "pto-a2a3sim":
+        assert r.report["tasks"] == 8  # a cube and a vector task per row tile

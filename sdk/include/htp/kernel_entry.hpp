@@ -4,9 +4,14 @@
 // objects through packed FIFOs) give a kernel entry that machinery by planning this workload instead.
 #pragma once
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 
 #include <htp/csp_graph.hpp>
+#include <htp/expr_eval.hpp>
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 
@@ -92,6 +97,233 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
       if (!proc.stage)
         for (TileKernel &k : kernels.kernels)
           if (k.name == proc.function) k = sink_loads_into_loop(k);
+}
+
+namespace loop_detail {
+
+using Json = nlohmann::json;
+
+/// An access of a tensor parameter in the loop body: its offsets' constant parts and i-coefficients.
+struct Access {
+  std::vector<int64_t> base, step, shape;
+};
+
+/// Offsets of `o` as base + step * i over the loop variable, or nullopt when one is not affine in i alone.
+inline std::optional<Access> affine(const TileOp &o, const std::string &var, const std::vector<int64_t> &shape,
+                                    const ExprEnv &constants) {
+  if (!o.offset || o.offset->size() < shape.size()) return std::nullopt;
+  Access a;
+  a.shape = shape;  // the tile's; a view of a higher-rank tensor has leading extents 1
+  a.shape.insert(a.shape.begin(), o.offset->size() - shape.size(), 1);
+  for (const Json &e : *o.offset) {
+    ExprEnv env = constants;
+    int64_t v[3];
+    for (int64_t i = 0; i < 3; ++i) {
+      env.vars[var] = i;
+      auto x = eval_int(e, env);
+      if (!x) return std::nullopt;
+      v[i] = *x;
+    }
+    if (v[2] - v[1] != v[1] - v[0]) return std::nullopt;
+    a.base.push_back(v[0]);
+    a.step.push_back(v[1] - v[0]);
+  }
+  return a;
+}
+
+/// Whether Expr (or operand list) `e` reads variable `var`.
+inline bool mentions(const Json &e, const std::string &var) {
+  if (e.is_object()) {
+    if (auto v = e.find("var"); v != e.end() && *v == var) return true;
+    for (const auto &[k, x] : e.items())
+      if (mentions(x, var)) return true;
+  } else if (e.is_array()) {
+    for (const Json &x : e)
+      if (mentions(x, var)) return true;
+  }
+  return false;
+}
+
+/// The body of `k` as one `for` loop with static bounds: its variable, start, step and trip count (at least
+/// one) under k's constexpr values.
+struct StaticLoop {
+  std::string var;
+  int64_t start = 0, step = 1, trips = 1;
+  ExprEnv constants;
+};
+inline std::optional<StaticLoop> static_loop(const TileKernel &k) {
+  if (k.body.size() != 1 || !k.body[0].is("for")) return std::nullopt;
+  const TileOp &loop = k.body[0];
+  StaticLoop out;
+  out.var = loop.var.value_or("");
+  for (const TileParam &p : k.params)
+    if (p.type.is_constexpr() && !p.type.value.is_null()) out.constants.params[p.name] = p.type.value;
+  auto start = eval_int(*loop.start, out.constants), stop = eval_int(*loop.stop, out.constants),
+       step = eval_int(*loop.step, out.constants);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
+  out.start = *start;
+  out.step = *step;
+  out.trips = (*stop - *start + *step - 1) / *step;
+  return out;
+}
+
+/// base + step * var as an Expr (base alone when step is 0).
+inline Json constant_or(int64_t base, int64_t step, const std::string &var) {
+  if (step == 0) return base;
+  Json scaled = step == 1 ? Json{{"var", var}} : Json{{"op", "mul"}, {"args", Json::array({step, Json{{"var", var}}})}};
+  return base == 0 ? scaled : Json{{"op", "add"}, {"args", Json::array({base, scaled})}};
+}
+
+}  // namespace loop_detail
+
+/// A kernel entry whose body is one loop `for i in range(...)` moving tiles of its tensors at offsets affine in
+/// i, with nothing carried from one iteration to the next, as a workload of its name and parameters
+/// `for _ in P(1): for i in P.seq(n): <kernel>__iter(views of iteration i)`: `body` is the iteration kernel
+/// (every access at a constant offset within its view). backend-aie streams such a loop through a core's
+/// FIFOs; backend-pto runs each iteration as tasks it can split between core types.
+struct LoopWorkload {
+  TileKernel body;
+  WspWorkload workload;
+};
+
+/// The loop workload of `k`, or nullopt with `why` set.
+inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::string *why) {
+  using namespace loop_detail;
+  using Json = nlohmann::json;
+  auto no = [&](std::string reason) -> std::optional<LoopWorkload> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; }))
+    return no("it is mapped over several cores");
+  if (k.body.size() != 1 || !k.body[0].is("for")) return no("its body is not one `for` loop");
+  const auto sl = static_loop(k);
+  if (!sl) return no("its loop bounds are not static");
+  const TileOp &loop = k.body[0];
+  const std::string &var = sl->var;
+  const ExprEnv &constants = sl->constants;
+  const int64_t start = sl->start, step = sl->step, trips = sl->trips;
+  // Registers: each iteration defines what it reads (nothing carried from one iteration to the next).
+  std::set<std::string> defined;
+  for (const TileOp &o : loop.body) {
+    std::set<std::string> uses, defs;
+    registers_of(o, k, uses, defs);
+    for (const std::string &r : uses)
+      if (!defined.count(r)) return no("register '" + r + "' is carried from one iteration to the next");
+    defined.insert(defs.begin(), defs.end());
+  }
+  // Each tensor's accesses: in the loop's own statements (not nested), at offsets affine in i, moving by the
+  // same step; the view of an iteration covers them all.
+  std::map<std::string, std::vector<Access>> accesses;
+  bool ok = true;
+  std::string problem;
+  auto fail = [&](std::string reason) {
+    ok = false;
+    problem = std::move(reason);
+  };
+  for_each_op(loop.body, [&](const TileOp &o) {
+    if (!ok) return;
+    const bool load = o.is("load"), store = o.is("store");
+    if (!load && !store) {  // any use of i but an offset would be a value the iteration kernel does not have
+      bool uses = o.args && mentions(Json(*o.args), var);
+      for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+        uses = uses || (*f && mentions(**f, var));
+      if (uses) fail("the loop variable '" + var + "' is used as a value");
+      return;
+    }
+    const std::string tensor = load ? o.src.value_or("") : o.dst.value_or("");
+    const TileParam *p = k.param(tensor);
+    const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
+    const TileLocal *l = k.local(reg);
+    if (!p || !p->type.is_tensor() || !l) return fail("a statement moves '" + tensor + "' in a form it cannot stream");
+    auto a = affine(o, var, l->shape, constants);
+    if (!a || a->base.size() != p->type.shape.size())
+      return fail("the offsets of '" + tensor + "' are not affine in '" + var + "' alone");
+    accesses[tensor].push_back(*a);
+  });
+  if (!ok) return no(problem);
+  LoopWorkload out;
+  TileKernel &body = out.body;
+  body.name = k.name + "__iter";
+  body.kind = "kernel";
+  body.span = k.span;
+  body.locals = k.locals;
+  body.body = loop.body;
+  WspWorkload w = single_launch_workload(k);
+  WspNode task = w.body.at(0);
+  task.kernel = body.name;
+  task.span = loop.span.value_or(k.span);
+  std::map<std::string, std::vector<int64_t>> view_base;  // tensor -> the view's first element at i = 0
+  for (const TileParam &p : k.params) {
+    TileParam q = p;
+    auto it = accesses.find(p.name);
+    if (p.type.is_tensor() && it != accesses.end()) {
+      const std::vector<Access> &as = it->second;
+      const size_t rank = p.type.shape.size();
+      std::vector<int64_t> lo(rank, INT64_MAX), hi(rank, INT64_MIN);
+      for (const Access &a : as) {
+        if (a.step != as[0].step) return no("'" + p.name + "' is moved at offsets that advance by different steps");
+        for (size_t d = 0; d < rank; ++d) {
+          lo[d] = std::min(lo[d], a.base[d]);
+          hi[d] = std::max(hi[d], a.base[d] + a.shape[d]);
+        }
+      }
+      std::vector<int64_t> shape(rank);
+      for (size_t d = 0; d < rank; ++d) shape[d] = hi[d] - lo[d];
+      const bool moves = std::any_of(as[0].step.begin(), as[0].step.end(), [](int64_t s) { return s != 0; });
+      if (moves) {  // the view of iteration t: lo + step * (start + t * loop step)
+        q.type.shape = shape;
+        q.local_shape = std::nullopt;
+        view_base[p.name] = lo;
+        for (WspArg &a : task.args) {
+          if (a.param != p.name) continue;
+          a.shape = shape;
+          for (size_t d = 0; d < rank; ++d) {
+            const int64_t per_trip = as[0].step[d] * step;
+            a.offset[d] = constant_or(lo[d] + as[0].step[d] * start, per_trip, "i");
+          }
+        }
+      }
+    }
+    body.params.push_back(q);
+  }
+  // Inside the iteration kernel every access is at a constant offset: within the view for a moving
+  // tensor, within the whole tensor for the others.
+  std::function<void(std::vector<TileOp> &)> rebase = [&](std::vector<TileOp> &ops) {
+    for (TileOp &o : ops) {
+      if (o.is("load") || o.is("store")) {
+        const bool load = o.is("load");
+        const std::string tensor = load ? o.src.value_or("") : o.dst.value_or("");
+        const TileLocal *l = k.local(load ? o.dst.value_or("") : o.value->get<std::string>());
+        const Access a = *affine(o, var, l->shape, constants);  // (checked above)
+        auto b = view_base.find(tensor);
+        for (size_t d = 0; d < a.base.size(); ++d) (*o.offset)[d] = a.base[d] - (b == view_base.end() ? 0 : b->second[d]);
+      }
+      rebase(o.body);
+      rebase(o.then_body);
+      rebase(o.else_body);
+    }
+  };
+  rebase(body.body);
+  WspNode seq;
+  seq.kind = "loop";
+  seq.vars = {"i"};
+  seq.dep = "sequential";
+  seq.domain.type = "seq";
+  seq.domain.extent = trips;
+  seq.span = task.span;
+  seq.body = {task};
+  WspNode grid;
+  grid.kind = "loop";
+  grid.vars = {"_core"};
+  grid.dep = "independent";
+  grid.domain.type = "dense";
+  grid.domain.extents = {Json(1)};
+  grid.span = task.span;
+  grid.body = {seq};
+  w.body = {grid};
+  out.workload = std::move(w);
+  return out;
 }
 
 }  // namespace htp

@@ -1,0 +1,141 @@
+// Integer evaluation of the scalar expressions of the IR contracts (docs/ir-contracts.md §2) with the
+// variables and compile-time parameters a caller knows: offsets, extents and trip counts resolved at compile
+// time (backend-aie's mapper, htp::loop_workload), or at run time by a host walking a task graph.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace htp {
+
+/// Values of variables ({"var": v}) and parameters ({"param": p}) known to the caller.
+struct ExprEnv {
+  std::map<std::string, int64_t> vars;
+  std::map<std::string, nlohmann::json> params;  ///< constexpr values
+  /// Element `index` of integer tensor `tensor` ({"read": ...}), at run time (host orchestration); unset
+  /// at compile time, where a read is unknown.
+  std::function<std::optional<int64_t>(const std::string &tensor, const std::vector<int64_t> &index, std::string *why)>
+      read;
+};
+
+namespace expr_detail {
+
+inline int64_t floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+inline std::optional<int64_t> apply(const std::string &op, const std::vector<int64_t> &v, std::string *why) {
+  auto need = [&](size_t n) {
+    if (v.size() == n) return true;
+    if (why) *why = "operator '" + op + "' takes " + std::to_string(n) + " operands";
+    return false;
+  };
+  if (op == "neg" || op == "not") {
+    if (!need(1)) return std::nullopt;
+    if (op == "neg" && v[0] == INT64_MIN) {
+      if (why) *why = "negating " + std::to_string(v[0]) + " overflows 64 bits";
+      return std::nullopt;
+    }
+    return op == "neg" ? -v[0] : static_cast<int64_t>(!v[0]);
+  }
+  if (op == "select") {
+    if (!need(3)) return std::nullopt;
+    return v[0] ? v[1] : v[2];
+  }
+  if (!need(2)) return std::nullopt;
+  const int64_t a = v[0], b = v[1];
+  if ((op == "floordiv" || op == "mod") && b == 0) {
+    if (why) *why = "division by zero";
+    return std::nullopt;
+  }
+  int64_t r = 0;
+  if ((op == "add" && __builtin_add_overflow(a, b, &r)) || (op == "sub" && __builtin_sub_overflow(a, b, &r)) ||
+      (op == "mul" && __builtin_mul_overflow(a, b, &r)) ||
+      ((op == "floordiv" || op == "mod") && a == INT64_MIN && b == -1)) {
+    if (why) *why = "'" + op + "' of " + std::to_string(a) + " and " + std::to_string(b) + " overflows 64 bits";
+    return std::nullopt;
+  }
+  if (op == "add" || op == "sub" || op == "mul") return r;
+  if (op == "floordiv") return floordiv(a, b);
+  if (op == "mod") return a - floordiv(a, b) * b;
+  if (op == "min") return std::min(a, b);
+  if (op == "max") return std::max(a, b);
+  if (op == "lt") return a < b;
+  if (op == "le") return a <= b;
+  if (op == "eq") return a == b;
+  if (op == "ne") return a != b;
+  if (op == "gt") return a > b;
+  if (op == "ge") return a >= b;
+  if (op == "and") return a && b;
+  if (op == "or") return a || b;
+  if (why) *why = "unknown operator '" + op + "'";
+  return std::nullopt;
+}
+
+}  // namespace expr_detail
+
+/// The integer value of `e`; nullopt with `why` set when it depends on something unknown.
+inline std::optional<int64_t> eval_int(const nlohmann::json &e, const ExprEnv &env, std::string *why = nullptr) {
+  using Json = nlohmann::json;
+  if (e.is_boolean()) return e.get<bool>() ? 1 : 0;
+  if (e.is_number_integer()) return e.get<int64_t>();
+  if (e.is_number_float()) {
+    double d = e.get<double>();
+    // Only a whole value in int64's range converts (the cast of anything else is undefined).
+    if (d >= -9.2233720368547758e18 && d < 9.2233720368547758e18 && d == static_cast<double>(static_cast<int64_t>(d)))
+      return static_cast<int64_t>(d);
+    if (why) *why = "a non-integer value " + e.dump();
+    return std::nullopt;
+  }
+  if (!e.is_object()) {
+    if (why) *why = "a malformed expression " + e.dump();
+    return std::nullopt;
+  }
+  if (e.contains("var")) {
+    auto it = env.vars.find(e["var"].get<std::string>());
+    if (it != env.vars.end()) return it->second;
+    if (why) *why = "variable '" + e["var"].get<std::string>() + "' is not known at compile time";
+    return std::nullopt;
+  }
+  if (e.contains("param")) {
+    auto it = env.params.find(e["param"].get<std::string>());
+    if (it != env.params.end()) return eval_int(it->second, env, why);
+    if (why) *why = "parameter '" + e["param"].get<std::string>() + "' is a runtime value";
+    return std::nullopt;
+  }
+  if (e.contains("read")) {
+    if (!env.read) {
+      if (why) *why = "it reads tensor '" + e["read"].get<std::string>() + "' at run time";
+      return std::nullopt;
+    }
+    std::vector<int64_t> index;
+    for (const auto &a : e.value("index", Json::array())) {
+      auto x = eval_int(a, env, why);
+      if (!x) return std::nullopt;
+      index.push_back(*x);
+    }
+    return env.read(e["read"].get<std::string>(), index, why);
+  }
+  if (e.contains("op")) {
+    std::vector<int64_t> v;
+    for (const auto &a : e.value("args", Json::array())) {
+      auto x = eval_int(a, env, why);
+      if (!x) return std::nullopt;
+      v.push_back(*x);
+    }
+    return expr_detail::apply(e["op"].get<std::string>(), v, why);
+  }
+  if (why) *why = "a malformed expression " + e.dump();
+  return std::nullopt;
+}
+
+
+}  // namespace htp
