@@ -37,7 +37,14 @@ std::string kernel_symbol(const std::string &kernel) {
       "abort", "abs", "atexit", "atof", "atoi", "atol", "atoll", "bsearch", "calloc", "div", "exit", "free",
       "getenv", "labs", "ldiv", "llabs", "lldiv", "malloc", "memchr", "memcmp", "memcpy", "memmove", "memset",
       "qsort", "rand", "realloc", "srand", "strcat", "strchr", "strcmp", "strcpy", "strlen", "strncmp", "strncpy",
-      "strstr", "strtod", "strtof", "strtol", "strtoul", "system"};
+      "strstr", "strtod", "strtof", "strtol", "strtoul", "system",
+      // declared by the same headers under _GNU_SOURCE (sys/select.h, POSIX and BSD string and stdlib calls)
+      "select", "pselect", "random", "srandom", "strdup", "strndup", "strtok", "strerror", "index", "rindex", "bzero",
+      "bcopy", "bcmp", "ffs", "setenv", "unsetenv", "putenv", "mkstemp", "realpath", "aligned_alloc",
+      "posix_memalign", "memalign", "valloc", "drand48", "lrand48", "mrand48", "srand48",
+      // and functions a core's C library links (write, step: the simulator's library binds its own first)
+      "read", "write", "open", "close", "printf", "puts", "sleep", "step", "time", "clock", "signal", "wait",
+      "pause", "poll"};
   const bool math_name = math.count(kernel) ||
                          (kernel.size() > 1 && (kernel.back() == 'f' || kernel.back() == 'l') &&
                           math.count(kernel.substr(0, kernel.size() - 1)));

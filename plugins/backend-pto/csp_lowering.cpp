@@ -1,6 +1,7 @@
 #include "csp_lowering.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -488,6 +489,28 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       return k;
     };
     const std::vector<std::vector<Op>> steps = htp::round_trip_steps(loop.body);
+    // A step's task moves one item per channel: a second send (or receive) on one channel in the same step
+    // — twice in a row, or in a loop — would land in (or read) the same slot.
+    std::function<std::map<std::pair<std::string, std::string>, int>(const std::vector<Op> &)> uses =
+        [&](const std::vector<Op> &ops) {
+          std::map<std::pair<std::string, std::string>, int> n;
+          for (const Op &x : ops) {
+            if (x.op == "csp.recv" || x.op == "csp.send") ++n[{op_channel(x), x.op}];
+            for (const auto &[key, c] : uses(x.body)) n[key] += x.op == "for" ? 2 * c : c;
+            auto then_uses = uses(x.then_body), else_uses = uses(x.else_body);  // one branch runs
+            for (const auto &[key, c] : then_uses) n[key] += std::max(c, else_uses[key]);
+            for (const auto &[key, c] : else_uses)
+              if (!then_uses.count(key)) n[key] += c;
+          }
+          return n;
+        };
+    for (const std::vector<Op> &step : steps)
+      for (const auto &[key, count] : uses(step))
+        if (count > 1 && !events.count(key.first))
+          fail("process '" + cp.name + "' " + (key.second == "csp.send" ? "sends to" : "receives from") + " channel '" +
+                   key.first + "' more than once per iteration; backend-pto moves one item per channel and iteration "
+                   "(a task each): send or receive each item in an iteration of its own loop",
+               span);
     if (steps.size() == 1) {
       derived.push_back(kernel_of(cp.kernel, cp.channels, loop.body));
       processes.push_back(std::move(cp));

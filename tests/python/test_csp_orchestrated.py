@@ -245,3 +245,51 @@ def test_a_trip_count_known_at_run_time_runs_on_both_targets(tmp_path, target):
         s = x[:n * 64] * 0.5
         e = np.exp(s - s.max(1, keepdims=True))
         np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@program
+def straight(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
+    c = Channel[Tile[32, 64, f32]](depth=2)
+
+    @process(produces=[c])
+    def p():                             # straight-line code: one iteration
+        send(c, load(X.tile(1, 0, shape=(32, 64))))
+
+    @process(consumes=[c])
+    def q():
+        store(Y.tile(0, 0, shape=(32, 64)), adds(recv(c), 1.0))
+
+
+@program
+def twice(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]]):
+    c = Channel[Tile[32, 64, f32]](depth=4)
+
+    @process(produces=[c])
+    def p():
+        for i in range(2):
+            send(c, load(X.tile(2 * i, 0, shape=(32, 64))))
+            send(c, load(X.tile(2 * i + 1, 0, shape=(32, 64))))
+
+    @process(consumes=[c])
+    def q():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(32, 64)), adds(recv(c), 1.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_straight_line_processes_run_and_two_sends_per_iteration_say_where(tmp_path, target):
+    # csp.md: a process body is a counted loop or straight-line code; backend-pto took loops only (pto.csp).
+    x = np.random.default_rng(38).standard_normal((64, 64)).astype(np.float32)
+    _, r = compile_run(tmp_path, straight, target, X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"])[:32], x[32:] + 1)
+    # Two sends on one channel in one iteration: AIE's core moves two objects; backend-pto's task moves one
+    # item per channel and iteration, so it names the process (its schedule said only that counts did not
+    # balance — and a straight-line body sending twice would have stored both items in one slot).
+    x = np.random.default_rng(39).standard_normal((128, 64)).astype(np.float32)
+    if target == "aie-npu1":
+        _, r = compile_run(tmp_path / "twice", twice, target, X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), x + 1)
+        return
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(twice, target, tmp_path / "twice")
+    assert "process 'p' sends to channel 'c' more than once per iteration" in str(e.value), str(e.value)

@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char *kFlags = "-std=c++17 -O2 -fPIC -shared -DHTP_AIE_SIM";
+// -Bsymbolic: a call to a kernel binds to the library's own definition, not to a function of the same name the
+// process already has (a kernel named `write` or `step` called libc's, leaving its output unwritten or crashing).
+constexpr const char *kFlags = "-std=c++17 -O2 -fPIC -shared -Wl,-Bsymbolic -DHTP_AIE_SIM";
 
 std::string compiler() {
   for (const char *v : {"HTP_AIE_SIM_CXX", "CXX"})

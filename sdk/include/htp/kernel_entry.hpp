@@ -99,6 +99,24 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
           if (k.name == proc.function) k = sink_loads_into_loop(k);
 }
 
+/// `k` with a straight-line body (no loop at its top level) as one loop of one iteration, `for _it in
+/// range(1)`, the form of a process whose iterations become tasks; `k` itself otherwise.
+inline TileKernel as_one_iteration(const TileKernel &k) {
+  for (const TileOp &o : k.body)
+    if (o.is("for")) return k;
+  TileKernel out = k;
+  TileOp loop;
+  loop.op = "for";
+  loop.var = "_it";
+  loop.start = 0;
+  loop.stop = 1;
+  loop.step = 1;
+  loop.body = k.body;
+  loop.span = k.span;
+  out.body = {std::move(loop)};
+  return out;
+}
+
 namespace loop_detail {
 
 using Json = nlohmann::json;
