@@ -393,12 +393,15 @@ private:
     return s;
   }
 
-  std::string expr(const Json &e) const {
+  /// `e` in C++. A scalar register (a double) reads as an integer where `e` is an index (offsets, bounds) and
+  /// as its value elsewhere (a scalar operand, a fill value, a condition): s = k * 2.0 + 1.0 is 4.5, not 4.
+  std::string expr(const Json &e, bool index = true) const {
     return expr_to_cpp(e, [&](const Json &leaf) -> std::string {
       if (leaf.contains("var")) {
         std::string v = leaf["var"].get<std::string>();
         if (auto it = plan_.vars.find(v); it != plan_.vars.end()) return it->second;
-        if (auto it = locals_.find(v); it != locals_.end() && it->second.scalar) return "(int64_t)" + local(v);
+        if (auto it = locals_.find(v); it != locals_.end() && it->second.scalar)
+          return index ? "(int64_t)" + local(v) : local(v);
         return "v_" + v;
       }
       if (leaf.contains("param")) {
@@ -522,7 +525,7 @@ private:
       return;
     }
     if (k == "if") {
-      o << pad << "if (" << expr(*op.cond) << ") {\n";
+      o << pad << "if (" << expr(*op.cond, false) << ") {\n";
       emit_block(op.then_body, o, ind + 1);
       o << pad << "} else {\n";
       emit_block(op.else_body, o, ind + 1);
@@ -530,13 +533,13 @@ private:
       return;
     }
     if (k == "scalar") {
-      o << pad << local(dst) << " = (double)(" << expr(*op.value) << ");\n";
+      o << pad << local(dst) << " = (double)(" << expr(*op.value, false) << ");\n";
       return;
     }
     const AieIntrinsic *c = intrinsic_of(op);
     const Local &d = tile(dst, op);
     switch (c->kind) {
-    case IntrinsicKind::Full: return loop2(o, ind, d, dst, op.value.value_or(Json(0)).dump());
+    case IntrinsicKind::Full: return loop2(o, ind, d, dst, "(double)(" + expr(op.value.value_or(Json(0)), false) + ")");
     case IntrinsicKind::Binary:
     case IntrinsicKind::RowExpandBinary:
     case IntrinsicKind::ColExpandBinary: {  // elem() broadcasts the [R, 1] / [1, C] operand
@@ -546,7 +549,7 @@ private:
     case IntrinsicKind::ScalarBinary: {
       const std::string a = arg(op, 0);
       if (!op.scalar) throw EmitError("op '" + k + "' needs a scalar operand ('scalar')");
-      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), "(double)(" + expr(*op.scalar) + ")"));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), "(double)(" + expr(*op.scalar, false) + ")"));
     }
     case IntrinsicKind::Unary: {
       const std::string a = arg(op, 0);

@@ -18,43 +18,6 @@ namespace htp::aie {
 
 namespace {
 
-bool mentions_var(const Json &e, const std::string &var) {
-  if (e.is_object() && e.size() == 1 && e.contains("var") && e["var"] == var) return true;
-  if (e.is_object() || e.is_array())
-    for (const Json &x : e)
-      if (mentions_var(x, var)) return true;
-  return false;
-}
-
-/// Replaces {"var": var} in `e` with `with`.
-Json substitute(const Json &e, const std::string &var, const Json &with) {
-  if (e.is_object()) {
-    if (auto v = e.find("var"); v != e.end() && *v == var && e.size() == 1) return with;
-    Json out = Json::object();
-    for (const auto &[k, x] : e.items()) out[k] = substitute(x, var, with);
-    return out;
-  }
-  if (e.is_array()) {
-    Json out = Json::array();
-    for (const Json &x : e) out.push_back(substitute(x, var, with));
-    return out;
-  }
-  return e;
-}
-
-/// Substitutes {"var": var} in every Expr of `ops` (nested statements too).
-void substitute_ops(std::vector<htp::TileOp> &ops, const std::string &var, const Json &with) {
-  for (htp::TileOp &o : ops) {
-    if (o.args) o.args = substitute(Json(*o.args), var, with).get<std::vector<Json>>();
-    if (o.offset) o.offset = substitute(Json(*o.offset), var, with).get<std::vector<Json>>();
-    for (auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-      if (*f) **f = substitute(**f, var, with);
-    substitute_ops(o.body, var, with);
-    substitute_ops(o.then_body, var, with);
-    substitute_ops(o.else_body, var, with);
-  }
-}
-
 /// One stage of the orchestration: the kernel of a process's iteration and the loop launching it.
 struct Stage {
   htp::TileKernel kernel;
@@ -213,7 +176,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       a.tensor = tensor;
       a.dir = p.dir;
       a.shape = shape;
-      for (const Json &e : *o.offset) a.offset.push_back(bound(var.empty() ? e : substitute(e, var, value)));
+      for (const Json &e : *o.offset) a.offset.push_back(bound(var.empty() ? e : htp::loop_detail::substitute(e, var, value)));
       a.offset.resize(rank, Json(0));
       o.offset = std::vector<Json>(o.offset->size(), Json(0));
       (load ? o.src : o.dst) = pn;
@@ -222,9 +185,9 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     ik.params.push_back(p);
     task.args.push_back(a);
   }
-  if (!var.empty() && mentions_var(Json(body), var)) {  // the variable read as a value (a mask, a scale)
+  if (!var.empty() && htp::loop_detail::mentions(Json(body), var)) {  // the variable read as a value (a mask, a scale)
     const std::string pn = unique("it_" + var);
-    substitute_ops(body, var, Json{{"param", pn}});
+    htp::loop_detail::substitute_ops(body, var, Json{{"param", pn}});
     ik.params.push_back(htp::TileParam{pn, "in", htp::TileType{"scalar", {}, "i32", Json()}});
     htp::WspArg a;
     a.param = pn;

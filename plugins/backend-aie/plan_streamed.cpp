@@ -115,6 +115,20 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   return out;
 }
 
+/// Whether the single-core design of kernel entry `k` fits its core's memory (true when it cannot be planned:
+/// its own errors say why).
+bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, const DeviceProfile &device) {
+  if (k.body.size() < 1 || !k.body.back().is("for")) return true;  // nothing to stream
+  std::vector<Problem> problems;
+  auto plan = plan_kernel_entry(k, layouts, device, problems);
+  if (!plan) return true;
+  auto design = build_design(*plan, device, problems);
+  if (!design) return true;
+  for (const Violation &v : validate(*design, device))
+    if (v.code == "aie.validate.memory") return false;
+  return true;
+}
+
 /// Whether the spatial design of streamed kernel `s` fits its core's memory.
 bool streamed_design_fits(const StreamedKernel &s, const DeviceProfile &device) {
   htp::TileKernels kernels;
@@ -143,7 +157,9 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       if (p.type.is_tensor()) bytes += product(p.type.shape) * dtype_bytes(p.type.dtype) * (p.dir == "inout" ? 2 : 1);
     std::optional<StreamedKernel> s;
     const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
-    if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) && bytes > memory)
+    // (Tensors that fit whole may still not fit beside the body's registers: then too.)
+    if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
+        (bytes > memory || !entry_fits(k, docs.layouts, device)))
       s = stream_kernel_loop(sunk, nullptr);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
     // buffered) streams in blocks of fewer rows when its body works row by row.

@@ -1,14 +1,18 @@
-"""Kernel entries written as docs/dialects/tile.md writes them, with runtime scalars in view offsets: on AIE
-such an entry runs as one host-orchestrated task whose objects travel packed in one buffer each way, and a
-buffer of 8193 words (two 128 x 32 f32 tensors and a scalar) had no DMA access pattern (aie.dma-pattern); the
-buffers are now padded to a length one transfer can move. Both targets against NumPy."""
+"""Kernel entries written as docs/dialects/tile.md writes them, with runtime scalars in view offsets and in
+expressions. On AIE a view offset from a scalar runs as one host-orchestrated task whose objects travel packed
+in one buffer each way, and a buffer of 8193 words (two 128 x 32 f32 tensors and a scalar) had no DMA access
+pattern (aie.dma-pattern); the buffers are now padded to a length one transfer can move. A scalar register
+(s = k * 2.0 + 1.0) used as a scalar operand was read as an integer on AIE (4.5 became 4: wrong results), a
+`full` of an expression did not compile there, and a loop over row tiles whose variable is read as a value was
+not streamed. Both targets against NumPy."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import In, InOut, Scalar, Tensor, adds, f32, i32, kernel, load, store
+from htp.dialects.tile import (In, InOut, Out, Scalar, Tensor, add, adds, divs, f32, full, i32, kernel, load, maxs, mins,
+                               muls, rowsum, store, subs)
 
 
 @kernel
@@ -28,3 +32,32 @@ def test_a_view_offset_from_a_runtime_scalar_updates_the_rows_it_names(tmp_path,
         want = y.copy()
         want[start * 16:start * 16 + 64] = x[start * 16:start * 16 + 64] + 1
         np.testing.assert_array_equal(htp.bind(pkg, ctx).run(x=x, start=start, y=y)["y"], want)
+
+
+N, R = 64, 16
+
+
+@kernel
+def scalar_exprs(X: In[Tensor[64, 64, f32]], k: Scalar[f32], n: Scalar[i32], Y: Out[Tensor[64, 64, f32]],
+                 M: Out[Tensor[64, 1, f32]]):
+    for r in range(N // R):
+        t = load(X.tile(r, 0, shape=(R, N)))
+        store(M.tile(r, 0, shape=(R, 1)), muls(rowsum(t), 1.0 / N))
+        s = k * 2.0 + 1.0
+        u = adds(muls(t, s), r * 0.25)
+        u2 = subs(divs(u, k + 1.0), n * 2 + r)
+        u3 = mins(maxs(u2, -2.5), k)
+        store(Y.tile(r, 0, shape=(R, N)), add(u3, full((R, N), n * 1.5 - 1.0)))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_scalar_registers_and_the_loop_variable_are_values_in_expressions(tmp_path, target):
+    ctx = htp.Context()
+    pkg = ctx.compile(scalar_exprs, target, tmp_path / "pkg")
+    x = np.random.default_rng(44).standard_normal((64, 64)).astype(np.float32) * 3
+    k, n = 1.75, 3
+    r = htp.bind(pkg, ctx).run(X=x, k=k, n=n)
+    rows = np.repeat(np.arange(4, dtype=np.float32), 16)[:, None]
+    u2 = (x * (k * 2 + 1) + rows * 0.25) / (k + 1) - (n * 2 + rows)
+    np.testing.assert_allclose(r["Y"], np.minimum(np.maximum(u2, -2.5), k) + (n * 1.5 - 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r["M"], x.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)

@@ -192,6 +192,35 @@ inline Json constant_or(int64_t base, int64_t step, const std::string &var) {
   return base == 0 ? scaled : Json{{"op", "add"}, {"args", Json::array({base, scaled})}};
 }
 
+/// `e` with {"var": var} replaced by `with`.
+inline Json substitute(const Json &e, const std::string &var, const Json &with) {
+  if (e.is_object()) {
+    if (auto v = e.find("var"); v != e.end() && *v == var && e.size() == 1) return with;
+    Json out = Json::object();
+    for (const auto &[key, x] : e.items()) out[key] = substitute(x, var, with);
+    return out;
+  }
+  if (e.is_array()) {
+    Json out = Json::array();
+    for (const Json &x : e) out.push_back(substitute(x, var, with));
+    return out;
+  }
+  return e;
+}
+
+/// Substitutes {"var": var} in every Expr of `ops` (nested statements too).
+inline void substitute_ops(std::vector<TileOp> &ops, const std::string &var, const Json &with) {
+  for (TileOp &o : ops) {
+    if (o.args) o.args = substitute(Json(*o.args), var, with).get<std::vector<Json>>();
+    if (o.offset) o.offset = substitute(Json(*o.offset), var, with).get<std::vector<Json>>();
+    for (auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+      if (*f) **f = substitute(**f, var, with);
+    substitute_ops(o.body, var, with);
+    substitute_ops(o.then_body, var, with);
+    substitute_ops(o.else_body, var, with);
+  }
+}
+
 }  // namespace loop_detail
 
 /// A kernel entry whose body is one loop `for i in range(...)` moving tiles of its tensors at offsets affine in
@@ -239,6 +268,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
     ok = false;
     problem = std::move(reason);
   };
+  bool value_use = false;
   for_each_op(loop.body, [&](const TileOp &o) {
     if (!ok) return;
     const bool load = o.is("load"), store = o.is("store");
@@ -246,7 +276,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
       bool uses = o.args && mentions(Json(*o.args), var);
       for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
         uses = uses || (*f && mentions(**f, var));
-      if (uses) fail("the loop variable '" + var + "' is used as a value");
+      value_use = value_use || uses;  // (a scalar parameter of the iteration kernel, below)
       return;
     }
     const std::string tensor = load ? o.src.value_or("") : o.dst.value_or("");
@@ -323,6 +353,16 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
     }
   };
   rebase(body.body);
+  if (value_use) {  // the loop variable read as a value (a per-row scale): the iteration's start + step * i
+    std::string name = "it_" + var;
+    while (body.param(name) || body.local(name)) name += "_";
+    substitute_ops(body.body, var, Json{{"param", name}});
+    body.params.push_back(TileParam{name, "in", TileType{"scalar", {}, "i32", Json()}, std::nullopt});
+    WspArg a;
+    a.param = name;
+    a.scalar = Json{{"op", "add"}, {"args", Json::array({start, Json{{"op", "mul"}, {"args", Json::array({Json{{"var", "i"}}, step})}}})}};
+    task.args.push_back(a);
+  }
   WspNode seq;
   seq.kind = "loop";
   seq.vars = {"i"};
