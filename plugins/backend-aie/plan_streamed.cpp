@@ -115,18 +115,22 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   return out;
 }
 
-/// Whether the single-core design of kernel entry `k` fits its core's memory (true when it cannot be planned:
-/// its own errors say why).
-bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, const DeviceProfile &device) {
-  if (k.body.size() < 1 || !k.body.back().is("for")) return true;  // nothing to stream
+/// Whether the design of `plan` fits its cores' memory; `unplanned` when there is no plan or design (their
+/// own errors say why).
+bool fits(const std::optional<EntryPlan> &plan, const DeviceProfile &device, bool unplanned) {
   std::vector<Problem> problems;
-  auto plan = plan_kernel_entry(k, layouts, device, problems);
-  if (!plan) return true;
-  auto design = build_design(*plan, device, problems);
-  if (!design) return true;
+  auto design = plan ? build_design(*plan, device, problems) : std::nullopt;
+  if (!design) return unplanned;
   for (const Violation &v : validate(*design, device))
     if (v.code == "aie.validate.memory") return false;
   return true;
+}
+
+/// Whether the single-core design of kernel entry `k` fits its core's memory.
+bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, const DeviceProfile &device) {
+  if (k.body.empty() || !k.body.back().is("for")) return true;  // nothing to stream
+  std::vector<Problem> problems;
+  return fits(plan_kernel_entry(k, layouts, device, problems), device, true);
 }
 
 /// Whether the spatial design of streamed kernel `s` fits its core's memory.
@@ -134,13 +138,7 @@ bool streamed_design_fits(const StreamedKernel &s, const DeviceProfile &device) 
   htp::TileKernels kernels;
   kernels.kernels.push_back(s.body);
   std::vector<Problem> problems;
-  auto plan = plan_workload_entry(s.workload, kernels, device, problems);
-  if (!plan) return false;
-  auto design = build_design(*plan, device, problems);
-  if (!design) return false;
-  for (const Violation &v : validate(*design, device))
-    if (v.code == "aie.validate.memory") return false;
-  return true;
+  return fits(plan_workload_entry(s.workload, kernels, device, problems), device, false);
 }
 
 }  // namespace
