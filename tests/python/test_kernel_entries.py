@@ -61,3 +61,16 @@ def test_scalar_registers_and_the_loop_variable_are_values_in_expressions(tmp_pa
     u2 = (x * (k * 2 + 1) + rows * 0.25) / (k + 1) - (n * 2 + rows)
     np.testing.assert_allclose(r["Y"], np.minimum(np.maximum(u2, -2.5), k) + (n * 1.5 - 1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r["M"], x.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_scalar_argument_of_the_wrong_kind_names_the_parameter(tmp_path):
+    # python.md: a wrong dtype, or an object that is not what the parameter takes, is htp.ArgumentTypeError
+    # naming the argument (an array for a scalar said "missing scalar argument"; 2.7 for an i32 was truncated).
+    ctx = htp.Context()
+    pkg = ctx.compile(shifted_rows, "pto-a2a3sim", tmp_path / "pkg")
+    x, y = np.zeros((128, 32), np.float32), np.zeros((128, 32), np.float32)
+    with pytest.raises(htp.ArgumentTypeError, match=r"argument 'start' is a scalar parameter \(i32\), got a ndarray"):
+        htp.bind(pkg, ctx).run(x=x, start=np.ones(2), y=y)
+    with pytest.raises(htp.ArgumentTypeError, match=r"argument 'start' is an integer parameter \(i32\), got 2.7"):
+        htp.bind(pkg, ctx).run(x=x, start=2.7, y=y)
+    htp.bind(pkg, ctx).run(x=x, start=2.0, y=y)  # a whole float is that integer

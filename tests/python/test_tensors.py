@@ -163,3 +163,6 @@ def test_non_tensor_argument_is_a_type_error(packages, cache):
     a, b = inputs(torch.float32)
     with pytest.raises(TypeError, match=r"argument 'A' is a object, not a tensor"):
         packages["pto-a2a3sim", torch.float32].run(A=object(), B=b, cache_dir=cache)
+    # A string is an array of characters to NumPy, which DLPack cannot carry: the same error, not NumPy's.
+    with pytest.raises(TypeError, match=r"argument 'A' is a str, not a tensor"):
+        packages["pto-a2a3sim", torch.float32].run(A="hello", B=b, cache_dir=cache)

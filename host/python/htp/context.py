@@ -223,7 +223,7 @@ def _as_tensor(name: str, value):
             return value.copy()  # NumPy cannot export a read-only array through DLPack
         return value
     array = np.asarray(value)
-    if array.dtype == object:
+    if array.dtype.kind not in "biufc":  # strings, objects, dates: no element type a kernel reads
         raise ArgumentTypeError(f"argument '{name}' is a {type(value).__name__}, not a tensor (an object with "
                                 "__dlpack__, e.g. a NumPy array or a torch tensor)")
     return array
@@ -276,8 +276,18 @@ class BoundPackage:
     def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
             verify: bool = True, **arguments) -> RunResult:
         tensors, scalars = {}, {}
+        declared = {p.get("name"): p for e in self.package.entrypoints if entry in (None, e.get("name"))
+                    for p in e.get("params", [])}
         for name, value in arguments.items():
             number = _scalar(value)
+            param = declared.get(name, {})
+            if param.get("kind") == "scalar":
+                if number is None:
+                    raise ArgumentTypeError(f"argument '{name}' is a scalar parameter ({param.get('dtype')}), "
+                                            f"got a {type(value).__name__}: pass a number")
+                if param.get("dtype", "").startswith(("i", "u")) and isinstance(number, float) and not number.is_integer():
+                    raise ArgumentTypeError(f"argument '{name}' is an integer parameter ({param.get('dtype')}), "
+                                            f"got {value!r}: pass an integer")
             if number is not None:
                 scalars[name] = number
             else:
