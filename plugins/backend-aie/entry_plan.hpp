@@ -115,13 +115,6 @@ struct OrchestrationPlan {
   std::string noun = "workload";  ///< what the entry is, for messages: "workload", "kernel entry"
 };
 
-/// A single-core kernel entry whose body is one loop over tiles, as the workload that streams them
-/// (plan_streamed.cpp, htp::loop_workload): `workload` launches `body`, the loop's body over one iteration's
-/// views, n times in sequence on one core.
-using StreamedKernel = htp::LoopWorkload;
-/// The streamed form of kernel `k`, or nullopt with `why` set when its body is not one loop moving tiles
-/// at offsets affine in its variable, with nothing carried from one iteration to the next.
-std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::string *why);
 
 /// The design of one entry on `device`; problems (routing, DMA patterns) are appended to `problems`.
 std::optional<Design> build_design(const EntryPlan &plan, const DeviceProfile &device, std::vector<Problem> &problems);
@@ -159,10 +152,10 @@ std::optional<OrchestrationPlan> plan_orchestrated_kernel(const htp::TileKernel 
 std::optional<OrchestrationPlan> plan_orchestrated_pipe(const htp::CspProgram &program, const ProgramDocs &docs,
                                                        const DeviceProfile &device, std::vector<Problem> &problems);
 /// A CSP program the spatial mapping does not take, host-orchestrated (plan_csp_orchestrated.cpp): each process
-/// replica a stage of tasks, run in producer-to-consumer order; nullopt with `why` set when it cannot be.
+/// replica a stage of tasks, run in producer-to-consumer order; nullopt with `why` set when it cannot be
+/// (the first problem of its task designs, when planning them fails).
 std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram &program, const ProgramDocs &docs,
-                                                          const DeviceProfile &device, std::vector<Problem> &problems,
-                                                          std::string &why);
+                                                          const DeviceProfile &device, std::string &why);
 /// The host-orchestrated plan of `w` (a workload, or the stages of a pipe or program as one); `channels`
 /// ({name: {shape, dtype}}) are the channels its tasks bind.
 std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, const Json &channels, const ProgramDocs &docs,

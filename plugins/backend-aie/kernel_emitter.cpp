@@ -61,10 +61,7 @@ std::string c_type(const std::string &dtype) {
 
 TensorAccess object_access(const htp::TileKernel &kernel, const htp::TileOp &op, std::string param,
                            std::vector<int64_t> shape, const std::string &dir) {
-  const bool load = op.is("load");
-  const std::optional<std::string> reg = load                                 ? op.dst
-                                         : op.value && op.value->is_string() ? std::optional<std::string>(op.value->get<std::string>())
-                                                                              : std::nullopt;
+  const std::optional<std::string> reg = op.moved_register();
   const htp::TileLocal *l = reg ? kernel.local(*reg) : nullptr;
   const bool at_zero = op.offset && std::all_of(op.offset->begin(), op.offset->end(), [](const Json &e) { return e == Json(0); });
   const bool whole = at_zero && l && !l->is_scalar() && dir != "inout" && product(l->shape) == product(shape);
@@ -196,9 +193,7 @@ private:
       if (!is_data_movement(op)) return;
       const int at = index++;
       const bool in = op.is("csp.recv") || op.is("load");
-      std::optional<std::string> reg = in ? op.dst : op.is("csp.send") ? op.arg_name(0)
-                                           : op.value && op.value->is_string() ? std::optional<std::string>(op.value->get<std::string>())
-                                                                                : std::nullopt;
+      const std::optional<std::string> reg = op.moved_register();
       if (!reg || defs[*reg] != 1 || aliases_.count(*reg)) return;
       auto a = plan_.access ? plan_.access(op, at) : std::nullopt;
       if (!a) return;

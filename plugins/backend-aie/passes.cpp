@@ -2,6 +2,7 @@
 
 #include <htp/kernel_entry.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include <htp/csp_graph.hpp>
@@ -111,12 +112,13 @@ void map_pass(htp::PassContext &ctx) {
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();
   std::map<std::string, size_t> spatial_cores;  // workload -> cores its spatial design runs at once
-  // The first "more DMA channels than a tile has" of a design (a third input, say), or "".
-  auto dma_channels = [&](const Design &d) {
+  // The first violation of a design among `codes` ("more DMA channels than a tile has": a third input, say), or "".
+  auto first_violation = [&](const Design &d, std::initializer_list<std::string_view> codes) {
     for (const auto &v : validate(d, dev))
-      if (v.code == "aie.validate.dma-channels") return v.text();
+      if (std::find(codes.begin(), codes.end(), v.code) != codes.end()) return v.text();
     return std::string();
   };
+  auto dma_channels = [&](const Design &d) { return first_violation(d, {"aie.validate.dma-channels"}); };
 
   // An entry multiplexed instead of mapped spatially: its kernels' single-core task designs, its plan kept.
   auto orchestrate = [&](OrchestrationPlan o, std::string reason, std::string noun) {
@@ -152,21 +154,16 @@ void map_pass(htp::PassContext &ctx) {
     if (plan.kind == "csp-program" && d) {
       // A program whose cores' FIFO buffers exceed their memory or whose channels exceed their DMA channels
       // (a generator feeding four workers) runs host-orchestrated when it can: each replica a stage of tasks.
-      std::string reason;
-      for (const auto &v : validate(*d, dev))
-        if ((v.code == "aie.validate.memory" || v.code == "aie.validate.dma-channels") && reason.empty()) reason = v.text();
+      const std::string reason = first_violation(*d, {"aie.validate.memory", "aie.validate.dma-channels"});
       const htp::CspProgram *program = nullptr;
       for (const htp::CspProgram &p : docs.csp.programs)
         if (p.name == plan.name) program = &p;
       if (!reason.empty() && program) {
         std::string why;
-        std::vector<Problem> host;
-        auto o = plan_orchestrated_program(*program, docs, dev, host, why);
-        if (o && host.empty()) {
+        if (auto o = plan_orchestrated_program(*program, docs, dev, why)) {
           orchestrate(std::move(*o), reason, "CSP program");
           continue;
         }
-        if (why.empty() && !host.empty()) why = host.front().message;
         htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
                                     "CSP program '" + plan.name + "' does not fit " + dev.name +
                                         " spatially (below), nor can the host orchestrate it: " + why,

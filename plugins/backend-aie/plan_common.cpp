@@ -117,13 +117,11 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     });
     if (!p && too_many && orchestrated) {
       std::string why;
-      std::vector<Problem> host;
-      if (auto o = plan_orchestrated_program(program, docs, device, host, why); o && host.empty()) {
+      if (auto o = plan_orchestrated_program(program, docs, device, why)) {
         o->noun = "CSP program";
         adopt(std::move(o), spatial.front().message);
         continue;
       }
-      if (why.empty() && !host.empty()) why = host.front().message;
       spatial.front().message += " (nor can the host orchestrate it: " + why + ")";
     }
     problems.insert(problems.end(), spatial.begin(), spatial.end());

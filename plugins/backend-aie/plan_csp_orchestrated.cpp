@@ -88,9 +88,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
   task.kernel = ik.name;
   task.span = k.body.size() == 1 && k.body[0].span ? *k.body[0].span : k.span;  // the loop, or the process
   // A WSP loop counts 0, 1, ...: the process's value of its variable is start + step * that.
-  const Json value = var.empty() ? Json(0)
-                                 : Json{{"op", "add"}, {"args", Json::array({start, Json{{"op", "mul"},
-                                                                                          {"args", Json::array({Json{{"var", var}}, step})}}})}};
+  const Json value = var.empty() ? Json(0) : htp::loop_detail::iteration_value(start, step, var);
   for (const htp::TileParam &p : k.params) {
     if (p.type.is_constexpr()) {
       ik.params.push_back(p);
@@ -155,10 +153,9 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       }
     } else {
       const bool load = o.is("load");
-      const std::string param = load ? o.src.value_or("") : o.dst.value_or("");
+      const std::string param = o.moved_tensor();
       const htp::TileParam *kp = k.param(param);
-      const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
-      const htp::TileLocal *l = k.local(reg);
+      const htp::TileLocal *l = k.local(o.moved_register().value_or(""));
       std::string tensor = tensor_of(param);
       const htp::CspParam *tp = nullptr;
       for (const htp::CspParam &x : program.params)
@@ -186,13 +183,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     task.args.push_back(a);
   }
   if (!var.empty() && htp::loop_detail::mentions(Json(body), var)) {  // the variable read as a value (a mask, a scale)
-    const std::string pn = unique("it_" + var);
-    htp::loop_detail::substitute_ops(body, var, Json{{"param", pn}});
-    ik.params.push_back(htp::TileParam{pn, "in", htp::TileType{"scalar", {}, "i32", Json()}});
-    htp::WspArg a;
-    a.param = pn;
-    a.scalar = value;
-    task.args.push_back(a);
+    htp::loop_detail::loop_variable_as_scalar(body, ik.params, task, var, unique("it_" + var), value);
   }
   ik.body = std::move(body);
   if (var.empty()) {
@@ -238,8 +229,7 @@ std::optional<std::vector<const htp::CspProcess *>> producer_order(const htp::Cs
 }
 
 std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram &program, const ProgramDocs &docs,
-                                                          const DeviceProfile &device, std::vector<Problem> &problems,
-                                                          std::string &why) {
+                                                          const DeviceProfile &device, std::string &why) {
   if (!program.links.empty()) {
     why = "it links channels with connect(...), which a host-orchestrated program does not take";
     return std::nullopt;
@@ -268,7 +258,13 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
       w.body.push_back(std::move(stage->node));
     }
   }
-  return plan_orchestration(w, channels, task_docs, device, problems);
+  std::vector<Problem> problems;  // (of the task designs: the first says why the host cannot run it)
+  auto plan = plan_orchestration(w, channels, task_docs, device, problems);
+  if (!problems.empty()) {
+    why = problems.front().message;
+    return std::nullopt;
+  }
+  return plan;
 }
 
 }  // namespace htp::aie

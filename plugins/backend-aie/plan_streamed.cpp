@@ -18,10 +18,6 @@ namespace htp::aie {
 
 using namespace htp::loop_detail;
 
-std::optional<StreamedKernel> stream_kernel_loop(const htp::TileKernel &k, std::string *why) {
-  return htp::loop_workload(k, why);
-}
-
 namespace {
 
 /// `k` with its loop's iterations cut into `parts` row blocks each: every tile of the iteration's R rows
@@ -36,11 +32,7 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   const std::string &var = sl->var;
   const ExprEnv &constants = sl->constants;
   const int64_t start = sl->start, step = sl->step, trips = sl->trips;
-  auto tile_of = [&](const htp::TileOp &o) -> const htp::TileLocal * {
-    const bool load = o.is("load");
-    const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
-    return k.local(reg);
-  };
+  auto tile_of = [&](const htp::TileOp &o) { return k.local(o.moved_register().value_or("")); };
   // The rows R of an iteration: those of the first tile a moving load or store moves.
   int64_t rows = 0;
   std::set<std::string> split;  // registers of R rows computed row by row from the moving tiles
@@ -72,7 +64,7 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
       const htp::TileLocal *l = tile_of(o);
       if (!o.offset || !l) return std::nullopt;
       const bool moving = mentions(Json(*o.offset), var);
-      const std::string reg = o.is("load") ? o.dst.value_or("") : o.value->get<std::string>();
+      const std::string reg = o.moved_register().value_or("");
       if (!moving) {  // a tensor read or written whole each iteration (gamma): not of the iteration's rows
         if (reg_rows(reg) == rows || split.count(reg)) return std::nullopt;
         continue;
@@ -134,7 +126,7 @@ bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, 
 }
 
 /// Whether the spatial design of streamed kernel `s` fits its core's memory.
-bool streamed_design_fits(const StreamedKernel &s, const DeviceProfile &device) {
+bool streamed_design_fits(const htp::LoopWorkload &s, const DeviceProfile &device) {
   htp::TileKernels kernels;
   kernels.kernels.push_back(s.body);
   std::vector<Problem> problems;
@@ -153,18 +145,18 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     int64_t bytes = 0;  // what the kernel entry's one core would hold
     for (const htp::TileParam &p : k.params)
       if (p.type.is_tensor()) bytes += product(p.type.shape) * dtype_bytes(p.type.dtype) * (p.dir == "inout" ? 2 : 1);
-    std::optional<StreamedKernel> s;
+    std::optional<htp::LoopWorkload> s;
     const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
     // (Tensors that fit whole may still not fit beside the body's registers: then too.)
     if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
         (bytes > memory || !entry_fits(k, docs.layouts, device)))
-      s = stream_kernel_loop(sunk, nullptr);
+      s = htp::loop_workload(sunk, nullptr);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
     // buffered) streams in blocks of fewer rows when its body works row by row.
     for (int64_t parts = 2; s && parts <= 64 && !streamed_design_fits(*s, device); parts *= 2) {
       auto rows = split_loop_rows(sunk, parts);
       if (!rows) break;
-      auto smaller = stream_kernel_loop(*rows, nullptr);
+      auto smaller = htp::loop_workload(*rows, nullptr);
       if (!smaller) break;
       s = std::move(smaller);
     }

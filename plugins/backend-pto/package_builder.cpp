@@ -134,13 +134,10 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   PackageInputs in = original;  // mixed cube/vector kernels are split into one-core-type parts first
   if (in.tile_kernels) {
     const size_t before = problems.size();
-    if (in.csp_graph) {  // loads before a process loop move into it; straight-line code is one iteration
-      htp::sink_process_loads(*in.tile_kernels, *in.csp_graph);
-      for (const htp::CspProgram &program : in.csp_graph->programs)
-        for (const htp::CspProcess &proc : program.processes)
-          for (htp::TileKernel &k : in.tile_kernels->kernels)
-            if (!proc.stage && k.name == proc.function) k = htp::as_one_iteration(k);
-    }
+    if (in.csp_graph)  // loads before a process loop move into it; straight-line code is one iteration
+      htp::for_each_process_function(*in.tile_kernels, *in.csp_graph, [](htp::TileKernel &k) {
+        k = htp::as_one_iteration(htp::sink_loads_into_loop(k));
+      });
     if (in.task_graph) fuse_buffered(*in.tile_kernels, *in.task_graph, problems);
     if (problems.size() != before) return pkg;
     split_core_types(*in.tile_kernels, in.task_graph, in.layouts ? &*in.layouts : nullptr, problems);

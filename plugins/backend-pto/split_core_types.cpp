@@ -200,20 +200,22 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // once per iteration (htp::loop_workload), whose launches are split alike.
   std::vector<htp::TileKernel> iterations;
   std::set<std::string> replaced;
+  // Whether k mixes the two between its statements (nullopt: within one, which segments_of reports).
+  auto mixes = [](const htp::TileKernel &k) -> std::optional<bool> {
+    try {
+      return segments_of(k).has_value();
+    } catch (const IrError &) {
+      return std::nullopt;
+    }
+  };
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || launched.count(k.name)) continue;
-    bool mixed = false;
-    try {
-      mixed = segments_of(k).has_value();
-    } catch (const IrError &) {
+    const std::optional<bool> mixed = mixes(k);
+    if (!mixed) {
       const bool mapped = layouts && layouts->function(k.name);
       auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), nullptr);
-      bool splits = false;
-      try {
-        splits = lw && segments_of(lw->body).has_value();
-      } catch (const IrError &) {
-      }
-      if (!splits) continue;  // reported by the loop below only for launched kernels; the entry's own checks report it
+      // (otherwise reported by the loop below only for launched kernels; the entry's own checks report it)
+      if (!lw || mixes(lw->body) != std::optional<bool>(true)) continue;
       if (!task_graph) task_graph.emplace();
       task_graph->workloads.push_back(std::move(lw->workload));
       launched.insert(lw->body.name);
@@ -221,7 +223,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       iterations.push_back(std::move(lw->body));
       continue;
     }
-    if (!mixed) continue;
+    if (!*mixed) continue;
     if (!task_graph) task_graph.emplace();
     task_graph->workloads.push_back(htp::single_launch_workload(k));
     launched.insert(k.name);

@@ -88,15 +88,20 @@ inline void add_intermediate(WspWorkload &w, const std::string &name, const std:
   w.intermediates.push_back(std::move(im));
 }
 
-/// Every process function of `csp` (not a pipe stage) in `kernels` with its loads before its loop moved into
-/// it (sink_loads_into_loop): a process that reads a weight once before `for t in consume(ch):` becomes one
-/// loop, the form both backends turn into tasks or a core loop.
-inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
+/// Calls f(kernel) on the function of every process of `csp` that is not a pipe stage (once per process).
+template <class F> void for_each_process_function(TileKernels &kernels, const CspGraph &csp, F &&f) {
   for (const CspProgram &program : csp.programs)
     for (const CspProcess &proc : program.processes)
       if (!proc.stage)
         for (TileKernel &k : kernels.kernels)
-          if (k.name == proc.function) k = sink_loads_into_loop(k);
+          if (k.name == proc.function) f(k);
+}
+
+/// Every process function of `csp` (not a pipe stage) in `kernels` with its loads before its loop moved into
+/// it (sink_loads_into_loop): a process that reads a weight once before `for t in consume(ch):` becomes one
+/// loop, the form both backends turn into tasks or a core loop.
+inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
+  for_each_process_function(kernels, csp, [](TileKernel &k) { k = sink_loads_into_loop(k); });
 }
 
 /// `k` with a straight-line body (no loop at its top level) as one loop of one iteration, `for _it in
@@ -221,6 +226,24 @@ inline void substitute_ops(std::vector<TileOp> &ops, const std::string &var, con
   }
 }
 
+/// start + step * {"var": var}: the value of a loop variable of `start` and `step` at iteration `var` of a loop
+/// counting 0, 1, ... (a WSP loop).
+inline Json iteration_value(const Json &start, const Json &step, const std::string &var) {
+  return Json{{"op", "add"}, {"args", Json::array({start, Json{{"op", "mul"}, {"args", Json::array({Json{{"var", var}}, step})}}})}};
+}
+
+/// Makes loop variable `var`, which `ops` read as a value, the scalar parameter `name` of their kernel
+/// (`params`), passed by `task` as `value`.
+inline void loop_variable_as_scalar(std::vector<TileOp> &ops, std::vector<TileParam> &params, WspNode &task,
+                                    const std::string &var, const std::string &name, const Json &value) {
+  substitute_ops(ops, var, Json{{"param", name}});
+  params.push_back(TileParam{name, "in", TileType{"scalar", {}, "i32", Json()}, std::nullopt});
+  WspArg a;
+  a.param = name;
+  a.scalar = value;
+  task.args.push_back(std::move(a));
+}
+
 }  // namespace loop_detail
 
 /// A kernel entry whose body is one loop `for i in range(...)` moving tiles of its tensors at offsets affine in
@@ -279,10 +302,9 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
       value_use = value_use || uses;  // (a scalar parameter of the iteration kernel, below)
       return;
     }
-    const std::string tensor = load ? o.src.value_or("") : o.dst.value_or("");
+    const std::string tensor = o.moved_tensor();
     const TileParam *p = k.param(tensor);
-    const std::string reg = load ? o.dst.value_or("") : (o.value && o.value->is_string() ? o.value->get<std::string>() : "");
-    const TileLocal *l = k.local(reg);
+    const TileLocal *l = k.local(o.moved_register().value_or(""));
     if (!p || !p->type.is_tensor() || !l) return fail("a statement moves '" + tensor + "' in a form it cannot stream");
     auto a = affine(o, var, l->shape, constants);
     if (!a || a->base.size() != p->type.shape.size())
@@ -340,9 +362,8 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   std::function<void(std::vector<TileOp> &)> rebase = [&](std::vector<TileOp> &ops) {
     for (TileOp &o : ops) {
       if (o.is("load") || o.is("store")) {
-        const bool load = o.is("load");
-        const std::string tensor = load ? o.src.value_or("") : o.dst.value_or("");
-        const TileLocal *l = k.local(load ? o.dst.value_or("") : o.value->get<std::string>());
+        const std::string tensor = o.moved_tensor();
+        const TileLocal *l = k.local(o.moved_register().value_or(""));
         const Access a = *affine(o, var, l->shape, constants);  // (checked above)
         auto b = view_base.find(tensor);
         for (size_t d = 0; d < a.base.size(); ++d) (*o.offset)[d] = a.base[d] - (b == view_base.end() ? 0 : b->second[d]);
@@ -356,12 +377,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   if (value_use) {  // the loop variable read as a value (a per-row scale): the iteration's start + step * i
     std::string name = "it_" + var;
     while (body.param(name) || body.local(name)) name += "_";
-    substitute_ops(body.body, var, Json{{"param", name}});
-    body.params.push_back(TileParam{name, "in", TileType{"scalar", {}, "i32", Json()}, std::nullopt});
-    WspArg a;
-    a.param = name;
-    a.scalar = Json{{"op", "add"}, {"args", Json::array({start, Json{{"op", "mul"}, {"args", Json::array({Json{{"var", "i"}}, step})}}})}};
-    task.args.push_back(a);
+    loop_variable_as_scalar(body.body, body.params, task, var, name, iteration_value(start, step, "i"));
   }
   WspNode seq;
   seq.kind = "loop";

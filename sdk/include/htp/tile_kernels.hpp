@@ -105,6 +105,17 @@ struct TileOp {
     if (!args || i >= args->size() || !(*args)[i].is_string()) return std::nullopt;
     return (*args)[i].get<std::string>();
   }
+  /// The register a data movement moves: the one a load or csp.recv defines, a store writes, a csp.send sends.
+  std::optional<std::string> moved_register() const {
+    if (op == "load" || op == "csp.recv") return dst;
+    if (op == "csp.send") return arg_name(0);
+    if (op == "store" && value && value->is_string()) return value->get<std::string>();
+    return std::nullopt;
+  }
+  /// The tensor parameter a load reads or a store writes ("" for other statements).
+  std::string moved_tensor() const {
+    return op == "load" ? src.value_or("") : op == "store" ? dst.value_or("") : std::string();
+  }
   friend bool operator==(const TileOp &, const TileOp &) = default;
 };
 
