@@ -87,6 +87,7 @@ CONSTRUCTS = {
     "mapped kernel mixing cube and vector work": "layout",
     "mapped kernel with three inputs": "layout",
     "layout `mem` facet (strides, order)": "layout",
+    "`Layout.axe` full form with local `m` iters of a sharded tensor": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",
 }

@@ -20,6 +20,18 @@ void add_problem(std::vector<Problem> &problems, const IrError &e) {
   problems.push_back({e.code(), e.what(), e.span()});
 }
 
+/// True when `l`'s mem facet states the layout backend-pto gives the tensor anyway: row-major strides of
+/// the whole tensor in global memory or, sharded along its rows, of each core's part, which is then a
+/// contiguous row-major block of the whole (`Layout.axe(shard=[(2, 1, "mesh.x"), (32, 32, "m"), (32, 1,
+/// "m")])` on a [64, 32] tensor).
+bool row_major_in_global_memory(const htp::Layout &l, const std::vector<int64_t> &global_shape) {
+  const std::vector<int64_t> &local = l.local_shape ? *l.local_shape : global_shape;
+  if (l.space != "GM" || local.size() != global_shape.size() || !l.mem.is_row_major(local)) return false;
+  for (size_t d = 1; d < local.size(); ++d)
+    if (local[d] != global_shape[d]) return false;
+  return true;
+}
+
 /// The kernels to emit, legality-checked and planned, with func_ids in order.
 /// The `mem` facets of the kernels' tensor parameters (layout.signatures) as Param::mem_extents/mem_strides:
 /// element strides over the local shape (strides=, order=) or over a tiled layout's iters. backend-pto
@@ -32,7 +44,7 @@ void read_memory_layouts(std::vector<Kernel> &kernels, const htp::LayoutSignatur
     if (!f) continue;
     for (Param &p : k.params) {
       const htp::Layout *l = p.is_tensor() ? f->param(p.name) : nullptr;
-      if (!l || l->mem.is_default()) continue;
+      if (!l || l->mem.is_default() || row_major_in_global_memory(*l, p.global_shape)) continue;
       const std::string what = "the memory layout of '" + p.name + "' of kernel '" + k.name + "' ";
       auto bad = [&](const std::string &why) { problems.push_back({"pto.layout-mem", what + why, k.span}); };
       if (!l->mem.swizzle.is_null() || !(l->mem.pack.is_null() || l->mem.pack == json(1)) || !l->mem.banks.empty()) {

@@ -29,6 +29,9 @@ PARITY = {
         ("mapped kernel mixing cube and vector work", "aie-npu1")],
     "test_a_mapped_kernel_with_more_operands_than_dma_channels_runs": [
         ("mapped kernel with three inputs", "pto-a2a3sim"), ("mapped kernel with three inputs", "aie-npu1")],
+    "test_the_full_axe_form_of_a_row_sharded_layout_runs_on_both_targets": [
+        ("`Layout.axe` full form with local `m` iters of a sharded tensor", "pto-a2a3sim"),
+        ("`Layout.axe` full form with local `m` iters of a sharded tensor", "aie-npu1")],
     "test_a_replicated_output_of_a_mapped_kernel_runs_on_both_targets": [
         ("replicated output of a mapped kernel", "pto-a2a3sim"), ("replicated output of a mapped kernel", "aie-npu1")],
 }
@@ -237,3 +240,39 @@ def test_a_mapped_kernel_with_more_operands_than_dma_channels_runs(tmp_path, tar
         views = {e["param"]: e["view"] for e in packed["in"] if e["core"] == 3}
         assert views["X"] == {"offset": [32, 32], "shape": [32, 32]}
         assert views["Bt"] == {"offset": [0, 32], "shape": [64, 32]}
+
+
+# docs/dialects/layout-axe.md section 2 writes S(0)R in the full Axe form, the local rows and columns as `m`
+# iters: (2, 1, "mesh.x"), (32, 32, "m"), (32, 1, "m") on a [64, 32] tensor. That mem facet is each core's
+# part row-major, which is where a row block of the whole tensor already lies in global memory; backend-pto
+# refused it as "a part of the tensor" (pto.layout-mem).
+from htp.dialects.tile import muls  # noqa: E402
+
+ROWS_AXE = Layout.axe(shard=[(2, 1, "mesh.x"), (32, 32, "m"), (32, 1, "m")])
+# The columns split instead: each core's part is not a block of the whole, so a stated row-major part is a
+# layout backend-pto does not give it.
+COLS_AXE = Layout.axe(shard=[(64, 16, "m"), (2, 1, "mesh.x"), (16, 1, "m")])
+
+
+@kernel(mapping=[2])
+def scale_rows(X: In[Tensor[64, 32, f32] @ ROWS_AXE], Y: Out[Tensor[64, 32, f32] @ Layout("S(0)R")]):
+    store(Y, muls(load(X), 3.0))
+
+
+@kernel(mapping=[2])
+def scale_cols(X: In[Tensor[64, 32, f32] @ COLS_AXE], Y: Out[Tensor[64, 32, f32] @ Layout("RS(0)")]):
+    store(Y, muls(load(X), 3.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_the_full_axe_form_of_a_row_sharded_layout_runs_on_both_targets(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(11).standard_normal((64, 32), dtype=np.float32)
+    pkg = ctx.compile(scale_rows, target, tmp_path / "pkg")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], 3 * X, rtol=1e-6)
+
+
+def test_pto_refuses_a_stated_row_major_part_that_is_not_a_block_of_the_whole(tmp_path):
+    with pytest.raises(htp.CompileError, match=r"memory layout of 'X' of kernel 'scale_cols' is of a part of the "
+                                                r"tensor.*\[pto.layout-mem\]"):
+        htp.Context().compile(scale_cols, "pto-a2a3sim", tmp_path / "pkg")

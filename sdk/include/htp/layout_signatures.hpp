@@ -59,6 +59,24 @@ struct LayoutMem {
   bool is_default() const {
     return !strides && !order && swizzle.is_null() && pack.is_null() && banks.empty() && iters.empty();
   }
+  /// True when the facet says no more than an absent one would for a part of `local_shape`: row-major
+  /// contiguous strides (as `Layout.axe` writes `(32, 32, "m"), (32, 1, "m")`), the identity order, no
+  /// swizzle, pack, banks or tiling.
+  bool is_row_major(const std::vector<int64_t> &local_shape) const {
+    if (!swizzle.is_null() || !(pack.is_null() || pack == nlohmann::json(1)) || !banks.empty() || !iters.empty())
+      return false;
+    if (order)
+      for (size_t i = 0; i < order->size(); ++i)
+        if ((*order)[i] != static_cast<int64_t>(i)) return false;
+    if (!strides) return true;
+    if (strides->size() != local_shape.size()) return false;
+    int64_t expect = 1;
+    for (size_t i = local_shape.size(); i-- > 0;) {
+      if (local_shape[i] != 1 && (*strides)[i] != expect) return false;
+      expect *= local_shape[i];
+    }
+    return true;
+  }
   friend bool operator==(const LayoutMem &, const LayoutMem &) = default;
 };
 

@@ -146,3 +146,26 @@ TEST(LayoutSignatures, AnotherMajorVersionIsRejected) {
 }
 
 }  // namespace
+
+TEST(LayoutSignatures, RowMajorMemFacetsSayNoMoreThanAnAbsentOne) {
+  htp::LayoutMem m;
+  EXPECT_TRUE(m.is_row_major({32, 32}));
+  m.strides = std::vector<int64_t>{32, 1};
+  EXPECT_TRUE(m.is_row_major({32, 32}));
+  EXPECT_FALSE(m.is_row_major({32, 16})) << "row stride 32 over 16 columns leaves holes";
+  EXPECT_FALSE(m.is_row_major({32})) << "rank differs";
+  m.strides = std::vector<int64_t>{7, 1};
+  EXPECT_TRUE(m.is_row_major({1, 16})) << "a dim of extent 1 takes any stride";
+  m.strides = std::vector<int64_t>{1, 32};
+  EXPECT_FALSE(m.is_row_major({32, 32})) << "column-major";
+  m.strides.reset();
+  m.order = std::vector<int64_t>{1, 0};
+  EXPECT_FALSE(m.is_row_major({32, 32}));
+  m.order = std::vector<int64_t>{0, 1};
+  EXPECT_TRUE(m.is_row_major({32, 32}));
+  m.pack = 2;
+  EXPECT_FALSE(m.is_row_major({32, 32}));
+  m.pack = 1;
+  m.iters = {htp::LayoutIter{2, 16, "m", 0}};
+  EXPECT_FALSE(m.is_row_major({32, 32})) << "a tiled layout";
+}
