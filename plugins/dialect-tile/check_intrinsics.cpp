@@ -422,7 +422,7 @@ Value KernelChecker::load(const Intrinsic &op, htp::NodeRef call, const std::vec
 
 Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args) {
   Value view = eval(args[0]), value = eval(args[1]);
-  if (view.is(Value::Kind::None) || value.is(Value::Kind::None)) return {};
+  if (view.is(Value::Kind::None)) return {};
   if (!view.is(Value::Kind::View)) {
     error(args[0], "tile.type-mismatch",
           "store writes to a view of a tensor parameter (y, y[r0:r1, c0:c1] or y.tile(i, j, shape=(R, C))), "
@@ -437,7 +437,14 @@ Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::ve
               "': declare it Out[...] or InOut[...]");
     return {};
   }
-  if (!expect_tile(args[1], value, op, "value")) return {};
+  // The body stores to the view: what is wrong with the value is reported once, not again as an Out
+  // parameter never written.
+  stored_.insert(view.reg);
+  flow_.must.insert(view.reg);
+  flow_.if_loops.insert(view.reg);
+  if (!open_loops_.empty() && !first_loop_store_.count(view.reg))
+    first_loop_store_[view.reg] = open_loops_.front();
+  if (value.is(Value::Kind::None) || !expect_tile(args[1], value, op, "value")) return {};
   auto shape = view_tile_shape(args[0], view, "store");
   if (!shape) return {};
   if (*shape != value.type.shape) {
@@ -455,11 +462,6 @@ Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::ve
     return {};
   }
   emit(ojson{{"op", "store"}, {"dst", view.reg}, {"offset", view.offset}, {"value", value.reg}}, call);
-  stored_.insert(view.reg);
-  flow_.must.insert(view.reg);
-  flow_.if_loops.insert(view.reg);
-  if (!open_loops_.empty() && !first_loop_store_.count(view.reg))
-    first_loop_store_[view.reg] = open_loops_.front();
   return {};
 }
 

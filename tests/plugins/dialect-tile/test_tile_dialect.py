@@ -235,6 +235,25 @@ def test_every_out_is_written_on_every_path(tmp_path, name, body, code, fragment
     assert (proc.returncode == 0) == (severity == "warning")
 
 
+# A store whose value is wrong is still a store: its one error is the value's, not also an Out "never written".
+WRONG_VALUE_CASES = [
+    ("operand-dtypes", "    store(z, add(load(x), cast(load(x), f16)))\n", "tile.dtype-mismatch"),
+    ("store-dtype", "    store(z, cast(load(x), f16))\n", "tile.dtype-mismatch"),
+    ("store-shape", "    store(z, load(x[0:16, :]))\n", "tile.shape-mismatch"),
+    ("scalar-value", "    store(z, n)\n", "tile.type-mismatch"),
+]
+
+
+@pytest.mark.parametrize("name,body,code", WRONG_VALUE_CASES, ids=[c[0] for c in WRONG_VALUE_CASES])
+def test_a_store_of_a_wrong_value_reports_the_value_alone(tmp_path, name, body, code):
+    prog = tmp_path / "wrong.py"
+    prog.write_text("from htp.dialects.tile import *\n\n\n@kernel\n"
+                    "def k(x: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]], n: Scalar[i32]):\n" + body)
+    proc = compile_program(str(prog), tmp_path / "out")
+    assert proc.returncode != 0
+    assert [d["code"] for d in diagnostics(proc) if d["sev"] == "error"] == [code], proc.stderr
+
+
 def test_an_undefined_name_is_rejected_before_the_dialect_runs(tmp_path):
     prog = tmp_path / "undef.py"
     prog.write_text(BAD_TEMPLATE.format(body="c = undefined_thing"))
