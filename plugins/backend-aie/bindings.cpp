@@ -94,6 +94,7 @@ Json sim_report(const htp::RunContext &ctx, const std::string &description, cons
           {"target", ctx.target()},
           {"entry", ctx.entry()},
           {"path", "simulator"},
+          {"ok", true}, // as pto's bindings say it; a run that fails reports an error instead
           {"description", description},
           {"build", {{"cache", lib.cache_hit ? "hit" : "miss"}, {"compiler_invocations", lib.cache_hit ? 0 : 1},
                      {"hits", lib.cache_hit ? 1 : 0}, {"misses", lib.cache_hit ? 0 : 1}, {"cxx", lib.compiler}}},
@@ -293,7 +294,7 @@ void run_xrt(htp::RunContext &ctx) {
         .read(static_cast<char *>(t.bytes()), static_cast<std::streamsize>(t.elements() * t.element_bytes()));
   }
   ctx.write_report(Json({{"schema", "htp.run.v1"}, {"binding", "aie.xrt"}, {"target", ctx.target()}, {"entry", ctx.entry()},
-                         {"path", "device"}, {"device", d.device}, {"build_log", "xrt-build.log"}, {"run_log", "xrt-run.log"}})
+                         {"path", "device"}, {"ok", true}, {"device", d.device}, {"build_log", "xrt-build.log"}, {"run_log", "xrt-run.log"}})
                        .dump(2) + "\n");
 }
 
