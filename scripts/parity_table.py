@@ -69,6 +69,7 @@ CONSTRUCTS = {
     "CSP round trip within one iteration": "CSP",
     "runtime scalar of a CSP program": "CSP",
     "CSP program larger than a core's memory": "CSP",
+    "CSP process reading back an `InOut` tensor it stores": "CSP",
     "CSP program with more process replicas than cores": "CSP",
     "kernel with three inputs": "tile",
     "kernel entry with three inputs": "tile",

@@ -111,9 +111,10 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     // orchestrated by the host when it can be (map_pass does the same for designs that do not fit a core).
     std::vector<Problem> spatial;
     auto p = plan_csp_entry(program, docs.kernels, device, spatial);
-    // (or whose loops run to bounds known only at run time: aie.csp-shape)
+    // (or whose loops run to bounds known only at run time: aie.csp-shape; or that reads back what it stored:
+    // aie.csp-order)
     const bool too_many = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) {
-      return x.code == "aie.grid-too-large" || x.code == "aie.csp-shape";
+      return x.code == "aie.grid-too-large" || x.code == "aie.csp-shape" || x.code == "aie.csp-order";
     });
     if (!p && too_many && orchestrated) {
       std::string why;

@@ -217,6 +217,43 @@ bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &
   return true;
 }
 
+/// Whether two views of one tensor share an element.
+bool overlap(const View &a, const View &b) {
+  for (size_t d = 0; d < a.offset.size() && d < b.offset.size(); ++d)
+    if (a.offset[d] + a.shape[d] <= b.offset[d] || b.offset[d] + b.shape[d] <= a.offset[d]) return false;
+  return true;
+}
+
+/// A load of a tensor that may read what a store wrote before it: a spatial design streams every load from
+/// the start of the run, unordered with the stores (an InOut read back after it is written), so the load
+/// would read the tensor's first contents. Streams of one process are in program order; a load is safe only
+/// from elements no store writes before it — in an earlier iteration, earlier in the same one, or in
+/// another process (or replica), which nothing orders against it. The load and store of the hazard, or
+/// nullopt.
+std::optional<std::pair<const StreamPlan *, const StreamPlan *>> read_after_write(
+    const EntryPlan &plan, const std::map<size_t, std::pair<size_t, int64_t>> &stream_process) {
+  constexpr int64_t kPairs = 20'000'000;  // view comparisons before assuming the worst
+  int64_t budget = kPairs;
+  for (size_t l = 0; l < plan.streams.size(); ++l) {
+    const StreamPlan &load = plan.streams[l];
+    if (!load.in) continue;
+    for (size_t s = 0; s < plan.streams.size(); ++s) {
+      const StreamPlan &store = plan.streams[s];
+      if (store.in || store.tensor != load.tensor) continue;
+      const auto lp = stream_process.at(l), sp = stream_process.at(s);
+      const bool ordered = lp.first == sp.first && lp.second == 1;  // one core runs both, in program order
+      for (size_t tl = 0; tl < load.views.size(); ++tl)
+        for (size_t ts = 0; ts < store.views.size(); ++ts) {
+          if (--budget < 0) return std::make_pair(&load, &store);
+          // (a store after the load, in its iteration or a later one, writes what the load already read)
+          if (ordered && (ts > tl || (ts == tl && s > l))) continue;
+          if (overlap(load.views[tl], store.views[ts])) return std::make_pair(&load, &store);
+        }
+    }
+  }
+  return std::nullopt;
+}
+
 /// A process as planned once, and how many replicas run it.
 struct Replicated {
   CorePlan core;
@@ -446,6 +483,22 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
       else core.kernel = kname;
     }
     templates.push_back({std::move(core), proc.replicas, c.span()});
+  }
+  std::map<size_t, std::pair<size_t, int64_t>> stream_process;  // stream -> (process, its replicas)
+  for (size_t t = 0; t < templates.size(); ++t)
+    for (const PortPlan &port : templates[t].core.ports)
+      if (port.kind == PortPlan::Kind::Stream) stream_process[port.stream] = {t, templates[t].replicas};
+  if (auto hazard = read_after_write(plan, stream_process)) {
+    const auto &[load, store] = *hazard;
+    auto line = [](const StreamPlan &x) {
+      return x.span.is_object() && x.span.contains("line") ? " (line " + x.span["line"].dump() + ")" : std::string();
+    };
+    problems.push_back({"aie.csp-order", "CSP program '" + name + "' loads '" + load->tensor + "'" + line(*load) +
+                                             " where it stores it before" + line(*store) +
+                                             "; a spatial design streams every load from the start of the run, "
+                                             "before any store, so the load would read the first contents",
+                        load->span.is_null() ? plan.span : load->span});
+    return std::nullopt;
   }
   if (!inline_links(program, plan, templates, problems) || !expand_replicas(plan, templates, problems)) return std::nullopt;
   return plan;

@@ -1,6 +1,10 @@
 #include "types.hpp"
 
+#include <map>
 #include <set>
+#include <vector>
+
+#include <htp/expr_eval.hpp>
 
 namespace csp {
 
@@ -18,16 +22,43 @@ std::vector<htp::NodeRef> indices(htp::NodeRef subscript) {
   return {s};
 }
 
+/// A dimension: an int, a captured int constant, or integer arithmetic of those (`R * T`, `N // 2`), as
+/// kernel and workload parameters take them.
 std::optional<Json> dim_of(htp::NodeRef n, const Json &constants, std::string &why) {
   if (auto v = n.int_constant()) return *v;
   if (n.is("Name")) {
     std::string id = n.text("id").value_or("");
-    if (constants.contains(id) && constants[id].is_number_integer()) return constants[id];
+    if (constants.contains(id) && constants[id].is_number_integer() && !constants[id].is_boolean()) return constants[id];
     why = "dimension '" + id + "' is not an integer constant";
     return std::nullopt;
   }
-  why = "a dimension must be an integer or an integer constant";
-  return std::nullopt;
+  static const std::map<std::string, std::string> ops = {
+      {"Add", "add"}, {"Sub", "sub"}, {"Mult", "mul"}, {"FloorDiv", "floordiv"}, {"Mod", "mod"}};
+  std::vector<int64_t> operands;
+  std::string op;
+  if (n.is("BinOp") && ops.count(std::string(n.child("op").type()))) {
+    op = ops.at(std::string(n.child("op").type()));
+    for (const char *side : {"left", "right"}) {
+      auto v = dim_of(n.child(side), constants, why);
+      if (!v) return std::nullopt;
+      operands.push_back(v->get<int64_t>());
+    }
+  } else if (n.is("UnaryOp") && n.child("op").is("USub")) {
+    op = "neg";
+    auto v = dim_of(n.child("operand"), constants, why);
+    if (!v) return std::nullopt;
+    operands.push_back(v->get<int64_t>());
+  } else {
+    why = "a dimension must be an integer, an integer constant or integer arithmetic of those (R * 2)";
+    return std::nullopt;
+  }
+  std::string fault;
+  auto v = htp::expr_detail::apply(op, operands, &fault);
+  if (!v) {
+    why = "the dimension cannot be computed: " + fault;
+    return std::nullopt;
+  }
+  return *v;
 }
 
 std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json &constants,

@@ -24,6 +24,8 @@ PARITY = {
         ("CSP program larger than a core's memory", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_more_process_replicas_than_cores_run_on_both_targets": [
         ("CSP program with more process replicas than cores", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_process_reads_back_tiles_it_stored_in_earlier_iterations": [
+        ("CSP process reading back an `InOut` tensor it stores", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -293,3 +295,121 @@ def test_straight_line_processes_run_and_two_sends_per_iteration_say_where(tmp_p
     with pytest.raises(htp.CompileError) as e:
         htp.Context().compile(twice, target, tmp_path / "twice")
     assert "process 'p' sends to channel 'c' more than once per iteration" in str(e.value), str(e.value)
+
+
+# A process that reads an InOut tensor it stores, as csp.md and tile.md let a user write it. An AIE core streams
+# a process's loads from the start of the run, unordered with its stores, so aie-npu1 returned the tensor's
+# first contents without a word (all of Z wrong below). A load of the view stored earlier in the same iteration
+# now reads the stored register; any other read after a write runs host-orchestrated (aie.csp-order), one
+# iteration after another; a read-modify-write of a different tile each item stays spatial.
+from htp.dialects.tile import InOut, add  # noqa: E402
+
+R, C = 8, 32
+
+
+@program
+def store_then_load(X: In[Tensor[4 * R, C, f32]], Y: InOut[Tensor[4 * R, C, f32]], Z: Out[Tensor[4 * R, C, f32]]):
+    ch = Channel[Tile[R, C, f32]](depth=2)
+
+    @process(produces=[ch])
+    def gen():
+        for i in range(4):
+            send(ch, load(X.tile(i, 0, shape=(R, C))))
+
+    @process(consumes=[ch])
+    def sink():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(R, C)), recv(ch))
+            store(Z.tile(i, 0, shape=(R, C)), muls(load(Y.tile(i, 0, shape=(R, C))), 2.0))
+
+
+@program
+def prefix_scan(X: In[Tensor[6 * R, C, f32]], Y: InOut[Tensor[6 * R, C, f32]]):
+    ch = Channel[Tile[R, C, f32]](depth=2)
+
+    @process(produces=[ch])
+    def gen():
+        for i in range(5):
+            send(ch, load(X.tile(i, 0, shape=(R, C))))
+
+    @process(consumes=[ch])
+    def scan():
+        for i in range(5):
+            store(Y.tile(i + 1, 0, shape=(R, C)), add(load(Y.tile(i, 0, shape=(R, C))), recv(ch)))
+
+
+@program
+def accumulate(X: In[Tensor[4 * R, C, f32]], Y: InOut[Tensor[R, C, f32]]):
+    ch = Channel[Tile[R, C, f32]](depth=2)
+
+    @process(produces=[ch])
+    def gen():
+        for i in range(4):
+            send(ch, load(X.tile(i, 0, shape=(R, C))))
+
+    @process(consumes=[ch])
+    def col():
+        for i in range(4):
+            store(Y, add(load(Y), recv(ch)))
+
+
+@program
+def update_tiles(X: In[Tensor[4 * R, C, f32]], Y: InOut[Tensor[4 * R, C, f32]]):
+    ch = Channel[Tile[R, C, f32]](depth=2)
+
+    @process(produces=[ch])
+    def gen():
+        for i in range(4):
+            send(ch, load(X.tile(i, 0, shape=(R, C))))
+
+    @process(consumes=[ch])
+    def col():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(R, C)), add(load(Y.tile(i, 0, shape=(R, C))), recv(ch)))
+
+
+def _orchestrated(pkg, entry):
+    return (pkg.path / "codegen/aie" / entry / "orchestration.json").exists()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_reads_back_the_view_it_stored_in_the_iteration(tmp_path, target):
+    rng = np.random.default_rng(60)
+    X = rng.standard_normal((4 * R, C), dtype=np.float32)
+    pkg, r = compile_run(tmp_path, store_then_load, target, X=X, Y=np.full((4 * R, C), 5.0, np.float32))
+    np.testing.assert_array_equal(r["Y"], X)
+    np.testing.assert_array_equal(r["Z"], 2 * X)
+    if target == "aie-npu1":
+        assert not _orchestrated(pkg, "store_then_load"), "the load reads the stored register: still spatial"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_reads_back_tiles_it_stored_in_earlier_iterations(tmp_path, target):
+    rng = np.random.default_rng(57)
+    X = rng.standard_normal((6 * R, C), dtype=np.float32)
+    pkg, r = compile_run(tmp_path, prefix_scan, target, X=X, Y=np.zeros((6 * R, C), np.float32))
+    want = np.zeros((6 * R, C), np.float32)
+    for i in range(5):
+        want[(i + 1) * R:(i + 2) * R] = want[i * R:(i + 1) * R] + X[i * R:(i + 1) * R]
+    np.testing.assert_allclose(r["Y"], want, rtol=1e-6, atol=1e-6)
+    if target == "aie-npu1":
+        assert _orchestrated(pkg, "prefix_scan")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_accumulates_items_into_one_inout_tile(tmp_path, target):
+    rng = np.random.default_rng(37)
+    X = rng.standard_normal((4 * R, C), dtype=np.float32)
+    Y = np.ones((R, C), np.float32)
+    _, r = compile_run(tmp_path, accumulate, target, X=X, Y=Y.copy())
+    np.testing.assert_allclose(r["Y"], Y + X.reshape(4, R, C).sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_read_modify_write_of_a_different_tile_each_item_stays_spatial(tmp_path, target):
+    rng = np.random.default_rng(38)
+    X, Y = (rng.standard_normal((4 * R, C), dtype=np.float32) for _ in range(2))
+    pkg, r = compile_run(tmp_path, update_tiles, target, X=X, Y=Y.copy())
+    np.testing.assert_allclose(r["Y"], Y + X, rtol=1e-6, atol=1e-6)
+    if target == "aie-npu1":
+        assert not _orchestrated(pkg, "update_tiles")

@@ -104,6 +104,53 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
   for_each_process_function(kernels, csp, [](TileKernel &k) { k = sink_loads_into_loop(k); });
 }
 
+/// Store-to-load forwarding in each statement list of `ops` (a loop body, a branch): a load of exactly the view
+/// (tensor and offsets) the latest store to that tensor in the same list wrote, of the stored register's
+/// shape, with that register unchanged since, becomes a copy of the register. A backend whose loads do not
+/// see the stores before them (AIE cores stream a process's loads from the start of the run) then reads
+/// what the program stored; `kernel` gives the registers' shapes.
+inline void forward_stores_to_loads(std::vector<TileOp> &ops, const TileKernel &kernel) {
+  std::map<std::string, size_t> last_store;  // tensor -> index of the latest store to it in this list
+  auto writes = [](const TileOp &o, const std::string &reg) {
+    bool w = false;
+    for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) { w = w || (x.dst && *x.dst == reg); });
+    return w;
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    TileOp &o = ops[i];
+    forward_stores_to_loads(o.body, kernel);
+    forward_stores_to_loads(o.then_body, kernel);
+    forward_stores_to_loads(o.else_body, kernel);
+    if (o.is("store") && o.dst) {
+      last_store[*o.dst] = i;
+      continue;
+    }
+    if (!o.is("load") || !o.src || !o.dst) {  // a nested store leaves its tensor's latest view unknown
+      for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) {
+        if (x.is("store") && x.dst) last_store.erase(*x.dst);
+      });
+      continue;
+    }
+    auto it = last_store.find(*o.src);
+    if (it == last_store.end()) continue;
+    const TileOp &st = ops[it->second];
+    const std::optional<std::string> value = st.value && st.value->is_string() ? std::optional(st.value->get<std::string>())
+                                                                                 : std::nullopt;
+    const TileLocal *stored = value ? kernel.local(*value) : nullptr, *loaded = kernel.local(*o.dst);
+    if (!stored || !loaded || stored->shape != loaded->shape || stored->dtype != loaded->dtype || st.offset != o.offset)
+      continue;
+    bool changed = false;
+    for (size_t j = it->second + 1; j < i && !changed; ++j) changed = writes(ops[j], *value);
+    if (changed) continue;
+    TileOp copy;
+    copy.op = "copy";
+    copy.dst = o.dst;
+    copy.args = std::vector<nlohmann::json>{*value};
+    copy.span = o.span;
+    o = std::move(copy);
+  }
+}
+
 /// `k` with a straight-line body (no loop at its top level) as one loop of one iteration, `for _it in
 /// range(1)`, the form of a process whose iterations become tasks; `k` itself otherwise.
 inline TileKernel as_one_iteration(const TileKernel &k) {

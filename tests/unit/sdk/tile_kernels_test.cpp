@@ -2,6 +2,7 @@
 // unchanged, every missing required key and wrong type is an error naming its JSON pointer, and another
 // major version is rejected.
 #include <htp/tile_kernels.hpp>
+#include <htp/kernel_entry.hpp>
 
 #include <gtest/gtest.h>
 
@@ -247,3 +248,48 @@ TEST(TileKernels, ADocumentThatIsNotAnObjectIsMalformed) {
 }
 
 }  // namespace
+
+/// A process iteration reading back what it stored: the kernel of `body` (statements as JSON) with tensor Y
+/// [32, 32] and registers a, b (8 x 32) and c (16 x 32).
+htp::TileKernel iteration_kernel(const char *body) {
+  return htp::read_tile_kernels(json::parse(std::string(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "p", "kind": "kernel", "span": {"file": "p.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0}, "mapping": null,
+     "params": [{"name": "Y", "dir": "inout", "type": {"kind": "tensor", "shape": [32, 32], "dtype": "f32"}}],
+     "locals": [{"name": "a", "kind": "tile", "shape": [8, 32], "dtype": "f32"},
+                {"name": "b", "kind": "tile", "shape": [8, 32], "dtype": "f32"},
+                {"name": "c", "kind": "tile", "shape": [16, 32], "dtype": "f32"}],
+     "body": )") + body + "}]}")).kernels.at(0);
+}
+
+TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
+  auto forwarded = [](const char *body) {
+    htp::TileKernel k = iteration_kernel(body);
+    htp::forward_stores_to_loads(k.body, k);
+    std::vector<std::string> ops;
+    htp::for_each_op(k.body, [&](const htp::TileOp &o) { ops.push_back(o.op); });
+    return ops;
+  };
+  using V = std::vector<std::string>;
+  // The same view: the load becomes a copy of the stored register.
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [8, 0], "value": "a"},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [8, 0]}])"), (V{"store", "copy"}));
+  // Another view, another shape, a later store in between of another view, a redefined register: kept.
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [8, 0], "value": "a"},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "load"}));
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [0, 0], "value": "a"},
+                          {"op": "load", "dst": "c", "src": "Y", "offset": [0, 0]}])"), (V{"store", "load"}));
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [0, 0], "value": "a"},
+                          {"op": "store", "dst": "Y", "offset": [8, 0], "value": "b"},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "store", "load"}));
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [0, 0], "value": "a"},
+                          {"op": "exp", "dst": "a", "args": ["a"]},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "exp", "load"}));
+  // Inside a loop body, per iteration; a store nested in a branch leaves the view unknown.
+  EXPECT_EQ(forwarded(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
+                            {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "a"},
+                            {"op": "load", "dst": "b", "src": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0]}]}])"),
+            (V{"for", "store", "copy"}));
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [0, 0], "value": "a"},
+                          {"op": "if", "cond": 1, "then": [{"op": "store", "dst": "Y", "offset": [0, 0], "value": "b"}], "else": []},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "if", "store", "load"}));
+}
