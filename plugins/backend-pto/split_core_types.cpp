@@ -215,12 +215,29 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       const bool mapped = layouts && layouts->function(k.name);
       auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), nullptr);
       // (otherwise reported by the loop below only for launched kernels; the entry's own checks report it)
-      if (!lw || mixes(lw->body) != std::optional<bool>(true)) continue;
+      if (lw && mixes(lw->body) == std::optional<bool>(true)) {
+        if (!task_graph) task_graph.emplace();
+        task_graph->workloads.push_back(std::move(lw->workload));
+        launched.insert(lw->body.name);
+        replaced.insert(k.name);
+        iterations.push_back(std::move(lw->body));
+        continue;
+      }
+      // A loop whose iterations carry tiles (an online softmax's running max, sum and output; a K-loop's
+      // accumulator fed by a transpose) runs as parts launched in order, the carries in tensors between them
+      // (htp::carried_loop_workload); each part mixing the two is split below like any other.
+      auto cl = mapped || lw ? std::nullopt : htp::carried_loop_workload(k, nullptr);
+      if (!cl || !std::any_of(cl->kernels.begin(), cl->kernels.end(), [&](const htp::TileKernel &p) {
+            return mixes(p) != std::optional<bool>(false);
+          }))
+        continue;
       if (!task_graph) task_graph.emplace();
-      task_graph->workloads.push_back(std::move(lw->workload));
-      launched.insert(lw->body.name);
+      task_graph->workloads.push_back(std::move(cl->workload));
       replaced.insert(k.name);
-      iterations.push_back(std::move(lw->body));
+      for (htp::TileKernel &p : cl->kernels) {
+        launched.insert(p.name);
+        iterations.push_back(std::move(p));
+      }
       continue;
     }
     if (!*mixed) continue;

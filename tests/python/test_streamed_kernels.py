@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Scalar, Tensor, adds, colexpand_add, colexpand_mul, exp, f32, full, kernel,
-                               load, matmul, mul, muls, relu, rowexpand_div, rowexpand_mul, rowexpand_sub, rowmax,
-                               rowsum, rsqrt, store)
+from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, colexpand_add, colexpand_mul, exp, f32, full,
+                               kernel, load, matmul, mul, muls, relu, rowexpand_div, rowexpand_mul, rowexpand_sub,
+                               rowmax, rowsum, rsqrt, store, sub, transpose)
+from htp.dialects.tile import max  # noqa: A004 (the tile op)
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -21,6 +22,8 @@ PARITY = {
         ("kernel entry looping over tiles of tensors larger than a core", "aie-npu1")],
     "test_a_loop_mixing_a_matmul_and_vector_work_runs": [
         ("kernel entry looping over tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_flash_attention_in_one_kernel_runs": [
+        ("kernel entry whose loop carries tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -158,3 +161,44 @@ def test_a_loop_mixing_a_matmul_and_vector_work_runs(tmp_path, target):
     assert [e["name"] for e in pkg.entrypoints] == ["proj_relu"]
     if target == "pto-a2a3sim":
         assert r.report["tasks"] == 8  # a cube and a vector task per row tile
+
+
+# Flash attention in one kernel, as tile.md's ops let a user write it: an online softmax over key/value blocks
+# whose loop carries the running max, sum and output. On Ascend the loop mixes cube work (Q K^T, P V) and
+# vector work in every iteration with state carried between them (pto.core-type); it now runs as parts
+# launched in order, the carries in tensors between them, each part split between cube and vector cores.
+SQ, SK, D, BK = 16, 64, 16, 16
+
+
+@kernel
+def flash(q: In[Tensor[SQ, D, f32]], k: In[Tensor[SK, D, f32]], v: In[Tensor[SK, D, f32]],
+          o: Out[Tensor[SQ, D, f32]]):
+    qt = load(q)
+    m = full((SQ, 1), -1.0e30, f32)
+    l = full((SQ, 1), 0.0, f32)
+    acc = full((SQ, D), 0.0, f32)
+    for j in range(SK // BK):
+        s = muls(matmul(qt, transpose(load(k[j * BK:(j + 1) * BK, :]))), 0.25)
+        m_new = max(m, rowmax(s))
+        alpha = exp(sub(m, m_new))
+        p = exp(rowexpand_sub(s, m_new))
+        l = add(mul(l, alpha), rowsum(p))
+        acc = add(rowexpand_mul(acc, alpha), matmul(p, load(v[j * BK:(j + 1) * BK, :])))
+        m = m_new
+    store(o, rowexpand_div(acc, l))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_flash_attention_in_one_kernel_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(26)
+    q, k, v = (rng.standard_normal(shape, dtype=np.float32) for shape in ((SQ, D), (SK, D), (SK, D)))
+    pkg = ctx.compile(flash, target, tmp_path / "flash")
+    r = htp.bind(pkg, ctx).run(q=q, k=k, v=v)
+    s = q @ k.T * 0.25
+    e = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(r["o"], (e / e.sum(1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
+    assert [e["name"] for e in pkg.entrypoints] == ["flash"]
+    if target == "pto-a2a3sim":
+        # Every iteration of four runs on both core types, in order after the part before the loop.
+        assert r.report["tasks"] > 8

@@ -447,4 +447,208 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   return out;
 }
 
+/// A kernel entry whose body is statements, one `for` loop with static bounds whose iterations carry tile
+/// registers (an accumulator, an online softmax's running max and sum), and statements, as the workload of
+/// its name launching three kernels in order: `<k>__pre` (the statements before the loop), `<k>__iter` once
+/// per iteration (the loop body; the loop variable its scalar `it_<var>`) and `<k>__post` (the statements
+/// after it; a part without statements is left out). Registers crossing from one part or iteration to the
+/// next travel through intermediate tensors `carry_<register>`: stored where they are defined, loaded where
+/// they are read. Each part is a kernel of its own, so a backend whose cores each run one kind of work
+/// (backend-pto's cube and vector cores) splits each part as it splits any kernel.
+struct CarriedLoop {
+  std::vector<TileKernel> kernels;  ///< the parts, in launch order
+  WspWorkload workload;
+};
+
+/// The carried-loop workload of `k`, or nullopt with `why` set.
+inline std::optional<CarriedLoop> carried_loop_workload(const TileKernel &k, std::string *why) {
+  using namespace loop_detail;
+  using Json = nlohmann::json;
+  auto no = [&](std::string reason) -> std::optional<CarriedLoop> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; }))
+    return no("it is mapped over several cores");
+  size_t at = k.body.size();
+  for (size_t i = 0; i < k.body.size(); ++i)
+    if (k.body[i].is("for")) {
+      if (at != k.body.size()) return no("its body has more than one loop at its top level");
+      at = i;
+    }
+  if (at == k.body.size()) return no("its body has no loop at its top level");
+  const TileOp &loop = k.body[at];
+  ExprEnv constants;
+  for (const TileParam &p : k.params)
+    if (p.type.is_constexpr() && !p.type.value.is_null()) constants.params[p.name] = p.type.value;
+  const auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants),
+             step = eval_int(*loop.step, constants);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return no("its loop bounds are not static");
+  const int64_t trips = (*stop - *start + *step - 1) / *step;
+  const std::string var = loop.var.value_or("");
+  const std::vector<TileOp> pre(k.body.begin(), k.body.begin() + static_cast<std::ptrdiff_t>(at)),
+      post(k.body.begin() + static_cast<std::ptrdiff_t>(at) + 1, k.body.end());
+  // Per part: the registers it reads before it defines them (its inputs) and those it defines.
+  auto inputs_and_defs = [&](const std::vector<TileOp> &ops) {
+    std::set<std::string> inputs, defs;
+    for (const TileOp &o : ops) {
+      std::set<std::string> u, d;
+      registers_of(o, k, u, d);
+      for (const std::string &r : u)
+        if (!defs.count(r)) inputs.insert(r);
+      defs.insert(d.begin(), d.end());
+    }
+    return std::make_pair(inputs, defs);
+  };
+  const auto [pre_in, pre_def] = inputs_and_defs(pre);
+  const auto [loop_in, loop_def] = inputs_and_defs(loop.body);
+  const auto [post_in, post_def] = inputs_and_defs(post);
+  if (!pre_in.empty()) return no("register '" + *pre_in.begin() + "' is read before it is defined");
+  std::set<std::string> handed;  // registers that cross a part (or an iteration): each a carry tensor
+  for (const std::string &r : loop_in) {
+    if (!pre_def.count(r)) return no("register '" + r + "' is read in the loop before it is defined");
+    handed.insert(r);
+  }
+  for (const std::string &r : post_in) {
+    if (!pre_def.count(r) && !loop_def.count(r)) return no("register '" + r + "' is read before it is defined");
+    handed.insert(r);
+  }
+  if (handed.empty()) return no("nothing is carried into or out of its loop");
+  for (const std::string &r : handed)
+    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
+      return no("scalar register '" + r + "' is carried; carries are tiles");
+  std::map<std::string, std::string> carry;  // register -> its carry tensor
+  for (const std::string &r : handed) {
+    std::string name = "carry_" + r;
+    while (k.param(name) || k.local(name)) name += "_";
+    carry[r] = name;
+  }
+  CarriedLoop out;
+  WspWorkload w = single_launch_workload(k);
+  const WspNode launch = w.body.at(0);
+  for (const std::string &r : handed) add_intermediate(w, carry[r], k.local(r)->dtype, k.local(r)->shape);
+  // A part: its statements framed by loads of the carries it reads and stores of those it hands on, the
+  // kernel's parameters it uses and the carry tensors, and its launch.
+  auto part = [&](const std::string &suffix, std::vector<TileOp> ops, const std::set<std::string> &reads,
+                  const std::set<std::string> &writes, const std::string &id) {
+    TileKernel p;
+    p.name = k.name + suffix;
+    p.kind = "kernel";
+    p.span = k.span;
+    p.locals = k.locals;
+    std::vector<TileOp> body;
+    for (const std::string &r : reads) {
+      TileOp ld;
+      ld.op = "load";
+      ld.dst = r;
+      ld.src = carry[r];
+      ld.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
+      body.push_back(std::move(ld));
+    }
+    body.insert(body.end(), ops.begin(), ops.end());
+    for (const std::string &r : writes) {
+      TileOp st;
+      st.op = "store";
+      st.dst = carry[r];
+      st.value = r;
+      st.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
+      body.push_back(std::move(st));
+    }
+    p.body = std::move(body);
+    std::set<std::string> used;  // the kernel's parameters the part names
+    for_each_op(p.body, [&](const TileOp &o) {
+      for (const auto *f : {&o.src, &o.dst})
+        if (*f) used.insert(**f);
+      std::set<std::string> names;
+      Json all = Json::array();
+      if (o.args) all.push_back(Json(*o.args));
+      if (o.offset) all.push_back(Json(*o.offset));
+      for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+        if (*f) all.push_back(**f);
+      std::function<void(const Json &)> walk = [&](const Json &e) {
+        if (e.is_object()) {
+          if (auto q = e.find("param"); q != e.end() && q->is_string()) used.insert(q->get<std::string>());
+          for (const auto &[key, x] : e.items()) walk(x);
+        } else if (e.is_array()) {
+          for (const Json &x : e) walk(x);
+        } else if (e.is_string()) {
+          used.insert(e.get<std::string>());
+        }
+      };
+      walk(all);
+    });
+    for (const TileParam &q : k.params)
+      if (used.count(q.name) || q.type.is_constexpr()) p.params.push_back(q);
+    WspNode t = part_launch(launch, p, id);
+    std::set<std::string> carried(reads.begin(), reads.end());
+    carried.insert(writes.begin(), writes.end());
+    for (const std::string &r : carried) {
+      const bool in = reads.count(r) > 0, outp = writes.count(r) > 0;
+      TileParam cp{carry[r], in && outp ? "inout" : in ? "in" : "out",
+                   TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, Json()}, std::nullopt};
+      p.params.push_back(cp);
+      WspArg a;
+      a.param = cp.name;
+      a.tensor = cp.name;
+      a.dir = cp.dir;
+      a.offset.assign(k.local(r)->shape.size(), Json(0));
+      a.shape = k.local(r)->shape;
+      record_view(t, a);
+      t.args.push_back(std::move(a));
+    }
+    out.kernels.push_back(std::move(p));
+    return t;
+  };
+  auto within = [](const std::set<std::string> &a, const std::set<std::string> &b) {
+    std::set<std::string> o;
+    for (const std::string &x : a)
+      if (b.count(x)) o.insert(x);
+    return o;
+  };
+  std::vector<WspNode> steps;
+  if (!pre.empty()) steps.push_back(part("__pre", pre, {}, within(handed, pre_def), "t0"));
+  // The loop body reads its carries and stores those a later iteration or the statements after it read.
+  std::set<std::string> loop_out;
+  for (const std::string &r : loop_def)
+    if (handed.count(r)) loop_out.insert(r);
+  std::vector<TileOp> body = loop.body;
+  WspNode iter = part("__iter", body, within(handed, loop_in), loop_out, "t1");
+  TileKernel &ik = out.kernels.back();
+  bool value_use = false;
+  for_each_op(ik.body, [&](const TileOp &o) {
+    Json all = Json::array();
+    if (o.args) all.push_back(Json(*o.args));
+    if (o.offset) all.push_back(Json(*o.offset));
+    for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+      if (*f) all.push_back(**f);
+    value_use = value_use || mentions(all, var);
+  });
+  if (value_use) {
+    std::string name = "it_" + var;
+    while (ik.param(name) || ik.local(name)) name += "_";
+    loop_variable_as_scalar(ik.body, ik.params, iter, var, name, iteration_value(*start, *step, "i"));
+  }
+  WspNode seq;
+  seq.kind = "loop";
+  seq.vars = {"i"};
+  seq.dep = "sequential";
+  seq.domain.type = "seq";
+  seq.domain.extent = trips;
+  seq.span = loop.span.value_or(k.span);
+  seq.body = {std::move(iter)};
+  steps.push_back(std::move(seq));
+  if (!post.empty()) steps.push_back(part("__post", post, within(handed, post_in), {}, "t2"));
+  WspNode grid;
+  grid.kind = "loop";
+  grid.vars = {"_core"};
+  grid.dep = "independent";
+  grid.domain.type = "dense";
+  grid.domain.extents = {Json(1)};
+  grid.span = k.span;
+  grid.body = std::move(steps);
+  w.body = {std::move(grid)};
+  out.workload = std::move(w);
+  return out;
+}
+
 }  // namespace htp

@@ -293,3 +293,53 @@ TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
                           {"op": "if", "cond": 1, "then": [{"op": "store", "dst": "Y", "offset": [0, 0], "value": "b"}], "else": []},
                           {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "if", "store", "load"}));
 }
+
+/// A kernel accumulating four column blocks of X [16, 64] into acc [16, 16], then storing acc * 2.
+htp::TileKernel accumulating_kernel(const char *loop_stop) {
+  return htp::read_tile_kernels(json::parse(std::string(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "k", "kind": "kernel", "span": {"file": "k.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0},
+     "mapping": null,
+     "params": [{"name": "X", "dir": "in", "type": {"kind": "tensor", "shape": [16, 64], "dtype": "f32"}},
+                {"name": "Y", "dir": "out", "type": {"kind": "tensor", "shape": [16, 16], "dtype": "f32"}}],
+     "locals": [{"name": "acc", "kind": "tile", "shape": [16, 16], "dtype": "f32"},
+                {"name": "t", "kind": "tile", "shape": [16, 16], "dtype": "f32"}],
+     "body": [{"op": "full", "dst": "acc", "value": 0.0},
+              {"op": "for", "var": "j", "start": 0, "stop": )") + loop_stop + R"(, "step": 1, "body": [
+                {"op": "load", "dst": "t", "src": "X", "offset": [0, {"op": "mul", "args": [{"var": "j"}, 16]}]},
+                {"op": "add", "dst": "acc", "args": ["acc", "t"]}]},
+              {"op": "muls", "dst": "t", "args": ["acc"], "scalar": 2.0},
+              {"op": "store", "dst": "Y", "offset": [0, 0], "value": "t"}]}]})")).kernels.at(0);
+}
+
+TEST(KernelEntry, ALoopCarryingTilesRunsAsPartsWithTheCarriesInTensors) {
+  std::string why;
+  auto cl = htp::carried_loop_workload(accumulating_kernel("4"), &why);
+  ASSERT_TRUE(cl) << why;
+  ASSERT_EQ(cl->kernels.size(), 3u);
+  EXPECT_EQ(cl->kernels[0].name, "k__pre");
+  EXPECT_EQ(cl->kernels[1].name, "k__iter");
+  EXPECT_EQ(cl->kernels[2].name, "k__post");
+  // The carry: stored by the part before the loop, loaded and stored by each iteration, loaded after it.
+  ASSERT_EQ(cl->workload.intermediates.size(), 1u);
+  EXPECT_EQ(cl->workload.intermediates[0].name, "carry_acc");
+  EXPECT_EQ(cl->kernels[0].param("carry_acc")->dir, "out");
+  EXPECT_EQ(cl->kernels[1].param("carry_acc")->dir, "inout");
+  EXPECT_EQ(cl->kernels[2].param("carry_acc")->dir, "in");
+  EXPECT_EQ(cl->kernels[1].body.front().op, "load");
+  EXPECT_EQ(cl->kernels[1].body.back().op, "store");
+  // Each part takes the kernel's parameters it uses; the iteration its loop variable as a scalar.
+  EXPECT_EQ(cl->kernels[0].param("X"), nullptr);
+  ASSERT_NE(cl->kernels[1].param("it_j"), nullptr);
+  EXPECT_TRUE(cl->kernels[1].param("it_j")->type.is_scalar());
+  EXPECT_NE(cl->kernels[2].param("Y"), nullptr);
+  // The workload: the part before, four sequential iterations, the part after.
+  const htp::WspNode &grid = cl->workload.body.at(0);
+  ASSERT_EQ(grid.body.size(), 3u);
+  EXPECT_EQ(grid.body[0].kernel, "k__pre");
+  EXPECT_EQ(grid.body[1].domain.extent, json(4));
+  EXPECT_EQ(grid.body[1].body.at(0).kernel, "k__iter");
+  EXPECT_EQ(grid.body[2].kernel, "k__post");
+  // A loop of runtime extent is not cut this way.
+  EXPECT_FALSE(htp::carried_loop_workload(accumulating_kernel(R"({"param": "n"})"), &why));
+  EXPECT_NE(why.find("not static"), std::string::npos) << why;
+}
