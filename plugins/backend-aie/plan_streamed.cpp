@@ -164,7 +164,7 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       kept.push_back(k);
       continue;
     }
-    out.emplace_back(k, s->workload.body[0].body[0].domain.extent.get<int64_t>());
+    out.emplace_back(k, s->trips);
     kept.push_back(std::move(s->body));
     docs.tasks.workloads.push_back(std::move(s->workload));
   }

@@ -22,6 +22,9 @@ PARITY = {
         ("kernel entry looping over tiles of tensors larger than a core", "aie-npu1")],
     "test_a_loop_mixing_a_matmul_and_vector_work_runs": [
         ("kernel entry looping over tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_gemm_written_as_nested_loops_over_output_tiles_runs": [
+        ("kernel entry with nested loops over tiles and an inner K-loop, larger than a core", t)
+        for t in ("pto-a2a3sim", "aie-npu1")],
     "test_flash_attention_in_one_kernel_runs": [
         ("kernel entry whose loop carries tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -202,3 +205,38 @@ def test_flash_attention_in_one_kernel_runs(tmp_path, target):
     if target == "pto-a2a3sim":
         # Every iteration of four runs on both core types, in order after the part before the loop.
         assert r.report["tasks"] > 8
+
+
+# A GEMM as a user writes it from tile.md: loops over the output tiles (i, j) and a K-loop accumulating in a
+# register. The whole tensors (3 x 64 KB) do not fit an AIE core, and the entry was not streamed: its loop
+# over i was not one whose offsets are affine in i alone. The perfect nest (i, j) now is the workload's loops
+# (`for i in P.seq(4): for i1 in P.seq(4)`), the K-loop stays in the iteration kernel reading its block of A's
+# rows and B's columns (16 KB each); with a relu after the K-loop, Ascend splits each iteration between cube
+# and vector.
+from htp.dialects.tile import Tile  # noqa: E402
+
+
+@kernel
+def gemm_tiles(A: In[Tensor[128, 128, f32]], B: In[Tensor[128, 128, f32]], C: Out[Tensor[128, 128, f32]]):
+    for i in range(4):
+        for j in range(4):
+            acc: Tile[32, 32, f32] = full((32, 32), 0.0)
+            for k in range(4):
+                acc = matmul(load(A[i * 32:i * 32 + 32, k * 32:k * 32 + 32]),
+                             load(B[k * 32:k * 32 + 32, j * 32:j * 32 + 32]), acc=acc)
+            store(C[i * 32:i * 32 + 32, j * 32:j * 32 + 32], relu(acc))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_gemm_written_as_nested_loops_over_output_tiles_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(128)
+    A, B = (rng.standard_normal((128, 128), dtype=np.float32) for _ in range(2))
+    pkg = ctx.compile(gemm_tiles, target, tmp_path / "gemm")
+    r = htp.bind(pkg, ctx).run(A=A, B=B)
+    np.testing.assert_allclose(r["C"], np.maximum(A @ B, 0), rtol=1e-4, atol=1e-3)
+    assert [e["name"] for e in pkg.entrypoints] == ["gemm_tiles"]
+    if target == "pto-a2a3sim":
+        assert r.report["tasks"] == 32  # a cube and a vector task per output tile
+    else:  # an iteration's blocks, double buffered, fill a core: the 16 iterations run as tasks
+        assert r.report["orchestrated"] is True and r.report["tasks"] == 16

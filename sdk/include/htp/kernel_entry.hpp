@@ -293,15 +293,125 @@ inline void loop_variable_as_scalar(std::vector<TileOp> &ops, std::vector<TilePa
 
 }  // namespace loop_detail
 
-/// A kernel entry whose body is one loop `for i in range(...)` moving tiles of its tensors at offsets affine in
-/// i, with nothing carried from one iteration to the next, as a workload of its name and parameters
-/// `for _ in P(1): for i in P.seq(n): <kernel>__iter(views of iteration i)`: `body` is the iteration kernel
-/// (every access at a constant offset within its view). backend-aie streams such a loop through a core's
-/// FIFOs; backend-pto runs each iteration as tasks it can split between core types.
+/// A kernel entry whose body is one loop `for i in range(...)` (or a perfect nest of up to three, `for i: for
+/// j: ...`, each loop's body the next loop) moving tiles of its tensors at offsets affine in the nest's
+/// variables, with nothing carried from one iteration to the next, as a workload of its name and parameters
+/// `for _ in P(1): for i in P.seq(n): [for i1 in P.seq(n1): ...] <kernel>__iter(views of the iteration)`:
+/// `body` is the iteration kernel, every access within its view (at a constant offset, or at an offset in
+/// the variables of loops inside the iteration, a K-loop's). backend-aie streams such a loop through a
+/// core's FIFOs; backend-pto runs each iteration as tasks it can split between core types.
 struct LoopWorkload {
   TileKernel body;
   WspWorkload workload;
+  int64_t trips = 1;  ///< iterations in all
 };
+
+namespace loop_detail {
+
+/// A loop with static bounds: its variable and range.
+struct NestLoop {
+  std::string var;
+  int64_t start = 0, step = 1, trips = 1;
+};
+
+/// The static range of `for` statement `loop` under `constants`, or nullopt.
+inline std::optional<NestLoop> static_range(const TileOp &loop, const ExprEnv &constants) {
+  if (!loop.start || !loop.stop || !loop.step) return std::nullopt;
+  auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants),
+       step = eval_int(*loop.step, constants);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
+  return NestLoop{loop.var.value_or(""), *start, *step, (*stop - *start + *step - 1) / *step};
+}
+
+/// The access of a tensor by a load or store inside the iteration: per dimension the lowest first element
+/// over the values of the loops around it inside the iteration at nest variables 0 (`base`), the extent
+/// its accesses span (`shape`), and per nest variable the elements the access moves per unit (`step`).
+struct NestAccess {
+  std::vector<int64_t> base, shape;
+  std::vector<std::vector<int64_t>> step;  ///< [nest variable][dimension]
+  bool inner = false;                      ///< an offset reads a loop variable of the iteration
+};
+
+/// The access of `o`, whose tile has `shape`, inside loops `inner` of the iteration, or nullopt when an offset
+/// is not affine in the nest's variables with coefficients the inner loops do not change (or reads a
+/// variable of unknown range).
+inline std::optional<NestAccess> nest_access(const TileOp &o, const std::vector<NestLoop> &nest,
+                                             const std::vector<std::optional<NestLoop>> &inner,
+                                             const std::vector<std::string> &inner_vars,
+                                             const std::vector<int64_t> &shape, const ExprEnv &constants) {
+  using Json = nlohmann::json;
+  if (!o.offset || o.offset->size() < shape.size()) return std::nullopt;
+  NestAccess a;
+  a.shape = shape;  // the tile's; a view of a higher-rank tensor has leading extents 1
+  a.shape.insert(a.shape.begin(), o.offset->size() - shape.size(), 1);
+  const size_t rank = o.offset->size();
+  // The inner loops an offset reads, and every combination of their values (at most 4096).
+  std::vector<const NestLoop *> loops;
+  for (size_t l = 0; l < inner.size(); ++l)
+    if (mentions(Json(*o.offset), inner_vars[l])) {
+      if (!inner[l]) return std::nullopt;
+      loops.push_back(&*inner[l]);
+    }
+  int64_t combos = 1;
+  for (const NestLoop *l : loops)
+    if (__builtin_mul_overflow(combos, l->trips, &combos) || combos > 4096) return std::nullopt;
+  a.inner = !loops.empty();
+  a.base.assign(rank, INT64_MAX);
+  std::vector<int64_t> hi(rank, INT64_MIN);
+  a.step.assign(nest.size(), std::vector<int64_t>(rank, 0));
+  for (int64_t c = 0; c < combos; ++c) {
+    ExprEnv env = constants;
+    for (int64_t r = c, l = static_cast<int64_t>(loops.size()) - 1; l >= 0; --l) {
+      const NestLoop &x = *loops[static_cast<size_t>(l)];
+      env.vars[x.var] = x.start + (r % x.trips) * x.step;
+      r /= x.trips;
+    }
+    auto at = [&](const std::vector<int64_t> &values, size_t d) -> std::optional<int64_t> {
+      ExprEnv e = env;
+      for (size_t v = 0; v < nest.size(); ++v) e.vars[nest[v].var] = values[v];
+      return eval_int((*o.offset)[d], e);
+    };
+    for (size_t d = 0; d < rank; ++d) {
+      std::vector<int64_t> zero(nest.size(), 0), ones(nest.size(), 1);
+      auto b = at(zero, d), all = at(ones, d);
+      if (!b || !all) return std::nullopt;
+      int64_t sum = *b;
+      for (size_t v = 0; v < nest.size(); ++v) {
+        std::vector<int64_t> one = zero, two = zero;
+        one[v] = 1;
+        two[v] = 2;
+        auto x1 = at(one, d), x2 = at(two, d);
+        if (!x1 || !x2 || *x2 - *x1 != *x1 - *b) return std::nullopt;
+        const int64_t coefficient = *x1 - *b;
+        if (c > 0 && coefficient != a.step[v][d]) return std::nullopt;  // the inner loops change how it moves
+        a.step[v][d] = coefficient;
+        sum += coefficient;
+      }
+      if (*all != sum) return std::nullopt;  // a product of nest variables
+      a.base[d] = std::min(a.base[d], *b);
+      hi[d] = std::max(hi[d], *b + a.shape[d]);
+    }
+  }
+  for (size_t d = 0; d < rank; ++d) a.shape[d] = hi[d] - a.base[d];
+  return a;
+}
+
+/// base + sum of coefficient * variable as an Expr (constant_or for one variable).
+inline nlohmann::json affine_sum(int64_t base, const std::vector<std::pair<int64_t, std::string>> &terms) {
+  using Json = nlohmann::json;
+  std::vector<std::pair<int64_t, std::string>> used;
+  for (const auto &t : terms)
+    if (t.first != 0) used.push_back(t);
+  if (used.size() == 1) return constant_or(base, used[0].first, used[0].second);
+  Json out = base;
+  for (const auto &[c, v] : used) {
+    Json scaled = c == 1 ? Json{{"var", v}} : Json{{"op", "mul"}, {"args", Json::array({c, Json{{"var", v}}})}};
+    out = out == Json(0) ? scaled : Json{{"op", "add"}, {"args", Json::array({out, scaled})}};
+  }
+  return out;
+}
+
+}  // namespace loop_detail
 
 /// The loop workload of `k`, or nullopt with `why` set.
 inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::string *why) {
@@ -316,69 +426,93 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   if (k.body.size() != 1 || !k.body[0].is("for")) return no("its body is not one `for` loop");
   const auto sl = static_loop(k);
   if (!sl) return no("its loop bounds are not static");
-  const TileOp &loop = k.body[0];
-  const std::string &var = sl->var;
   const ExprEnv &constants = sl->constants;
-  const int64_t start = sl->start, step = sl->step, trips = sl->trips;
-  // Registers: each iteration defines what it reads (nothing carried from one iteration to the next).
-  std::set<std::string> defined;
-  for (const TileOp &o : loop.body) {
-    std::set<std::string> uses, defs;
-    registers_of(o, k, uses, defs);
-    for (const std::string &r : uses)
-      if (!defined.count(r)) return no("register '" + r + "' is carried from one iteration to the next");
-    defined.insert(defs.begin(), defs.end());
+  // The nest: the loop and, while a loop's body is one loop of static bounds, that loop too.
+  std::vector<NestLoop> nest = {NestLoop{sl->var, sl->start, sl->step, sl->trips}};
+  const TileOp *innermost = &k.body[0];
+  while (nest.size() < 3 && innermost->body.size() == 1 && innermost->body[0].is("for")) {
+    auto r = static_range(innermost->body[0], constants);
+    if (!r || std::any_of(nest.begin(), nest.end(), [&](const NestLoop &l) { return l.var == r->var; })) break;
+    nest.push_back(*r);
+    innermost = &innermost->body[0];
   }
-  // Each tensor's accesses: in the loop's own statements (not nested), at offsets affine in i, moving by the
-  // same step; the view of an iteration covers them all.
-  std::map<std::string, std::vector<Access>> accesses;
-  bool ok = true;
+  const std::vector<TileOp> &iteration = innermost->body;
+  std::set<std::string> nest_vars;
+  for (const NestLoop &l : nest) nest_vars.insert(l.var);
+  // Registers: each iteration defines what it reads (nothing carried from one iteration to the next).
+  std::set<std::string> carried, defined;
+  register_inputs(iteration, k, carried, defined);
+  if (!carried.empty()) return no("register '" + *carried.begin() + "' is carried from one iteration to the next");
+  // Each tensor's accesses, at offsets affine in the nest's variables, moving alike; the view of an
+  // iteration covers them all, over the values of the loops inside the iteration too.
+  std::map<std::string, std::vector<NestAccess>> accesses;
   std::string problem;
-  auto fail = [&](std::string reason) {
-    ok = false;
-    problem = std::move(reason);
-  };
-  bool value_use = false;
-  for_each_op(loop.body, [&](const TileOp &o) {
-    if (!ok) return;
-    const bool load = o.is("load"), store = o.is("store");
-    if (!load && !store) {  // any use of i but an offset would be a value the iteration kernel does not have
-      bool uses = o.args && mentions(Json(*o.args), var);
+  std::set<std::string> value_use;  // nest variables read as values (scalar parameters of the iteration)
+  std::vector<std::optional<NestLoop>> inner;
+  std::vector<std::string> inner_vars;
+  std::function<bool(const std::vector<TileOp> &)> walk = [&](const std::vector<TileOp> &ops) {
+    for (const TileOp &o : ops) {
+      if (o.is("load") || o.is("store")) {
+        const std::string tensor = o.moved_tensor();
+        const TileParam *p = k.param(tensor);
+        const TileLocal *l = k.local(o.moved_register().value_or(""));
+        if (!p || !p->type.is_tensor() || !l) {
+          problem = "a statement moves '" + tensor + "' in a form it cannot stream";
+          return false;
+        }
+        auto a = nest_access(o, nest, inner, inner_vars, l->shape, constants);
+        if (!a || a->base.size() != p->type.shape.size()) {
+          problem = "the offsets of '" + tensor + "' are not affine in '" + nest[0].var + "'" +
+                    (nest.size() > 1 ? " and the loops nested in it" : " alone");
+          return false;
+        }
+        accesses[tensor].push_back(*a);
+        continue;
+      }
+      // Any use of a nest variable but an offset is a value the iteration kernel does not have.
+      Json all = Json::array();
+      if (o.args) all.push_back(Json(*o.args));
       for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-        uses = uses || (*f && mentions(**f, var));
-      value_use = value_use || uses;  // (a scalar parameter of the iteration kernel, below)
-      return;
+        if (*f) all.push_back(**f);
+      for (const std::string &v : nest_vars)
+        if (mentions(all, v)) value_use.insert(v);
+      if (o.is("for")) {
+        inner.push_back(static_range(o, constants));
+        inner_vars.push_back(o.var.value_or(""));
+      }
+      const bool ok = walk(o.body) && walk(o.then_body) && walk(o.else_body);
+      if (o.is("for")) {
+        inner.pop_back();
+        inner_vars.pop_back();
+      }
+      if (!ok) return false;
     }
-    const std::string tensor = o.moved_tensor();
-    const TileParam *p = k.param(tensor);
-    const TileLocal *l = k.local(o.moved_register().value_or(""));
-    if (!p || !p->type.is_tensor() || !l) return fail("a statement moves '" + tensor + "' in a form it cannot stream");
-    auto a = affine(o, var, l->shape, constants);
-    if (!a || a->base.size() != p->type.shape.size())
-      return fail("the offsets of '" + tensor + "' are not affine in '" + var + "' alone");
-    accesses[tensor].push_back(*a);
-  });
-  if (!ok) return no(problem);
+    return true;
+  };
+  if (!walk(iteration)) return no(problem);
   LoopWorkload out;
   TileKernel &body = out.body;
   body.name = k.name + "__iter";
   body.kind = "kernel";
   body.span = k.span;
   body.locals = k.locals;
-  body.body = loop.body;
+  body.body = iteration;
   WspWorkload w = single_launch_workload(k);
   WspNode task = w.body.at(0);
   task.kernel = body.name;
-  task.span = loop.span.value_or(k.span);
-  std::map<std::string, std::vector<int64_t>> view_base;  // tensor -> the view's first element at i = 0
+  task.span = innermost->span.value_or(k.span);
+  // The workload's loop variables: "i" for the outer loop, "i1", "i2" for the loops nested in it.
+  std::vector<std::string> wvars;
+  for (size_t v = 0; v < nest.size(); ++v) wvars.push_back(v == 0 ? "i" : "i" + std::to_string(v));
+  std::map<std::string, std::vector<int64_t>> view_base;  // tensor -> the view's first element at 0
   for (const TileParam &p : k.params) {
     TileParam q = p;
     auto it = accesses.find(p.name);
     if (p.type.is_tensor() && it != accesses.end()) {
-      const std::vector<Access> &as = it->second;
+      const std::vector<NestAccess> &as = it->second;
       const size_t rank = p.type.shape.size();
       std::vector<int64_t> lo(rank, INT64_MAX), hi(rank, INT64_MIN);
-      for (const Access &a : as) {
+      for (const NestAccess &a : as) {
         if (a.step != as[0].step) return no("'" + p.name + "' is moved at offsets that advance by different steps");
         for (size_t d = 0; d < rank; ++d) {
           lo[d] = std::min(lo[d], a.base[d]);
@@ -387,8 +521,10 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
       }
       std::vector<int64_t> shape(rank);
       for (size_t d = 0; d < rank; ++d) shape[d] = hi[d] - lo[d];
-      const bool moves = std::any_of(as[0].step.begin(), as[0].step.end(), [](int64_t s) { return s != 0; });
-      if (moves) {  // the view of iteration t: lo + step * (start + t * loop step)
+      bool moves = false;
+      for (const auto &per_var : as[0].step)
+        moves = moves || std::any_of(per_var.begin(), per_var.end(), [](int64_t x) { return x != 0; });
+      if (moves) {  // the view of iteration (t, t1, ...): lo + sum of step * (start + t * loop step)
         q.type.shape = shape;
         q.local_shape = std::nullopt;
         view_base[p.name] = lo;
@@ -396,44 +532,79 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
           if (a.param != p.name) continue;
           a.shape = shape;
           for (size_t d = 0; d < rank; ++d) {
-            const int64_t per_trip = as[0].step[d] * step;
-            a.offset[d] = constant_or(lo[d] + as[0].step[d] * start, per_trip, "i");
+            int64_t base = lo[d];
+            std::vector<std::pair<int64_t, std::string>> terms;
+            for (size_t v = 0; v < nest.size(); ++v) {
+              base += as[0].step[v][d] * nest[v].start;
+              terms.emplace_back(as[0].step[v][d] * nest[v].step, wvars[v]);
+            }
+            a.offset[d] = affine_sum(base, terms);
           }
         }
       }
     }
     body.params.push_back(q);
   }
-  // Inside the iteration kernel every access is at a constant offset: within the view for a moving
-  // tensor, within the whole tensor for the others.
-  std::function<void(std::vector<TileOp> &)> rebase = [&](std::vector<TileOp> &ops) {
-    for (TileOp &o : ops) {
-      if (o.is("load") || o.is("store")) {
-        const std::string tensor = o.moved_tensor();
-        const TileLocal *l = k.local(o.moved_register().value_or(""));
-        const Access a = *affine(o, var, l->shape, constants);  // (checked above)
-        auto b = view_base.find(tensor);
-        for (size_t d = 0; d < a.base.size(); ++d) (*o.offset)[d] = a.base[d] - (b == view_base.end() ? 0 : b->second[d]);
-      }
-      rebase(o.body);
-      rebase(o.then_body);
-      rebase(o.else_body);
-    }
-  };
-  rebase(body.body);
-  if (value_use) {  // the loop variable read as a value (a per-row scale): the iteration's start + step * i
-    std::string name = "it_" + var;
+  // Inside the iteration kernel every access is within its view: at a constant offset, or at the offset
+  // the loops inside the iteration give it (the nest's variables at 0, less the view's first element).
+  std::vector<std::optional<NestLoop>> no_inner;
+  std::function<void(std::vector<TileOp> &, std::vector<std::optional<NestLoop>> &, std::vector<std::string> &)> rebase =
+      [&](std::vector<TileOp> &ops, std::vector<std::optional<NestLoop>> &in, std::vector<std::string> &in_vars) {
+        for (TileOp &o : ops) {
+          if (o.is("load") || o.is("store")) {
+            const std::string tensor = o.moved_tensor();
+            const TileLocal *l = k.local(o.moved_register().value_or(""));
+            const NestAccess a = *nest_access(o, nest, in, in_vars, l->shape, constants);  // (checked above)
+            auto b = view_base.find(tensor);
+            for (size_t d = 0; d < a.base.size(); ++d) {
+              const int64_t first = b == view_base.end() ? 0 : b->second[d];
+              Json e = (*o.offset)[d];
+              bool reads_inner = false;
+              for (const std::string &v : in_vars) reads_inner = reads_inner || mentions(e, v);
+              if (!reads_inner) {
+                (*o.offset)[d] = a.base[d] - first;
+                continue;
+              }
+              for (const NestLoop &n : nest) e = substitute(e, n.var, Json(0));
+              (*o.offset)[d] = first == 0 ? e : Json{{"op", "sub"}, {"args", Json::array({e, first})}};
+            }
+          }
+          if (o.is("for")) {
+            in.push_back(static_range(o, constants));
+            in_vars.push_back(o.var.value_or(""));
+          }
+          rebase(o.body, in, in_vars);
+          rebase(o.then_body, in, in_vars);
+          rebase(o.else_body, in, in_vars);
+          if (o.is("for")) {
+            in.pop_back();
+            in_vars.pop_back();
+          }
+        }
+      };
+  std::vector<std::string> no_vars;
+  rebase(body.body, no_inner, no_vars);
+  for (size_t v = 0; v < nest.size(); ++v) {
+    if (!value_use.count(nest[v].var)) continue;
+    // the nest variable read as a value (a per-row scale): the iteration's start + step * t
+    std::string name = "it_" + nest[v].var;
     while (body.param(name) || body.local(name)) name += "_";
-    loop_variable_as_scalar(body.body, body.params, task, var, name, iteration_value(start, step, "i"));
+    loop_variable_as_scalar(body.body, body.params, task, nest[v].var, name,
+                            iteration_value(nest[v].start, nest[v].step, wvars[v]));
   }
-  WspNode seq;
-  seq.kind = "loop";
-  seq.vars = {"i"};
-  seq.dep = "sequential";
-  seq.domain.type = "seq";
-  seq.domain.extent = trips;
-  seq.span = task.span;
-  seq.body = {task};
+  WspNode inner_node = task;
+  for (size_t v = nest.size(); v-- > 0;) {
+    WspNode seq;
+    seq.kind = "loop";
+    seq.vars = {wvars[v]};
+    seq.dep = "sequential";
+    seq.domain.type = "seq";
+    seq.domain.extent = nest[v].trips;
+    seq.span = task.span;
+    seq.body = {std::move(inner_node)};
+    inner_node = std::move(seq);
+    out.trips *= nest[v].trips;
+  }
   WspNode grid;
   grid.kind = "loop";
   grid.vars = {"_core"};
@@ -441,7 +612,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   grid.domain.type = "dense";
   grid.domain.extents = {Json(1)};
   grid.span = task.span;
-  grid.body = {seq};
+  grid.body = {std::move(inner_node)};
   w.body = {grid};
   out.workload = std::move(w);
   return out;
@@ -491,13 +662,7 @@ inline std::optional<CarriedLoop> carried_loop_workload(const TileKernel &k, std
   // Per part: the registers it reads before it defines them (its inputs) and those it defines.
   auto inputs_and_defs = [&](const std::vector<TileOp> &ops) {
     std::set<std::string> inputs, defs;
-    for (const TileOp &o : ops) {
-      std::set<std::string> u, d;
-      registers_of(o, k, u, d);
-      for (const std::string &r : u)
-        if (!defs.count(r)) inputs.insert(r);
-      defs.insert(d.begin(), d.end());
-    }
+    register_inputs(ops, k, inputs, defs);
     return std::make_pair(inputs, defs);
   };
   const auto [pre_in, pre_def] = inputs_and_defs(pre);

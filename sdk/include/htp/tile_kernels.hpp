@@ -195,11 +195,45 @@ inline void registers_of(const TileOp &o, const TileKernel &k, std::set<std::str
   if (o.dst && k.local(*o.dst)) {
     defs.insert(*o.dst);
     const bool matmul = o.op == "matmul" || o.op == "tile.matmul" || o.op == "pto.matmul";
-    if (o.accumulate.value_or(false) || matmul)
-      if (o.args && o.args->size() > 2) uses.insert(*o.dst);
+    if (o.accumulate.value_or(false) || (matmul && o.args && o.args->size() > 2)) uses.insert(*o.dst);
   }
   for (const auto *body : {&o.body, &o.then_body, &o.else_body})
     for (const TileOp &c : *body) registers_of(c, k, uses, defs);
+}
+
+/// The registers statements `ops` read before writing them (`inputs`: what they need from the statements
+/// before them; registers already in `defs` are not) and those they write (added to `defs`), statement by
+/// statement in order: a loop's or branch's body counts from what is defined when it starts, so a register
+/// its first iteration defines before reading (a K-loop's tile) is not an input, and one it reads before
+/// defining (an accumulator) is.
+inline void register_inputs(const std::vector<TileOp> &ops, const TileKernel &k, std::set<std::string> &inputs,
+                            std::set<std::string> &defs) {
+  for (const TileOp &o : ops) {
+    if (o.body.empty() && o.then_body.empty() && o.else_body.empty()) {
+      std::set<std::string> u, d;
+      registers_of(o, k, u, d);
+      for (const std::string &r : u)
+        if (!defs.count(r)) inputs.insert(r);
+      defs.insert(d.begin(), d.end());
+      continue;
+    }
+    TileOp head = o;  // the statement's own expressions: bounds, condition
+    head.body.clear();
+    head.then_body.clear();
+    head.else_body.clear();
+    head.dst.reset();
+    std::set<std::string> u, d;
+    registers_of(head, k, u, d);
+    for (const std::string &r : u)
+      if (!defs.count(r)) inputs.insert(r);
+    std::set<std::string> after = defs;
+    for (const auto *body : {&o.body, &o.then_body, &o.else_body}) {
+      std::set<std::string> local = defs;
+      register_inputs(*body, k, inputs, local);
+      after.insert(local.begin(), local.end());
+    }
+    defs = std::move(after);
+  }
 }
 
 /// For the parts of a kernel cut in pieces that run one after another (`reads[s]` / `writes[s]`: the registers

@@ -343,3 +343,78 @@ TEST(KernelEntry, ALoopCarryingTilesRunsAsPartsWithTheCarriesInTensors) {
   EXPECT_FALSE(htp::carried_loop_workload(accumulating_kernel(R"({"param": "n"})"), &why));
   EXPECT_NE(why.find("not static"), std::string::npos) << why;
 }
+
+TEST(KernelEntry, RegisterInputsCountAnAccumulatorAndNotAK_LoopsOwnTiles) {
+  htp::TileKernel k = accumulating_kernel("4");
+  std::set<std::string> inputs, defs;
+  htp::register_inputs(k.body[1].body, k, inputs, defs);  // the loop body alone: acc comes from before it
+  EXPECT_EQ(inputs, (std::set<std::string>{"acc"}));
+  inputs.clear();
+  defs.clear();
+  htp::register_inputs(k.body, k, inputs, defs);  // the whole body: t is the loop's own, acc defined first
+  EXPECT_TRUE(inputs.empty());
+  // A matmul accumulating into its destination reads it.
+  htp::TileOp mm;
+  mm.op = "matmul";
+  mm.dst = "acc";
+  mm.args = std::vector<json>{"t", "t"};
+  mm.accumulate = true;
+  std::set<std::string> uses;
+  defs.clear();
+  htp::registers_of(mm, k, uses, defs);
+  EXPECT_EQ(uses, (std::set<std::string>{"acc", "t"}));
+}
+
+TEST(KernelEntry, APerfectNestOfLoopsIsTheWorkloadsLoopsAndAnInnerLoopStaysInTheIteration) {
+  // for i in range(2): for j in range(3): acc = 0; for k in range(4): acc += A[i*8, k*8] @ B[k*8, j*8];
+  // C[i*8, j*8] = acc
+  const htp::TileKernel k = htp::read_tile_kernels(json::parse(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "g", "kind": "kernel", "span": {"file": "g.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0},
+     "mapping": null,
+     "params": [{"name": "A", "dir": "in", "type": {"kind": "tensor", "shape": [16, 32], "dtype": "f32"}},
+                {"name": "B", "dir": "in", "type": {"kind": "tensor", "shape": [32, 24], "dtype": "f32"}},
+                {"name": "C", "dir": "out", "type": {"kind": "tensor", "shape": [16, 24], "dtype": "f32"}}],
+     "locals": [{"name": "acc", "kind": "tile", "shape": [8, 8], "dtype": "f32"},
+                {"name": "a", "kind": "tile", "shape": [8, 8], "dtype": "f32"},
+                {"name": "b", "kind": "tile", "shape": [8, 8], "dtype": "f32"}],
+     "body": [{"op": "for", "var": "i", "start": 0, "stop": 2, "step": 1, "body": [
+       {"op": "for", "var": "j", "start": 0, "stop": 3, "step": 1, "body": [
+         {"op": "full", "dst": "acc", "value": 0.0},
+         {"op": "for", "var": "k", "start": 0, "stop": 4, "step": 1, "body": [
+           {"op": "load", "dst": "a", "src": "A", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]},
+                                                             {"op": "mul", "args": [{"var": "k"}, 8]}]},
+           {"op": "load", "dst": "b", "src": "B", "offset": [{"op": "mul", "args": [{"var": "k"}, 8]},
+                                                             {"op": "mul", "args": [{"var": "j"}, 8]}]},
+           {"op": "matmul", "dst": "acc", "args": ["a", "b"], "accumulate": true}]},
+         {"op": "store", "dst": "C", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]},
+                                                {"op": "mul", "args": [{"var": "j"}, 8]}], "value": "acc"}]}]}]}]})"))
+                                  .kernels.at(0);
+  std::string why;
+  auto lw = htp::loop_workload(k, &why);
+  ASSERT_TRUE(lw) << why;
+  EXPECT_EQ(lw->trips, 6);
+  const htp::WspNode &outer = lw->workload.body.at(0).body.at(0);
+  ASSERT_EQ(outer.domain.extent, json(2));
+  const htp::WspNode &inner = outer.body.at(0);
+  ASSERT_EQ(inner.domain.extent, json(3));
+  const htp::WspNode &task = inner.body.at(0);
+  // The iteration's views: A's rows of block i, all of K; B's columns of block j; C's block (i, j).
+  std::map<std::string, const htp::WspArg *> args;
+  for (const htp::WspArg &a : task.args) args[a.param] = &a;
+  EXPECT_EQ(args["A"]->shape, (std::vector<int64_t>{8, 32}));
+  EXPECT_EQ(args["B"]->shape, (std::vector<int64_t>{32, 8}));
+  EXPECT_EQ(args["C"]->shape, (std::vector<int64_t>{8, 8}));
+  htp::ExprEnv env;
+  env.vars = {{"i", 1}, {"i1", 2}};
+  EXPECT_EQ(htp::eval_int(args["A"]->offset[0], env), 8);
+  EXPECT_EQ(htp::eval_int(args["B"]->offset[1], env), 16);
+  EXPECT_EQ(htp::eval_int(args["C"]->offset[1], env), 16);
+  // Inside, the K-loop reads its block of the view: A at (0, k * 8), B at (k * 8, 0).
+  const htp::TileOp &kloop = lw->body.body.at(1);
+  env.vars = {{"k", 3}};
+  EXPECT_EQ(htp::eval_int(kloop.body.at(0).offset->at(1), env), 24);
+  EXPECT_EQ(htp::eval_int(kloop.body.at(0).offset->at(0), env), 0);
+  EXPECT_EQ(htp::eval_int(kloop.body.at(1).offset->at(0), env), 24);
+  EXPECT_EQ(htp::eval_int(kloop.body.at(1).offset->at(1), env), 0);
+  EXPECT_EQ(lw->body.body.at(2).offset, (std::vector<json>{0, 0}));
+}
