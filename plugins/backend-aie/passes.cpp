@@ -93,9 +93,10 @@ void map_pass(htp::PassContext &ctx) {
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
   htp::sink_process_loads(docs.kernels, docs.csp);  // a process reading a weight before its loop: one loop
   // A process reading back the view it stored in the same iteration reads the stored register (its core's
-  // loads stream from the start of the run; other reads after writes are aie.csp-order).
+  // loads stream from the start of the run; other reads after writes are aie.csp-order), and one loading a
+  // view twice moves it once.
   htp::for_each_process_function(docs.kernels, docs.csp,
-                                 [](htp::TileKernel &k) { htp::forward_stores_to_loads(k.body, k); });
+                                 [](htp::TileKernel &k) { htp::forward_views_to_loads(k.body, k); });
   std::vector<Problem> problems;
   // A kernel entry whose whole tensors do not fit its one core but whose body is one loop over tiles runs
   // as the workload streaming them (plan_streamed.cpp); the workload's mapping (spatial, or host-orchestrated)

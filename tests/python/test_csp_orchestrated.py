@@ -413,3 +413,27 @@ def test_a_read_modify_write_of_a_different_tile_each_item_stays_spatial(tmp_pat
     np.testing.assert_allclose(r["Y"], Y + X, rtol=1e-6, atol=1e-6)
     if target == "aie-npu1":
         assert not _orchestrated(pkg, "update_tiles")
+
+
+# A process loading one view twice in an iteration: its two streams of X through one mem tile were not a DMA
+# pattern on aie-npu1 (aie.dma-pattern); the second load now reads the first's register.
+@program
+def two_loads(X: In[Tensor[3 * 16, C, f32]], Y: Out[Tensor[3 * 16, C, f32]]):
+    ch = Channel[Tile[16, C, f32]](depth=1)
+
+    @process(produces=[ch])
+    def p():
+        for i in range(3):
+            send(ch, add(load(X.tile(i, 0, shape=(16, C))), muls(load(X.tile(i, 0, shape=(16, C))), 2.0)))
+
+    @process(consumes=[ch])
+    def c():
+        for i in range(3):
+            store(Y.tile(i, 0, shape=(16, C)), recv(ch))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_loading_a_view_twice_in_an_iteration_runs(tmp_path, target):
+    X = np.random.default_rng(385).standard_normal((3 * 16, C), dtype=np.float32)
+    _, r = compile_run(tmp_path, two_loads, target, X=X)
+    np.testing.assert_allclose(r["Y"], 3 * X, rtol=1e-6, atol=1e-6)

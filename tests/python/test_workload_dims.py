@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import In, Out, Tensor, add, f32, kernel, load, store
+from htp.dialects.tile import In, InOut, Out, Scalar, Tensor, add, adds, f32, kernel, load, muls, store
 from htp.dialects.wsp import P, workload
 
 # The cells of docs/parity.md these tests establish (scripts/parity_table.py).
@@ -57,3 +57,36 @@ def test_a_dimension_that_is_not_positive_is_diagnosed_at_its_span(ctx, tmp_path
     assert d.code == "wsp.type" and "a tensor dimension must be positive, got 0" in d.message
     with open(__file__, encoding="utf-8") as f:
         assert "R - R" in f.read().splitlines()[d.span["line"] - 1][d.span["col"]:]
+
+
+# A workload launching another (wsp.md, stitching): the package has both as entry points, and run() without
+# a name said "choose one with --entry", the CLI's option, from Python.
+from htp.dialects.wsp import sequential  # noqa: E402
+
+
+@kernel
+def scale_add(x: InOut[Tensor[8, 32, f32]], a: Scalar[f32], b: Scalar[f32]):
+    store(x, adds(muls(load(x), a), b))
+
+
+@workload
+def affine_rows(X: InOut[Tensor["R", 32, f32]], n: int, a: float, b: float):
+    for r in P(n):
+        scale_add[r](X[r * 8:r * 8 + 8, :], a, b)
+
+
+@workload
+def apply_twice(A: InOut[Tensor[48, 32, f32]], s: float):
+    with sequential():
+        affine_rows(A, 6, s, 0.0)
+        affine_rows(A, 6, 1.0, 2.5)
+
+
+def test_a_package_of_two_entry_points_runs_the_one_named(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(apply_twice, "pto-a2a3sim", tmp_path / "pkg")
+    assert sorted(e["name"] for e in pkg.entrypoints) == ["affine_rows", "apply_twice"]
+    A = np.random.default_rng(29).standard_normal((48, 32)).astype(np.float32)
+    with pytest.raises(htp.RunError, match=r"several entrypoints \(.*\); name the one to run: run\('apply_twice'"):
+        htp.bind(pkg, ctx).run(A=A.copy(), s=3.0)
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run("apply_twice", A=A.copy(), s=3.0)["A"], A * 3 + 2.5, rtol=1e-6)

@@ -275,6 +275,10 @@ class BoundPackage:
 
     def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
             verify: bool = True, **arguments) -> RunResult:
+        names = [e.get("name") for e in self.package.entrypoints]
+        if entry is None and len(names) > 1:  # (a workload calling another has both as entry points)
+            raise RunError(f"the package has several entrypoints ({', '.join(map(str, names))}); name the one to "
+                           f"run: run({names[-1]!r}, ...)")
         tensors, scalars = {}, {}
         declared = {p.get("name"): p for e in self.package.entrypoints if entry in (None, e.get("name"))
                     for p in e.get("params", [])}

@@ -105,12 +105,13 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
 }
 
 /// Store-to-load forwarding in each statement list of `ops` (a loop body, a branch): a load of exactly the view
-/// (tensor and offsets) the latest store to that tensor in the same list wrote, of the stored register's
-/// shape, with that register unchanged since, becomes a copy of the register. A backend whose loads do not
-/// see the stores before them (AIE cores stream a process's loads from the start of the run) then reads
-/// what the program stored; `kernel` gives the registers' shapes.
-inline void forward_stores_to_loads(std::vector<TileOp> &ops, const TileKernel &kernel) {
-  std::map<std::string, size_t> last_store;  // tensor -> index of the latest store to it in this list
+/// (tensor and offsets) that the latest store to that tensor, or the latest load of it, in the same list moved,
+/// of that register's shape, with the register unchanged since, becomes a copy of the register. A backend
+/// whose loads do not see the stores before them (AIE cores stream a process's loads from the start of the
+/// run) then reads what the program stored, and a view loaded twice in an iteration is moved once; `kernel`
+/// gives the registers' shapes.
+inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &kernel) {
+  std::map<std::string, size_t> last;  // tensor -> index of the latest load or store of it in this list
   auto writes = [](const TileOp &o, const std::string &reg) {
     bool w = false;
     for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) { w = w || (x.dst && *x.dst == reg); });
@@ -118,36 +119,40 @@ inline void forward_stores_to_loads(std::vector<TileOp> &ops, const TileKernel &
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     TileOp &o = ops[i];
-    forward_stores_to_loads(o.body, kernel);
-    forward_stores_to_loads(o.then_body, kernel);
-    forward_stores_to_loads(o.else_body, kernel);
+    forward_views_to_loads(o.body, kernel);
+    forward_views_to_loads(o.then_body, kernel);
+    forward_views_to_loads(o.else_body, kernel);
     if (o.is("store") && o.dst) {
-      last_store[*o.dst] = i;
+      last[*o.dst] = i;
       continue;
     }
     if (!o.is("load") || !o.src || !o.dst) {  // a nested store leaves its tensor's latest view unknown
       for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) {
-        if (x.is("store") && x.dst) last_store.erase(*x.dst);
+        if (x.is("store") && x.dst) last.erase(*x.dst);
       });
       continue;
     }
-    auto it = last_store.find(*o.src);
-    if (it == last_store.end()) continue;
-    const TileOp &st = ops[it->second];
-    const std::optional<std::string> value = st.value && st.value->is_string() ? std::optional(st.value->get<std::string>())
-                                                                                 : std::nullopt;
-    const TileLocal *stored = value ? kernel.local(*value) : nullptr, *loaded = kernel.local(*o.dst);
-    if (!stored || !loaded || stored->shape != loaded->shape || stored->dtype != loaded->dtype || st.offset != o.offset)
+    const std::string tensor = *o.src;
+    auto it = last.find(tensor);
+    const size_t prior = it == last.end() ? ops.size() : it->second;
+    last[tensor] = i;
+    if (prior == ops.size()) continue;
+    const TileOp &before = ops[prior];
+    const std::optional<std::string> reg = before.moved_register();
+    const TileLocal *held = reg ? kernel.local(*reg) : nullptr, *loaded = kernel.local(*o.dst);
+    if (!held || !loaded || held->shape != loaded->shape || held->dtype != loaded->dtype ||
+        before.offset != o.offset || *reg == *o.dst)
       continue;
     bool changed = false;
-    for (size_t j = it->second + 1; j < i && !changed; ++j) changed = writes(ops[j], *value);
+    for (size_t j = prior + 1; j < i && !changed; ++j) changed = writes(ops[j], *reg);
     if (changed) continue;
     TileOp copy;
     copy.op = "copy";
     copy.dst = o.dst;
-    copy.args = std::vector<nlohmann::json>{*value};
+    copy.args = std::vector<nlohmann::json>{*reg};
     copy.span = o.span;
     o = std::move(copy);
+    last[tensor] = prior;  // the view is still the one `reg` holds
   }
 }
 

@@ -264,7 +264,7 @@ htp::TileKernel iteration_kernel(const char *body) {
 TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
   auto forwarded = [](const char *body) {
     htp::TileKernel k = iteration_kernel(body);
-    htp::forward_stores_to_loads(k.body, k);
+    htp::forward_views_to_loads(k.body, k);
     std::vector<std::string> ops;
     htp::for_each_op(k.body, [&](const htp::TileOp &o) { ops.push_back(o.op); });
     return ops;
@@ -284,6 +284,12 @@ TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
   EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [0, 0], "value": "a"},
                           {"op": "exp", "dst": "a", "args": ["a"]},
                           {"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}])"), (V{"store", "exp", "load"}));
+  // A view loaded twice is moved once, unless a store to the tensor comes between.
+  EXPECT_EQ(forwarded(R"([{"op": "load", "dst": "a", "src": "Y", "offset": [8, 0]},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [8, 0]}])"), (V{"load", "copy"}));
+  EXPECT_EQ(forwarded(R"([{"op": "load", "dst": "a", "src": "Y", "offset": [8, 0]},
+                          {"op": "store", "dst": "Y", "offset": [0, 0], "value": "b"},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [8, 0]}])"), (V{"load", "store", "load"}));
   // Inside a loop body, per iteration; a store nested in a branch leaves the view unknown.
   EXPECT_EQ(forwarded(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
                             {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "a"},
