@@ -135,7 +135,8 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     auto p = plan_workload_entry(w, docs.kernels, device, spatial);
     const bool reshape = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) {
       return x.code == "aie.workload-shape" || x.code == "aie.dynamic-grid" || x.code == "aie.dynamic-view" ||
-             x.code == "aie.runtime-scalar" || x.code == "aie.grid-too-large" || x.code == "aie.inout";
+             x.code == "aie.runtime-scalar" || x.code == "aie.grid-too-large" || x.code == "aie.inout" ||
+             x.code == "aie.schedule-tile";  // (a core per block of f points: the last block would be short)
     });
     if (!p && reshape && orchestrated) {
       adopt(plan_orchestrated_workload(w, docs, device, problems), spatial.front().message);

@@ -258,8 +258,9 @@ def test_tile_groups_consecutive_iterations(ctx, program, tmp_path, x, target):
 
 def test_a_tile_factor_that_does_not_divide_the_axis_leaves_a_remainder_on_ascend(ctx, program, tmp_path, x):
     # pto-a2a3sim: 8 iterations by 3 are two tasks of three and two of one; an extent known only at run time
-    # (7) the same way, from the value the entry gets. aie-npu1 places grid points on cores, so a factor must
-    # divide the grid (the refusal below).
+    # (7) the same way, from the value the entry gets. aie-npu1 places blocks of grid points on cores, whose
+    # FIFOs must move as many objects each: the workload runs host-orchestrated instead, as it was written
+    # (it was aie.schedule-tile).
     scales = np.repeat(np.arange(1, 9, dtype=np.float32), 16)[:, None]
     pkg, r = run(ctx, program.rows_bad_tile, "pto-a2a3sim", tmp_path / "static", X=x)
     np.testing.assert_array_equal(np.asarray(r["Y"]), x * scales)
@@ -270,10 +271,9 @@ def test_a_tile_factor_that_does_not_divide_the_axis_leaves_a_remainder_on_ascen
     assert r.report["tasks"] == 3
     orchestration = (pkg.path / "codegen/pto/kernels/orchestration/rows_dyn.cpp").read_text()
     assert "for (int64_t v_i = v_i__extent / 3 * 3; v_i < v_i__extent; ++v_i)" in orchestration
-    with pytest.raises(htp.CompileError, match=r"tile\(\"i\", 3\) of workload 'rows_bad_tile': axis 'i' has extent 8, "
-                                               r"not a multiple of 3") as e:
-        ctx.compile(program.rows_bad_tile, target="aie-npu1", out=tmp_path / "aie", force=True)
-    assert "aie.schedule-tile" in str(e.value)
+    pkg, r = run(ctx, program.rows_bad_tile, "aie-npu1", tmp_path / "aie", X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), x * scales)
+    assert r.report["orchestrated"] is True and r.report["tasks"] == 8
 
 
 def iteration_spans(r):
@@ -340,8 +340,12 @@ def test_aie_notes_that_pipeline_does_nothing_for_an_orchestrated_workload(tmp_p
     host = os.environ["HTP_HOST"]
     r = subprocess.run([host, "compile", str(src), "--target", "aie-npu1", "-o", str(tmp_path / "pkg")],
                        capture_output=True, text=True)
-    # (the program's rows_bad_tile is an error on aie-npu1; the notes come with it)
-    assert r.returncode == 1 and "not a multiple of 3 [aie.schedule-tile]" in r.stderr, r.stderr
+    # (the program's softmax_param buffers a parameter, an error; rows_bad_tile runs host-orchestrated on
+    # aie-npu1, saying why)
+    assert r.returncode == 1 and "[aie.schedule-buffer]" in r.stderr, r.stderr
+    assert ("workload 'rows_bad_tile' runs host-orchestrated on npu1: one task at a time, each kernel a design of "
+            "its own (spatially: tile(\"i\", 3) of workload 'rows_bad_tile': axis 'i' has extent 8, not a multiple "
+            "of 3) [aie.orchestrated]") in r.stderr, r.stderr
     assert ("pipeline(2) of workload 'scan_piped' has no effect on npu1: a host-orchestrated workload runs one "
             "single-core task at a time") in r.stderr
 
