@@ -84,6 +84,8 @@ CONSTRUCTS = {
     "kernel entry looping over tiles, mixing cube and vector work": "tile",
     "kernel entry whose loop carries tiles, mixing cube and vector work": "tile",
     "kernel entry with nested loops over tiles and an inner K-loop, larger than a core": "tile",
+    "kernel entry whose loop carries a register over tensors larger than a core": "tile",
+    "kernel entry with several loops over tensors larger than a core": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
     "mapped kernel launched by a workload": "layout",
     "replicated output of a mapped kernel": "layout",

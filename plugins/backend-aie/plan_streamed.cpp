@@ -120,7 +120,8 @@ bool fits(const std::optional<EntryPlan> &plan, const DeviceProfile &device, boo
 
 /// Whether the single-core design of kernel entry `k` fits its core's memory.
 bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, const DeviceProfile &device) {
-  if (k.body.empty() || !k.body.back().is("for")) return true;  // nothing to stream
+  if (std::none_of(k.body.begin(), k.body.end(), [](const htp::TileOp &o) { return o.is("for"); }))
+    return true;  // nothing to stream
   std::vector<Problem> problems;
   return fits(plan_kernel_entry(k, layouts, device, problems), device, true);
 }
@@ -161,7 +162,28 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       s = std::move(smaller);
     }
     if (!s) {
-      kept.push_back(k);
+      // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
+      // that do not fit: its parts run one after another, each within a core, the carries in tensors between
+      // them (htp::entry_parts_workload; a workload of several launches runs host-orchestrated).
+      std::optional<htp::EntryParts> parts;
+      if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
+          (bytes > memory || !entry_fits(k, docs.layouts, device)))
+        parts = htp::entry_parts_workload(k, nullptr);
+      if (!parts) {
+        kept.push_back(k);
+        continue;
+      }
+      std::function<int64_t(const std::vector<htp::WspNode> &)> launches = [&](const std::vector<htp::WspNode> &nodes) {
+        int64_t count = 0;
+        for (const htp::WspNode &n : nodes)
+          count += n.is_task() ? 1
+                               : (n.is_loop() && n.domain.extent.is_number_integer() ? n.domain.extent.get<int64_t>() : 1) *
+                                     launches(n.body);
+        return count;
+      };
+      out.emplace_back(k, launches(parts->workload.body.at(0).body));
+      for (htp::TileKernel &p : parts->kernels) kept.push_back(std::move(p));
+      docs.tasks.workloads.push_back(std::move(parts->workload));
       continue;
     }
     out.emplace_back(k, s->trips);

@@ -224,9 +224,9 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
         continue;
       }
       // A loop whose iterations carry tiles (an online softmax's running max, sum and output; a K-loop's
-      // accumulator fed by a transpose) runs as parts launched in order, the carries in tensors between them
-      // (htp::carried_loop_workload); each part mixing the two is split below like any other.
-      auto cl = mapped || lw ? std::nullopt : htp::carried_loop_workload(k, nullptr);
+      // accumulator fed by a transpose), or several loops, run as parts launched in order, the carries in
+      // tensors between them (htp::entry_parts_workload); each part mixing the two is split below.
+      auto cl = mapped || lw ? std::nullopt : htp::entry_parts_workload(k, nullptr);
       if (!cl || !std::any_of(cl->kernels.begin(), cl->kernels.end(), [&](const htp::TileKernel &p) {
             return mixes(p) != std::optional<bool>(false);
           }))

@@ -25,6 +25,11 @@ PARITY = {
     "test_a_gemm_written_as_nested_loops_over_output_tiles_runs": [
         ("kernel entry with nested loops over tiles and an inner K-loop, larger than a core", t)
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_loop_carrying_a_running_max_over_a_large_tensor_runs": [
+        ("kernel entry whose loop carries a register over tensors larger than a core", t)
+        for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_two_loops_over_a_large_tensor_run": [
+        ("kernel entry with several loops over tensors larger than a core", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_flash_attention_in_one_kernel_runs": [
         ("kernel entry whose loop carries tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -73,8 +78,9 @@ def test_a_loop_over_row_tiles_of_large_tensors_runs(tmp_path, target):
         assert (pkg2.path / "codegen/aie/layernorm/orchestration.json").exists()
 
 
-# A register carried from one iteration to the next (an accumulator) cannot be streamed this way: the
-# memory error names the objects, as before.
+# A register carried from one iteration to the next (an accumulator) runs as parts, the accumulator in a tensor
+# between iterations; this one's iteration still does not fit a core (its 128 x 32 accumulator in, out and as
+# a register beside the chunks): the memory error names the objects.
 @kernel
 def carried(X: In[Tensor[128, 256, f32]], W: In[Tensor[256, 32, f32]], Y: Out[Tensor[128, 32, f32]]):
     acc = full((128, 32), 0.0, f32)
@@ -240,3 +246,50 @@ def test_a_gemm_written_as_nested_loops_over_output_tiles_runs(tmp_path, target)
         assert r.report["tasks"] == 32  # a cube and a vector task per output tile
     else:  # an iteration's blocks, double buffered, fill a core: the 16 iterations run as tasks
         assert r.report["orchestrated"] is True and r.report["tasks"] == 16
+
+
+# Kernel entries over tensors larger than an AIE core that were not one loop with nothing carried: a loop
+# carrying a running max over column chunks of an 80 KB input, and two loops over it one after another. On
+# aie-npu1 they were aie.validate.memory; each now runs as parts one after another (htp::entry_parts_workload:
+# the statements before the loop, the loop's iterations over their chunks, the statements after it), a carried
+# register in a tensor between them, each part within a core.
+RM, NM, WM = 16, 1280, 128
+
+
+@kernel
+def run_max(x: In[Tensor[RM, NM, f32]], m_out: Out[Tensor[RM, 1, f32]]):
+    m = full((RM, 1), -1.0e30, f32)
+    for j in range(NM // WM):
+        m = max(m, rowmax(load(x[:, j * WM:(j + 1) * WM])))
+    store(m_out, m)
+
+
+@kernel
+def two_loops(x: In[Tensor[RM, NM, f32]], y1: Out[Tensor[RM, NM, f32]], y2: Out[Tensor[RM, NM, f32]]):
+    for j in range(NM // WM):
+        store(y1[:, j * WM:(j + 1) * WM], exp(load(x[:, j * WM:(j + 1) * WM])))
+    for j in range(NM // WM):
+        store(y2[:, j * WM:(j + 1) * WM], muls(load(x[:, j * WM:(j + 1) * WM]), -1.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_carrying_a_running_max_over_a_large_tensor_runs(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(403).standard_normal((RM, NM), dtype=np.float32)
+    pkg = ctx.compile(run_max, target, tmp_path / "max")
+    r = htp.bind(pkg, ctx).run(x=x)
+    np.testing.assert_array_equal(r["m_out"], x.max(1, keepdims=True))
+    if target == "aie-npu1":  # the part before the loop, ten iterations, the part after it
+        assert r.report["orchestrated"] is True and r.report["tasks"] == 12
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_loops_over_a_large_tensor_run(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(404).standard_normal((RM, NM), dtype=np.float32)
+    pkg = ctx.compile(two_loops, target, tmp_path / "two")
+    r = htp.bind(pkg, ctx).run(x=x)
+    np.testing.assert_allclose(r["y1"], np.exp(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(r["y2"], -x)
+    if target == "aie-npu1":
+        assert r.report["orchestrated"] is True and r.report["tasks"] == 20

@@ -623,113 +623,114 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
   return out;
 }
 
-/// A kernel entry whose body is statements, one `for` loop with static bounds whose iterations carry tile
-/// registers (an accumulator, an online softmax's running max and sum), and statements, as the workload of
-/// its name launching three kernels in order: `<k>__pre` (the statements before the loop), `<k>__iter` once
-/// per iteration (the loop body; the loop variable its scalar `it_<var>`) and `<k>__post` (the statements
-/// after it; a part without statements is left out). Registers crossing from one part or iteration to the
-/// next travel through intermediate tensors `carry_<register>`: stored where they are defined, loaded where
-/// they are read. Each part is a kernel of its own, so a backend whose cores each run one kind of work
-/// (backend-pto's cube and vector cores) splits each part as it splits any kernel.
-struct CarriedLoop {
-  std::vector<TileKernel> kernels;  ///< the parts, in launch order
+/// A kernel entry whose body is a sequence of loops and statements — loops one after another, a loop whose
+/// iterations carry tile registers (an accumulator, an online softmax's running max and sum), statements before
+/// and after — as the workload of its name launching a kernel per part in order: `<k>__<p>` for a run of
+/// statements, and for a loop the iterations of `<k>__<p>__iter` over the views each reads
+/// (htp::loop_workload), `for i in P.seq(n)` (nested for a perfect nest). A register crossing from one part to
+/// a later one, or from an iteration to the next, travels through an intermediate tensor `carry_<register>`:
+/// stored where it is defined (at the end of each iteration), loaded where it is read (at the start of each).
+/// Each part is then a kernel of its own: backend-pto splits each between its cube and vector cores,
+/// backend-aie runs each within a core's memory.
+struct EntryParts {
+  std::vector<TileKernel> kernels;  ///< the parts' kernels, in launch order
   WspWorkload workload;
 };
 
-/// The carried-loop workload of `k`, or nullopt with `why` set.
-inline std::optional<CarriedLoop> carried_loop_workload(const TileKernel &k, std::string *why) {
+/// The registers of `k` that statements `ops` name (a part's, of a kernel cut into parts).
+inline std::vector<TileLocal> locals_used(const TileKernel &k, const std::vector<TileOp> &ops) {
+  std::set<std::string> uses, defs;
+  for (const TileOp &o : ops) registers_of(o, k, uses, defs);
+  std::vector<TileLocal> out;
+  for (const TileLocal &l : k.locals)
+    if (uses.count(l.name) || defs.count(l.name)) out.push_back(l);
+  return out;
+}
+
+/// The parts workload of `k`, or nullopt with `why` set.
+inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::string *why) {
   using namespace loop_detail;
   using Json = nlohmann::json;
-  auto no = [&](std::string reason) -> std::optional<CarriedLoop> {
+  auto no = [&](std::string reason) -> std::optional<EntryParts> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; }))
     return no("it is mapped over several cores");
-  size_t at = k.body.size();
-  for (size_t i = 0; i < k.body.size(); ++i)
-    if (k.body[i].is("for")) {
-      if (at != k.body.size()) return no("its body has more than one loop at its top level");
-      at = i;
+  // The parts: each top-level loop, and each run of statements between loops.
+  std::vector<std::vector<TileOp>> parts;
+  for (const TileOp &o : k.body) {
+    if (o.is("for") || parts.empty() || parts.back().front().is("for")) parts.emplace_back();
+    parts.back().push_back(o);
+  }
+  const size_t n = parts.size();
+  auto is_loop = [&](size_t p) { return parts[p].front().is("for"); };
+  if (std::none_of(parts.begin(), parts.end(), [](const auto &p) { return p.front().is("for"); }))
+    return no("its body has no loop at its top level");
+  // Registers each part needs from before it (for a loop: from before it or the iteration before) and defines.
+  std::vector<std::set<std::string>> inputs(n), defs(n);
+  for (size_t p = 0; p < n; ++p)
+    register_inputs(is_loop(p) ? parts[p].front().body : parts[p], k, inputs[p], defs[p]);
+  std::set<std::string> handed, defined;
+  std::vector<std::set<std::string>> writes(n);
+  for (size_t p = 0; p < n; ++p) {
+    for (const std::string &r : inputs[p]) {
+      if (!defined.count(r)) return no("register '" + r + "' is read before it is defined");
+      handed.insert(r);
     }
-  if (at == k.body.size()) return no("its body has no loop at its top level");
-  const TileOp &loop = k.body[at];
-  ExprEnv constants;
-  for (const TileParam &p : k.params)
-    if (p.type.is_constexpr() && !p.type.value.is_null()) constants.params[p.name] = p.type.value;
-  const auto start = eval_int(*loop.start, constants), stop = eval_int(*loop.stop, constants),
-             step = eval_int(*loop.step, constants);
-  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return no("its loop bounds are not static");
-  const int64_t trips = (*stop - *start + *step - 1) / *step;
-  const std::string var = loop.var.value_or("");
-  const std::vector<TileOp> pre(k.body.begin(), k.body.begin() + static_cast<std::ptrdiff_t>(at)),
-      post(k.body.begin() + static_cast<std::ptrdiff_t>(at) + 1, k.body.end());
-  // Per part: the registers it reads before it defines them (its inputs) and those it defines.
-  auto inputs_and_defs = [&](const std::vector<TileOp> &ops) {
-    std::set<std::string> inputs, defs;
-    register_inputs(ops, k, inputs, defs);
-    return std::make_pair(inputs, defs);
-  };
-  const auto [pre_in, pre_def] = inputs_and_defs(pre);
-  const auto [loop_in, loop_def] = inputs_and_defs(loop.body);
-  const auto [post_in, post_def] = inputs_and_defs(post);
-  if (!pre_in.empty()) return no("register '" + *pre_in.begin() + "' is read before it is defined");
-  std::set<std::string> handed;  // registers that cross a part (or an iteration): each a carry tensor
-  for (const std::string &r : loop_in) {
-    if (!pre_def.count(r)) return no("register '" + r + "' is read in the loop before it is defined");
-    handed.insert(r);
+    defined.insert(defs[p].begin(), defs[p].end());
   }
-  for (const std::string &r : post_in) {
-    if (!pre_def.count(r) && !loop_def.count(r)) return no("register '" + r + "' is read before it is defined");
-    handed.insert(r);
-  }
-  if (handed.empty()) return no("nothing is carried into or out of its loop");
+  if (n == 1 && handed.empty()) return no("nothing crosses from one part or iteration to the next");
   for (const std::string &r : handed)
     if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
-      return no("scalar register '" + r + "' is carried; carries are tiles");
+      return no("scalar register '" + r + "' crosses parts; carries are tiles");
+  // What each part stores: the registers it defines that a later part, or its own next iteration, reads.
+  for (size_t p = 0; p < n; ++p)
+    for (const std::string &r : defs[p]) {
+      bool later = is_loop(p) && inputs[p].count(r);
+      for (size_t q = p + 1; q < n && !later; ++q) later = inputs[q].count(r) > 0;
+      if (later) writes[p].insert(r);
+    }
   std::map<std::string, std::string> carry;  // register -> its carry tensor
   for (const std::string &r : handed) {
     std::string name = "carry_" + r;
     while (k.param(name) || k.local(name)) name += "_";
     carry[r] = name;
   }
-  CarriedLoop out;
+  EntryParts out;
   WspWorkload w = single_launch_workload(k);
   const WspNode launch = w.body.at(0);
   for (const std::string &r : handed) add_intermediate(w, carry[r], k.local(r)->dtype, k.local(r)->shape);
-  // A part: its statements framed by loads of the carries it reads and stores of those it hands on, the
-  // kernel's parameters it uses and the carry tensors, and its launch.
-  auto part = [&](const std::string &suffix, std::vector<TileOp> ops, const std::set<std::string> &reads,
-                  const std::set<std::string> &writes, const std::string &id) {
-    TileKernel p;
-    p.name = k.name + suffix;
-    p.kind = "kernel";
-    p.span = k.span;
-    p.locals = k.locals;
-    std::vector<TileOp> body;
-    for (const std::string &r : reads) {
-      TileOp ld;
-      ld.op = "load";
-      ld.dst = r;
-      ld.src = carry[r];
-      ld.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
-      body.push_back(std::move(ld));
+  auto carry_op = [&](const std::string &op, const std::string &r) {
+    TileOp o;
+    o.op = op;
+    if (op == "load") {
+      o.dst = r;
+      o.src = carry[r];
+    } else {
+      o.dst = carry[r];
+      o.value = r;
     }
-    body.insert(body.end(), ops.begin(), ops.end());
-    for (const std::string &r : writes) {
-      TileOp st;
-      st.op = "store";
-      st.dst = carry[r];
-      st.value = r;
-      st.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
-      body.push_back(std::move(st));
-    }
-    p.body = std::move(body);
-    std::set<std::string> used;  // the kernel's parameters the part names
-    for_each_op(p.body, [&](const TileOp &o) {
+    o.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
+    return o;
+  };
+  // A part's kernel: its statements framed by the loads and stores of its carries; the kernel's parameters
+  // it names (and every compile-time one) and the carry tensors it moves.
+  auto part_kernel = [&](const std::string &name, const std::vector<TileOp> &ops, const std::set<std::string> &reads,
+                         const std::set<std::string> &stores) {
+    TileKernel pk;
+    pk.name = name;
+    pk.kind = "kernel";
+    pk.span = k.span;
+    pk.locals = k.locals;
+    for (const std::string &r : reads) pk.body.push_back(carry_op("load", r));
+    pk.body.insert(pk.body.end(), ops.begin(), ops.end());
+    for (const std::string &r : stores) pk.body.push_back(carry_op("store", r));
+    pk.locals = locals_used(k, pk.body);
+    std::set<std::string> used;
+    for_each_op(pk.body, [&](const TileOp &o) {
       for (const auto *f : {&o.src, &o.dst})
         if (*f) used.insert(**f);
-      std::set<std::string> names;
       Json all = Json::array();
       if (o.args) all.push_back(Json(*o.args));
       if (o.offset) all.push_back(Json(*o.offset));
@@ -748,66 +749,73 @@ inline std::optional<CarriedLoop> carried_loop_workload(const TileKernel &k, std
       walk(all);
     });
     for (const TileParam &q : k.params)
-      if (used.count(q.name) || q.type.is_constexpr()) p.params.push_back(q);
-    WspNode t = part_launch(launch, p, id);
-    std::set<std::string> carried(reads.begin(), reads.end());
-    carried.insert(writes.begin(), writes.end());
-    for (const std::string &r : carried) {
-      const bool in = reads.count(r) > 0, outp = writes.count(r) > 0;
-      TileParam cp{carry[r], in && outp ? "inout" : in ? "in" : "out",
-                   TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, Json()}, std::nullopt};
-      p.params.push_back(cp);
+      if (used.count(q.name) || q.type.is_constexpr()) pk.params.push_back(q);
+    std::set<std::string> moved(reads.begin(), reads.end());
+    moved.insert(stores.begin(), stores.end());
+    for (const std::string &r : moved) {
+      const bool in = reads.count(r) > 0, o = stores.count(r) > 0;
+      pk.params.push_back(TileParam{carry[r], in && o ? "inout" : in ? "in" : "out",
+                                    TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, Json()}, std::nullopt});
+    }
+    return pk;
+  };
+  // The launch of kernel `pk` (task `proto` bound to the workload's tensors of the same names).
+  auto bind_carries = [&](WspNode &t, const TileKernel &pk) {
+    for (const TileParam &q : pk.params) {
+      if (!q.type.is_tensor() || k.param(q.name)) continue;  // (a carry tensor: the workload's intermediate)
       WspArg a;
-      a.param = cp.name;
-      a.tensor = cp.name;
-      a.dir = cp.dir;
-      a.offset.assign(k.local(r)->shape.size(), Json(0));
-      a.shape = k.local(r)->shape;
+      a.param = a.tensor.emplace(q.name);
+      a.dir = q.dir;
+      a.offset.assign(q.type.shape.size(), Json(0));
+      a.shape = q.type.shape;
       record_view(t, a);
       t.args.push_back(std::move(a));
     }
-    out.kernels.push_back(std::move(p));
-    return t;
-  };
-  auto within = [](const std::set<std::string> &a, const std::set<std::string> &b) {
-    std::set<std::string> o;
-    for (const std::string &x : a)
-      if (b.count(x)) o.insert(x);
-    return o;
   };
   std::vector<WspNode> steps;
-  if (!pre.empty()) steps.push_back(part("__pre", pre, {}, within(handed, pre_def), "t0"));
-  // The loop body reads its carries and stores those a later iteration or the statements after it read.
-  std::set<std::string> loop_out;
-  for (const std::string &r : loop_def)
-    if (handed.count(r)) loop_out.insert(r);
-  std::vector<TileOp> body = loop.body;
-  WspNode iter = part("__iter", body, within(handed, loop_in), loop_out, "t1");
-  TileKernel &ik = out.kernels.back();
-  bool value_use = false;
-  for_each_op(ik.body, [&](const TileOp &o) {
-    Json all = Json::array();
-    if (o.args) all.push_back(Json(*o.args));
-    if (o.offset) all.push_back(Json(*o.offset));
-    for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-      if (*f) all.push_back(**f);
-    value_use = value_use || mentions(all, var);
-  });
-  if (value_use) {
-    std::string name = "it_" + var;
-    while (ik.param(name) || ik.local(name)) name += "_";
-    loop_variable_as_scalar(ik.body, ik.params, iter, var, name, iteration_value(*start, *step, "i"));
+  int tasks = 0;
+  for (size_t p = 0; p < n; ++p) {
+    const std::set<std::string> reads = [&] {
+      std::set<std::string> r;
+      for (const std::string &x : inputs[p])
+        if (handed.count(x)) r.insert(x);
+      return r;
+    }();
+    const std::string name = k.name + "__" + std::to_string(p);
+    if (!is_loop(p)) {
+      TileKernel pk = part_kernel(name, parts[p], reads, writes[p]);
+      WspNode t = part_launch(launch, pk, "t" + std::to_string(tasks++));
+      bind_carries(t, pk);
+      steps.push_back(std::move(t));
+      out.kernels.push_back(std::move(pk));
+      continue;
+    }
+    // A loop: its body framed by the carries, as a one-loop kernel whose iterations run over their views.
+    TileOp loop = parts[p].front();
+    TileKernel framed = part_kernel(name, loop.body, reads, writes[p]);
+    loop.body = std::move(framed.body);
+    framed.body = {std::move(loop)};
+    std::string reason;
+    auto lw = loop_workload(framed, &reason);
+    if (!lw) return no("its loop at part " + std::to_string(p) + ": " + reason);
+    // (lw's workload: `for _ in P(1): <its loop nest around one launch>`; its launch binds the tensors by name)
+    WspNode nest = lw->workload.body.at(0).body.at(0);
+    std::function<void(WspNode &)> rebind = [&](WspNode &x) {
+      if (x.is_task()) {
+        x.id = "t" + std::to_string(tasks++);
+        for (WspArg &a : x.args)
+          if (a.tensor && !k.param(*a.tensor)) a.dir = lw->body.param(a.param)->dir;  // (a carry)
+        x.reads.clear();
+        x.writes.clear();
+        for (const WspArg &a : x.args)
+          if (a.tensor) record_view(x, a);
+      }
+      for (WspNode &b : x.body) rebind(b);
+    };
+    rebind(nest);
+    steps.push_back(std::move(nest));
+    out.kernels.push_back(std::move(lw->body));
   }
-  WspNode seq;
-  seq.kind = "loop";
-  seq.vars = {"i"};
-  seq.dep = "sequential";
-  seq.domain.type = "seq";
-  seq.domain.extent = trips;
-  seq.span = loop.span.value_or(k.span);
-  seq.body = {std::move(iter)};
-  steps.push_back(std::move(seq));
-  if (!post.empty()) steps.push_back(part("__post", post, within(handed, post_in), {}, "t2"));
   WspNode grid;
   grid.kind = "loop";
   grid.vars = {"_core"};

@@ -319,12 +319,12 @@ htp::TileKernel accumulating_kernel(const char *loop_stop) {
 
 TEST(KernelEntry, ALoopCarryingTilesRunsAsPartsWithTheCarriesInTensors) {
   std::string why;
-  auto cl = htp::carried_loop_workload(accumulating_kernel("4"), &why);
+  auto cl = htp::entry_parts_workload(accumulating_kernel("4"), &why);
   ASSERT_TRUE(cl) << why;
   ASSERT_EQ(cl->kernels.size(), 3u);
-  EXPECT_EQ(cl->kernels[0].name, "k__pre");
-  EXPECT_EQ(cl->kernels[1].name, "k__iter");
-  EXPECT_EQ(cl->kernels[2].name, "k__post");
+  EXPECT_EQ(cl->kernels[0].name, "k__0");
+  EXPECT_EQ(cl->kernels[1].name, "k__1__iter");
+  EXPECT_EQ(cl->kernels[2].name, "k__2");
   // The carry: stored by the part before the loop, loaded and stored by each iteration, loaded after it.
   ASSERT_EQ(cl->workload.intermediates.size(), 1u);
   EXPECT_EQ(cl->workload.intermediates[0].name, "carry_acc");
@@ -333,20 +333,23 @@ TEST(KernelEntry, ALoopCarryingTilesRunsAsPartsWithTheCarriesInTensors) {
   EXPECT_EQ(cl->kernels[2].param("carry_acc")->dir, "in");
   EXPECT_EQ(cl->kernels[1].body.front().op, "load");
   EXPECT_EQ(cl->kernels[1].body.back().op, "store");
-  // Each part takes the kernel's parameters it uses; the iteration its loop variable as a scalar.
+  // Each part takes the kernel's parameters it uses; the iteration its view of X (a column block).
   EXPECT_EQ(cl->kernels[0].param("X"), nullptr);
-  ASSERT_NE(cl->kernels[1].param("it_j"), nullptr);
-  EXPECT_TRUE(cl->kernels[1].param("it_j")->type.is_scalar());
+  ASSERT_NE(cl->kernels[1].param("X"), nullptr);
+  EXPECT_EQ(cl->kernels[1].param("X")->type.shape, (std::vector<int64_t>{16, 16}));
   EXPECT_NE(cl->kernels[2].param("Y"), nullptr);
   // The workload: the part before, four sequential iterations, the part after.
   const htp::WspNode &grid = cl->workload.body.at(0);
   ASSERT_EQ(grid.body.size(), 3u);
-  EXPECT_EQ(grid.body[0].kernel, "k__pre");
+  EXPECT_EQ(grid.body[0].kernel, "k__0");
   EXPECT_EQ(grid.body[1].domain.extent, json(4));
-  EXPECT_EQ(grid.body[1].body.at(0).kernel, "k__iter");
-  EXPECT_EQ(grid.body[2].kernel, "k__post");
+  const htp::WspNode &iter = grid.body[1].body.at(0);
+  EXPECT_EQ(iter.kernel, "k__1__iter");
+  EXPECT_NE(std::find(iter.writes.begin(), iter.writes.end(), "carry_acc"), iter.writes.end());
+  EXPECT_NE(std::find(iter.reads.begin(), iter.reads.end(), "carry_acc"), iter.reads.end());
+  EXPECT_EQ(grid.body[2].kernel, "k__2");
   // A loop of runtime extent is not cut this way.
-  EXPECT_FALSE(htp::carried_loop_workload(accumulating_kernel(R"({"param": "n"})"), &why));
+  EXPECT_FALSE(htp::entry_parts_workload(accumulating_kernel(R"({"param": "n"})"), &why));
   EXPECT_NE(why.find("not static"), std::string::npos) << why;
 }
 
