@@ -185,6 +185,196 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
   return mv;
 }
 
+/// `k` with every matmul accumulating into a register it loaded from memory (a carry between parts) made a
+/// fresh product added to it: a2a3 cannot load an accumulator into L0C, and the add is vector work the split
+/// below gives the vector core.
+void add_loaded_accumulators(htp::TileKernel &k) {
+  std::set<std::string> loaded;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (strip(o.op) == "load" && o.dst) loaded.insert(*o.dst);
+  });
+  std::function<void(std::vector<htp::TileOp> &)> walk = [&](std::vector<htp::TileOp> &ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      htp::TileOp &o = ops[i];
+      walk(o.body);
+      walk(o.then_body);
+      walk(o.else_body);
+      if (strip(o.op) != "matmul" || !o.dst || !o.args) continue;
+      const bool three = o.args->size() > 2 && (*o.args)[2].is_string();
+      const std::string acc = three ? (*o.args)[2].get<std::string>() : *o.dst;
+      if (!(three || o.accumulate.value_or(false)) || !loaded.count(acc)) continue;
+      const htp::TileLocal *l = k.local(*o.dst);
+      if (!l) continue;
+      std::string product = *o.dst + "_product";
+      while (k.local(product) || k.param(product)) product += "_";
+      k.locals.push_back(htp::TileLocal{product, "tile", l->shape, l->dtype});
+      htp::TileOp mm = o, add;
+      mm.dst = product;
+      mm.args->resize(2);
+      mm.accumulate = std::nullopt;
+      add.op = "add";
+      add.dst = o.dst;
+      add.args = std::vector<json>{acc, product};
+      add.span = o.span;
+      ops[i] = std::move(mm);
+      ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(add));
+      ++i;
+    }
+  };
+  walk(k.body);
+}
+
+/// Expr a + b, a alone when b is the constant 0./// Expr a + b, a alone when b is the constant 0.
+json plus(const json &a, const json &b) {
+  if (b == json(0)) return a;
+  if (a == json(0)) return b;
+  return json{{"op", "add"}, {"args", json::array({a, b})}};
+}
+
+/// Each launch of a kernel cut into parts (htp::entry_parts_workload) as those parts, in an ordered group in
+/// place of the launch: the parts' views of the kernel's tensors become views of the launch's views, their
+/// scalars the launch's, their loop variables fresh names, and each carry tensor a workload intermediate
+/// `_<kernel>_<carry>` of [slots, rows, cols], launch instance i using slot i (its loops' variables,
+/// row-major). False with a problem when a launch is under a loop of runtime extent.
+bool launch_parts(htp::WspWorkload &w, const std::map<std::string, htp::EntryParts> &cut,
+                  std::vector<Problem> &problems) {
+  std::map<std::string, int64_t> slots, instances;
+  bool ok = true;
+  std::function<void(const std::vector<htp::WspNode> &, int64_t, bool)> count =
+      [&](const std::vector<htp::WspNode> &body, int64_t mult, bool dynamic) {
+        for (const htp::WspNode &n : body) {
+          if (n.is_task() && cut.count(n.kernel)) {
+            if (dynamic && ok) {
+              problems.push_back({"pto.core-type", "kernel '" + n.kernel + "' carries tiles through a loop mixing cube "
+                                  "and vector work and is launched under a loop whose extent is known only at run time "
+                                  "in workload '" + w.name + "'; backend-pto cuts it into parts for launches under static "
+                                  "loops only", Span::from(n.span)});
+              ok = false;
+            }
+            slots[n.kernel] += mult;
+          }
+          int64_t m = mult;
+          bool dyn = dynamic;
+          if (n.is_loop())
+            for (const std::optional<int64_t> &v : loop_extents(n)) {
+              dyn = dyn || !v;
+              m *= v.value_or(1);
+            }
+          count(n.body, m, dyn);
+          count(n.then_body, m, dyn);
+          count(n.else_body, m, dyn);
+        }
+      };
+  count(w.body, 1, false);
+  if (!ok) return false;
+  int sites = 0;
+  std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
+      [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
+        for (htp::WspNode &n : body) {
+          if (n.is_task() && cut.count(n.kernel)) {
+            const htp::EntryParts &ep = cut.at(n.kernel);
+            const std::string kname = n.kernel;
+            json slot = instances[kname];
+            int64_t stride = 1;
+            for (size_t i = loops.size(); i-- > 0;) {
+              slot = plus(slot, json{{"op", "mul"}, {"args", json::array({json{{"var", loops[i].first}}, stride})}});
+              stride *= loops[i].second;
+            }
+            instances[kname] += stride;
+            const std::string prefix = "_" + kname + std::to_string(sites++) + "_";
+            std::map<std::string, const htp::WspArg *> launch_args;
+            for (const htp::WspArg &a : n.args) launch_args[a.param] = &a;
+            std::function<json(const json &)> rename = [&](const json &e) -> json {
+              if (e.is_object()) {
+                if (e.size() == 1 && e.contains("var") && e["var"].is_string())
+                  return json{{"var", prefix + e["var"].get<std::string>()}};
+                if (e.size() == 1 && e.contains("param") && e["param"].is_string()) {
+                  auto it = launch_args.find(e["param"].get<std::string>());
+                  if (it != launch_args.end() && it->second->scalar) return *it->second->scalar;
+                  return e;
+                }
+                json out = json::object();
+                for (const auto &[key, x] : e.items()) out[key] = rename(x);
+                return out;
+              }
+              if (e.is_array()) {
+                json out = json::array();
+                for (const json &x : e) out.push_back(rename(x));
+                return out;
+              }
+              return e;
+            };
+            std::function<void(htp::WspNode &)> bind = [&](htp::WspNode &x) {
+              for (std::string &v : x.vars) v = prefix + v;
+              if (x.is_task()) {
+                x.id = n.id + "_" + x.id;
+                x.span = n.span;
+                x.index.reset();
+                for (htp::WspArg &a : x.args) {
+                  if (a.scalar) {
+                    a.scalar = rename(*a.scalar);
+                    continue;
+                  }
+                  std::vector<json> offset;
+                  for (const json &o : a.offset) offset.push_back(rename(o));
+                  auto l = launch_args.find(a.param);
+                  if (l != launch_args.end() && l->second->tensor) {  // a view of the launch's view
+                    const htp::WspArg &v = *l->second;
+                    const size_t lead = v.offset.size() - std::min(v.offset.size(), offset.size());
+                    a.tensor = v.tensor;
+                    std::vector<json> o = v.offset;
+                    std::vector<int64_t> shape = v.shape;
+                    for (size_t d = 0; d < offset.size() && lead + d < o.size(); ++d) {
+                      o[lead + d] = plus(o[lead + d], offset[d]);
+                      shape[lead + d] = a.shape[d];
+                    }
+                    a.offset = std::move(o);
+                    a.shape = std::move(shape);
+                  } else if (a.tensor) {  // a carry: this launch's slot of the intermediate
+                    const std::string tensor = "_" + kname + "_" + *a.tensor;
+                    std::vector<int64_t> whole = {slots.at(kname)};
+                    whole.insert(whole.end(), a.shape.begin(), a.shape.end());
+                    htp::add_intermediate(w, tensor, [&] {
+                      for (const htp::WspIntermediate &im : ep.workload.intermediates)
+                        if (im.name == *a.tensor) return im.type.dtype;
+                      return std::string("f32");
+                    }(), whole);
+                    a.tensor = tensor;
+                    offset.insert(offset.begin(), slot);
+                    a.offset = std::move(offset);
+                    a.shape.insert(a.shape.begin(), 1);
+                  }
+                }
+                x.reads.clear();
+                x.writes.clear();
+                for (const htp::WspArg &a : x.args)
+                  if (a.tensor) htp::record_view(x, a);
+              }
+              for (htp::WspNode &b : x.body) bind(b);
+            };
+            htp::WspNode group;
+            group.kind = "group";
+            group.order = "ordered";
+            group.span = n.span;
+            group.body = ep.workload.body.at(0).body;
+            for (htp::WspNode &x : group.body) bind(x);
+            n = std::move(group);
+            continue;
+          }
+          auto inner = loops;
+          if (n.is_loop()) {
+            const auto extents = loop_extents(n);
+            for (size_t i = 0; i < n.vars.size(); ++i) inner.emplace_back(n.vars[i], extents[i].value_or(1));
+          }
+          rewrite(n.body, inner);
+          rewrite(n.then_body, inner);
+          rewrite(n.else_body, inner);
+        }
+      };
+  rewrite(w.body, {});
+  return true;
+}
+
 }  // namespace
 
 void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph> &task_graph,
@@ -208,6 +398,23 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       return std::nullopt;
     }
   };
+  // A launched kernel whose loop carries tiles across cube and vector work (a K-loop accumulating A Bᵀ through
+  // a transpose, an online softmax per head) is cut into parts like an entry (htp::entry_parts_workload) and
+  // each launch becomes its parts; each part mixing the two is split below like any other.
+  std::map<std::string, htp::EntryParts> cut;
+  for (const htp::TileKernel &k : kernels.kernels)
+    if (k.kind == "kernel" && launched.count(k.name) && !(layouts && layouts->function(k.name)) && !mixes(k))
+      if (auto ep = htp::entry_parts_workload(k, nullptr)) cut.emplace(k.name, std::move(*ep));
+  if (!cut.empty() && task_graph) {
+    for (htp::WspWorkload &w : task_graph->workloads) launch_parts(w, cut, problems);
+    std::erase_if(kernels.kernels, [&](const htp::TileKernel &k) { return cut.count(k.name) > 0; });
+    for (auto &[name, ep] : cut)
+      for (htp::TileKernel &p : ep.kernels) {
+        add_loaded_accumulators(p);
+        launched.insert(p.name);
+        kernels.kernels.push_back(std::move(p));
+      }
+  }
   for (const htp::TileKernel &k : kernels.kernels) {
     if (k.kind != "kernel" || launched.count(k.name)) continue;
     const std::optional<bool> mixed = mixes(k);
@@ -235,6 +442,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       task_graph->workloads.push_back(std::move(cl->workload));
       replaced.insert(k.name);
       for (htp::TileKernel &p : cl->kernels) {
+        add_loaded_accumulators(p);
         launched.insert(p.name);
         iterations.push_back(std::move(p));
       }

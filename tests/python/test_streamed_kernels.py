@@ -30,6 +30,9 @@ PARITY = {
         for t in ("pto-a2a3sim", "aie-npu1")],
     "test_two_loops_over_a_large_tensor_run": [
         ("kernel entry with several loops over tensors larger than a core", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_flash_attention_per_head_launched_by_a_workload_runs": [
+        ("kernel launched by a workload whose loop carries tiles, mixing cube and vector work", t)
+        for t in ("pto-a2a3sim", "aie-npu1")],
     "test_flash_attention_in_one_kernel_runs": [
         ("kernel entry whose loop carries tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -293,3 +296,58 @@ def test_two_loops_over_a_large_tensor_run(tmp_path, target):
     np.testing.assert_array_equal(r["y2"], -x)
     if target == "aie-npu1":
         assert r.report["orchestrated"] is True and r.report["tasks"] == 20
+
+
+# The same kernels launched by a workload: flash attention per head over a grid, and C = A Bᵀ over output tiles
+# with the transpose inside the K-loop (an accumulator carried across cube and vector work). backend-pto cut
+# only kernel entries this way (pto.core-type); each launch now becomes the kernel's parts in an ordered group,
+# the carries in a slot per launch of an intermediate, an accumulator loaded back added to a fresh product (a2a3
+# cannot load one into the cube's L0C).
+from htp.dialects.wsp import P, workload  # noqa: E402
+
+H = 3
+
+
+@workload
+def heads(Q: In[Tensor[H, SQ, D, f32]], K: In[Tensor[H, SK, D, f32]], V: In[Tensor[H, SK, D, f32]],
+          O: Out[Tensor[H, SQ, D, f32]]):
+    for h in P(H):
+        flash[h](Q[h], K[h], V[h], O[h])
+
+
+@kernel
+def abt(a: In[Tensor[16, 64, f32]], b: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 16, f32]]):
+    acc = full((16, 16), 0.0, f32)
+    for k in range(2):
+        acc = matmul(load(a[:, k * 32:(k + 1) * 32]), transpose(load(b[:, k * 32:(k + 1) * 32])), acc)
+    store(c, acc)
+
+
+@workload
+def gemm_abt(A: In[Tensor[48, 64, f32]], B: In[Tensor[80, 64, f32]], C: Out[Tensor[48, 80, f32]]):
+    for i, j in P(3, 5):
+        abt[i, j](A[i * 16:(i + 1) * 16, :], B[j * 16:(j + 1) * 16, :], C.tile(i, j))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_flash_attention_per_head_launched_by_a_workload_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal(shape, dtype=np.float32) for shape in ((H, SQ, D), (H, SK, D), (H, SK, D)))
+    pkg = ctx.compile(heads, target, tmp_path / "heads")
+    r = htp.bind(pkg, ctx).run(Q=q, K=k, V=v)
+    for h in range(H):
+        s = q[h] @ k[h].T * 0.25
+        e = np.exp(s - s.max(1, keepdims=True))
+        np.testing.assert_allclose(r["O"][h], (e / e.sum(1, keepdims=True)) @ v[h], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_transpose_inside_a_k_loop_of_a_launched_kernel_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(41)
+    A = rng.standard_normal((48, 64), dtype=np.float32)
+    B = rng.standard_normal((80, 64), dtype=np.float32)
+    pkg = ctx.compile(gemm_abt, target, tmp_path / "abt")
+    r = htp.bind(pkg, ctx).run(A=A, B=B)
+    np.testing.assert_allclose(r["C"], A @ B.T, rtol=1e-4, atol=1e-3)

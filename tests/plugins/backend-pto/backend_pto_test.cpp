@@ -158,11 +158,16 @@ TEST(PtoLegality, RowNotAMultipleOfTheVectorBlock) {
 }
 
 TEST(PtoLegality, CubeAndVectorWorkInOneKernel) {
+  // A K-loop of static bounds mixing the two is cut into parts, its accumulator carried between iterations
+  // (htp::entry_parts_workload), and each part split between the core types.
   auto in = load_fixture("gemm");
   kernel0(in)["body"][1]["body"].push_back({{"op", "exp"}, {"dst", "ta"}, {"args", {"ta"}}, {"span", {{"line", 13}, {"col", 4}, {"end_line", 13}, {"end_col", 20}}}});
+  EXPECT_TRUE(problems_of(in).empty());
+  // One whose bounds are not static is not: backend-pto splits a mixed kernel between statements
+  // (split_core_types.cpp), not inside such a loop.
+  kernel0(in)["body"][1]["stop"] = {{"op", "add"}, {"args", {4, {{"var", "unknown"}}}}};
   auto p = only_problem(in);
   EXPECT_EQ(p.code, "pto.core-type");
-  // backend-pto splits a mixed kernel between statements (split_core_types.cpp), not inside a loop.
   EXPECT_EQ(p.message, "kernel 'gemm_tile' mixes cube work (pto.matmul) and vector work in one for statement; "
                        "backend-pto splits a kernel between statements: move the vector work out of it");
 }
