@@ -321,7 +321,9 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   bool maybe_empty = !trips || *trips == 0;
   if (maybe_empty) open_loops_.push_back(s);
   blocks_.push_back(body);
+  ++loop_depth_;
   block(s, "body");
+  --loop_depth_;
   blocks_.pop_back();
   if (maybe_empty) {
     open_loops_.pop_back();
@@ -379,10 +381,19 @@ void KernelChecker::return_stmt(htp::NodeRef s) {
           "tile bodies return nothing: write results to Out parameters with store(out, tile)");
     return;
   }
+  if (loop_depth_ > 0) {
+    error(s, "tile.return-in-loop",
+          "an early 'return' inside a loop is not lowered: guard the rest of the loop body with an 'if' and let the "
+          "loop end, or move the condition to the caller");
+    return;
+  }
   // Checked at the end of the body, once every store of the function is known.
   pending_returns_.push_back(
       {flow_, s, blocks_.size() > 1 ? " before the 'return' at line " + std::to_string(s.span().line) : ""});
   flow_.returned = true;
+  // A marker where the return is: the statements after the `if` around it move into the branches that do not
+  // return (without_returns, once the body is complete).
+  emit(ojson{{"op", "return"}}, s);
 }
 
 void KernelChecker::expression_statement(htp::NodeRef s) {

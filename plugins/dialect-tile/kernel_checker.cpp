@@ -3,6 +3,45 @@
 
 namespace tile {
 
+namespace {
+
+/// Whether statements `ops` (or those nested in them) hold a return marker.
+bool has_return(const ojson &ops) {
+  for (const ojson &op : ops) {
+    if (op.value("op", "") == "return") return true;
+    for (const char *key : {"body", "then", "else"})
+      if (op.contains(key) && has_return(op[key])) return true;
+  }
+  return false;
+}
+
+/// Statements `ops` followed by `rest`, each `return` ending its path: the statements after an `if` that
+/// returns on some path run in its branches, where no return came before them. (Returns inside loops are
+/// refused where they are written.)
+ojson without_returns(const ojson &ops, const ojson &rest) {
+  ojson out = ojson::array();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ojson &op = ops[i];
+    const std::string name = op.value("op", "");
+    if (name == "return") return out;
+    if (name == "if" && has_return(ojson::array({op}))) {
+      ojson after = ojson::array();
+      for (size_t j = i + 1; j < ops.size(); ++j) after.push_back(ops[j]);
+      for (const ojson &r : rest) after.push_back(r);
+      ojson branch = op;
+      branch["then"] = without_returns(op["then"], after);
+      branch["else"] = without_returns(op["else"], after);
+      out.push_back(std::move(branch));
+      return out;
+    }
+    out.push_back(op);
+  }
+  for (const ojson &r : rest) out.push_back(r);
+  return out;
+}
+
+}  // namespace
+
 CheckResult check_tile_function(htp::PassContext &ctx, const TileFunction &f, const CheckOptions &options) {
   return KernelChecker(ctx, f, options).run();
 }
@@ -39,7 +78,7 @@ CheckResult KernelChecker::run() {
   k["mapping"] = result_.signature["mapping"];
   k["params"] = result_.signature["params"];
   k["locals"] = locals_;
-  k["body"] = body_;
+  k["body"] = has_return(body_) ? without_returns(body_, ojson::array()) : body_;
   result_.kernel = std::move(k);
   return std::move(result_);
 }

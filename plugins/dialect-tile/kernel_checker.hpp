@@ -228,6 +228,7 @@ private:
   std::set<std::string> stored_;                         ///< every Out/InOut param some store writes
   std::map<std::string, htp::NodeRef> first_loop_store_; ///< Out written only in a maybe-empty loop
   std::vector<htp::NodeRef> open_loops_;                 ///< enclosing loops without a static trip count
+  int loop_depth_ = 0;                                   ///< enclosing loops (an early return in one is refused)
   struct PendingReturn {
     Flow flow;
     htp::NodeRef at;

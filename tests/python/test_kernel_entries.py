@@ -74,3 +74,39 @@ def test_a_scalar_argument_of_the_wrong_kind_names_the_parameter(tmp_path):
     with pytest.raises(htp.ArgumentTypeError, match=r"argument 'start' is an integer parameter \(i32\), got 2.7"):
         htp.bind(pkg, ctx).run(x=x, start=2.7, y=y)
     htp.bind(pkg, ctx).run(x=x, start=2.0, y=y)  # a whole float is that integer
+
+
+# An early `return` (tile.md: "ends the kernel"), as a guard: both targets ran the statements after it anyway
+# (the tile IR had no return), so Y was written whatever the flag. The statements after an `if` that returns
+# now run only on the paths that do not; a return inside a loop is refused (tile.return-in-loop).
+@kernel
+def guarded(X: In[Tensor[8, 16, f32]], Y: InOut[Tensor[8, 16, f32]], flag: Scalar[i32]):
+    if flag > 0:
+        store(Y, adds(load(X), 2.0))
+        return
+    elif flag < 0:
+        return
+    store(Y, adds(load(X), 1.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_early_return_ends_the_kernel(tmp_path, target):
+    ctx = htp.Context()
+    pkg = ctx.compile(guarded, target, tmp_path / "pkg")
+    X = np.random.default_rng(23).standard_normal((8, 16)).astype(np.float32)
+    for flag, want in ((0, X + 1), (1, X + 2), (-1, np.zeros_like(X))):
+        r = htp.bind(pkg, ctx).run(X=X, Y=np.zeros_like(X), flag=flag)
+        np.testing.assert_allclose(r["Y"], want, rtol=1e-6, err_msg=f"flag {flag}")
+
+
+@kernel
+def return_in_loop(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]]):
+    for i in range(4):
+        if i == 2:
+            return
+        store(Y[i * 8:(i + 1) * 8, :], load(X[i * 8:(i + 1) * 8, :]))
+
+
+def test_an_early_return_inside_a_loop_is_refused(tmp_path):
+    with pytest.raises(htp.CompileError, match=r"an early 'return' inside a loop is not lowered.*\[tile.return-in-loop\]"):
+        htp.Context().compile(return_in_loop, "pto-a2a3sim", tmp_path / "pkg")

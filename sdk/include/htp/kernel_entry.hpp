@@ -219,6 +219,35 @@ inline bool mentions(const Json &e, const std::string &var) {
   return false;
 }
 
+/// The expressions of statement `o` (not those of the statements nested in it) as one JSON array: its
+/// operands, value, scalar, bounds and condition, and its offsets when `offsets`.
+inline nlohmann::json expressions_of(const TileOp &o, bool offsets) {
+  nlohmann::json all = nlohmann::json::array();
+  if (o.args) all.push_back(nlohmann::json(*o.args));
+  if (offsets && o.offset) all.push_back(nlohmann::json(*o.offset));
+  for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+    if (*f) all.push_back(**f);
+  return all;
+}
+
+/// `for _core in P(1): <body>`: the one-core grid a kernel entry's workload runs its launches in.
+inline WspNode single_core_grid(const IrSpan &span, std::vector<WspNode> body) {
+  WspNode grid;
+  grid.kind = "loop";
+  grid.vars = {"_core"};
+  grid.dep = "independent";
+  grid.domain.type = "dense";
+  grid.domain.extents = {nlohmann::json(1)};
+  grid.span = span;
+  grid.body = std::move(body);
+  return grid;
+}
+
+/// Whether `k` is mapped over more than one core (a kernel entry's workload runs on one).
+inline bool mapped_over_cores(const TileKernel &k) {
+  return k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; });
+}
+
 /// The body of `k` as one `for` loop with static bounds: its variable, start, step and trip count (at least
 /// one) under k's constexpr values.
 struct StaticLoop {
@@ -426,8 +455,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; }))
-    return no("it is mapped over several cores");
+  if (mapped_over_cores(k)) return no("it is mapped over several cores");
   if (k.body.size() != 1 || !k.body[0].is("for")) return no("its body is not one `for` loop");
   const auto sl = static_loop(k);
   if (!sl) return no("its loop bounds are not static");
@@ -475,10 +503,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
         continue;
       }
       // Any use of a nest variable but an offset is a value the iteration kernel does not have.
-      Json all = Json::array();
-      if (o.args) all.push_back(Json(*o.args));
-      for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-        if (*f) all.push_back(**f);
+      const Json all = expressions_of(o, false);
       for (const std::string &v : nest_vars)
         if (mentions(all, v)) value_use.insert(v);
       if (o.is("for")) {
@@ -610,15 +635,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::strin
     inner_node = std::move(seq);
     out.trips *= nest[v].trips;
   }
-  WspNode grid;
-  grid.kind = "loop";
-  grid.vars = {"_core"};
-  grid.dep = "independent";
-  grid.domain.type = "dense";
-  grid.domain.extents = {Json(1)};
-  grid.span = task.span;
-  grid.body = {std::move(inner_node)};
-  w.body = {grid};
+  w.body = {single_core_grid(task.span, {std::move(inner_node)})};
   out.workload = std::move(w);
   return out;
 }
@@ -655,8 +672,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  if (k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; }))
-    return no("it is mapped over several cores");
+  if (mapped_over_cores(k)) return no("it is mapped over several cores");
   // The parts: each top-level loop, and each run of statements between loops.
   std::vector<std::vector<TileOp>> parts;
   for (const TileOp &o : k.body) {
@@ -731,11 +747,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     for_each_op(pk.body, [&](const TileOp &o) {
       for (const auto *f : {&o.src, &o.dst})
         if (*f) used.insert(**f);
-      Json all = Json::array();
-      if (o.args) all.push_back(Json(*o.args));
-      if (o.offset) all.push_back(Json(*o.offset));
-      for (const auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-        if (*f) all.push_back(**f);
+      const Json all = expressions_of(o, true);
       std::function<void(const Json &)> walk = [&](const Json &e) {
         if (e.is_object()) {
           if (auto q = e.find("param"); q != e.end() && q->is_string()) used.insert(q->get<std::string>());
@@ -816,15 +828,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     steps.push_back(std::move(nest));
     out.kernels.push_back(std::move(lw->body));
   }
-  WspNode grid;
-  grid.kind = "loop";
-  grid.vars = {"_core"};
-  grid.dep = "independent";
-  grid.domain.type = "dense";
-  grid.domain.extents = {Json(1)};
-  grid.span = k.span;
-  grid.body = std::move(steps);
-  w.body = {std::move(grid)};
+  w.body = {single_core_grid(k.span, std::move(steps))};
   out.workload = std::move(w);
   return out;
 }
