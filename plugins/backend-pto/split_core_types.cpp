@@ -32,8 +32,12 @@ std::string strip(const std::string &op) {
 void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, bool &vector) {
   const std::string op = strip(o.op);
   const bool acc_cast = op == "cast" && o.arg_name(0) && acc.count(*o.arg_name(0));  // converted by TSTORE
+  // A fill of zeros resets an accumulator on either core; any other fill of a register that is not an
+  // accumulator (whose non-zero fill the legality check names) is vector work.
+  const bool fill = op == "full" && !(o.value && o.value->is_number() && o.value->get<double>() == 0.0) &&
+                    !(o.dst && acc.count(*o.dst));
   if (op == "matmul") cube = true;
-  else if (!movement(op) && !acc_cast) vector = true;
+  else if ((!movement(op) && !acc_cast) || fill) vector = true;
   for (const auto *body : {&o.body, &o.then_body, &o.else_body})
     for (const htp::TileOp &c : *body) sides(c, acc, cube, vector);
 }
@@ -478,8 +482,13 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     }
     // Registers a later part reads from an earlier one travel through hand-off tensors.
     std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size());
-    for (size_t s = 0; s < segs->size(); ++s)
+    for (size_t s = 0; s < segs->size(); ++s) {
       for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
+      // (a register only some branches of an `if` define keeps its earlier value on the others: a read)
+      std::set<std::string> inputs, defined;
+      htp::register_inputs((*segs)[s].body, k, inputs, defined);
+      uses[s].insert(inputs.begin(), inputs.end());
+    }
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
     const auto handed = htp::register_handoffs(uses, defs);

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, colexpand_add, colexpand_mul, exp, f32, full,
+from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, i32, colexpand_add, colexpand_mul, exp, f32, full,
                                kernel, load, matmul, mul, muls, relu, rowexpand_div, rowexpand_mul, rowexpand_sub,
                                rowmax, rowsum, rsqrt, store, sub, transpose)
 from htp.dialects.tile import max  # noqa: A004 (the tile op)
@@ -351,3 +351,41 @@ def test_a_transpose_inside_a_k_loop_of_a_launched_kernel_runs(tmp_path, target)
     pkg = ctx.compile(gemm_abt, target, tmp_path / "abt")
     r = htp.bind(pkg, ctx).run(A=A, B=B)
     np.testing.assert_allclose(r["C"], A @ B.T, rtol=1e-4, atol=1e-3)
+
+
+# A register only some iterations assign (`if i == 2: keep = ...`), read after the loop: cut into parts, the
+# iteration kernel stored the register whatever the branch (its carry was Out only), so aie-npu1 returned the
+# last tile or zeros and pto-a2a3sim whatever its buffer held. A register one branch of an `if` defines keeps
+# its value on the other: it is read (htp::register_inputs), so it is carried in and out.
+@kernel
+def keep_one(X: In[Tensor[1024, 32, f32]], out: Out[Tensor[32, 32, f32]]):
+    keep = full((32, 32), 0.0, f32)
+    for i in range(32):
+        if i == 2:
+            keep = load(X.tile(i, 0, shape=(32, 32)))
+    store(out, keep)
+
+
+@kernel
+def keep_mixed(a: In[Tensor[16, 16, f32]], w: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+               flag: Scalar[i32]):
+    keep = full((16, 16), 1.0, f32)
+    t = matmul(load(a), load(w))
+    if flag > 0:
+        keep = relu(t)
+    store(y, matmul(keep, load(w)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_register_assigned_on_some_iterations_keeps_its_value(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(212).standard_normal((1024, 32)).astype(np.float32)
+    pkg = ctx.compile(keep_one, target, tmp_path / "keep")
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=X)["out"], X[64:96])
+    # On Ascend, split between the core types: the vector part defining `keep` on one branch hands it on either way.
+    rng = np.random.default_rng(5)
+    a, w = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    pkg = ctx.compile(keep_mixed, target, tmp_path / "mixed")
+    for flag in (0, 1):
+        keep = np.maximum(a @ w, 0) if flag else np.ones((16, 16), np.float32)
+        np.testing.assert_allclose(htp.bind(pkg, ctx).run(a=a, w=w, flag=flag)["y"], keep @ w, rtol=1e-4, atol=1e-4)

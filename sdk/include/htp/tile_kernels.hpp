@@ -205,7 +205,7 @@ inline void registers_of(const TileOp &o, const TileKernel &k, std::set<std::str
 /// before them; registers already in `defs` are not) and those they write (added to `defs`), statement by
 /// statement in order: a loop's or branch's body counts from what is defined when it starts, so a register
 /// its first iteration defines before reading (a K-loop's tile) is not an input, and one it reads before
-/// defining (an accumulator) is.
+/// defining (an accumulator) is, as is one only some branches of an `if` define (the others keep its value).
 inline void register_inputs(const std::vector<TileOp> &ops, const TileKernel &k, std::set<std::string> &inputs,
                             std::set<std::string> &defs) {
   for (const TileOp &o : ops) {
@@ -231,6 +231,13 @@ inline void register_inputs(const std::vector<TileOp> &ops, const TileKernel &k,
       std::set<std::string> local = defs;
       register_inputs(*body, k, inputs, local);
       after.insert(local.begin(), local.end());
+    }
+    if (o.is("if")) {  // a register one branch defines keeps its earlier value on the other: that is read
+      std::set<std::string> then_defs = defs, else_defs = defs, ignored;
+      register_inputs(o.then_body, k, ignored, then_defs);
+      register_inputs(o.else_body, k, ignored, else_defs);
+      for (const std::string &r : after)
+        if (!then_defs.count(r) || !else_defs.count(r)) inputs.insert(r);
     }
     defs = std::move(after);
   }
