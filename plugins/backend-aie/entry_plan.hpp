@@ -168,6 +168,13 @@ Json channel_items(const htp::CspProgram &program, bool tensors_only, const htp:
 /// The processes of `program`, each after every producer of the channels it consumes; nullopt with `why`
 /// set when they form a cycle.
 std::optional<std::vector<const htp::CspProcess *>> producer_order(const htp::CspProgram &program, std::string &why);
+/// Problems (aie.csp-reload) for each load in a process iteration of a view of a tensor that a store earlier
+/// in the same iteration wrote (in part, or whole with the stored register changed since): a core streams its
+/// loads ahead of its stores (the view just stored is read from the stored register,
+/// htp::forward_views_to_loads; views stored in earlier iterations run host-orchestrated), so the load would
+/// read the tensor's earlier contents.
+std::vector<Problem> partial_reloads(const htp::TileKernels &kernels, const htp::CspGraph &csp);
+
 std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const htp::TileKernels &kernels,
                                         const DeviceProfile &device, std::vector<Problem> &problems);
 

@@ -97,7 +97,7 @@ void map_pass(htp::PassContext &ctx) {
   // view twice moves it once.
   htp::for_each_process_function(docs.kernels, docs.csp,
                                  [](htp::TileKernel &k) { htp::forward_views_to_loads(k.body, k); });
-  std::vector<Problem> problems;
+  std::vector<Problem> problems = partial_reloads(docs.kernels, docs.csp);
   // A kernel entry whose whole tensors do not fit its one core but whose body is one loop over tiles runs
   // as the workload streaming them (plan_streamed.cpp); the workload's mapping (spatial, or host-orchestrated)
   // follows as for any workload.

@@ -254,6 +254,76 @@ std::optional<std::pair<const StreamPlan *, const StreamPlan *>> read_after_writ
   return std::nullopt;
 }
 
+/// The view a load or store of a process moves at the loop variable's value in `env`, or nullopt.
+std::optional<View> moved_view(const htp::TileKernel &k, const htp::TileOp &o, const ExprEnv &env) {
+  const htp::TileLocal *l = k.local(o.moved_register().value_or(""));
+  if (!l || !o.offset) return std::nullopt;
+  View v;
+  v.shape = l->shape;
+  v.shape.insert(v.shape.begin(), o.offset->size() - std::min(o.offset->size(), l->shape.size()), 1);
+  for (const Json &e : *o.offset) {
+    auto x = eval_int(e, env);
+    if (!x) return std::nullopt;
+    v.offset.push_back(*x);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<Problem> partial_reloads(const htp::TileKernels &kernels, const htp::CspGraph &csp) {
+  std::vector<Problem> out;
+  for (const htp::CspProgram &program : csp.programs)
+    for (const htp::CspProcess &proc : program.processes) {
+      const htp::TileKernel *k = proc.stage ? nullptr : kernels.find(proc.function);
+      if (!k) continue;
+      const ExprEnv constants = constexpr_env(*k);
+      // The iteration: a loop's body at each of its (static) values, or the straight-line body once.
+      const bool loop = k->body.size() == 1 && k->body[0].is("for");
+      const std::vector<htp::TileOp> &body = loop ? k->body[0].body : k->body;
+      std::vector<ExprEnv> values;
+      if (loop) {
+        const htp::TileOp &f = k->body[0];
+        auto start = eval_int(*f.start, constants), stop = eval_int(*f.stop, constants), step = eval_int(*f.step, constants);
+        if (!start || !stop || !step || *step <= 0) continue;  // (its loop is orchestrated by the host; its kernels per task)
+        for (int64_t v = *start; v < *stop && values.size() < 4096; v += *step) {
+          ExprEnv e = constants;
+          e.vars[f.var.value_or("")] = v;
+          values.push_back(std::move(e));
+        }
+      } else {
+        values.push_back(constants);
+      }
+      bool reported = false;
+      for (size_t i = 0; i < body.size() && !reported; ++i) {
+        const htp::TileOp &ld = body[i];
+        if (!ld.is("load") || !ld.src) continue;
+        for (size_t j = 0; j < i && !reported; ++j) {
+          const htp::TileOp &st = body[j];
+          if (!st.is("store") || st.dst != ld.src) continue;
+          for (const ExprEnv &env : values) {
+            auto a = moved_view(*k, st, env), b = moved_view(*k, ld, env);
+            // (a load of exactly the view stored, its register unchanged, is already a copy of the register)
+            if (a && b && !overlap(*a, *b)) continue;
+            out.push_back({"aie.csp-reload",
+                           "process '" + proc.name + "' loads a view of '" + *ld.src +
+                               "' that its store earlier in the same iteration wrote (line " +
+                               std::to_string(st.span ? st.span->line : 0) +
+                               "); an AIE core streams its loads ahead of its stores, so it would read the earlier "
+                               "contents: load exactly the view stored (which reads the stored tile) or compute from "
+                               "the stored tile",
+                           ld.span ? span_json(*ld.span) : span_json(k->span)});
+            reported = true;
+            break;
+          }
+        }
+      }
+    }
+  return out;
+}
+
+namespace {
+
 /// A process as planned once, and how many replicas run it.
 struct Replicated {
   CorePlan core;

@@ -108,10 +108,12 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
 /// (tensor and offsets) that the latest store to that tensor, or the latest load of it, in the same list moved,
 /// of that register's shape, with the register unchanged since, becomes a copy of the register. A backend
 /// whose loads do not see the stores before them (AIE cores stream a process's loads from the start of the
-/// run) then reads what the program stored, and a view loaded twice in an iteration is moved once; `kernel`
-/// gives the registers' shapes.
+/// run) then reads what the program stored, and a view loaded twice in an iteration is moved once. A store
+/// of a view that a later store in the list overwrites, nothing reading the tensor between, is dropped (an
+/// AIE core moves each view once an iteration). `kernel` gives the registers' shapes.
 inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &kernel) {
   std::map<std::string, size_t> last;  // tensor -> index of the latest load or store of it in this list
+  std::vector<size_t> dead;            // stores a later store of the same view overwrites unread
   auto writes = [](const TileOp &o, const std::string &reg) {
     bool w = false;
     for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) { w = w || (x.dst && *x.dst == reg); });
@@ -123,6 +125,13 @@ inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &k
     forward_views_to_loads(o.then_body, kernel);
     forward_views_to_loads(o.else_body, kernel);
     if (o.is("store") && o.dst) {
+      // A store of the view the latest store to the tensor wrote, nothing reading it between: that one is dead.
+      auto it = last.find(*o.dst);
+      if (it != last.end() && ops[it->second].is("store") && ops[it->second].offset == o.offset) {
+        const TileLocal *a = kernel.local(ops[it->second].moved_register().value_or(""));
+        const TileLocal *b = kernel.local(o.moved_register().value_or(""));
+        if (a && b && a->shape == b->shape) dead.push_back(it->second);
+      }
       last[*o.dst] = i;
       continue;
     }
@@ -154,6 +163,8 @@ inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &k
     o = std::move(copy);
     last[tensor] = prior;  // the view is still the one `reg` holds
   }
+  std::sort(dead.begin(), dead.end());
+  for (size_t d = dead.size(); d-- > 0;) ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(dead[d]));
 }
 
 /// `k` with a straight-line body (no loop at its top level) as one loop of one iteration, `for _it in

@@ -290,6 +290,12 @@ TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
   EXPECT_EQ(forwarded(R"([{"op": "load", "dst": "a", "src": "Y", "offset": [8, 0]},
                           {"op": "store", "dst": "Y", "offset": [0, 0], "value": "b"},
                           {"op": "load", "dst": "b", "src": "Y", "offset": [8, 0]}])"), (V{"load", "store", "load"}));
+  // A store a later store of the same view overwrites, nothing reading it between, is dropped.
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [8, 0], "value": "a"},
+                          {"op": "store", "dst": "Y", "offset": [8, 0], "value": "b"}])"), (V{"store"}));
+  EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [8, 0], "value": "a"},
+                          {"op": "load", "dst": "c", "src": "Y", "offset": [0, 0]},
+                          {"op": "store", "dst": "Y", "offset": [8, 0], "value": "b"}])"), (V{"store", "load", "store"}));
   // Inside a loop body, per iteration; a store nested in a branch leaves the view unknown.
   EXPECT_EQ(forwarded(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
                             {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "a"},
