@@ -110,7 +110,9 @@ inline void sink_process_loads(TileKernels &kernels, const CspGraph &csp) {
 /// whose loads do not see the stores before them (AIE cores stream a process's loads from the start of the
 /// run) then reads what the program stored, and a view loaded twice in an iteration is moved once. A store
 /// of a view that a later store in the list overwrites, nothing reading the tensor between, is dropped (an
-/// AIE core moves each view once an iteration). `kernel` gives the registers' shapes.
+/// AIE core moves each view once an iteration). Nothing is forwarded across a receive that follows a send
+/// (the steps of a round trip, round_trip_steps, are kernel calls of their own). `kernel` gives the
+/// registers' shapes.
 inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &kernel) {
   std::map<std::string, size_t> last;  // tensor -> index of the latest load or store of it in this list
   std::vector<size_t> dead;            // stores a later store of the same view overwrites unread
@@ -119,11 +121,22 @@ inline void forward_views_to_loads(std::vector<TileOp> &ops, const TileKernel &k
     for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) { w = w || (x.dst && *x.dst == reg); });
     return w;
   };
+  bool sent = false;  // a receive after a send starts another step of a round trip (a kernel call of its own)
   for (size_t i = 0; i < ops.size(); ++i) {
     TileOp &o = ops[i];
     forward_views_to_loads(o.body, kernel);
     forward_views_to_loads(o.then_body, kernel);
     forward_views_to_loads(o.else_body, kernel);
+    bool receives = false, sends = false;
+    for_each_op(std::vector<TileOp>{o}, [&](const TileOp &x) {
+      receives = receives || x.op == "csp.recv";
+      sends = sends || x.op == "csp.send";
+    });
+    if (receives && sent) {  // (round_trip_steps cuts here): nothing forwards across
+      last.clear();
+      sent = false;
+    }
+    sent = sent || sends;
     if (o.is("store") && o.dst) {
       // A store of the view the latest store to the tensor wrote, nothing reading it between: that one is dead.
       auto it = last.find(*o.dst);

@@ -296,6 +296,12 @@ TEST(TileKernels, ALoadOfTheViewJustStoredReadsTheStoredRegister) {
   EXPECT_EQ(forwarded(R"([{"op": "store", "dst": "Y", "offset": [8, 0], "value": "a"},
                           {"op": "load", "dst": "c", "src": "Y", "offset": [0, 0]},
                           {"op": "store", "dst": "Y", "offset": [8, 0], "value": "b"}])"), (V{"store", "load", "store"}));
+  // Not across a receive after a send: the steps of a round trip are kernel calls of their own.
+  EXPECT_EQ(forwarded(R"([{"op": "load", "dst": "a", "src": "Y", "offset": [8, 0]},
+                          {"op": "csp.send", "args": ["a"], "attrs": {"channel": "req"}},
+                          {"op": "csp.recv", "dst": "c", "attrs": {"channel": "rep"}},
+                          {"op": "load", "dst": "b", "src": "Y", "offset": [8, 0]}])"),
+            (V{"load", "csp.send", "csp.recv", "load"}));
   // Inside a loop body, per iteration; a store nested in a branch leaves the view unknown.
   EXPECT_EQ(forwarded(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
                             {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "a"},
