@@ -285,8 +285,10 @@ std::vector<Problem> partial_reloads(const htp::TileKernels &kernels, const htp:
       if (loop) {
         const htp::TileOp &f = k->body[0];
         auto start = eval_int(*f.start, constants), stop = eval_int(*f.stop, constants), step = eval_int(*f.step, constants);
-        if (!start || !stop || !step || *step <= 0) continue;  // (its loop is orchestrated by the host; its kernels per task)
-        for (int64_t v = *start; v < *stop && values.size() < 4096; v += *step) {
+        const bool known = start && stop && step && *step > 0;
+        // (bounds known at run time only: the views of a few iterations, exact for offsets that move alike)
+        const int64_t first = known ? *start : 0, last = known ? *stop : 4, by = known ? *step : 1;
+        for (int64_t v = first; v < last && values.size() < 4096; v += by) {
           ExprEnv e = constants;
           e.vars[f.var.value_or("")] = v;
           values.push_back(std::move(e));

@@ -485,9 +485,9 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     for (size_t s = 0; s < segs->size(); ++s) {
       for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
       // (a register only some branches of an `if` define keeps its earlier value on the others: a read)
-      std::set<std::string> inputs, defined;
-      htp::register_inputs((*segs)[s].body, k, inputs, defined);
-      uses[s].insert(inputs.begin(), inputs.end());
+      std::set<std::string> inputs, defined, maybe;
+      htp::register_inputs((*segs)[s].body, k, inputs, defined, &maybe);
+      uses[s].insert(maybe.begin(), maybe.end());
     }
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;

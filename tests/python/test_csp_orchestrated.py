@@ -494,3 +494,27 @@ def test_a_view_stored_twice_in_an_iteration_keeps_the_last_store(tmp_path, targ
     X = np.random.default_rng(109).standard_normal((3 * R, C), dtype=np.float32)
     _, r = compile_run(tmp_path, two_stores, target, X=X, Y=np.zeros((3 * R, C), np.float32))
     np.testing.assert_allclose(r["Y"], X + 1, rtol=1e-6)
+
+
+# The same within a loop whose trip count the program takes at run time (host-orchestrated on AIE, an
+# iteration per task, whose task still loads before it stores).
+@program
+def store_then_subview_n(X: In[Tensor[4 * R, C, f32]], Y: InOut[Tensor[R, C, f32]], Z: Out[Tensor[16, C, f32]],
+                         n: Scalar[i32]):
+    ch = Channel[Tile[R, C, f32]](depth=1)
+
+    @process(produces=[ch])
+    def gen():
+        for i in range(n):
+            send(ch, load(X.tile(i, 0, shape=(R, C))))
+
+    @process(consumes=[ch])
+    def sink():
+        for i in range(n):
+            store(Y, recv(ch))
+            store(Z.tile(i, 0, shape=(4, C)), load(Y[0:4, :]))
+
+
+def test_a_load_of_part_of_the_view_just_stored_is_refused_under_a_runtime_loop(tmp_path):
+    with pytest.raises(htp.CompileError, match=r"process 'sink' loads a view of 'Y'.*\[aie.csp-reload\]"):
+        htp.Context().compile(store_then_subview_n, "aie-npu1", tmp_path / "aie")

@@ -389,3 +389,24 @@ def test_a_register_assigned_on_some_iterations_keeps_its_value(tmp_path, target
     for flag in (0, 1):
         keep = np.maximum(a @ w, 0) if flag else np.ones((16, 16), np.float32)
         np.testing.assert_allclose(htp.bind(pkg, ctx).run(a=a, w=w, flag=flag)["y"], keep @ w, rtol=1e-4, atol=1e-4)
+
+
+# Tiles a branch computes and stores within it are not carried: the loop still streams (one iteration's tiles
+# at a time on AIE), storing every third tile of an InOut tensor and leaving the others as the caller gave them.
+@kernel
+def every_third(X: In[Tensor[1024, 32, f32]], Y: InOut[Tensor[1024, 32, f32]]):
+    for i in range(32):
+        if i % 3 == 0:
+            store(Y.tile(i, 0, shape=(32, 32)), exp(load(X.tile(i, 0, shape=(32, 32)))))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_branch_storing_some_tiles_streams(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(29)
+    X, Y = (rng.standard_normal((1024, 32)).astype(np.float32) for _ in range(2))
+    pkg = ctx.compile(every_third, target, tmp_path / "third")
+    want = Y.copy()
+    for i in range(0, 32, 3):
+        want[i * 32:(i + 1) * 32] = np.exp(X[i * 32:(i + 1) * 32])
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X, Y=Y.copy())["Y"], want, rtol=1e-5, atol=1e-6)

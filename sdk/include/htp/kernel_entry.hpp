@@ -708,9 +708,9 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
   if (std::none_of(parts.begin(), parts.end(), [](const auto &p) { return p.front().is("for"); }))
     return no("its body has no loop at its top level");
   // Registers each part needs from before it (for a loop: from before it or the iteration before) and defines.
-  std::vector<std::set<std::string>> inputs(n), defs(n);
+  std::vector<std::set<std::string>> inputs(n), defs(n), maybe(n);
   for (size_t p = 0; p < n; ++p)
-    register_inputs(is_loop(p) ? parts[p].front().body : parts[p], k, inputs[p], defs[p]);
+    register_inputs(is_loop(p) ? parts[p].front().body : parts[p], k, inputs[p], defs[p], &maybe[p]);
   std::set<std::string> handed, defined;
   std::vector<std::set<std::string>> writes(n);
   for (size_t p = 0; p < n; ++p) {
@@ -724,12 +724,22 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
   for (const std::string &r : handed)
     if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
       return no("scalar register '" + r + "' crosses parts; carries are tiles");
-  // What each part stores: the registers it defines that a later part, or its own next iteration, reads.
+  // What each part stores: the registers it defines that a later part, or its own next iteration, reads. One
+  // it defines on some paths only is read first, so the others store the value it came in with.
   for (size_t p = 0; p < n; ++p)
     for (const std::string &r : defs[p]) {
       bool later = is_loop(p) && inputs[p].count(r);
       for (size_t q = p + 1; q < n && !later; ++q) later = inputs[q].count(r) > 0;
-      if (later) writes[p].insert(r);
+      if (!later) continue;
+      writes[p].insert(r);
+      if (!maybe[p].count(r) || inputs[p].count(r)) continue;
+      bool before = false;
+      for (size_t q = 0; q < p && !before; ++q) before = defs[q].count(r) > 0;
+      if (!before) return no("register '" + r + "' is defined on some paths only and read after them");
+      if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
+        return no("scalar register '" + r + "' crosses parts; carries are tiles");
+      inputs[p].insert(r);
+      handed.insert(r);
     }
   std::map<std::string, std::string> carry;  // register -> its carry tensor
   for (const std::string &r : handed) {

@@ -205,9 +205,10 @@ inline void registers_of(const TileOp &o, const TileKernel &k, std::set<std::str
 /// before them; registers already in `defs` are not) and those they write (added to `defs`), statement by
 /// statement in order: a loop's or branch's body counts from what is defined when it starts, so a register
 /// its first iteration defines before reading (a K-loop's tile) is not an input, and one it reads before
-/// defining (an accumulator) is, as is one only some branches of an `if` define (the others keep its value).
+/// defining (an accumulator) is. `maybe`, when given, collects the registers only some branches of an `if`
+/// define: on the other paths they keep their earlier value, so a part that hands one on must read it first.
 inline void register_inputs(const std::vector<TileOp> &ops, const TileKernel &k, std::set<std::string> &inputs,
-                            std::set<std::string> &defs) {
+                            std::set<std::string> &defs, std::set<std::string> *maybe = nullptr) {
   for (const TileOp &o : ops) {
     if (o.body.empty() && o.then_body.empty() && o.else_body.empty()) {
       std::set<std::string> u, d;
@@ -227,18 +228,16 @@ inline void register_inputs(const std::vector<TileOp> &ops, const TileKernel &k,
     for (const std::string &r : u)
       if (!defs.count(r)) inputs.insert(r);
     std::set<std::string> after = defs;
+    std::vector<std::set<std::string>> branch;
     for (const auto *body : {&o.body, &o.then_body, &o.else_body}) {
       std::set<std::string> local = defs;
-      register_inputs(*body, k, inputs, local);
+      register_inputs(*body, k, inputs, local, maybe);
       after.insert(local.begin(), local.end());
+      branch.push_back(std::move(local));
     }
-    if (o.is("if")) {  // a register one branch defines keeps its earlier value on the other: that is read
-      std::set<std::string> then_defs = defs, else_defs = defs, ignored;
-      register_inputs(o.then_body, k, ignored, then_defs);
-      register_inputs(o.else_body, k, ignored, else_defs);
+    if (maybe && o.is("if"))
       for (const std::string &r : after)
-        if (!then_defs.count(r) || !else_defs.count(r)) inputs.insert(r);
-    }
+        if (!branch[1].count(r) || !branch[2].count(r)) maybe->insert(r);
     defs = std::move(after);
   }
 }

@@ -374,6 +374,22 @@ TEST(KernelEntry, RegisterInputsCountAnAccumulatorAndNotAK_LoopsOwnTiles) {
   defs.clear();
   htp::register_inputs(k.body, k, inputs, defs);  // the whole body: t is the loop's own, acc defined first
   EXPECT_TRUE(inputs.empty());
+  // A register one branch of an `if` defines is defined on some paths only (`maybe`), not read.
+  htp::TileOp branch;
+  branch.op = "if";
+  branch.cond = json(1);
+  htp::TileOp fill;
+  fill.op = "full";
+  fill.dst = "t";
+  fill.value = json(0.0);
+  branch.then_body = {fill};
+  inputs.clear();
+  defs.clear();
+  std::set<std::string> maybe;
+  htp::register_inputs({branch}, k, inputs, defs, &maybe);
+  EXPECT_TRUE(inputs.empty());
+  EXPECT_EQ(maybe, (std::set<std::string>{"t"}));
+  EXPECT_EQ(defs, (std::set<std::string>{"t"}));
   // A matmul accumulating into its destination reads it.
   htp::TileOp mm;
   mm.op = "matmul";
