@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <htp/kernel_entry.hpp>
+
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
 
@@ -284,13 +286,12 @@ std::vector<Problem> partial_reloads(const htp::TileKernels &kernels, const htp:
       std::vector<ExprEnv> values;
       if (loop) {
         const htp::TileOp &f = k->body[0];
-        auto start = eval_int(*f.start, constants), stop = eval_int(*f.stop, constants), step = eval_int(*f.step, constants);
-        const bool known = start && stop && step && *step > 0;
         // (bounds known at run time only: the views of a few iterations, exact for offsets that move alike)
-        const int64_t first = known ? *start : 0, last = known ? *stop : 4, by = known ? *step : 1;
-        for (int64_t v = first; v < last && values.size() < 4096; v += by) {
+        const htp::loop_detail::NestLoop range =
+            htp::loop_detail::static_range(f, constants).value_or(htp::loop_detail::NestLoop{"", 0, 1, 4});
+        for (int64_t t = 0; t < range.trips && values.size() < 4096; ++t) {
           ExprEnv e = constants;
-          e.vars[f.var.value_or("")] = v;
+          e.vars[f.var.value_or("")] = range.start + t * range.step;
           values.push_back(std::move(e));
         }
       } else {

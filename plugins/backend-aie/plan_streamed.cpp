@@ -146,12 +146,15 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     int64_t bytes = 0;  // what the kernel entry's one core would hold
     for (const htp::TileParam &p : k.params)
       if (p.type.is_tensor()) bytes += product(p.type.shape) * dtype_bytes(p.type.dtype) * (p.dir == "inout" ? 2 : 1);
-    std::optional<htp::LoopWorkload> s;
-    const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
     // (Tensors that fit whole may still not fit beside the body's registers: then too.)
-    if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
-        (bytes > memory || !entry_fits(k, docs.layouts, device)))
-      s = htp::loop_workload(sunk, nullptr);
+    const bool oversized = k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
+                           (bytes > memory || !entry_fits(k, docs.layouts, device));
+    if (!oversized) {
+      kept.push_back(k);
+      continue;
+    }
+    const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
+    std::optional<htp::LoopWorkload> s = htp::loop_workload(sunk, nullptr);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
     // buffered) streams in blocks of fewer rows when its body works row by row.
     for (int64_t parts = 2; s && parts <= 64 && !streamed_design_fits(*s, device); parts *= 2) {
@@ -165,10 +168,7 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
       // that do not fit: its parts run one after another, each within a core, the carries in tensors between
       // them (htp::entry_parts_workload; a workload of several launches runs host-orchestrated).
-      std::optional<htp::EntryParts> parts;
-      if (k.kind == "kernel" && !launched.count(k.name) && !docs.layouts.function(k.name) &&
-          (bytes > memory || !entry_fits(k, docs.layouts, device)))
-        parts = htp::entry_parts_workload(k, nullptr);
+      std::optional<htp::EntryParts> parts = htp::entry_parts_workload(k, nullptr);
       if (!parts) {
         kept.push_back(k);
         continue;

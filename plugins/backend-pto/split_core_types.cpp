@@ -235,138 +235,54 @@ json plus(const json &a, const json &b) {
   return json{{"op", "add"}, {"args", json::array({a, b})}};
 }
 
-/// Each launch of a kernel cut into parts (htp::entry_parts_workload) as those parts, in an ordered group in
-/// place of the launch: the parts' views of the kernel's tensors become views of the launch's views, their
-/// scalars the launch's, their loop variables fresh names, and each carry tensor a workload intermediate
-/// `_<kernel>_<carry>` of [slots, rows, cols], launch instance i using slot i (its loops' variables,
-/// row-major). False with a problem when a launch is under a loop of runtime extent.
-bool launch_parts(htp::WspWorkload &w, const std::map<std::string, htp::EntryParts> &cut,
-                  std::vector<Problem> &problems) {
+/// Replaces each launch in workload `w` of a kernel `split` selects by `replace(launch, slot, slots)`: launch
+/// instance i of a kernel (its enclosing loops' variables, row-major, after the instances of its earlier launch
+/// sites) is slot i of the kernel's `slots` (the product of those loops' extents, summed over its sites). A
+/// launch under a loop of runtime extent has no slot: then nothing is replaced, `dynamic(loop, launch)` is
+/// called for the first (the outermost such loop) and the result is false.
+bool replace_launches(htp::WspWorkload &w, const std::function<bool(const std::string &)> &split,
+                      const std::function<void(const htp::WspNode &, const htp::WspNode &)> &dynamic,
+                      const std::function<htp::WspNode(const htp::WspNode &, const json &, int64_t)> &replace) {
   std::map<std::string, int64_t> slots, instances;
-  bool ok = true;
-  std::function<void(const std::vector<htp::WspNode> &, int64_t, bool)> count =
-      [&](const std::vector<htp::WspNode> &body, int64_t mult, bool dynamic) {
+  std::function<bool(const std::vector<htp::WspNode> &, int64_t, const htp::WspNode *)> count =
+      [&](const std::vector<htp::WspNode> &body, int64_t mult, const htp::WspNode *runtime_loop) {
         for (const htp::WspNode &n : body) {
-          if (n.is_task() && cut.count(n.kernel)) {
-            if (dynamic && ok) {
-              problems.push_back({"pto.core-type", "kernel '" + n.kernel + "' carries tiles through a loop mixing cube "
-                                  "and vector work and is launched under a loop whose extent is known only at run time "
-                                  "in workload '" + w.name + "'; backend-pto cuts it into parts for launches under static "
-                                  "loops only", Span::from(n.span)});
-              ok = false;
+          if (n.is_task() && split(n.kernel)) {
+            if (runtime_loop) {
+              dynamic(*runtime_loop, n);
+              return false;
             }
             slots[n.kernel] += mult;
           }
           int64_t m = mult;
-          bool dyn = dynamic;
+          const htp::WspNode *rl = runtime_loop;
           if (n.is_loop())
             for (const std::optional<int64_t> &v : loop_extents(n)) {
-              dyn = dyn || !v;
+              if (!v && !rl) rl = &n;
               m *= v.value_or(1);
             }
-          count(n.body, m, dyn);
-          count(n.then_body, m, dyn);
-          count(n.else_body, m, dyn);
+          if (!count(n.body, m, rl) || !count(n.then_body, m, rl) || !count(n.else_body, m, rl)) return false;
         }
+        return true;
       };
-  count(w.body, 1, false);
-  if (!ok) return false;
-  int sites = 0;
+  if (!count(w.body, 1, nullptr)) return false;
   std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
       [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
         for (htp::WspNode &n : body) {
-          if (n.is_task() && cut.count(n.kernel)) {
-            const htp::EntryParts &ep = cut.at(n.kernel);
+          if (n.is_task() && split(n.kernel)) {
             const std::string kname = n.kernel;
             json slot = instances[kname];
             int64_t stride = 1;
             for (size_t i = loops.size(); i-- > 0;) {
-              slot = plus(slot, json{{"op", "mul"}, {"args", json::array({json{{"var", loops[i].first}}, stride})}});
+              slot = json{{"op", "add"}, {"args", json::array({slot, json{{"op", "mul"}, {"args", json::array({json{{"var", loops[i].first}}, stride})}}})}};
               stride *= loops[i].second;
             }
             instances[kname] += stride;
-            const std::string prefix = "_" + kname + std::to_string(sites++) + "_";
-            std::map<std::string, const htp::WspArg *> launch_args;
-            for (const htp::WspArg &a : n.args) launch_args[a.param] = &a;
-            std::function<json(const json &)> rename = [&](const json &e) -> json {
-              if (e.is_object()) {
-                if (e.size() == 1 && e.contains("var") && e["var"].is_string())
-                  return json{{"var", prefix + e["var"].get<std::string>()}};
-                if (e.size() == 1 && e.contains("param") && e["param"].is_string()) {
-                  auto it = launch_args.find(e["param"].get<std::string>());
-                  if (it != launch_args.end() && it->second->scalar) return *it->second->scalar;
-                  return e;
-                }
-                json out = json::object();
-                for (const auto &[key, x] : e.items()) out[key] = rename(x);
-                return out;
-              }
-              if (e.is_array()) {
-                json out = json::array();
-                for (const json &x : e) out.push_back(rename(x));
-                return out;
-              }
-              return e;
-            };
-            std::function<void(htp::WspNode &)> bind = [&](htp::WspNode &x) {
-              for (std::string &v : x.vars) v = prefix + v;
-              if (x.is_task()) {
-                x.id = n.id + "_" + x.id;
-                x.span = n.span;
-                x.index.reset();
-                for (htp::WspArg &a : x.args) {
-                  if (a.scalar) {
-                    a.scalar = rename(*a.scalar);
-                    continue;
-                  }
-                  std::vector<json> offset;
-                  for (const json &o : a.offset) offset.push_back(rename(o));
-                  auto l = launch_args.find(a.param);
-                  if (l != launch_args.end() && l->second->tensor) {  // a view of the launch's view
-                    const htp::WspArg &v = *l->second;
-                    const size_t lead = v.offset.size() - std::min(v.offset.size(), offset.size());
-                    a.tensor = v.tensor;
-                    std::vector<json> o = v.offset;
-                    std::vector<int64_t> shape = v.shape;
-                    for (size_t d = 0; d < offset.size() && lead + d < o.size(); ++d) {
-                      o[lead + d] = plus(o[lead + d], offset[d]);
-                      shape[lead + d] = a.shape[d];
-                    }
-                    a.offset = std::move(o);
-                    a.shape = std::move(shape);
-                  } else if (a.tensor) {  // a carry: this launch's slot of the intermediate
-                    const std::string tensor = "_" + kname + "_" + *a.tensor;
-                    std::vector<int64_t> whole = {slots.at(kname)};
-                    whole.insert(whole.end(), a.shape.begin(), a.shape.end());
-                    htp::add_intermediate(w, tensor, [&] {
-                      for (const htp::WspIntermediate &im : ep.workload.intermediates)
-                        if (im.name == *a.tensor) return im.type.dtype;
-                      return std::string("f32");
-                    }(), whole);
-                    a.tensor = tensor;
-                    offset.insert(offset.begin(), slot);
-                    a.offset = std::move(offset);
-                    a.shape.insert(a.shape.begin(), 1);
-                  }
-                }
-                x.reads.clear();
-                x.writes.clear();
-                for (const htp::WspArg &a : x.args)
-                  if (a.tensor) htp::record_view(x, a);
-              }
-              for (htp::WspNode &b : x.body) bind(b);
-            };
-            htp::WspNode group;
-            group.kind = "group";
-            group.order = "ordered";
-            group.span = n.span;
-            group.body = ep.workload.body.at(0).body;
-            for (htp::WspNode &x : group.body) bind(x);
-            n = std::move(group);
+            n = replace(n, slot, slots.at(kname));
             continue;
           }
           auto inner = loops;
-          if (n.is_loop()) {
+          if (n.is_loop()) {  // (a replaced launch is under static loops only: count() said so)
             const auto extents = loop_extents(n);
             for (size_t i = 0; i < n.vars.size(); ++i) inner.emplace_back(n.vars[i], extents[i].value_or(1));
           }
@@ -377,6 +293,111 @@ bool launch_parts(htp::WspWorkload &w, const std::map<std::string, htp::EntryPar
       };
   rewrite(w.body, {});
   return true;
+}
+
+/// An ordered group at `span`: tasks that run one after another.
+htp::WspNode ordered_group(const htp::IrSpan &span, std::vector<htp::WspNode> body = {}) {
+  htp::WspNode group;
+  group.kind = "group";
+  group.order = "ordered";
+  group.span = span;
+  group.body = std::move(body);
+  return group;
+}
+
+/// Each launch of a kernel cut into parts (htp::entry_parts_workload) as those parts, in an ordered group in
+/// place of the launch: the parts' views of the kernel's tensors become views of the launch's views, their
+/// scalars the launch's, their loop variables fresh names, and each carry tensor a workload intermediate
+/// `_<kernel>_<carry>` of [slots, rows, cols], launch instance i using slot i (its loops' variables,
+/// row-major). False with a problem when a launch is under a loop of runtime extent.
+bool launch_parts(htp::WspWorkload &w, const std::map<std::string, htp::EntryParts> &cut,
+                  std::vector<Problem> &problems) {
+  int sites = 0;
+  auto dynamic = [&](const htp::WspNode &, const htp::WspNode &launch) {
+    problems.push_back({"pto.core-type", "kernel '" + launch.kernel + "' carries tiles through a loop mixing cube "
+                        "and vector work and is launched under a loop whose extent is known only at run time "
+                        "in workload '" + w.name + "'; backend-pto cuts it into parts for launches under static "
+                        "loops only", Span::from(launch.span)});
+  };
+  auto replace = [&](const htp::WspNode &n, const json &slot, int64_t slots) {
+    const htp::EntryParts &ep = cut.at(n.kernel);
+    const std::string kname = n.kernel;
+    const std::string prefix = "_" + kname + std::to_string(sites++) + "_";
+    std::map<std::string, const htp::WspArg *> launch_args;
+    for (const htp::WspArg &a : n.args) launch_args[a.param] = &a;
+    std::function<json(const json &)> rename = [&](const json &e) -> json {
+      if (e.is_object()) {
+        if (e.size() == 1 && e.contains("var") && e["var"].is_string())
+          return json{{"var", prefix + e["var"].get<std::string>()}};
+        if (e.size() == 1 && e.contains("param") && e["param"].is_string()) {
+          auto it = launch_args.find(e["param"].get<std::string>());
+          if (it != launch_args.end() && it->second->scalar) return *it->second->scalar;
+          return e;
+        }
+        json out = json::object();
+        for (const auto &[key, x] : e.items()) out[key] = rename(x);
+        return out;
+      }
+      if (e.is_array()) {
+        json out = json::array();
+        for (const json &x : e) out.push_back(rename(x));
+        return out;
+      }
+      return e;
+    };
+    std::function<void(htp::WspNode &)> bind = [&](htp::WspNode &x) {
+      for (std::string &v : x.vars) v = prefix + v;
+      if (x.is_task()) {
+        x.id = n.id + "_" + x.id;
+        x.span = n.span;
+        x.index.reset();
+        for (htp::WspArg &a : x.args) {
+          if (a.scalar) {
+            a.scalar = rename(*a.scalar);
+            continue;
+          }
+          std::vector<json> offset;
+          for (const json &o : a.offset) offset.push_back(rename(o));
+          auto l = launch_args.find(a.param);
+          if (l != launch_args.end() && l->second->tensor) {  // a view of the launch's view
+            const htp::WspArg &v = *l->second;
+            const size_t lead = v.offset.size() - std::min(v.offset.size(), offset.size());
+            a.tensor = v.tensor;
+            std::vector<json> o = v.offset;
+            std::vector<int64_t> shape = v.shape;
+            for (size_t d = 0; d < offset.size() && lead + d < o.size(); ++d) {
+              o[lead + d] = plus(o[lead + d], offset[d]);
+              shape[lead + d] = a.shape[d];
+            }
+            a.offset = std::move(o);
+            a.shape = std::move(shape);
+          } else if (a.tensor) {  // a carry: this launch's slot of the intermediate
+            const std::string tensor = "_" + kname + "_" + *a.tensor;
+            std::vector<int64_t> whole = {slots};
+            whole.insert(whole.end(), a.shape.begin(), a.shape.end());
+            htp::add_intermediate(w, tensor, [&] {
+              for (const htp::WspIntermediate &im : ep.workload.intermediates)
+                if (im.name == *a.tensor) return im.type.dtype;
+              return std::string("f32");
+            }(), whole);
+            a.tensor = tensor;
+            offset.insert(offset.begin(), slot);
+            a.offset = std::move(offset);
+            a.shape.insert(a.shape.begin(), 1);
+          }
+        }
+        x.reads.clear();
+        x.writes.clear();
+        for (const htp::WspArg &a : x.args)
+          if (a.tensor) htp::record_view(x, a);
+      }
+      for (htp::WspNode &b : x.body) bind(b);
+    };
+    htp::WspNode group = ordered_group(n.span, ep.workload.body.at(0).body);
+    for (htp::WspNode &x : group.body) bind(x);
+    return group;
+  };
+  return replace_launches(w, [&](const std::string &k) { return cut.count(k) > 0; }, dynamic, replace);
 }
 
 }  // namespace
@@ -563,97 +584,51 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // Each launch of a split kernel becomes its parts in order, the hand-offs of launch instance i in slot i
   // of a workload intermediate per register.
   for (htp::WspWorkload &w : tasks->workloads) {
-    std::map<std::string, int64_t> instances;  // kernel -> launches so far (the slot of the next one)
-    std::map<std::string, int64_t> slots;      // kernel -> slots it needs (product of its loops' extents)
-    std::function<bool(std::vector<htp::WspNode> &, int64_t)> count = [&](std::vector<htp::WspNode> &body,
-                                                                          int64_t mult) -> bool {
-      for (htp::WspNode &n : body) {
-        if (n.is_task() && parts.count(n.kernel)) slots[n.kernel] += mult;
-        int64_t m = mult;
-        if (n.is_loop())
-          for (const std::optional<int64_t> &v : loop_extents(n)) {
-            if (!v) {
-              bool has = false;
-              htp::for_each_node(n.body, [&](const htp::WspNode &x) { has = has || (x.is_task() && parts.count(x.kernel)); });
-              if (has) {
-                problems.push_back({"pto.core-type", "a kernel that mixes cube and vector work is launched under a loop "
-                                                     "whose extent is known only at run time in workload '" + w.name +
-                                                     "'; backend-pto splits it for launches under static loops only: "
-                                                     "split it into a cube kernel and a vector kernel that exchange tensors",
-                                    Span::from(n.span)});
-                return false;
-              }
-            }
-            m *= v.value_or(1);
-          }
-        if (!count(n.body, m) || !count(n.then_body, m) || !count(n.else_body, m)) return false;
-      }
-      return true;
+    auto dynamic = [&](const htp::WspNode &loop, const htp::WspNode &) {
+      problems.push_back({"pto.core-type", "a kernel that mixes cube and vector work is launched under a loop "
+                                           "whose extent is known only at run time in workload '" + w.name +
+                                           "'; backend-pto splits it for launches under static loops only: "
+                                           "split it into a cube kernel and a vector kernel that exchange tensors",
+                          Span::from(loop.span)});
     };
-    if (!count(w.body, 1)) return;
-    std::function<void(std::vector<htp::WspNode> &, std::vector<std::pair<std::string, int64_t>>)> rewrite =
-        [&](std::vector<htp::WspNode> &body, std::vector<std::pair<std::string, int64_t>> loops) {
-          for (htp::WspNode &n : body) {
-            if (n.is_task() && parts.count(n.kernel)) {
-              const std::string kname = n.kernel;
-              // The launch's slot: its enclosing loops' variables, row-major, plus this site's first slot.
-              json slot = instances[kname];
-              int64_t stride = 1;
-              for (size_t i = loops.size(); i-- > 0;) {
-                slot = json{{"op", "add"}, {"args", json::array({slot, json{{"op", "mul"}, {"args", json::array({json{{"var", loops[i].first}}, stride})}}})}};
-                stride *= loops[i].second;
-              }
-              instances[kname] += stride;
-              htp::WspNode group;
-              group.kind = "group";
-              group.order = "ordered";
-              group.span = n.span;
-              const auto &ks = parts.at(kname);
-              for (size_t s = 0; s < ks.size(); ++s) {
-                htp::WspNode t = htp::part_launch(n, ks[s], n.id + "_" + std::to_string(s));
-                for (const Handoff &h : handoffs.at(kname)[s]) {
-                  if (!first_of_register(handoffs.at(kname)[s], h)) continue;
-                  const std::string tensor = "_" + kname + "_" + h.reg.name;
-                  htp::WspArg a;
-                  a.param = "h_" + h.reg.name;
-                  a.tensor = tensor;
-                  a.dir = handoff_dir(handoffs.at(kname)[s], h.reg.name);
-                  // A mapped kernel: a tile per core (handoff_layout), the whole tensor, shared by its launches
-                  // (the runtime orders a launch's writes after the previous one's reads of it).
-                  const auto m = mapped_kernels.find(kname);
-                  const std::vector<int64_t> whole =
-                      m != mapped_kernels.end() ? handoff_layout(m->second, h.reg).shape : std::vector<int64_t>{};
-                  std::vector<int64_t> shape = whole;  // the intermediate's; else [slots, rows, cols], this launch's slot
-                  if (whole.empty()) {
-                    shape = {slots.at(kname)};
-                    shape.insert(shape.end(), h.reg.shape.begin(), h.reg.shape.end());
-                  }
-                  a.offset.assign(shape.size(), json(0));
-                  a.shape = shape;
-                  if (whole.empty()) {
-                    a.offset[0] = slot;
-                    a.shape[0] = 1;
-                  }
-                  t.args.push_back(a);
-                  htp::record_view(t, a);
-                  htp::add_intermediate(w, tensor, h.reg.dtype, shape);
-                }
-                group.body.push_back(std::move(t));
-              }
-              n = std::move(group);
-              continue;
-            }
-            auto inner = loops;
-            if (n.is_loop()) {  // (a split launch is under static loops only: count() said so)
-              const auto extents = loop_extents(n);
-              for (size_t i = 0; i < n.vars.size(); ++i) inner.push_back({n.vars[i], extents[i].value_or(1)});
-            }
-            rewrite(n.body, inner);
-            rewrite(n.then_body, inner);
-            rewrite(n.else_body, inner);
+    auto replace = [&](const htp::WspNode &n, const json &slot, int64_t slots) {
+      const std::string kname = n.kernel;
+      htp::WspNode group = ordered_group(n.span);
+      const auto &ks = parts.at(kname);
+      for (size_t s = 0; s < ks.size(); ++s) {
+        htp::WspNode t = htp::part_launch(n, ks[s], n.id + "_" + std::to_string(s));
+        for (const Handoff &h : handoffs.at(kname)[s]) {
+          if (!first_of_register(handoffs.at(kname)[s], h)) continue;
+          const std::string tensor = "_" + kname + "_" + h.reg.name;
+          htp::WspArg a;
+          a.param = "h_" + h.reg.name;
+          a.tensor = tensor;
+          a.dir = handoff_dir(handoffs.at(kname)[s], h.reg.name);
+          // A mapped kernel: a tile per core (handoff_layout), the whole tensor, shared by its launches
+          // (the runtime orders a launch's writes after the previous one's reads of it).
+          const auto m = mapped_kernels.find(kname);
+          const std::vector<int64_t> whole =
+              m != mapped_kernels.end() ? handoff_layout(m->second, h.reg).shape : std::vector<int64_t>{};
+          std::vector<int64_t> shape = whole;  // the intermediate's; else [slots, rows, cols], this launch's slot
+          if (whole.empty()) {
+            shape = {slots};
+            shape.insert(shape.end(), h.reg.shape.begin(), h.reg.shape.end());
           }
-        };
-    rewrite(w.body, {});
+          a.offset.assign(shape.size(), json(0));
+          a.shape = shape;
+          if (whole.empty()) {
+            a.offset[0] = slot;
+            a.shape[0] = 1;
+          }
+          t.args.push_back(a);
+          htp::record_view(t, a);
+          htp::add_intermediate(w, tensor, h.reg.dtype, shape);
+        }
+        group.body.push_back(std::move(t));
+      }
+      return group;
+    };
+    if (!replace_launches(w, [&](const std::string &k) { return parts.count(k) > 0; }, dynamic, replace)) return;
   }
   for (auto &[name, ks] : parts) {  // the parts replace the kernel (no launch of it is left)
     kernels.kernels.erase(std::remove_if(kernels.kernels.begin(), kernels.kernels.end(),

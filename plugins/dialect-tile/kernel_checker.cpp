@@ -1,18 +1,25 @@
 // The kernel checker's driver: parameters and their annotations (the signature), bindings and registers.
 #include "kernel_checker.hpp"
 
+#include <algorithm>
+
 namespace tile {
 
 namespace {
 
+bool has_return(const ojson &ops);
+
+/// Whether statement `op` is a return marker or holds one.
+bool returns(const ojson &op) {
+  if (op.value("op", "") == "return") return true;
+  for (const char *key : {"body", "then", "else"})
+    if (op.contains(key) && has_return(op[key])) return true;
+  return false;
+}
+
 /// Whether statements `ops` (or those nested in them) hold a return marker.
 bool has_return(const ojson &ops) {
-  for (const ojson &op : ops) {
-    if (op.value("op", "") == "return") return true;
-    for (const char *key : {"body", "then", "else"})
-      if (op.contains(key) && has_return(op[key])) return true;
-  }
-  return false;
+  return std::any_of(ops.begin(), ops.end(), returns);
 }
 
 /// Statements `ops` followed by `rest`, each `return` ending its path: the statements after an `if` that
@@ -24,7 +31,7 @@ ojson without_returns(const ojson &ops, const ojson &rest) {
     const ojson &op = ops[i];
     const std::string name = op.value("op", "");
     if (name == "return") return out;
-    if (name == "if" && has_return(ojson::array({op}))) {
+    if (name == "if" && returns(op)) {
       ojson after = ojson::array();
       for (size_t j = i + 1; j < ops.size(); ++j) after.push_back(ops[j]);
       for (const ojson &r : rest) after.push_back(r);

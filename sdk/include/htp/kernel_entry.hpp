@@ -721,9 +721,6 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     defined.insert(defs[p].begin(), defs[p].end());
   }
   if (n == 1 && handed.empty()) return no("nothing crosses from one part or iteration to the next");
-  for (const std::string &r : handed)
-    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
-      return no("scalar register '" + r + "' crosses parts; carries are tiles");
   // What each part stores: the registers it defines that a later part, or its own next iteration, reads. One
   // it defines on some paths only is read first, so the others store the value it came in with.
   for (size_t p = 0; p < n; ++p)
@@ -736,11 +733,12 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
       bool before = false;
       for (size_t q = 0; q < p && !before; ++q) before = defs[q].count(r) > 0;
       if (!before) return no("register '" + r + "' is defined on some paths only and read after them");
-      if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
-        return no("scalar register '" + r + "' crosses parts; carries are tiles");
       inputs[p].insert(r);
       handed.insert(r);
     }
+  for (const std::string &r : handed)
+    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
+      return no("scalar register '" + r + "' crosses parts; carries are tiles");
   std::map<std::string, std::string> carry;  // register -> its carry tensor
   for (const std::string &r : handed) {
     std::string name = "carry_" + r;
@@ -749,7 +747,6 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
   }
   EntryParts out;
   WspWorkload w = single_launch_workload(k);
-  const WspNode launch = w.body.at(0);
   for (const std::string &r : handed) add_intermediate(w, carry[r], k.local(r)->dtype, k.local(r)->shape);
   auto carry_op = [&](const std::string &op, const std::string &r) {
     TileOp o;
@@ -772,27 +769,15 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     pk.name = name;
     pk.kind = "kernel";
     pk.span = k.span;
-    pk.locals = k.locals;
     for (const std::string &r : reads) pk.body.push_back(carry_op("load", r));
     pk.body.insert(pk.body.end(), ops.begin(), ops.end());
     for (const std::string &r : stores) pk.body.push_back(carry_op("store", r));
     pk.locals = locals_used(k, pk.body);
-    std::set<std::string> used;
+    std::set<std::string> used;  // tensors moved and names read ({"param": n} among them)
     for_each_op(pk.body, [&](const TileOp &o) {
       for (const auto *f : {&o.src, &o.dst})
         if (*f) used.insert(**f);
-      const Json all = expressions_of(o, true);
-      std::function<void(const Json &)> walk = [&](const Json &e) {
-        if (e.is_object()) {
-          if (auto q = e.find("param"); q != e.end() && q->is_string()) used.insert(q->get<std::string>());
-          for (const auto &[key, x] : e.items()) walk(x);
-        } else if (e.is_array()) {
-          for (const Json &x : e) walk(x);
-        } else if (e.is_string()) {
-          used.insert(e.get<std::string>());
-        }
-      };
-      walk(all);
+      tile_detail::names_in(expressions_of(o, true), used);
     });
     for (const TileParam &q : k.params)
       if (used.count(q.name) || q.type.is_constexpr()) pk.params.push_back(q);
@@ -805,19 +790,6 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     }
     return pk;
   };
-  // The launch of kernel `pk` (task `proto` bound to the workload's tensors of the same names).
-  auto bind_carries = [&](WspNode &t, const TileKernel &pk) {
-    for (const TileParam &q : pk.params) {
-      if (!q.type.is_tensor() || k.param(q.name)) continue;  // (a carry tensor: the workload's intermediate)
-      WspArg a;
-      a.param = a.tensor.emplace(q.name);
-      a.dir = q.dir;
-      a.offset.assign(q.type.shape.size(), Json(0));
-      a.shape = q.type.shape;
-      record_view(t, a);
-      t.args.push_back(std::move(a));
-    }
-  };
   std::vector<WspNode> steps;
   int tasks = 0;
   for (size_t p = 0; p < n; ++p) {
@@ -829,9 +801,10 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     }();
     const std::string name = k.name + "__" + std::to_string(p);
     if (!is_loop(p)) {
+      // (its launch binds each parameter to the workload's tensor, or intermediate, of its name, whole)
       TileKernel pk = part_kernel(name, parts[p], reads, writes[p]);
-      WspNode t = part_launch(launch, pk, "t" + std::to_string(tasks++));
-      bind_carries(t, pk);
+      WspNode t = single_launch_workload(pk).body.at(0);
+      t.id = "t" + std::to_string(tasks++);
       steps.push_back(std::move(t));
       out.kernels.push_back(std::move(pk));
       continue;
@@ -846,19 +819,11 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     if (!lw) return no("its loop at part " + std::to_string(p) + ": " + reason);
     // (lw's workload: `for _ in P(1): <its loop nest around one launch>`; its launch binds the tensors by name)
     WspNode nest = lw->workload.body.at(0).body.at(0);
-    std::function<void(WspNode &)> rebind = [&](WspNode &x) {
-      if (x.is_task()) {
-        x.id = "t" + std::to_string(tasks++);
-        for (WspArg &a : x.args)
-          if (a.tensor && !k.param(*a.tensor)) a.dir = lw->body.param(a.param)->dir;  // (a carry)
-        x.reads.clear();
-        x.writes.clear();
-        for (const WspArg &a : x.args)
-          if (a.tensor) record_view(x, a);
-      }
-      for (WspNode &b : x.body) rebind(b);
+    std::function<void(WspNode &)> renumber = [&](WspNode &x) {
+      if (x.is_task()) x.id = "t" + std::to_string(tasks++);
+      for (WspNode &b : x.body) renumber(b);
     };
-    rebind(nest);
+    renumber(nest);
     steps.push_back(std::move(nest));
     out.kernels.push_back(std::move(lw->body));
   }
