@@ -91,6 +91,9 @@ void map_pass(htp::PassContext &ctx) {
   auto layouts = read_document(ctx, &htp::layout_signatures);
   if (!kernels || !tasks || !csp || !layouts) return;
   ProgramDocs docs{std::move(*kernels), std::move(*layouts), std::move(*tasks), std::move(*csp)};
+  // Offsets read through scalar registers (`r = 2 * i + 1`) read their expressions: AIE evaluates offsets at
+  // compile time, from the loop variables.
+  for (htp::TileKernel &k : docs.kernels.kernels) htp::inline_scalar_offsets(k);
   htp::sink_process_loads(docs.kernels, docs.csp);  // a process reading a weight before its loop: one loop
   // A process reading back the view it stored in the same iteration reads the stored register (its core's
   // loads stream from the start of the run; other reads after writes are aie.csp-order), and one loading a

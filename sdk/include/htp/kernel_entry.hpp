@@ -351,6 +351,55 @@ inline void loop_variable_as_scalar(std::vector<TileOp> &ops, std::vector<TilePa
 
 }  // namespace loop_detail
 
+/// Offsets through scalar registers: in a load or store whose offset reads a scalar register assigned once in
+/// the kernel, earlier in the statement's own list or in one around it, from loop variables, parameters and
+/// literals (or other such registers), the read becomes the register's expression: `r = 2 * i + 1` then
+/// `load(x.tile(r, 0, ...))` loads at `(2 * i + 1) * 32`. A backend that needs offsets it can evaluate from
+/// the loop variables (AIE streams and core loops, loop workloads) then sees them. The scalar statement stays,
+/// for the register's other uses.
+inline void inline_scalar_offsets(TileKernel &k) {
+  using Json = nlohmann::json;
+  std::map<std::string, int> assigned;
+  std::set<std::string> loop_vars;
+  for_each_op(k.body, [&](const TileOp &o) {
+    if (o.dst) ++assigned[*o.dst];
+    if (o.is("for") && o.var) loop_vars.insert(*o.var);
+  });
+  // Whether every variable `e` reads is a loop variable no statement assigns.
+  std::function<bool(const Json &)> pure = [&](const Json &e) {
+    if (e.is_object()) {
+      if (auto v = e.find("var"); v != e.end())
+        return v->is_string() && loop_vars.count(v->get<std::string>()) && !assigned.count(v->get<std::string>());
+      for (const auto &[key, x] : e.items())
+        if (!pure(x)) return false;
+    } else if (e.is_array()) {
+      for (const Json &x : e)
+        if (!pure(x)) return false;
+    }
+    return true;
+  };
+  using Env = std::map<std::string, Json>;
+  auto apply = [](Json e, const Env &env) {
+    for (const auto &[reg, value] : env) e = loop_detail::substitute(e, reg, value);
+    return e;
+  };
+  std::function<void(std::vector<TileOp> &, Env)> walk = [&](std::vector<TileOp> &ops, Env env) {
+    for (TileOp &o : ops) {
+      if ((o.is("load") || o.is("store")) && o.offset && !env.empty())
+        for (Json &e : *o.offset) e = apply(e, env);
+      if (o.is("scalar") && o.dst && o.value && assigned[*o.dst] == 1 && !loop_vars.count(*o.dst)) {
+        const TileLocal *l = k.local(*o.dst);
+        Json value = apply(*o.value, env);
+        if (l && l->is_scalar() && pure(value)) env[*o.dst] = std::move(value);
+      }
+      walk(o.body, env);
+      walk(o.then_body, env);
+      walk(o.else_body, env);
+    }
+  };
+  walk(k.body, {});
+}
+
 /// A kernel entry whose body is one loop `for i in range(...)` (or a perfect nest of up to three, `for i: for
 /// j: ...`, each loop's body the next loop) moving tiles of its tensors at offsets affine in the nest's
 /// variables, with nothing carried from one iteration to the next, as a workload of its name and parameters
@@ -472,9 +521,11 @@ inline nlohmann::json affine_sum(int64_t base, const std::vector<std::pair<int64
 }  // namespace loop_detail
 
 /// The loop workload of `k`, or nullopt with `why` set.
-inline std::optional<LoopWorkload> loop_workload(const TileKernel &k, std::string *why) {
+inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::string *why) {
   using namespace loop_detail;
   using Json = nlohmann::json;
+  TileKernel k = kernel;
+  inline_scalar_offsets(k);  // (offsets through scalar registers of the loop variables are affine too)
   auto no = [&](std::string reason) -> std::optional<LoopWorkload> {
     if (why) *why = std::move(reason);
     return std::nullopt;

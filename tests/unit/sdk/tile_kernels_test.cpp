@@ -455,3 +455,46 @@ TEST(KernelEntry, APerfectNestOfLoopsIsTheWorkloadsLoopsAndAnInnerLoopStaysInThe
   EXPECT_EQ(htp::eval_int(kloop.body.at(1).offset->at(1), env), 0);
   EXPECT_EQ(lw->body.body.at(2).offset, (std::vector<json>{0, 0}));
 }
+
+TEST(KernelEntry, AnOffsetThroughAScalarRegisterOfTheLoopVariableReadsItsExpression) {
+  // for i in range(4): r = 2 * i + 1; t = load(X[r * 8, 0]); if i > 1: s = r; s += 1; store(Y[s * 8, 0], t);
+  // u = 3; u = i; store(Y[u * 8, 0], t)  — r is assigned once from i (inlined); s and u are assigned twice.
+  htp::TileKernel k = htp::read_tile_kernels(json::parse(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "g", "kind": "kernel", "span": {"file": "g.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0},
+     "mapping": null,
+     "params": [{"name": "X", "dir": "in", "type": {"kind": "tensor", "shape": [64, 8], "dtype": "f32"}},
+                {"name": "Y", "dir": "out", "type": {"kind": "tensor", "shape": [64, 8], "dtype": "f32"}}],
+     "locals": [{"name": "t", "kind": "tile", "shape": [8, 8], "dtype": "f32"},
+                {"name": "r", "kind": "scalar", "shape": [], "dtype": "i32"},
+                {"name": "s", "kind": "scalar", "shape": [], "dtype": "i32"},
+                {"name": "u", "kind": "scalar", "shape": [], "dtype": "i32"}],
+     "body": [{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
+       {"op": "scalar", "dst": "r", "value": {"op": "add", "args": [{"op": "mul", "args": [2, {"var": "i"}]}, 1]}},
+       {"op": "load", "dst": "t", "src": "X", "offset": [{"op": "mul", "args": [{"var": "r"}, 8]}, 0]},
+       {"op": "if", "cond": {"op": "gt", "args": [{"var": "i"}, 1]}, "then": [
+         {"op": "scalar", "dst": "s", "value": {"var": "r"}},
+         {"op": "scalar", "dst": "s", "value": {"op": "add", "args": [{"var": "s"}, 1]}},
+         {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "s"}, 8]}, 0], "value": "t"}],
+        "else": [
+         {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "r"}, 8]}, 0], "value": "t"}]},
+       {"op": "scalar", "dst": "u", "value": 3},
+       {"op": "scalar", "dst": "u", "value": {"var": "i"}},
+       {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "u"}, 8]}, 0], "value": "t"}]}]}]})"))
+                          .kernels.at(0);
+  htp::inline_scalar_offsets(k);
+  const std::vector<htp::TileOp> &body = k.body.at(0).body;
+  htp::ExprEnv env;
+  env.vars = {{"i", 2}};
+  EXPECT_EQ(htp::eval_int(body.at(1).offset->at(0), env), 40);  // (2 * 2 + 1) * 8, r no longer read
+  EXPECT_FALSE(htp::loop_detail::mentions(json(*body.at(1).offset), "r"));
+  EXPECT_FALSE(htp::loop_detail::mentions(json(*body.at(2).else_body.at(0).offset), "r"));
+  // s and u are assigned twice: their reads stay.
+  EXPECT_TRUE(htp::loop_detail::mentions(json(*body.at(2).then_body.at(2).offset), "s"));
+  EXPECT_TRUE(htp::loop_detail::mentions(json(*body.at(5).offset), "u"));
+  // The scalar statements stay, for the registers' other uses.
+  EXPECT_TRUE(body.at(0).is("scalar"));
+  // A loop over such offsets is a loop workload.
+  k.body.at(0).body = {body.at(0), body.at(1), body.at(2).else_body.at(0)};
+  std::string why;
+  EXPECT_TRUE(htp::loop_workload(k, &why)) << why;
+}
