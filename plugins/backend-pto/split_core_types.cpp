@@ -445,7 +445,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     const std::optional<bool> mixed = mixes(k);
     if (!mixed) {
       const bool mapped = layouts && layouts->function(k.name);
-      auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), nullptr);
+      std::string lw_why, cl_why;
+      auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), &lw_why);
       // (otherwise reported by the loop below only for launched kernels; the entry's own checks report it)
       if (lw && mixes(lw->body) == std::optional<bool>(true)) {
         if (!task_graph) task_graph.emplace();
@@ -458,7 +459,26 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       // A loop whose iterations carry tiles (an online softmax's running max, sum and output; a K-loop's
       // accumulator fed by a transpose), or several loops, run as parts launched in order, the carries in
       // tensors between them (htp::entry_parts_workload); each part mixing the two is split below.
-      auto cl = mapped || lw ? std::nullopt : htp::entry_parts_workload(k, nullptr);
+      auto cl = mapped || lw ? std::nullopt : htp::entry_parts_workload(k, &cl_why);
+      if (!cl && !mapped && !lw) {
+        // (why neither form takes it, where segments_of would only say that a loop mixes the two)
+        const htp::TileOp *loop = nullptr;  // the loop mixing the two
+        const std::set<std::string> acc = accumulators(k);
+        for (const htp::TileOp &o : k.body) {
+          bool c = false, v = false;
+          sides(o, acc, c, v);
+          if (!loop && c && v && o.is("for")) loop = &o;
+        }
+        if (loop) {
+          problems.push_back({"pto.core-type",
+                              "kernel '" + k.name + "' mixes cube work (pto.matmul) and vector work in a loop, which "
+                              "backend-pto can neither run as tasks per iteration (" + lw_why + ") nor cut into parts "
+                              "launched in order (" + cl_why + "): keep what crosses iterations in a tile, or split "
+                              "the kernel into a cube kernel and a vector kernel that exchange tensors",
+                              span_of(loop->span, k.span)});
+          continue;
+        }
+      }
       if (!cl || !std::any_of(cl->kernels.begin(), cl->kernels.end(), [&](const htp::TileKernel &p) {
             return mixes(p) != std::optional<bool>(false);
           }))

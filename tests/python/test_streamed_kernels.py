@@ -431,3 +431,24 @@ def test_an_offset_through_a_scalar_register_streams(tmp_path, target):
     np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], want, rtol=1e-5)
     if target == "aie-npu1":
         assert [(e["name"], e["kind"]) for e in pkg.entrypoints] == [("odd_row_tiles", "workload")]
+
+
+# A scale carried from one row tile to the next as a scalar register, through a loop mixing a projection (cube)
+# and its scaling (vector): backend-pto carries tiles between parts, not scalars. The error said only that a
+# kernel runs on one core type, naming pto.muls; it now names the loop and the register that stops each form.
+@kernel
+def halving_scale(A: In[Tensor[128, 64, f32]], W: In[Tensor[64, 64, f32]], Y: Out[Tensor[128, 64, f32]]):
+    s = 1.0
+    for i in range(4):
+        p = matmul(load(A.tile(i, 0, shape=(32, 64))), load(W))
+        store(Y.tile(i, 0, shape=(32, 64)), relu(muls(p, s)))
+        s = s * 0.5
+
+
+def test_a_scalar_carried_through_a_mixed_loop_is_named(tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(halving_scale, "pto-a2a3sim", tmp_path / "pkg")
+    [d] = [d for d in e.value.errors if d.code == "pto.core-type"]
+    assert "scalar register 's' crosses parts" in d.message and "in a loop" in d.message, d.message
+    lines = open(__file__).read().splitlines()
+    assert lines[d.span["line"] - 1].strip() == "for i in range(4):" and "def halving_scale" in lines[d.span["line"] - 3]
