@@ -28,8 +28,8 @@ std::string expr_to_cpp(const Json &e, const std::function<std::string(const Jso
   if (op == "or") return bin("||");
   if (op == "floordiv" && a.size() == 2) return "htp_floordiv(" + a[0] + ", " + a[1] + ")";
   if (op == "mod" && a.size() == 2) return "htp_mod(" + a[0] + ", " + a[1] + ")";
-  if (op == "min" && a.size() == 2) return "std::min<int64_t>(" + a[0] + ", " + a[1] + ")";
-  if (op == "max" && a.size() == 2) return "std::max<int64_t>(" + a[0] + ", " + a[1] + ")";
+  if (op == "min" && a.size() == 2) return "htp_min(" + a[0] + ", " + a[1] + ")";
+  if (op == "max" && a.size() == 2) return "htp_max(" + a[0] + ", " + a[1] + ")";
   if (op == "neg" && a.size() == 1) return "(-" + a[0] + ")";
   if (op == "not" && a.size() == 1) return "(!" + a[0] + ")";
   if (op == "select" && a.size() == 3) return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";

@@ -1,6 +1,7 @@
 #include "kernel_emitter.hpp"
 
 #include <htp/device_estimate.hpp>
+#include <htp/expr_eval.hpp>
 
 #include "intrinsics.hpp"
 
@@ -163,9 +164,7 @@ public:
         << "// Portable C++: compiled by Peano (--target=aie2-none-unknown-elf) for the core, and by the host\n"
         << "// compiler for aie-sim (-DHTP_AIE_SIM adds the void** call wrapper).\n"
         << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n\n"
-        << "static inline int64_t htp_floordiv(int64_t a, int64_t b) { int64_t q = a / b; "
-           "return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-        << "static inline int64_t htp_mod(int64_t a, int64_t b) { return a - htp_floordiv(a, b) * b; }\n\n"
+        << htp::kScalarHelpersCpp << "\n"
         << (sig.find("htp_bf16") != std::string::npos || body.str().find("htp_bf16") != std::string::npos ? kBf16Type : "")
         << "extern \"C\" void " << plan_.function << "(" << sig << ") {\n"
         << body.str() << "}\n\n"

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <map>
 
+#include <htp/expr_eval.hpp>
+
 #include "kernel_ir.hpp"
 
 namespace ptobe {
@@ -71,17 +73,6 @@ std::string expr_to_cpp(const nlohmann::json &e, const ExprNames &names) {
   throw IrError("unknown expression operator '" + op + "'");
 }
 
-std::string expr_helpers_cpp() {
-  return "static inline int64_t htp_floordiv(int64_t a, int64_t b) {\n"
-         "    int64_t q = a / b;\n"
-         "    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
-         "}\n"
-         "static inline int64_t htp_mod(int64_t a, int64_t b) {\n"
-         "    int64_t r = a % b;\n"
-         "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
-         "}\n"
-         "template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }\n"
-         "template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }\n";
-}
+std::string expr_helpers_cpp() { return htp::kScalarHelpersCpp; }
 
 }  // namespace ptobe

@@ -2,14 +2,17 @@
 transpose and cast (which rounded a float to an integer on pto-a2a3sim and truncated it on aie-npu1), lowered by
 both backends and run on both simulators against NumPy."""
 
+import builtins
+
 import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Tensor, add, cast, colexpand, colexpand_add, colexpand_div, colexpand_max,
+from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div, colexpand_max,
                                colexpand_mul, colexpand_sub, exp, f16, f32, i32, kernel, load, log, neg, relu, rsqrt,
-                               sigmoid, sqrt, store, tanh, transpose)
+                               muls, sigmoid, sqrt, store, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
+from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.wsp import P, workload
 
 
@@ -135,3 +138,30 @@ def test_every_unary_op_in_a_kernel_entry_with_nine_outputs(tmp_path, target):
             "y_relu": np.maximum(x, 0)}
     for name, value in want.items():
         np.testing.assert_allclose(r[name], value, rtol=2e-5, atol=1e-6, err_msg=name)
+
+
+# Scalar expressions follow Python's semantics for their operand types (tile.md §2): a floating operand makes
+# `%` and `//` floating and `min` / `max` keep a runtime f32 scalar's value. Both targets computed them as
+# 64-bit integers: 7.25 % 2.0 was 1.0, alpha % 1.0 was 0, max(alpha, 0.25) was 0 on aie-npu1, and alpha // 0.5
+# (the divisor truncated to 0) killed the process with SIGFPE / SIGILL.
+@kernel
+def float_scalars(x: In[Tensor[4, 8, f32]], alpha: Scalar[f32], n: Scalar[i32], y: Out[Tensor[4, 8, f32]]):
+    t = load(x)
+    y0 = adds(t, 7.25 % 2.0)
+    y1 = adds(y0, alpha % 1.0)
+    y2 = muls(y1, max(alpha, 0.25))
+    y3 = adds(y2, alpha // 0.5)
+    y4 = adds(y3, min(alpha, -0.5))
+    store(y, adds(y4, n // 2 + n % 3))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_float_scalar_expressions_follow_python(tmp_path, target):
+    ctx = htp.Context()
+    pkg = ctx.compile(float_scalars, target=target, out=tmp_path / "pkg")
+    x = np.random.default_rng(5).standard_normal((4, 8), dtype=np.float32)
+    for alpha, n in ((1.75, 7), (-2.625, -7)):
+        r = htp.bind(pkg, ctx).run(x=x, alpha=alpha, n=n, cache_dir=tmp_path / "cache")
+        want = ((x + 7.25 % 2.0 + alpha % 1.0) * builtins.max(alpha, 0.25) + alpha // 0.5 + builtins.min(alpha, -0.5)
+                + n // 2 + n % 3)
+        np.testing.assert_allclose(r["y"], want.astype(np.float32), rtol=1e-6, atol=1e-6)

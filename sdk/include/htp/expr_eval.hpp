@@ -25,6 +25,34 @@ struct ExprEnv {
       read;
 };
 
+/// C++ source of the helpers emitted kernels evaluate an Expr's `floordiv`, `mod`, `min` and `max` with, with
+/// Python's semantics for their operand types: integers floor (-7 // 2 == -4, -7 % 2 == 1); a floating operand
+/// makes them floating (7.25 % 2.0 == 1.25, 1.75 // 0.5 == 3.0; a % b is a - floor(a / b) * b, of the divisor's
+/// sign; without <cmath>, which a device compiler may not have); `min` and `max` keep their operands' common
+/// type (a runtime f32 scalar stays one).
+inline constexpr const char *kScalarHelpersCpp = R"(#include <cstdint>
+#include <type_traits>
+template <class A, class B> static inline auto htp_floordiv(A a, B b) {
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    const int64_t x = a, y = b, q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  } else {
+    const double q = double(a) / double(b), t = double(int64_t(q));
+    return t > q ? t - 1 : t;
+  }
+}
+template <class A, class B> static inline auto htp_mod(A a, B b) {
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    const int64_t x = a, y = b, r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  } else {
+    return double(a) - htp_floordiv(a, b) * double(b);
+  }
+}
+template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }
+template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }
+)";
+
 namespace expr_detail {
 
 inline int64_t floordiv(int64_t a, int64_t b) {

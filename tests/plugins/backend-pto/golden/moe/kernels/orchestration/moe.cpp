@@ -88,13 +88,24 @@ static inline void htp_check_length(const char *where, const char *lengths, int6
     if (len < 0) htp_fail_length(where, lengths, row, len);
 }
 
-static inline int64_t htp_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+#include <cstdint>
+#include <type_traits>
+template <class A, class B> static inline auto htp_floordiv(A a, B b) {
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    const int64_t x = a, y = b, q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  } else {
+    const double q = double(a) / double(b), t = double(int64_t(q));
+    return t > q ? t - 1 : t;
+  }
 }
-static inline int64_t htp_mod(int64_t a, int64_t b) {
-    int64_t r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+template <class A, class B> static inline auto htp_mod(A a, B b) {
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    const int64_t x = a, y = b, r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  } else {
+    return double(a) - htp_floordiv(a, b) * double(b);
+  }
 }
 template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }
 template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }
