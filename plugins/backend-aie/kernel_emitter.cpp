@@ -116,16 +116,25 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-std::string binary_expr(std::string_view op, const std::string &a, const std::string &b) {
+/// Whether tiles of `dtype` hold integers: their elementwise ops compute in int64_t (wrapping as they are
+/// stored, exact beyond 2^53), not in double.
+bool integral(const std::string &dtype) { return !dtype.empty() && (dtype[0] == 'i' || dtype[0] == 'u'); }
+
+/// The type an op computes in when its result is a tile of `dtype`.
+std::string compute_type(const std::string &dtype) { return integral(dtype) ? "int64_t" : "double"; }
+
+std::string binary_expr(std::string_view op, const std::string &a, const std::string &b, bool ints) {
   if (op == "add") return a + " + " + b;
   if (op == "sub") return a + " - " + b;
   if (op == "mul") return a + " * " + b;
-  if (op == "div") return a + " / " + b;
+  if (op == "div") return ints ? "htp_floordiv(" + a + ", " + b + ")" : a + " / " + b;  // (integers floor, as //)
   if (op == "max") return "std::max(" + a + ", " + b + ")";
   return "std::min(" + a + ", " + b + ")";
 }
 
-std::string unary_expr(std::string_view op, const std::string &x) {
+std::string unary_expr(std::string_view op, const std::string &x, bool ints) {
+  if (ints && op == "abs") return "(" + x + " < 0 ? -" + x + " : " + x + ")";
+  if (ints && op == "relu") return "std::max<int64_t>(0, " + x + ")";
   if (op == "recip") return "1.0 / " + x;
   if (op == "exp") return "std::exp(" + x + ")";
   if (op == "log") return "std::log(" + x + ")";
@@ -415,11 +424,11 @@ private:
   }
 
   /// Element (r, c) of local `n`, broadcasting [R,1], [1,C] and scalars over the destination.
-  std::string elem(const std::string &n, const Local &l) const {
-    if (l.scalar) return local(n);
+  std::string elem(const std::string &n, const Local &l, const std::string &as = "double") const {
+    if (l.scalar) return as == "double" ? local(n) : "(" + as + ")" + local(n);
     std::string r = l.rows() == 1 ? "0" : "r";
     std::string c = l.cols() == 1 ? "0" : "c";
-    return "(double)" + local(n) + "[" + r + " * " + std::to_string(l.cols()) + " + " + c + "]";
+    return "(" + as + ")" + local(n) + "[" + r + " * " + std::to_string(l.cols()) + " + " + c + "]";
   }
 
   void loop2(std::ostream &o, int ind, const Local &d, const std::string &dst_name, const std::string &value) const {
@@ -532,33 +541,36 @@ private:
     }
     const AieIntrinsic *c = intrinsic_of(op);
     const Local &d = tile(dst, op);
+    const bool ints = integral(d.dtype);
+    const std::string as = compute_type(d.dtype);
     switch (c->kind) {
-    case IntrinsicKind::Full: return loop2(o, ind, d, dst, "(double)(" + expr(op.value.value_or(Json(0)), false) + ")");
+    case IntrinsicKind::Full: return loop2(o, ind, d, dst, "(" + as + ")(" + expr(op.value.value_or(Json(0)), false) + ")");
     case IntrinsicKind::Binary:
     case IntrinsicKind::RowExpandBinary:
     case IntrinsicKind::ColExpandBinary: {  // elem() broadcasts the [R, 1] / [1, C] operand
       const std::string a = arg(op, 0), b = arg(op, 1);
-      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), elem(b, tile(b, op))));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), elem(b, tile(b, op), as), ints));
     }
     case IntrinsicKind::ScalarBinary: {
       const std::string a = arg(op, 0);
       if (!op.scalar) throw EmitError("op '" + k + "' needs a scalar operand ('scalar')");
-      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op)), "(double)(" + expr(*op.scalar, false) + ")"));
+      return loop2(o, ind, d, dst,
+                   binary_expr(c->scalar, elem(a, tile(a, op), as), "(" + as + ")(" + expr(*op.scalar, false) + ")", ints));
     }
     case IntrinsicKind::Unary: {
       const std::string a = arg(op, 0);
-      return loop2(o, ind, d, dst, unary_expr(c->scalar, elem(a, tile(a, op))));
+      return loop2(o, ind, d, dst, unary_expr(c->scalar, elem(a, tile(a, op), as), ints));
     }
     case IntrinsicKind::Cast:
     case IntrinsicKind::Copy:
     case IntrinsicKind::RowExpand:
-    case IntrinsicKind::ColExpand: {
+    case IntrinsicKind::ColExpand: {  // (a float cast to an integer truncates toward zero, as NumPy's astype)
       const std::string a = arg(op, 0);
-      return loop2(o, ind, d, dst, elem(a, tile(a, op)));
+      return loop2(o, ind, d, dst, elem(a, tile(a, op), as));
     }
     case IntrinsicKind::Transpose: {  // d is [C, R] of a's [R, C]
       const std::string a = arg(op, 0);
-      return loop2(o, ind, d, dst, "(double)" + local(a) + "[c * " + std::to_string(d.rows()) + " + r]");
+      return loop2(o, ind, d, dst, "(" + as + ")" + local(a) + "[c * " + std::to_string(d.rows()) + " + r]");
     }
     case IntrinsicKind::RowReduce:
     case IntrinsicKind::ColReduce: return emit_reduce(o, ind, op, *c, d);
@@ -590,9 +602,10 @@ private:
     const int64_t outer = rows ? s.rows() : s.cols(), inner = rows ? s.cols() : s.rows();
     const std::string at = rows ? "[o * " + std::to_string(s.cols()) + " + i]" : "[i * " + std::to_string(s.cols()) + " + o]";
     const std::string combine = kind == "sum" ? "acc += x;" : kind == "max" ? "acc = std::max(acc, x);" : "acc = std::min(acc, x);";
+    const std::string as = compute_type(d.dtype);
     o << pad << "for (int64_t o = 0; o < " << outer << "; ++o) {\n"
-      << pad << "  double acc = (double)" << local(a) << (rows ? "[o * " + std::to_string(s.cols()) + "]" : "[o]") << ";\n"
-      << pad << "  for (int64_t i = 1; i < " << inner << "; ++i) { double x = (double)" << local(a) << at << "; "
+      << pad << "  " << as << " acc = (" << as << ")" << local(a) << (rows ? "[o * " + std::to_string(s.cols()) + "]" : "[o]") << ";\n"
+      << pad << "  for (int64_t i = 1; i < " << inner << "; ++i) { " << as << " x = (" << as << ")" << local(a) << at << "; "
       << combine << " }\n"
       << pad << "  " << local(dst) << "[o] = (" << c_type(d.dtype) << ")acc;\n"
       << pad << "}\n";

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div, colexpand_max,
-                               colexpand_mul, colexpand_sub, exp, f16, f32, i32, kernel, load, log, neg, relu, rsqrt,
-                               muls, sigmoid, sqrt, store, tanh, transpose)
+from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
+                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, i32, i64, kernel, load,
+                               log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.wsp import P, workload
@@ -165,3 +165,43 @@ def test_float_scalar_expressions_follow_python(tmp_path, target):
         want = ((x + 7.25 % 2.0 + alpha % 1.0) * builtins.max(alpha, 0.25) + alpha // 0.5 + builtins.min(alpha, -0.5)
                 + n // 2 + n % 3)
         np.testing.assert_allclose(r["y"], want.astype(np.float32), rtol=1e-6, atol=1e-6)
+
+
+# Integer tiles compute as integers (tile.md §3): aie-npu1 computed every elementwise op in double, so an i32
+# sum past 2^31 stored INT_MIN instead of wrapping, i64 values past 2^53 lost their low bits and an i32 `div`
+# truncated where NumPy's // floors.
+@kernel
+def int_ops(a: In[Tensor[4, 8, i32]], b: In[Tensor[4, 8, i32]], c: In[Tensor[4, 8, i64]],
+            s: Out[Tensor[4, 8, i32]], p: Out[Tensor[4, 8, i32]], w: Out[Tensor[4, 8, i64]]):
+    x = load(a)
+    y = load(b)
+    store(s, add(x, y))
+    store(p, mul(x, y))
+    store(w, adds(load(c), 1))
+
+
+@kernel
+def int_div(a: In[Tensor[4, 8, i32]], b: In[Tensor[4, 8, i32]], q: Out[Tensor[4, 8, i32]]):
+    store(q, div(load(a), load(b)))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_integer_tiles_wrap_and_floor_like_numpy(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(8)
+    a = rng.integers(-2**31, 2**31, (4, 8), dtype=np.int64).astype(np.int32)
+    b = rng.integers(-2**31, 2**31, (4, 8), dtype=np.int64).astype(np.int32)
+    c = rng.integers(2**53, 2**62, (4, 8), dtype=np.int64) | 1
+    r = htp.bind(ctx.compile(int_ops, target=target, out=tmp_path / "ops"), ctx).run(a=a, b=b, c=c)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(r["s"], a + b)
+        np.testing.assert_array_equal(r["p"], a * b)
+    np.testing.assert_array_equal(r["w"], c + 1)
+    n = rng.integers(-50, 50, (4, 8), dtype=np.int32)
+    d = rng.choice(np.array([-7, -3, -2, 2, 3, 7], np.int32), (4, 8))
+    if target == "pto-a2a3sim":  # a2a3 divides floats only
+        with pytest.raises(htp.CompileError, match="pto.contract"):
+            ctx.compile(int_div, target=target, out=tmp_path / "div")
+        return
+    r = htp.bind(ctx.compile(int_div, target=target, out=tmp_path / "div"), ctx).run(a=n, b=d)
+    np.testing.assert_array_equal(r["q"], n // d)
