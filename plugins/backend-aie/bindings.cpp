@@ -112,7 +112,7 @@ void read_orchestrated_arguments(htp::RunContext &ctx, const Json &doc, std::map
     if (type.value("kind", "") == "scalar") {
       const HtpRunArg &a = ctx.arg(name);
       if (a.tensor) throw htp::RunError("argument '" + name + "' is a tensor; the workload expects a scalar", "aie.argument");
-      scalars[name] = (dtype == "f32" || dtype == "f64") ? Json(a.scalar_float) : Json(a.scalar_int);
+      scalars[name] = floating_dtype(dtype) ? Json(a.scalar_float) : Json(a.scalar_int);
       continue;
     }
     htp::RunTensor t = ctx.tensor(name);

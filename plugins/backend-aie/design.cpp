@@ -55,6 +55,13 @@ std::vector<char> scalar_object(const std::string &dtype, double real, int64_t i
   auto put = [&](auto v) { std::memcpy(b.data(), &v, std::min(b.size(), sizeof v)); };
   if (dtype == "f32") put(static_cast<float>(real));
   else if (dtype == "f64") put(real);
+  else if (dtype == "f16") put(static_cast<_Float16>(real));
+  else if (dtype == "bf16") {  // the f32's upper half, rounded to nearest even
+    uint32_t bits;
+    const float f = static_cast<float>(real);
+    std::memcpy(&bits, &f, sizeof bits);
+    put(static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16));
+  }
   else if (dtype == "i64" || dtype == "u64") put(integer);
   else if (dtype == "i16" || dtype == "u16") put(static_cast<int16_t>(integer));
   else if (dtype == "i8" || dtype == "u8" || dtype == "bool") put(static_cast<int8_t>(integer));

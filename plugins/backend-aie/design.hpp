@@ -168,6 +168,10 @@ int64_t dtype_bytes(const std::string &dtype);
 /// The bytes of a one-element object of `dtype` holding a runtime scalar (a design's scalar buffer): a
 /// float dtype takes `real`, an integer one `integer`, narrowed to its width.
 std::vector<char> scalar_object(const std::string &dtype, double real, int64_t integer);
+/// Whether scalars of `dtype` are floating (f16, bf16, f32, f64): their values are reals, not integers.
+inline bool floating_dtype(const std::string &dtype) {
+  return dtype == "f32" || dtype == "f64" || dtype == "f16" || dtype == "bf16";
+}
 
 /// Product of a shape (the elements of a tensor or object of that shape).
 int64_t product(const std::vector<int64_t> &shape);

@@ -237,7 +237,12 @@ std::string entry_tensor(int index, const std::string &var) {
 
 std::string entry_scalar(int index, const std::string &var, const std::string &ctype, bool is_float) {
   const std::string slot = "args.scalar(" + std::to_string(index) + ")";
-  if (is_float) return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(from_u64<float>(" + slot + "));\n";
+  // (an f16 or bf16 scalar travels as an f32 and stays one here: the orchestration has no half types; the
+  // kernels it passes it to convert it)
+  if (is_float) {
+    const std::string held = ctype == "double" ? "double" : "float";
+    return "    const " + held + " " + var + " = from_u64<" + held + ">(" + slot + ");\n";
+  }
   return "    const " + ctype + " " + var + " = static_cast<" + ctype + ">(" + slot + ");\n";
 }
 

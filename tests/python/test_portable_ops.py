@@ -205,3 +205,46 @@ def test_integer_tiles_wrap_and_floor_like_numpy(tmp_path, target):
         return
     r = htp.bind(ctx.compile(int_div, target=target, out=tmp_path / "div"), ctx).run(a=n, b=d)
     np.testing.assert_array_equal(r["q"], n // d)
+
+
+# Half-precision and float scalars at run time. pto-a2a3sim's orchestration declared an f16 / bf16 scalar with
+# a type it does not have (`half`: the run failed to build); aie-npu1 read an f16 scalar of a packed task as 0
+# and refused a float workload scalar passed to a kernel's Scalar[f16] or compared in a condition.
+@kernel
+def scale_shift(x: In[Tensor[2, 16, f16]], s: Scalar[f16], z: Scalar[f32], y: Out[Tensor[2, 16, f16]]):
+    store(y, adds(muls(load(x), s), z))
+
+
+@kernel
+def scale_half(x: In[Tensor[16, 32, f16]], s: Scalar[f16], y: Out[Tensor[16, 32, f16]]):
+    store(y, muls(load(x), s))
+
+
+@kernel
+def exp_of(x: In[Tensor[16, 32, f16]], y: Out[Tensor[16, 32, f16]]):
+    store(y, exp(load(x)))
+
+
+@workload
+def scale_or_exp(X: In[Tensor[64, 32, f16]], alpha: float, Y: Out[Tensor[64, 32, f16]]):
+    if alpha > 1.0:
+        for i in P(4):
+            scale_half[i](X.tile(i, 0), alpha, Y.tile(i, 0))
+    else:
+        for i in P(4):
+            exp_of[i](X.tile(i, 0), Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_half_and_float_scalars_at_run_time(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 16)).astype(np.float16)
+    r = htp.bind(ctx.compile(scale_shift, target=target, out=tmp_path / "ss"), ctx).run(x=x, s=1.5, z=0.25)
+    np.testing.assert_allclose(r["y"].astype(np.float32), x.astype(np.float32) * 1.5 + 0.25, rtol=1e-2, atol=1e-2)
+    X = rng.standard_normal((64, 32)).astype(np.float16)
+    bound = htp.bind(ctx.compile(scale_or_exp, target=target, out=tmp_path / "w"), ctx)
+    np.testing.assert_allclose(bound.run(X=X, alpha=1.75)["Y"].astype(np.float32), X.astype(np.float32) * 1.75,
+                               rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(bound.run(X=X, alpha=0.5)["Y"].astype(np.float32), np.exp(X.astype(np.float32)),
+                               rtol=1e-2, atol=1e-2)

@@ -120,6 +120,17 @@ private:
         return op == "add" ? a + b : op == "sub" ? a - b : op == "mul" ? a * b : op == "min" ? std::min(a, b) : std::max(a, b);
       }
       if (op == "neg" && args.size() == 1) return -eval_real(args[0], span, what);
+      static const std::set<std::string> compare = {"lt", "le", "gt", "ge", "eq", "ne"};
+      if (compare.count(op) && args.size() == 2) {  // (a float parameter compared: `if alpha > 1.0`)
+        const double a = eval_real(args[0], span, what), b = eval_real(args[1], span, what);
+        return op == "lt" ? a < b : op == "le" ? a <= b : op == "gt" ? a > b : op == "ge" ? a >= b : op == "eq" ? a == b : a != b;
+      }
+      if ((op == "and" || op == "or") && args.size() == 2) {
+        const bool a = eval_real(args[0], span, what) != 0;
+        if (op == "and" ? !a : a) return a;
+        return eval_real(args[1], span, what) != 0;
+      }
+      if (op == "not" && args.size() == 1) return eval_real(args[0], span, what) == 0;
     }
     return static_cast<double>(eval(e, span, what));
   }
@@ -131,7 +142,7 @@ private:
   void node(const htp::WspNode &n) {
     if (n.is_task()) return task(n);
     if (n.is_group()) return nodes(n.body);
-    if (n.is_when()) return nodes(eval(n.cond, n.span, "the condition") ? n.then_body : n.else_body);
+    if (n.is_when()) return nodes(eval_real(n.cond, n.span, "the condition") != 0 ? n.then_body : n.else_body);
     if (n.is_loop()) return loop(n);
     fail(n.span, "unknown task-graph node '" + n.kind + "'");
   }
@@ -278,7 +289,7 @@ private:
       if (p.scalar) {
         if (!a.is_scalar()) fail(n.span, "task " + n.id + " binds a view to the scalar parameter '" + p.name + "'");
         const std::string what = "scalar '" + p.name + "'";
-        const bool real = p.dtype == "f32" || p.dtype == "f64";
+        const bool real = floating_dtype(p.dtype);
         Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, {},
                                             scalar_object(p.dtype, real ? eval_real(*a.scalar, n.span, what) : 0.0,
                                                           real ? 0 : eval(*a.scalar, n.span, what)),

@@ -53,7 +53,6 @@ std::string compiler_name(const json &options) {
 
 uint64_t scalar_bits(const RunArgument &a, const std::string &dtype) {
   if (dtype == "f64") return to_u64(a.scalar_float);
-  if (dtype == "f16") return to_u64(static_cast<_Float16>(a.scalar_float));
   if (!dtype.empty() && (dtype[0] == 'f' || dtype == "bf16"))
     return to_u64(static_cast<float>(a.scalar_float));
   if (dtype.empty() && a.scalar_int == 0 && a.scalar_float != 0)

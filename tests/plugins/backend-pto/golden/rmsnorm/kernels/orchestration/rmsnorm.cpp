@@ -121,7 +121,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_X = args.tensor(0).ref();
     const ChipTensor &w_W = args.tensor(1).ref();
     const ChipTensor &w_Y = args.tensor(2).ref();
-    const float p_eps = static_cast<float>(from_u64<float>(args.scalar(0)));
+    const float p_eps = from_u64<float>(args.scalar(0));
     for (int64_t v_i = 0; v_i < 8; ++v_i) {
         {  // t0: rmsnorm_rows:21
             const uint32_t task0_x_shape[2] = {static_cast<uint32_t>(8), static_cast<uint32_t>(128)};
