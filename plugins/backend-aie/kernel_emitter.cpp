@@ -6,6 +6,7 @@
 #include "intrinsics.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <functional>
@@ -102,6 +103,28 @@ constexpr const char *kBf16Type =
     "typedef __bf16 htp_bf16;\n"
     "#endif\n\n";
 
+/// HTP_CHECK_VIEW(where, tensor, dim, offset, extent, size): on aie-sim, a tile at an offset known only at
+/// run time that leaves the object throws (the simulator reports it with the core); nothing on a device.
+constexpr const char *kViewCheck =
+    "#ifdef HTP_AIE_SIM\n"
+    "#include <cstdio>\n"
+    "#include <stdexcept>\n"
+    "[[noreturn]] __attribute__((noinline, cold)) static void htp_view_outside(const char *where, const char *tensor,\n"
+    "                                                                        int64_t dim, int64_t lo, int64_t hi,\n"
+    "                                                                        int64_t size) {\n"
+    "  char text[384];\n"
+    "  std::snprintf(text, sizeof text, \"%s: runtime data: the tile of '%s' covers [%lld, %lld) in dimension %lld, \"\n"
+    "                \"outside its extent %lld\", where, tensor, (long long)lo, (long long)hi, (long long)dim, (long long)size);\n"
+    "  throw std::runtime_error(text);\n"
+    "}\n"
+    "#define HTP_CHECK_VIEW(where, tensor, dim, offset, extent, size) \\\n"
+    "  do { const int64_t htp_o = (int64_t)(offset); \\\n"
+    "       if (htp_o < 0 || htp_o + (extent) > (size)) htp_view_outside(where, tensor, dim, htp_o, htp_o + (extent), size); \\\n"
+    "  } while (0)\n"
+    "#else\n"
+    "#define HTP_CHECK_VIEW(where, tensor, dim, offset, extent, size) ((void)0)\n"
+    "#endif\n\n";
+
 struct Local {
   std::vector<int64_t> shape;
   std::string dtype;
@@ -173,7 +196,7 @@ public:
         << "// Portable C++: compiled by Peano (--target=aie2-none-unknown-elf) for the core, and by the host\n"
         << "// compiler for aie-sim (-DHTP_AIE_SIM adds the void** call wrapper).\n"
         << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n\n"
-        << htp::kScalarHelpersCpp << "\n"
+        << htp::kScalarHelpersCpp << "\n" << kViewCheck
         << (sig.find("htp_bf16") != std::string::npos || body.str().find("htp_bf16") != std::string::npos ? kBf16Type : "")
         << "extern \"C\" void " << plan_.function << "(" << sig << ") {\n"
         << body.str() << "}\n\n"
@@ -468,6 +491,24 @@ private:
     return index;
   }
 
+  /// On aie-sim, a check of each offset of `op` known only at run time (a runtime loop bound, a scalar)
+  /// against the object: a runtime error naming the line instead of a read or write past it.
+  void emit_view_check(std::ostream &o, const std::string &pad, const TensorAccess &a, const htp::TileOp &op,
+                       const Local &t) const {
+    if (!a.use_offsets || !op.offset) return;
+    const size_t n = op.offset->size();
+    if (a.shape.size() != n) return;
+    for (size_t d = 0; d < n; ++d) {
+      const Json &e = (*op.offset)[d];
+      if (e.is_number()) continue;
+      const int64_t extent = d + 2 < n ? 1 : n == 1 ? t.size() : d + 2 == n ? t.rows() : t.cols();
+      const std::string where = std::filesystem::path(kernel_.span.file.value_or("")).filename().string() + ":" +
+                                std::to_string(op.span ? op.span->line : kernel_.span.line);
+      o << pad << "HTP_CHECK_VIEW(" << Json(where).dump() << ", " << Json(op.moved_tensor()).dump() << ", " << d << ", "
+        << expr(e) << ", " << extent << ", " << a.shape[d] << ");\n";
+    }
+  }
+
   void emit_move_in(std::ostream &o, int ind, const htp::TileOp &op, const std::string &dst) {
     const Local &d = tile(dst, op);
     TensorAccess a = access(op);
@@ -476,6 +517,7 @@ private:
       o << pad << "// " << local(dst) << " is " << (it->second.offset ? "a block of " : "") << "the object " << a.param << "\n";
       return;
     }
+    emit_view_check(o, pad, a, op, d);
     o << pad << "for (int64_t r = 0; r < " << d.rows() << "; ++r)\n"
       << pad << "  for (int64_t c = 0; c < " << d.cols() << "; ++c)\n"
       << pad << "    " << local(dst) << "[r * " << d.cols() << " + c] = " << a.param << "[" << mem_index(a, op, d)
@@ -490,6 +532,7 @@ private:
       o << pad << "// " << local(src) << " was computed in the object " << a.param << "\n";
       return;
     }
+    emit_view_check(o, pad, a, op, s);
     o << pad << "for (int64_t r = 0; r < " << s.rows() << "; ++r)\n"
       << pad << "  for (int64_t c = 0; c < " << s.cols() << "; ++c)\n"
       << pad << "    " << a.param << "[" << mem_index(a, op, s) << "] = " << local(src) << "[r * " << s.cols()

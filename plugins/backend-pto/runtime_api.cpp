@@ -34,7 +34,26 @@ std::string kernel_prologue() {
          "#include \"pipe_sync.h\"\n"
          "\n"
          "#ifndef __gm__\n#define __gm__\n#endif\n"
-         "#ifndef __aicore__\n#define __aicore__ [aicore]\n#endif\n";
+         "#ifndef __aicore__\n#define __aicore__ [aicore]\n#endif\n"
+         "\n"
+         "// On HTP's simulator a tile moved at an offset known only at run time is checked against the view the\n"
+         "// task was given (a runtime error naming the kernel's line, not a read or write past the tensor).\n"
+         "#ifdef HTP_PTOSIM\n"
+         "#define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent)                                     \\\n"
+         "    do {                                                                                                  \\\n"
+         "        const int64_t htp_o = (offset);                                                                   \\\n"
+         "        if ((view)->ndims >= (rank)) {                                                                    \\\n"
+         "            const int64_t htp_e = static_cast<int64_t>((view)->shapes[(view)->ndims - (rank) + (dim)]);     \\\n"
+         "            if (htp_o < 0 || htp_o + (extent) > htp_e)                                                    \\\n"
+         "                sim::fail(\"%s: runtime data: the tile of '%s' covers [%lld, %lld) in dimension %d, outside \"  \\\n"
+         "                          \"its extent %lld\", where, tensor, static_cast<long long>(htp_o),                \\\n"
+         "                          static_cast<long long>(htp_o + (extent)), static_cast<int>(dim),               \\\n"
+         "                          static_cast<long long>(htp_e));                                                 \\\n"
+         "        }                                                                                                 \\\n"
+         "    } while (0)\n"
+         "#else\n"
+         "#define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent) ((void)0)\n"
+         "#endif\n";
 }
 
 std::string kernel_entry_open() {

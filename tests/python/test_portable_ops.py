@@ -9,7 +9,7 @@ import pytest
 
 import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
-                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, i32, i64, kernel, load,
+                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i32, i64, kernel, load,
                                log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
@@ -248,3 +248,37 @@ def test_half_and_float_scalars_at_run_time(tmp_path, target):
                                rtol=1e-2, atol=1e-2)
     np.testing.assert_allclose(bound.run(X=X, alpha=0.5)["Y"].astype(np.float32), np.exp(X.astype(np.float32)),
                                rtol=1e-2, atol=1e-2)
+
+
+# A kernel's tile at an offset known only at run time (a loop to a runtime scalar) that leaves its tensor is a
+# run error naming the line, on both simulators: pto-a2a3sim read and wrote past the tensor silently (garbage,
+# NaN) and aie-npu1 returned garbage or killed the process (a store far past the tensor: SIGSEGV).
+@kernel
+def sum_blocks(x: In[Tensor[48, 16, f32]], n: Scalar[i32], y: Out[Tensor[8, 16, f32]]):
+    acc = full((8, 16), 0.0)
+    for i in range(n):
+        acc = add(acc, load(x[i * 8:i * 8 + 8, :]))
+    store(y, acc)
+
+
+@kernel
+def store_at(x: In[Tensor[8, 16, f32]], r: Scalar[i32], y: Out[Tensor[16, 16, f32]]):
+    store(y[r:r + 8, :], load(x))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_tile_past_its_tensor_at_run_time_is_a_run_error(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(10).standard_normal((48, 16)).astype(np.float32)
+    bound = htp.bind(ctx.compile(sum_blocks, target=target, out=tmp_path / "sum"), ctx)
+    np.testing.assert_allclose(bound.run(x=x, n=6)["y"], x.reshape(6, 8, 16).sum(0), rtol=1e-5, atol=1e-5)
+    with pytest.raises(htp.RunError) as e:
+        bound.run(x=x, n=7)
+    line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1)
+                              if "acc = add(acc, load(x[i * 8:i * 8 + 8, :]))" in t][0]
+    assert (f"test_portable_ops.py:{line}: runtime data: the tile of 'x' covers [48, 56) in dimension 0, outside its "
+            "extent 48") in str(e.value), str(e.value)
+    bound = htp.bind(ctx.compile(store_at, target=target, out=tmp_path / "store"), ctx)
+    np.testing.assert_array_equal(bound.run(x=x[:8], r=8)["y"][8:], x[:8])
+    with pytest.raises(htp.RunError, match=r"the tile of 'y' covers \[4096, 4104\) in dimension 0, outside its extent 16"):
+        bound.run(x=x[:8], r=4096)

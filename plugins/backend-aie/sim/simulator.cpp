@@ -357,7 +357,11 @@ private:
         else { i32[i] = static_cast<int32_t>(v); args[i] = &i32[i]; }
       }
       const double t0 = sim.now_us();
-      r.kernel(args.data());
+      try {
+        r.kernel(args.data());
+      } catch (const std::exception &e) {  // a kernel's runtime check (HTP_CHECK_VIEW)
+        throw SimError("core '" + core.name + "', @" + op.callee + ": " + e.what());
+      }
       const double t1 = sim.now_us();
       busy_us += t1 - t0;
       calls++;

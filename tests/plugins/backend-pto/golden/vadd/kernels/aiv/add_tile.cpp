@@ -16,6 +16,25 @@ using namespace pto;
 #define __aicore__ [aicore]
 #endif
 
+// On HTP's simulator a tile moved at an offset known only at run time is checked against the view the
+// task was given (a runtime error naming the kernel's line, not a read or write past the tensor).
+#ifdef HTP_PTOSIM
+#define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent)                                     \
+    do {                                                                                                  \
+        const int64_t htp_o = (offset);                                                                   \
+        if ((view)->ndims >= (rank)) {                                                                    \
+            const int64_t htp_e = static_cast<int64_t>((view)->shapes[(view)->ndims - (rank) + (dim)]);     \
+            if (htp_o < 0 || htp_o + (extent) > htp_e)                                                    \
+                sim::fail("%s: runtime data: the tile of '%s' covers [%lld, %lld) in dimension %d, outside "  \
+                          "its extent %lld", where, tensor, static_cast<long long>(htp_o),                \
+                          static_cast<long long>(htp_o + (extent)), static_cast<int>(dim),               \
+                          static_cast<long long>(htp_e));                                                 \
+        }                                                                                                 \
+    } while (0)
+#else
+#define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent) ((void)0)
+#endif
+
 #include <cstdint>
 #include <type_traits>
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
