@@ -101,7 +101,8 @@ std::string kernel_scalar_arg(int index, const std::string &var, const std::stri
 std::string kernel_epilogue() { return "    pipe_sync();\n"; }
 
 std::string orchestration_prologue() {
-  return "#include <stdarg.h>\n"
+  return "#define HTP_HOST_CODE 1  // (scalar helpers check their divisors)\n"
+         "#include <stdarg.h>\n"
          "#include <stddef.h>\n"
          "#include <stdint.h>\n"
          "#include <stdio.h>\n"

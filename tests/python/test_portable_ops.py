@@ -13,7 +13,7 @@ from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpa
                                log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
-from htp.dialects.wsp import P, workload
+from htp.dialects.wsp import DenseDyn, P, workload
 
 
 @kernel
@@ -282,3 +282,36 @@ def test_a_tile_past_its_tensor_at_run_time_is_a_run_error(tmp_path, target):
     np.testing.assert_array_equal(bound.run(x=x[:8], r=8)["y"][8:], x[:8])
     with pytest.raises(htp.RunError, match=r"the tile of 'y' covers \[4096, 4104\) in dimension 0, outside its extent 16"):
         bound.run(x=x[:8], r=4096)
+
+
+# An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
+# kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
+@kernel
+def add_quotient(x: In[Tensor[1, 8, f32]], n: Scalar[i32], m: Scalar[i32], y: Out[Tensor[1, 8, f32]]):
+    store(y, adds(load(x), n // m + n % m))
+
+
+@kernel
+def exp_rows(x: In[Tensor[8, 32, f32]], y: Out[Tensor[8, 32, f32]]):
+    store(y, exp(load(x)))
+
+
+@workload
+def first_blocks(X: In[Tensor[64, 32, f32]], n: int, Y: Out[Tensor[64, 32, f32]]):
+    for i in P(DenseDyn(8 // n)):
+        exp_rows[i](X.tile(i, 0), Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_integer_division_by_a_runtime_zero_is_a_run_error(tmp_path, target):
+    ctx = htp.Context()
+    x = np.zeros((1, 8), np.float32)
+    bound = htp.bind(ctx.compile(add_quotient, target=target, out=tmp_path / "k"), ctx)
+    np.testing.assert_array_equal(bound.run(x=x, n=-7, m=2)["y"], x + (-7 // 2 + -7 % 2))
+    with pytest.raises(htp.RunError, match="division by zero"):
+        bound.run(x=x, n=7, m=0)
+    X = np.zeros((64, 32), np.float32)
+    bound = htp.bind(ctx.compile(first_blocks, target=target, out=tmp_path / "w"), ctx)
+    np.testing.assert_array_equal(bound.run(X=X, n=2, Y=np.zeros_like(X))["Y"][:32], np.ones((32, 32), np.float32))
+    with pytest.raises(htp.RunError, match="division by zero"):
+        bound.run(X=X, n=0)

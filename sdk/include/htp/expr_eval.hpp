@@ -29,11 +29,22 @@ struct ExprEnv {
 /// Python's semantics for their operand types: integers floor (-7 // 2 == -4, -7 % 2 == 1); a floating operand
 /// makes them floating (7.25 % 2.0 == 1.25, 1.75 // 0.5 == 3.0; a % b is a - floor(a / b) * b, of the divisor's
 /// sign; without <cmath>, which a device compiler may not have); `min` and `max` keep their operands' common
-/// type (a runtime f32 scalar stays one).
-inline constexpr const char *kScalarHelpersCpp = R"(#include <cstdint>
+/// type (a runtime f32 scalar stays one). An integer divisor of 0 throws on a simulator and in host code
+/// (HTP_HOST_CODE): a run error, not a SIGFPE that kills the process.
+inline constexpr const char *kScalarHelpersCpp = R"HTP(#include <cstdint>
 #include <type_traits>
+#if defined(__CPU_SIM) || defined(HTP_AIE_SIM) || defined(HTP_HOST_CODE)
+#include <exception>
+struct htp_division_by_zero : std::exception {
+  const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
+};
+#define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#else
+#define HTP_CHECK_DIVISOR(y) ((void)0)
+#endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    HTP_CHECK_DIVISOR(b);
     const int64_t x = a, y = b, q = x / y;
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
   } else {
@@ -43,6 +54,7 @@ template <class A, class B> static inline auto htp_floordiv(A a, B b) {
 }
 template <class A, class B> static inline auto htp_mod(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    HTP_CHECK_DIVISOR(b);
     const int64_t x = a, y = b, r = x % y;
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
   } else {
@@ -51,7 +63,7 @@ template <class A, class B> static inline auto htp_mod(A a, B b) {
 }
 template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }
 template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }
-)";
+)HTP";
 
 namespace expr_detail {
 

@@ -37,8 +37,18 @@ using namespace pto;
 
 #include <cstdint>
 #include <type_traits>
+#if defined(__CPU_SIM) || defined(HTP_AIE_SIM) || defined(HTP_HOST_CODE)
+#include <exception>
+struct htp_division_by_zero : std::exception {
+  const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
+};
+#define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#else
+#define HTP_CHECK_DIVISOR(y) ((void)0)
+#endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    HTP_CHECK_DIVISOR(b);
     const int64_t x = a, y = b, q = x / y;
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
   } else {
@@ -48,6 +58,7 @@ template <class A, class B> static inline auto htp_floordiv(A a, B b) {
 }
 template <class A, class B> static inline auto htp_mod(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+    HTP_CHECK_DIVISOR(b);
     const int64_t x = a, y = b, r = x % y;
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
   } else {
