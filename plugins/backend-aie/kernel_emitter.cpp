@@ -564,8 +564,9 @@ private:
     if (k == "csp.send") return emit_move_out(o, ind, op, arg(op, 0));
     if (k == "for") {
       std::string v = "v_" + *op.var;
-      o << pad << "for (int64_t " << v << " = " << expr(*op.start) << "; " << v << " < " << expr(*op.stop) << "; "
-        << v << " += " << expr(*op.step) << ") {\n";
+      o << pad << "for (int64_t " << v << " = " << expr(*op.start) << "; "
+        << htp::loop_condition_cpp(v, expr(*op.stop), *op.step, expr(*op.step)) << "; " << v << " += " << expr(*op.step)
+        << ") {\n";
       emit_block(op.body, o, ind + 1);
       o << pad << "}\n";
       return;

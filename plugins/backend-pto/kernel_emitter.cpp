@@ -1,5 +1,7 @@
 #include "kernel_emitter.hpp"
 
+#include <htp/expr_eval.hpp>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -437,8 +439,8 @@ void KernelWriter::control(const Op &o) {
     const json &step = *o.ir.step;
     std::set<Pipe> before = pending_, body = pipes_of(o.body);
     pending_.insert(body.begin(), body.end());  // iteration i+1 starts after iteration i's last pipe
-    line("for (int64_t " + v + " = " + expr(*o.ir.start) + "; " + v + " < " +
-         expr(*o.ir.stop) + "; " + v + " += " + expr(step) + ") {");
+    line("for (int64_t " + v + " = " + expr(*o.ir.start) + "; " +
+         htp::loop_condition_cpp(v, expr(*o.ir.stop), step, expr(step)) + "; " + v + " += " + expr(step) + ") {");
     indent_ += "    ";
     statements(o.body);
     indent_.resize(indent_.size() - 4);

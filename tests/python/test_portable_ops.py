@@ -315,3 +315,48 @@ def test_an_integer_division_by_a_runtime_zero_is_a_run_error(tmp_path, target):
     np.testing.assert_array_equal(bound.run(X=X, n=2, Y=np.zeros_like(X))["Y"][:32], np.ones((32, 32), np.float32))
     with pytest.raises(htp.RunError, match="division by zero"):
         bound.run(X=X, n=0)
+
+
+# range() with a negative step counts down, as Python's does (tile.md §2): both targets emitted `k < stop`, so
+# range(3, -1, -1) ran zero times, and range(2, 5, -1) — empty in Python — never ended. A step known only at run
+# time picks its direction at run time.
+@kernel
+def reversed_blocks(x: In[Tensor[32, 16, f32]], n: Scalar[i32], s: Scalar[i32], y: Out[Tensor[32, 16, f32]],
+                    z: Out[Tensor[8, 16, f32]]):
+    for k in range(3, -1, -1):
+        store(y[(3 - k) * 8:(3 - k) * 8 + 8, :], load(x[k * 8:k * 8 + 8, :]))
+    acc = full((8, 16), 0.0)
+    for k in range(2, 5, -1):
+        acc = add(acc, load(x[0:8, :]))
+    for k in range(n, -1, s):
+        acc = add(acc, muls(load(x[k * 8:k * 8 + 8, :]), 2.0))
+    store(z, acc)
+
+
+# A workload's float scalar through // and % (wsp.md §3): aie-npu1 refused it at run time ("a non-integer value").
+@kernel
+def fill_row(o: Out[Tensor[1, 8, f32]], v: Scalar[f32]):
+    store(o, full((1, 8), v))
+
+
+@workload
+def float_args(O: Out[Tensor[2, 8, f32]], a: float):
+    fill_row(O[0:1, :], a // 2.0)
+    fill_row(O[1:2, :], a % 2.0)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_negative_steps_and_float_workload_scalars_follow_python(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(12).standard_normal((32, 16)).astype(np.float32)
+    with pytest.warns(htp.CompileWarning, match="runs zero times"):  # range(2, 5, -1)
+        bound = htp.bind(ctx.compile(reversed_blocks, target=target, out=tmp_path / "k"), ctx)
+    blocks = x.reshape(4, 8, 16)
+    for n, s in ((3, -1), (2, -2), (1, 1)):
+        r = bound.run(x=x, n=n, s=s)
+        np.testing.assert_array_equal(r["y"], blocks[::-1].reshape(32, 16))
+        want = sum((blocks[k] * 2.0 for k in range(n, -1, s)), np.zeros((8, 16), np.float32))
+        np.testing.assert_allclose(r["z"], want, rtol=1e-6, atol=1e-6)
+    bound = htp.bind(ctx.compile(float_args, target=target, out=tmp_path / "w"), ctx)
+    for a in (3.5, -0.25):
+        np.testing.assert_array_equal(bound.run(a=a)["O"][:, 0], np.array([a // 2.0, a % 2.0], np.float32))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <set>
@@ -120,6 +121,12 @@ private:
         return op == "add" ? a + b : op == "sub" ? a - b : op == "mul" ? a * b : op == "min" ? std::min(a, b) : std::max(a, b);
       }
       if (op == "neg" && args.size() == 1) return -eval_real(args[0], span, what);
+      if ((op == "floordiv" || op == "mod") && args.size() == 2) {  // Python's, on floats: a % b has b's sign
+        const double a = eval_real(args[0], span, what), b = eval_real(args[1], span, what);
+        if (b == 0) fail(span, what + ": division by zero");
+        const double q = std::floor(a / b);
+        return op == "floordiv" ? q : a - q * b;
+      }
       static const std::set<std::string> compare = {"lt", "le", "gt", "ge", "eq", "ne"};
       if (compare.count(op) && args.size() == 2) {  // (a float parameter compared: `if alpha > 1.0`)
         const double a = eval_real(args[0], span, what), b = eval_real(args[1], span, what);

@@ -65,6 +65,19 @@ template <class A, class B> static inline auto htp_min(A a, B b) { return a < b 
 template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }
 )HTP";
 
+/// The condition of an emitted `for (v = start; <condition>; v += step)` of a `range(start, stop, step)` loop,
+/// as Python runs it: v < stop for a positive step, v > stop for a negative one (range(3, -1, -1) counts down;
+/// range(2, 5, -1) runs zero times), decided at run time when the step is not a literal (a zero step, which
+/// Python refuses, runs zero times instead of forever).
+inline std::string loop_condition_cpp(const std::string &v, const std::string &stop, const nlohmann::json &step,
+                                      const std::string &step_cpp) {
+  if (step.is_number()) {
+    const double s = step.get<double>();
+    return s > 0 ? v + " < " + stop : s < 0 ? v + " > " + stop : std::string("false");
+  }
+  return "((" + step_cpp + ") > 0 ? " + v + " < " + stop + " : (" + step_cpp + ") < 0 && " + v + " > " + stop + ")";
+}
+
 namespace expr_detail {
 
 inline int64_t floordiv(int64_t a, int64_t b) {
