@@ -360,3 +360,28 @@ def test_negative_steps_and_float_workload_scalars_follow_python(tmp_path, targe
     bound = htp.bind(ctx.compile(float_args, target=target, out=tmp_path / "w"), ctx)
     for a in (3.5, -0.25):
         np.testing.assert_array_equal(bound.run(a=a)["O"][:, 0], np.array([a // 2.0, a % 2.0], np.float32))
+
+
+# Arguments that ran but did something else (python.md, Running): an i32 scalar past 2**31 wrapped (2**64 raised
+# pybind11's RuntimeError), and a read-only array given for an Out tensor was returned unwritten, its report
+# saying "caller memory (zero-copy)".
+@kernel
+def shifted(x: In[Tensor[4, 8, f32]], n: Scalar[i32], y: Out[Tensor[4, 8, f32]]):
+    store(y, adds(load(x), n))
+
+
+def test_out_of_range_scalars_and_read_only_outputs_are_argument_errors(tmp_path):
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(shifted, target="pto-a2a3sim", out=tmp_path / "pkg"), ctx)
+    x = np.zeros((4, 8), np.float32)
+    for n in (2**31, -2**31 - 1, 2**64):
+        with pytest.raises(htp.ArgumentValueError, match=rf"argument 'n' is an i32 parameter; {n} is outside its range"):
+            bound.run(x=x, n=n)
+    np.testing.assert_array_equal(bound.run(x=x, n=2**31 - 1)["y"], x + np.float32(2**31 - 1))
+    y = np.zeros((4, 8), np.float32)
+    y.flags.writeable = False
+    for out in (y, np.broadcast_to(np.float32(0), (4, 8))):
+        with pytest.raises(htp.ArgumentValueError, match="argument 'y' is a read-only array, but 'y' is written"):
+            bound.run(x=x, n=1, y=out)
+    x.flags.writeable = False  # (a read-only input is fine: it is copied)
+    np.testing.assert_array_equal(bound.run(x=x, n=1)["y"], np.ones((4, 8), np.float32))

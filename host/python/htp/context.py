@@ -229,6 +229,17 @@ def _as_tensor(name: str, value):
     return array
 
 
+# The values a scalar parameter of each integer dtype holds: a larger number would wrap silently.
+_INTEGER_RANGES = {f"{k}{b}": ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if k == "i" else (0, (1 << b) - 1))
+                   for k in "iu" for b in (8, 16, 32, 64)}
+
+
+def _read_only(value) -> bool:
+    """Whether an array argument cannot be written (a NumPy array with writeable unset, a broadcast view)."""
+    flags = getattr(value, "flags", None)
+    return flags is not None and hasattr(flags, "writeable") and not flags.writeable
+
+
 def _scalar(value):
     import numbers
 
@@ -292,9 +303,17 @@ class BoundPackage:
                 if param.get("dtype", "").startswith(("i", "u")) and isinstance(number, float) and not number.is_integer():
                     raise ArgumentTypeError(f"argument '{name}' is an integer parameter ({param.get('dtype')}), "
                                             f"got {value!r}: pass an integer")
+                bounds = _INTEGER_RANGES.get(param.get("dtype", ""))
+                if bounds and isinstance(number, int) and not bounds[0] <= number <= bounds[1]:
+                    raise ArgumentValueError(f"argument '{name}' is an {param.get('dtype')} parameter; {number} is "
+                                             f"outside its range [{bounds[0]}, {bounds[1]}]")
             if number is not None:
                 scalars[name] = number
             else:
+                if param.get("dir") in ("out", "inout") and _read_only(value):
+                    raise ArgumentValueError(f"argument '{name}' is a read-only array, but '{name}' is written "
+                                             f"({param.get('dir').capitalize()}): pass a writable array, or leave "
+                                             "it out and take the result from the run")
                 tensors[name] = _as_tensor(name, value)
         raw = self.context._host.run(os.fspath(self.package.path), entry or "", tensors, scalars,
                                      os.fspath(cache_dir) if cache_dir else "", os.fspath(run_dir) if run_dir else "",
