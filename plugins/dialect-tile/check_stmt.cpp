@@ -2,6 +2,8 @@
 // and the Out discipline (every Out parameter written on every path).
 #include "kernel_checker.hpp"
 
+#include <map>
+
 namespace tile {
 
 namespace {
@@ -334,6 +336,69 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   env_.erase(var); // the variable is not used after its loop in tile bodies
 }
 
+namespace {
+
+/// Narrows `ranges` by `cond` holding (`taken`) or not, where it compares a loop variable with an integer
+/// constant (or combines such comparisons with and / or); false when no value in the ranges satisfies it
+/// (`ranges` then unchanged).
+bool narrow(const nlohmann::ordered_json &cond, bool taken, VarRanges &ranges) {
+  if (!cond.is_object() || !cond.contains("op") || !cond.contains("args") || cond["args"].size() != 2) return true;
+  std::string op = cond["op"].get<std::string>();
+  const auto &args = cond["args"];
+  if (op == "and" || op == "or") {
+    if ((op == "and") == taken) {  // both sides hold (and) / neither does (not or)
+      VarRanges both = ranges;
+      if (!narrow(args[0], taken, both) || !narrow(args[1], taken, both)) return false;
+      ranges = std::move(both);
+      return true;
+    }
+    // One side or the other: each narrowed alone, then the hull of those that some value satisfies.
+    VarRanges a = ranges, b = ranges;
+    const bool fa = narrow(args[0], taken, a), fb = narrow(args[1], taken, b);
+    if (!fa && !fb) return false;
+    if (!fa || !fb) {
+      ranges = fa ? std::move(a) : std::move(b);
+      return true;
+    }
+    for (auto &[var, r] : ranges)
+      if (a.count(var) && b.count(var)) r = {std::min(a[var].lo, b[var].lo), std::max(a[var].hi, b[var].hi)};
+    return true;
+  }
+  const nlohmann::ordered_json *var = &args[0], *constant = &args[1];
+  static const std::map<std::string, std::string> mirrored = {{"lt", "gt"}, {"gt", "lt"}, {"le", "ge"}, {"ge", "le"},
+                                                              {"eq", "eq"}, {"ne", "ne"}};
+  if (!mirrored.count(op)) return true;
+  if (constant->is_object() && var->is_number_integer()) {  // `0 < i`
+    std::swap(var, constant);
+    op = mirrored.at(op);
+  }
+  if (!var->is_object() || !var->contains("var") || !(*var)["var"].is_string() || !constant->is_number_integer())
+    return true;
+  auto it = ranges.find((*var)["var"].get<std::string>());
+  if (it == ranges.end()) return true;
+  if (!taken) {
+    static const std::map<std::string, std::string> negated = {{"lt", "ge"}, {"ge", "lt"}, {"gt", "le"},
+                                                               {"le", "gt"}, {"eq", "ne"}, {"ne", "eq"}};
+    op = negated.at(op);
+  }
+  const int64_t c = constant->get<int64_t>();
+  htp::Interval r = it->second;
+  if (op == "eq") r = {std::max(r.lo, c), std::min(r.hi, c)};
+  else if (op == "ne" && r.lo == c) r.lo = c == INT64_MAX ? c : c + 1;
+  else if (op == "ne" && r.hi == c) r.hi = c == INT64_MIN ? c : c - 1;
+  else if (op == "lt") r.hi = std::min(r.hi, c == INT64_MIN ? c : c - 1);
+  else if (op == "le") r.hi = std::min(r.hi, c);
+  else if (op == "gt") r.lo = std::max(r.lo, c == INT64_MAX ? c : c + 1);
+  else if (op == "ge") r.lo = std::max(r.lo, c);
+  if (r.lo > r.hi) return false;
+  it->second = r;
+  return true;
+}
+
+}  // namespace
+
+void KernelChecker::narrow_ranges(const ojson &cond, bool taken) { narrow(cond, taken, ranges_); }
+
 void KernelChecker::if_stmt(htp::NodeRef s) {
   auto test = s.child("test");
   Value c = eval(test);
@@ -351,14 +416,21 @@ void KernelChecker::if_stmt(htp::NodeRef s) {
   ojson *then_body = &op["then"];
   ojson *else_body = &op["else"];
   Flow before = flow_;
+  const VarRanges ranges_before = ranges_;
+  // Each branch sees its loop variable's range narrowed by a comparison with a constant (`if i == 0: ... else:
+  // load(Y.tile(i - 1, ...))` reads row tile -1 in no iteration).
+  narrow_ranges(*cond, true);
   blocks_.push_back(then_body);
   block(s, "body");
   blocks_.pop_back();
+  ranges_ = ranges_before;
   Flow after_then = flow_;
   flow_ = before;
+  narrow_ranges(*cond, false);
   blocks_.push_back(else_body);
   block(s, "orelse");
   blocks_.pop_back();
+  ranges_ = ranges_before;
   Flow after_else = flow_;
   auto meet = [](const Flow &a, const Flow &b) {
     if (a.returned) return b;

@@ -224,6 +224,8 @@ private:
   std::vector<ojson *> blocks_; ///< where ops go (the innermost loop / branch body)
   int temporaries_ = 0;
   VarRanges ranges_; ///< loop variables with static bounds
+  /// Narrows ranges_ by `cond` holding (`taken`) or not: a loop variable compared with an integer constant.
+  void narrow_ranges(const ojson &cond, bool taken);
   Flow flow_;
   std::set<std::string> stored_;                         ///< every Out/InOut param some store writes
   std::map<std::string, htp::NodeRef> first_loop_store_; ///< Out written only in a maybe-empty loop

@@ -10,7 +10,7 @@ import pytest
 import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
                                colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i32, i64, kernel, load,
-                               log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, tanh, transpose)
+                               log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.wsp import DenseDyn, P, workload
@@ -385,3 +385,27 @@ def test_out_of_range_scalars_and_read_only_outputs_are_argument_errors(tmp_path
             bound.run(x=x, n=1, y=out)
     x.flags.writeable = False  # (a read-only input is fine: it is copied)
     np.testing.assert_array_equal(bound.run(x=x, n=1)["y"], np.ones((4, 8), np.float32))
+
+
+# A view whose offset a branch guards (`if i == 0: ... else: x.tile(i - 1, ...)`) is checked over the loop values
+# that reach it: it was tile.view-out-of-bounds for row tile -1, which no iteration reads.
+@kernel
+def differences(x: In[Tensor[64, 16, f32]], y: Out[Tensor[64, 16, f32]]):
+    for i in range(8):
+        t = load(x.tile(i, 0, shape=(8, 16)))
+        if i == 0:
+            store(y.tile(i, 0, shape=(8, 16)), t)
+        elif 0 < i and i <= 6:
+            store(y.tile(i, 0, shape=(8, 16)), sub(t, load(x.tile(i - 1, 0, shape=(8, 16)))))
+        else:
+            store(y.tile(i, 0, shape=(8, 16)), sub(t, load(x.tile(i - 7, 0, shape=(8, 16)))))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_view_a_branch_guards_is_checked_over_the_values_reaching_it(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(13).standard_normal((64, 16)).astype(np.float32)
+    r = htp.bind(ctx.compile(differences, target=target, out=tmp_path / "pkg"), ctx).run(x=x)
+    b = x.reshape(8, 8, 16)
+    want = np.concatenate([b[:1], b[1:7] - b[:6], b[7:] - b[:1]]).reshape(64, 16)
+    np.testing.assert_allclose(r["y"], want, rtol=1e-6, atol=1e-6)
