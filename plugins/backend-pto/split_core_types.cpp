@@ -189,13 +189,14 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
   return mv;
 }
 
-/// `k` with every matmul accumulating into a register it loaded from memory (a carry between parts) made a
-/// fresh product added to it: a2a3 cannot load an accumulator into L0C, and the add is vector work the split
+/// `k` with every matmul accumulating into a register it loaded from memory (a carry between parts, or
+/// `acc = load(C)`) or copied from another (`c2 = matmul(a, b, acc=c1)` copies c1 first), made a fresh product
+/// added to it: a2a3 cannot load an accumulator into L0C nor copy one there, and the add is vector work the split
 /// below gives the vector core.
 void add_loaded_accumulators(htp::TileKernel &k) {
   std::set<std::string> loaded;
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (strip(o.op) == "load" && o.dst) loaded.insert(*o.dst);
+    if ((strip(o.op) == "load" || strip(o.op) == "copy") && o.dst) loaded.insert(*o.dst);
   });
   std::function<void(std::vector<htp::TileOp> &)> walk = [&](std::vector<htp::TileOp> &ops) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -413,6 +414,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // One whose body is a loop mixing them within its iterations (a GEMM and its activation per row tile), with
   // nothing carried between iterations, runs as the workload of its name launching the iteration kernel
   // once per iteration (htp::loop_workload), whose launches are split alike.
+  for (htp::TileKernel &k : kernels.kernels)
+    if (k.kind == "kernel") add_loaded_accumulators(k);
   std::vector<htp::TileKernel> iterations;
   std::set<std::string> replaced;
   // Whether k mixes the two between its statements (nullopt: within one, which segments_of reports).

@@ -10,7 +10,7 @@ import pytest
 import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
                                colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i32, i64, kernel, load,
-                               log, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh, transpose)
+                               log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.wsp import DenseDyn, P, workload
@@ -409,3 +409,25 @@ def test_a_view_a_branch_guards_is_checked_over_the_values_reaching_it(tmp_path,
     b = x.reshape(8, 8, 16)
     want = np.concatenate([b[:1], b[1:7] - b[:6], b[7:] - b[:1]]).reshape(64, 16)
     np.testing.assert_allclose(r["y"], want, rtol=1e-6, atol=1e-6)
+
+
+# matmul(a, b, acc=c1) assigned to another name copies c1 first (tile.md §3): pto-a2a3sim refused it with an
+# error about a load the program does not have (a2a3 cannot copy into L0C); it now adds a fresh product to the
+# copy on the vector core.
+@kernel
+def two_products(x: In[Tensor[32, 32, f32]], w: In[Tensor[32, 32, f32]], o1: Out[Tensor[32, 32, f32]],
+                 o2: Out[Tensor[32, 32, f32]]):
+    c1 = matmul(load(x), load(w))
+    c2 = matmul(load(x), load(w), acc=c1)
+    store(o1, c1)
+    store(o2, c2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_matmul_accumulating_into_a_copy_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(14)
+    x, w = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    r = htp.bind(ctx.compile(two_products, target=target, out=tmp_path / "pkg"), ctx).run(x=x, w=w)
+    np.testing.assert_allclose(r["o1"], x @ w, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(r["o2"], 2 * (x @ w), rtol=1e-4, atol=1e-4)
