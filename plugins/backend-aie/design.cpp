@@ -51,7 +51,7 @@ std::vector<TileCoord> Design::tiles() const {
 }
 
 std::vector<char> scalar_object(const std::string &dtype, double real, int64_t integer) {
-  std::vector<char> b(static_cast<size_t>(dtype_bytes(dtype)));
+  std::vector<char> b(static_cast<size_t>(dtype_bytes(dtype) * product(scalar_shape(dtype))));
   auto put = [&](auto v) { std::memcpy(b.data(), &v, std::min(b.size(), sizeof v)); };
   if (dtype == "f32") put(static_cast<float>(real));
   else if (dtype == "f64") put(real);

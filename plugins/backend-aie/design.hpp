@@ -168,6 +168,12 @@ int64_t dtype_bytes(const std::string &dtype);
 /// The bytes of a one-element object of `dtype` holding a runtime scalar (a design's scalar buffer): a
 /// float dtype takes `real`, an integer one `integer`, narrowed to its width.
 std::vector<char> scalar_object(const std::string &dtype, double real, int64_t integer);
+/// The shape of the object a runtime scalar of `dtype` travels in: one element, or as many as fill a 32-bit word
+/// for a narrower dtype (a DMA moves whole words; the kernel reads the first element).
+inline std::vector<int64_t> scalar_shape(const std::string &dtype) {
+  const int64_t bytes = dtype_bytes(dtype);
+  return {bytes > 0 && bytes < 4 ? 4 / bytes : 1};
+}
 /// Whether scalars of `dtype` are floating (f16, bf16, f32, f64): their values are reals, not integers.
 inline bool floating_dtype(const std::string &dtype) {
   return dtype == "f32" || dtype == "f64" || dtype == "f16" || dtype == "bf16";

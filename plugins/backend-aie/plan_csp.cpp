@@ -128,10 +128,11 @@ bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &
                                    "the program");
       return false;
     }
-    StreamPlan sp{program_scalar->name, true, std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, {1}}), c.span()};
+    StreamPlan sp{program_scalar->name, true,
+                  std::vector<View>(static_cast<size_t>(loop.trip), View{{0}, program_scalar->shape}), c.span()};
     core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
     plan.streams.push_back(std::move(sp));
-    kp.params.push_back({"p_" + kparam.name, KernelArg{true, {1}, program_scalar->dtype}});
+    kp.params.push_back({"p_" + kparam.name, KernelArg{true, program_scalar->shape, program_scalar->dtype}});
     kp.scalars[kparam.name] = "(*p_" + kparam.name + ")";
   }
   for (const htp::TileOp &op : body) {
@@ -465,7 +466,7 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
   plan.chain_placement = true;
   for (const htp::CspParam &p : program.params) {
     if (p.type.kind == "scalar") {  // a one-element object, moved to each process core that reads it
-      plan.params.push_back(RuntimeParam{p.name, {1}, p.type.dtype, "in", true});
+      plan.params.push_back(RuntimeParam{p.name, scalar_shape(p.type.dtype), p.type.dtype, "in", true});
       continue;
     }
     auto rp = runtime_param(p);

@@ -199,11 +199,11 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
     const std::string &pname = p.name;
     if (p.type.is_constexpr()) continue;
     if (p.type.is_scalar()) {  // a one-element object every core acquires; the body reads *p_<name>
-      RuntimeParam rp{pname, {1}, p.type.dtype, "in", true};
+      RuntimeParam rp{pname, scalar_shape(p.type.dtype), p.type.dtype, "in", true};
       plan.params.push_back(rp);
-      kp.params.push_back({"p_" + pname, KernelArg{true, {1}, rp.dtype}});
+      kp.params.push_back({"p_" + pname, KernelArg{true, rp.shape, rp.dtype}});
       kp.scalars[pname] = "(*p_" + pname + ")";
-      tensors.push_back(TensorParam{rp, {1}, std::nullopt, {}, {}});
+      tensors.push_back(TensorParam{rp, rp.shape, std::nullopt, {}, {}});
       continue;
     }
     auto rp = runtime_param(p);

@@ -9,8 +9,9 @@ import pytest
 
 import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
-                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i32, i64, kernel, load,
-                               log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh, transpose)
+                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i8, i16, i32, i64,
+                               kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh,
+                               transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.wsp import DenseDyn, P, workload
@@ -431,3 +432,28 @@ def test_a_matmul_accumulating_into_a_copy_runs(tmp_path, target):
     r = htp.bind(ctx.compile(two_products, target=target, out=tmp_path / "pkg"), ctx).run(x=x, w=w)
     np.testing.assert_allclose(r["o1"], x @ w, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(r["o2"], 2 * (x @ w), rtol=1e-4, atol=1e-4)
+
+
+# Scalars narrower than 32 bits on both targets: aie-npu1 refused them (aie.validate.transfer-size: "object of 2
+# bytes is not a whole number of 32-bit words"); each now travels in a word of its own.
+@kernel
+def narrow_scalars(x: In[Tensor[2, 16, f16]], h: Scalar[f16], b: In[Tensor[2, 16, i16]], k: Scalar[i16],
+                   c: In[Tensor[2, 32, i8]], j: Scalar[i8], y: Out[Tensor[2, 16, f16]], z: Out[Tensor[2, 16, i16]],
+                   w: Out[Tensor[2, 32, i8]]):
+    store(y, muls(load(x), h))
+    store(z, adds(load(b), k))
+    store(w, adds(load(c), j))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_scalars_narrower_than_a_word_run(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((2, 16)).astype(np.float16)
+    b = rng.integers(-1000, 1000, (2, 16)).astype(np.int16)
+    c = rng.integers(-50, 50, (2, 32)).astype(np.int8)  # (pto: rows of 32 bytes)
+    r = htp.bind(ctx.compile(narrow_scalars, target=target, out=tmp_path / "pkg"), ctx).run(
+        x=x, h=-1.5, b=b, k=-300, c=c, j=7)
+    np.testing.assert_allclose(r["y"].astype(np.float32), x.astype(np.float32) * -1.5, rtol=1e-2, atol=1e-2)
+    np.testing.assert_array_equal(r["z"], b - 300)
+    np.testing.assert_array_equal(r["w"], c + 7)
