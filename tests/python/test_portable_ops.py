@@ -457,3 +457,29 @@ def test_scalars_narrower_than_a_word_run(tmp_path, target):
     np.testing.assert_allclose(r["y"].astype(np.float32), x.astype(np.float32) * -1.5, rtol=1e-2, atol=1e-2)
     np.testing.assert_array_equal(r["z"], b - 300)
     np.testing.assert_array_equal(r["w"], c + 7)
+
+
+def test_a_number_for_a_tensor_and_the_order_of_rendered_diagnostics(tmp_path):
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(shifted, target="pto-a2a3sim", out=tmp_path / "pkg"), ctx)
+    # (it said "missing input 'x'")
+    with pytest.raises(htp.ArgumentTypeError, match=r"argument 'x' is a tensor parameter \(f32\[4, 8\]\), got the "
+                                                    r"number 3.0: pass an array"):
+        bound.run(x=3.0, n=1)
+    # str(e) lists the errors first (python.md, Errors), the note that came first after them.
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(grid_too_big, target="aie-npu1", out=tmp_path / "aie")
+    lines = str(e.value).splitlines()
+    assert [d.severity for d in e.value.diagnostics] == ["note", "error"]
+    assert ": error: " in lines[0] and ": note: " in lines[1], lines
+
+
+@kernel
+def max_scaled(x: In[Tensor[32, 128, f32]], y: In[Tensor[32, 128, f32]], z: Out[Tensor[32, 128, f32]]):
+    store(z, sub(muls(max(load(x), load(y)), 3.0), load(y)))
+
+
+@workload
+def grid_too_big(A: In[Tensor[128, 256, f32]], B: In[Tensor[128, 256, f32]], C: Out[Tensor[128, 256, f32]]):
+    for i, j in P(4, 2):
+        max_scaled[i, j](A.tile(i, j), B.tile(i, j), C.tile(i, j))

@@ -91,7 +91,7 @@ class Context:
         opts = json.dumps(dict(options or {}))
         r = self._host.run_pass(pass_id, _ast_json.dumps(doc), opts, repeat)
         if not r["ok"]:
-            raise_at_source(CompileError(r["rendered"].rstrip("\n") or f"pass {pass_id} failed", r["diagnostics"]))
+            raise_at_source(CompileError(_errors_first(r) or f"pass {pass_id} failed", r["diagnostics"]))
         issue_warnings(r["diagnostics"])
         return {"module": _ast_json.loads(r["module"]), "seconds": list(r["seconds"]),
                 "source": _htp.ast_unparse_json(r["module"]), "diagnostics": r["diagnostics"]}
@@ -123,7 +123,7 @@ class Context:
             opts["locked"] = os.fspath(locked)
         r = self._host.compile(_ast_json.dumps(doc), target, os.fspath(out), opts)
         if not r["ok"]:
-            text = r["rendered"].rstrip("\n") or "compile failed"
+            text = _errors_first(r) or "compile failed"
             if r["failed_dir"]:
                 text += f"\nkept the failed compile in {r['failed_dir']}"
             error = CompileError(text, r["diagnostics"])
@@ -264,8 +264,17 @@ def _to_torch(array, dtype: str):
     return torch.from_numpy(array)
 
 
+def _errors_first(raw: dict) -> str:
+    """The rendered diagnostics of a result, errors first, then warnings, then notes (python.md, Errors)."""
+    diags = raw.get("diagnostics") or []
+    if not diags or not all(d.get("rendered") for d in diags):
+        return raw["rendered"].rstrip("\n")
+    rank = {"error": 0, "warning": 1}
+    return "\n".join(d["rendered"].rstrip("\n") for d in sorted(diags, key=lambda d: rank.get(d.get("severity"), 2)))
+
+
 def _run_error(raw: dict) -> RunError:
-    text = raw["rendered"].rstrip("\n") or "run failed"
+    text = _errors_first(raw) or "run failed"
     codes = {d["code"] for d in raw["diagnostics"] if d["severity"] == "error"}
     cls = (ArgumentTypeError if "run.argument.dtype" in codes else
            ArgumentValueError if "run.argument.shape" in codes else RunError)
@@ -307,6 +316,9 @@ class BoundPackage:
                 if bounds and isinstance(number, int) and not bounds[0] <= number <= bounds[1]:
                     raise ArgumentValueError(f"argument '{name}' is an {param.get('dtype')} parameter; {number} is "
                                              f"outside its range [{bounds[0]}, {bounds[1]}]")
+            if number is not None and param.get("kind") == "tensor":
+                raise ArgumentTypeError(f"argument '{name}' is a tensor parameter ({param.get('dtype')}"
+                                        f"{list(param.get('shape', []))}), got the number {value!r}: pass an array")
             if number is not None:
                 scalars[name] = number
             else:
