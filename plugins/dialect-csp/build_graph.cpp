@@ -4,6 +4,7 @@
 
 #include "passes.hpp"
 #include "program_model.hpp"
+#include "types.hpp"
 
 #include <algorithm>
 
@@ -24,8 +25,13 @@ int check_sent_types(htp::PassContext &ctx, const ProgramDecl &program) {
       auto type = node_json(n.item("args", 0), "tile.type");
       if (!c || !c->elem.is_object() || !type || !type->is_object()) return;
       Json t = *type;
-      if (t.value("kind", "") != c->elem.value("kind", "") || t.value("shape", Json()) != c->elem["shape"] ||
-          t.value("dtype", "") != c->elem.value("dtype", "")) {
+      // (a channel of Tensor[R, C] items carries the Tile[R, C] a process computes: received_type)
+      const Json want = received_type(c->elem);
+      auto same = [&](const Json &e) {
+        return t.value("kind", "") == e.value("kind", "") && t.value("shape", Json()) == e["shape"] &&
+               t.value("dtype", "") == e.value("dtype", "");
+      };
+      if (!same(c->elem) && !same(want)) {
         ctx.error(n, "csp.type-mismatch",
                   "process '" + p.name + "' sends a value of type " + type_text(t) + " on channel '" +
                       c->name + "', which carries " + type_text(c->elem));

@@ -2,6 +2,7 @@
 #include "ast_build.hpp"
 #include "passes.hpp"
 #include "surface.hpp"
+#include "types.hpp"
 
 #include <algorithm>
 #include <set>
@@ -174,7 +175,7 @@ private:
                     Json{{"op", "csp.send"}, {"type", nullptr}, {"attrs", {{"channel", ch}}}}.dump());
     else if (op == "recv")
       call.set_attr("tile.foreign",
-                    Json{{"op", "csp.recv"}, {"type", c.elem}, {"attrs", {{"channel", ch}}}}.dump());
+                    Json{{"op", "csp.recv"}, {"type", received_type(c.elem)}, {"attrs", {{"channel", ch}}}}.dump());
   }
 
   void error(htp::NodeRef at, std::string_view code, const std::string &message) {

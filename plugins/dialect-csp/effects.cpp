@@ -479,7 +479,7 @@ private:
         htp::NodeRef recv = build.call("recv", {}, {build.keyword("channel", build.str(o.channel))});
         recv.set_attr(kOpAttr, Json{{"op", "recv"}, {"channel", o.channel}}.dump());
         recv.set_attr("tile.foreign", Json{{"op", "csp.recv"},
-                                           {"type", program_.channel(o.channel)->elem},
+                                           {"type", received_type(program_.channel(o.channel)->elem)},
                                            {"attrs", {{"channel", o.channel}}}}
                                           .dump());
         m.insert(loop, "body", 0, build.assign(target, recv));

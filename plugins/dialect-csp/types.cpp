@@ -126,4 +126,15 @@ std::optional<ParamType> param_type_of(htp::NodeRef a, const Json &constants, st
   return p;
 }
 
+Json received_type(const Json &elem) {
+  if (!elem.is_object() || elem.value("kind", "") != "tensor" || !elem.contains("shape") || !elem["shape"].is_array())
+    return elem;
+  const Json &shape = elem["shape"];
+  if (shape.empty() || shape.size() > 2) return elem;
+  Json tile = elem;
+  tile["kind"] = "tile";
+  tile["shape"] = shape.size() == 1 ? Json::array({1, shape[0]}) : shape;
+  return tile;
+}
+
 } // namespace csp

@@ -20,4 +20,9 @@ std::optional<Json> type_of(htp::NodeRef annotation, const Json &constants, std:
 /// A parameter annotation: `In[T]`, `Out[T]`, `InOut[T]` or a bare type (direction "in").
 std::optional<ParamType> param_type_of(htp::NodeRef annotation, const Json &constants, std::string &why);
 
+/// The tile type a process receives a channel item of type `elem` as: the element itself when it is a tile; a
+/// `Tensor[R, C, dt]` item as `Tile[R, C, dt]` (`Tensor[N, dt]` as `Tile[1, N, dt]`), the form a process body
+/// computes on; anything else unchanged (the tile dialect refuses it at the receive).
+Json received_type(const Json &elem);
+
 } // namespace csp
