@@ -359,12 +359,14 @@ inline void loop_variable_as_scalar(std::vector<TileOp> &ops, std::vector<TilePa
 /// for the register's other uses.
 inline void inline_scalar_offsets(TileKernel &k) {
   using Json = nlohmann::json;
-  std::map<std::string, int> assigned;
-  std::set<std::string> loop_vars;
+  std::map<std::string, int> assigned, loops_of;
   for_each_op(k.body, [&](const TileOp &o) {
     if (o.dst) ++assigned[*o.dst];
-    if (o.is("for") && o.var) loop_vars.insert(*o.var);
+    if (o.is("for") && o.var) ++loops_of[*o.var];
   });
+  std::set<std::string> loop_vars;  // variables of exactly one loop (a name two loops bind could be rebound between)
+  for (const auto &[v, n] : loops_of)
+    if (n == 1) loop_vars.insert(v);
   // Whether every variable `e` reads is a loop variable no statement assigns.
   std::function<bool(const Json &)> pure = [&](const Json &e) {
     if (e.is_object()) {
@@ -387,7 +389,7 @@ inline void inline_scalar_offsets(TileKernel &k) {
     for (TileOp &o : ops) {
       if ((o.is("load") || o.is("store")) && o.offset && !env.empty())
         for (Json &e : *o.offset) e = apply(e, env);
-      if (o.is("scalar") && o.dst && o.value && assigned[*o.dst] == 1 && !loop_vars.count(*o.dst)) {
+      if (o.is("scalar") && o.dst && o.value && assigned[*o.dst] == 1 && !loops_of.count(*o.dst)) {
         const TileLocal *l = k.local(*o.dst);
         Json value = apply(*o.value, env);
         if (l && l->is_scalar() && pure(value)) env[*o.dst] = std::move(value);

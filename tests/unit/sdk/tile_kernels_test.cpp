@@ -498,3 +498,23 @@ TEST(KernelEntry, AnOffsetThroughAScalarRegisterOfTheLoopVariableReadsItsExpress
   std::string why;
   EXPECT_TRUE(htp::loop_workload(k, &why)) << why;
 }
+
+TEST(KernelEntry, AnOffsetThroughARegisterOfAVariableTwoLoopsBindStaysARead) {
+  // for i in range(2): r = 2 * i; for i in range(3): load(X[r * 8, 0]) — the inner loop rebinds i, r keeps the
+  // outer value: substituting 2 * i there would read the inner i.
+  htp::TileKernel k = htp::read_tile_kernels(json::parse(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "g", "kind": "kernel", "span": {"file": "g.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0},
+     "mapping": null,
+     "params": [{"name": "X", "dir": "in", "type": {"kind": "tensor", "shape": [64, 8], "dtype": "f32"}},
+                {"name": "Y", "dir": "out", "type": {"kind": "tensor", "shape": [8, 8], "dtype": "f32"}}],
+     "locals": [{"name": "t", "kind": "tile", "shape": [8, 8], "dtype": "f32"},
+                {"name": "r", "kind": "scalar", "shape": [], "dtype": "i32"}],
+     "body": [{"op": "for", "var": "i", "start": 0, "stop": 2, "step": 1, "body": [
+       {"op": "scalar", "dst": "r", "value": {"op": "mul", "args": [2, {"var": "i"}]}},
+       {"op": "for", "var": "i", "start": 0, "stop": 3, "step": 1, "body": [
+         {"op": "load", "dst": "t", "src": "X", "offset": [{"op": "mul", "args": [{"var": "r"}, 8]}, 0]},
+         {"op": "store", "dst": "Y", "offset": [0, 0], "value": "t"}]}]}]}]})"))
+                          .kernels.at(0);
+  htp::inline_scalar_offsets(k);
+  EXPECT_TRUE(htp::loop_detail::mentions(json(*k.body.at(0).body.at(1).body.at(0).offset), "r"));
+}
