@@ -473,3 +473,38 @@ def test_stubgen_writes_the_sets_signatures(tmp_path):
     stub = (tmp_path / "out" / "intrinsics" / "stubbed.pyi").read_text()
     assert "from htp.dialects.tile import Tile" in stub
     assert 'def axpy(a: float, x: Tile, y: Tile) -> Tile:\n    """a * x + y"""' in stub
+
+
+@pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
+def test_htp_host_makes_an_extensions_intrinsic_set_importable_by_the_program(tmp_path):
+    # python-extensions.md: `htp-host --plugins ext.py compile prog.py` where prog.py imports the set from
+    # htp.intrinsics (not the extension's module): the capture did not load the extension, so the import failed
+    # (capture.run: cannot import name 'cliact').
+    ext = tmp_path / "soft_ops.py"
+    ext.write_text(textwrap.dedent('''
+        from htp.extension import Extension
+        from htp.dialects.tile import Tile
+
+        ext = Extension("cli-soft", version="0.1.0")
+        act = ext.intrinsic_set("cliact", contract="unary")
+
+        @act.op
+        def negate(rw, x: Tile) -> Tile:
+            return rw.expr("neg(x)", x=x)
+    '''))
+    prog = tmp_path / "uses_the_set.py"
+    prog.write_text(textwrap.dedent('''
+        from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store
+        from htp.intrinsics import cliact as A
+
+        @kernel
+        def k(x: In[Tensor[16, 32, f32]], z: Out[Tensor[16, 32, f32]]):
+            store(z, A.negate(load(x)))
+    '''))
+    out = tmp_path / "pkg"
+    r = subprocess.run([HOST, "--plugins", str(ext), "compile", str(prog), "--target", "pto-a2a3sim", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    x = np.random.default_rng(17).standard_normal((16, 32)).astype(np.float32)
+    res = htp.bind(htp.Package(out), htp.Context(plugins=[ext])).run(x=x)
+    np.testing.assert_array_equal(res["z"], -x)

@@ -385,6 +385,16 @@ def capture_file(path: str, plugin_specs=None, builtins: bool = True) -> tuple[d
     except Exception as e:  # noqa: BLE001 - reported, not raised
         return None, [diagnostic("capture.plugins", f"cannot read the plugin manifests: {e}")]
     loaded = {c["name"] for c in declared if c["kind"] == "dialect"}
+    # A Python extension among the plugins (`htp-host --plugins ext.py`) is imported first, as a Context
+    # loading it does, so that the program's `from htp.intrinsics import <set>` finds the sets it declares.
+    from . import extension
+
+    for spec in plugin_specs or []:
+        if extension.is_extension_spec(spec):
+            try:
+                extension.extensions_of(spec)
+            except Exception as e:  # noqa: BLE001 - reported, not raised
+                return None, [extension.import_failure(spec, e)]
 
     module = types.ModuleType("__htp_program__")
     module.__file__ = path
