@@ -498,14 +498,14 @@ private:
     if (!a.use_offsets || !op.offset) return;
     const size_t n = op.offset->size();
     if (a.shape.size() != n) return;
+    const std::vector<int64_t> extents = htp::view_extents(t.rows(), t.cols(), n);
+    const std::string where = std::filesystem::path(kernel_.span.file.value_or("")).filename().string() + ":" +
+                              std::to_string(op.span ? op.span->line : kernel_.span.line);
     for (size_t d = 0; d < n; ++d) {
       const Json &e = (*op.offset)[d];
       if (e.is_number()) continue;
-      const int64_t extent = d + 2 < n ? 1 : n == 1 ? t.size() : d + 2 == n ? t.rows() : t.cols();
-      const std::string where = std::filesystem::path(kernel_.span.file.value_or("")).filename().string() + ":" +
-                                std::to_string(op.span ? op.span->line : kernel_.span.line);
       o << pad << "HTP_CHECK_VIEW(" << Json(where).dump() << ", " << Json(op.moved_tensor()).dump() << ", " << d << ", "
-        << expr(e) << ", " << extent << ", " << a.shape[d] << ");\n";
+        << expr(e) << ", " << extents[d] << ", " << a.shape[d] << ");\n";
     }
   }
 

@@ -96,12 +96,12 @@ public:
     std::string addr = "g_" + pname;
     const size_t n = offset.is_array() ? offset.size() : 0;
     // An offset known only at run time (a runtime loop bound, a scalar) is checked on the simulator.
+    const std::vector<int64_t> extents = htp::view_extents(b.rows, b.cols, n);
+    const std::string where = json(file_ + ":" + std::to_string(span.line)).dump();
     for (size_t d = 0; d < n; ++d) {
       if (offset[d].is_number()) continue;
-      const int64_t extent = d + 2 < n ? 1 : n == 1 ? b.rows * b.cols : d + 2 == n ? b.rows : b.cols;
-      line("HTP_CHECK_VIEW(" + pname + "_view, " + json(file_ + ":" + std::to_string(span.line)).dump() + ", " +
-           json(pname).dump() + ", " + std::to_string(n) + ", " + std::to_string(d) + ", " + expr(offset[d]) + ", " +
-           std::to_string(extent) + ");");
+      line("HTP_CHECK_VIEW(" + pname + "_view, " + where + ", " + json(pname).dump() + ", " + std::to_string(n) +
+           ", " + std::to_string(d) + ", " + expr(offset[d]) + ", " + std::to_string(extents[d]) + ");");
     }
     for (size_t d = 0; d + 2 < n; ++d)  // leading dims of a rank-3+ tensor (extent 1 in the view)
       addr += " + (" + expr(offset[d]) + ") * " + pname + "_stride" + std::to_string(d);

@@ -219,7 +219,7 @@ def _as_tensor(name: str, value):
     import numpy as np
 
     if type(value).__name__ == "PyCapsule" or hasattr(value, "__dlpack__"):
-        if isinstance(value, np.ndarray) and not value.flags.writeable:
+        if isinstance(value, np.ndarray) and _read_only(value):
             return value.copy()  # NumPy cannot export a read-only array through DLPack
         return value
     array = np.asarray(value)

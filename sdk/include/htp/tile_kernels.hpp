@@ -156,6 +156,19 @@ struct TileKernels {
   friend bool operator==(const TileKernels &, const TileKernels &) = default;
 };
 
+/// The extents a tile of `rows` x `cols` covers along each of the `rank` dimensions of the view it is loaded
+/// from or stored to (tile.md §2): 1 along the leading dimensions of a rank-3+ view (`x[b, 0:32, :]`), `rows` and
+/// `cols` along the last two; a view of a 1-D tensor covers the tile's rows * cols elements (a [1, N] tile).
+inline std::vector<int64_t> view_extents(int64_t rows, int64_t cols, size_t rank) {
+  if (rank == 1) return {rows * cols};
+  std::vector<int64_t> out(rank, 1);
+  if (rank >= 2) {
+    out[rank - 2] = rows;
+    out[rank - 1] = cols;
+  }
+  return out;
+}
+
 /// Calls f(op) on every statement of `ops` and the statements nested in them, pre-order. Any statement
 /// type with the members body, then_body and else_body will do: TileOp, or a backend's own form of it.
 template <class Op, class F> void for_each_op(const std::vector<Op> &ops, F &&f) {
