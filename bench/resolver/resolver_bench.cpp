@@ -3,11 +3,15 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include <htp/capability.hpp>
 
+#include "resolver/id_hash_table.hpp"
 #include "resolver/resolver.hpp"
 #include "synthetic_registry.hpp"
 
@@ -117,6 +121,45 @@ void BM_Resolve200kComponents(benchmark::State &state) {
   index_and_resolve(state, 3);
 }
 BENCHMARK(BM_Resolve200kComponents)->Arg(200000)->Unit(benchmark::kMillisecond);
+
+/// A reference for the growth figure, not part of HTP: the machine's own cost of touching the same data at
+/// both sizes. Every capability text of the synthetic registry is copied, in registration order, into one
+/// contiguous buffer (untimed); a round then deduplicates them with the index's IdHashTable, which is the
+/// least a capability index does. No allocation per text, one sequential pass: what it costs per text at
+/// 100k over 10k is what the cache hierarchy charges for the larger working set (the table and the distinct
+/// texts leave the L2 and the TLB's reach), so bench/report.py prints its growth beside the resolver's.
+void BM_TextDedupReference(benchmark::State &state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Registry registry;
+  build_synthetic_registry(registry, n);
+  std::string arena;
+  std::vector<std::pair<uint32_t, uint32_t>> texts; // (offset, size) into arena
+  for (const auto &c : registry.components())
+    for (const auto *list : {&c->provides, &c->requires_, &c->conflicts, &c->accepts, &c->applies_to, &c->invalidates})
+      for (const std::string &t : *list) {
+        texts.emplace_back(static_cast<uint32_t>(arena.size()), static_cast<uint32_t>(t.size()));
+        arena += t;
+      }
+  auto text = [&](size_t i) { return std::string_view(arena.data() + texts[i].first, texts[i].second); };
+  size_t distinct = 0;
+  for (auto _ : state) {
+    IdHashTable table;
+    table.reserve(2 * n);
+    std::vector<uint32_t> firsts; // text index of each distinct text
+    firsts.reserve(2 * n);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::string_view t = text(i);
+      auto next = static_cast<uint32_t>(firsts.size());
+      if (table.insert(IdHashTable::hash_text(t), next, [&](uint32_t d) { return text(firsts[d]) == t; }).second)
+        firsts.push_back(static_cast<uint32_t>(i));
+    }
+    distinct = firsts.size();
+    benchmark::DoNotOptimize(distinct);
+  }
+  state.counters["texts"] = static_cast<double>(texts.size());
+  state.counters["distinct"] = static_cast<double>(distinct);
+}
+BENCHMARK(BM_TextDedupReference)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 /// A set the size of the built-in plugins (about 50 components): target ≤ 1 ms.
 void BM_ResolveBuiltinSized(benchmark::State &state) {
