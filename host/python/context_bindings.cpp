@@ -362,6 +362,8 @@ public:
       std::string name = py::str(item.first);
       py::handle v = item.second;
       if (py::isinstance<py::bool_>(v)) req.scalars[name] = v.cast<bool>();
+      else if (py::isinstance<py::int_>(v) && v > py::int_(INT64_MAX))
+        req.scalars[name] = v.cast<uint64_t>();  // a u64 past INT64_MAX (run() refuses past 64 bits)
       else if (py::isinstance<py::int_>(v)) req.scalars[name] = v.cast<int64_t>();
       else req.scalars[name] = v.cast<double>();
     }

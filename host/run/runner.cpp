@@ -1,6 +1,8 @@
 #include "run/runner.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -30,6 +32,69 @@ std::string param_text(const nlohmann::json &p) {
   std::string dir = p.value("dir", "in");
   if (p.value("kind", "tensor") == "scalar") return dir + " scalar " + p.value("dtype", "?");
   return dir + " " + p.value("dtype", "?") + shape_text(p.value("shape", nlohmann::json::array()));
+}
+
+/// The range of an integer dtype ("i32", "u8", ...) as [lo, hi] in 128 bits, or nullopt for another dtype.
+std::optional<std::pair<__int128, __int128>> integer_range(const std::string &dtype) {
+  if (dtype.size() < 2 || (dtype[0] != 'i' && dtype[0] != 'u')) return std::nullopt;
+  const std::string bits_text = dtype.substr(1);
+  if (bits_text != "8" && bits_text != "16" && bits_text != "32" && bits_text != "64") return std::nullopt;
+  const int bits = std::stoi(bits_text);
+  if (dtype[0] == 'u') return std::pair<__int128, __int128>{0, (__int128(1) << bits) - 1};
+  return std::pair<__int128, __int128>{-(__int128(1) << (bits - 1)), (__int128(1) << (bits - 1)) - 1};
+}
+
+/// Converts the number given for scalar parameter `name` of `dtype` into `a`: an integer parameter takes
+/// an integral number within its dtype's range (run.argument.dtype for 2.5, run.argument.range for 2**31
+/// given to an i32), which Python's run() and `htp-host run -s` share; false with a diagnostic.
+bool convert_scalar(const std::string &name, const std::string &dtype, const nlohmann::json &v, HtpRunArg &a,
+                    DiagnosticList &diags) {
+  if (v.is_boolean()) {
+    a.scalar_int = v.get<bool>();
+    a.scalar_float = a.scalar_int;
+    return true;
+  }
+  a.scalar_float = v.get<double>();
+  const auto range = integer_range(dtype);
+  if (!range) {
+    a.scalar_int = v.is_number_unsigned() ? int64_t(v.get<uint64_t>())
+                   : v.is_number_integer() ? v.get<int64_t>()
+                   : std::fabs(a.scalar_float) < 9.2e18 ? int64_t(a.scalar_float) : 0;
+    return true;
+  }
+  __int128 value = 0;
+  if (v.is_number_unsigned()) {
+    value = v.get<uint64_t>();
+  } else if (v.is_number_integer()) {
+    value = v.get<int64_t>();
+  } else {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d)) {
+      diags.report(Diagnostic::error("run.argument.dtype", "scalar argument '" + name + "' is an integer parameter (" +
+                                                               dtype + "), got " + v.dump() + ": pass an integer"));
+      return false;
+    }
+    value = std::fabs(d) < 1.8e19 ? __int128(d) : (d < 0 ? -(__int128(1) << 100) : (__int128(1) << 100));
+  }
+  if (value < range->first || value > range->second) {
+    auto text = [](__int128 x) {
+      std::string digits;
+      const bool negative = x < 0;
+      unsigned __int128 u = negative ? -static_cast<unsigned __int128>(x) : static_cast<unsigned __int128>(x);
+      do {
+        digits.insert(digits.begin(), char('0' + int(u % 10)));
+        u /= 10;
+      } while (u);
+      return negative ? "-" + digits : digits;
+    };
+    diags.report(Diagnostic::error("run.argument.range", "scalar argument '" + name + "' is an " + dtype +
+                                                             " parameter; " + (v.is_number_float() ? v.dump() : text(value)) +
+                                                             " is outside its range [" + text(range->first) + ", " +
+                                                             text(range->second) + "]"));
+    return false;
+  }
+  a.scalar_int = static_cast<int64_t>(static_cast<uint64_t>(value));
+  return true;
 }
 
 // Checks `a` against a tensor parameter, binding symbolic dims; false with a diagnostic on mismatch.
@@ -205,8 +270,7 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
         diags.report(Diagnostic::error("run.argument", "scalar argument '" + name + "' must be a number, not " + v.dump()));
         return std::nullopt;
       }
-      a.scalar_int = v.is_boolean() ? int64_t(v.get<bool>()) : v.is_number_integer() ? v.get<int64_t>() : int64_t(v.get<double>());
-      a.scalar_float = v.is_boolean() ? double(v.get<bool>()) : v.get<double>();
+      if (!convert_scalar(name, p.value("dtype", ""), v, a, diags)) return std::nullopt;
       continue;
     }
     HostArray &arr = arrays[name];

@@ -3,6 +3,8 @@ transpose and cast (which rounded a float to an integer on pto-a2a3sim and trunc
 both backends and run on both simulators against NumPy."""
 
 import builtins
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -387,6 +389,32 @@ def test_out_of_range_scalars_and_read_only_outputs_are_argument_errors(tmp_path
             bound.run(x=x, n=1, y=out)
     x.flags.writeable = False  # (a read-only input is fine: it is copied)
     np.testing.assert_array_equal(bound.run(x=x, n=1)["y"], np.ones((4, 8), np.float32))
+    with pytest.raises(htp.ArgumentTypeError, match=r"argument 'n' is an integer parameter \(i32\), got 2.5"):
+        bound.run(x=x, n=2.5)
+
+
+# The same checks for `htp-host run -s`, which shares the runner with run(): -s n=2147483653 wrapped to
+# -2147483643 and -s n=2.5 was truncated to 2, each running with a value the user did not give.
+def test_cli_run_checks_integer_scalars_as_python_does(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(shifted, target="pto-a2a3sim", out=tmp_path / "pkg").path
+    np.save(tmp_path / "x.npy", np.zeros((4, 8), np.float32))
+
+    def run(n):
+        return subprocess.run([os.environ["HTP_HOST_EXE"], "run", os.fspath(pkg), "-i", f"x={tmp_path / 'x.npy'}",
+                               "-s", f"n={n}", "-o", os.fspath(tmp_path / "out")],
+                              capture_output=True, text=True, check=False)
+
+    for n, code, text in ((2**31 + 5, "run.argument.range", f"an i32 parameter; {2**31 + 5} is outside its range "
+                                                              "[-2147483648, 2147483647]"),
+                          (-2**31 - 1, "run.argument.range", f"{-2**31 - 1} is outside its range"),
+                          (2.5, "run.argument.dtype", "is an integer parameter (i32), got 2.5")):
+        r = run(n)
+        assert r.returncode != 0, r.stdout
+        assert code in r.stderr and text in r.stderr, r.stderr
+    ok = run(2**31 - 1)
+    assert ok.returncode == 0, ok.stderr
+    assert np.array_equal(np.load(tmp_path / "out" / "y.npy"), np.full((4, 8), np.float32(2**31 - 1)))
 
 
 # A view whose offset a branch guards (`if i == 0: ... else: x.tile(i - 1, ...)`) is checked over the loop values

@@ -277,7 +277,7 @@ def _run_error(raw: dict) -> RunError:
     text = _errors_first(raw) or "run failed"
     codes = {d["code"] for d in raw["diagnostics"] if d["severity"] == "error"}
     cls = (ArgumentTypeError if "run.argument.dtype" in codes else
-           ArgumentValueError if "run.argument.shape" in codes else RunError)
+           ArgumentValueError if codes & {"run.argument.shape", "run.argument.range"} else RunError)
     return cls(text, raw["diagnostics"])
 
 
@@ -309,11 +309,10 @@ class BoundPackage:
                 if number is None:
                     raise ArgumentTypeError(f"argument '{name}' is a scalar parameter ({param.get('dtype')}), "
                                             f"got a {type(value).__name__}: pass a number")
-                if param.get("dtype", "").startswith(("i", "u")) and isinstance(number, float) and not number.is_integer():
-                    raise ArgumentTypeError(f"argument '{name}' is an integer parameter ({param.get('dtype')}), "
-                                            f"got {value!r}: pass an integer")
-                bounds = _INTEGER_RANGES.get(param.get("dtype", ""))
-                if bounds and isinstance(number, int) and not bounds[0] <= number <= bounds[1]:
+                # The runner checks integral values and each dtype's range (run.argument.dtype / .range), for
+                # the CLI's -s too; an int past 64 bits does not reach it.
+                bounds = _INTEGER_RANGES.get(param.get("dtype", ""), (-(1 << 63), (1 << 64) - 1))
+                if isinstance(number, int) and not -(1 << 63) <= number < (1 << 64):
                     raise ArgumentValueError(f"argument '{name}' is an {param.get('dtype')} parameter; {number} is "
                                              f"outside its range [{bounds[0]}, {bounds[1]}]")
             if number is not None and param.get("kind") == "tensor":
