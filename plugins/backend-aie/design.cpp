@@ -56,11 +56,12 @@ std::vector<char> scalar_object(const std::string &dtype, double real, int64_t i
   if (dtype == "f32") put(static_cast<float>(real));
   else if (dtype == "f64") put(real);
   else if (dtype == "f16") put(static_cast<_Float16>(real));
-  else if (dtype == "bf16") {  // the f32's upper half, rounded to nearest even
-    uint32_t bits;
+  else if (dtype == "bf16") {  // the f32's upper half, rounded to nearest even; a NaN stays a quiet NaN
+    uint32_t bits;           // (the kernels' htp_bf16 rounds the same way: rounding a NaN would give inf)
     const float f = static_cast<float>(real);
     std::memcpy(&bits, &f, sizeof bits);
-    put(static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16));
+    put((bits & 0x7FFFFFFFu) > 0x7F800000u ? static_cast<uint16_t>((bits >> 16) | 0x40u)
+                                           : static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16));
   }
   else if (dtype == "i64" || dtype == "u64") put(integer);
   else if (dtype == "i16" || dtype == "u16") put(static_cast<int16_t>(integer));

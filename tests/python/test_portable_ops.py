@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, cast, colexpand, colexpand_add, colexpand_div,
+from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, bf16, cast, colexpand, colexpand_add, colexpand_div,
                                colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i8, i16, i32, i64,
                                kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh,
                                transpose)
@@ -252,6 +252,24 @@ def test_half_and_float_scalars_at_run_time(tmp_path, target):
                                rtol=1e-2, atol=1e-2)
     np.testing.assert_allclose(bound.run(X=X, alpha=0.5)["Y"].astype(np.float32), np.exp(X.astype(np.float32)),
                                rtol=1e-2, atol=1e-2)
+
+
+# A NaN bf16 scalar stays NaN: aie-npu1 rounded the scalar's f32 into bf16 without the kernels' NaN rule, so a NaN
+# whose float bits are all ones carried into the sign bit and arrived as +0.0 (y = x instead of NaN).
+@kernel
+def shift_bf16(x: In[Tensor[2, 16, bf16]], s: Scalar[bf16], y: Out[Tensor[2, 16, bf16]]):
+    store(y, adds(load(x), s))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_nan_bf16_scalar_stays_nan(tmp_path, target):
+    ctx = htp.Context()
+    x = np.full((2, 16), 0x3F80, np.uint16)  # bf16 1.0, as 16-bit words
+    bound = htp.bind(ctx.compile(shift_bf16, target=target, out=tmp_path / "p"), ctx)
+    assert np.array_equal(bound.run(x=x, s=0.5)["y"], np.full((2, 16), 0x3FC0, np.uint16))  # 1.5
+    nan = float(np.frombuffer(b"\xff" * 8, np.float64)[0])  # a NaN with every payload bit set
+    y = bound.run(x=x, s=nan)["y"].view(np.uint16)
+    assert np.all((y & 0x7F80) == 0x7F80) and np.all(y & 0x7F), [hex(v) for v in y.ravel()[:4]]
 
 
 # A kernel's tile at an offset known only at run time (a loop to a runtime scalar) that leaves its tensor is a
