@@ -262,8 +262,10 @@ std::optional<View> moved_view(const htp::TileKernel &k, const htp::TileOp &o, c
   const htp::TileLocal *l = k.local(o.moved_register().value_or(""));
   if (!l || !o.offset) return std::nullopt;
   View v;
-  v.shape = l->shape;
-  v.shape.insert(v.shape.begin(), o.offset->size() - std::min(o.offset->size(), l->shape.size()), 1);
+  // (a 1-D view moves its tile's rows * cols elements; a rank-3 view has extent 1 in its leading dimension)
+  const int64_t rows = l->shape.size() >= 2 ? l->shape[l->shape.size() - 2] : 1;
+  const int64_t cols = l->shape.empty() ? 1 : l->shape.back();
+  v.shape = htp::view_extents(rows, cols, o.offset->size());
   for (const Json &e : *o.offset) {
     auto x = eval_int(e, env);
     if (!x) return std::nullopt;

@@ -467,6 +467,52 @@ def test_a_load_of_part_of_the_view_just_stored_is_refused_on_aie(tmp_path):
         htp.Context().compile(store_then_subview, "aie-npu1", tmp_path / "aie")
 
 
+# The same for 1-D views: the check took a 1-D view's extent as 1 (its tile's rows), so a load of Y[16:48] after
+# a store of Y[0:32] did not overlap it and aie-npu1 returned zeros. A load of a 1-D view the store did not
+# write still runs on both targets.
+@program
+def store_then_shifted_1d(X: In[Tensor[64, f32]], Y: InOut[Tensor[64, f32]], Z: Out[Tensor[32, f32]],
+                          W: Out[Tensor[32, f32]]):
+    ch = Channel[Tensor[32, f32]](depth=1)
+
+    @process(produces=[ch])
+    def gen():
+        send(ch, load(X[0:32]))
+
+    @process(consumes=[ch])
+    def sink():
+        store(Y[0:32], recv(ch))
+        store(W, load(Y[32:64]))
+        store(Z, load(Y[16:48]))
+
+
+@program
+def store_then_other_1d(X: In[Tensor[64, f32]], Y: InOut[Tensor[64, f32]], W: Out[Tensor[32, f32]]):
+    ch = Channel[Tensor[32, f32]](depth=1)
+
+    @process(produces=[ch])
+    def gen():
+        send(ch, load(X[0:32]))
+
+    @process(consumes=[ch])
+    def sink():
+        store(Y[0:32], recv(ch))
+        store(W, load(Y[32:64]))
+
+
+def test_a_load_overlapping_a_1d_view_just_stored_is_refused_on_aie(tmp_path):
+    X = np.arange(64, dtype=np.float32)
+    Y = np.arange(100, 164, dtype=np.float32)
+    _, r = compile_run(tmp_path / "pto", store_then_shifted_1d, "pto-a2a3sim", X=X, Y=Y.copy())
+    np.testing.assert_array_equal(r["Z"], np.concatenate([X[16:32], Y[32:48]]))
+    with pytest.raises(htp.CompileError, match=r"process 'sink' loads a view of 'Y' that its store earlier in the same "
+                                               r"iteration wrote \(line \d+\).*\[aie.csp-reload\]"):
+        htp.Context().compile(store_then_shifted_1d, "aie-npu1", tmp_path / "aie")
+    for target in TARGETS:
+        _, r = compile_run(tmp_path / target, store_then_other_1d, target, X=X, Y=Y.copy())
+        np.testing.assert_array_equal(r["W"], Y[32:64])
+
+
 # Two stores of one view in an iteration (the second overwrites the first unread) were two transfers of the
 # view, not a DMA pattern on aie-npu1 (aie.dma-pattern): the first is dropped.
 from htp.dialects.tile import adds  # noqa: E402
