@@ -448,6 +448,69 @@ def test_a_python_intrinsic_set_lowers_in_a_kernel_and_runs(tmp_path):
     np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=x, Y=y)["Z"], 2 * x + y, rtol=1e-6)
 
 
+SQUARE = '''
+from htp.dialects.tile import Tile
+from htp.extension import Extension
+
+ext = Extension("square-ops", version="0.1.0")
+ops = ext.intrinsic_set("{name}", contract="elementwise")
+
+
+@ops.op
+def square(rw, x: Tile) -> Tile:
+    """x * x"""
+    return rw.expr("mul(x, x)", x=x)
+
+
+@ops.op
+def first(rw, x: Tile, y: Tile) -> Tile:
+    """x (y unused)"""
+    return x
+'''
+
+RECEIVING = '''
+from htp.dialects.tile import In, Out, Tensor, Tile, f32, load, store
+from htp.dialects.csp import Channel, process, program, recv, send
+from htp.intrinsics import {name} as F
+
+
+@program
+def squares(X: In[Tensor[64, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+    a = Channel[Tile[16, 32, f32]](depth=2)
+    b = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[a, b])
+    def gen():
+        for i in range(4):
+            t = load(X.tile(i, 0, shape=(16, 32)))
+            send(a, t)
+            send(b, t)
+
+    @process(consumes=[a, b])
+    def sink():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(16, 32)), F.square(F.first(recv(a), recv(b))))
+'''
+
+
+# A builder that uses a parameter twice (`rw.expr("mul(x, x)", x=x)`) cloned a `recv(ch)` argument, so the
+# process received twice per call (csp.count-mismatch); one that ignores a parameter dropped its receive. An
+# argument that receives is now a temporary assigned before the statement, received once.
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_intrinsic_argument_that_receives_is_received_once(tmp_path, target):
+    name = "sq" + target.split("-")[0]
+    ext = load_module(write_extension(tmp_path, SQUARE.format(name=name), f"{name}_ext.py"), f"{name}_ext")
+    path = tmp_path / f"{name}_prog.py"
+    path.write_text(RECEIVING.format(name=name))
+    prog = load_module(path, f"{name}_prog")
+    ctx = htp.Context(plugins=[ext])
+    pkg = ctx.compile(prog.squares, target, tmp_path / "pkg", dump_ir="all")
+    lowered = pkg.dump(f"{name}.lower")
+    assert lowered.count("recv(") == 2, lowered
+    X = np.random.default_rng(5).standard_normal((64, 32)).astype(np.float32)
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], X * X, rtol=1e-6)
+
+
 def test_a_target_without_a_lowering_is_refused_at_the_call(tmp_path):
     ext, prog, path = intrinsic_program(tmp_path, "ptoonly")
     with pytest.raises(htp.CompileError) as e:

@@ -237,6 +237,7 @@ class IntrinsicSet:
                 rw.error(node, "intrinsic.arity", f"{set_name}.{op}{entry['signature']}: {e}")
                 raise RewriteFailed() from None
             bound.apply_defaults()
+            _hoist_receiving_arguments(rw, node, bound, f"_htp_{set_name}_{op}")
             replacement = build(rw, *bound.args, **bound.kwargs)
             if not isinstance(replacement, Node):
                 rw.error(node, "intrinsic.lowering", f"the builder of {set_name}.{op} returned "
@@ -273,6 +274,57 @@ class IntrinsicSet:
 class RewriteFailed(Exception):
     """Raised by a pattern after it reported its error with ``rw.error``: stops the pass without a second
     diagnostic."""
+
+
+# Statements an argument can be hoisted in front of: each evaluates its expressions once, in order.
+_SIMPLE_STATEMENTS = {"Expr", "Assign", "AugAssign", "AnnAssign", "Return"}
+_STATEMENTS = {c.__name__ for c in _pyast.stmt.__subclasses__()}
+
+
+def _receives(node) -> bool:
+    """Whether an expression contains a ``recv(...)`` call (a CSP receive: evaluating it twice receives twice)."""
+    if node.type == "Call":
+        func = node.get("func")
+        if (func.type == "Name" and func.get("id") == "recv") or (func.type == "Attribute" and func.get("attr") == "recv"):
+            return True
+    for field in node.fields():
+        value = node.get(field)
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, Node) and _receives(child):
+                return True
+    return False
+
+
+def _enclosing_statement(node):
+    """(statement, its parent, the list field holding it, its index) for the simple statement holding ``node``,
+    or None (the call sits in a loop header, a condition, ...)."""
+    child, parent = node, node.parent
+    while parent is not None:
+        for field in parent.fields():
+            value = parent.get(field)
+            if isinstance(value, list) and child.type in _STATEMENTS and child in value:
+                if child.type not in _SIMPLE_STATEMENTS:
+                    return None
+                return child, parent, field, value.index(child)
+        child, parent = parent, parent.parent
+    return None
+
+
+def _hoist_receiving_arguments(rw, call, bound, prefix: str) -> None:
+    """Replaces each argument of an intrinsic call that receives from a channel by a temporary assigned just
+    before the statement holding the call, so the builder may use the argument any number of times and the
+    program still receives once (a builder's ``rw.expr("mul(x, x)", x=x)`` cloned ``recv(ch)`` twice:
+    csp.count-mismatch)."""
+    for name, value in list(bound.arguments.items()):
+        if not isinstance(value, Node) or not _receives(value):
+            continue
+        where = _enclosing_statement(call)
+        if where is None:
+            return
+        statement, parent, field, index = where
+        temp = f"{prefix}_{name}_{hashlib.sha256(str(call.node_id).encode()).hexdigest()[:6]}"
+        rw.insert(parent, field, index, _build(rw, _pyast.parse(f"{temp} = value").body[0], value, {"value": value}))
+        bound.arguments[name] = _build(rw, _pyast.parse(temp, mode="eval").body, value, {})
 
 
 def _is_set_reference(rw, value, set_name: str) -> bool:
