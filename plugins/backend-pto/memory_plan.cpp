@@ -188,7 +188,11 @@ private:
     b.rows = b.prows = rows;
     b.cols = b.pcols = cols;
     uint64_t e = dtype(dt).bytes;
-    b.bytes = b.col_major ? align_up(rows * e, hw_.block_bytes) : static_cast<uint64_t>(rows * cols) * e;
+    // A row-major tile's rows are whole vector blocks: a row narrower than a block (an i8 tile of 16 columns)
+    // is padded, the instructions acting on its valid cols x rows region.
+    if (!b.col_major && (cols * e) % hw_.block_bytes != 0)
+      b.pcols = static_cast<int64_t>(align_up(cols * e, hw_.block_bytes) / e);
+    b.bytes = b.col_major ? align_up(rows * e, hw_.block_bytes) : static_cast<uint64_t>(rows * b.pcols) * e;
     return place(std::move(b));
   }
 
@@ -238,7 +242,7 @@ std::vector<std::string> check_memory(const Kernel &k, const KernelPlan &plan, c
       out.push_back("tile '" + b.name + "' " + describe_tile({b.rows, b.cols}, b.dtype) + " needs " +
                     std::to_string(b.bytes) + " bytes of " + b.space + ", but " + b.space + " holds " +
                     std::to_string(space.capacity) + " bytes per " + core + " core (" + hw.name + ")");
-    uint64_t row_bytes = static_cast<uint64_t>(b.cols) * dtype(b.dtype).bytes;
+    uint64_t row_bytes = static_cast<uint64_t>(b.pcols) * dtype(b.dtype).bytes;
     if (b.tile_type == "Vec" && !b.col_major && row_bytes % hw.block_bytes != 0)
       out.push_back("tile '" + b.name + "' " + describe_tile({b.rows, b.cols}, b.dtype) + ": a row is " +
                     std::to_string(row_bytes) + " bytes, not a multiple of the " + std::to_string(hw.block_bytes) +

@@ -13,7 +13,7 @@ import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, bf16, cast, colexpand, colexpand_add, colexpand_div,
                                colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i8, i16, i32, i64,
                                kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh,
-                               transpose)
+                               rowexpand_sub, rowmax, rowsum, transpose)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.csp import Channel, process, program, recv, send
@@ -556,3 +556,62 @@ def test_a_channel_of_tensor_items_runs(tmp_path, target):
     x = np.random.default_rng(16).standard_normal((64, 32)).astype(np.float32)
     r = htp.bind(ctx.compile(tensor_items, target=target, out=tmp_path / "pkg"), ctx).run(X=x)
     np.testing.assert_allclose(r["Y"], np.exp(x), rtol=1e-5, atol=1e-6)
+
+
+# Tiles whose rows are narrower than pto's 32-byte vector block (an i8 tile of 16 columns, f16 of 8, f32 of 4) were
+# pto.memory on pto-a2a3sim while aie-npu1 ran them: the tile is now padded to whole blocks, the instructions acting
+# on its valid columns (reductions too).
+@kernel
+def narrow_rowsum(x: In[Tensor[16, 16, i8]], z: Out[Tensor[16, 1, i32]]):
+    store(z, rowsum(cast(load(x), i32)))
+
+
+@kernel
+def narrow_transpose(x: In[Tensor[32, 16, i8]], z: Out[Tensor[16, 32, i8]]):
+    store(z, transpose(load(x)))
+
+
+@kernel
+def narrow_softmax_shift(x: In[Tensor[16, 8, f16]], z: Out[Tensor[16, 8, f16]]):
+    t = load(x)
+    store(z, rowexpand_sub(t, rowmax(t)))
+
+
+@kernel
+def narrow_tiles(X: In[Tensor[64, 64, i8]], Z: Out[Tensor[64, 64, i8]]):
+    for i in range(4):
+        for j in range(4):
+            store(Z.tile(i, j, shape=(16, 16)), adds(load(X.tile(i, j, shape=(16, 16))), 3))
+
+
+@kernel
+def narrow_exp_sum(x: In[Tensor[8, 4, f32]], z: Out[Tensor[8, 1, f32]]):
+    store(z, rowsum(exp(load(x))))
+
+
+_NARROW_RNG = np.random.default_rng(16)
+NARROW = {
+    "rowsum": (narrow_rowsum, {"x": _NARROW_RNG.integers(-100, 100, (16, 16)).astype(np.int8)},
+               lambda x: {"z": x.astype(np.int32).sum(1, keepdims=True)}),
+    "transpose": (narrow_transpose, {"x": _NARROW_RNG.integers(-100, 100, (32, 16)).astype(np.int8)},
+                  lambda x: {"z": x.T}),
+    "softmax_shift": (narrow_softmax_shift, {"x": _NARROW_RNG.standard_normal((16, 8)).astype(np.float16)},
+                      lambda x: {"z": x - x.max(1, keepdims=True)}),
+    "tiles": (narrow_tiles, {"X": _NARROW_RNG.integers(-100, 100, (64, 64)).astype(np.int8)},
+              lambda X: {"Z": (X + 3).astype(np.int8)}),
+    "exp_sum": (narrow_exp_sum, {"x": _NARROW_RNG.standard_normal((8, 4)).astype(np.float32)},
+                lambda x: {"z": np.exp(x).sum(1, keepdims=True)}),
+}
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+@pytest.mark.parametrize("case", sorted(NARROW))
+def test_tiles_with_rows_narrower_than_a_vector_block(tmp_path, target, case):
+    fn, args, reference = NARROW[case]
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / "p"), ctx).run(**args)
+    for name, want in reference(**args).items():
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(r[name].astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+        else:
+            np.testing.assert_array_equal(r[name], want)
