@@ -625,6 +625,15 @@ private:
     const bool by = schedule_.stream_by.has_value();
     const bool count = schedule_.streams.has_value();
     if (!by && !count) return "";
+    // (a task outside a loop whose variable the key reads — a launch after the loop — goes on stream 0)
+    std::function<bool(const json &)> bound = [&](const json &e) {
+      if (e.is_object() && e.contains("var")) return e["var"].is_string() && in_scope_.count(e["var"].get<std::string>()) > 0;
+      if (e.is_object() || e.is_array())
+        for (const json &x : e)
+          if (!bound(x)) return false;
+      return true;
+    };
+    if (by && !bound(*schedule_.stream_by)) return "0";
     std::string s = by ? w_.expr(*schedule_.stream_by) : std::string(kTaskIndex) + "++";
     if (count) s = "htp_mod(" + s + ", " + std::to_string(*schedule_.streams) + ")";
     return s;

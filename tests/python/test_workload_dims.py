@@ -90,3 +90,35 @@ def test_a_package_of_two_entry_points_runs_the_one_named(tmp_path):
     with pytest.raises(htp.RunError, match=r"several entrypoints \(.*\); name the one to run: run\('apply_twice'"):
         htp.bind(pkg, ctx).run(A=A.copy(), s=3.0)
     np.testing.assert_allclose(htp.bind(pkg, ctx).run("apply_twice", A=A.copy(), s=3.0)["A"], A * 3 + 2.5, rtol=1e-6)
+
+
+# stream_by's key reads a loop variable; a launch outside that loop (after it) was given the key anyway and
+# pto-a2a3sim's orchestration failed to build ('v_i' was not declared in this scope). Such a task goes on
+# stream 0; aie-npu1 ignores streams.
+from htp.dialects.wsp import schedule, stream_by, streams  # noqa: E402
+
+
+@kernel
+def bump(y: InOut[Tensor[8, 32, f32]]):
+    store(y, adds(load(y), 1.0))
+
+
+@workload
+def bump_rows(Y: InOut[Tensor[32, 32, f32]]):
+    for i in P(3):
+        bump[i](Y.tile(i, 0))
+    bump(Y.tile(3, 0))
+
+
+@schedule(bump_rows)
+def bump_rows_streams():
+    streams(2)
+    stream_by(lambda i: i % 2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_stream_by_with_a_launch_outside_its_loop(tmp_path, target):
+    ctx = htp.Context()
+    Y = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    r = htp.bind(ctx.compile([bump_rows, bump_rows_streams], target, tmp_path / "p"), ctx).run(Y=Y.copy())
+    np.testing.assert_array_equal(r["Y"], Y + 1)
