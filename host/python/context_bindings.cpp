@@ -117,12 +117,21 @@ bool is_c_contiguous(const DLTensor &t, size_t elem) {
 // itself when it is on the CPU and C-contiguous, else a C-order copy. Wrong device or dtype: ValueError /
 // TypeError naming the argument.
 HostArray import_tensor(const std::string &name, const py::object &obj, CallerTensor &keep) {
+  // (the tensor's own refusal to export — torch's "Can't export tensors that require gradient", a meta
+  // tensor's unknown device — named with the argument)
+  auto exporting = [&](auto &&call) {
+    try {
+      return call();
+    } catch (py::error_already_set &e) {
+      throw py::value_error("argument '" + name + "' cannot be passed through DLPack: " + std::string(py::str(e.value())));
+    }
+  };
   if (py::hasattr(obj, "__dlpack_device__")) {
-    auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    auto dev = exporting([&] { return obj.attr("__dlpack_device__")().cast<std::pair<int, int>>(); });
     check_device(name, DLDevice{DLDeviceType(dev.first), dev.second});
   }
   if (PyCapsule_CheckExact(obj.ptr())) keep.capsule = obj;
-  else if (py::hasattr(obj, "__dlpack__")) keep.capsule = obj.attr("__dlpack__")();
+  else if (py::hasattr(obj, "__dlpack__")) keep.capsule = exporting([&] { return py::object(obj.attr("__dlpack__")()); });
   else throw py::type_error("argument '" + name + "' is a " + std::string(py::str(py::type::of(obj).attr("__name__"))) +
                             ", not a tensor (an object with __dlpack__, e.g. a NumPy array or a torch tensor)");
   auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(keep.capsule.ptr(), "dltensor"));

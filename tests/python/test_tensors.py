@@ -159,6 +159,34 @@ def test_tensor_on_another_device_names_the_device(packages, cache):
         packages["pto-a2a3sim", torch.float32].run(A=DeviceTensor(), B=b, cache_dir=cache)
 
 
+def test_tensor_on_another_device_is_an_argument_value_error(packages, cache):
+    a, b = inputs(torch.float32)
+    with pytest.raises(htp.ArgumentValueError, match=r"argument 'A' is on device cuda:1"):
+        packages["pto-a2a3sim", torch.float32].run(A=DeviceTensor(), B=b, cache_dir=cache)
+
+
+# Tensors torch refuses to export raised torch's own exception, naming no argument; now an
+# htp.ArgumentValueError naming the argument and quoting torch.
+def test_a_tensor_torch_cannot_export_is_named(packages, cache):
+    a, b = inputs(torch.float32)
+    run = packages["pto-a2a3sim", torch.float32].run
+    with pytest.raises(htp.ArgumentValueError, match=r"argument 'A' cannot be passed through DLPack: .*require"):
+        run(A=a.clone().requires_grad_(True), B=b, cache_dir=cache)
+    with pytest.raises(htp.ArgumentValueError, match=r"argument 'B' cannot be passed through DLPack: .*meta"):
+        run(A=a, B=torch.empty(32, 32, device="meta"), cache_dir=cache)
+
+
+# An output whose elements share memory (torch's expand: stride 0) was accepted and every element of the
+# caller's tensor ended up holding the last value written.
+def test_an_output_whose_elements_share_memory_is_refused(packages, cache):
+    a, b = inputs(torch.float32)
+    with pytest.raises(htp.ArgumentValueError, match=r"argument 'C' has elements that share memory .* \(Out\)"):
+        packages["pto-a2a3sim", torch.float32].run(A=a, B=b, C=torch.zeros(32, 1).expand(32, 32), cache_dir=cache)
+    c = torch.zeros(32, 64)[:, ::2]  # strided, not overlapping: written in place through a copy
+    packages["pto-a2a3sim", torch.float32].run(A=a, B=b, C=c, cache_dir=cache)
+    torch.testing.assert_close(c, a + b)
+
+
 def test_non_tensor_argument_is_a_type_error(packages, cache):
     a, b = inputs(torch.float32)
     with pytest.raises(TypeError, match=r"argument 'A' is a object, not a tensor"):

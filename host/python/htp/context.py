@@ -240,6 +240,31 @@ def _read_only(value) -> bool:
     return flags is not None and hasattr(flags, "writeable") and not flags.writeable
 
 
+_DIRECTIONS = {"in": "In", "out": "Out", "inout": "InOut"}
+
+
+def _self_overlapping(value) -> bool:
+    """Whether a tensor's elements share memory (a stride of 0, as torch's expand makes, or strides that
+    overlap), read from its shape and strides (torch's stride() in elements, NumPy's strides in bytes)."""
+    shape = tuple(getattr(value, "shape", ()) or ())
+    stride = None
+    if callable(getattr(value, "stride", None)):
+        try:
+            stride = tuple(value.stride())
+        except Exception:  # noqa: BLE001 (not a torch tensor's stride())
+            stride = None
+    elif getattr(value, "strides", None) is not None and getattr(value, "itemsize", 0):
+        stride = tuple(st // value.itemsize for st in value.strides)
+    if stride is None or len(stride) != len(shape):
+        return False
+    reach = 0  # the farthest element the smaller-strided dimensions reach
+    for st, n in sorted((abs(st), n) for st, n in zip(stride, shape) if n > 1):
+        if st <= reach:
+            return True
+        reach += st * (n - 1)
+    return False
+
+
 def _scalar(value):
     import numbers
 
@@ -323,12 +348,22 @@ class BoundPackage:
             else:
                 if param.get("dir") in ("out", "inout") and _read_only(value):
                     raise ArgumentValueError(f"argument '{name}' is a read-only array, but '{name}' is written "
-                                             f"({param.get('dir').capitalize()}): pass a writable array, or leave "
+                                             f"({_DIRECTIONS[param.get('dir')]}): pass a writable array, or leave "
                                              "it out and take the result from the run")
+                if param.get("dir") in ("out", "inout") and _self_overlapping(value):
+                    raise ArgumentValueError(f"argument '{name}' has elements that share memory (a stride of 0, as "
+                                             f"torch's expand makes), but '{name}' is written "
+                                             f"({_DIRECTIONS[param.get('dir')]}): pass a tensor whose elements are "
+                                             "distinct (e.g. its .contiguous() or .copy())")
                 tensors[name] = _as_tensor(name, value)
-        raw = self.context._host.run(os.fspath(self.package.path), entry or "", tensors, scalars,
-                                     os.fspath(cache_dir) if cache_dir else "", os.fspath(run_dir) if run_dir else "",
-                                     json.dumps(options or {}), verify)
+        try:
+            raw = self.context._host.run(os.fspath(self.package.path), entry or "", tensors, scalars,
+                                         os.fspath(cache_dir) if cache_dir else "",
+                                         os.fspath(run_dir) if run_dir else "", json.dumps(options or {}), verify)
+        except (TypeError, ValueError) as e:  # a tensor the binding cannot import (device, dtype, DLPack), named
+            if not str(e).startswith("argument '"):
+                raise
+            raise (ArgumentTypeError if isinstance(e, TypeError) else ArgumentValueError)(str(e)) from None
         if not raw["ok"]:
             raise _run_error(raw)
         issue_warnings(raw["diagnostics"])
