@@ -7,6 +7,7 @@
 #include <htp/interval.hpp>
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct Env {
   std::map<std::string, json> channels;       ///< Channel[Tensor[...]] declarations -> element type
   std::map<std::string, std::string> items;   ///< names bound to the items of a consume loop -> channel
   std::map<std::string, htp::Interval> ranges; ///< loop variables whose values are known at compile time
+  std::set<std::string> float_params;          ///< scalar parameters of a floating dtype (`a: float`)
 };
 
 /// The channel a name or a `recv(ch)` call stands for (a channel item passed to a kernel), or empty.

@@ -2,6 +2,7 @@
 
 #include "signature.hpp"
 
+#include <functional>
 #include <set>
 
 namespace wsp {
@@ -324,7 +325,27 @@ json scalar_arg(htp::NodeRef arg, const json &param, const Env &env, const std::
     throw WspError(arg, "wsp.argument",
                    "parameter '" + param["name"].get<std::string>() + "' of kernel '" + kernel +
                        "' is a scalar, but '" + t->name + "' is a tensor");
-  return json{{"param", param["name"]}, {"scalar", lower_expr(arg, env)}};
+  json value = lower_expr(arg, env);
+  // A float given to an integer parameter: pto-a2a3sim truncated it, aie-npu1 refused it at run time.
+  const std::string dtype = param["type"].value("dtype", "");
+  if (is_integer_dtype(dtype)) {
+    std::function<std::optional<std::string>(const json &)> floating = [&](const json &e) -> std::optional<std::string> {
+      if (e.is_number_float()) return e.dump();
+      if (e.is_object() && e.contains("param") && e["param"].is_string() && env.float_params.count(e["param"]))
+        return "'" + e["param"].get<std::string>() + "'";
+      if (e.is_object() || e.is_array())
+        for (const json &x : e)
+          if (auto f = floating(x)) return f;
+      return std::nullopt;
+    };
+    if (auto f = floating(value))
+      throw WspError(arg, "wsp.argument",
+                     "parameter '" + param["name"].get<std::string>() + "' of kernel '" + kernel + "' is Scalar[" +
+                         dtype + "], but the value passed reads " + *f +
+                         ", a float: pass an integer (declare the workload's parameter int), or make the kernel's "
+                         "parameter a float Scalar");
+  }
+  return json{{"param", param["name"]}, {"scalar", std::move(value)}};
 }
 
 } // namespace

@@ -147,6 +147,8 @@ private:
           env_.tensors[p["name"]] = tensor_decl(p, false);
         else
           env_.values[p["name"]] = json{{"param", p["name"]}};
+        if (p["type"]["kind"] == "scalar" && !is_integer_dtype(p["type"].value("dtype", "")))
+          env_.float_params.insert(p["name"].get<std::string>());
         params.push_back(p);
       }
     return params;

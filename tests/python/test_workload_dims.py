@@ -122,3 +122,33 @@ def test_stream_by_with_a_launch_outside_its_loop(tmp_path, target):
     Y = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
     r = htp.bind(ctx.compile([bump_rows, bump_rows_streams], target, tmp_path / "p"), ctx).run(Y=Y.copy())
     np.testing.assert_array_equal(r["Y"], Y + 1)
+
+
+# A float workload scalar given to a kernel's integer Scalar compiled and then differed per target (pto-a2a3sim
+# truncated 2.7 to 2, aie-npu1 refused it at run time): it is wsp.argument at the launch.
+from htp.dialects.tile import Scalar, full, i32  # noqa: E402
+
+
+@kernel
+def fill_int(y: Out[Tensor[1, 8, f32]], s: Scalar[i32]):
+    store(y, full((1, 8), s))
+
+
+@workload
+def fill_from_float(Y: Out[Tensor[1, 8, f32]], a: float):
+    fill_int(Y, a)
+
+
+@workload
+def fill_from_literal(Y: Out[Tensor[1, 8, f32]], n: int):
+    fill_int(Y, n + 0.5)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_float_given_to_an_integer_kernel_scalar_is_an_error_at_the_launch(tmp_path, target):
+    ctx = htp.Context()
+    for fn, what in ((fill_from_float, "'a'"), (fill_from_literal, "0.5")):
+        with pytest.raises(htp.CompileError, match=rf"parameter 's' of kernel 'fill_int' is Scalar\[i32\], but the "
+                                                   rf"value passed reads {what}, a float.*\[wsp.argument\]") as e:
+            ctx.compile(fn, target, tmp_path / fn.__name__)
+        assert e.value.errors[0].span["line"] > 0
