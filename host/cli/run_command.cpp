@@ -1,5 +1,6 @@
 // `htp-host run PKG --inputs NAME=file.npy ... --outputs DIR`: run a package entry with its binding.
 #include <iostream>
+#include <set>
 
 #include "cli/cli_session.hpp"
 #include "run/runner.hpp"
@@ -34,9 +35,12 @@ int run_run(Session &session, const RunArgs &a) {
   if (!a.cache.empty()) req.cache_dir = absolute_cli_path(a.cache);
   if (!a.run_dir.empty()) req.run_dir = absolute_cli_path(a.run_dir);
   DiagnosticList diags;
+  std::set<std::string> given;  // argument names: one value each (a repeat would silently win)
+  auto repeated = [&](const std::string &name) { return !given.insert(name).second; };
   for (const auto &kv : a.inputs) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return usage("--inputs expects NAME=file.npy, got '" + kv + "'");
+    if (repeated(kv.substr(0, eq))) return usage("argument '" + kv.substr(0, eq) + "' is given more than once");
     auto arr = read_npy(absolute_cli_path(kv.substr(eq + 1)));
     if (!arr) {
       diags.report(arr.error());
@@ -47,11 +51,13 @@ int run_run(Session &session, const RunArgs &a) {
   for (const auto &kv : a.scalars) {
     auto parsed = parse_key_json(kv);
     if (!parsed) return usage("--scalar expects NAME=NUMBER, got '" + kv + "'");
+    if (repeated(parsed->first)) return usage("argument '" + parsed->first + "' is given more than once");
     req.scalars[parsed->first] = parsed->second;
   }
   for (const auto &kv : a.options) {
     auto parsed = parse_key_json(kv);
     if (!parsed) return usage("--option expects KEY=JSON, got '" + kv + "'");
+    if (req.options.contains(parsed->first)) return usage("option '" + parsed->first + "' is given more than once");
     req.options[parsed->first] = parsed->second;
   }
   if (diags.has_errors()) {
@@ -98,8 +104,8 @@ void register_run_command(CLI::App &app, Session &session) {
   auto *cmd = app.add_subcommand("run", "Run a package entry with the binding its plan chose");
   cmd->add_option("PACKAGE", args->package, "Package directory")->required();
   cmd->add_option("--entry,-e", args->entry, "Entrypoint name (default: the only one)");
-  cmd->add_option("--inputs,-i", args->inputs, "Tensor argument NAME=file.npy (repeatable)");
-  cmd->add_option("--scalar,-s", args->scalars, "Scalar argument NAME=NUMBER (repeatable)");
+  cmd->add_option("--inputs,-i", args->inputs, "Tensor argument NAME=file.npy (repeatable, each NAME once)");
+  cmd->add_option("--scalar,-s", args->scalars, "Scalar argument NAME=NUMBER (repeatable, each NAME once; an integer in range for an integer dtype)");
   cmd->add_option("--outputs,-o", args->outputs, "Directory for out/inout tensors as NAME.npy (default: the run directory)");
   cmd->add_option("--cache", args->cache, "Build cache directory (default: $HTP_CACHE_DIR or ~/.cache/htp)");
   cmd->add_option("--run-dir", args->run_dir, "Directory for the binding's report, logs and trace (default: PKG/logs/run)");

@@ -86,6 +86,15 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
   for (const auto &i : instrumentations_) instr.push_back(i.get());
   std::optional<IrDumpInstrumentation> dumps;
   if (options.dump.mode != DumpOptions::Mode::None) instr.push_back(&dumps.emplace(writer, options.dump, result.diagnostics));
+  if (options.dump.mode == DumpOptions::Mode::Pass &&
+      std::none_of(plan.passes.begin(), plan.passes.end(),
+                   [&](const PlannedPass &p) { return p.component->id == options.dump.pass; })) {
+    std::vector<std::string> ids;  // (a typo, or a pass another target's plan runs)
+    for (const PlannedPass &p : plan.passes) ids.push_back(p.component->id);
+    result.diagnostics.report(Diagnostic::warning(
+        "pass.dump-ir", "--dump-ir names '" + options.dump.pass + "', which this plan does not run, so nothing is "
+                        "dumped (modes: all, after, none, or one of the plan's passes: " + join_text(ids) + ")"));
+  }
   std::optional<CrashReproducerInstrumentation> reproducer;
   if (options.reproducer) {
     const auto target = options.pass_options.find("target");

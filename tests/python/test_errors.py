@@ -156,3 +156,18 @@ def test_cli_plugin_named_like_a_builtin_replaces_it(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+# Misuses a user makes that surfaced as Python internals (IndexError, NumPy's truth-value error, pybind11 printing
+# the module's JSON) or passed silently (a --dump-ir naming no pass of the plan).
+def test_misused_calls_are_named(ctx, tmp_path):
+    with pytest.raises(htp.CaptureError, match=r"nothing to compile"):
+        ctx.compile([], "pto-a2a3sim", tmp_path / "empty")
+    with pytest.raises(TypeError, match=r"target is a target name such as 'pto-a2a3sim'.*got NoneType"):
+        ctx.compile(good_workload, None, tmp_path / "none")
+    bound = htp.bind(ctx.compile(good_workload, "pto-a2a3sim", tmp_path / "p"), ctx)
+    a = np.ones((16, 16), np.float32)
+    with pytest.raises(htp.ArgumentTypeError, match=r"run\(\) takes tensors and scalars by parameter name.*got a ndarray"):
+        bound.run(a, B=a)
+    with pytest.warns(htp.CompileWarning, match=r"--dump-ir names 'tile.lowr', which this plan does not run.*tile.lower"):
+        ctx.compile(good_workload, "pto-a2a3sim", tmp_path / "d", dump_ir="tile.lowr")

@@ -432,6 +432,10 @@ def test_cli_run_checks_integer_scalars_as_python_does(tmp_path):
         assert code in r.stderr and text in r.stderr, r.stderr
     ok = run(2**31 - 1)
     assert ok.returncode == 0, ok.stderr
+    twice = subprocess.run([os.environ["HTP_HOST_EXE"], "run", os.fspath(pkg), "-i", f"x={tmp_path / 'x.npy'}",
+                            "-s", "n=2", "-s", "n=5", "-o", os.fspath(tmp_path / "out2")],
+                           capture_output=True, text=True, check=False)  # (the last one silently won)
+    assert twice.returncode == 2 and "argument 'n' is given more than once" in twice.stderr, twice.stderr
     assert np.array_equal(np.load(tmp_path / "out" / "y.npy"), np.full((4, 8), np.float32(2**31 - 1)))
 
 

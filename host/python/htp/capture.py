@@ -215,6 +215,9 @@ def capture(functions, *, loaded_dialects=None) -> dict:
     captured function they reference. ``loaded_dialects``: names of the dialects the compiling plugin set
     has (``None``: not checked). Raises CaptureError with every problem found."""
     roots = list(functions) if isinstance(functions, (list, tuple)) else [functions]
+    if not roots:
+        raise CaptureError([diagnostic("capture.nothing", "nothing to compile: pass a function decorated by a "
+                                       "dialect decorator, or a non-empty list of them")])
     diags: list[dict] = []
     for r in roots:
         if not isinstance(r, CapturedFunction):

@@ -105,6 +105,9 @@ class Context:
         the source line of the first located error); warnings are issued as ``htp.CompileWarning``."""
         from .capture import capture
 
+        if not isinstance(target, str):
+            raise TypeError(f"compile(): target is a target name such as 'pto-a2a3sim' or 'aie-npu1', "
+                            f"got {type(target).__name__}")
         try:
             doc = capture(fn, loaded_dialects={d["name"] for d in self.dialects()})
         except CaptureError as e:
@@ -321,6 +324,10 @@ class BoundPackage:
     def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
             verify: bool = True, **arguments) -> RunResult:
         names = [e.get("name") for e in self.package.entrypoints]
+        if entry is not None and not isinstance(entry, str):
+            raise ArgumentTypeError(f"run() takes tensors and scalars by parameter name (run(x=..., y=...)); its "
+                                    f"one positional argument is the name of the entry to run, got a "
+                                    f"{type(entry).__name__}")
         if entry is None and len(names) > 1:  # (a workload calling another has both as entry points)
             raise RunError(f"the package has several entrypoints ({', '.join(map(str, names))}); name the one to "
                            f"run: run({names[-1]!r}, ...)")
