@@ -89,6 +89,15 @@ std::string describe(htp::NodeRef n) {
     auto callee = n.child("func").dotted_name();
     return callee.empty() ? "a call" : "a call of '" + callee + "'";
   }
+  if (auto c = n.is("Constant") ? n.constant() : std::nullopt) {  // with its value: "the constant 0"
+    switch (c->kind) {
+      case HTP_CONST_INT: return "the constant " + std::to_string(c->i);
+      case HTP_CONST_STR: return "the string '" + htp::from_htp_str(c->text) + "'";
+      case HTP_CONST_BOOL: return c->i ? "the constant True" : "the constant False";
+      case HTP_CONST_NONE: return "None";
+      default: break;
+    }
+  }
   static const std::map<std::string_view, const char *> kinds = {{"Constant", "a constant"},
                                                                  {"Subscript", "a subscript"},
                                                                  {"Assign", "an assignment"},

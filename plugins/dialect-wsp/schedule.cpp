@@ -86,12 +86,9 @@ private:
   }
 
   int64_t positive_int(htp::NodeRef n, const std::string &what) const {
-    std::optional<int64_t> v = n.int_constant();
-    if (!v && n.is("Name")) {
-      std::string id = *n.text("id");
-      if (constants_.contains(id) && constants_[id].is_number_integer()) v = constants_[id].get<int64_t>();
-    }
-    if (!v || *v <= 0) fail(n, what + " must be a positive int, got " + describe(n));
+    // (a literal, a captured int constant, or an integer expression of them: 2 * R, -2)
+    std::optional<int64_t> v = constant_int(n, constants_);
+    if (!v || *v <= 0) fail(n, what + " must be a positive int, got " + (v ? std::to_string(*v) : describe(n)));
     return *v;
   }
 

@@ -1,6 +1,8 @@
 """Workload tensor dimensions written as integer expressions of literals and captured constants
 (`Tensor[2 * R, N, f32]`), as kernel dimensions already accept them: compiled and run on both simulator
 targets against NumPy; an expression that is not positive is diagnosed at its span."""
+import re
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,31 @@ def test_a_float_given_to_an_integer_kernel_scalar_is_an_error_at_the_launch(tmp
                                                    rf"value passed reads {what}, a float.*\[wsp.argument\]") as e:
             ctx.compile(fn, target, tmp_path / fn.__name__)
         assert e.value.errors[0].span["line"] > 0
+
+
+# Schedule arguments out of range named the value ("got 0"), not its node type ("got a constant").
+from htp.dialects.wsp import pipeline, round_robin, dispatch, tile  # noqa: E402
+
+
+@workload
+def bumped(Y: InOut[Tensor[32, 32, f32]]):
+    for i in P(4):
+        bump[i](Y.tile(i, 0))
+
+
+@schedule(bumped)
+def tiled_by_zero():
+    tile("i", 0)
+
+
+@schedule(bumped)
+def negative_round_robin():
+    dispatch(round_robin(-2))
+
+
+def test_schedule_arguments_out_of_range_are_named_by_value(tmp_path):
+    ctx = htp.Context()
+    for s, text in ((tiled_by_zero, "the tile factor must be a positive int, got 0"),
+                    (negative_round_robin, "must be a positive int, got -2")):
+        with pytest.raises(htp.CompileError, match=re.escape(text)):
+            ctx.compile([bumped, s], "pto-a2a3sim", tmp_path / s.__name__)

@@ -562,7 +562,7 @@ def s():
 )");
   EXPECT_HAS(err, at(19, 5) +
                       "a schedule body is a list of directives (dispatch, streams, stream_by, timing, tile, "
-                      "pipeline, buffer, task_window); got a constant [wsp.schedule]");
+                      "pipeline, buffer, task_window); got the constant 4 [wsp.schedule]");
 }
 
 TEST_F(WspDiagnostics, LetRebindingAParameter) {
