@@ -200,8 +200,27 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     if (in.task_graph)
       for (const htp::WspWorkload &w : in.task_graph->workloads) pkg.entries.push_back(emit_workload_entry(w, index, in.origin, in.layouts ? &*in.layouts : nullptr));
     for (const CspProgram &prog : programs) pkg.entries.push_back(emit_csp_entry(prog, index, in.origin));
-    if (pkg.entries.empty())
+    // A kernel nothing launches is an entry of its own beside the workloads and programs, as on aie-npu1
+    // (compile([kernel, workload]) kept only the workload).
+    std::set<std::string> lone;
+    if (!pkg.entries.empty() && original.tile_kernels) {
+      std::set<std::string> taken = original.task_graph ? htp::launched_kernels(*original.task_graph) : std::set<std::string>{};
+      if (original.csp_graph)
+        for (const htp::CspProgram &prog : original.csp_graph->programs)
+          for (const htp::CspProcess &proc : prog.processes) {
+            taken.insert(proc.function);
+            if (proc.stage)
+              htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, [&](const htp::WspNode &n) {
+                if (n.is_task()) taken.insert(n.kernel);
+              });
+          }
+      for (const EntryUnit &e : pkg.entries) taken.insert(e.name);
+      for (const htp::TileKernel &k : original.tile_kernels->kernels)
+        if (k.kind == "kernel" && !taken.count(k.name) && index.count(k.name)) lone.insert(k.name);
+    }
+    if (pkg.entries.empty() || !lone.empty())
       for (const KernelUnit &u : pkg.kernels) {
+        if (!lone.empty() && !lone.count(u.kernel.name)) continue;
         pkg.entries.push_back(emit_kernel_entry(u, in.origin, in.layouts ? in.layouts->function(u.kernel.name) : nullptr));
         for (const Param *p : u.kernel.tensor_params())
           if (!p->mem_strides.empty())

@@ -182,3 +182,35 @@ def test_schedule_arguments_out_of_range_are_named_by_value(tmp_path):
                     (negative_round_robin, "must be a positive int, got -2")):
         with pytest.raises(htp.CompileError, match=re.escape(text)):
             ctx.compile([bumped, s], "pto-a2a3sim", tmp_path / s.__name__)
+
+
+# A kernel nothing launches, compiled beside a workload, is an entry of its own on both targets: pto-a2a3sim kept only
+# the workload (aie-npu1 had both).
+from htp.dialects.tile import exp, matmul  # noqa: E402
+
+
+@kernel
+def lone_matmul(A: In[Tensor[32, 32, f32]], B: In[Tensor[32, 32, f32]], C: Out[Tensor[32, 32, f32]]):
+    store(C, matmul(load(A), load(B)))
+
+
+@kernel
+def exp_rows(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    store(y, exp(load(x)))
+
+
+@workload
+def exp_all(X: In[Tensor[32, 32, f32]], Y: Out[Tensor[32, 32, f32]]):
+    for i in P(2):
+        exp_rows[i](X.tile(i, 0), Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_kernel_nothing_launches_is_an_entry_beside_a_workload(tmp_path, target):
+    ctx = htp.Context()
+    pkg = ctx.compile([lone_matmul, exp_all], target, tmp_path / "p")
+    assert sorted(e["name"] for e in pkg.manifest["entrypoints"]) == ["exp_all", "lone_matmul"]
+    A = np.random.default_rng(3).standard_normal((32, 32)).astype(np.float32)
+    bound = htp.bind(pkg, ctx)
+    np.testing.assert_allclose(bound.run("lone_matmul", A=A, B=A)["C"], A @ A, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(bound.run("exp_all", X=A)["Y"], np.exp(A), rtol=1e-5)
