@@ -99,7 +99,7 @@ bool convert_scalar(const std::string &name, const std::string &dtype, const nlo
 
 // Checks `a` against a tensor parameter, binding symbolic dims; false with a diagnostic on mismatch.
 bool check_tensor(const nlohmann::json &p, const HostArray &a, std::map<std::string, int64_t> &dims,
-                  DiagnosticList &diags) {
+                  std::map<std::string, std::string> &bound_by, DiagnosticList &diags) {
   const std::string name = p.value("name", "?");
   const std::string dtype = p.value("dtype", "");
   bool dtype_ok = a.dtype == dtype || (dtype == "bf16" && a.dtype == "u16");
@@ -110,13 +110,22 @@ bool check_tensor(const nlohmann::json &p, const HostArray &a, std::map<std::str
       shape_ok = shape[i].get<int64_t>() == a.shape[i];
     } else if (shape[i].is_string()) {
       auto [it, fresh] = dims.emplace(shape[i].get<std::string>(), a.shape[i]);
+      if (fresh) bound_by[it->first] = name;
       shape_ok = fresh || it->second == a.shape[i];
     }
   }
   if (dtype_ok && shape_ok) return true;
+  // (what an earlier argument bound the symbolic dims to: "expects in f32[N] (N = 8 from 'x')")
+  std::string bindings;
+  for (const auto &d : shape)
+    if (d.is_string() && bound_by.count(d.get<std::string>()) && bound_by[d.get<std::string>()] != name)
+      bindings += std::string(bindings.empty() ? " (" : ", ") + d.get<std::string>() + " = " +
+                  std::to_string(dims[d.get<std::string>()]) + " from '" + bound_by[d.get<std::string>()] + "'";
+  if (!bindings.empty()) bindings += ")";
   // Distinct codes, so that the Python binding raises TypeError for a dtype and ValueError for a shape.
   diags.report(Diagnostic::error(dtype_ok ? "run.argument.shape" : "run.argument.dtype",
-                                 "argument '" + name + "' is " + a.describe() + ", but the entry expects " + param_text(p)));
+                                 "argument '" + name + "' is " + a.describe() + ", but the entry expects " + param_text(p) +
+                                     bindings));
   return false;
 }
 
@@ -218,6 +227,7 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
   RunOutcome out;
   std::map<std::string, HostArray> arrays;
   std::map<std::string, int64_t> dims;
+  std::map<std::string, std::string> dim_bound_by;  // symbolic dim -> the argument that bound it
   std::set<std::string> known;
   bool ok = true;
   for (const auto &p : params) {
@@ -232,7 +242,7 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     }
     auto it = req.tensors.find(name);
     if (it != req.tensors.end()) {
-      ok = check_tensor(p, it->second, dims, diags) && ok;
+      ok = check_tensor(p, it->second, dims, dim_bound_by, diags) && ok;
       arrays[name] = it->second;
     } else if (p.value("dir", "in") != "out") {
       diags.report(Diagnostic::error("run.argument", "missing input '" + name + "' (" + param_text(p) + ")"));

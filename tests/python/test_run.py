@@ -53,7 +53,7 @@ def test_package_bind_and_entrypoints(ctx, pkg, tmp_path):
 
 
 def test_wrong_shape_names_the_argument(ctx, pkg, tmp_path):
-    with pytest.raises(htp.RunError, match=r"argument 'y' is f32\[4\], but the entry expects in f32\[N\]"):
+    with pytest.raises(htp.RunError, match=r"argument 'y' is f32\[4\], but the entry expects in f32\[N\] \(N = 3 from 'x'\)"):
         htp.bind(pkg, ctx).run(x=np.ones(3, np.float32), y=np.ones(4, np.float32), n_bias=0,
                                cache_dir=tmp_path / "cache")
 
