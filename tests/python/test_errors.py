@@ -169,6 +169,10 @@ def test_misused_calls_are_named(ctx, tmp_path):
     a = np.ones((16, 16), np.float32)
     with pytest.raises(htp.ArgumentTypeError, match=r"run\(\) takes tensors and scalars by parameter name.*got a ndarray"):
         bound.run(a, B=a)
+    with pytest.raises(FileNotFoundError, match=r"is not an HTP package \(no such directory\)"):
+        htp.bind(tmp_path / "missing", ctx)
+    with pytest.raises(FileNotFoundError, match=r"is not an HTP package \(it has no manifest.json\)"):
+        htp.bind(tmp_path, ctx)
     with pytest.warns(htp.CompileWarning, match=r"--dump-ir names 'tile.lowr', which this plan does not run.*tile.lower"):
         ctx.compile(good_workload, "pto-a2a3sim", tmp_path / "d", dump_ir="tile.lowr")
 

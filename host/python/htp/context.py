@@ -143,6 +143,10 @@ class Package:
     def __init__(self, path, diagnostics=None):
         self.path = pathlib.Path(path)
         self.diagnostics = list(diagnostics or [])
+        if not (self.path / "manifest.json").is_file():
+            raise FileNotFoundError(f"'{self.path}' is not an HTP package ("
+                                    + ("it has no manifest.json" if self.path.is_dir() else "no such directory")
+                                    + "): compile one with ctx.compile(...) or htp-host compile")
         with open(self.path / "manifest.json", encoding="utf-8") as f:
             self.manifest = json.load(f)
 
