@@ -30,6 +30,7 @@ std::optional<HardwareProfile> select_profile(htp::PassContext &ctx, Reporter &r
     auto p = profile_from_option(*option);
     if (!p) {
       r.error(ctx.module().root(), p.error());
+      label = "";  // (reported: the footprints are not checked against it, nor warned about)
       return std::nullopt;
     }
     label = "profile " + p->name;
@@ -55,7 +56,7 @@ public:
     int64_t bytes = alloc.value("bytes", int64_t{0});
     used_[space] += bytes;
     if (!profile_) {
-      if (!warned_)
+      if (!warned_ && !label_.empty())  // (empty: the axe.profile option was wrong, reported as such)
         r_.ctx().warning(at, "layout.no-profile",
                          "no hardware profile for " + label_ + ": the footprint of '" + name + "' in " +
                              space + " is not checked (pass --option axe.profile=\"pto\" or \"aie\")");

@@ -385,3 +385,15 @@ def k(X: In[Tensor[64, 64, f32] @ Layout("S(0)R", colour="red")],
   expect_error(r, 6, 52, "shard must be a list of (extent, stride, axis) tuples");
   expect_error(r, 7, 35, "shard iter (64, 1, m) straddles dim 0 (size 64)");
 }
+
+TEST_F(LayoutCompileTest, AnUnknownProfileIsOneErrorWithoutANoProfileWarning) {
+  // It also warned "no hardware profile for : ..." (an empty name) after the error.
+  auto r = compile(R"py(
+@kernel(mapping=[2])
+def k(X: In[Tensor[512, 512, f32] @ Layout("RR", space="UB")]):
+    x = load(X)
+)py",
+                   {"--option", "axe.profile=\"tpu\""});
+  EXPECT_NE(r.err.find("unknown hardware profile 'tpu' (known: aie, pto) [layout.profile]"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no hardware profile for"), std::string::npos) << r.err;
+}
