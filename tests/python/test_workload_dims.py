@@ -214,3 +214,20 @@ def test_a_kernel_nothing_launches_is_an_entry_beside_a_workload(tmp_path, targe
     bound = htp.bind(pkg, ctx)
     np.testing.assert_allclose(bound.run("lone_matmul", A=A, B=A)["C"], A @ A, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(bound.run("exp_all", X=A)["Y"], np.exp(A), rtol=1e-5)
+
+
+# A workload's int (64 bits) given to a kernel's Scalar[i32] wrapped silently at run time on both targets
+# (2**31 + 3 became -2147483645); it is now a run error naming the scalar and the kernel.
+@workload
+def fill_from_int(Y: Out[Tensor[1, 8, f32]], n: int):
+    fill_int(Y, n)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_workload_int_out_of_a_kernel_scalars_range_is_a_run_error(tmp_path, target):
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(fill_from_int, target, tmp_path / "p"), ctx)
+    np.testing.assert_array_equal(bound.run(n=-7)["Y"], np.full((1, 8), -7, np.float32))
+    with pytest.raises(htp.RunError, match=r"scalar 's' of kernel 'fill_int' \(i32\): runtime data: 2147483651 is "
+                                           r"outside \[-2147483648, 2147483647\]"):
+        bound.run(n=2**31 + 3)

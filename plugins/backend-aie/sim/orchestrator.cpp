@@ -15,6 +15,17 @@ namespace htp::aie::sim {
 
 namespace {
 
+/// The values an integer dtype narrower than 64 bits holds, or nullopt.
+std::optional<std::pair<int64_t, int64_t>> narrow_integer_range(const std::string &dtype) {
+  if (dtype == "i8") return std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
+  if (dtype == "i16") return std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
+  if (dtype == "i32") return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+  if (dtype == "u8") return std::pair<int64_t, int64_t>{0, UINT8_MAX};
+  if (dtype == "u16") return std::pair<int64_t, int64_t>{0, UINT16_MAX};
+  if (dtype == "u32") return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+  return std::nullopt;
+}
+
 using Clock = std::chrono::steady_clock;
 
 /// Walks one workload's task graph; see orchestrate().
@@ -297,9 +308,15 @@ private:
         if (!a.is_scalar()) fail(n.span, "task " + n.id + " binds a view to the scalar parameter '" + p.name + "'");
         const std::string what = "scalar '" + p.name + "'";
         const bool real = floating_dtype(p.dtype);
+        const int64_t integer = real ? 0 : eval(*a.scalar, n.span, what);
+        // A 64-bit workload value given to a narrower integer parameter is checked, not wrapped.
+        if (auto range = narrow_integer_range(p.dtype); range && (integer < range->first || integer > range->second))
+          fail(n.span, "task " + n.id + ": scalar '" + p.name + "' of kernel '" + n.kernel + "' (" + p.dtype +
+                           "): runtime data: " + std::to_string(integer) + " is outside [" +
+                           std::to_string(range->first) + ", " + std::to_string(range->second) + "]");
         Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, {},
                                             scalar_object(p.dtype, real ? eval_real(*a.scalar, n.span, what) : 0.0,
-                                                          real ? 0 : eval(*a.scalar, n.span, what)),
+                                                          integer),
                                             false});
         buffers[p.name] = {m.buf.data(), m.buf.size()};
         continue;

@@ -29,6 +29,14 @@ HTP_COLD htp_fail(const char *format, ...) {
     va_end(args);
     throw error;
 }
+HTP_COLD htp_fail_narrow(int64_t v, int64_t lo, int64_t hi, const char *what) {
+    htp_fail("%s: runtime data: %lld is outside [%lld, %lld]", what, (long long)v, (long long)lo, (long long)hi);
+}
+// A value given to an integer parameter narrower than 64 bits: checked, not wrapped.
+static inline int64_t htp_narrow(int64_t v, int64_t lo, int64_t hi, const char *what) {
+    if (v < lo || v > hi) htp_fail_narrow(v, lo, hi, what);
+    return v;
+}
 HTP_COLD htp_fail_index(int64_t v, uint32_t n, const char *name, int64_t extent) {
     htp_fail("runtime data: index %lld of dimension %u of '%s' is outside its extent %lld", (long long)v, n, name,
              (long long)extent);
