@@ -846,6 +846,16 @@ std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vecto
   return out;
 }
 
+std::optional<Problem> untileable(const htp::WspWorkload &w) {
+  try {
+    for_each_tiled_task(w.body, tile_factors(w.schedule), w.name, 1, [](const htp::WspNode &, int64_t) {});
+  } catch (const IrError &e) {
+    if (e.code() != "pto.schedule-tile") throw;
+    return Problem{e.code(), e.what(), e.span()};
+  }
+  return std::nullopt;
+}
+
 std::set<std::string> untiled_launches(const htp::WspWorkload &w) {
   std::set<std::string> out;
   for_each_tiled_task(w.body, tile_factors(w.schedule), w.name, 1, [&](const htp::WspNode &t, int64_t runs) {

@@ -26,6 +26,10 @@ std::vector<Kernel> repeated_kernels(const htp::WspWorkload &w, const std::vecto
 /// The kernels `w` launches outside every tiled loop (once per task).
 std::set<std::string> untiled_launches(const htp::WspWorkload &w);
 
+/// Why backend-pto cannot group `w`'s iterations as its tile(...) directives ask (a remainder on a variable
+/// that is not a loop's last, a loop holding more than launches, ...), at the loop; nullopt when it can.
+std::optional<Problem> untileable(const htp::WspWorkload &w);
+
 /// The entry of CSP program `p` lowered by lower_csp_program; throws IrError.
 EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin);
 

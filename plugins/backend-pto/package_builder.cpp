@@ -159,6 +159,18 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     if (!in.tile_kernels) throw IrError("the module has no tile.kernels attribute: nothing to emit");
     kernels = pto_kernels(*in.tile_kernels);
     if (in.task_graph) {  // tile(axis, f): kernels whose tasks run f iterations
+      // A tiling backend-pto cannot group is not applied: its iterations run one per task, as without it
+      // (a schedule does not change what a program computes), with a warning saying why.
+      for (htp::WspWorkload &w : in.task_graph->workloads)
+        if (auto why = untileable(w)) {
+          std::string directives;
+          for (const htp::WspTileFactor &t : *w.schedule.tile)
+            directives += (directives.empty() ? "" : ", ") + ("tile(\"" + t.axis + "\", " + std::to_string(t.factor) + ")");
+          why->message = directives + " of workload '" + w.name + "' is not applied by backend-pto: " +
+                         why->message.substr(why->message.find(": ") + 2) + "; its iterations run one per task";
+          pkg.warnings.push_back(std::move(*why));
+          w.schedule.tile.reset();
+        }
       std::set<std::string> grouped, plain;  // kernels launched in tiled loops, and outside them
       for (const htp::WspWorkload &w : in.task_graph->workloads) {
         for (Kernel &r : repeated_kernels(w, kernels)) {

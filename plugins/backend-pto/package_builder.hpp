@@ -34,6 +34,7 @@ struct PackageInputs {
 struct BuiltPackage {
   std::vector<KernelUnit> kernels;
   std::vector<EntryUnit> entries;
+  std::vector<Problem> warnings;  ///< Directives not applied (the program still runs), reported by pto.legalize.
 };
 
 /// Builds the package; problems (with spans) are appended to `problems` and an empty package returned.

@@ -85,6 +85,11 @@ void legalize_pass(htp::PassContext &ctx) {
   auto in = inputs(ctx);
   if (!in) return;
   auto pkg = build(ctx, *in);
+  if (pkg)  // (pto.emit reuses this package, or builds the same one: reported once, here)
+    for (const Problem &w : pkg->warnings)
+      htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_WARNING, w.code, w.message,
+                                   htp::SourceSpan{w.span.file.empty() ? ctx.module().file() : w.span.file, w.span.line,
+                                                   w.span.col, w.span.end_line, w.span.end_col});
   BuiltCache &cache = built_cache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   cache.package.reset();

@@ -2,6 +2,7 @@
 (`Tensor[2 * R, N, f32]`), as kernel dimensions already accept them: compiled and run on both simulator
 targets against NumPy; an expression that is not positive is diagnosed at its span."""
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -231,3 +232,39 @@ def test_a_workload_int_out_of_a_kernel_scalars_range_is_a_run_error(tmp_path, t
     with pytest.raises(htp.RunError, match=r"scalar 's' of kernel 'fill_int' \(i32\): runtime data: 2147483651 is "
                                            r"outside \[-2147483648, 2147483647\]"):
         bound.run(n=2**31 + 3)
+
+
+# tile(axis, f) that backend-pto cannot group (a remainder on a loop's first variable) was pto.schedule-tile, an
+# error, although a schedule does not change what a program computes and aie-npu1 ran it: the iterations now run
+# one per task, with a warning naming the directive and why.
+
+
+
+@kernel
+def plus_one(x: In[Tensor[8, 16, f32]], y: Out[Tensor[8, 16, f32]]):
+    store(y, adds(load(x), 1.0))
+
+
+@workload
+def grid_plus_one(X: In[Tensor[40, 96, f32]], Y: Out[Tensor[40, 96, f32]]):
+    for i, j in P(5, 6):
+        plus_one[i, j](X.tile(i, j), Y.tile(i, j))
+
+
+@schedule(grid_plus_one)
+def tile_first_axis():
+    tile("i", 2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_tiling_the_backend_cannot_group_runs_untiled(tmp_path, target):
+    ctx = htp.Context()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pkg = ctx.compile([grid_plus_one, tile_first_axis], target, tmp_path / "p")
+    texts = [str(w.message) for w in caught if issubclass(w.category, htp.CompileWarning)]
+    if target == "pto-a2a3sim":
+        assert any("tile(\"i\", 2) of workload 'grid_plus_one' is not applied by backend-pto: axis 'i' has extent 5"
+                   in t and "its iterations run one per task" in t for t in texts), texts
+    X = np.random.default_rng(8).standard_normal((40, 96)).astype(np.float32)
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=X)["Y"], X + np.float32(1))
