@@ -268,3 +268,38 @@ def test_a_tiling_the_backend_cannot_group_runs_untiled(tmp_path, target):
                    in t and "its iterations run one per task" in t for t in texts), texts
     X = np.random.default_rng(8).standard_normal((40, 96)).astype(np.float32)
     np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=X)["Y"], X + np.float32(1))
+
+
+# Dialect names imported under other names (`max as tmax`, to keep Python's max; `tile as tile_axis`) were errors:
+# "'tmax' is not a tile intrinsic", "got a call of 'tile_axis'". The capture now reads them as the dialect's names.
+from htp.dialects.tile import Tensor as TT  # noqa: E402
+from htp.dialects.tile import max as tmax  # noqa: E402
+from htp.dialects.wsp import P as Par  # noqa: E402
+from htp.dialects.wsp import tile as tile_axis  # noqa: E402
+from htp.dialects.wsp import workload as wl  # noqa: E402
+
+
+@kernel
+def aliased_max(x: In[TT[8, 16, f32]], y: In[TT[8, 16, f32]], z: Out[TT[8, 16, f32]], s: Scalar[f32]):
+    store(z, adds(tmax(load(x), load(y)), max(s, 0.5)))
+
+
+@wl
+def aliased_rows(X: In[TT[32, 16, f32]], Y: In[TT[32, 16, f32]], Z: Out[TT[32, 16, f32]], s: float):
+    for i in Par(4):
+        aliased_max[i](X.tile(i, 0), Y.tile(i, 0), Z.tile(i, 0), s)
+
+
+@schedule(aliased_rows)
+def aliased_schedule():
+    tile_axis("i", 2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_dialect_names_imported_under_other_names(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(12)
+    X, Y = (rng.standard_normal((32, 16)).astype(np.float32) for _ in range(2))
+    pkg = ctx.compile([aliased_rows, aliased_schedule], target, tmp_path / "p")
+    r = htp.bind(pkg, ctx).run(X=X, Y=Y, s=0.25)
+    np.testing.assert_allclose(r["Z"], np.maximum(X, Y) + 0.5, rtol=1e-6)

@@ -153,6 +153,27 @@ class _Inline(ast.NodeTransformer):
         return node
 
 
+class _Unalias(ast.NodeTransformer):
+    """Renames the reads of dialect names imported under another name to the dialect's name, unless the function
+    also reads that name bound to something else (Python's own `max` beside `tmax`)."""
+
+    def __init__(self, aliases: dict[str, str], fn_node, cf):
+        reads = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)}
+        def same(canonical, alias):
+            if canonical not in reads:
+                return True
+            kind, value = _lookup(cf.fn, canonical, cf.scope)
+            _, other = _lookup(cf.fn, alias, cf.scope)
+            # (a builtin of that name, such as max, is the dialect's op in a captured function anyway)
+            return kind in ("builtin", "missing") or (isinstance(value, Symbol) and value._path == other._path)
+        self.aliases = {a: c for a, c in aliases.items() if same(c, a)}
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
+            return ast.copy_location(ast.Name(id=self.aliases[node.id], ctx=node.ctx), node)
+        return node
+
+
 def _lookup(fn, name: str, scope: dict | None = None):
     code = fn.__code__
     if name in code.co_freevars:
@@ -238,6 +259,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
     unit = unit_of(roots[0])
     included: dict[int, tuple[CapturedFunction, ast.AST]] = {}
     surface_values: dict[int, dict[str, ast.expr]] = {}  # per function: name -> its module-level definition
+    aliases: dict[int, dict[str, str]] = {}  # per function: a dialect name imported as another -> the dialect's
     constants: dict[str, object] = {}
     modules: dict[str, str] = {}  # global name -> the module it is bound to, for dialects' call rules
     work = list(roots)
@@ -297,7 +319,15 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                     continue
                 surface_values.setdefault(id(cf), {})[name] = definition
                 continue
-            if kind == "builtin" or isinstance(value, Symbol):
+            if isinstance(value, Symbol) and kind != "builtin":
+                # A dialect name imported under another name (`from htp.dialects.tile import max as tmax`, to keep
+                # Python's max): its reads take the dialect's name, which the dialect's passes know.
+                dialect, _, canonical = value._path.partition(".")
+                if (canonical.isidentifier() and canonical != name and f"htp.dialects.{dialect}" in sys.modules
+                        and name not in bound):
+                    aliases.setdefault(id(cf), {})[name] = canonical
+                continue
+            if kind == "builtin":
                 continue
             if isinstance(value, CapturedFunction):
                 if value.fn.__code__.co_filename != file:
@@ -341,6 +371,8 @@ def capture(functions, *, loaded_dialects=None) -> dict:
     for cf, node in members:
         if id(cf) in surface_values:
             _Inline(surface_values[id(cf)], _bound_names(node)).visit(node)
+        if id(cf) in aliases:
+            _Unalias(aliases[id(cf)], node, cf).visit(node)
     for cf, node in members:  # the resolved dialect, whatever the decorator's spelling (`t.kernel`, `kernel`)
         node._htp_attrs = {**getattr(node, "_htp_attrs", {}), "htp.dialect": cf.dialect,
                            "htp.decorator": cf.decorator}
