@@ -108,8 +108,9 @@ void map_pass(htp::PassContext &ctx) {
     htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.streamed",
                                 "kernel entry '" + kernel.name + "' holds more than a core's " +
                                     std::to_string(dev.resources(TileKind::Compute).memory_bytes) +
-                                    " bytes in whole tensors; its loops stream their tiles (" + std::to_string(trips) +
-                                    " launches): it runs as a workload of the same name and parameters",
+                                    " bytes in whole tensors; its loops stream their tiles (" +
+                                    (trips ? std::to_string(trips) + " launches" : std::string("launches its scalars count")) +
+                                    "): it runs as a workload of the same name and parameters",
                                 kernel.span.source_span(ctx.module().file()));
   // buffer(T, "L1" | "local"): the two launches passing intermediate T run fused on one core, T in its memory.
   htp::fuse_buffers(

@@ -154,13 +154,13 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       continue;
     }
     const htp::TileKernel sunk = htp::sink_loads_into_loop(k);
-    std::optional<htp::LoopWorkload> s = htp::loop_workload(sunk, nullptr);
+    std::optional<htp::LoopWorkload> s = htp::loop_workload(sunk, nullptr, /*runtime_stop=*/true);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
     // buffered) streams in blocks of fewer rows when its body works row by row.
     for (int64_t parts = 2; s && parts <= 64 && !streamed_design_fits(*s, device); parts *= 2) {
       auto rows = split_loop_rows(sunk, parts);
       if (!rows) break;
-      auto smaller = htp::loop_workload(*rows, nullptr);
+      auto smaller = htp::loop_workload(*rows, nullptr, /*runtime_stop=*/true);
       if (!smaller) break;
       s = std::move(smaller);
     }

@@ -452,3 +452,25 @@ def test_a_scalar_carried_through_a_mixed_loop_is_named(tmp_path):
     assert "scalar register 's' crosses parts" in d.message and "in a loop" in d.message, d.message
     lines = open(__file__).read().splitlines()
     assert lines[d.span["line"] - 1].strip() == "for i in range(4):" and "def halving_scale" in lines[d.span["line"] - 3]
+
+
+# A large kernel entry whose loop runs to a runtime scalar (`for i in range(n)`) was aie.validate.memory on aie-npu1
+# (pto-a2a3sim ran it): it streams as a workload whose loop extent the host evaluates, and a row tile past the
+# tensor is a run error on both.
+@kernel
+def exp_first_rows(x: In[Tensor[1024, 128, f32]], y: Out[Tensor[1024, 128, f32]], n: Scalar[i32]):
+    for i in range(n):
+        store(y.tile(i, 0, shape=(32, 128)), exp(load(x.tile(i, 0, shape=(32, 128)))))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_to_a_runtime_bound_over_large_tensors_streams(tmp_path, target):
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(exp_first_rows, target, tmp_path / "p"), ctx)
+    x = np.random.default_rng(31).standard_normal((1024, 128)).astype(np.float32)
+    for n in (0, 5, 32):
+        y = bound.run(x=x, n=n)["y"]
+        np.testing.assert_allclose(y[:32 * n], np.exp(x[:32 * n]), rtol=1e-5)
+        assert not y[32 * n:].any()
+    with pytest.raises(htp.RunError, match=r"covers \[1024, 1056\) in dimension 0, outside its extent 1024"):
+        bound.run(x=x, n=33)

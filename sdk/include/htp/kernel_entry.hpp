@@ -412,7 +412,7 @@ inline void inline_scalar_offsets(TileKernel &k) {
 struct LoopWorkload {
   TileKernel body;
   WspWorkload workload;
-  int64_t trips = 1;  ///< iterations in all
+  int64_t trips = 1;  ///< iterations in all; 0 when the outer loop's stop is known only at run time
 };
 
 namespace loop_detail {
@@ -522,8 +522,11 @@ inline nlohmann::json affine_sum(int64_t base, const std::vector<std::pair<int64
 
 }  // namespace loop_detail
 
-/// The loop workload of `k`, or nullopt with `why` set.
-inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::string *why) {
+/// The loop workload of `k`, or nullopt with `why` set. With `runtime_stop`, the outer loop's stop may be known
+/// only at run time (`for i in range(n)`, n a scalar parameter): the workload loop's extent is then that Expr
+/// (at least 0) and `trips` is 0 (known at run time).
+inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::string *why,
+                                                 bool runtime_stop = false) {
   using namespace loop_detail;
   using Json = nlohmann::json;
   TileKernel k = kernel;
@@ -534,7 +537,27 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
   };
   if (mapped_over_cores(k)) return no("it is mapped over several cores");
   if (k.body.size() != 1 || !k.body[0].is("for")) return no("its body is not one `for` loop");
-  const auto sl = static_loop(k);
+  std::optional<StaticLoop> sl = static_loop(k);
+  std::optional<Json> runtime_extent;  // ceil((stop - start) / step), at least 0, evaluated by the host
+  if (!sl && runtime_stop) {
+    const TileOp &loop = k.body[0];
+    StaticLoop r;
+    r.var = loop.var.value_or("");
+    for (const TileParam &p : k.params)
+      if (p.type.is_constexpr() && !p.type.value.is_null()) r.constants.params[p.name] = p.type.value;
+    auto start = eval_int(*loop.start, r.constants), step = eval_int(*loop.step, r.constants);
+    if (start && step && *step > 0 && loop.stop && !eval_int(*loop.stop, r.constants)) {
+      r.start = *start;
+      r.step = *step;
+      const Json span = Json{{"op", "sub"}, {"args", Json::array({*loop.stop, *start})}};
+      const Json trips = *step == 1 ? span
+                                    : Json{{"op", "floordiv"},
+                                           {"args", Json::array({Json{{"op", "add"}, {"args", Json::array({span, *step - 1})}},
+                                                                 *step})}};
+      runtime_extent = Json{{"op", "max"}, {"args", Json::array({0, trips})}};
+      sl = std::move(r);
+    }
+  }
   if (!sl) return no("its loop bounds are not static");
   const ExprEnv &constants = sl->constants;
   // The nest: the loop and, while a loop's body is one loop of static bounds, that loop too.
@@ -706,11 +729,11 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
     seq.vars = {wvars[v]};
     seq.dep = "sequential";
     seq.domain.type = "seq";
-    seq.domain.extent = nest[v].trips;
+    seq.domain.extent = v == 0 && runtime_extent ? *runtime_extent : Json(nest[v].trips);
     seq.span = task.span;
     seq.body = {std::move(inner_node)};
     inner_node = std::move(seq);
-    out.trips *= nest[v].trips;
+    out.trips *= v == 0 && runtime_extent ? 0 : nest[v].trips;
   }
   w.body = {single_core_grid(task.span, {std::move(inner_node)})};
   out.workload = std::move(w);
