@@ -2,6 +2,9 @@
 // each one lowers to (docs/dialects/tile.md has the table).
 #include "kernel_checker.hpp"
 
+#include <cmath>
+#include <map>
+
 namespace tile {
 
 namespace {
@@ -513,6 +516,29 @@ Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vec
   if (!e) return {};
   auto dtype = dtype_argument(args[2], std::string(op.name) + ": 'dtype'");
   if (!dtype) return {};
+  // An integer tile holds the value as it is: a fraction or a constant outside the dtype's range would be
+  // truncated or wrapped silently (full((4, 32), 300, dtype=i8) filled 44).
+  if (!is_float_dtype(*dtype)) {
+    if ((e->is_number_float() && e->get<double>() != std::floor(e->get<double>())) ||
+        (value.is(Value::Kind::Scalar) && is_float_dtype(value.type.dtype))) {
+      error(args[1], "tile.dtype-mismatch",
+            std::string(op.name) + ": a floating-point value for the integer tile " + *dtype + "; use an integer, or a "
+            "float dtype and cast");
+      return {};
+    }
+    static const std::map<std::string, std::pair<double, double>> ranges = {
+        {"i8", {-128.0, 127.0}}, {"i16", {-32768.0, 32767.0}}, {"i32", {-2147483648.0, 2147483647.0}},
+        {"u8", {0.0, 255.0}},    {"u16", {0.0, 65535.0}},      {"u32", {0.0, 4294967295.0}},
+        {"bool", {0.0, 1.0}}};
+    auto r = ranges.find(*dtype);
+    if (r != ranges.end() && e->is_number() && (e->get<double>() < r->second.first || e->get<double>() > r->second.second)) {
+      error(args[1], "tile.value-range",
+            std::string(op.name) + ": " + e->dump() + " is outside the range of " + *dtype + " [" +
+                std::to_string(static_cast<int64_t>(r->second.first)) + ", " +
+                std::to_string(static_cast<int64_t>(r->second.second)) + "]");
+      return {};
+    }
+  }
   Type t = Type::tile(*dims, *dtype);
   std::string dst = result_register(hint, t, call);
   emit(ojson{{"op", "full"}, {"dst", dst}, {"value", *e}}, call);

@@ -189,3 +189,22 @@ def test_a_bad_view_in_a_store_is_not_also_an_unwritten_output(ctx, tmp_path):
     with pytest.raises(htp.CompileError) as e:
         ctx.compile(overreaching, "pto-a2a3sim", tmp_path / "p")
     assert [d.code for d in e.value.errors] == ["tile.view-out-of-bounds"] * 2
+
+
+# full() with a value its integer dtype cannot hold filled a wrapped or truncated value silently on both targets.
+from htp.dialects.tile import full, i8, i32  # noqa: E402
+
+
+@kernel
+def full_out_of_range(z: Out[Tensor[4, 32, i8]], w: Out[Tensor[4, 32, i32]], v: Out[Tensor[4, 32, i32]]):
+    store(z, full((4, 32), 300, dtype=i8))
+    store(w, full((4, 32), 2.7, dtype=i32))
+    store(v, full((4, 32), 2.0, dtype=i32))  # (an integral float is fine)
+
+
+def test_full_of_a_value_its_dtype_cannot_hold_is_an_error(ctx, tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(full_out_of_range, "pto-a2a3sim", tmp_path / "p")
+    assert [(d.code, d.span["line"] - line_of("def full_out_of_range")) for d in e.value.errors] == [
+        ("tile.value-range", 1), ("tile.dtype-mismatch", 2)]
+    assert "full: 300 is outside the range of i8 [-128, 127]" in e.value.errors[0].message
