@@ -103,6 +103,19 @@ constexpr const char *kBf16Type =
     "typedef __bf16 htp_bf16;\n"
     "#endif\n\n";
 
+/// A float cast to an integer truncates toward zero; a value the integer cannot hold (or NaN) gives what NumPy's
+/// astype gives on x86, whose conversion instructions return the "integer indefinite" value: INT32_MIN
+/// narrowed to types of 32 bits or fewer (0 for i8 and i16), INT64_MIN for 64-bit ones (a C++ cast of such a value
+/// is undefined; a direct one through int64 wrapped 1e10 to 1410065408 in an i32).
+constexpr const char *kFloatToInt =
+    "template <class T> static inline T htp_float_to_int(double v) {\n"
+    "  if (sizeof(T) == 8)\n"
+    "    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? T(int64_t(v)) : T(INT64_MIN);\n"
+    "  if (sizeof(T) == 4 && T(-1) > T(0))  // (u32 converts through 64 bits)\n"
+    "    return (v > -9223372036854775808.0 && v < 9223372036854775808.0) ? T(int64_t(v)) : T(0);\n"
+    "  return (v >= -2147483648.0 && v < 2147483648.0) ? T(int32_t(v)) : T(INT32_MIN);\n"
+    "}\n\n";
+
 /// HTP_CHECK_VIEW(where, tensor, dim, offset, extent, size): on aie-sim, a tile at an offset known only at
 /// run time that leaves the object throws (the simulator reports it with the core); nothing on a device.
 constexpr const char *kViewCheck =
@@ -197,6 +210,7 @@ public:
         << "// compiler for aie-sim (-DHTP_AIE_SIM adds the void** call wrapper).\n"
         << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n\n"
         << htp::kScalarHelpersCpp << "\n" << kViewCheck
+        << (body.str().find("htp_float_to_int") != std::string::npos ? kFloatToInt : "")
         << (sig.find("htp_bf16") != std::string::npos || body.str().find("htp_bf16") != std::string::npos ? kBf16Type : "")
         << "extern \"C\" void " << plan_.function << "(" << sig << ") {\n"
         << body.str() << "}\n\n"
@@ -605,7 +619,13 @@ private:
       const std::string a = arg(op, 0);
       return loop2(o, ind, d, dst, unary_expr(c->scalar, elem(a, tile(a, op), as), ints));
     }
-    case IntrinsicKind::Cast:
+    case IntrinsicKind::Cast: {
+      const std::string a = arg(op, 0);
+      const Local &src = tile(a, op);
+      if (integral(d.dtype) && !integral(src.dtype))  // out of range: the value NumPy's astype gives on x86
+        return loop2(o, ind, d, dst, "htp_float_to_int<" + c_type(d.dtype) + ">(" + elem(a, src, "double") + ")");
+      return loop2(o, ind, d, dst, elem(a, src, as));
+    }
     case IntrinsicKind::Copy:
     case IntrinsicKind::RowExpand:
     case IntrinsicKind::ColExpand: {  // (a float cast to an integer truncates toward zero, as NumPy's astype)

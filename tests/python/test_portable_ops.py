@@ -619,3 +619,26 @@ def test_tiles_with_rows_narrower_than_a_vector_block(tmp_path, target, case):
             np.testing.assert_allclose(r[name].astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
         else:
             np.testing.assert_array_equal(r[name], want)
+
+
+# A float cast to an integer it cannot hold gave different values per target: pto-a2a3sim what NumPy's astype gives
+# (on x86), aie-npu1 the value wrapped through 64 bits (1e10 -> 1410065408 in an i32, -7168 in an i16).
+@kernel
+def casts_out_of_range(x: In[Tensor[1, 16, f32]], a: Out[Tensor[1, 16, i32]], b: Out[Tensor[1, 16, i16]],
+                       c: Out[Tensor[1, 16, i8]], d: Out[Tensor[1, 16, i64]]):
+    t = load(x)
+    store(a, cast(t, i32))
+    store(b, cast(t, i16))
+    store(c, cast(t, i8))
+    store(d, cast(t, i64))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_casts_of_floats_an_integer_cannot_hold_agree_with_numpy(tmp_path, target):
+    x = np.array([[1e10, -1e10, 3e9, -3e9, 70000.5, -70000.5, 300.7, -300.7, 1e20, -1e20, np.inf, -np.inf, 2.5, -2.5,
+                   2147483520.0, -2147483648.0]], np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(casts_out_of_range, target=target, out=tmp_path / "p"), ctx).run(x=x)
+    with np.errstate(invalid="ignore"):
+        for name, dtype in (("a", np.int32), ("b", np.int16), ("c", np.int8), ("d", np.int64)):
+            np.testing.assert_array_equal(r[name], x.astype(dtype), err_msg=name)
