@@ -291,6 +291,16 @@ void emit_sigmoid(KernelWriter &w, const Op &o, const IntrinsicContract &) {
 
 void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 sigmoid(2x) - 1
   w.on_pipe(Pipe::V);
+  if (auto it = w.plan().scratch_of.find(&o); it != w.plan().scratch_of.end()) {  // a half tile: in f32
+    const std::string s = tile_var(w.plan().tiles.at(it->second));
+    w.line("TCVT(" + s + ", " + w.tv(o.args[0]) + ", RoundMode::CAST_NONE);");
+    w.line("TMULS(" + s + ", " + s + ", 2.0f);");
+    emit_sigmoid_into(w, s, s, "float");
+    w.line("TMULS(" + s + ", " + s + ", 2.0f);");
+    w.line("TADDS(" + s + ", " + s + ", -1.0f);");
+    w.line("TCVT(" + w.tv(o.dst) + ", " + s + ", RoundMode::CAST_RINT);");
+    return;
+  }
   bool opened = false;
   auto n = w.row_major_operands(o, opened);
   const std::string d = n[0], t = w.ctype(o.dst);

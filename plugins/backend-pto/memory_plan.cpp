@@ -82,6 +82,15 @@ public:
     for (const auto &[cast, acc] : roles.fix_cast)
       if (plan_.core == CoreType::Aic && plan_.by_register.count(acc)) plan_.by_register[cast] = plan_.by_register[acc];
     for_each_op(k_.body, [&](const Op &o) {
+      // tanh of a half-precision row-major tile computes in an f32 scratch: 2 sigmoid(2x) - 1 rounded to f16 or
+      // bf16 at each step cancels near 0 (bf16 tanh(0.0025) was 0).
+      if (o.op == "tanh" && !o.dst.empty()) {
+        const Local *d = k_.local(o.dst);
+        if (d && d->cols() > 1 && (d->dtype == "f16" || d->dtype == "bf16"))
+          plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()), "f32 scratch for pto.tanh",
+                                         d->rows(), d->cols(), "f32");
+        return;
+      }
       const IntrinsicContract *c = find_intrinsic(o.op);
       if (!c || (c->kind != OpKind::RowReduce && c->kind != OpKind::Transpose) || o.args.empty()) return;
       const Local *src = k_.local(o.args[0]);

@@ -642,3 +642,33 @@ def test_casts_of_floats_an_integer_cannot_hold_agree_with_numpy(tmp_path, targe
     with np.errstate(invalid="ignore"):
         for name, dtype in (("a", np.int32), ("b", np.int16), ("c", np.int8), ("d", np.int64)):
             np.testing.assert_array_equal(r[name], x.astype(dtype), err_msg=name)
+
+
+# tanh of f16 / bf16 tiles on pto-a2a3sim composed 2 sigmoid(2x) - 1 in the tile's precision, which cancels near 0:
+# bf16 tanh(0.0025) was 0, f16 off by 1%. It computes in f32 and rounds once, as aie-npu1 does.
+@kernel
+def tanh_half(x: In[Tensor[16, 32, f16]], y: In[Tensor[16, 32, bf16]], a: Out[Tensor[16, 32, f16]],
+              b: Out[Tensor[16, 32, bf16]]):
+    store(a, tanh(load(x)))
+    store(b, tanh(load(y)))
+
+
+def _bf16_words(v):
+    bits = np.asarray(v, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def _from_bf16_words(w):
+    return (w.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_tanh_of_half_tiles_is_accurate_near_zero(tmp_path, target):
+    v = (np.random.default_rng(40).standard_normal((16, 32)) * 0.02).astype(np.float32)
+    v[0, :4] = [0.0025, -0.0019, 1e-3, 3.0]
+    x, y = v.astype(np.float16), _bf16_words(v)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(tanh_half, target=target, out=tmp_path / "p"), ctx).run(x=x, y=y)
+    np.testing.assert_allclose(r["a"].astype(np.float32), np.tanh(x.astype(np.float32)), rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(_from_bf16_words(r["b"].view(np.uint16)), np.tanh(_from_bf16_words(y)), rtol=1e-2,
+                               atol=1e-6)
