@@ -2,11 +2,12 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include <htp/dtype_range.hpp>
 #include <htp/plugin.hpp>
 
 #include "cache/cache_dir.hpp"
@@ -34,14 +35,12 @@ std::string param_text(const nlohmann::json &p) {
   return dir + " " + p.value("dtype", "?") + shape_text(p.value("shape", nlohmann::json::array()));
 }
 
-/// The range of an integer dtype ("i32", "u8", ...) as [lo, hi] in 128 bits, or nullopt for another dtype.
+/// The range of an integer dtype ("i32", "u8", ..., "i64", "u64") as [lo, hi] in 128 bits, or nullopt.
 std::optional<std::pair<__int128, __int128>> integer_range(const std::string &dtype) {
-  if (dtype.size() < 2 || (dtype[0] != 'i' && dtype[0] != 'u')) return std::nullopt;
-  const std::string bits_text = dtype.substr(1);
-  if (bits_text != "8" && bits_text != "16" && bits_text != "32" && bits_text != "64") return std::nullopt;
-  const int bits = std::stoi(bits_text);
-  if (dtype[0] == 'u') return std::pair<__int128, __int128>{0, (__int128(1) << bits) - 1};
-  return std::pair<__int128, __int128>{-(__int128(1) << (bits - 1)), (__int128(1) << (bits - 1)) - 1};
+  if (auto r = narrow_integer_range(dtype)) return std::pair<__int128, __int128>{r->first, r->second};
+  if (dtype == "i64") return std::pair<__int128, __int128>{INT64_MIN, INT64_MAX};
+  if (dtype == "u64") return std::pair<__int128, __int128>{0, UINT64_MAX};
+  return std::nullopt;
 }
 
 /// Converts the number given for scalar parameter `name` of `dtype` into `a`: an integer parameter takes

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include <htp/dtype_range.hpp>
+
 #include "dtype.hpp"
 #include "expr_cpp.hpp"
 #include "runtime_api.hpp"
@@ -262,16 +264,6 @@ void collect_accesses(const std::vector<htp::WspNode> &nodes, const KernelIndex 
 }
 
 std::string span_label(const Span &s) { return s.line ? ":" + std::to_string(s.line) : std::string(); }
-
-/// The values an integer dtype narrower than 64 bits holds, or nullopt.
-std::optional<std::pair<int64_t, int64_t>> narrow_integer_range(const std::string &dtype) {
-  static const std::map<std::string, std::pair<int64_t, int64_t>> ranges = {
-      {"i8", {INT8_MIN, INT8_MAX}},   {"i16", {INT16_MIN, INT16_MAX}}, {"i32", {INT32_MIN, INT32_MAX}},
-      {"u8", {0, UINT8_MAX}},         {"u16", {0, UINT16_MAX}},        {"u32", {0, UINT32_MAX}}};
-  auto it = ranges.find(dtype);
-  if (it == ranges.end()) return std::nullopt;
-  return it->second;
-}
 
 /// The submission counter of workloads whose schedule has streams(n) without stream_by.
 constexpr const char *kTaskIndex = "htp_task_index";
@@ -674,7 +666,7 @@ private:
       if (p.is_scalar()) {
         std::string value = w_.expr(at(*a.scalar));
         // A 64-bit workload value given to a narrower integer parameter is checked, not wrapped.
-        if (auto range = narrow_integer_range(p.dtype); range && !at(*a.scalar).is_number())
+        if (auto range = htp::narrow_integer_range(p.dtype); range && !at(*a.scalar).is_number())
           value = "htp_narrow(" + value + ", " + std::to_string(range->first) + "LL, " + std::to_string(range->second) +
                   "LL, \"" + where(n) + ": scalar '" + p.name + "' of kernel '" + unit.kernel.name + "' (" + p.dtype +
                   ")\")";

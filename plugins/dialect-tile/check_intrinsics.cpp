@@ -3,7 +3,8 @@
 #include "kernel_checker.hpp"
 
 #include <cmath>
-#include <map>
+
+#include <htp/dtype_range.hpp>
 
 namespace tile {
 
@@ -526,16 +527,11 @@ Value KernelChecker::full(const Intrinsic &op, htp::NodeRef call, const std::vec
             "float dtype and cast");
       return {};
     }
-    static const std::map<std::string, std::pair<double, double>> ranges = {
-        {"i8", {-128.0, 127.0}}, {"i16", {-32768.0, 32767.0}}, {"i32", {-2147483648.0, 2147483647.0}},
-        {"u8", {0.0, 255.0}},    {"u16", {0.0, 65535.0}},      {"u32", {0.0, 4294967295.0}},
-        {"bool", {0.0, 1.0}}};
-    auto r = ranges.find(*dtype);
-    if (r != ranges.end() && e->is_number() && (e->get<double>() < r->second.first || e->get<double>() > r->second.second)) {
+    auto r = htp::narrow_integer_range(*dtype);
+    if (r && e->is_number() && (e->get<double>() < double(r->first) || e->get<double>() > double(r->second))) {
       error(args[1], "tile.value-range",
             std::string(op.name) + ": " + e->dump() + " is outside the range of " + *dtype + " [" +
-                std::to_string(static_cast<int64_t>(r->second.first)) + ", " +
-                std::to_string(static_cast<int64_t>(r->second.second)) + "]");
+                std::to_string(r->first) + ", " + std::to_string(r->second) + "]");
       return {};
     }
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <set>
 
+#include <htp/dtype_range.hpp>
 #include <htp/wsp_task_graph.hpp>
 
 #include "../expr.hpp"
@@ -15,16 +16,6 @@ namespace htp::aie::sim {
 
 namespace {
 
-/// The values an integer dtype narrower than 64 bits holds, or nullopt.
-std::optional<std::pair<int64_t, int64_t>> narrow_integer_range(const std::string &dtype) {
-  if (dtype == "i8") return std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
-  if (dtype == "i16") return std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
-  if (dtype == "i32") return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
-  if (dtype == "u8") return std::pair<int64_t, int64_t>{0, UINT8_MAX};
-  if (dtype == "u16") return std::pair<int64_t, int64_t>{0, UINT16_MAX};
-  if (dtype == "u32") return std::pair<int64_t, int64_t>{0, UINT32_MAX};
-  return std::nullopt;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -310,7 +301,7 @@ private:
         const bool real = floating_dtype(p.dtype);
         const int64_t integer = real ? 0 : eval(*a.scalar, n.span, what);
         // A 64-bit workload value given to a narrower integer parameter is checked, not wrapped.
-        if (auto range = narrow_integer_range(p.dtype); range && (integer < range->first || integer > range->second))
+        if (auto range = htp::narrow_integer_range(p.dtype); range && (integer < range->first || integer > range->second))
           fail(n.span, "task " + n.id + ": scalar '" + p.name + "' of kernel '" + n.kernel + "' (" + p.dtype +
                            "): runtime data: " + std::to_string(integer) + " is outside [" +
                            std::to_string(range->first) + ", " + std::to_string(range->second) + "]");
