@@ -71,22 +71,6 @@ ExprEnv constexpr_env(const htp::TileKernel &kernel) {
   return env;
 }
 
-namespace {
-
-/// Kernels some workload or some workload's pipe stage launches (they are not entrypoints of their own).
-std::set<std::string> launched_kernels(const ProgramDocs &docs) {
-  std::set<std::string> out = htp::launched_kernels(docs.tasks);
-  for (const htp::CspProgram &p : docs.csp.programs)
-    for (const htp::CspProcess &proc : p.processes)
-      if (proc.stage)
-        htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, [&](const htp::WspNode &n) {
-          if (n.is_task()) out.insert(n.kernel);
-        });
-  return out;
-}
-
-}  // namespace
-
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,
                                     std::vector<OrchestrationPlan> *orchestrated) {
   std::vector<EntryPlan> out;
@@ -145,7 +129,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     problems.insert(problems.end(), spatial.begin(), spatial.end());
     add(std::move(p));
   }
-  const auto launched = launched_kernels(docs);
+  const auto launched = htp::launched_kernels(docs.tasks, docs.csp);  // (not entry points of their own)
   for (const htp::TileKernel &k : docs.kernels.kernels)
     if (k.kind == "kernel" && !launched.count(k.name)) add(plan_kernel_entry(k, docs.layouts, device, problems));
   return out;

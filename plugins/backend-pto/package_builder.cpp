@@ -216,16 +216,8 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
     // (compile([kernel, workload]) kept only the workload).
     std::set<std::string> lone;
     if (!pkg.entries.empty() && original.tile_kernels) {
-      std::set<std::string> taken = original.task_graph ? htp::launched_kernels(*original.task_graph) : std::set<std::string>{};
-      if (original.csp_graph)
-        for (const htp::CspProgram &prog : original.csp_graph->programs)
-          for (const htp::CspProcess &proc : prog.processes) {
-            taken.insert(proc.function);
-            if (proc.stage)
-              htp::for_each_node(std::vector<htp::WspNode>{*proc.stage}, [&](const htp::WspNode &n) {
-                if (n.is_task()) taken.insert(n.kernel);
-              });
-          }
+      std::set<std::string> taken = htp::launched_kernels(original.task_graph.value_or(htp::WspTaskGraph{}),
+                                                          original.csp_graph.value_or(htp::CspGraph{}));
       for (const EntryUnit &e : pkg.entries) taken.insert(e.name);
       for (const htp::TileKernel &k : original.tile_kernels->kernels)
         if (k.kind == "kernel" && !taken.count(k.name) && index.count(k.name)) lone.insert(k.name);

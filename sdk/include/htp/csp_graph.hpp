@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,6 +128,18 @@ struct CspGraph {
   std::vector<CspProgram> programs;
   friend bool operator==(const CspGraph &, const CspGraph &) = default;
 };
+
+/// The kernels `tasks`' workloads and `csp`'s pipe stages launch (what is not an entry point of its own).
+inline std::set<std::string> launched_kernels(const WspTaskGraph &tasks, const CspGraph &csp) {
+  std::set<std::string> out = launched_kernels(tasks);
+  for (const CspProgram &p : csp.programs)
+    for (const CspProcess &proc : p.processes)
+      if (proc.stage)
+        for_each_node(std::vector<WspNode>{*proc.stage}, [&](const WspNode &n) {
+          if (n.is_task()) out.insert(n.kernel);
+        });
+  return out;
+}
 
 // ---- reading ------------------------------------------------------------------------------------------
 
