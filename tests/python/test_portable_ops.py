@@ -409,6 +409,9 @@ def test_out_of_range_scalars_and_read_only_outputs_are_argument_errors(tmp_path
     np.testing.assert_array_equal(bound.run(x=x, n=1)["y"], np.ones((4, 8), np.float32))
     with pytest.raises(htp.ArgumentTypeError, match=r"argument 'n' is an integer parameter \(i32\), got 2.5"):
         bound.run(x=x, n=2.5)
+    # (an int past 64 bits for a float parameter is that float)
+    scaled = htp.bind(ctx.compile(scale_half, target="pto-a2a3sim", out=tmp_path / "f16"), ctx)
+    assert np.isinf(scaled.run(x=np.ones((16, 32), np.float16), s=10**30)["y"]).all()
 
 
 # The same checks for `htp-host run -s`, which shares the runner with run(): -s n=2147483653 wrapped to

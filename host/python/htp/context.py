@@ -347,10 +347,13 @@ class BoundPackage:
                                             f"got a {type(value).__name__}: pass a number")
                 # The runner checks integral values and each dtype's range (run.argument.dtype / .range), for
                 # the CLI's -s too; an int past 64 bits does not reach it.
-                bounds = _INTEGER_RANGES.get(param.get("dtype", ""), (-(1 << 63), (1 << 64) - 1))
-                if isinstance(number, int) and not -(1 << 63) <= number < (1 << 64):
-                    raise ArgumentValueError(f"argument '{name}' is an {param.get('dtype')} parameter; {number} is "
-                                             f"outside its range [{bounds[0]}, {bounds[1]}]")
+                bounds = _INTEGER_RANGES.get(param.get("dtype", ""))
+                if isinstance(number, int) and not isinstance(number, bool) and not -(1 << 63) <= number < (1 << 64):
+                    if not bounds:  # a float parameter takes the int as a float
+                        number = float(number)
+                    else:
+                        raise ArgumentValueError(f"argument '{name}' is an {param.get('dtype')} parameter; {number} "
+                                                 f"is outside its range [{bounds[0]}, {bounds[1]}]")
             if number is not None and param.get("kind") == "tensor":
                 raise ArgumentTypeError(f"argument '{name}' is a tensor parameter ({param.get('dtype')}"
                                         f"{list(param.get('shape', []))}), got the number {value!r}: pass an array")
