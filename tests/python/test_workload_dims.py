@@ -303,3 +303,25 @@ def test_dialect_names_imported_under_other_names(tmp_path, target):
     pkg = ctx.compile([aliased_rows, aliased_schedule], target, tmp_path / "p")
     r = htp.bind(pkg, ctx).run(X=X, Y=Y, s=0.25)
     np.testing.assert_allclose(r["Z"], np.maximum(X, Y) + 0.5, rtol=1e-6)
+
+
+# A type alias (`Row = Tensor[32, 64, f32]`) and a string annotation (`x: 'In[Tensor[32, 64, f32]]'`) were
+# "unknown type annotation" plus errors that followed from it; the capture reads them as what they spell.
+Row = TT[32, 64, f32]
+
+
+@kernel
+def copy_aliased(x: In[Row], z: Out[Row]):
+    store(z, load(x))
+
+
+@kernel
+def copy_string_annotated(x: "In[Tensor[32, 64, f32]]", z: "Out[Tensor[32, 64, f32]]"):
+    store(z, load(x))
+
+
+@pytest.mark.parametrize("fn", [copy_aliased, copy_string_annotated], ids=["alias", "string"])
+def test_type_aliases_and_string_annotations(tmp_path, fn):
+    ctx = htp.Context()
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    np.testing.assert_array_equal(htp.bind(ctx.compile(fn, "pto-a2a3sim", tmp_path / "p"), ctx).run(x=x)["z"], x)

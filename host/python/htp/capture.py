@@ -153,6 +153,25 @@ class _Inline(ast.NodeTransformer):
         return node
 
 
+def _parse_string_annotations(fn: ast.FunctionDef) -> None:
+    """Replaces a parameter's or the return's string annotation (`x: 'In[Tensor[32, 64, f32]]'`, PEP 563 style)
+    by the expression it spells, located at the string (a string that does not parse stays a string)."""
+    a = fn.args
+    holders = [x for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None]
+    for holder, field in [(x, "annotation") for x in holders] + [(fn, "returns")]:
+        ann = getattr(holder, field)
+        if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
+            continue
+        try:
+            parsed = ast.parse(ann.value.strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        for n in ast.walk(parsed):
+            if "lineno" in n._attributes:
+                ast.copy_location(n, ann)
+        setattr(holder, field, parsed)
+
+
 class _Unalias(ast.NodeTransformer):
     """Renames the reads of dialect names imported under another name to the dialect's name, unless the function
     also reads that name bound to something else (Python's own `max` beside `tmax`)."""
@@ -279,6 +298,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                     f"cannot find the definition of '{cf.fn.__name__}' in '{file}'"))
             continue
         included[id(cf)] = (cf, node)
+        _parse_string_annotations(node)
         if loaded_dialects is not None and cf.dialect not in loaded_dialects:
             diags.append(_not_loaded(cf, span_of(_decorator_node(node, cf), file)))
         bound = _bound_names(node)
@@ -290,7 +310,10 @@ def capture(functions, *, loaded_dialects=None) -> dict:
             outer.append(node.returns)
         strict = _reads(node.body)
         lenient = _reads(outer)
-        for name, use in list(strict.items()) + [(k, v) for k, v in lenient.items() if k not in strict]:
+        pending = list(strict.items()) + [(k, v) for k, v in lenient.items() if k not in strict]
+        seen = {k for k, _ in pending}
+        while pending:
+            name, use = pending.pop(0)
             is_strict = name in strict
             if is_strict and name in bound:
                 continue
@@ -306,7 +329,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                             f"'{name}' is bound to different modules in the captured functions "
                                             f"({modules[name]} and {value.__name__})", span))
                 continue
-            if isinstance(value, Symbol) and value._path.endswith(")") and name not in surface_values.get(id(cf), {}):
+            if isinstance(value, Symbol) and value._path.endswith((")", "]")) and name not in surface_values.get(id(cf), {}):
                 # A dialect value bound to a name (`BLOCKED = Layout.axe(...)`): its arguments live only in the
                 # source, so its one module-level definition takes the name's place where the function reads it.
                 definition = _module_definition(unit.tree, name) if kind == "global" else None
@@ -318,6 +341,11 @@ def capture(functions, *, loaded_dialects=None) -> dict:
                                             "used", span))
                     continue
                 surface_values.setdefault(id(cf), {})[name] = definition
+                # (the names the definition reads, `Tensor[N, 64, f32]`, are resolved as the function's own)
+                for k, v in _reads([definition]).items():
+                    if k not in seen:
+                        seen.add(k)
+                        pending.append((k, v))
                 continue
             if isinstance(value, Symbol) and kind != "builtin":
                 # A dialect name imported under another name (`from htp.dialects.tile import max as tmax`, to keep
