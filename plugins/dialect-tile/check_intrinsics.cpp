@@ -426,20 +426,7 @@ Value KernelChecker::load(const Intrinsic &op, htp::NodeRef call, const std::vec
 
 Value KernelChecker::store(const Intrinsic &op, htp::NodeRef call, const std::vector<htp::NodeRef> &args) {
   Value view = eval(args[0]), value = eval(args[1]);
-  if (view.is(Value::Kind::None)) {
-    // A view already reported (out of bounds, a bad index) still names the parameter stored: not again as an
-    // Out parameter never written.
-    htp::NodeRef base = args[0];
-    while (base.is("Subscript") || base.is("Call") || base.is("Attribute"))
-      base = base.is("Call") ? base.child("func") : base.child("value");
-    if (base.is("Name"))
-      if (const Param *p = param_named(params_, base.text("id").value_or(""))) {
-        stored_.insert(p->name);
-        flow_.must.insert(p->name);
-        flow_.if_loops.insert(p->name);
-      }
-    return {};
-  }
+  if (view.is(Value::Kind::None)) return {};
   if (!view.is(Value::Kind::View)) {
     error(args[0], "tile.type-mismatch",
           "store writes to a view of a tensor parameter (y, y[r0:r1, c0:c1] or y.tile(i, j, shape=(R, C))), "

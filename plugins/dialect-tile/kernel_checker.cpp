@@ -69,10 +69,14 @@ CheckResult KernelChecker::run() {
   read_signature();
   count_assignments();
   block(f_.fn, "body");
-  report_unwritten_outs();
-  for (const auto &r : pending_returns_)
-    check_outs_written(r.flow, r.at, r.where);
-  if (!flow_.returned) check_outs_written(flow_, f_.fn, "");
+  // (after an error the body was not all read — an unsupported loop form is not entered — so whether an Out
+  // parameter is written is not known: no "never written" that only follows from the first error)
+  if (result_.ok) {
+    report_unwritten_outs();
+    for (const auto &r : pending_returns_)
+      check_outs_written(r.flow, r.at, r.where);
+    if (!flow_.returned) check_outs_written(flow_, f_.fn, "");
+  }
   result_.signature = ojson::object();
   result_.signature["name"] = fn_name_;
   result_.signature["kind"] = f_.kind;

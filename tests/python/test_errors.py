@@ -208,3 +208,17 @@ def test_full_of_a_value_its_dtype_cannot_hold_is_an_error(ctx, tmp_path):
     assert [(d.code, d.span["line"] - line_of("def full_out_of_range")) for d in e.value.errors] == [
         ("tile.value-range", 1), ("tile.dtype-mismatch", 2)]
     assert "full: 300 is outside the range of i8 [-128, 127]" in e.value.errors[0].message
+
+
+# After an unsupported loop form (reversed, while, enumerate, ...) the checker does not enter the loop, and it
+# reported the Out parameter the loop stores as never written too.
+@kernel
+def reversed_rows(x: In[Tensor[64, 32, f32]], z: Out[Tensor[64, 32, f32]]):
+    for i in reversed(range(4)):
+        store(z.tile(i, 0, shape=(16, 32)), load(x.tile(i, 0, shape=(16, 32))))
+
+
+def test_an_unsupported_loop_is_not_also_an_unwritten_output(ctx, tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(reversed_rows, "pto-a2a3sim", tmp_path / "p")
+    assert [d.code for d in e.value.errors] == ["tile.unsupported"]
