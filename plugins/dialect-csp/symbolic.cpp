@@ -1,6 +1,7 @@
 #include "symbolic.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace csp {
 
@@ -264,7 +265,12 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
       return Json{{"op", f}, {"args", {*a, *b}}};
     }
   }
-  why = "a " + std::string(n.type()) + " is not an integer expression";
+  static const std::map<std::string_view, const char *> kinds = {
+      {"IfExp", "a conditional expression (a if c else b)"}, {"Call", "a call"}, {"Subscript", "a subscript"},
+      {"Attribute", "an attribute"}, {"Compare", "a comparison"}, {"BoolOp", "a boolean expression"},
+      {"Lambda", "a lambda"}, {"Tuple", "a tuple"}, {"List", "a list"}};
+  auto kind = kinds.find(n.type());
+  why = std::string(kind != kinds.end() ? kind->second : "a " + std::string(n.type())) + " is not an integer expression";
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 
 namespace wsp {
 
@@ -286,6 +287,20 @@ std::optional<int64_t> constant_difference(const json &a, const json &b) {
   return d.constant;
 }
 
+namespace {
+
+/// The Python spelling of an ast operator type ("Pow" -> "**"), for messages.
+std::string python_operator(const std::string &type) {
+  static const std::map<std::string, std::string> spelling = {
+      {"Pow", "**"}, {"MatMult", "@"}, {"LShift", "<<"}, {"RShift", ">>"}, {"BitOr", "|"}, {"BitXor", "^"},
+      {"BitAnd", "&"}, {"Invert", "~"}, {"Div", "/"}, {"Mod", "%"}, {"FloorDiv", "//"}, {"Add", "+"},
+      {"Sub", "-"}, {"Mult", "*"}, {"UAdd", "+"}, {"USub", "-"}, {"Not", "not"}};
+  auto it = spelling.find(type);
+  return it == spelling.end() ? type : it->second;
+}
+
+}  // namespace
+
 json lower_expr(htp::NodeRef e, const Env &env) {
   std::string_view type = e.type();
   if (type == "Constant") return lower_constant(e);
@@ -295,7 +310,7 @@ json lower_expr(htp::NodeRef e, const Env &env) {
     auto it = kBinOps.find(op);
     if (it == kBinOps.end())
       fail(e, op == "Div" ? "'/' is true division; workload expressions are integer: use '//'"
-                          : "operator '" + op + "' is not supported in workload expressions");
+                          : "operator '" + python_operator(op) + "' is not supported in workload expressions");
     json right = lower_expr(e.child("right"), env);
     if ((it->second == "floordiv" || it->second == "mod") && int_of(right) == 0)
       fail(e, "division by zero in a workload expression");
@@ -307,7 +322,7 @@ json lower_expr(htp::NodeRef e, const Env &env) {
     if (op == "USub") return make_op("neg", {v});
     if (op == "Not") return make_op("not", {v});
     if (op == "UAdd") return v;
-    fail(e, "operator '" + op + "' is not supported in workload expressions");
+    fail(e, "operator '" + python_operator(op) + "' is not supported in workload expressions");
   }
   if (type == "BoolOp") {
     std::string op = e.child("op").is("And") ? "and" : "or";

@@ -516,10 +516,15 @@ private:
     std::string name = *s.item("targets", 0).text("id");
     auto bound = env.values.find(name);
     bool fixed = bound != env.values.end() && bound->second.is_object() &&
-                 (bound->second.contains("var") || bound->second.value("param", "") == name);
+                 (bound->second.value("var", "") == name || bound->second.value("param", "") == name);
     if (env.tensors.count(name) || fixed)
       throw WspError(s.item("targets", 0), "wsp.axis",
                      "'" + name + "' is a parameter or loop variable; bind the value to a new name");
+    // (a local is a name for its expression, not a variable: `s = s + i` in a loop would not accumulate)
+    if (bound != env.values.end())
+      throw WspError(s.item("targets", 0), "wsp.axis",
+                     "'" + name + "' is already bound to a value; a workload local is bound once: bind the new value "
+                     "to a new name");
     htp::NodeRef value = s.child("value");
     if (value.is("Call") && surface_name(value.child("func")) == "Sparse") {
       env.sparse[name] = value; // its uses P.sel(S[row]) were rewritten to P.sel(Sparse(...), row)

@@ -325,3 +325,27 @@ def test_type_aliases_and_string_annotations(tmp_path, fn):
     ctx = htp.Context()
     x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
     np.testing.assert_array_equal(htp.bind(ctx.compile(fn, "pto-a2a3sim", tmp_path / "p"), ctx).run(x=x)["z"], x)
+
+
+# Workload messages in Python's terms: `2 ** k` said operator 'Pow'; rebinding a local (`s = s + i`, which would not
+# accumulate: a local names its expression) said "'s' is a parameter or loop variable".
+@workload
+def pow_extent(X: InOut[Tensor[32, 32, f32]], k: int):
+    for i in P(2 ** k):
+        bump[i](X.tile(i, 0))
+
+
+@workload
+def rebound_local(X: InOut[Tensor[32, 32, f32]]):
+    s = 0
+    for i in P(4):
+        s = s + i
+        bump[s](X.tile(i, 0))
+
+
+def test_workload_messages_use_python_terms(tmp_path):
+    ctx = htp.Context()
+    for fn, text in ((pow_extent, "operator '**' is not supported in workload expressions"),
+                     (rebound_local, "'s' is already bound to a value; a workload local is bound once")):
+        with pytest.raises(htp.CompileError, match=re.escape(text)):
+            ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
