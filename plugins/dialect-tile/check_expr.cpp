@@ -283,11 +283,21 @@ Value KernelChecker::binop(htp::NodeRef e) {
       for (int64_t i = 0; i < *y && !overflow; ++i)
         overflow = __builtin_mul_overflow(acc, *x, &acc);
       if (!overflow) return const_value(Expr(acc));
+      error(e, "tile.overflow", "'**' of compile-time integers overflows 64 bits, the width HTP computes scalars in");
+      return {};
     }
     error(e, "tile.unsupported", "'**' is only supported on compile-time integers");
     return {};
   }
-  return scalar_value(make_op(op, {*a, *b}), scalar_dtype(l, r));
+  Expr folded = make_op(op, {*a, *b});
+  // Integer constants whose result leaves 64 bits stay unfolded and would wrap at run time (2**40 * 2**40 is 0).
+  if (int_literal(*a) && int_literal(*b) && !is_literal(folded) && (op == "add" || op == "sub" || op == "mul")) {
+    error(e, "tile.overflow",
+          "'" + text + "' of the constants " + a->dump() + " and " + b->dump() +
+              " overflows 64 bits, the width HTP computes scalars in");
+    return {};
+  }
+  return scalar_value(std::move(folded), scalar_dtype(l, r));
 }
 
 Value KernelChecker::unaryop(htp::NodeRef e) {

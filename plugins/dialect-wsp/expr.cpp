@@ -314,7 +314,15 @@ json lower_expr(htp::NodeRef e, const Env &env) {
     json right = lower_expr(e.child("right"), env);
     if ((it->second == "floordiv" || it->second == "mod") && int_of(right) == 0)
       fail(e, "division by zero in a workload expression");
-    return make_op(it->second, {lower_expr(e.child("left"), env), right});
+    json left = lower_expr(e.child("left"), env);
+    json out = make_op(it->second, {left, right});
+    // Integer constants whose result leaves 64 bits stay unfolded: pto-a2a3sim wrapped them, aie-npu1 refused
+    // them at run time.
+    if (int_of(left) && int_of(right) && !int_of(out) &&
+        (it->second == "add" || it->second == "sub" || it->second == "mul"))
+      fail(e, "'" + python_operator(op) + "' of the constants " + left.dump() + " and " + right.dump() +
+                  " overflows 64 bits, the width workload expressions are computed in");
+    return out;
   }
   if (type == "UnaryOp") {
     std::string op(e.child("op").type());

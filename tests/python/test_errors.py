@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import In, Out, Tensor, add, f32, kernel, load, store
+from htp.dialects.tile import In, Out, Tensor, add, adds, f32, kernel, load, store
 from htp.dialects.wsp import P, workload
 
 HERE = os.path.abspath(__file__)
@@ -222,3 +222,26 @@ def test_an_unsupported_loop_is_not_also_an_unwritten_output(ctx, tmp_path):
     with pytest.raises(htp.CompileError) as e:
         ctx.compile(reversed_rows, "pto-a2a3sim", tmp_path / "p")
     assert [d.code for d in e.value.errors] == ["tile.unsupported"]
+
+
+# Integer constants whose product leaves 64 bits stayed unfolded and wrapped at run time (BIG * BIG was 0).
+BIG = 2**40
+
+
+@kernel
+def overflowing_constant(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):
+    store(z, adds(load(x), BIG * BIG // BIG // 2**39))
+
+
+@workload
+def overflowing_extent(A: In[Tensor[16, 16, f32]], C: Out[Tensor[16, 16, f32]]):
+    for i in P(BIG * BIG // BIG // BIG):
+        good_kernel[i](A, A, C)
+
+
+def test_a_constant_expression_leaving_64_bits_is_an_error(ctx, tmp_path):
+    for fn, code in ((overflowing_constant, "tile.overflow"), (overflowing_extent, "wsp.expr")):
+        with pytest.raises(htp.CompileError, match=r"'\*' of the constants 1099511627776 and 1099511627776 overflows "
+                                                   r"64 bits") as e:
+            ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
+        assert e.value.errors[0].code == code
