@@ -88,7 +88,18 @@ Value KernelChecker::unsupported_expression(htp::NodeRef e) {
 
 Value KernelChecker::name(htp::NodeRef e) {
   std::string id = e.text("id").value_or("");
-  if (const Binding *b = lookup(id)) return b->value;
+  if (const Binding *b = lookup(id)) {
+    // A register assigned only inside an `if` branch or a loop that may run zero times holds nothing on the
+    // other paths (Python would raise UnboundLocalError there; a kernel reads whatever the storage holds).
+    if ((b->kind == Binding::Kind::TileReg || b->kind == Binding::Kind::ScalarReg) && !flow_.defined.count(id) &&
+        warned_unassigned_.insert(id).second)
+      warning(e, "tile.maybe-unassigned",
+              "'" + id + "' is read here but assigned only on some paths before it (line " +
+                  std::to_string(b->def.span().line) +
+                  ", inside an 'if' or a loop that may run zero times); on the others it holds no value: assign it "
+                  "before the 'if' or the loop");
+    return b->value;
+  }
   if (globals_.constants.contains(id)) {
     const auto &c = globals_.constants[id];
     bool tuple_of_numbers = c.is_array() && std::all_of(c.begin(), c.end(), [](const auto &x) {

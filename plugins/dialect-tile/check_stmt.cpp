@@ -106,6 +106,7 @@ void KernelChecker::unsupported_statement(htp::NodeRef s) {
 }
 
 void KernelChecker::assign(const std::string &name, htp::NodeRef value, htp::NodeRef at) {
+  flow_.defined.insert(name);
   const Binding *b = lookup(name);
   if (b && (b->kind == Binding::Kind::Param || b->kind == Binding::Kind::LoopVar)) {
     error(at, "tile.assign",
@@ -440,6 +441,8 @@ void KernelChecker::if_stmt(htp::NodeRef s) {
       if (b.must.count(x)) m.must.insert(x);
     for (const auto &x : a.if_loops)
       if (b.if_loops.count(x)) m.if_loops.insert(x);
+    for (const auto &x : a.defined)
+      if (b.defined.count(x)) m.defined.insert(x);
     return m;
   };
   flow_ = meet(after_then, after_else);

@@ -113,8 +113,10 @@ private:
   struct Flow {
     std::set<std::string> must;     ///< Out params written on every path
     std::set<std::string> if_loops; ///< ... assuming every loop runs at least once
+    std::set<std::string> defined;  ///< names assigned on every path (registers read after an `if` or a loop)
     bool returned = false;
   };
+  std::set<std::string> warned_unassigned_;  ///< registers already warned about as maybe unassigned
   void block(htp::NodeRef owner, const char *field);
   void statement(htp::NodeRef s);
   void assign(const std::string &name, htp::NodeRef value, htp::NodeRef at);

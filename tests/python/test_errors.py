@@ -245,3 +245,46 @@ def test_a_constant_expression_leaving_64_bits_is_an_error(ctx, tmp_path):
                                                    r"64 bits") as e:
             ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
         assert e.value.errors[0].code == code
+
+
+# A register assigned only inside an `if` branch, or a loop that may run zero times, and read after it compiled
+# silently and read whatever its storage held (zeros); it is now a tile.maybe-unassigned warning at the read.
+from htp.dialects.tile import Scalar, i32  # noqa: E402
+
+
+@kernel
+def assigned_in_a_branch(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]], n: Scalar[i32]):
+    t = load(x)
+    if n > 0:
+        u = adds(t, 1.0)
+    store(z, u)
+
+
+@kernel
+def assigned_in_a_loop(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]], n: Scalar[i32]):
+    for i in range(n):
+        u = load(x)
+    store(z, u)
+
+
+@kernel
+def assigned_on_every_path(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]], n: Scalar[i32]):
+    t = load(x)
+    if n > 0:
+        u = adds(t, 1.0)
+    else:
+        u = t
+    for i in range(2):
+        v = adds(u, 1.0)
+    store(z, v)
+
+
+def test_a_register_assigned_on_some_paths_only_is_a_warning_at_the_read(ctx, tmp_path):
+    for fn, expect in ((assigned_in_a_branch, True), (assigned_in_a_loop, True), (assigned_on_every_path, False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
+        hits = [str(w.message) for w in caught if "tile.maybe-unassigned" in str(w.message)]
+        assert bool(hits) == expect, (fn.__name__, hits)
+        if expect:
+            assert "'u' is read here but assigned only on some paths before it" in hits[0]
