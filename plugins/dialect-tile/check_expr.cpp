@@ -129,6 +129,12 @@ Value KernelChecker::name(htp::NodeRef e) {
     error(e, "tile.unsupported", "'" + id + "' is a tile type: it can only annotate parameters");
     return {};
   }
+  if (auto ended = ended_loops_.find(id); ended != ended_loops_.end()) {
+    error(e, "tile.unknown-name",
+          "'" + id + "' is the variable of the loop at line " + std::to_string(ended->second) +
+              ", which tile bodies do not keep after the loop: keep the value in a scalar inside it");
+    return {};
+  }
   if (assign_count_.count(id)) {
     error(e, "tile.unknown-name", "'" + id + "' is used before it is assigned");
     return {};
@@ -428,7 +434,10 @@ Value KernelChecker::call(htp::NodeRef e, const std::string *hint) {
   } else if ((func.is("Name") ||
               (module_spelling && func.child("value").text("id") == std::optional<std::string>("tile")))) {
     std::string hint_text;
-    if (auto near = closest_intrinsic(last)) hint_text = "; did you mean '" + *near + "'?";
+    if (callee == "float" || callee == "int" || callee == "bool")  // (a Python conversion, not a misspelling)
+      hint_text = ": scalars convert where they are used (a Scalar[f32] parameter, or cast(tile, dtype) for a tile)";
+    else if (auto near = closest_intrinsic(last))
+      hint_text = "; did you mean '" + *near + "'?";
     error(e, "tile.unknown-intrinsic",
           "'" + callee + "' is not a tile intrinsic" + hint_text +
               " (tile bodies can only call tile intrinsics)");

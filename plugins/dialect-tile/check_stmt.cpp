@@ -335,6 +335,7 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   }
   ranges_.erase(var);
   env_.erase(var); // the variable is not used after its loop in tile bodies
+  ended_loops_[var] = s.span().line;
 }
 
 namespace {

@@ -117,6 +117,7 @@ private:
     bool returned = false;
   };
   std::set<std::string> warned_unassigned_;  ///< registers already warned about as maybe unassigned
+  std::map<std::string, int64_t> ended_loops_;  ///< loop variables past their loop -> the loop's line
   void block(htp::NodeRef owner, const char *field);
   void statement(htp::NodeRef s);
   void assign(const std::string &name, htp::NodeRef value, htp::NodeRef at);

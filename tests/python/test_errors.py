@@ -2,6 +2,7 @@
 diagnostics and a traceback that ends at the user's line; pass warnings arrive as Python warnings at their
 span; an unmet optional requirement is not reported; and an extension is added to the built-in plugins."""
 import os
+import re
 import json
 import subprocess
 import sys
@@ -288,3 +289,24 @@ def test_a_register_assigned_on_some_paths_only_is_a_warning_at_the_read(ctx, tm
         assert bool(hits) == expect, (fn.__name__, hits)
         if expect:
             assert "'u' is read here but assigned only on some paths before it" in hits[0]
+
+
+# Messages for Python a user writes: float(n) suggested 'load'; a loop variable read after its loop said it was
+# "used before it is assigned".
+@kernel
+def float_of_scalar(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]], n: Scalar[i32]):
+    store(z, adds(load(x), float(n)))
+
+
+@kernel
+def loop_variable_after_loop(x: In[Tensor[16, 16, f32]], z: Out[Tensor[16, 16, f32]]):
+    for i in range(3):
+        t = load(x)
+    store(z, adds(t, i))
+
+
+def test_messages_for_python_conversions_and_ended_loop_variables(ctx, tmp_path):
+    for fn, text in ((float_of_scalar, "'float' is not a tile intrinsic: scalars convert where they are used"),
+                     (loop_variable_after_loop, "'i' is the variable of the loop at line")):
+        with pytest.raises(htp.CompileError, match=re.escape(text)):
+            ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
