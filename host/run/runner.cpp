@@ -75,21 +75,11 @@ bool convert_scalar(const std::string &name, const std::string &dtype, const nlo
     }
     value = std::fabs(d) < 1.8e19 ? __int128(d) : (d < 0 ? -(__int128(1) << 100) : (__int128(1) << 100));
   }
-  if (value < range->first || value > range->second) {
-    auto text = [](__int128 x) {
-      std::string digits;
-      const bool negative = x < 0;
-      unsigned __int128 u = negative ? -static_cast<unsigned __int128>(x) : static_cast<unsigned __int128>(x);
-      do {
-        digits.insert(digits.begin(), char('0' + int(u % 10)));
-        u /= 10;
-      } while (u);
-      return negative ? "-" + digits : digits;
-    };
-    diags.report(Diagnostic::error("run.argument.range", "scalar argument '" + name + "' is an " + dtype +
-                                                             " parameter; " + (v.is_number_float() ? v.dump() : text(value)) +
-                                                             " is outside its range [" + text(range->first) + ", " +
-                                                             text(range->second) + "]"));
+  if (value < range->first || value > range->second) {  // (the bounds fit int64 below and uint64 above)
+    diags.report(Diagnostic::error("run.argument.range",
+                                   "scalar argument '" + name + "' is an " + dtype + " parameter; " + v.dump() +
+                                       " is outside its range [" + std::to_string(static_cast<int64_t>(range->first)) +
+                                       ", " + std::to_string(static_cast<uint64_t>(range->second)) + "]"));
     return false;
   }
   a.scalar_int = static_cast<int64_t>(static_cast<uint64_t>(value));

@@ -59,10 +59,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       trips = std::max<int64_t>(0, (*e - *b + *s - 1) / *s);
     } else {  // ceil((stop - start) / step), evaluated by the host
       start = b ? Json(*b) : bound(*f.start);
-      const Json span = Json{{"op", "sub"}, {"args", Json::array({bound(*f.stop), start})}};
-      trips = *s == 1 ? span
-                      : Json{{"op", "floordiv"},
-                             {"args", Json::array({Json{{"op", "add"}, {"args", Json::array({span, *s - 1})}}, *s})}};
+      trips = htp::loop_detail::trips_expr(start, bound(*f.stop), *s);
     }
     body = std::vector<htp::TileOp>(f.body);  // (f is an element of body)
   }

@@ -664,9 +664,10 @@ private:
                       (p.is_scalar() ? "scalar" : "tensor") + " parameter '" + p.name + "' of kernel '" +
                       unit.kernel.name + "'", span);
       if (p.is_scalar()) {
-        std::string value = w_.expr(at(*a.scalar));
+        const json scalar = at(*a.scalar);
+        std::string value = w_.expr(scalar);
         // A 64-bit workload value given to a narrower integer parameter is checked, not wrapped.
-        if (auto range = htp::narrow_integer_range(p.dtype); range && !at(*a.scalar).is_number())
+        if (auto range = htp::narrow_integer_range(p.dtype); range && !scalar.is_number())
           value = "htp_narrow(" + value + ", " + std::to_string(range->first) + "LL, " + std::to_string(range->second) +
                   "LL, \"" + where(n) + ": scalar '" + p.name + "' of kernel '" + unit.kernel.name + "' (" + p.dtype +
                   ")\")";

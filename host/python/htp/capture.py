@@ -66,9 +66,13 @@ def _read_source(path: str) -> str:
         return f.read()
 
 
+def _parameters(a: ast.arguments) -> list[ast.arg]:
+    """Every parameter of a signature: positional-only, positional, keyword-only, *args and **kwargs."""
+    return [x for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None]
+
+
 def _args_of(a: ast.arguments):
-    return [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs] + \
-        [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    return [x.arg for x in _parameters(a)]
 
 
 def _bound_names(fn: ast.AST) -> set[str]:
@@ -156,9 +160,7 @@ class _Inline(ast.NodeTransformer):
 def _parse_string_annotations(fn: ast.FunctionDef) -> None:
     """Replaces a parameter's or the return's string annotation (`x: 'In[Tensor[32, 64, f32]]'`, PEP 563 style)
     by the expression it spells, located at the string (a string that does not parse stays a string)."""
-    a = fn.args
-    holders = [x for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None]
-    for holder, field in [(x, "annotation") for x in holders] + [(fn, "returns")]:
+    for holder, field in [(x, "annotation") for x in _parameters(fn.args)] + [(fn, "returns")]:
         ann = getattr(holder, field)
         if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
             continue
@@ -304,8 +306,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
         bound = _bound_names(node)
         a = node.args
         outer = list(node.decorator_list) + list(a.defaults) + [d for d in a.kw_defaults if d is not None]
-        outer += [x.annotation for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
-                  if x is not None and x.annotation is not None]
+        outer += [x.annotation for x in _parameters(a) if x.annotation is not None]
         if node.returns is not None:
             outer.append(node.returns)
         strict = _reads(node.body)

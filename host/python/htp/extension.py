@@ -315,15 +315,16 @@ def _hoist_receiving_arguments(rw, call, bound, prefix: str) -> None:
     before the statement holding the call, so the builder may use the argument any number of times and the
     program still receives once (a builder's ``rw.expr("mul(x, x)", x=x)`` cloned ``recv(ch)`` twice:
     csp.count-mismatch)."""
-    for name, value in list(bound.arguments.items()):
-        if not isinstance(value, Node) or not _receives(value):
-            continue
-        where = _enclosing_statement(call)
-        if where is None:
-            return
-        statement, parent, field, index = where
-        temp = f"{prefix}_{name}_{hashlib.sha256(str(call.node_id).encode()).hexdigest()[:6]}"
+    receiving = [(name, value) for name, value in bound.arguments.items() if isinstance(value, Node) and _receives(value)]
+    where = _enclosing_statement(call) if receiving else None
+    if where is None:
+        return
+    _, parent, field, index = where
+    suffix = hashlib.sha256(str(call.node_id).encode()).hexdigest()[:6]
+    for name, value in receiving:  # (in argument order, each just before the statement)
+        temp = f"{prefix}_{name}_{suffix}"
         rw.insert(parent, field, index, _build(rw, _pyast.parse(f"{temp} = value").body[0], value, {"value": value}))
+        index += 1
         bound.arguments[name] = _build(rw, _pyast.parse(temp, mode="eval").body, value, {})
 
 

@@ -16,7 +16,6 @@ namespace htp::aie::sim {
 
 namespace {
 
-
 using Clock = std::chrono::steady_clock;
 
 /// Walks one workload's task graph; see orchestrate().

@@ -272,6 +272,22 @@ inline bool mapped_over_cores(const TileKernel &k) {
   return k.mapping && std::any_of(k.mapping->begin(), k.mapping->end(), [](int64_t m) { return m != 1; });
 }
 
+/// The values of `k`'s Constexpr parameters, to evaluate its loop bounds with.
+inline ExprEnv constexpr_constants(const TileKernel &k) {
+  ExprEnv env;
+  for (const TileParam &p : k.params)
+    if (p.type.is_constexpr() && !p.type.value.is_null()) env.params[p.name] = p.type.value;
+  return env;
+}
+
+/// ceil((stop - start) / step) of a loop whose bounds an Expr gives, for step > 0 (evaluated at run time).
+inline Json trips_expr(const Json &start, const Json &stop, int64_t step) {
+  const Json span = Json{{"op", "sub"}, {"args", Json::array({stop, start})}};
+  return step == 1 ? span
+                   : Json{{"op", "floordiv"},
+                          {"args", Json::array({Json{{"op", "add"}, {"args", Json::array({span, step - 1})}}, step})}};
+}
+
 /// The body of `k` as one `for` loop with static bounds: its variable, start, step and trip count (at least
 /// one) under k's constexpr values.
 struct StaticLoop {
@@ -284,8 +300,7 @@ inline std::optional<StaticLoop> static_loop(const TileKernel &k) {
   const TileOp &loop = k.body[0];
   StaticLoop out;
   out.var = loop.var.value_or("");
-  for (const TileParam &p : k.params)
-    if (p.type.is_constexpr() && !p.type.value.is_null()) out.constants.params[p.name] = p.type.value;
+  out.constants = constexpr_constants(k);
   auto start = eval_int(*loop.start, out.constants), stop = eval_int(*loop.stop, out.constants),
        step = eval_int(*loop.step, out.constants);
   if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
@@ -543,18 +558,12 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
     const TileOp &loop = k.body[0];
     StaticLoop r;
     r.var = loop.var.value_or("");
-    for (const TileParam &p : k.params)
-      if (p.type.is_constexpr() && !p.type.value.is_null()) r.constants.params[p.name] = p.type.value;
+    r.constants = constexpr_constants(k);
     auto start = eval_int(*loop.start, r.constants), step = eval_int(*loop.step, r.constants);
     if (start && step && *step > 0 && loop.stop && !eval_int(*loop.stop, r.constants)) {
       r.start = *start;
       r.step = *step;
-      const Json span = Json{{"op", "sub"}, {"args", Json::array({*loop.stop, *start})}};
-      const Json trips = *step == 1 ? span
-                                    : Json{{"op", "floordiv"},
-                                           {"args", Json::array({Json{{"op", "add"}, {"args", Json::array({span, *step - 1})}},
-                                                                 *step})}};
-      runtime_extent = Json{{"op", "max"}, {"args", Json::array({0, trips})}};
+      runtime_extent = Json{{"op", "max"}, {"args", Json::array({0, trips_expr(*start, *loop.stop, *step)})}};
       sl = std::move(r);
     }
   }
