@@ -6,6 +6,7 @@
 // items it receives and sends channel arguments — and the stages run one after another in producer-to-
 // consumer order, each to its end, a channel's items queued between them (docs/backends/aie.md §2).
 #include <functional>
+#include <map>
 #include <set>
 
 #include <htp/kernel_entry.hpp>
@@ -24,9 +25,11 @@ struct Stage {
   htp::WspNode node;
 };
 
-/// The stage of process `proc` (its function `k`), or nullopt with `why` set. its task is numbered `task_number`.
+/// The stage of process `proc` (its function `k`, or a kernel htp::cut_process cut from it: `carries` binds its
+/// carry parameters to the workload's tensors), or nullopt with `why` set. Its task is numbered `task_number`.
 std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::CspProcess &proc, const htp::TileKernel &k,
-                                   int task_number, std::string &why) {
+                                   const std::map<std::string, htp::CspParam> &carries, int task_number,
+                                   std::string &why) {
   auto no = [&](std::string reason) -> std::optional<Stage> {
     why = "process '" + proc.name + "': " + std::move(reason);
     return std::nullopt;
@@ -157,6 +160,10 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       const htp::CspParam *tp = nullptr;
       for (const htp::CspParam &x : program.params)
         if (x.name == tensor && x.type.is_shaped()) tp = &x;
+      if (auto c = carries.find(param); c != carries.end()) {
+        tp = &c->second;
+        tensor = tp->name;
+      }
       if (!kp || !l || !tp || !o.offset) return no("it moves '" + param + "' in a form a task cannot take");
       // The object: the register's tile, in the tensor's rank (a row vector of a 1-D tensor: its elements).
       const size_t rank = tp->type.shape.size();
@@ -248,11 +255,38 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
       why = "process '" + proc->name + "' runs '" + proc->function + "', which tile.kernels does not define";
       return std::nullopt;
     }
+    // Statements before and after the loop: a task each, registers they share with the loop (or an iteration
+    // with the next) carried through a workload tensor per replica.
+    std::string cut_why;
+    const auto cut = htp::cut_process(*k, &cut_why);
+    if (!cut && !cut_why.empty()) {
+      why = "process '" + proc->name + "': " + cut_why;
+      return std::nullopt;
+    }
+    std::vector<const htp::TileKernel *> parts{k};
+    if (cut) {
+      parts = {&cut->iteration};
+      if (cut->before) parts.insert(parts.begin(), &*cut->before);
+      if (cut->after) parts.push_back(&*cut->after);
+    }
     for (int64_t r = 0; r < proc->replicas; ++r) {
-      auto stage = process_stage(program, *proc, *k, task_number++, why);
-      if (!stage) return std::nullopt;
-      if (!task_docs.kernels.find(stage->kernel.name)) task_docs.kernels.kernels.push_back(stage->kernel);
-      w.body.push_back(std::move(stage->node));
+      std::map<std::string, htp::CspParam> carries;
+      for (const htp::TileParam &c : cut ? cut->carries : std::vector<htp::TileParam>{}) {
+        const std::string tensor =
+            "carry_" + proc->name + (proc->replicas > 1 ? "_" + std::to_string(r) : "") + "__" + c.name;
+        htp::add_intermediate(w, tensor, c.type.dtype, c.type.shape);
+        htp::CspParam t{tensor, "inout", {}};
+        t.type.kind = "tensor";
+        t.type.dtype = c.type.dtype;
+        for (int64_t d : c.type.shape) t.type.shape.push_back(htp::IrDim{d, {}});
+        carries[c.name] = t;
+      }
+      for (const htp::TileKernel *part : parts) {
+        auto stage = process_stage(program, *proc, *part, carries, task_number++, why);
+        if (!stage) return std::nullopt;
+        if (!task_docs.kernels.find(stage->kernel.name)) task_docs.kernels.kernels.push_back(stage->kernel);
+        w.body.push_back(std::move(stage->node));
+      }
     }
   }
   std::vector<Problem> problems;  // (of the task designs: the first says why the host cannot run it)

@@ -416,6 +416,7 @@ void lower_link(const htp::CspProgram &program, const htp::CspLink &l, const std
 }  // namespace
 
 CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<Kernel> &kernels,
+                             const std::map<std::string, std::vector<htp::TileParam>> &carries,
                              std::vector<Kernel> &derived) {
   CspProgram p;
   p.name = program.name;
@@ -461,14 +462,14 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     cp.step = *loop.ir.step;
     cp.loop_var = *loop.ir.var;
     // One kernel per step of the iteration (one step unless it receives after sending).
-    auto kernel_of = [&](const std::string &name, const std::vector<std::pair<std::string, std::string>> &moved,
-                         const std::vector<Op> &ops) {
+    auto kernel_of = [&](const Kernel &src, const std::string &name,
+                         const std::vector<std::pair<std::string, std::string>> &moved, const std::vector<Op> &ops) {
       Kernel k;
       k.name = name;
       k.kind = "kernel";
-      k.span = body.span;
-      k.params = body.params;
-      k.locals = body.locals;
+      k.span = src.span;
+      k.params = src.params;
+      k.locals = src.locals;
       for (const auto &[ch, dir] : moved) {
         auto it = channels.find(ch);
         if (it == channels.end()) fail("process '" + cp.name + "' uses unknown channel '" + ch + "'", span);
@@ -511,8 +512,59 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
                    key.first + "' more than once per iteration; backend-pto moves one item per channel and iteration "
                    "(a task each): send or receive each item in an iteration of its own loop",
                span);
+    // The channels statements move, receives first (a task's slots: "inout" to take an item, "out" to give one).
+    auto moved_by = [&](const std::vector<Op> &ops) {
+      std::vector<std::pair<std::string, std::string>> moved;
+      htp::for_each_op(ops, [&](const Op &x) {
+        if (x.op != "csp.recv" && x.op != "csp.send") return;
+        const std::pair<std::string, std::string> use{op_channel(x), x.op == "csp.recv" ? "inout" : "out"};
+        if (std::find(moved.begin(), moved.end(), use) == moved.end()) moved.push_back(use);
+      });
+      std::stable_partition(moved.begin(), moved.end(), [](const auto &m) { return m.second == "inout"; });
+      return moved;
+    };
+    // Statements before or after the loop (htp::cut_process): a task each, once; registers they share with
+    // the loop travel through the carry tensors.
+    if (auto c = carries.find(proc.function); c != carries.end())
+      for (const htp::TileParam &t : c->second)
+        cp.carries.push_back(CspChannel{t.name, t.type.shape, t.type.dtype, 1});
+    std::set<std::string> in_loop;
+    for (const auto &[ch, dir] : moved_by(loop.body)) in_loop.insert(ch);
+    for (const char *where : {"before", "after"}) {
+      const Kernel *k = nullptr;
+      for (const Kernel &x : kernels)
+        if (x.name == proc.function + "__" + where) k = &x;
+      if (!k) continue;
+      const std::string around = std::string(where) + " its loop";
+      if (htp::round_trip_steps(k->body).size() > 1)
+        fail("process '" + cp.name + "' receives after it sends in its statements " + around +
+                 "; backend-pto runs those statements as one task, which cannot wait for its own reply",
+             k->span);
+      for (const auto &[key, count] : uses(k->body))
+        if (count > 1 && !events.count(key.first))
+          fail("process '" + cp.name + "' " + (key.second == "csp.send" ? "sends to" : "receives from") + " channel '" +
+                   key.first + "' more than once " + around + "; backend-pto moves one item per channel and task",
+               k->span);
+      const auto moved = moved_by(k->body);
+      for (const auto &[ch, dir] : moved)
+        if (in_loop.count(ch))
+          fail("process '" + cp.name + "' uses channel '" + ch + "' both in its loop and " + around +
+                   "; backend-pto gives a process's items of a channel to the iterations of one loop: move that "
+                   "send or receive into the loop, or use another channel",
+               k->span);
+      CspStep step{cp.kernel + "__" + where, moved};
+      derived.push_back(kernel_of(*k, step.kernel, moved, k->body));
+      (std::string(where) == "before" ? cp.before : cp.after) = std::move(step);
+    }
+    if (steps.size() == 1 && (cp.before || cp.after)) {  // the loop moves only its own channels
+      CspStep step{cp.kernel, moved_by(loop.body)};
+      derived.push_back(kernel_of(body, step.kernel, step.channels, loop.body));
+      cp.steps.push_back(std::move(step));
+      processes.push_back(std::move(cp));
+      continue;
+    }
     if (steps.size() == 1) {
-      derived.push_back(kernel_of(cp.kernel, cp.channels, loop.body));
+      derived.push_back(kernel_of(body, cp.kernel, cp.channels, loop.body));
       processes.push_back(std::move(cp));
       continue;
     }
@@ -520,7 +572,6 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     for (const Local &l : body.locals) locals.insert(l.name);
     std::set<std::string> defined_before;
     for (size_t s = 0; s < steps.size(); ++s) {
-      std::vector<std::pair<std::string, std::string>> moved;
       std::set<std::string> defined;
       htp::for_each_op(steps[s], [&](const Op &x) {
         for (const std::string &a : x.args)
@@ -530,15 +581,11 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
                      "hand over no registers: compute it after the receive",
                  x.span);
         if (!x.dst.empty()) defined.insert(x.dst);
-        if (x.op == "csp.recv" || x.op == "csp.send") {
-          const std::pair<std::string, std::string> use{op_channel(x), x.op == "csp.recv" ? "inout" : "out"};
-          if (std::find(moved.begin(), moved.end(), use) == moved.end()) moved.push_back(use);
-        }
       });
       defined_before.insert(defined.begin(), defined.end());
-      std::stable_partition(moved.begin(), moved.end(), [](const auto &m) { return m.second == "inout"; });
+      const auto moved = moved_by(steps[s]);
       CspStep step{cp.kernel + "__" + std::to_string(s), moved};
-      derived.push_back(kernel_of(step.kernel, moved, steps[s]));
+      derived.push_back(kernel_of(body, step.kernel, moved, steps[s]));
       cp.steps.push_back(std::move(step));
     }
     processes.push_back(std::move(cp));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct CspProcess {
   /// An iteration that receives after it sent (a reply, an event's rendezvous) runs as several tasks, in
   /// order, each receiving before it sends; empty: one task, `kernel` with `channels`.
   std::vector<CspStep> steps;
+  /// Statements before and after the loop (htp::cut_process): a task each, once, before the first iteration
+  /// and after the last. Their channels' items are the replica's first (item r), as in iteration 0.
+  std::optional<CspStep> before, after;
+  /// Tile registers carried from one task of the process to the next: the kernels' tensor parameters of
+  /// these names, bound to a tensor the orchestration owns, one tile per replica.
+  std::vector<CspChannel> carries;
 };
 
 /// A lowered program.
@@ -58,8 +65,10 @@ struct CspProgram {
 
 /// Lowers `program` (of csp.graph, read by the SDK: htp/csp_graph.hpp), appending the per-iteration kernels
 /// to `derived`; throws IrError (code pto.csp) for a program outside the supported form, naming the
-/// process and why.
+/// process and why. `carries` gives the carry tensors of each process function that htp::cut_process cut
+/// (its kernels `<function>__before` / `<function>__after`, when it has them, are in `kernels`).
 CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<Kernel> &kernels,
+                             const std::map<std::string, std::vector<htp::TileParam>> &carries,
                              std::vector<Kernel> &derived);
 
 }  // namespace ptobe

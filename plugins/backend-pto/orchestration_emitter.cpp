@@ -870,27 +870,51 @@ std::pair<int64_t, int64_t> item_of(const CspProcess &proc, const std::string &c
   return it != proc.items.end() ? it->second : std::pair<int64_t, int64_t>{proc.replicas, replica};
 }
 
+/// A process instance's tasks in order: its statements before its loop (once), each iteration's steps, its
+/// statements after the loop (once). `at(next)` is the step at position `next` and the iteration whose items
+/// it moves (0 before and after the loop: a channel they use is used by no iteration).
+struct CspRun {
+  const CspProcess *proc;
+  std::vector<CspStep> steps;
+  int64_t before = 0, after = 0;  ///< 1 with statements before / after the loop
+  explicit CspRun(const CspProcess &p) : proc(&p), steps(steps_of(p)), before(p.before ? 1 : 0), after(p.after ? 1 : 0) {}
+  int64_t per_iteration() const { return static_cast<int64_t>(steps.size()); }
+  int64_t total(int64_t trip) const { return before + trip * per_iteration() + after; }
+  std::pair<const CspStep *, int64_t> at(int64_t next, int64_t trip) const {
+    if (before && next == 0) return {&*proc->before, 0};
+    const int64_t i = next - before;
+    if (i < trip * per_iteration()) return {&steps[static_cast<size_t>(i % per_iteration())], i / per_iteration()};
+    return {&*proc->after, 0};
+  }
+  /// Where position `next` stands, for a message.
+  std::string where(int64_t next, int64_t trip) const {
+    if (before && next == 0) return "its statements before its loop";
+    const int64_t i = next - before;
+    if (i >= trip * per_iteration()) return "its statements after its loop";
+    return "its iteration " + std::to_string(i / per_iteration()) + " of " + std::to_string(trip);
+  }
+};
+
 /// When every process's loop bounds are constants, runs the schedule the orchestration runs (below) on
 /// counters, so that a program no task order can run is a compile error naming the process, not a run error.
 void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t> &channel_index) {
   struct Instance {
-    const CspProcess *proc;
-    int64_t replica, trip, next = 0;  ///< next: the next step, over every iteration's steps
-    std::vector<CspStep> steps;
+    CspRun run;
+    int64_t replica, trip, next = 0;  ///< next: the next task, over before, every iteration's steps and after
   };
   std::vector<Instance> instances;
   for (const CspProcess &proc : p.processes) {
     if (!proc.start.is_number_integer() || !proc.stop.is_number_integer() || !proc.step.is_number_integer()) return;
     const int64_t start = proc.start.get<int64_t>(), stop = proc.stop.get<int64_t>(), step = proc.step.get<int64_t>();
     const int64_t trip = step > 0 && stop > start ? (stop - start + step - 1) / step : 0;
-    for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({&proc, r, trip, 0, steps_of(proc)});
+    for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({CspRun(proc), r, trip, 0});
   }
   // The check costs a step per task: past a few million tasks it is left to the run, which checks as it goes
   // (a compile takes time for the program's size, not for its constants).
   constexpr int64_t kMaxSteps = int64_t{1} << 22;
   int64_t total = 0;
   for (const Instance &q : instances) {
-    const int64_t n = q.trip > kMaxSteps ? kMaxSteps : q.trip * static_cast<int64_t>(q.steps.size());
+    const int64_t n = q.trip > kMaxSteps ? kMaxSteps : q.run.total(q.trip);
     if ((total += n) > kMaxSteps) return;
   }
   std::vector<int64_t> made(channel_index.size(), 0), taken(channel_index.size(), 0);
@@ -899,24 +923,24 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
   for (bool more = true; more;) {
     more = false;
     for (Instance &q : instances)
-      for (const int64_t n = static_cast<int64_t>(q.steps.size()); q.next < q.trip * n; ++q.next, more = true) {
+      for (; q.next < q.run.total(q.trip); ++q.next, more = true) {
         bool ready = true;
-        const CspStep &step = q.steps[static_cast<size_t>(q.next % n)];
-        for (const auto &[ch, dir] : step.channels) {
+        const auto [step, k] = q.run.at(q.next, q.trip);
+        for (const auto &[ch, dir] : step->channels) {
           const size_t c = channel_index.at(ch);
-          const auto [mult, add] = item_of(*q.proc, ch, q.replica);
-          const int64_t item = q.next / n * mult + add;
+          const auto [mult, add] = item_of(*q.run.proc, ch, q.replica);
+          const int64_t item = k * mult + add;
           ready = ready && (dir == "out" ? item == made[c] && item < taken[c] + depth.at(ch) : item == taken[c] && item < made[c]);
         }
         if (!ready) break;
-        for (const auto &[ch, dir] : step.channels) ++(dir == "out" ? made : taken)[channel_index.at(ch)];
+        for (const auto &[ch, dir] : step->channels) ++(dir == "out" ? made : taken)[channel_index.at(ch)];
       }
   }
   for (const Instance &q : instances)
-    if (q.next < q.trip * static_cast<int64_t>(q.steps.size()))
-      throw IrError("CSP program '" + p.name + "': process '" + q.proc->name +
-                        (q.proc->replicas > 1 ? "[" + std::to_string(q.replica) + "]" : "") + "' cannot run its iteration " +
-                        std::to_string(q.next / static_cast<int64_t>(q.steps.size())) + " of " + std::to_string(q.trip) +
+    if (q.next < q.run.total(q.trip))
+      throw IrError("CSP program '" + p.name + "': process '" + q.run.proc->name +
+                        (q.run.proc->replicas > 1 ? "[" + std::to_string(q.replica) + "]" : "") + "' cannot run " +
+                        q.run.where(q.next, q.trip) +
                         ": no order of the processes' tasks gives it its items (their counts do not balance, or the "
                         "channels' depths leave no way on)",
                     p.span, "pto.csp");
@@ -943,30 +967,54 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     channel_index[c.name] = channels.size();
     channels[c.name] = &c;
   }
+  // A register a process carries from one of its tasks to the next: a tensor of one tile per replica.
+  auto carry_tensor = [](const CspProcess &proc, const CspChannel &c) { return "carry_" + proc.name + "__" + c.name; };
+  for (const CspProcess &proc : p.processes)
+    for (const CspChannel &c : proc.carries) {
+      std::vector<htp::IrDim> dims;
+      for (int64_t d : c.shape) dims.push_back({d, ""});
+      dims[0].size *= proc.replicas;
+      out.intermediate(carry_tensor(proc, c), dims, c.dtype);
+    }
   struct StepTask {
     const KernelUnit *unit;
     std::string label;
     std::vector<TaskTensor> tensors;
     std::vector<std::string> scalars;
     std::vector<std::pair<std::string, std::string>> channels;
+    std::vector<std::pair<size_t, int64_t>> carries;  ///< (tensor, rows of a replica's tile): at replica * rows
+    /// The task of replica r.
+    std::vector<TaskTensor> of_replica(int64_t r) const {
+      std::vector<TaskTensor> ts = tensors;
+      for (const auto &[t, rows] : carries) ts[t].offset[0] = std::to_string(r * rows);
+      return ts;
+    }
   };
   struct ProcessTask {
     const CspProcess *proc;
     std::vector<StepTask> steps;
+    std::optional<StepTask> before, after;
   };
   std::vector<ProcessTask> tasks;
   std::set<std::string> reads, writes;
   for (const CspProcess &proc : p.processes) {
     std::map<std::string, const htp::CspBinding *> bound;
     for (const htp::CspBinding &a : proc.args) bound[a.param] = &a;
-    ProcessTask pt{&proc, {}};
-    for (const CspStep &step : steps_of(proc)) {
+    ProcessTask pt{&proc, {}, {}, {}};
+    auto step_task = [&](const CspStep &step) {
       const KernelUnit &unit = find_kernel(kernels, step.kernel, p.span);
       std::vector<TaskTensor> tensors;
       std::vector<std::string> scalars;
+      std::vector<std::pair<size_t, int64_t>> carried;
       for (const Param &prm : unit.kernel.params) {
         if (prm.kind == "constexpr") continue;
-        if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
+        auto carry = std::find_if(proc.carries.begin(), proc.carries.end(),
+                                  [&](const CspChannel &c) { return c.name == prm.name; });
+        if (carry != proc.carries.end() && prm.is_tensor()) {
+          carried.emplace_back(tensors.size(), carry->shape[0]);
+          tensors.push_back({&prm, "w_" + carry_tensor(proc, *carry), {"0", "0"},
+                             {std::to_string(carry->shape[0]), std::to_string(carry->shape[1])}});
+        } else if (prm.name.rfind("ch_", 0) == 0 && channels.count(prm.name.substr(3))) {
           const CspChannel &c = *channels.at(prm.name.substr(3));
           const std::string slot = "htp_mod(htp_item" + std::to_string(channel_index.at(c.name)) + ", " +
                                    std::to_string(c.depth) + ") * " + std::to_string(c.shape[0]);
@@ -986,9 +1034,12 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
         }
       }
       for (const TaskTensor &t : tensors) (t.param->dir == "in" ? reads : writes).insert(t.tensor);
-      pt.steps.push_back({&unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars),
-                          step.channels});
-    }
+      return StepTask{&unit, "process " + proc.name + ": " + unit.kernel.name, std::move(tensors), std::move(scalars),
+                      step.channels, std::move(carried)};
+    };
+    for (const CspStep &step : steps_of(proc)) pt.steps.push_back(step_task(step));
+    if (proc.before) pt.before = step_task(*proc.before);
+    if (proc.after) pt.after = step_task(*proc.after);
     tasks.push_back(std::move(pt));
   }
   out.track(read_and_written(reads, writes));
@@ -1015,33 +1066,50 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   out.open("for (bool htp_more = true; htp_more;)");
   out.line("htp_more = false;");
   q = 0;
+  // One task: its channels' items (iteration `k`'s; "0" before and after the loop) must be next and have room.
+  auto submit = [&](const ProcessTask &t, const StepTask &st, int64_t r, const std::string &k) {
+    std::string ready;
+    for (const auto &[ch, dir] : st.channels) {
+      const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
+      const auto [mult, add] = item_of(*t.proc, ch, r);
+      out.line("const int64_t " + item + " = " + k + " * " + std::to_string(mult) + " + " + std::to_string(add) + ";");
+      ready += (ready.empty() ? "" : " || ") +
+               (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
+                                   std::to_string(channels.at(ch)->depth)
+                             : item + " != htp_taken[" + c + "] || " + item + " >= htp_made[" + c + "]");
+    }
+    if (!ready.empty()) out.line("if (" + ready + ") break;");
+    out.task(*st.unit, st.label, st.of_replica(r), st.scalars, "", "");
+    for (const auto &[ch, dir] : st.channels)
+      out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
+  };
   for (const ProcessTask &t : tasks)
     for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
       const std::string qi = std::to_string(q), steps = std::to_string(t.steps.size());
       const bool stepped = t.steps.size() > 1;
-      out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next iterations" +
-               (stepped ? ", " + steps + " steps each" : ""));
-      out.open("while (htp_next[" + qi + "] < htp_trip[" + qi + "]" + (stepped ? " * " + steps : "") + ")");
-      out.line("const int64_t htp_k = htp_next[" + qi + "]" + (stepped ? " / " + steps : "") + ";");
-      out.line("const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start) + " + htp_k * " +
-               out.expr(t.proc->step) + ";");
+      // (with statements before the loop, position 0 is theirs and iteration k starts at 1 + k * steps)
+      const std::string pos = t.before ? "(htp_next[" + qi + "] - 1)" : "htp_next[" + qi + "]";
+      const std::string iterations = "htp_trip[" + qi + "]" + (stepped ? " * " + steps : "");
+      out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next " +
+               (t.before || t.after ? "tasks" : "iterations") + (stepped ? ", " + steps + " steps each" : ""));
+      out.open("while (htp_next[" + qi + "] < " + iterations + (t.before ? " + 1" : "") + (t.after ? " + 1" : "") + ")");
+      const std::string v = "const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start);
+      for (const auto *once : {&t.before, &t.after}) {
+        if (!*once) continue;
+        out.open(once == &t.before ? "if (htp_next[" + qi + "] == 0)"
+                                   : "if (" + pos + " == " + iterations + ")");
+        out.line(v + ";");
+        submit(t, **once, r, "0");
+        out.line("++htp_next[" + qi + "];");
+        out.line("htp_more = true;");
+        out.line("continue;");
+        out.close();
+      }
+      out.line("const int64_t htp_k = " + pos + (stepped ? " / " + steps : "") + ";");
+      out.line(v + " + htp_k * " + out.expr(t.proc->step) + ";");
       for (size_t s = 0; s < t.steps.size(); ++s) {
-        const StepTask &st = t.steps[s];
-        if (stepped) out.open("if (htp_next[" + qi + "] % " + steps + " == " + std::to_string(s) + ")");
-        std::string ready;
-        for (const auto &[ch, dir] : st.channels) {
-          const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
-          const auto [mult, add] = item_of(*t.proc, ch, r);
-          out.line("const int64_t " + item + " = htp_k * " + std::to_string(mult) + " + " + std::to_string(add) + ";");
-          ready += (ready.empty() ? "" : " || ") +
-                   (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
-                                       std::to_string(channels.at(ch)->depth)
-                                 : item + " != htp_taken[" + c + "] || " + item + " >= htp_made[" + c + "]");
-        }
-        if (!ready.empty()) out.line("if (" + ready + ") break;");
-        out.task(*st.unit, st.label, st.tensors, st.scalars, "", "");
-        for (const auto &[ch, dir] : st.channels)
-          out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
+        if (stepped) out.open("if (" + pos + " % " + steps + " == " + std::to_string(s) + ")");
+        submit(t, t.steps[s], r, "htp_k");
         if (stepped) out.close();
       }
       out.line("++htp_next[" + qi + "];");
@@ -1054,11 +1122,17 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
       const std::string qi = std::to_string(q), steps = std::to_string(t.steps.size());
       const std::string who = t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "");
-      const std::string next = t.steps.size() > 1 ? "htp_next[" + qi + "] / " + steps : "htp_next[" + qi + "]";
-      out.line("if (" + next + " < htp_trip[" + qi + "]) htp_fail(\"CSP program '" + p.name + "': process '" + who +
-               "' is stopped at iteration %lld of %lld: no order of the processes' tasks gives it its next items (their "
-               "counts do not balance, or the channels' depths leave no way on)\", (long long)(" +
-               next + "), (long long)htp_trip[" + qi + "]);");
+      const std::string fail = "htp_fail(\"CSP program '" + p.name + "': process '" + who + "' is stopped ";
+      const std::string why = ": no order of the processes' tasks gives it its next items (their counts do not balance, "
+                              "or the channels' depths leave no way on)\"";
+      if (t.before) out.line("if (htp_next[" + qi + "] == 0) " + fail + "before its loop" + why + ");");
+      const std::string pos = t.before ? "(htp_next[" + qi + "] - 1)" : "htp_next[" + qi + "]";
+      const std::string next = t.steps.size() > 1 ? pos + " / " + steps : pos;
+      out.line(std::string(t.before ? "else " : "") + "if (" + next + " < htp_trip[" + qi + "]) " + fail +
+               "at iteration %lld of %lld" + why + ", (long long)(" + next + "), (long long)htp_trip[" + qi + "]);");
+      if (t.after)
+        out.line("else if (htp_next[" + qi + "] < htp_trip[" + qi + "]" + (t.steps.size() > 1 ? " * " + steps : "") +
+                 (t.before ? " + 2" : " + 1") + ") " + fail + "after its loop" + why + ");");
     }
   out.close();
   e.sim = json::object();

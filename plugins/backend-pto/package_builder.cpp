@@ -143,13 +143,26 @@ json runtime_config(const BuiltPackage &p) {
 BuiltPackage build_package(const PackageInputs &original, const HardwareProfile &hw, std::vector<Problem> &problems) {
   BuiltPackage pkg;
   std::vector<Kernel> kernels;
+  std::map<std::string, std::vector<htp::TileParam>> process_carries;  // process function -> its carry tensors
   PackageInputs in = original;  // mixed cube/vector kernels are split into one-core-type parts first
   if (in.tile_kernels) {
     const size_t before = problems.size();
-    if (in.csp_graph)  // loads before a process loop move into it; straight-line code is one iteration
-      htp::for_each_process_function(*in.tile_kernels, *in.csp_graph, [](htp::TileKernel &k) {
+    if (in.csp_graph) {  // loads before a process loop move into it; straight-line code is one iteration
+      std::vector<htp::TileKernel> around;  // statements before and after a process's loop: kernels of their own
+      htp::for_each_process_function(*in.tile_kernels, *in.csp_graph, [&](htp::TileKernel &k) {
         k = htp::as_one_iteration(htp::sink_loads_into_loop(k));
+        std::string why;
+        if (auto cut = htp::cut_process(k, &why)) {
+          k = std::move(cut->iteration);
+          for (auto *x : {&cut->before, &cut->after})
+            if (*x) around.push_back(std::move(**x));
+          process_carries[k.name] = std::move(cut->carries);
+        } else if (!why.empty()) {
+          problems.push_back({"pto.csp", "process function '" + k.name + "': " + why, Span::from(k.span)});
+        }
       });
+      for (htp::TileKernel &k : around) in.tile_kernels->kernels.push_back(std::move(k));
+    }
     if (in.task_graph) fuse_buffered(*in.tile_kernels, *in.task_graph, problems);
     if (problems.size() != before) return pkg;
     split_core_types(*in.tile_kernels, in.task_graph, in.layouts ? &*in.layouts : nullptr, problems);
@@ -198,7 +211,7 @@ BuiltPackage build_package(const PackageInputs &original, const HardwareProfile 
   if (in.csp_graph)
     for (const htp::CspProgram &prog : in.csp_graph->programs) {
       try {
-        programs.push_back(lower_csp_program(prog, kernels, derived));
+        programs.push_back(lower_csp_program(prog, kernels, process_carries, derived));
       } catch (const IrError &e) {
         add_problem(problems, e);
       }

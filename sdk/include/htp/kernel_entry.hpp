@@ -773,6 +773,181 @@ inline std::vector<TileLocal> locals_used(const TileKernel &k, const std::vector
   return out;
 }
 
+/// The tile registers that cross between the parts of a kernel body cut into parts that run one after another
+/// (a part: a run of statements, or one loop, whose iterations are cut apart too), as EntryParts and ProcessCut
+/// cut them: each travels through a tensor `carry_<register>`, loaded by a part that reads it from before (at
+/// the start of each iteration of a loop) and stored by one that defines it for a later part or its own next
+/// iteration (at the end of each iteration).
+struct CarryPlan {
+  std::set<std::string> handed;                     ///< the carried registers
+  std::vector<std::set<std::string>> reads, writes;  ///< per part: carries loaded at its start, stored at its end
+  std::map<std::string, std::string> carry;          ///< register -> its carry tensor (a name `k` does not use)
+};
+
+/// The carries of `parts` of `k` (a part is a loop when its first statement is a `for`), or nullopt with `why`
+/// set: a register read before any part defines it, or defined on some paths only and read after them, or a
+/// scalar register crossing (carries are tiles).
+inline std::optional<CarryPlan> plan_carries(const TileKernel &k, const std::vector<std::vector<TileOp>> &parts,
+                                             std::string *why) {
+  auto no = [&](std::string reason) -> std::optional<CarryPlan> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  const size_t n = parts.size();
+  auto is_loop = [&](size_t p) { return parts[p].front().is("for"); };
+  // Registers each part needs from before it (for a loop: from before it or the iteration before) and defines.
+  std::vector<std::set<std::string>> inputs(n), defs(n), maybe(n);
+  for (size_t p = 0; p < n; ++p)
+    register_inputs(is_loop(p) ? parts[p].front().body : parts[p], k, inputs[p], defs[p], &maybe[p]);
+  CarryPlan out;
+  out.reads.resize(n);
+  out.writes.resize(n);
+  std::set<std::string> defined;
+  for (size_t p = 0; p < n; ++p) {
+    for (const std::string &r : inputs[p]) {
+      if (!defined.count(r)) return no("register '" + r + "' is read before it is defined");
+      out.handed.insert(r);
+    }
+    defined.insert(defs[p].begin(), defs[p].end());
+  }
+  // What each part stores: the registers it defines that a later part, or its own next iteration, reads. One
+  // it defines on some paths only is read first, so the others store the value it came in with.
+  for (size_t p = 0; p < n; ++p)
+    for (const std::string &r : defs[p]) {
+      bool later = is_loop(p) && inputs[p].count(r);
+      for (size_t q = p + 1; q < n && !later; ++q) later = inputs[q].count(r) > 0;
+      if (!later) continue;
+      out.writes[p].insert(r);
+      if (!maybe[p].count(r) || inputs[p].count(r)) continue;
+      bool before = false;
+      for (size_t q = 0; q < p && !before; ++q) before = defs[q].count(r) > 0;
+      if (!before) return no("register '" + r + "' is defined on some paths only and read after them");
+      inputs[p].insert(r);
+      out.handed.insert(r);
+    }
+  for (const std::string &r : out.handed)
+    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
+      return no("scalar register '" + r + "' is carried across a loop's iterations or around it; only tile "
+                "registers are carried (derive it from the loop variable, or keep it in a tile)");
+  for (size_t p = 0; p < n; ++p)
+    for (const std::string &x : inputs[p])
+      if (out.handed.count(x)) out.reads[p].insert(x);
+  for (const std::string &r : out.handed) {
+    std::string name = "carry_" + r;
+    while (k.param(name) || k.local(name)) name += "_";
+    out.carry[r] = name;
+  }
+  return out;
+}
+
+/// Part `ops` of `k` as a kernel `name` of its own: its statements framed by the loads of the carries it reads
+/// (`reads`) and the stores of those it writes (`stores`) — inside the loop, at the start and end of each
+/// iteration, when `ops` is one loop and `per_iteration` is set; its registers; the parameters of `k` it names
+/// (and every compile-time one); and a tensor parameter per carry it moves (in, out or inout).
+inline TileKernel carry_framed_kernel(const TileKernel &k, const std::string &name, const std::vector<TileOp> &ops,
+                                      const std::set<std::string> &reads, const std::set<std::string> &stores,
+                                      const CarryPlan &plan, bool per_iteration = false) {
+  auto carry_op = [&](const std::string &op, const std::string &r) {
+    TileOp o;
+    o.op = op;
+    if (op == "load") {
+      o.dst = r;
+      o.src = plan.carry.at(r);
+    } else {
+      o.dst = plan.carry.at(r);
+      o.value = r;
+    }
+    o.offset = std::vector<nlohmann::json>(k.local(r)->shape.size(), nlohmann::json(0));
+    return o;
+  };
+  auto frame = [&](const std::vector<TileOp> &body) {
+    std::vector<TileOp> out;
+    for (const std::string &r : reads) out.push_back(carry_op("load", r));
+    out.insert(out.end(), body.begin(), body.end());
+    for (const std::string &r : stores) out.push_back(carry_op("store", r));
+    return out;
+  };
+  TileKernel pk;
+  pk.name = name;
+  pk.kind = "kernel";
+  pk.span = k.span;
+  if (per_iteration && ops.size() == 1 && ops.front().is("for")) {
+    TileOp loop = ops.front();
+    loop.body = frame(loop.body);
+    pk.body = {std::move(loop)};
+  } else {
+    pk.body = frame(ops);
+  }
+  pk.locals = locals_used(k, pk.body);
+  std::set<std::string> used;  // tensors moved and names read ({"param": n} among them)
+  for_each_op(pk.body, [&](const TileOp &o) {
+    for (const auto *f : {&o.src, &o.dst})
+      if (*f) used.insert(**f);
+    tile_detail::names_in(loop_detail::expressions_of(o, true), used);
+  });
+  for (const TileParam &q : k.params)
+    if (used.count(q.name) || q.type.is_constexpr()) pk.params.push_back(q);
+  std::set<std::string> moved(reads.begin(), reads.end());
+  moved.insert(stores.begin(), stores.end());
+  for (const std::string &r : moved) {
+    const bool in = reads.count(r) > 0, o = stores.count(r) > 0;
+    pk.params.push_back(TileParam{plan.carry.at(r), in && o ? "inout" : in ? "in" : "out",
+                                  TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, nlohmann::json()},
+                                  std::nullopt});
+  }
+  return pk;
+}
+
+/// A CSP process whose body has statements before or after its one counted loop (an accumulator set up before
+/// it, stored or sent after it), or whose iterations carry a tile register to the next, cut into kernels run
+/// one after another: `<k>__before` once, `k` itself (its loop; each iteration framed by the carries), then
+/// `<k>__after` once. A register crossing travels through a tensor `carry_<register>` (CarryPlan), a tensor
+/// parameter of each kernel that moves it, which the backend binds to storage of its own per process replica.
+struct ProcessCut {
+  std::optional<TileKernel> before, after;
+  TileKernel iteration;
+  std::vector<TileParam> carries;  ///< the carry tensors (dir: inout)
+};
+
+/// The cut of process function `k`, or nullopt with `why` set when its body is not statements around one
+/// loop (a body that is one loop carrying nothing, or straight-line code, needs no cut: `why` is empty then).
+inline std::optional<ProcessCut> cut_process(const TileKernel &k, std::string *why) {
+  auto no = [&](std::string reason) -> std::optional<ProcessCut> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  std::vector<size_t> loops;
+  for (size_t i = 0; i < k.body.size(); ++i)
+    if (k.body[i].is("for")) loops.push_back(i);
+  if (loops.empty()) return no("");
+  if (loops.size() > 1) return no("its body has " + std::to_string(loops.size()) + " loops; a process runs one");
+  const size_t at = loops[0];
+  std::vector<std::vector<TileOp>> parts;
+  if (at > 0) parts.emplace_back(k.body.begin(), k.body.begin() + static_cast<std::ptrdiff_t>(at));
+  parts.push_back({k.body[at]});
+  if (at + 1 < k.body.size()) parts.emplace_back(k.body.begin() + static_cast<std::ptrdiff_t>(at) + 1, k.body.end());
+  auto plan = plan_carries(k, parts, why);
+  if (!plan) return std::nullopt;
+  if (parts.size() == 1 && plan->handed.empty()) return no("");
+  ProcessCut out;
+  size_t p = 0;
+  if (at > 0) {
+    out.before = carry_framed_kernel(k, k.name + "__before", parts[p], plan->reads[p], plan->writes[p], *plan);
+    ++p;
+  }
+  out.iteration = carry_framed_kernel(k, k.name, parts[p], plan->reads[p], plan->writes[p], *plan, true);
+  ++p;
+  if (p < parts.size())
+    out.after = carry_framed_kernel(k, k.name + "__after", parts[p], plan->reads[p], plan->writes[p], *plan);
+  for (TileKernel *x : {out.before ? &*out.before : nullptr, &out.iteration, out.after ? &*out.after : nullptr})
+    if (x) x->kind = k.kind;
+  for (const std::string &r : plan->handed)
+    out.carries.push_back(TileParam{plan->carry.at(r), "inout",
+                                    TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, nlohmann::json()},
+                                    std::nullopt});
+  return out;
+}
+
 /// The parts workload of `k`, or nullopt with `why` set.
 inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::string *why) {
   using namespace loop_detail;
@@ -792,102 +967,19 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
   auto is_loop = [&](size_t p) { return parts[p].front().is("for"); };
   if (std::none_of(parts.begin(), parts.end(), [](const auto &p) { return p.front().is("for"); }))
     return no("its body has no loop at its top level");
-  // Registers each part needs from before it (for a loop: from before it or the iteration before) and defines.
-  std::vector<std::set<std::string>> inputs(n), defs(n), maybe(n);
-  for (size_t p = 0; p < n; ++p)
-    register_inputs(is_loop(p) ? parts[p].front().body : parts[p], k, inputs[p], defs[p], &maybe[p]);
-  std::set<std::string> handed, defined;
-  std::vector<std::set<std::string>> writes(n);
-  for (size_t p = 0; p < n; ++p) {
-    for (const std::string &r : inputs[p]) {
-      if (!defined.count(r)) return no("register '" + r + "' is read before it is defined");
-      handed.insert(r);
-    }
-    defined.insert(defs[p].begin(), defs[p].end());
-  }
-  if (n == 1 && handed.empty()) return no("nothing crosses from one part or iteration to the next");
-  // What each part stores: the registers it defines that a later part, or its own next iteration, reads. One
-  // it defines on some paths only is read first, so the others store the value it came in with.
-  for (size_t p = 0; p < n; ++p)
-    for (const std::string &r : defs[p]) {
-      bool later = is_loop(p) && inputs[p].count(r);
-      for (size_t q = p + 1; q < n && !later; ++q) later = inputs[q].count(r) > 0;
-      if (!later) continue;
-      writes[p].insert(r);
-      if (!maybe[p].count(r) || inputs[p].count(r)) continue;
-      bool before = false;
-      for (size_t q = 0; q < p && !before; ++q) before = defs[q].count(r) > 0;
-      if (!before) return no("register '" + r + "' is defined on some paths only and read after them");
-      inputs[p].insert(r);
-      handed.insert(r);
-    }
-  for (const std::string &r : handed)
-    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
-      return no("scalar register '" + r + "' crosses parts; carries are tiles");
-  std::map<std::string, std::string> carry;  // register -> its carry tensor
-  for (const std::string &r : handed) {
-    std::string name = "carry_" + r;
-    while (k.param(name) || k.local(name)) name += "_";
-    carry[r] = name;
-  }
+  auto plan = plan_carries(k, parts, why);
+  if (!plan) return std::nullopt;
+  if (n == 1 && plan->handed.empty()) return no("nothing crosses from one part or iteration to the next");
   EntryParts out;
   WspWorkload w = single_launch_workload(k);
-  for (const std::string &r : handed) add_intermediate(w, carry[r], k.local(r)->dtype, k.local(r)->shape);
-  auto carry_op = [&](const std::string &op, const std::string &r) {
-    TileOp o;
-    o.op = op;
-    if (op == "load") {
-      o.dst = r;
-      o.src = carry[r];
-    } else {
-      o.dst = carry[r];
-      o.value = r;
-    }
-    o.offset = std::vector<Json>(k.local(r)->shape.size(), Json(0));
-    return o;
-  };
-  // A part's kernel: its statements framed by the loads and stores of its carries; the kernel's parameters
-  // it names (and every compile-time one) and the carry tensors it moves.
-  auto part_kernel = [&](const std::string &name, const std::vector<TileOp> &ops, const std::set<std::string> &reads,
-                         const std::set<std::string> &stores) {
-    TileKernel pk;
-    pk.name = name;
-    pk.kind = "kernel";
-    pk.span = k.span;
-    for (const std::string &r : reads) pk.body.push_back(carry_op("load", r));
-    pk.body.insert(pk.body.end(), ops.begin(), ops.end());
-    for (const std::string &r : stores) pk.body.push_back(carry_op("store", r));
-    pk.locals = locals_used(k, pk.body);
-    std::set<std::string> used;  // tensors moved and names read ({"param": n} among them)
-    for_each_op(pk.body, [&](const TileOp &o) {
-      for (const auto *f : {&o.src, &o.dst})
-        if (*f) used.insert(**f);
-      tile_detail::names_in(expressions_of(o, true), used);
-    });
-    for (const TileParam &q : k.params)
-      if (used.count(q.name) || q.type.is_constexpr()) pk.params.push_back(q);
-    std::set<std::string> moved(reads.begin(), reads.end());
-    moved.insert(stores.begin(), stores.end());
-    for (const std::string &r : moved) {
-      const bool in = reads.count(r) > 0, o = stores.count(r) > 0;
-      pk.params.push_back(TileParam{carry[r], in && o ? "inout" : in ? "in" : "out",
-                                    TileType{"tensor", k.local(r)->shape, k.local(r)->dtype, Json()}, std::nullopt});
-    }
-    return pk;
-  };
+  for (const std::string &r : plan->handed) add_intermediate(w, plan->carry.at(r), k.local(r)->dtype, k.local(r)->shape);
   std::vector<WspNode> steps;
   int tasks = 0;
   for (size_t p = 0; p < n; ++p) {
-    const std::set<std::string> reads = [&] {
-      std::set<std::string> r;
-      for (const std::string &x : inputs[p])
-        if (handed.count(x)) r.insert(x);
-      return r;
-    }();
     const std::string name = k.name + "__" + std::to_string(p);
     if (!is_loop(p)) {
       // (its launch binds each parameter to the workload's tensor, or intermediate, of its name, whole)
-      TileKernel pk = part_kernel(name, parts[p], reads, writes[p]);
+      TileKernel pk = carry_framed_kernel(k, name, parts[p], plan->reads[p], plan->writes[p], *plan);
       WspNode t = single_launch_workload(pk).body.at(0);
       t.id = "t" + std::to_string(tasks++);
       steps.push_back(std::move(t));
@@ -896,7 +988,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     }
     // A loop: its body framed by the carries, as a one-loop kernel whose iterations run over their views.
     TileOp loop = parts[p].front();
-    TileKernel framed = part_kernel(name, loop.body, reads, writes[p]);
+    TileKernel framed = carry_framed_kernel(k, name, loop.body, plan->reads[p], plan->writes[p], *plan);
     loop.body = std::move(framed.body);
     framed.body = {std::move(loop)};
     std::string reason;

@@ -365,6 +365,50 @@ TEST(KernelEntry, ALoopCarryingTilesRunsAsPartsWithTheCarriesInTensors) {
   EXPECT_NE(why.find("not static"), std::string::npos) << why;
 }
 
+TEST(KernelEntry, AProcessWithStatementsAroundItsLoopIsCutIntoKernelsCarryingTheAccumulator) {
+  std::string why;
+  htp::TileKernel process = accumulating_kernel(R"({"param": "n"})");  // (a runtime bound is the backends' concern)
+  process.kind = "process";
+  auto cut = htp::cut_process(process, &why);
+  ASSERT_TRUE(cut) << why;
+  ASSERT_TRUE(cut->before && cut->after);
+  EXPECT_EQ(cut->before->name, "k__before");
+  EXPECT_EQ(cut->iteration.name, "k");
+  EXPECT_EQ(cut->after->name, "k__after");
+  EXPECT_EQ(cut->iteration.kind, "process");
+  ASSERT_EQ(cut->carries.size(), 1u);
+  EXPECT_EQ(cut->carries[0].name, "carry_acc");
+  EXPECT_EQ(cut->carries[0].type.shape, (std::vector<int64_t>{16, 16}));
+  // Set up before, loaded and stored by each iteration (inside the loop, which stays whole), read after.
+  EXPECT_EQ(cut->before->param("carry_acc")->dir, "out");
+  EXPECT_EQ(cut->iteration.param("carry_acc")->dir, "inout");
+  EXPECT_EQ(cut->after->param("carry_acc")->dir, "in");
+  ASSERT_EQ(cut->iteration.body.size(), 1u);
+  const htp::TileOp &loop = cut->iteration.body[0];
+  EXPECT_EQ(loop.op, "for");
+  EXPECT_EQ(loop.body.front().op, "load");
+  EXPECT_EQ(loop.body.back().op, "store");
+  EXPECT_EQ(cut->after->body.front().op, "load");
+  EXPECT_NE(cut->after->param("Y"), nullptr);
+  EXPECT_EQ(cut->after->param("X"), nullptr);
+  // One loop carrying nothing, or straight-line code, needs no cut (and says nothing).
+  htp::TileKernel plain = process;
+  plain.body = {process.body[1]};
+  plain.body[0].body = {plain.body[0].body[0]};
+  EXPECT_FALSE(htp::cut_process(plain, &why));
+  EXPECT_EQ(why, "");
+  plain.body = {process.body[0], process.body[3]};
+  EXPECT_FALSE(htp::cut_process(plain, &why));
+  EXPECT_EQ(why, "");
+  // Two loops, or a register read before anything defines it, are named.
+  plain.body = {process.body[0], process.body[1], process.body[1], process.body[3]};
+  EXPECT_FALSE(htp::cut_process(plain, &why));
+  EXPECT_EQ(why, "its body has 2 loops; a process runs one");
+  plain.body = {process.body[1], process.body[3]};
+  EXPECT_FALSE(htp::cut_process(plain, &why));
+  EXPECT_EQ(why, "register 'acc' is read before it is defined");
+}
+
 TEST(KernelEntry, RegisterInputsCountAnAccumulatorAndNotAK_LoopsOwnTiles) {
   htp::TileKernel k = accumulating_kernel("4");
   std::set<std::string> inputs, defs;

@@ -1,0 +1,212 @@
+"""CSP processes with statements before and after their loop, written the way a user writes a reduction from
+docs/dialects/csp.md: set an accumulator up, add every received item to it, store it (or send it) after the
+loop. Such a process was pto.csp on Ascend ("must be one counted loop") and aie.csp-shape on AIE, on both
+targets; now the statements around the loop run once each and the accumulator is carried from task to task
+(docs/backends/pto.md §6, docs/backends/aie.md §2). Each program runs on both targets against NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import htp
+from htp.dialects.csp import Channel, process, program, recv, replicate, send
+from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, add, exp, f32, full, i32, load, mul, store
+
+TARGETS = ["pto-a2a3sim", "aie-npu1"]
+
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_a_collector_accumulates_what_it_receives_and_stores_it_after_its_loop": [
+        ("CSP process with statements before and after its loop", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_reducer_sends_its_result_after_its_loop": [
+        ("CSP process sending after its loop", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_replicated_reducers_each_carry_their_own_accumulator": [
+        ("CSP process with statements before and after its loop", t) for t in ("pto-a2a3sim", "aie-npu1")],
+}
+
+
+@program
+def rowsum(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        acc = full((16, 64), 0.0, dtype=f32)
+        for i in range(8):
+            acc = add(acc, recv(loaded))
+        store(Y.tile(0, 0, shape=(16, 64)), acc)
+
+
+@program
+def reduce_send(X: In[Tensor[128, 64, f32]], B: In[Tensor[16, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+    total = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded], produces=[total])
+    def reducer():
+        acc = load(B.tile(0, 0, shape=(16, 64)))    # before the loop: a tensor read once
+        for i in range(8):
+            acc = add(acc, exp(recv(loaded)))
+        send(total, mul(acc, acc))                  # after the loop: one item
+
+    @process(consumes=[total])
+    def storer():
+        store(Y.tile(0, 0, shape=(16, 64)), recv(total))
+
+
+@program
+def tree(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+    partial = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    def reduce_share():                 # each replica takes every other item
+        acc = full((16, 64), 0.0, dtype=f32)
+        for i in range(4):
+            acc = add(acc, recv(loaded))
+        send(partial, acc)
+
+    reducer = process("reducer").consumes(loaded).produces(partial).body(reduce_share)
+    replicate(reducer, 2)
+
+    @process(consumes=[partial])
+    def collector():
+        acc = full((16, 64), 1.0, dtype=f32)
+        for i in range(2):
+            acc = add(acc, recv(partial))
+        store(Y.tile(0, 0, shape=(16, 64)), acc)
+
+
+@program
+def counted(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]], n: Scalar[i32]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(n):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        acc = full((16, 64), 0.5, dtype=f32)
+        for i in range(n):              # a bound known at run time only
+            acc = add(acc, recv(loaded))
+        store(Y.tile(0, 0, shape=(16, 64)), acc)
+
+
+def blocks(seed):
+    return np.random.default_rng(seed).random((128, 64), dtype=np.float32)
+
+
+def compile_run(tmp_path, fn, target, **args):
+    ctx = htp.Context()
+    pkg = ctx.compile(fn, target, tmp_path / target)
+    return pkg, htp.bind(pkg, ctx).run(**args)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_collector_accumulates_what_it_receives_and_stores_it_after_its_loop(tmp_path, target):
+    x = blocks(41)
+    pkg, r = compile_run(tmp_path, rowsum, target, X=x)
+    # f32 additions in the loop's order, as NumPy adds along an axis of 8
+    np.testing.assert_allclose(np.asarray(r["Y"]), x.reshape(8, 16, 64).sum(0), rtol=1e-6)
+    if target == "pto-a2a3sim":
+        # The statements around the loop are tasks of their own; the accumulator travels through a carry tensor.
+        kernels = sorted(p.name for p in (pkg.path / "codegen/pto/kernels/aiv").glob("rowsum_collector*.cpp"))
+        assert kernels == ["rowsum_collector.cpp", "rowsum_collector__after.cpp", "rowsum_collector__before.cpp"]
+        orchestration = (pkg.path / "codegen/pto/kernels/orchestration/rowsum.cpp").read_text()
+        assert "w_carry_collector__carry_acc" in orchestration
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_reducer_sends_its_result_after_its_loop(tmp_path, target):
+    x = blocks(42)
+    b = np.random.default_rng(43).random((16, 64), dtype=np.float32)
+    _, r = compile_run(tmp_path, reduce_send, target, X=x, B=b)
+    want = (b + np.exp(x.reshape(8, 16, 64)).sum(0)) ** 2
+    np.testing.assert_allclose(np.asarray(r["Y"]), want, rtol=2e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_replicated_reducers_each_carry_their_own_accumulator(tmp_path, target):
+    x = blocks(44)
+    _, r = compile_run(tmp_path, tree, target, X=x)
+    # replica r takes items r, r + 2, ...; the collector adds both partial sums to 1
+    np.testing.assert_allclose(np.asarray(r["Y"]), 1 + x.reshape(8, 16, 64).sum(0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("n", [0, 3, 8])
+def test_a_collector_loop_to_a_runtime_bound_runs_its_statements_once_each(tmp_path, target, n):
+    x = blocks(45)
+    _, r = compile_run(tmp_path, counted, target, X=x, n=n)
+    # zero iterations: what the statements before the loop set up is what is stored
+    np.testing.assert_allclose(np.asarray(r["Y"]), 0.5 + x[:16 * n].reshape(n, 16, 64).sum(0), rtol=1e-6)
+
+
+@program
+def two_loops(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        acc = full((16, 64), 0.0, dtype=f32)
+        for i in range(4):
+            acc = add(acc, recv(loaded))
+        for i in range(4):
+            acc = mul(acc, recv(loaded))
+        store(Y.tile(0, 0, shape=(16, 64)), acc)
+
+
+@pytest.mark.parametrize("target,code", [("pto-a2a3sim", "pto.csp"), ("aie-npu1", "aie.csp-shape")])
+def test_a_process_with_two_loops_is_an_error_naming_them(tmp_path, target, code):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(two_loops, target, tmp_path / target)
+    assert code in str(e.value)
+    assert "its body has 2 loops; a process runs one" in str(e.value)
+
+
+@program
+def counting(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        acc = full((16, 64), 0.0, dtype=f32)
+        n = 0
+        for i in range(8):
+            acc = add(acc, recv(loaded))
+            n = n + 1
+        store(Y.tile(0, 0, shape=(16, 64)), acc)
+
+
+@pytest.mark.parametrize("target,code", [("pto-a2a3sim", "pto.csp"), ("aie-npu1", "aie.csp-shape")])
+def test_a_scalar_register_carried_around_the_loop_is_an_error_naming_it(tmp_path, target, code):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(counting, target, tmp_path / target)
+    assert code in str(e.value)
+    assert "scalar register 'n' is carried across a loop's iterations or around it" in str(e.value)
