@@ -240,7 +240,7 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
   }
   htp::WspWorkload w = program_workload(program);
   const htp::CspChannel *event = nullptr;
-  const Json channels = channel_items(program, false, event);
+  Json channels = channel_items(program, false, event);
   if (event) {
     why = "event '" + event->name + "' is a rendezvous, which processes run one after another cannot make";
     return std::nullopt;
@@ -285,6 +285,13 @@ std::optional<OrchestrationPlan> plan_orchestrated_program(const htp::CspProgram
         auto stage = process_stage(program, *proc, *part, carries, task_number++, why);
         if (!stage) return std::nullopt;
         if (!task_docs.kernels.find(stage->kernel.name)) task_docs.kernels.kernels.push_back(stage->kernel);
+        // Replicas share a channel round robin, as on the other mappings: replica r's k-th item is k * n + r
+        // (the orchestrator numbers each replica's items over its tasks before, in and after its loop).
+        const htp::WspNode &task = stage->node.is_task() ? stage->node : stage->node.body.at(0);
+        if (proc->replicas > 1)
+          for (const htp::WspArg &a : task.args)
+            if (a.is_channel())
+              channels[*a.channel]["deal"][task.id] = {proc->replicas, r, proc->name + "[" + std::to_string(r) + "]"};
         w.body.push_back(std::move(stage->node));
       }
     }

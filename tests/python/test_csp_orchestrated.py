@@ -564,3 +564,37 @@ def store_then_subview_n(X: In[Tensor[4 * R, C, f32]], Y: InOut[Tensor[R, C, f32
 def test_a_load_of_part_of_the_view_just_stored_is_refused_under_a_runtime_loop(tmp_path):
     with pytest.raises(htp.CompileError, match=r"process 'sink' loads a view of 'Y'.*\[aie.csp-reload\]"):
         htp.Context().compile(store_then_subview_n, "aie-npu1", tmp_path / "aie")
+
+
+@program
+def dealt(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]], n: Scalar[i32]):
+    work = Channel[Tile[16, 64, f32]](depth=2)
+    done = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[work])
+    def gen():
+        for i in range(2 * n):
+            send(work, load(X.tile(i, 0, shape=(16, 64))))
+
+    def scale():                        # a replica's k-th item times k + 1
+        for k in range(n):
+            send(done, muls(recv(work), k + 1))
+
+    worker = process("worker").consumes(work).produces(done).body(scale)
+    replicate(worker, 2)
+
+    @process(consumes=[done])
+    def collect():
+        for i in range(2 * n):
+            store(Y.tile(i, 0, shape=(16, 64)), recv(done))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_replicas_share_a_channel_round_robin_when_host_orchestrated(tmp_path, target):
+    # A runtime trip count makes aie-npu1 orchestrate the program from the host, each replica a stage run to its
+    # end in turn; replica r still moves items r, r + 2, ... as docs/dialects/csp.md deals them (it took a block
+    # of consecutive items, so item 1 was scaled by 2 instead of 1).
+    x = np.random.default_rng(34).standard_normal((128, 64)).astype(np.float32)
+    _, r = compile_run(tmp_path, dealt, target, X=x, n=4)
+    factors = np.repeat(np.array([1, 1, 2, 2, 3, 3, 4, 4], np.float32), 16)[:, None]
+    np.testing.assert_array_equal(np.asarray(r["Y"]), x * factors)

@@ -33,8 +33,12 @@ public:
       auto &buf = owned_.emplace_back(static_cast<size_t>(product(shape) * dtype_bytes(i.type.dtype)), 0);
       tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
     }
-    for (const auto &[name, c] : channels.items())
-      channels_[name] = Channel{c.at("shape").get<std::vector<int64_t>>(), c.at("dtype").get<std::string>(), {}};
+    for (const auto &[name, c] : channels.items()) {
+      Channel &ch = channels_[name] = Channel{c.at("shape").get<std::vector<int64_t>>(), c.at("dtype").get<std::string>()};
+      if (c.contains("deal"))
+        for (const auto &[task, d] : c.at("deal").items())
+          ch.deal[task] = Deal{d.at(0).get<int64_t>(), d.at(1).get<int64_t>(), d.at(2).get<std::string>()};
+    }
     env_.read = [this](const std::string &t, const std::vector<int64_t> &index, std::string *why) {
       return read(t, index, why);
     };
@@ -268,6 +272,7 @@ private:
       bool back;
       Channel *channel = nullptr;  ///< a channel item received or sent
       bool send = false;
+      int64_t item = 0;            ///< the item's number in its channel
     };
     const Json &packed = packing_.contains(n.kernel) ? packing_.at(n.kernel) : Json();
     // The kernel's own parameters: the design's, or — packed — those the packing lists.
@@ -317,10 +322,14 @@ private:
         Channel &c = cit->second;
         Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, c.shape, {}, false});
         m.channel = &c;
+        m.item = c.next_item(n.id, a.dir == "in");
         if (a.dir == "in") {
-          if (c.items.empty()) fail(n.span, "task " + n.id + " receives from channel '" + *a.channel + "', which is empty");
-          m.buf = std::move(c.items.front());
-          c.items.pop_front();
+          auto item = c.items.find(m.item);
+          if (item == c.items.end())
+            fail(n.span, "task " + n.id + " receives item " + std::to_string(m.item) + " of channel '" + *a.channel +
+                             "', which no task has sent");
+          m.buf = std::move(item->second);
+          c.items.erase(item);
         } else {
           m.buf.assign(static_cast<size_t>(product(c.shape) * dtype_bytes(c.dtype)), 0);
           m.send = true;
@@ -377,7 +386,7 @@ private:
           }
     for (Moved &m : moved) {
       if (m.back) copy_box(*m.t, m.offset, m.shape, m.buf.data(), false);
-      if (m.send) m.channel->items.push_back(std::move(m.buf));
+      if (m.send) m.channel->items[m.item] = std::move(m.buf);
     }
     const size_t index = result_.tasks.size();
     Json args = {{"task", index}, {"id", n.id}};
@@ -400,11 +409,27 @@ private:
   OrchestrationResult result_;
   Clock::time_point t0_;
   std::string file_;
-  /// A pipe's channel: the items sent and not yet received, in order.
+  /// How the tasks of one process replica number the items they move: its k-th item of the channel is item
+  /// k * replicas + replica (replicas share a channel round robin), counted per `group` (the replica, over the
+  /// tasks of its statements before, in and after its loop).
+  struct Deal {
+    int64_t replicas = 1, replica = 0;
+    std::string group;
+  };
+  /// A pipe's or program's channel: the items sent and not yet received, by number.
   struct Channel {
     std::vector<int64_t> shape;
     std::string dtype;
-    std::deque<std::vector<char>> items;
+    std::map<int64_t, std::vector<char>> items;
+    std::map<std::string, Deal> deal;                        ///< task id -> its replica's dealing (none: 1, 0)
+    std::map<std::pair<std::string, bool>, int64_t> moved;  ///< (group, receives) -> items it moved so far
+    /// The number of the next item task `task` receives (or sends).
+    int64_t next_item(const std::string &task, bool receives) {
+      auto d = deal.find(task);
+      const Deal one{1, 0, ""};
+      const Deal &x = d == deal.end() ? one : d->second;
+      return moved[{x.group, receives}]++ * x.replicas + x.replica;
+    }
   };
   std::map<std::string, Channel> channels_;
 };
