@@ -85,6 +85,23 @@ double option_number(const htp::RunContext &ctx, const char *key, double fallbac
   return fallback;
 }
 
+/// Option `timeout_s`: the run's time limit in seconds, 60 when absent; 0 runs without one.
+double timeout_seconds(const htp::RunContext &ctx) { return option_number(ctx, "timeout_s", 60.0); }
+
+/// The simulator's options are checked as pto-sim checks its own: an unknown key or a malformed value is an
+/// error naming it (a misspelt `timout_s` was ignored, the run then taking the default).
+void check_sim_options(const htp::RunContext &ctx) {
+  const Json j = Json::parse(ctx.options_json(), nullptr, false);
+  if (!j.is_object()) throw htp::RunError("the binding options must be a JSON object", "aie.option");
+  for (const auto &[key, value] : j.items()) {
+    if (key != "timeout_s")
+      throw htp::RunError("unknown option '" + key + "' of aie-sim (known: timeout_s)", "aie.option");
+    if (!value.is_number() || value.get<double>() < 0)
+      throw htp::RunError("option timeout_s must be a number of seconds >= 0 (0: no limit), not " + value.dump(),
+                          "aie.option");
+  }
+}
+
 /// What every aie-sim report holds: who ran what, the simulator's kernel library and its build section (the
 /// same keys pto-sim writes: whether the kernels came from the cache), how long the run took, the trace.
 Json sim_report(const htp::RunContext &ctx, const std::string &description, const sim::CompiledKernels &lib,
@@ -151,7 +168,9 @@ void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std
   sim::OrchestrationResult result;
   try {
     lib = sim::compile_kernels(sources, ctx.cache_dir(), run_dir / "aie-sim-build.log");
-    result = sim::orchestrate(doc, designs, lib.entries, tensors, scalars, {option_number(ctx, "timeout_s", 30.0)});
+    const htp::RunTimeLimit limit(timeout_seconds(ctx));
+    limit.bind(lib.bind_stop);
+    result = sim::orchestrate(doc, designs, lib.entries, tensors, scalars, {limit.seconds(), &limit});
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
   } catch (const Json::exception &e) {
@@ -226,6 +245,7 @@ void run_orchestrated(htp::RunContext &ctx) {
 }  // namespace
 
 void run_sim(htp::RunContext &ctx) {
+  check_sim_options(ctx);
   if (fs::exists(design_dir(ctx) / "orchestration.json")) return run_orchestrated(ctx);
   const Design d = load_design(ctx);
   std::map<std::string, std::string> sources;
@@ -237,7 +257,9 @@ void run_sim(htp::RunContext &ctx) {
   try {
     lib = sim::compile_kernels(sources, ctx.cache_dir(), run_dir / "aie-sim-build.log");
     std::map<std::string, std::vector<char>> scalars;
-    result = sim::simulate(d, lib.entries, host_buffers(ctx, d, scalars), {option_number(ctx, "timeout_s", 30.0)});
+    const htp::RunTimeLimit limit(timeout_seconds(ctx));
+    limit.bind(lib.bind_stop);
+    result = sim::simulate(d, lib.entries, host_buffers(ctx, d, scalars), {limit.seconds(), &limit});
   } catch (const sim::SimError &e) {
     throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
   }

@@ -581,6 +581,7 @@ private:
       o << pad << "for (int64_t " << v << " = " << expr(*op.start) << "; "
         << htp::loop_condition_cpp(v, expr(*op.stop), *op.step, expr(*op.step)) << "; " << v << " += " << expr(*op.step)
         << ") {\n";
+      o << pad << "  HTP_TICK();  // (aie-sim's time limit; nothing on the core)\n";
       emit_block(op.body, o, ind + 1);
       o << pad << "}\n";
       return;

@@ -452,6 +452,7 @@ void KernelWriter::control(const Op &o) {
     line("for (int64_t " + v + " = " + expr(*o.ir.start) + "; " +
          htp::loop_condition_cpp(v, expr(*o.ir.stop), step, expr(step)) + "; " + v + " += " + expr(step) + ") {");
     indent_ += "    ";
+    line("HTP_TICK();  // (a simulator's time limit; nothing on the device)");
     statements(o.body);
     indent_.resize(indent_.size() - 4);
     line("}");

@@ -69,6 +69,8 @@ public:
   void open(const std::string &head) {
     line(head.empty() ? "{" : head + " {");
     indent_ += "    ";
+    // every loop iteration polls the simulator's time limit (nothing on the device)
+    if (head.rfind("for ", 0) == 0 || head.rfind("while ", 0) == 0) line("HTP_TICK();");
   }
   void close() { indent_.resize(indent_.size() - 4); line("}"); }
   const std::string &indent() const { return indent_; }

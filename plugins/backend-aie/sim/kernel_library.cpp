@@ -1,6 +1,7 @@
 #include "kernel_library.hpp"
 
 #include <htp/progress.hpp>
+#include <htp/run_time_limit.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -96,6 +97,7 @@ CompiledKernels compile_kernels(const std::map<std::string, std::string> &source
   }
   void *h = ::dlopen(out.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw SimError("cannot load " + out.library.string() + ": " + ::dlerror());
+  out.bind_stop = ::dlsym(h, htp::kBindStopSymbol);
   for (const auto &[name, text] : sources) {
     void *sym = ::dlsym(h, ("htp_aie_call_" + name).c_str());
     if (!sym) throw SimError("kernel library " + out.library.string() + " lacks htp_aie_call_" + name);

@@ -15,6 +15,7 @@ struct CompiledKernels {
   std::filesystem::path library;
   bool cache_hit = false;
   std::string compiler;
+  void *bind_stop = nullptr;  ///< the library's htp::kBindStopSymbol (its loops' time limit), or nullptr
 };
 
 /// Compiles (or finds in `cache_dir`) the kernels `sources` (name -> C++ text) with the host compiler

@@ -375,6 +375,7 @@ private:
       if (!packed_in.empty()) buffers["packed_in"] = {packed_in.data(), packed_in.size()};
       if (!packed_out.empty()) buffers["packed_out"] = {packed_out.data(), packed_out.size()};
     }
+    if (options_.limit && options_.limit->expired()) fail(n.span, options_.limit->message() + ", before task " + n.id);
     const auto start = Clock::now();
     simulate(design, kernels_, buffers, options_);
     const auto end = Clock::now();

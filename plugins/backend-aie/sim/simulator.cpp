@@ -74,8 +74,8 @@ private:
             if (std::string w = a->waits(); !w.empty()) waiting += "; " + w;
         throw SimError("deadlock: nothing in the design can move" + waiting);
       }
-      if (Clock::now() > deadline_)
-        throw SimError("the simulation ran past its time limit of " + std::to_string(opt_.timeout_seconds) + " s");
+      if (opt_.limit ? opt_.limit->expired() : Clock::now() > deadline_)
+        throw SimError(htp::RunTimeLimit::message(opt_.limit ? opt_.limit->seconds() : opt_.timeout_seconds));
     }
   }
 
@@ -359,7 +359,9 @@ private:
       const double t0 = sim.now_us();
       try {
         r.kernel(args.data());
-      } catch (const std::exception &e) {  // a kernel's runtime check (HTP_CHECK_VIEW)
+      } catch (const std::exception &e) {  // a kernel's runtime check (HTP_CHECK_VIEW), or its time limit
+        if (sim.opt_.limit && sim.opt_.limit->expired())
+          throw SimError(sim.opt_.limit->message() + ", stopped in core '" + core.name + "', @" + op.callee);
         throw SimError("core '" + core.name + "', @" + op.callee + ": " + e.what());
       }
       const double t1 = sim.now_us();

@@ -7,6 +7,8 @@
 // kernels.
 #pragma once
 
+#include <htp/run_time_limit.hpp>
+
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -25,7 +27,11 @@ struct HostBuffer {
 };
 
 struct SimOptions {
-  double timeout_seconds = 30.0;  ///< a run longer than this stops with an error (a kernel that never returns is not caught)
+  /// A run longer than this stops with an error, checked between the simulator's steps (without `limit`).
+  double timeout_seconds = 60.0;
+  /// The run's time limit (htp/run_time_limit.hpp), whose stop flag the kernel library's loops poll: a kernel
+  /// call that loops for hours stops too. Shared by every design of a host-orchestrated run.
+  const htp::RunTimeLimit *limit = nullptr;
 };
 
 struct SimResult {

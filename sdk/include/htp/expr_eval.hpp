@@ -30,7 +30,8 @@ struct ExprEnv {
 /// makes them floating (7.25 % 2.0 == 1.25, 1.75 // 0.5 == 3.0; a % b is a - floor(a / b) * b, of the divisor's
 /// sign; without <cmath>, which a device compiler may not have); `min` and `max` keep their operands' common
 /// type (a runtime f32 scalar stays one). An integer divisor of 0 throws on a simulator and in host code
-/// (HTP_HOST_CODE): a run error, not a SIGFPE that kills the process.
+/// (HTP_HOST_CODE): a run error, not a SIGFPE that kills the process. There, too, every emitted loop iteration
+/// polls the run's stop flag (HTP_TICK; htp/run_time_limit.hpp binds it) and throws once its time limit passed.
 inline constexpr const char *kScalarHelpersCpp = R"HTP(#include <cstdint>
 #include <type_traits>
 #if defined(__CPU_SIM) || defined(HTP_AIE_SIM) || defined(HTP_HOST_CODE)
@@ -39,8 +40,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {

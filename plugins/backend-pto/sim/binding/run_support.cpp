@@ -17,7 +17,7 @@ namespace {
 /// The run options the bindings read, in the order an unknown option's message lists them.
 const std::vector<std::string> kOptionKeys = {"dispatch", "batch", "batch_wait_us", "aiv_cores", "aic_cores",
                                               "aicpu_thread_num", "task_window", "trace", "cxx", "sim_include",
-                                              "runtime", "check_revision", "device_id"};
+                                              "runtime", "check_revision", "device_id", "timeout_s"};
 } // namespace
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -44,6 +44,14 @@ bool revision_check(const json &options) {
   if (!options["check_revision"].is_boolean())
     throw RunFailure("pto.sim.option", "option check_revision must be true or false");
   return options["check_revision"].get<bool>();
+}
+
+double timeout_seconds(const json &options) {
+  if (!options.contains("timeout_s")) return kDefaultTimeoutSeconds;
+  const json &t = options["timeout_s"];
+  if (!t.is_number() || t.get<double>() < 0)
+    throw RunFailure("pto.sim.option", "option timeout_s must be a number of seconds >= 0 (0: no limit), not " + t.dump());
+  return t.get<double>();
 }
 
 std::string compiler_name(const json &options) {

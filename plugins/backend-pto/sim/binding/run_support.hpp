@@ -22,6 +22,9 @@ void check_options(const nlohmann::json &options);
 std::string runtime_choice(const nlohmann::json &options);
 /// Option `check_revision` (default true).
 bool revision_check(const nlohmann::json &options);
+/// Option `timeout_s`: the run's time limit in seconds (0: none), kDefaultTimeoutSeconds when absent.
+inline constexpr double kDefaultTimeoutSeconds = 60.0;
+double timeout_seconds(const nlohmann::json &options);
 /// Option `cxx`, else $CXX, else c++.
 std::string compiler_name(const nlohmann::json &options);
 

@@ -1,5 +1,7 @@
 #include "sim_run.hpp"
 
+#include <htp/run_time_limit.hpp>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -420,6 +422,9 @@ json run_package(const SimRunRequest &req) {
 
   json report;
   {
+    // (bound before the runtime's threads start; they end, and stop reading the flag, before it is released)
+    const htp::RunTimeLimit limit(timeout_seconds(req.options));
+    for (const auto &lib : libs) limit.bind(lib->find(htp::kBindStopSymbol));
     Runtime rt(ropts);
     for (size_t i = 0; i < pkg.kernels.size(); ++i)
       rt.set_kernel(pkg.kernels[i].func_id, pkg.kernels[i].core,
@@ -430,6 +435,13 @@ json run_package(const SimRunRequest &req) {
     const RunEstimate est = estimate_run(pkg, rt.records());
     write_outputs(req.run_dir, rt, est);
     report = make_report(req, rt, stats, cxx, e, est, start);
+    if (rt.failed() && limit.expired()) {  // "..., stopped in task 3 (kernel k on aiv0)"
+      std::string where = rt.error();
+      const std::string said = std::string(": ") + htp::kTimeLimitMessage;
+      if (where.size() >= said.size() && where.compare(where.size() - said.size(), said.size(), said) == 0)
+        where.resize(where.size() - said.size());
+      report["error"] = limit.message() + ", stopped in " + where;
+    }
   } // the runtime's threads end before the libraries are closed
   write_text(fs::path(req.run_dir) / "report.json", report.dump(2) + "\n");
   if (report.contains("error")) throw RunFailure("pto.sim.run", report["error"].get<std::string>());

@@ -189,7 +189,7 @@ TEST(PtoSimBinding, UnknownOptionAndBadPolicyAreReported) {
   r.options["speed"] = 11;
   EXPECT_EQ(run_failure(r).second,
             "unknown option 'speed' (known: dispatch, batch, batch_wait_us, aiv_cores, aic_cores, aicpu_thread_num, "
-            "task_window, trace, cxx, sim_include, runtime, check_revision, device_id)");
+            "task_window, trace, cxx, sim_include, runtime, check_revision, device_id, timeout_s)");
   r.options.erase("speed");
   r.options["dispatch"] = "fastest";
   EXPECT_EQ(run_failure(r).second, "option dispatch must be one of \"round_robin\", \"affinity\", \"hash\", "

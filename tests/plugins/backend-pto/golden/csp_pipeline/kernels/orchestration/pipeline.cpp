@@ -105,8 +105,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
@@ -155,9 +165,11 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         htp_trip[1] = (1) > 0 && (4) > (0) ? ((4) - (0) + (1) - 1) / (1) : 0;
         htp_trip[2] = (1) > 0 && (4) > (0) ? ((4) - (0) + (1) - 1) / (1) : 0;
         for (bool htp_more = true; htp_more;) {
+            HTP_TICK();
             htp_more = false;
             // loader: its next iterations
             while (htp_next[0] < htp_trip[0]) {
+                HTP_TICK();
                 const int64_t htp_k = htp_next[0];
                 const int64_t v_i = 0 + htp_k * 1;
                 const int64_t htp_item0 = htp_k * 1 + 0;
@@ -179,6 +191,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // compute: its next iterations
             while (htp_next[1] < htp_trip[1]) {
+                HTP_TICK();
                 const int64_t htp_k = htp_next[1];
                 const int64_t v_i = 0 + htp_k * 1;
                 const int64_t htp_item0 = htp_k * 1 + 0;
@@ -205,6 +218,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             // storer: its next iterations
             while (htp_next[2] < htp_trip[2]) {
+                HTP_TICK();
                 const int64_t htp_k = htp_next[2];
                 const int64_t v_i = 0 + htp_k * 1;
                 const int64_t htp_item1 = htp_k * 1 + 0;

@@ -105,8 +105,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
@@ -147,10 +157,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_indices = args.tensor(4).ref();
     const int64_t p_NNZ = static_cast<int64_t>(w_indices.shapes[0]);
     for (int64_t v_t = 0; v_t < p_T; ++v_t) {
+        HTP_TICK();
         const int64_t nz0_lo = htp_read<int32_t>(w_indptr, "indptr", {static_cast<int64_t>(v_t)});
         const int64_t nz0_hi = htp_read<int32_t>(w_indptr, "indptr", {static_cast<int64_t>((v_t + 1))});
         htp_check_csr_row("moe.py:21:9", "indptr", static_cast<int64_t>(v_t), nz0_lo, nz0_hi, static_cast<int64_t>(w_indices.shapes[0]));
         for (int64_t nz0 = nz0_lo; nz0 < nz0_hi; ++nz0) {
+            HTP_TICK();
             const int64_t v_e = htp_read<int32_t>(w_indices, "indices", {static_cast<int64_t>(nz0)});
             {  // t0: expert_gate:22
                 htp_check_view("moe.py:22:13", "X", "kernel 'expert_gate', parameter 'x'", w_X, {static_cast<int64_t>(v_t), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});

@@ -105,8 +105,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
@@ -147,9 +157,11 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_starts = args.tensor(4).ref();
     const ChipTensor &w_blocks = args.tensor(5).ref();
     for (int64_t v_b = 0; v_b < p_B; ++v_b) {
+        HTP_TICK();
         const int64_t len0 = htp_read<int32_t>(w_blocks, "blocks", {static_cast<int64_t>(v_b)});
         htp_check_length("ragged_decode.py:25:5", "blocks", static_cast<int64_t>(v_b), len0);
         for (int64_t v_j = 0; v_j < len0; ++v_j) {
+            HTP_TICK();
             {  // t0: decode_block:27
                 htp_check_view("ragged_decode.py:27:9", "Q", "kernel 'decode_block', parameter 'q'", w_Q, {static_cast<int64_t>(v_b), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_q_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};

@@ -105,8 +105,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
@@ -143,6 +153,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_Y = args.tensor(2).ref();
     const float p_eps = from_u64<float>(args.scalar(0));
     for (int64_t v_i = 0; v_i < 8; ++v_i) {
+        HTP_TICK();
         {  // t0: rmsnorm_rows:21
             const uint32_t task0_x_shape[2] = {static_cast<uint32_t>(8), static_cast<uint32_t>(128)};
             const uint32_t task0_x_offset[2] = {static_cast<uint32_t>((v_i * 8)), static_cast<uint32_t>(0)};

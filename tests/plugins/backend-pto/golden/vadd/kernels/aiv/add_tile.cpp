@@ -43,8 +43,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {

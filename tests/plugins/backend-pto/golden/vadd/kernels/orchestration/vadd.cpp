@@ -105,8 +105,18 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#include <atomic>
+struct htp_time_limit : std::exception {
+  const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
+};
+inline const std::atomic<bool> *htp_stop_flag = nullptr;
+extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(const std::atomic<bool> *flag) {
+  htp_stop_flag = flag;
+}
+#define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_TICK() ((void)0)
 #endif
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
@@ -142,7 +152,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_B = args.tensor(1).ref();
     const ChipTensor &w_C = args.tensor(2).ref();
     for (int64_t v_i = 0; v_i < 8; ++v_i) {
+        HTP_TICK();
         for (int64_t v_j = 0; v_j < 2; ++v_j) {
+            HTP_TICK();
             {  // t0: add_tile:17
                 const uint32_t task0_x_shape[2] = {static_cast<uint32_t>(32), static_cast<uint32_t>(128)};
                 const uint32_t task0_x_offset[2] = {static_cast<uint32_t>((v_i * 32)), static_cast<uint32_t>((v_j * 128))};
