@@ -334,9 +334,10 @@ void Runtime::wait_completed(uint64_t target) {
     uint64_t at = wake_at_.load();
     while (target < at && !wake_at_.compare_exchange_weak(at, target)) {
     }
-    const uint64_t done = completed_.load(); // seq_cst: pairs with count_completion's load of wake_at_
-    if (done >= target) return;
-    completed_.wait(done);
+    if (completed_.load() >= target) return; // seq_cst: pairs with count_completion's load of wake_at_
+    std::unique_lock<std::mutex> lk(completed_mu_);
+    // (re-checked under the lock: a completion past the target after this check locks and notifies)
+    completed_cv_.wait(lk, [&] { return completed_.load() >= target || wake_at_.load() == UINT64_MAX; });
   }
 }
 
@@ -345,7 +346,8 @@ void Runtime::count_completion() {
   uint64_t at = wake_at_.load();
   if (done < at) return;
   wake_at_.compare_exchange_strong(at, UINT64_MAX); // waiters not satisfied yet publish their target again
-  completed_.notify_all();
+  { std::lock_guard<std::mutex> lk(completed_mu_); }  // a waiter between its check and its sleep sees the count
+  completed_cv_.notify_all();
 }
 
 void Runtime::wait_window() {

@@ -189,6 +189,10 @@ private:
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> wake_at_{UINT64_MAX}; // smallest completed_ a waiter sleeps for
+  // The waiter sleeps on a condition variable, not on completed_.wait(): libstdc++ 12's atomic wait on a
+  // 64-bit value (a proxy futex) can miss a notify, which hung a run of 100,000 chained tasks.
+  std::mutex completed_mu_;
+  std::condition_variable completed_cv_;
   std::atomic<bool> fatal_{false};
   mutable std::mutex error_mu_;
   std::string error_;
