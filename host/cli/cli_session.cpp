@@ -64,6 +64,18 @@ PluginHost &Session::plugins() {
   }
   DiagnosticList diags;
   host_->load_all(search, diags);
+  if (search.safe && !python_extensions.empty()) {
+    // A Python extension is probed too: imported in the child, so one that hangs, aborts or crashes while
+    // importing is skipped with a warning instead of taking htp-host down.
+    SafeLoadOptions safe = *search.safe;
+    safe.load = [](PluginHost &host, const std::filesystem::path &ext, DiagnosticList &d) {
+      load_python_extension(host, ext.string(), d);
+      return !d.has_errors();
+    };
+    std::vector<std::filesystem::path> paths(python_extensions.begin(), python_extensions.end());
+    python_extensions.clear();
+    for (const auto &ext : filter_safe_plugins(paths, safe, diags).safe) python_extensions.push_back(ext.string());
+  }
   for (const auto &ext : python_extensions) load_python_extension(*host_, ext, diags);
   if (!diags.empty()) print(diags);
   plugin_errors_ = diags.has_errors();

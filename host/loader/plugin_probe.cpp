@@ -41,14 +41,14 @@ void let_crashes_kill_the_child() {
   ::setrlimit(RLIMIT_CORE, &no_core);
 }
 
-[[noreturn]] void run_child(const std::filesystem::path &path, int fd) {
+[[noreturn]] void run_child(const std::filesystem::path &path, int fd, const PluginLoader &load) {
   let_crashes_kill_the_child();
   nlohmann::json report;
   {
     PluginHost host;
     DiagnosticList diags;
-    const LoadedPlugin *p = host.load(path, diags);
-    report["loaded"] = p != nullptr;
+    const LoadedPlugin *p = load ? nullptr : host.load(path, diags);
+    report["loaded"] = load ? load(host, path, diags) && !diags.has_errors() : p != nullptr;
     if (p) {
       report["name"] = p->name;
       report["version"] = p->version;
@@ -63,7 +63,8 @@ void let_crashes_kill_the_child() {
 
 }  // namespace
 
-ProbeResult probe_plugin_isolated(const std::filesystem::path &path, std::chrono::milliseconds timeout) {
+ProbeResult probe_plugin_isolated(const std::filesystem::path &path, std::chrono::milliseconds timeout,
+                                  const PluginLoader &load) {
   ProbeResult result;
   const std::string file = path.string();
   int fds[2];
@@ -80,7 +81,7 @@ ProbeResult probe_plugin_isolated(const std::filesystem::path &path, std::chrono
   }
   if (pid == 0) {
     ::close(fds[0]);
-    run_child(path, fds[1]);
+    run_child(path, fds[1], load);
   }
   ::close(fds[1]);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diag/diagnostic.hpp"
+#include "loader/safe_loading.hpp"
 
 namespace htp {
 
@@ -19,8 +20,9 @@ struct ProbeResult {
   DiagnosticList diagnostics;
 };
 
-/// Loads `path` in a forked child (manifest, query, init into a scratch registry) and reports what
-/// happened; a signal or a timeout becomes a diagnostic naming the plugin path.
-ProbeResult probe_plugin_isolated(const std::filesystem::path &path, std::chrono::milliseconds timeout);
+/// Loads `path` in a forked child (manifest, query, init into a scratch registry; or `load`, when given) and
+/// reports what happened; a signal or a timeout becomes a diagnostic naming the plugin path.
+ProbeResult probe_plugin_isolated(const std::filesystem::path &path, std::chrono::milliseconds timeout,
+                                  const PluginLoader &load = {});
 
 }  // namespace htp

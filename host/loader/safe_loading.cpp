@@ -74,7 +74,7 @@ SafeLoadResult filter_safe_plugins(const std::vector<fs::path> &libraries, const
       v = it->second;
       remembered = true;
     } else {
-      ProbeResult r = probe_plugin_isolated(canonical, options.timeout);
+      ProbeResult r = probe_plugin_isolated(canonical, options.timeout, options.load);
       ++result.probed;
       v.ok = r.outcome == ProbeResult::Outcome::Loaded;
       if (!v.ok) v.message = r.diagnostics.empty() ? "it failed to load in an isolated process"

@@ -6,15 +6,24 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include "diag/diagnostic.hpp"
 
 namespace htp {
 
+class PluginHost;
+
+/// Loads one plugin into `host` (in the probe's child process); true when it loaded.
+using PluginLoader = std::function<bool(PluginHost &host, const std::filesystem::path &plugin, DiagnosticList &diags)>;
+
 struct SafeLoadOptions {
   std::filesystem::path probe_cache;  ///< JSON file (htp.plugin-probes.v1); empty: no memory.
   std::chrono::milliseconds timeout{5000};
+  /// How the child loads a plugin; empty: as a shared library (PluginHost::load). A Python extension's loader
+  /// imports it through the embedded interpreter.
+  PluginLoader load;
 };
 
 struct SafeLoadResult {

@@ -246,6 +246,30 @@ def test_htp_host_reports_an_extension_that_fails_to_import_at_its_line(tmp_path
     assert f"{ext}:3:1: error: Python extension '{ext}' raised RuntimeError: no GPU here [python.import]" in r.stderr
 
 
+@pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
+def test_safe_plugins_skips_a_python_extension_that_hangs_aborts_or_crashes_on_import(tmp_path):
+    # cli.md: --safe-plugins probes every plugin in a child process and skips, with a warning, those that crash,
+    # abort, hang or fail. A Python extension was imported in htp-host itself: one looping on import hung it,
+    # one aborting took it down.
+    good = write_extension(tmp_path)
+    bodies = {"hang": "while True:\n    pass\n", "abort": "import os\nos.abort()\n",
+              "segv": "import ctypes\nctypes.string_at(0)\n"}
+    bad = {}
+    for name, body in bodies.items():
+        bad[name] = tmp_path / f"{name}_ext.py"
+        bad[name].write_text(f"from htp.extension import Extension\next = Extension('{name}')\n{body}")
+    args = [HOST, "--safe-plugins", "--probe-timeout-ms", "3000", "--probe-cache", str(tmp_path / "probes.json")]
+    for ext in bad.values():
+        args += ["--plugins", str(ext)]
+    r = subprocess.run(args + ["--plugins", str(good), "plugins", "list"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "recip" in r.stdout  # the good extension loads
+    assert f"warning: skipped plugin '{bad['hang']}' (--safe-plugins): plugin '{bad['hang']}' did not finish loading " \
+           f"within 3000 ms" in r.stderr
+    assert f"plugin '{bad['abort']}' crashed while loading: SIGABRT" in r.stderr
+    assert f"plugin '{bad['segv']}' crashed while loading: SIGSEGV" in r.stderr
+
+
 # ---- bad input --------------------------------------------------------------------------------------
 
 
