@@ -358,6 +358,14 @@ class Extension:
     def intrinsic_set(self, name: str, *, summary: str = "", contract: str = "python") -> IntrinsicSet:
         """Declares intrinsic set ``name``; add ops with ``@iset.op``. Importing the extension makes
         ``htp.intrinsics.<name>`` importable, so kernels can use it before a Context loads the extension."""
+        from . import surface
+
+        # (publishing replaces the set's surface: one another plugin declares, a built-in dialect's among
+        # them, would stay broken for the whole process although the registry refuses this extension)
+        owner = surface.find("intrinsic-set", name)
+        if owner is not None and owner.get("plugin") != self.name:
+            raise ValueError(f"intrinsic set '{name}' is already declared by plugin '{owner.get('plugin')}'; "
+                             f"give this extension's set another name")
         iset = IntrinsicSet(self, name, summary, contract)
         self.intrinsic_sets.append(iset)
         iset.publish()
