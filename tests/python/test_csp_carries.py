@@ -10,7 +10,7 @@ import pytest
 
 import htp
 from htp.dialects.csp import Channel, process, program, recv, replicate, send
-from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, add, exp, f32, full, i32, load, mul, store
+from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, add, exp, f32, full, i32, load, mul, muls, store
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -209,4 +209,31 @@ def test_a_scalar_register_carried_around_the_loop_is_an_error_naming_it(tmp_pat
     with pytest.raises(htp.CompileError) as e:
         htp.Context().compile(counting, target, tmp_path / target)
     assert code in str(e.value)
-    assert "scalar register 'n' is carried across a loop's iterations or around it" in str(e.value)
+    line = next(i for i, l in enumerate(open(__file__).read().splitlines(), 1) if l.strip() == "n = 0")
+    assert f"scalar register 'n' (set on line {line}) is carried across a loop's iterations or around it" in str(e.value)
+
+
+@program
+def scaled(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[16, 64, f32]], s: Scalar[f32]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(4):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        c = s * 2.0                     # set once before the loop from a scalar of the program
+        acc = full((16, 64), 0.0, dtype=f32)
+        for i in range(4):
+            acc = add(acc, muls(recv(loaded), c))
+        store(Y, acc)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_scalar_set_once_before_the_loop_is_computed_again_where_it_is_read(tmp_path, target):
+    # It was an error, "carried" like an accumulator, though it never changes.
+    x = np.random.default_rng(46).random((64, 64), dtype=np.float32)
+    _, r = compile_run(tmp_path, scaled, target, X=x, s=1.5)
+    np.testing.assert_allclose(np.asarray(r["Y"]), (x.reshape(4, 16, 64) * 3.0).sum(0), rtol=1e-6)

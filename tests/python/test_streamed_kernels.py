@@ -449,7 +449,8 @@ def test_a_scalar_carried_through_a_mixed_loop_is_named(tmp_path):
     with pytest.raises(htp.CompileError) as e:
         htp.Context().compile(halving_scale, "pto-a2a3sim", tmp_path / "pkg")
     [d] = [d for d in e.value.errors if d.code == "pto.core-type"]
-    assert "scalar register 's' crosses parts" in d.message and "in a loop" in d.message, d.message
+    assert "scalar register 's' (set on line" in d.message and "in a loop" in d.message, d.message
+    assert "is carried across a loop's iterations or around it; only tile registers are carried" in d.message
     lines = open(__file__).read().splitlines()
     assert lines[d.span["line"] - 1].strip() == "for i in range(4):" and "def halving_scale" in lines[d.span["line"] - 3]
 

@@ -782,6 +782,10 @@ struct CarryPlan {
   std::set<std::string> handed;                     ///< the carried registers
   std::vector<std::set<std::string>> reads, writes;  ///< per part: carries loaded at its start, stored at its end
   std::map<std::string, std::string> carry;          ///< register -> its carry tensor (a name `k` does not use)
+  /// Per part: scalar statements it computes again first (at the start of each iteration of a loop): a
+  /// scalar register set once before, from parameters and constants (`c = s * 2.0`), is recomputed where it
+  /// is read instead of carried.
+  std::vector<std::vector<TileOp>> recompute;
 };
 
 /// The carries of `parts` of `k` (a part is a loop when its first statement is a `for`), or nullopt with `why`
@@ -825,13 +829,69 @@ inline std::optional<CarryPlan> plan_carries(const TileKernel &k, const std::vec
       inputs[p].insert(r);
       out.handed.insert(r);
     }
+  // Scalar registers set once, at the top of a run of statements, from parameters, constants and other such
+  // registers: the parts reading them compute them again (in definition order) instead of carrying them.
+  std::map<std::string, std::pair<size_t, size_t>> set_once;  // register -> (part, statement)
+  {
+    std::map<std::string, int> sets;
+    for_each_op(k.body, [&](const TileOp &o) {
+      if (o.dst && k.local(*o.dst)) ++sets[*o.dst];
+    });
+    for (size_t p = 0; p < n; ++p)
+      if (!is_loop(p))
+        for (size_t i = 0; i < parts[p].size(); ++i) {
+          const TileOp &o = parts[p][i];
+          const TileLocal *l = o.dst ? k.local(*o.dst) : nullptr;
+          if (!o.is("scalar") || !l || !l->is_scalar() || sets[*o.dst] != 1 || !o.value) continue;
+          std::set<std::string> names;
+          tile_detail::names_in(*o.value, names);
+          std::function<bool(const nlohmann::json &)> reads_data = [&](const nlohmann::json &e) {
+            if (e.is_object() && e.contains("read")) return true;
+            if (e.is_object() || e.is_array())
+              for (const auto &x : e)
+                if (reads_data(x)) return true;
+            return false;
+          };
+          const bool pure = !reads_data(*o.value) &&
+                            std::all_of(names.begin(), names.end(), [&](const std::string &x) {
+                              return !k.local(x) || set_once.count(x);
+                            });
+          if (pure) set_once[*o.dst] = {p, i};
+        }
+  }
+  out.recompute.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    std::set<std::string> need;  // the recomputed registers part p reads from before it, with what they read
+    std::function<void(const std::string &)> add = [&](const std::string &r) {
+      if (!need.insert(r).second) return;
+      const auto [q, i] = set_once.at(r);
+      std::set<std::string> names;
+      tile_detail::names_in(*parts[q][i].value, names);
+      for (const std::string &x : names)
+        if (set_once.count(x)) add(x);
+    };
+    for (const std::string &r : inputs[p])
+      if (set_once.count(r) && set_once.at(r).first < p) add(r);
+    std::vector<std::pair<size_t, size_t>> at;
+    for (const std::string &r : need) at.push_back(set_once.at(r));
+    std::sort(at.begin(), at.end());
+    for (const auto &[q, i] : at) out.recompute[p].push_back(parts[q][i]);
+  }
+  for (const auto &[r, where] : set_once) out.handed.erase(r);
   for (const std::string &r : out.handed)
-    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty())
-      return no("scalar register '" + r + "' is carried across a loop's iterations or around it; only tile "
-                "registers are carried (derive it from the loop variable, or keep it in a tile)");
-  for (size_t p = 0; p < n; ++p)
+    if (const TileLocal *l = k.local(r); !l || l->is_scalar() || l->shape.empty()) {
+      std::string line;  // where it is set first
+      for_each_op(k.body, [&](const TileOp &o) {
+        if (line.empty() && o.dst == r && o.span) line = " (set on line " + std::to_string(o.span->line) + ")";
+      });
+      return no("scalar register '" + r + "'" + line + " is carried across a loop's iterations or around it; only "
+                "tile registers are carried: compute it where it is used, from the loop variable, or keep it in a tile");
+    }
+  for (size_t p = 0; p < n; ++p) {
     for (const std::string &x : inputs[p])
       if (out.handed.count(x)) out.reads[p].insert(x);
+    std::erase_if(out.writes[p], [&](const std::string &x) { return !out.handed.count(x); });
+  }
   for (const std::string &r : out.handed) {
     std::string name = "carry_" + r;
     while (k.param(name) || k.local(name)) name += "_";
@@ -845,8 +905,8 @@ inline std::optional<CarryPlan> plan_carries(const TileKernel &k, const std::vec
 /// iteration, when `ops` is one loop and `per_iteration` is set; its registers; the parameters of `k` it names
 /// (and every compile-time one); and a tensor parameter per carry it moves (in, out or inout).
 inline TileKernel carry_framed_kernel(const TileKernel &k, const std::string &name, const std::vector<TileOp> &ops,
-                                      const std::set<std::string> &reads, const std::set<std::string> &stores,
-                                      const CarryPlan &plan, bool per_iteration = false) {
+                                      size_t part, const CarryPlan &plan, bool per_iteration = false) {
+  const std::set<std::string> &reads = plan.reads.at(part), &stores = plan.writes.at(part);
   auto carry_op = [&](const std::string &op, const std::string &r) {
     TileOp o;
     o.op = op;
@@ -861,7 +921,7 @@ inline TileKernel carry_framed_kernel(const TileKernel &k, const std::string &na
     return o;
   };
   auto frame = [&](const std::vector<TileOp> &body) {
-    std::vector<TileOp> out;
+    std::vector<TileOp> out = plan.recompute.at(part);
     for (const std::string &r : reads) out.push_back(carry_op("load", r));
     out.insert(out.end(), body.begin(), body.end());
     for (const std::string &r : stores) out.push_back(carry_op("store", r));
@@ -932,13 +992,13 @@ inline std::optional<ProcessCut> cut_process(const TileKernel &k, std::string *w
   ProcessCut out;
   size_t p = 0;
   if (at > 0) {
-    out.before = carry_framed_kernel(k, k.name + "__before", parts[p], plan->reads[p], plan->writes[p], *plan);
+    out.before = carry_framed_kernel(k, k.name + "__before", parts[p], p, *plan);
     ++p;
   }
-  out.iteration = carry_framed_kernel(k, k.name, parts[p], plan->reads[p], plan->writes[p], *plan, true);
+  out.iteration = carry_framed_kernel(k, k.name, parts[p], p, *plan, true);
   ++p;
   if (p < parts.size())
-    out.after = carry_framed_kernel(k, k.name + "__after", parts[p], plan->reads[p], plan->writes[p], *plan);
+    out.after = carry_framed_kernel(k, k.name + "__after", parts[p], p, *plan);
   for (TileKernel *x : {out.before ? &*out.before : nullptr, &out.iteration, out.after ? &*out.after : nullptr})
     if (x) x->kind = k.kind;
   for (const std::string &r : plan->handed)
@@ -979,7 +1039,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     const std::string name = k.name + "__" + std::to_string(p);
     if (!is_loop(p)) {
       // (its launch binds each parameter to the workload's tensor, or intermediate, of its name, whole)
-      TileKernel pk = carry_framed_kernel(k, name, parts[p], plan->reads[p], plan->writes[p], *plan);
+      TileKernel pk = carry_framed_kernel(k, name, parts[p], p, *plan);
       WspNode t = single_launch_workload(pk).body.at(0);
       t.id = "t" + std::to_string(tasks++);
       steps.push_back(std::move(t));
@@ -988,7 +1048,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     }
     // A loop: its body framed by the carries, as a one-loop kernel whose iterations run over their views.
     TileOp loop = parts[p].front();
-    TileKernel framed = carry_framed_kernel(k, name, loop.body, plan->reads[p], plan->writes[p], *plan);
+    TileKernel framed = carry_framed_kernel(k, name, loop.body, p, *plan);
     loop.body = std::move(framed.body);
     framed.body = {std::move(loop)};
     std::string reason;
