@@ -304,10 +304,23 @@ struct Frame {
   uint32_t line = 0;
 };
 
+/// The deepest frame of the traceback in the user's code (htp.extension.user_frame: not HTP's own Python, not
+/// the standard library), so a mistake in a builder or pass is reported at the user's line.
 Frame last_frame(const py::error_already_set &e) {
   Frame f;
   py::object tb = e.trace();
   if (!tb || tb.is_none()) return f;
+  try {
+    py::object found = py::module_::import("htp.extension").attr("user_frame")(tb);
+    if (!found.is_none()) {
+      auto t = found.cast<py::tuple>();
+      f.file = py::str(t[0]);
+      f.line = t[1].cast<uint32_t>();
+      f.function = py::str(t[2]);
+      return f;
+    }
+  } catch (const py::error_already_set &) {  // (the last frame, then)
+  }
   while (!tb.attr("tb_next").is_none()) tb = tb.attr("tb_next");
   py::object code = tb.attr("tb_frame").attr("f_code");
   f.file = py::str(code.attr("co_filename"));

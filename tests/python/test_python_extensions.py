@@ -595,3 +595,75 @@ def test_htp_host_makes_an_extensions_intrinsic_set_importable_by_the_program(tm
     x = np.random.default_rng(17).standard_normal((16, 32)).astype(np.float32)
     res = htp.bind(htp.Package(out), htp.Context(plugins=[ext])).run(x=x)
     np.testing.assert_array_equal(res["z"], -x)
+
+
+# ---- written the way users get them wrong (or almost right) ------------------------------------------
+
+
+def test_declaring_a_set_another_plugin_declares_is_refused_and_leaves_its_surface_alone(tmp_path):
+    # The set's surface was replaced before the registry refused the extension: `from htp.dialects.tile import
+    # load` then failed for the rest of the process.
+    ext = write_extension(tmp_path, '''
+        from htp.dialects.tile import Tile
+        from htp.extension import Extension
+
+        ext = Extension("clash")
+        S = ext.intrinsic_set("tile", contract="unary")
+    ''', "clash_ext.py")
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[ext])
+    [d] = e.value.diagnostics
+    assert "intrinsic set 'tile' is already declared by plugin 'dialect-tile'" in d.message
+    assert d.span["file"] == str(ext) and d.span["line"] == 6  # the user's declaration, not HTP's code
+    from htp.dialects.tile import load, store  # noqa: F401  (still the built-in surface)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_builder_returning_one_of_its_arguments_lowers_to_a_copy_of_it(tmp_path, target):
+    # `return x` (an identity or "first" op) was ast.not-detached, reported inside htp/extension.py.
+    ext = load_module(write_extension(tmp_path, '''
+        from htp.dialects.tile import Tile
+        from htp.extension import Extension
+
+        ext = Extension("ident-ops")
+        S = ext.intrinsic_set("identops", contract="elementwise")
+
+        @S.op
+        def first(rw, x: Tile, y: Tile) -> Tile:
+            return x
+    ''', "ident_ext.py"), "ident_ext")
+    from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, store
+    from htp.intrinsics import identops
+
+    @kernel
+    def pick(x: In[Tensor[16, 32, f32]], y: In[Tensor[16, 32, f32]], z: Out[Tensor[16, 32, f32]]):
+        store(z, identops.first(load(x), load(y)))
+
+    ctx = htp.Context(plugins=[ext])
+    x = np.random.default_rng(18).standard_normal((16, 32)).astype(np.float32)
+    r = htp.bind(ctx.compile(pick, target, tmp_path / target), ctx).run(x=x, y=2 * x)
+    np.testing.assert_array_equal(np.asarray(r["z"]), x)
+
+
+def test_an_extensions_mistakes_are_reported_at_the_users_line(tmp_path):
+    # A syntax error was at <frozen importlib._bootstrap>; an unknown stage inside htp/extension.py.
+    syntax = write_extension(tmp_path, "from htp.extension import Extension\next = Extension('s')\nx = (1,\n",
+                             "syntax_ext.py")
+    stage = write_extension(tmp_path, '''
+        from htp.extension import Extension
+        ext = Extension("stage-typo")
+
+        @ext.pattern_pass("a.p", roots=["Call"], stage="optimize", applies_to=["Uses.Dialect(name=tile)"])
+        def p(node, rw):
+            return False
+    ''', "stage_ext.py")
+    for ext, line in [(syntax, 3), (stage, 5)]:
+        with pytest.raises(htp.PluginError) as e:
+            htp.Context(plugins=[ext])
+        [d] = e.value.diagnostics
+        assert d.code == "python.import" and d.span["file"] == str(ext) and d.span["line"] == line, d.span
+    missing = tmp_path / "no_such_ext.py"
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[missing])
+    [d] = e.value.diagnostics
+    assert d.code == "plugins.missing" and f"Python extension '{missing}' not found" in d.message

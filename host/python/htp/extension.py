@@ -243,6 +243,8 @@ class IntrinsicSet:
                 rw.error(node, "intrinsic.lowering", f"the builder of {set_name}.{op} returned "
                          f"{type(replacement).__name__}, not a Node")
                 raise RewriteFailed()
+            if replacement.parent is not None:  # one of its arguments as it is (an identity op): a copy of it
+                replacement = rw.clone(replacement)
             rw.replace(node, replacement)
             return True
 
@@ -563,6 +565,11 @@ def load(spec, register) -> tuple[list[Extension], list[dict]]:
     ``register(ext, source) -> [diagnostic dicts]`` (a Context's host, or htp-host's through htp._embedded).
     Returns the Extensions registered and the diagnostics; it stops at the first error: a module that raises
     while importing, a capability that does not parse (at its Python line), or the host's refusal."""
+    if isinstance(spec, (str, os.PathLike)) and not os.path.exists(spec):  # as for a plugin library
+        d = {"severity": "error", "code": "plugins.missing", "notes": [],
+             "message": f"Python extension '{os.fspath(spec)}' not found: No such file or directory"}
+        d["rendered"] = render(d)
+        return [], [d]
     try:
         found, source = extensions_of(spec)
     except Exception as e:  # the user's module raised while importing, or is not an extension
@@ -577,12 +584,29 @@ def load(spec, register) -> tuple[list[Extension], list[dict]]:
     return loaded, diagnostics
 
 
+def user_frame(tb) -> tuple[str, int, str] | None:
+    """(file, line, function) of the deepest frame of traceback ``tb`` in the user's code: not in HTP's own Python
+    package, the standard library or importlib's frozen modules (an extension's mistake is reported where the
+    user made it, not where HTP or ``ast.parse`` noticed it); the last frame when every frame is HTP's."""
+    import sysconfig
+
+    skip = (os.path.dirname(os.path.abspath(__file__)) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
+    frames = traceback.extract_tb(tb)
+    for f in reversed(frames):
+        if not f.filename.startswith(skip):
+            return f.filename, f.lineno or 0, f.name
+    return (frames[-1].filename, frames[-1].lineno or 0, frames[-1].name) if frames else None
+
+
 def import_failure(source, exc: BaseException) -> dict:
-    """A diagnostic dict for an extension whose module raised while importing, at its last frame."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    frame = tb[-1] if tb else None
-    span = {"file": frame.filename if frame else os.fspath(source), "line": frame.lineno if frame else 0, "col": 0,
-            "end_line": frame.lineno if frame else 0, "end_col": 0}
+    """A diagnostic dict for an extension whose module raised while importing, at the user's frame (a syntax
+    error at its own line)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frame = (exc.filename, exc.lineno or 0, "")
+    else:
+        frame = user_frame(exc.__traceback__)
+    span = {"file": frame[0] if frame else os.fspath(source), "line": frame[1] if frame else 0, "col": 0,
+            "end_line": frame[1] if frame else 0, "end_col": 0}
     message = f"Python extension '{os.fspath(source)}' raised {type(exc).__name__}: {exc}"
     d = {"severity": "error", "code": "python.import", "message": message, "span": span, "notes": []}
     d["rendered"] = render(d)
