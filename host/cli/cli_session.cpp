@@ -111,8 +111,13 @@ std::string absolute_cli_path(const std::string &path) {
 std::optional<std::pair<std::string, nlohmann::json>> parse_key_json(const std::string &kv) {
   auto eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) return std::nullopt;
-  auto value = nlohmann::json::parse(kv.substr(eq + 1), nullptr, false);
-  if (value.is_discarded()) value = kv.substr(eq + 1);  // a bare word is a string
+  const std::string text = kv.substr(eq + 1);
+  auto value = nlohmann::json::parse(text, nullptr, false);
+  if (value.is_discarded()) {
+    // A bare word is a string (dispatch=hash); what starts as JSON must be JSON (`{bad` was passed on as text).
+    if (text.empty() || std::string("{[\"").find(text.front()) != std::string::npos) return std::nullopt;
+    value = text;
+  }
   return std::make_pair(kv.substr(0, eq), std::move(value));
 }
 

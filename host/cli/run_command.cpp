@@ -34,6 +34,18 @@ int run_run(Session &session, const RunArgs &a) {
   req.entry = a.entry;
   if (!a.cache.empty()) req.cache_dir = absolute_cli_path(a.cache);
   if (!a.run_dir.empty()) req.run_dir = absolute_cli_path(a.run_dir);
+  // A package holds the files its manifest lists, and logs/ and build/ beside them: outputs written anywhere
+  // else in it would make every later run refuse the package (package.unlisted-file).
+  for (const auto &[flag, dir] : {std::pair<const char *, std::string>{"--outputs", a.outputs}, {"--run-dir", a.run_dir}}) {
+    if (dir.empty()) continue;
+    const auto pkg = std::filesystem::weakly_canonical(req.package), at = std::filesystem::weakly_canonical(absolute_cli_path(dir));
+    const auto rel = at.lexically_relative(pkg);
+    const std::string first = rel.empty() ? "" : rel.begin()->string();
+    if (!rel.empty() && first != ".." && first != "logs" && first != "build")
+      return usage(std::string(flag) + " '" + dir + "' is inside the package, which holds only the files its manifest "
+                   "lists (and logs/ and build/): a later run would refuse the package; write there under " +
+                   (pkg / "logs").string() + " or outside it");
+  }
   DiagnosticList diags;
   std::set<std::string> given;  // argument names: one value each (a repeat would silently win)
   auto repeated = [&](const std::string &name) { return !given.insert(name).second; };

@@ -41,8 +41,9 @@ std::optional<Diagnostic> atomic_write_file(const fs::path &path, const std::str
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // (before the clean-up reuses ec: it said "Success")
     fs::remove(tmp, ec);
-    return Diagnostic::error("io.write", "cannot write '" + path.string() + "': " + ec.message());
+    return Diagnostic::error("io.write", "cannot write '" + path.string() + "': " + why);
   }
   return std::nullopt;
 }

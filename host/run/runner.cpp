@@ -224,7 +224,12 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     known.insert(name);
     if (p.value("kind", "tensor") == "scalar") {
       if (!req.scalars.count(name)) {
-        diags.report(Diagnostic::error("run.argument", "missing scalar argument '" + name + "' (" + param_text(p) + ")"));
+        // (given as a tensor: say so, not that it is missing)
+        diags.report(Diagnostic::error(
+            "run.argument", req.tensors.count(name)
+                                ? "scalar argument '" + name + "' (" + param_text(p) + ") is given as a tensor; give it as "
+                                  "a number (htp-host run -s " + name + "=...)"
+                                : "missing scalar argument '" + name + "' (" + param_text(p) + ")"));
         ok = false;
       }
       continue;
@@ -233,6 +238,11 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
     if (it != req.tensors.end()) {
       ok = check_tensor(p, it->second, dims, dim_bound_by, diags) && ok;
       arrays[name] = it->second;
+    } else if (req.scalars.count(name)) {
+      diags.report(Diagnostic::error("run.argument", "tensor argument '" + name + "' (" + param_text(p) +
+                                                         ") is given as a number; give it as an array (htp-host run -i " +
+                                                         name + "=file.npy)"));
+      ok = false;
     } else if (p.value("dir", "in") != "out") {
       diags.report(Diagnostic::error("run.argument", "missing input '" + name + "' (" + param_text(p) + ")"));
       ok = false;

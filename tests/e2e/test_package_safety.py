@@ -205,3 +205,33 @@ def test_verify_with_a_key_names_an_unsigned_package_and_another_signer(pkg, tmp
     assert htp("sign", pkg, "--key", theirs).returncode == 0
     r = htp("verify", pkg, "--key", f"{mine}.pub")
     assert r.returncode == 1 and "the package was signed by another key" in r.stderr
+
+
+@pytest.mark.parametrize("flag,where", [("-o", "results"), ("--run-dir", "rd"), ("-o", ".")])
+def test_run_refuses_to_write_outputs_into_the_package_outside_logs(pkg, inputs, flag, where):
+    # They landed beside the listed files, and every later run refused the package (package.unlisted-file).
+    r = htp(*run_args(pkg, inputs, flag, pkg / where))
+    assert r.returncode == 2 and f"is inside the package, which holds only the files its manifest lists" in r.stderr
+    assert not (pkg / where / "C.npy").exists()
+    ok = htp(*run_args(pkg, inputs, "-o", pkg / "logs" / "mine"))  # logs/ is the package's own place for them
+    assert ok.returncode == 0, ok.stderr
+    assert htp(*run_args(pkg, inputs)).returncode == 0
+
+
+def test_run_says_which_argument_is_given_as_the_wrong_kind(pkg, inputs):
+    r = htp("run", pkg, "-i", f"A={inputs['A']}", "-s", "B=1.0")
+    assert r.returncode == 1
+    assert "tensor argument 'B' (in f32[128, 64]) is given as a number; give it as an array" in r.stderr, r.stderr
+    assert "missing input" not in r.stderr
+
+
+def test_a_lockfile_that_cannot_be_written_says_why(tmp_path):
+    r = htp("resolve", "--target", "pto-a2a3sim", "--uses", "Uses.Dialect(name=tile)", "--lock", tmp_path)
+    assert r.returncode != 0 and f"cannot write '{tmp_path}': Is a directory [lock.write]" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("value", ["{bad json", "[1,2"])
+def test_an_option_that_starts_as_json_must_be_json(value):
+    r = htp("compile", EXAMPLES / "vector_add.py", "--target", "pto-a2a3sim", "--option", f"foo={value}", "-o",
+            "/nonexistent/never")
+    assert r.returncode == 2 and f"--option expects KEY=JSON, got 'foo={value}'" in r.stderr, r.stderr
