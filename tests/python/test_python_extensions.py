@@ -667,3 +667,29 @@ def test_an_extensions_mistakes_are_reported_at_the_users_line(tmp_path):
         htp.Context(plugins=[missing])
     [d] = e.value.diagnostics
     assert d.code == "plugins.missing" and f"Python extension '{missing}' not found" in d.message
+
+
+def test_an_op_declared_from_a_lambda_is_refused_at_its_declaration(tmp_path):
+    # Its name was '<lambda>': a confusing capability.syntax at load, and stubgen wrote `def <lambda>(x):`.
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+        ext = Extension("lam")
+        S = ext.intrinsic_set("lam", contract="unary")
+        S.op(lambda rw, x: rw.clone(x))
+    ''', "lam_ext.py")
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[ext])
+    [d] = e.value.diagnostics
+    assert "the op name '<lambda>' of intrinsic set 'lam' is not a Python identifier" in d.message
+    assert d.span["file"] == str(ext) and d.span["line"] == 5
+
+
+def test_stubgen_reports_an_extension_that_fails_to_import_as_a_diagnostic(tmp_path):
+    ext = write_extension(tmp_path, "from htp.extension import Extension\nraise RuntimeError('no GPU here')\n",
+                          "boom_ext.py")
+    for spec, said in [(ext, f"{ext}:2:1: error: Python extension '{ext}' raised RuntimeError: no GPU here"),
+                       (tmp_path / "missing_ext.py", "not found: No such file or directory [plugins.missing]")]:
+        r = subprocess.run([sys.executable, "-m", "htp.stubgen", "--plugins", str(spec), "--out", str(tmp_path / "o")],
+                           capture_output=True, text=True)
+        assert r.returncode == 1 and said in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr

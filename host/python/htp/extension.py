@@ -147,6 +147,9 @@ class IntrinsicSet:
     def op(self, fn=None, *, name: str | None = None, targets=None, contract: str | None = None):
         def decorate(fn):
             op = name or fn.__name__
+            if not op.isidentifier():  # (a lambda's name, "<lambda>", would be the op's name)
+                raise ValueError(f"the op name {op!r} of intrinsic set '{self.name}' is not a Python identifier: "
+                                 f"declare the builder with def, or give it one with @{self.name}.op(name=...)")
             params = list(inspect.signature(fn).parameters.values())
             if not params:
                 raise TypeError(f"builder of {self.name}.{op} must take the rewriter as its first parameter")

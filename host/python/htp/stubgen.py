@@ -86,6 +86,10 @@ def _write_if_changed(path: str, text: str) -> None:
             f.write(text)
 
 
+class StubError(Exception):
+    """A plugin the stubs were asked for cannot be read (its diagnostic, rendered)."""
+
+
 def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> list[str]:
     """Writes the stubs into ``package_dir`` (the ``htp`` package directory); returns the files written. A
     ``.py`` spec is a Python extension: its intrinsic sets get stubs with their ops' declared signatures."""
@@ -94,7 +98,13 @@ def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> l
     written = []
     for spec in specs or []:
         if extension.is_extension_spec(spec):
-            for ext in extension.extensions_of(spec)[0]:
+            if isinstance(spec, str) and not os.path.exists(spec):
+                raise StubError(f"error: Python extension '{spec}' not found: No such file or directory [plugins.missing]")
+            try:
+                found = extension.extensions_of(spec)[0]
+            except Exception as e:  # the extension raised while importing: a diagnostic at its line, as htp-host says it
+                raise StubError(extension.import_failure(spec, e)["rendered"] + " [python.import]") from None
+            for ext in found:
                 for iset in ext.intrinsic_sets:
                     path = os.path.join(package_dir, "intrinsics", iset.name + ".pyi")
                     _write_if_changed(path, iset.stub())
@@ -120,7 +130,12 @@ def main(argv=None) -> int:
     p.add_argument("--plugins", action="append", default=None)
     a = p.parse_args(argv)
     specs = None if a.plugins is None else [os.path.abspath(s) for s in a.plugins]
-    for path in write_stubs(a.out, specs):
+    try:
+        written = write_stubs(a.out, specs)
+    except StubError as e:
+        print(e, file=sys.stderr)
+        return 1
+    for path in written:
         print(path)
     return 0
 
