@@ -693,3 +693,36 @@ def test_stubgen_reports_an_extension_that_fails_to_import_as_a_diagnostic(tmp_p
                            capture_output=True, text=True)
         assert r.returncode == 1 and said in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_builder_may_return_the_ops_of_another_python_set(tmp_path, target):
+    # python-extensions.md §3: a builder returns existing tile ops "or another set's ops". Another Python set's op
+    # was never lowered (its pass ran first, or was not selected): tile.intrinsic-contract at the user's call.
+    ext = load_module(write_extension(tmp_path, '''
+        from htp.dialects.tile import Tile
+        from htp.extension import Extension
+
+        ext = Extension("two-sets")
+        inner = ext.intrinsic_set("inner", contract="unary")
+        outer = ext.intrinsic_set("outer", contract="unary")
+
+        @inner.op
+        def twice(rw, x: Tile) -> Tile:
+            return rw.expr("muls(x, 2.0)", x=x)
+
+        @outer.op
+        def quad(rw, x: Tile) -> Tile:
+            return rw.expr("htp.intrinsics.inner.twice(htp.intrinsics.inner.twice(x))", x=x)
+    ''', "two_sets_ext.py"), "two_sets_ext")
+    from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, store
+    from htp.intrinsics import outer
+
+    @kernel
+    def k(x: In[Tensor[16, 32, f32]], z: Out[Tensor[16, 32, f32]]):
+        store(z, outer.quad(load(x)))
+
+    ctx = htp.Context(plugins=[ext])
+    x = np.random.default_rng(19).standard_normal((16, 32)).astype(np.float32)
+    r = htp.bind(ctx.compile(k, target, tmp_path / target), ctx).run(x=x)
+    np.testing.assert_array_equal(np.asarray(r["z"]), 4 * x)

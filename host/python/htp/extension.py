@@ -143,6 +143,7 @@ class IntrinsicSet:
         self.ext, self.name, self.summary, self.contract = ext, name, summary, contract
         self.ops: dict[str, dict] = {}  # op -> {"signature", "contract", "doc", "builders": {target|None: fn}}
         self.where = _caller(3)
+        _python_sets[name] = self
 
     def op(self, fn=None, *, name: str | None = None, targets=None, contract: str | None = None):
         def decorate(fn):
@@ -215,10 +216,11 @@ class IntrinsicSet:
     def _targets(self) -> list:
         return sorted({t for e in self.ops.values() for t in e["builders"] if t is not None})
 
-    def _lowering(self, target):
+    def _lowering(self, target, nested: bool = False):
         """The pattern of the lowering pass for ``target`` (None: the pass for every other target). A targeted
         pass runs first; an op it has no builder for is left to the generic pass (or, without one, to the
-        resolver, which has already refused the target)."""
+        resolver, which has already refused the target). ``nested``: a call another builder returned, lowered
+        right away with the target's builder or the generic one."""
         set_name = self.name
 
         def lower(node, rw):
@@ -231,7 +233,7 @@ class IntrinsicSet:
                 rw.error(node, "intrinsic.unknown-op", f"intrinsic set '{set_name}' has no op '{op}' "
                          f"(it has {', '.join(sorted(self.ops)) or 'none'})")
                 raise RewriteFailed()
-            build = entry["builders"].get(target)
+            build = entry["builders"].get(target) or (entry["builders"].get(None) if nested else None)
             if build is None:
                 return False
             try:
@@ -249,6 +251,7 @@ class IntrinsicSet:
             if replacement.parent is not None:  # one of its arguments as it is (an identity op): a copy of it
                 replacement = rw.clone(replacement)
             rw.replace(node, replacement)
+            _lower_nested(rw, replacement, target)
             return True
 
         lower.__name__ = f"lower_{set_name}"
@@ -331,6 +334,44 @@ def _hoist_receiving_arguments(rw, call, bound, prefix: str) -> None:
         rw.insert(parent, field, index, _build(rw, _pyast.parse(f"{temp} = value").body[0], value, {"value": value}))
         index += 1
         bound.arguments[name] = _build(rw, _pyast.parse(temp, mode="eval").body, value, {})
+
+
+_python_sets: dict[str, IntrinsicSet] = {}  # every Python intrinsic set declared in this process, by name
+_nesting = [0]  # how deep builders' replacements are being lowered
+
+
+def _calls(node):
+    """The Call nodes in ``node``'s subtree, innermost first."""
+    out = []
+    for field in node.fields():
+        value = node.get(field)
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, Node):
+                out += _calls(child)
+    if node.type == "Call":
+        out.append(node)
+    return out
+
+
+def _lower_nested(rw, replacement, target) -> None:
+    """Lowers the calls to Python intrinsic sets in a builder's replacement (now in the module) at once: a
+    builder may return another set's ops (docs/python-extensions.md §3), or its own set's, whose lowering pass may
+    run before this one or not be selected at all."""
+    if _nesting[0] >= 32:
+        rw.error(replacement, "intrinsic.lowering", "intrinsic builders return each other's ops more than 32 deep")
+        raise RewriteFailed()
+    _nesting[0] += 1
+    try:
+        for call in _calls(replacement):
+            func = call.func
+            if func is None or func.type != "Attribute":
+                continue
+            for name, iset in list(_python_sets.items()):
+                if _is_set_reference(rw, func.value, name):
+                    iset._lowering(target, nested=True)(call, rw)
+                    break
+    finally:
+        _nesting[0] -= 1
 
 
 def _is_set_reference(rw, value, set_name: str) -> bool:
