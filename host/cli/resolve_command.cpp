@@ -80,6 +80,10 @@ int run_resolve(Session &session, const ResolveArgs &args) {
     }
     lock = std::move(*read);
     lock_diffs.append(apply_lockfile(*lock, registry, request, args.locked));
+    if (lock->target != request.target) {  // (lock.target: nothing to compare)
+      Session::print(lock_diffs);
+      return kExitError;
+    }
   }
 
   Resolution resolution = resolve(registry, request);

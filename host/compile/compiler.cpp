@@ -113,6 +113,7 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
     }
     lock = std::move(*read);
     result.diagnostics.append(apply_lockfile(*lock, registry, request, *options.locked));
+    if (lock->target != request.target) return fail(result);  // (lock.target: nothing to compare)
   }
   Resolution resolution = resolve(registry, request);
   result.diagnostics.append(resolution.diagnostics);

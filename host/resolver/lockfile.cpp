@@ -256,6 +256,14 @@ namespace htp {
 DiagnosticList apply_lockfile(const Lockfile &lock, const Registry &registry, ResolveRequest &request,
                               const std::string &file) {
   DiagnosticList diffs = compare_lockfile_plugins(lock, loaded_plugins(registry), file);
+  if (lock.target != request.target) {
+    // (pinning its backend and binding would blame them, as if --backend had been given for this target)
+    diffs.report(Diagnostic::error("lock.target", "lockfile '" + file + "' was made for target " + lock.target +
+                                                      ", not " + request.target + ": compile for " + lock.target +
+                                                      ", or resolve again without --locked and write a lockfile for " +
+                                                      request.target));
+    return diffs;
+  }
   auto pin = [&](std::optional<std::string> &pick, const char *kind) {
     if (pick) return;
     for (const LockedComponent &c : lock.components) {

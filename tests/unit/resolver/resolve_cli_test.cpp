@@ -142,6 +142,18 @@ TEST_F(ResolveCliTest, LockedReportsAChangedPluginVersionByName) {
       << r.err;
 }
 
+TEST_F(ResolveCliTest, ALockfileOfAnotherTargetSaysSoAndBlamesNoBackend) {
+  ASSERT_EQ(run("resolve --target fixture-sim --lock '" + path("htp.lock.json") + "'").status, 0);
+  CliRun r = run("resolve --target other-sim --locked '" + path("htp.lock.json") + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("error: lockfile '" + path("htp.lock.json") + "' was made for target fixture-sim, not other-sim: "
+                       "compile for fixture-sim, or resolve again without --locked and write a lockfile for other-sim "
+                       "[lock.target]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("(--backend)"), std::string::npos) << r.err;  // it was pinned as if --backend were given
+}
+
 TEST_F(ResolveCliTest, MalformedLockfileIsReportedAtItsLine) {
   std::ofstream(path("bad.lock.json")) << "{\n  \"schema\": \"htp.lock.v1\",\n  oops\n}\n";
   CliRun r = run("resolve --target fixture-sim --locked '" + path("bad.lock.json") + "'");
