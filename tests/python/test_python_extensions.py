@@ -551,6 +551,15 @@ def test_a_call_that_does_not_fit_the_signature_is_an_arity_error_at_the_call(tm
     [d] = e.value.errors
     assert d.code == "intrinsic.arity" and "aritycheck.axpy(a: float" in d.message and "missing a required" in d.message
     assert d.span["file"] == str(path)
+    assert "<htp surface" not in d.message and "x: Tile" in d.message  # the signature as the user declared it
+
+
+def test_a_call_with_a_keyword_the_op_does_not_take_names_it(tmp_path):
+    ext, prog, path = intrinsic_program(tmp_path, "keywordcheck", call="F.axpy(2.0, load(x), z=load(y))")
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(prog.w, "pto-a2a3sim", tmp_path / "pkg")
+    [d] = e.value.errors
+    assert d.code == "intrinsic.arity" and "got an unexpected keyword argument 'z'" in d.message, d.message
 
 
 def test_stubgen_writes_the_sets_signatures(tmp_path):

@@ -236,10 +236,14 @@ class IntrinsicSet:
             build = entry["builders"].get(target) or (entry["builders"].get(None) if nested else None)
             if build is None:
                 return False
+            sig = entry["signature"]
+            unknown = [k.arg for k in node.keywords if k.arg not in sig.parameters]
             try:
-                bound = entry["signature"].bind(*node.args, **{k.arg: k.value for k in node.keywords})
+                if unknown:  # (bind() would say a required argument is missing, not which keyword is wrong)
+                    raise TypeError(f"got an unexpected keyword argument '{unknown[0]}'")
+                bound = sig.bind(*node.args, **{k.arg: k.value for k in node.keywords})
             except TypeError as e:
-                rw.error(node, "intrinsic.arity", f"{set_name}.{op}{entry['signature']}: {e}")
+                rw.error(node, "intrinsic.arity", f"{set_name}.{op}{_signature_text(sig)}: {e}")
                 raise RewriteFailed() from None
             bound.apply_defaults()
             _hoist_receiving_arguments(rw, node, bound, f"_htp_{set_name}_{op}")
@@ -334,6 +338,23 @@ def _hoist_receiving_arguments(rw, call, bound, prefix: str) -> None:
         rw.insert(parent, field, index, _build(rw, _pyast.parse(f"{temp} = value").body[0], value, {"value": value}))
         index += 1
         bound.arguments[name] = _build(rw, _pyast.parse(temp, mode="eval").body, value, {})
+
+
+def _signature_text(sig: inspect.Signature) -> str:
+    """``(a: float, x: Tile) -> Tile``: the op's signature as the user declared it (a surface type by its name,
+    not its repr)."""
+    def name(a) -> str:
+        path = getattr(a, "_path", None)
+        if isinstance(path, str):
+            return path.rsplit(".", 1)[-1]
+        return a.__name__ if isinstance(a, type) else repr(a)
+
+    params = []
+    for p in sig.parameters.values():
+        text = p.name + ("" if p.annotation is p.empty else f": {name(p.annotation)}")
+        params.append(text + ("" if p.default is p.empty else f" = {p.default!r}"))
+    ret = "" if sig.return_annotation is sig.empty else f" -> {name(sig.return_annotation)}"
+    return f"({', '.join(params)}){ret}"
 
 
 _python_sets: dict[str, IntrinsicSet] = {}  # every Python intrinsic set declared in this process, by name
