@@ -1,5 +1,7 @@
 #include "csp_lowering.hpp"
 
+#include "memory_plan.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -489,6 +491,30 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       k.body = rewrite_body(ops, cp.name, events);
       return k;
     };
+    // A task runs on one core type, and a2a3 cannot load an accumulator into L0C: say so in CSP terms (the
+    // kernel-level messages name a derived kernel and advise exchanging tensors).
+    std::set<std::string> carried;  // registers loaded from a carry tensor
+    if (auto c = carries.find(proc.function); c != carries.end())
+      for (const htp::TileParam &t : c->second)
+        htp::for_each_op(body.body, [&](const Op &o) {
+          if (o.op == "load" && o.src() == t.name) carried.insert(o.dst);
+        });
+    auto checked = [&](Kernel k) {
+      const std::string who = "process '" + cp.name + "' of CSP program '" + p.name + "'";
+      if (const Op *v = vector_op_beside_matmul(k))
+        fail(who + " does cube work (pto.matmul) and vector work (pto." + v->op + ") in one task; backend-pto runs " +
+                 "each iteration of a process (and its statements before and after its loop) as one task on one core " +
+                 "type: do the matmul in one process and the vector work in another, joined by a channel",
+             v->span);
+      htp::for_each_op(k.body, [&](const Op &o) {
+        if (o.op == "matmul" && carried.count(o.dst) && (o.ir.accumulate.value_or(false) || o.args.size() > 2))
+          fail(who + " accumulates matmuls into '" + o.dst + "', which it carries from one iteration to the next; a2a3 " +
+                   "cannot load an accumulator into the cube core: send each product to another process that adds " +
+                   "it up (acc = add(acc, recv(products)))",
+               o.span);
+      });
+      return k;
+    };
     const std::vector<std::vector<Op>> steps = htp::round_trip_steps(loop.body);
     // A step's task moves one item per channel: a second send (or receive) on one channel in the same step
     // — twice in a row, or in a loop — would land in (or read) the same slot.
@@ -553,18 +579,18 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
                    "send or receive into the loop, or use another channel",
                k->span);
       CspStep step{cp.kernel + "__" + where, moved};
-      derived.push_back(kernel_of(*k, step.kernel, moved, k->body));
+      derived.push_back(checked(kernel_of(*k, step.kernel, moved, k->body)));
       (std::string(where) == "before" ? cp.before : cp.after) = std::move(step);
     }
     if (steps.size() == 1 && (cp.before || cp.after)) {  // the loop moves only its own channels
       CspStep step{cp.kernel, moved_by(loop.body)};
-      derived.push_back(kernel_of(body, step.kernel, step.channels, loop.body));
+      derived.push_back(checked(kernel_of(body, step.kernel, step.channels, loop.body)));
       cp.steps.push_back(std::move(step));
       processes.push_back(std::move(cp));
       continue;
     }
     if (steps.size() == 1) {
-      derived.push_back(kernel_of(body, cp.kernel, cp.channels, loop.body));
+      derived.push_back(checked(kernel_of(body, cp.kernel, cp.channels, loop.body)));
       processes.push_back(std::move(cp));
       continue;
     }
@@ -585,7 +611,7 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       defined_before.insert(defined.begin(), defined.end());
       const auto moved = moved_by(steps[s]);
       CspStep step{cp.kernel + "__" + std::to_string(s), moved};
-      derived.push_back(kernel_of(body, step.kernel, moved, steps[s]));
+      derived.push_back(checked(kernel_of(body, step.kernel, moved, steps[s])));
       cp.steps.push_back(std::move(step));
     }
     processes.push_back(std::move(cp));

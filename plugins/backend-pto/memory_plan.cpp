@@ -35,17 +35,25 @@ CubeRoles cube_roles(const Kernel &k) {
   return r;
 }
 
-/// A cube kernel holds only data movement, matmuls, accumulator resets and control flow.
-void check_cube_only(const Kernel &k, const CubeRoles &roles) {
+/// The first statement of `k` that a cube kernel cannot hold (a cube kernel holds only data movement, matmuls,
+/// accumulator resets and control flow), or nullptr.
+const Op *non_cube_op(const Kernel &k, const CubeRoles &roles) {
   static const std::set<std::string> kCubeOps = {"load", "store", "matmul", "alloc", "full", "for", "if", "scalar"};
+  const Op *found = nullptr;
   for_each_op(k.body, [&](const Op &o) {
-    if (kCubeOps.count(o.op) && !(o.op == "full" && !roles.acc.count(o.dst))) return;
+    if (found || (kCubeOps.count(o.op) && !(o.op == "full" && !roles.acc.count(o.dst)))) return;
     if (o.op == "cast" && roles.fix_cast.count(o.dst)) return;  // the accumulator converts as it is stored
-    throw IrError(k.kind + " '" + k.name + "' uses pto.matmul (cube core, AIC) and pto." + o.op +
+    found = &o;
+  });
+  return found;
+}
+
+void check_cube_only(const Kernel &k, const CubeRoles &roles) {
+  if (const Op *o = non_cube_op(k, roles))
+    throw IrError(k.kind + " '" + k.name + "' uses pto.matmul (cube core, AIC) and pto." + o->op +
                       " (vector core, AIV); a kernel runs on one core type: split it into a cube kernel and a "
                       "vector kernel that exchange tensors",
-                  o.span, "pto.core-type");
-  });
+                  o->span, "pto.core-type");
   for (const std::string &reg : roles.left)
     if (roles.right.count(reg) || roles.acc.count(reg))
       throw IrError("tile '" + reg + "' of " + k.kind + " '" + k.name +
@@ -233,6 +241,11 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
 }
 
 }  // namespace
+
+const Op *vector_op_beside_matmul(const Kernel &k) {
+  const CubeRoles roles = cube_roles(k);
+  return roles.first_matmul ? non_cube_op(k, roles) : nullptr;
+}
 
 KernelPlan plan_memory(const Kernel &k, const HardwareProfile &hw) {
   for (const Local &l : k.locals)

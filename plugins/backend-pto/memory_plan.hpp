@@ -46,6 +46,10 @@ struct KernelPlan {
 /// in two incompatible roles. Capacity and alignment are checked by check_memory().
 KernelPlan plan_memory(const Kernel &k, const HardwareProfile &hw);
 
+/// In a kernel with a matmul, its first statement that needs the vector core (a kernel runs on one core type),
+/// or nullptr.
+const Op *vector_op_beside_matmul(const Kernel &k);
+
 /// The capacity/alignment violations of `plan` on `hw`, one message each (empty when legal).
 std::vector<std::string> check_memory(const Kernel &k, const KernelPlan &plan, const HardwareProfile &hw);
 

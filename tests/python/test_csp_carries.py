@@ -10,7 +10,7 @@ import pytest
 
 import htp
 from htp.dialects.csp import Channel, process, program, recv, replicate, send
-from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, add, exp, f32, full, i32, load, mul, muls, store
+from htp.dialects.tile import In, Out, Scalar, Tensor, Tile, add, exp, f32, full, i32, load, matmul, mul, muls, store
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -237,3 +237,56 @@ def test_a_scalar_set_once_before_the_loop_is_computed_again_where_it_is_read(tm
     x = np.random.default_rng(46).random((64, 64), dtype=np.float32)
     _, r = compile_run(tmp_path, scaled, target, X=x, s=1.5)
     np.testing.assert_allclose(np.asarray(r["Y"]), (x.reshape(4, 16, 64) * 3.0).sum(0), rtol=1e-6)
+
+
+@program
+def matmul_collector(X: In[Tensor[128, 32, f32]], W: In[Tensor[32, 32, f32]], Y: Out[Tensor[16, 32, f32]]):
+    loaded = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 32))))
+
+    @process(consumes=[loaded])
+    def collector():
+        w = load(W)
+        acc = full((16, 32), 0.0, dtype=f32)
+        for i in range(8):
+            acc += matmul(recv(loaded), w)
+        store(Y, acc)
+
+
+@program
+def scaled_scores(Q: In[Tensor[64, 32, f32]], K: In[Tensor[32, 32, f32]], S: Out[Tensor[64, 32, f32]]):
+    rows = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[rows])
+    def loader():
+        for i in range(4):
+            send(rows, load(Q.tile(i, 0, shape=(16, 32))))
+
+    @process(consumes=[rows])
+    def qk():
+        k = load(K)
+        for i in range(4):
+            store(S.tile(i, 0, shape=(16, 32)), muls(matmul(recv(rows), k), 0.5))
+
+
+def test_a_process_that_needs_both_ascend_core_types_says_how_to_split_it(tmp_path):
+    # aie-npu1 runs both programs; on Ascend a task runs on one core type. The errors named a derived kernel and
+    # advised "exchanging tensors", or that a loaded accumulator should start with full(...), which it did.
+    rng = np.random.default_rng(47)
+    x, w = rng.standard_normal((128, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+    _, r = compile_run(tmp_path, matmul_collector, "aie-npu1", X=x, W=w)
+    np.testing.assert_allclose(np.asarray(r["Y"]), sum(b @ w for b in x.reshape(8, 16, 32)), rtol=1e-4, atol=1e-4)
+    q, k = rng.standard_normal((64, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+    _, r = compile_run(tmp_path / "s", scaled_scores, "aie-npu1", Q=q, K=k)
+    np.testing.assert_allclose(np.asarray(r["S"]), (q @ k) * 0.5, rtol=1e-5, atol=1e-5)
+    for fn, said in [(matmul_collector, "process 'collector' of CSP program 'matmul_collector' accumulates matmuls "
+                                         "into 'acc', which it carries from one iteration to the next"),
+                     (scaled_scores, "process 'qk' of CSP program 'scaled_scores' does cube work (pto.matmul) and "
+                                     "vector work (pto.muls) in one task")]:
+        with pytest.raises(htp.CompileError) as e:
+            htp.Context().compile(fn, "pto-a2a3sim", tmp_path / ("pto_" + fn.__name__))
+        assert "pto.csp" in str(e.value) and said in str(e.value), str(e.value)
