@@ -202,6 +202,9 @@ json lower_call(htp::NodeRef e, const Env &env) {
       acc = make_op(callee, {acc, lower_expr(e.item("args", i), env)});
     return acc;
   }
+  if (callee == "recv" || callee.ends_with(".recv"))  // (a pipe stage binding an item to a name: t = recv(a))
+    fail(e, "a received item is not a workload value that a name can hold: pass recv(ch) directly as a launch "
+            "argument (kernel[i](recv(ch), ...)), or take the channel's items with `for t in consume(ch):` and pass t");
   fail(e, "calls in workload expressions are limited to min(...) and max(...); " + describe(e) +
               " is not allowed here");
 }

@@ -14,6 +14,7 @@ import pytest
 
 import htp
 from htp.dialects.tile import In, Out, Tensor, add, adds, f32, kernel, load, store
+from htp.dialects.csp import Channel, recv, send
 from htp.dialects.wsp import P, workload
 
 HERE = os.path.abspath(__file__)
@@ -310,3 +311,31 @@ def test_messages_for_python_conversions_and_ended_loop_variables(ctx, tmp_path)
                      (loop_variable_after_loop, "'i' is the variable of the loop at line")):
         with pytest.raises(htp.CompileError, match=re.escape(text)):
             ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
+
+
+# A pipe stage binding a received item to a name: the message said only that calls are limited to min and max.
+@kernel
+def fill_item(x: In[Tensor[16, 64, f32]], item: Out[Tensor[16, 64, f32]]):
+    store(item, load(x))
+
+
+@kernel
+def drain_item(item: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]]):
+    store(y, load(item))
+
+
+@workload
+def pipe_with_named_item(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
+    a = Channel[Tensor[16, 64, f32]](depth=2)
+    with P.pipe():
+        for i in P.seq(4):
+            send(a, fill_item[i](X.tile(i, 0)))
+        for i in P.seq(4):
+            t = recv(a)
+            drain_item[i](t, Y.tile(i, 0))
+
+
+def test_a_received_item_bound_to_a_name_in_a_pipe_says_how_to_pass_it(ctx, tmp_path):
+    with pytest.raises(htp.CompileError, match=re.escape("a received item is not a workload value that a name can "
+                                                         "hold: pass recv(ch) directly as a launch argument")):
+        ctx.compile(pipe_with_named_item, "pto-a2a3sim", tmp_path / "pkg")
