@@ -515,7 +515,48 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       });
       return k;
     };
-    const std::vector<std::vector<Op>> steps = htp::round_trip_steps(loop.body);
+    const std::vector<std::vector<Op>> steps = [&] {
+      // An iteration that receives after it sends runs as steps, a task each. Its carried registers are loaded
+      // (from their carry tensors, at the top of the iteration) by every step that reads them and stored by every
+      // step that writes them, so that they reach each step through the tensor instead of crossing between tasks.
+      std::vector<Op> body_ops = loop.body, loads, stores;
+      auto is_carry = [&](const std::string &tensor) {
+        auto c = carries.find(proc.function);
+        return c != carries.end() && std::any_of(c->second.begin(), c->second.end(),
+                                                 [&](const htp::TileParam &t) { return t.name == tensor; });
+      };
+      while (!body_ops.empty() && body_ops.front().op == "load" && is_carry(body_ops.front().src())) {
+        loads.push_back(body_ops.front());
+        body_ops.erase(body_ops.begin());
+      }
+      while (!body_ops.empty() && body_ops.back().op == "store" && is_carry(body_ops.back().dst)) {
+        stores.insert(stores.begin(), body_ops.back());
+        body_ops.pop_back();
+      }
+      std::vector<std::vector<Op>> out = htp::round_trip_steps(body_ops);
+      if (out.size() == 1) return htp::round_trip_steps(loop.body);
+      auto touches = [&](const std::vector<Op> &ops, const std::string &reg, bool writes) {
+        bool found = false;
+        htp::for_each_op(ops, [&](const Op &o) {
+          if (writes) found = found || o.dst == reg;
+          else found = found || o.stored() == reg || std::find(o.args.begin(), o.args.end(), reg) != o.args.end();
+        });
+        return found;
+      };
+      for (auto l = loads.rbegin(); l != loads.rend(); ++l) {
+        bool placed = false;
+        for (std::vector<Op> &step : out)
+          if (touches(step, l->dst, false)) step.insert(step.begin(), *l), placed = true;
+        if (!placed) out.front().insert(out.front().begin(), *l);
+      }
+      for (const Op &st : stores) {
+        bool placed = false;
+        for (std::vector<Op> &step : out)
+          if (touches(step, st.stored(), true)) step.push_back(st), placed = true;
+        if (!placed) out.back().push_back(st);
+      }
+      return out;
+    }();
     // A step's task moves one item per channel: a second send (or receive) on one channel in the same step
     // — twice in a row, or in a loop — would land in (or read) the same slot.
     std::function<std::map<std::pair<std::string, std::string>, int>(const std::vector<Op> &)> uses =

@@ -290,3 +290,42 @@ def test_a_process_that_needs_both_ascend_core_types_says_how_to_split_it(tmp_pa
         with pytest.raises(htp.CompileError) as e:
             htp.Context().compile(fn, "pto-a2a3sim", tmp_path / ("pto_" + fn.__name__))
         assert "pto.csp" in str(e.value) and said in str(e.value), str(e.value)
+
+
+@program
+def sending_scan(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]], T: Out[Tensor[16, 64, f32]]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+    snaps = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded], produces=[snaps])
+    def scanner():
+        acc = full((16, 64), 0.0, dtype=f32)
+        for i in range(8):
+            send(snaps, acc)            # the running value before this item, then the item: a receive after a send
+            t = recv(loaded)
+            acc = add(muls(acc, 0.5), t)
+        store(T, acc)
+
+    @process(consumes=[snaps])
+    def storer():
+        for i in range(8):
+            store(Y.tile(i, 0, shape=(16, 64)), recv(snaps))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_that_receives_after_it_sends_carries_its_accumulator_through_both_steps(tmp_path, target):
+    # Ascend runs such an iteration as two tasks; the accumulator, carried across iterations, reached only the
+    # first ("uses register 'acc' on both sides of that receive"). Each step now loads it and stores it.
+    x = blocks(48)
+    _, r = compile_run(tmp_path, sending_scan, target, X=x)
+    acc, snaps = np.zeros((16, 64), np.float32), []
+    for b in x.reshape(8, 16, 64):
+        snaps.append(acc.copy())
+        acc = acc * np.float32(0.5) + b
+    np.testing.assert_allclose(np.asarray(r["Y"]), np.concatenate(snaps), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(r["T"]), acc, rtol=1e-6)
