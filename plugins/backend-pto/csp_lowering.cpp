@@ -454,6 +454,12 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       continue;
     }
     const Kernel &body = process_kernel(kernels, proc.function, span);
+    // Registers carried between its tasks (htp::cut_process): the kernels' tensor parameters of these names.
+    if (auto c = carries.find(proc.function); c != carries.end())
+      for (const htp::TileParam &t : c->second) cp.carries.push_back(CspChannel{t.name, t.type.shape, t.type.dtype, 1});
+    auto is_carry = [&](const std::string &tensor) {
+      return std::any_of(cp.carries.begin(), cp.carries.end(), [&](const CspChannel &c) { return c.name == tensor; });
+    };
     if (body.body.size() != 1 || body.body[0].op != "for")
       fail("process '" + cp.name + "' must be one counted loop (for ... in range(n)) whose iterations backend-pto "
                "turns into tasks",
@@ -494,11 +500,9 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     // A task runs on one core type, and a2a3 cannot load an accumulator into L0C: say so in CSP terms (the
     // kernel-level messages name a derived kernel and advise exchanging tensors).
     std::set<std::string> carried;  // registers loaded from a carry tensor
-    if (auto c = carries.find(proc.function); c != carries.end())
-      for (const htp::TileParam &t : c->second)
-        htp::for_each_op(body.body, [&](const Op &o) {
-          if (o.op == "load" && o.src() == t.name) carried.insert(o.dst);
-        });
+    htp::for_each_op(body.body, [&](const Op &o) {
+      if (o.op == "load" && is_carry(o.src())) carried.insert(o.dst);
+    });
     auto checked = [&](Kernel k) {
       const std::string who = "process '" + cp.name + "' of CSP program '" + p.name + "'";
       if (const Op *v = vector_op_beside_matmul(k))
@@ -520,11 +524,6 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       // (from their carry tensors, at the top of the iteration) by every step that reads them and stored by every
       // step that writes them, so that they reach each step through the tensor instead of crossing between tasks.
       std::vector<Op> body_ops = loop.body, loads, stores;
-      auto is_carry = [&](const std::string &tensor) {
-        auto c = carries.find(proc.function);
-        return c != carries.end() && std::any_of(c->second.begin(), c->second.end(),
-                                                 [&](const htp::TileParam &t) { return t.name == tensor; });
-      };
       while (!body_ops.empty() && body_ops.front().op == "load" && is_carry(body_ops.front().src())) {
         loads.push_back(body_ops.front());
         body_ops.erase(body_ops.begin());
@@ -592,9 +591,6 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
     };
     // Statements before or after the loop (htp::cut_process): a task each, once; registers they share with
     // the loop travel through the carry tensors.
-    if (auto c = carries.find(proc.function); c != carries.end())
-      for (const htp::TileParam &t : c->second)
-        cp.carries.push_back(CspChannel{t.name, t.type.shape, t.type.dtype, 1});
     std::set<std::string> in_loop;
     for (const auto &[ch, dir] : moved_by(loop.body)) in_loop.insert(ch);
     for (const char *where : {"before", "after"}) {

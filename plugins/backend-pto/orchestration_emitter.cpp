@@ -1085,16 +1085,27 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     for (const auto &[ch, dir] : st.channels)
       out.line(std::string(dir == "out" ? "++htp_made[" : "++htp_taken[") + std::to_string(channel_index.at(ch)) + "];");
   };
+  // Instance qi's task counter in C++: `pos`, its position among the loop's tasks (with statements before the
+  // loop, position 0 is theirs and iteration k starts at 1 + k * steps); `iterations`, the loop's tasks; `total`,
+  // every task.
+  struct Positions {
+    std::string pos, iterations, total;
+  };
+  auto positions = [](const ProcessTask &t, const std::string &qi) {
+    Positions p;
+    p.pos = t.before ? "(htp_next[" + qi + "] - 1)" : "htp_next[" + qi + "]";
+    p.iterations = "htp_trip[" + qi + "]" + (t.steps.size() > 1 ? " * " + std::to_string(t.steps.size()) : "");
+    p.total = p.iterations + (t.before ? " + 1" : "") + (t.after ? " + 1" : "");
+    return p;
+  };
   for (const ProcessTask &t : tasks)
     for (int64_t r = 0; r < t.proc->replicas; ++r, ++q) {
       const std::string qi = std::to_string(q), steps = std::to_string(t.steps.size());
       const bool stepped = t.steps.size() > 1;
-      // (with statements before the loop, position 0 is theirs and iteration k starts at 1 + k * steps)
-      const std::string pos = t.before ? "(htp_next[" + qi + "] - 1)" : "htp_next[" + qi + "]";
-      const std::string iterations = "htp_trip[" + qi + "]" + (stepped ? " * " + steps : "");
+      const auto [pos, iterations, total] = positions(t, qi);
       out.line("// " + t.proc->name + (t.proc->replicas > 1 ? "[" + std::to_string(r) + "]" : "") + ": its next " +
                (t.before || t.after ? "tasks" : "iterations") + (stepped ? ", " + steps + " steps each" : ""));
-      out.open("while (htp_next[" + qi + "] < " + iterations + (t.before ? " + 1" : "") + (t.after ? " + 1" : "") + ")");
+      out.open("while (htp_next[" + qi + "] < " + total + ")");
       const std::string v = "const int64_t v_" + t.proc->loop_var + " = " + out.expr(t.proc->start);
       for (const auto *once : {&t.before, &t.after}) {
         if (!*once) continue;
@@ -1127,14 +1138,12 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
       const std::string fail = "htp_fail(\"CSP program '" + p.name + "': process '" + who + "' is stopped ";
       const std::string why = ": no order of the processes' tasks gives it its next items (their counts do not balance, "
                               "or the channels' depths leave no way on)\"";
+      const auto [pos, iterations, total] = positions(t, qi);
       if (t.before) out.line("if (htp_next[" + qi + "] == 0) " + fail + "before its loop" + why + ");");
-      const std::string pos = t.before ? "(htp_next[" + qi + "] - 1)" : "htp_next[" + qi + "]";
       const std::string next = t.steps.size() > 1 ? pos + " / " + steps : pos;
       out.line(std::string(t.before ? "else " : "") + "if (" + next + " < htp_trip[" + qi + "]) " + fail +
                "at iteration %lld of %lld" + why + ", (long long)(" + next + "), (long long)htp_trip[" + qi + "]);");
-      if (t.after)
-        out.line("else if (htp_next[" + qi + "] < htp_trip[" + qi + "]" + (t.steps.size() > 1 ? " * " + steps : "") +
-                 (t.before ? " + 2" : " + 1") + ") " + fail + "after its loop" + why + ");");
+      if (t.after) out.line("else if (htp_next[" + qi + "] < " + total + ") " + fail + "after its loop" + why + ");");
     }
   out.close();
   e.sim = json::object();
