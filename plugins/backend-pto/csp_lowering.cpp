@@ -299,7 +299,9 @@ Kernel lower_stage(const htp::CspProgram &program, const htp::CspProcess &proc, 
   cp.loop_var = stage.vars[0];
   StageInliner inliner(program, kernels);
   size_t index = 0;
-  std::set<std::pair<std::string, std::string>> moved;  // (channel, dir): one item per iteration
+  // (channel, dir) -> the consume item moved (empty: recv or a slot): one item per iteration; arguments
+  // naming the same consume item share it
+  std::map<std::pair<std::string, std::string>, std::string> moved;
   for (const htp::WspNode &n : stage.body) {
     const Span at = Span::from(n.span);
     if (!n.is_task())
@@ -307,7 +309,9 @@ Kernel lower_stage(const htp::CspProgram &program, const htp::CspProcess &proc, 
            "body is kernel launches",
            at);
     for (const htp::WspArg &a : n.args)
-      if (a.is_channel() && !moved.insert({*a.channel, a.dir}).second)
+      if (auto [it, first] = a.is_channel() ? moved.emplace(std::pair(*a.channel, a.dir), a.item.value_or(""))
+                                            : std::pair(moved.end(), true);
+          !first && (it->second.empty() || it->second != a.item.value_or("")))
         fail("pipe stage '" + cp.name + "' moves two items of channel '" + *a.channel +
                  "' per iteration; backend-pto gives each iteration one slot of a channel",
              at);

@@ -396,8 +396,11 @@ json lower_kernel_call(htp::NodeRef call, htp::NodeRef kernel, const Env &env, c
     std::string item = arg ? channel_item(arg, env) : "";
     if (!arg)
       args.push_back(channel_arg(call, param, slot, env, name, "out"));
-    else if (!item.empty() && tensor)
-      args.push_back(channel_arg(arg, param, item, env, name, "in"));
+    else if (!item.empty() && tensor) {
+      json a = channel_arg(arg, param, item, env, name, "in");
+      if (arg.is("Name")) a["item"] = *arg.text("id");  // a consume item: one receive per iteration
+      args.push_back(std::move(a));
+    }
     else if (!item.empty())
       throw WspError(arg, "wsp.argument",
                      "parameter '" + param["name"].get<std::string>() + "' of kernel '" + name +

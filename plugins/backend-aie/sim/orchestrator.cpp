@@ -163,9 +163,11 @@ private:
   void each(const std::string &var, int64_t lo, int64_t hi, const std::function<void()> &body) {
     for (int64_t v = lo; v < hi; ++v) {
       env_.vars[var] = v;
+      held_.erase(var);  // a consume loop's next iteration receives its next item
       body();
     }
     env_.vars.erase(var);
+    held_.erase(var);
   }
 
   void dense(const htp::WspNode &n, size_t axis) {
@@ -322,15 +324,22 @@ private:
         Channel &c = cit->second;
         Moved &m = moved.emplace_back(Moved{p.name, nullptr, {}, c.shape, {}, false});
         m.channel = &c;
-        m.item = c.next_item(n.id, a.dir == "in");
-        if (a.dir == "in") {
+        // A consume item named again in its iteration (`k(t, t)`, or two launches of t) is the item received.
+        auto held = a.item ? held_.find(*a.item) : held_.end();
+        if (held != held_.end()) {
+          m.item = held->second.first;
+          m.buf = held->second.second;
+        } else if (a.dir == "in") {
+          m.item = c.next_item(n.id, true);
           auto item = c.items.find(m.item);
           if (item == c.items.end())
             fail(n.span, "task " + n.id + " receives item " + std::to_string(m.item) + " of channel '" + *a.channel +
                              "', which no task has sent");
           m.buf = std::move(item->second);
           c.items.erase(item);
+          if (a.item) held_[*a.item] = {m.item, m.buf};
         } else {
+          m.item = c.next_item(n.id, false);
           m.buf.assign(static_cast<size_t>(product(c.shape) * dtype_bytes(c.dtype)), 0);
           m.send = true;
         }
@@ -433,6 +442,8 @@ private:
     }
   };
   std::map<std::string, Channel> channels_;
+  /// Consume items received in the current iteration of their loop: variable -> (item number, contents).
+  std::map<std::string, std::pair<int64_t, std::vector<char>>> held_;
 };
 
 }  // namespace

@@ -78,6 +78,9 @@ struct WspArg {
   std::vector<nlohmann::json> offset;         ///< view: element offsets, one Expr per tensor dim
   std::vector<int64_t> shape;                 ///< view, channel: the extents
   std::optional<nlohmann::json> scalar;       ///< a scalar Expr
+  /// channel in: the consume-loop variable naming the item (`for t in consume(ch)`); the arguments of one
+  /// iteration naming the same item share one received item (absent for `recv(ch)`: an item each)
+  std::optional<std::string> item;
 
   bool is_view() const { return tensor.has_value(); }
   bool is_channel() const { return channel.has_value(); }
@@ -257,6 +260,7 @@ template <class J> WspArg read_arg(const Reader<J> &r, const J &v, const std::st
   if (ch) {
     a.channel = r.identifier(*ch, R::at(path, "channel"));
     a.dir = r.one_of(r.need(v, "dir", path), R::at(path, "dir"), {"in", "out"});
+    if (const J *item = r.find(v, "item")) a.item = r.identifier(*item, R::at(path, "item"));
   } else {
     if (!r.find(v, "tensor"))
       r.fail(R::at(path, "tensor"), o.channels ? "required key is missing (an argument has tensor, scalar or channel)"
@@ -468,6 +472,7 @@ template <class J> void to_json(J &j, const WspArg &a) {
     return;
   }
   if (a.channel) j["channel"] = *a.channel;
+  if (a.item) j["item"] = *a.item;
   if (a.tensor) j["tensor"] = *a.tensor;
   j["dir"] = a.dir;
   if (a.tensor) {

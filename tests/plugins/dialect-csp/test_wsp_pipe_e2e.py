@@ -53,3 +53,18 @@ def test_stage_moving_two_items_per_iteration_is_rejected_by_backend_pto(ctx, tm
     assert ("pipe_two_items.py:19:24: error: pipe stage 'copy_rows' moves two items of channel 'rows' per "
             "iteration; backend-pto gives each iteration one slot of a channel [pto.csp]") in str(e.value)
     assert not (tmp_path / "pkg").exists()
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_consume_item_named_twice_is_received_once(ctx, tmp_path, target):
+    # add2(t, t) received two items per iteration on aie-npu1 (it ran out of items at run time) and was
+    # refused on pto-a2a3sim as moving two items; two launches of t took consecutive items on aie.
+    module = load("pipe_item_twice")
+    x = np.random.default_rng(12).standard_normal((64, 64)).astype(np.float32)
+    pkg = ctx.compile([module.doubled], target=target, out=str(tmp_path / "doubled"))
+    r = htp.bind(pkg, ctx).run(cache_dir=tmp_path / "cache", run_dir=tmp_path / "run1", X=x)
+    np.testing.assert_array_equal(r["Y"], x + x)
+    pkg = ctx.compile([module.fanned], target=target, out=str(tmp_path / "fanned"))
+    r = htp.bind(pkg, ctx).run(cache_dir=tmp_path / "cache", run_dir=tmp_path / "run2", X=x)
+    np.testing.assert_array_equal(r["Y"], x + x)
+    np.testing.assert_array_equal(r["Z"], x * x)
