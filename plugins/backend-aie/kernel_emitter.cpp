@@ -118,6 +118,13 @@ constexpr const char *kFloatToInt =
 
 /// HTP_CHECK_VIEW(where, tensor, dim, offset, extent, size): on aie-sim, a tile at an offset known only at
 /// run time that leaves the object throws (the simulator reports it with the core); nothing on a device.
+/// The elementwise max / min of tiles and their reductions, as NumPy's maximum / minimum (and max / min)
+/// compute them: a NaN in either operand is the result (std::max keeps its first operand instead). Integers
+/// compute in int64_t, where it is std::max / std::min.
+constexpr const char *kTileMaxMin =
+    "template <class T> static inline T htp_tile_max(T a, T b) { return (a > b || a != a) ? a : b; }\n"
+    "template <class T> static inline T htp_tile_min(T a, T b) { return (a < b || a != a) ? a : b; }\n";
+
 constexpr const char *kViewCheck =
     "#ifdef HTP_AIE_SIM\n"
     "#include <cstdio>\n"
@@ -164,8 +171,8 @@ std::string binary_expr(std::string_view op, const std::string &a, const std::st
   if (op == "sub") return a + " - " + b;
   if (op == "mul") return a + " * " + b;
   if (op == "div") return ints ? "htp_floordiv(" + a + ", " + b + ")" : a + " / " + b;  // (integers floor, as //)
-  if (op == "max") return "std::max(" + a + ", " + b + ")";
-  return "std::min(" + a + ", " + b + ")";
+  if (ints) return std::string(op == "max" ? "std::max(" : "std::min(") + a + ", " + b + ")";
+  return std::string(op == "max" ? "htp_tile_max(" : "htp_tile_min(") + a + ", " + b + ")";  // NaN propagates
 }
 
 std::string unary_expr(std::string_view op, const std::string &x, bool ints) {
@@ -178,7 +185,7 @@ std::string unary_expr(std::string_view op, const std::string &x, bool ints) {
   if (op == "rsqrt") return "1.0 / std::sqrt(" + x + ")";
   if (op == "abs") return "std::fabs(" + x + ")";
   if (op == "neg") return "-" + x;
-  if (op == "relu") return "std::max(0.0, " + x + ")";
+  if (op == "relu") return "htp_tile_max(" + x + ", 0.0)";
   if (op == "sigmoid") return "1.0 / (1.0 + std::exp(-" + x + "))";
   return "std::tanh(" + x + ")";
 }
@@ -211,6 +218,7 @@ public:
         << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n\n"
         << htp::kScalarHelpersCpp << "\n" << kViewCheck
         << (body.str().find("htp_float_to_int") != std::string::npos ? kFloatToInt : "")
+        << (body.str().find("htp_tile_m") != std::string::npos ? kTileMaxMin : "")
         << (sig.find("htp_bf16") != std::string::npos || body.str().find("htp_bf16") != std::string::npos ? kBf16Type : "")
         << "extern \"C\" void " << plan_.function << "(" << sig << ") {\n"
         << body.str() << "}\n\n"
@@ -666,7 +674,7 @@ private:
     const std::string pad(ind * 2, ' ');
     const int64_t outer = rows ? s.rows() : s.cols(), inner = rows ? s.cols() : s.rows();
     const std::string at = rows ? "[o * " + std::to_string(s.cols()) + " + i]" : "[i * " + std::to_string(s.cols()) + " + o]";
-    const std::string combine = kind == "sum" ? "acc += x;" : kind == "max" ? "acc = std::max(acc, x);" : "acc = std::min(acc, x);";
+    const std::string combine = kind == "sum" ? "acc += x;" : kind == "max" ? "acc = htp_tile_max(acc, x);" : "acc = htp_tile_min(acc, x);";
     const std::string as = compute_type(d.dtype);
     o << pad << "for (int64_t o = 0; o < " << outer << "; ++o) {\n"
       << pad << "  " << as << " acc = (" << as << ")" << local(a) << (rows ? "[o * " + std::to_string(s.cols()) + "]" : "[o]") << ";\n"

@@ -13,7 +13,7 @@ import htp
 from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, bf16, cast, colexpand, colexpand_add, colexpand_div,
                                colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i8, i16, i32, i64,
                                kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh,
-                               rowexpand_sub, rowmax, rowsum, transpose)
+                               rowexpand_sub, rowmax, rowsum, transpose, colmax, rowmin, maxs, mins)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.csp import Channel, process, program, recv, send
@@ -675,3 +675,41 @@ def test_tanh_of_half_tiles_is_accurate_near_zero(tmp_path, target):
     np.testing.assert_allclose(r["a"].astype(np.float32), np.tanh(x.astype(np.float32)), rtol=2e-3, atol=1e-6)
     np.testing.assert_allclose(_from_bf16_words(r["b"].view(np.uint16)), np.tanh(_from_bf16_words(y)), rtol=1e-2,
                                atol=1e-6)
+
+
+# max / min of float tiles, their scalar forms, relu and the max / min reductions give NaN when an operand is
+# NaN, as NumPy's maximum / minimum / max / min do. Each simulator kept one operand of its own choosing:
+# pto-a2a3sim max(NaN, 0) = 0 and max(1, NaN) = NaN, aie-npu1 the reverse; relu(NaN) was 0 on both.
+def nan_max_min(dt):
+    @kernel
+    def max_min(x: In[Tensor[16, 64, dt]], z: In[Tensor[16, 64, dt]], hi: Out[Tensor[16, 64, dt]],
+                lo: Out[Tensor[16, 64, dt]], r: Out[Tensor[16, 64, dt]], hs: Out[Tensor[16, 64, dt]],
+                rmax: Out[Tensor[16, 1, dt]], rmin: Out[Tensor[16, 1, dt]], cmax: Out[Tensor[1, 64, dt]]):
+        a = load(x)
+        b = load(z)
+        store(hi, max(a, b))
+        store(lo, min(a, b))
+        store(r, relu(a))
+        store(hs, mins(maxs(a, -0.5), 0.5))
+        store(rmax, rowmax(a))
+        store(rmin, rowmin(a))
+        store(cmax, colmax(a))
+    return max_min
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_max_min_relu_and_reductions_propagate_nan_as_numpy(tmp_path, target, dtype):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((16, 64)).astype(dtype)
+    z = rng.standard_normal((16, 64)).astype(dtype)
+    x[0, 0] = x[0, 2] = x[5, 9] = np.nan
+    z[0, 1] = z[0, 2] = np.nan
+    ctx = htp.Context()
+    fn = nan_max_min(f32 if dtype == "float32" else f16)
+    r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / "p"), ctx).run(x=x, z=z)
+    want = {"hi": np.maximum(x, z), "lo": np.minimum(x, z), "r": np.maximum(x, 0),
+            "hs": np.minimum(np.maximum(x, -0.5), 0.5), "rmax": x.max(1, keepdims=True),
+            "rmin": x.min(1, keepdims=True), "cmax": x.max(0, keepdims=True)}
+    for name, w in want.items():
+        np.testing.assert_array_equal(r[name], w, err_msg=name)

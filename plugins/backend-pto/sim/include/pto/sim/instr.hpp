@@ -192,8 +192,10 @@ constexpr auto add = [](auto a, auto b) { return a + b; };
 constexpr auto sub = [](auto a, auto b) { return a - b; };
 constexpr auto mul = [](auto a, auto b) { return a * b; };
 constexpr auto div = [](auto a, auto b) { return a / b; };
-constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
-constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
+// max / min of floats as NumPy's maximum / minimum: a NaN in either operand is the result (`a != a` is false
+// for integers, so they compare only).
+constexpr auto max = [](auto a, auto b) { return (a > b || a != a) ? a : b; };
+constexpr auto min = [](auto a, auto b) { return (a < b || a != a) ? a : b; };
 
 } // namespace sim
 } // namespace pto
@@ -323,7 +325,7 @@ HTP_PTOSIM_UNARY(TSQRT, kSqrt, std::sqrt(v))
 HTP_PTOSIM_UNARY(TRSQRT, kRsqrt, decltype(v)(1) / std::sqrt(v))
 HTP_PTOSIM_UNARY(TABS, kAbs, v < decltype(v)(0) ? -v : v)
 HTP_PTOSIM_UNARY(TNEG, kNeg, -v)
-HTP_PTOSIM_UNARY(TRELU, kRelu, v > decltype(v)(0) ? v : decltype(v)(0))
+HTP_PTOSIM_UNARY(TRELU, kRelu, (v > decltype(v)(0) || v != v) ? v : decltype(v)(0))
 HTP_PTOSIM_UNARY(TRECIP, kRecip, decltype(v)(1) / v)
 #undef HTP_PTOSIM_UNARY
 

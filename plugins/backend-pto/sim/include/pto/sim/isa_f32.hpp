@@ -63,8 +63,8 @@ template <class G> inline void with_op2(int op, G g) {
   case kSub: return g([](float a, float b) { return a - b; });
   case kMul: return g([](float a, float b) { return a * b; });
   case kDiv: return g([](float a, float b) { return a / b; });
-  case kMax: return g([](float a, float b) { return a > b ? a : b; });
-  case kMin: return g([](float a, float b) { return a < b ? a : b; });
+  case kMax: return g([](float a, float b) { return (a > b || a != a) ? a : b; });  // NaN propagates
+  case kMin: return g([](float a, float b) { return (a < b || a != a) ? a : b; });
   case kRDiv: return g([](float v, float s) { return s / v; });
   case kLRelu: return g([](float v, float s) { return v > 0.0f ? v : v * s; });
   case kExpDif: return g([](float a, float b) { return std::exp(a - b); });
@@ -90,7 +90,7 @@ inline void unary(int op, int rows, int cols, F32View d, F32View a) {
   case kRsqrt: return run([](float v) { return 1.0f / std::sqrt(v); });
   case kAbs: return run([](float v) { return v < 0.0f ? -v : v; });
   case kNeg: return run([](float v) { return -v; });
-  case kRelu: return run([](float v) { return v > 0.0f ? v : 0.0f; });
+  case kRelu: return run([](float v) { return (v > 0.0f || v != v) ? v : 0.0f; });
   case kRecip: return run([](float v) { return 1.0f / v; });
   case kCopy: return run([](float v) { return v; });
   default: return;
