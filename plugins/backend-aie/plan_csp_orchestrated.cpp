@@ -19,6 +19,14 @@ namespace htp::aie {
 
 namespace {
 
+/// A view a task stores: tensor, offsets (Exprs), shape.
+struct StoredView {
+  std::string tensor;
+  Json offset;
+  std::vector<int64_t> shape;
+  bool operator==(const StoredView &) const = default;
+};
+
 /// One stage of the orchestration: the kernel of a process's iteration and the loop launching it.
 struct Stage {
   htp::TileKernel kernel;
@@ -66,13 +74,23 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     }
     body = std::vector<htp::TileOp>(f.body);  // (f is an element of body)
   }
-  for (const htp::TileOp &o : body) {
+  // Loads and stores may sit under an `if` (the task's kernel evaluates the condition); a send or receive
+  // may not (the host queues a fixed number of items per task), nor any data movement in a nested loop.
+  std::function<std::optional<std::string>(const std::vector<htp::TileOp> &, bool)> nesting =
+      [&](const std::vector<htp::TileOp> &ops, bool in_if) -> std::optional<std::string> {
+    for (const htp::TileOp &o : ops) {
+      if (in_if && (o.is("csp.send") || o.is("csp.recv"))) return "it sends or receives inside a condition";
+      bool moves = false;
+      htp::for_each_op(o.body, [&](const htp::TileOp &x) { moves = moves || is_data_movement(x); });
+      if (moves) return "it moves data inside a nested loop";
+      for (const auto *branch : {&o.then_body, &o.else_body})
+        if (auto why = nesting(*branch, true)) return why;
+    }
+    return std::nullopt;
+  };
+  for (const htp::TileOp &o : body)
     if (o.is("for") && var.empty() && body.size() > 1) return no("its body is not one counted loop or straight-line code");
-    bool nested = false;
-    for (const auto *inner : {&o.body, &o.then_body, &o.else_body})
-      htp::for_each_op(*inner, [&](const htp::TileOp &x) { nested = nested || is_data_movement(x); });
-    if (nested) return no("it moves data inside a nested loop or condition");
-  }
+  if (auto why = nesting(body, false)) return no(*why);
   // The iteration kernel: the process's locals, its scalar and constexpr parameters, and a parameter per
   // data movement, each at offset 0 of its own object; the loop variable, where the body reads it as a
   // value, a scalar parameter of its name.
@@ -119,8 +137,22 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     taken.insert(n);
     return n;
   };
-  for (htp::TileOp &o : body) {
-    if (!is_data_movement(o)) continue;
+  // The views a task moves, each once: a view stored under a condition is gathered before the task (the
+  // parameter is inout), so an untaken store leaves the tensor as it was; it must be the only view of its
+  // tensor the task writes, or another param's write-back could be overwritten by its unchanged contents.
+  std::vector<std::pair<std::string, StoredView>> stores;  // (param, view) of each stored view, in order
+  std::set<std::string> always;                             // params a store outside a condition writes
+  std::vector<std::pair<htp::TileOp *, bool>> moves;           // (op, under a condition), in program order
+  std::function<void(std::vector<htp::TileOp> &, bool)> collect = [&](std::vector<htp::TileOp> &ops, bool in_if) {
+    for (htp::TileOp &o : ops) {
+      if (is_data_movement(o)) moves.emplace_back(&o, in_if);
+      collect(o.then_body, true);
+      collect(o.else_body, true);
+    }
+  };
+  collect(body, false);
+  for (auto [op, in_if] : moves) {
+    htp::TileOp &o = *op;
     const std::string ch = o.attrs.value_or(Json::object()).value("channel", "");
     const std::string pn = unique(o.is("csp.send")   ? "send_" + ch
                                   : o.is("csp.recv") ? "recv_" + ch
@@ -171,14 +203,32 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       if (rank == 1) shape = {product(l->shape)};
       while (shape.size() < rank) shape.insert(shape.begin(), 1);
       if (shape.size() != rank) return no("its view of '" + tensor + "' has another rank than the tensor");
-      p.dir = load ? "in" : "out";
+      Json offset = Json::array();
+      for (const Json &e : *o.offset) offset.push_back(bound(var.empty() ? e : htp::loop_detail::substitute(e, var, value)));
+      offset.get_ref<Json::array_t &>().resize(rank, Json(0));
+      const StoredView view{tensor, offset, shape};
+      if (!load) {
+        // A view stored under a condition and stored again (in the other branch, or unconditionally) is one
+        // parameter: the task writes it back once.
+        auto same = std::find_if(stores.begin(), stores.end(), [&](const auto &s) {
+          return s.second == view && (in_if || !always.count(s.first));
+        });
+        if (same != stores.end()) {
+          if (!in_if) always.insert(same->first);
+          o.offset = std::vector<Json>(o.offset->size(), Json(0));
+          o.dst = same->first;
+          continue;
+        }
+        stores.emplace_back(pn, view);
+        if (!in_if) always.insert(pn);
+      }
+      p.dir = load ? "in" : in_if ? "inout" : "out";
       p.type.shape = shape;
       p.type.dtype = tp->type.dtype;
       a.tensor = tensor;
       a.dir = p.dir;
       a.shape = shape;
-      for (const Json &e : *o.offset) a.offset.push_back(bound(var.empty() ? e : htp::loop_detail::substitute(e, var, value)));
-      a.offset.resize(rank, Json(0));
+      a.offset = offset.get<std::vector<Json>>();
       o.offset = std::vector<Json>(o.offset->size(), Json(0));
       (load ? o.src : o.dst) = pn;
       htp::record_view(task, a);
@@ -186,6 +236,13 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     ik.params.push_back(p);
     task.args.push_back(a);
   }
+  for (const auto &[param, view] : stores)
+    if (!always.count(param))
+      for (const auto &other : stores)
+        if (other.first != param && other.second.tensor == view.tensor)
+          return no("it stores a view of '" + view.tensor + "' under a condition and another view of it; the task "
+                    "writes back every view it stores, and a view whose store was not taken would write back its "
+                    "old contents over the other");
   if (!var.empty() && htp::loop_detail::mentions(Json(body), var)) {  // the variable read as a value (a mask, a scale)
     htp::loop_detail::loop_variable_as_scalar(body, ik.params, task, var, unique("it_" + var), value);
   }

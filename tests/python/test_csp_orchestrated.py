@@ -13,7 +13,7 @@ import pytest
 
 import htp
 from htp.dialects.csp import Channel, Event, consume, process, program, recv, replicate, send
-from htp.dialects.tile import (In, Out, Scalar, Tensor, Tile, adds, colexpand_mul, exp, f32, i32, load, muls, relu,
+from htp.dialects.tile import (In, InOut, Out, Scalar, Tensor, Tile, add, adds, colexpand_mul, exp, f32, i32, load, muls, relu,
                                rowexpand_div, rowexpand_sub, rowmax, rowsum, store, tanh)
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
@@ -598,3 +598,85 @@ def test_replicas_share_a_channel_round_robin_when_host_orchestrated(tmp_path, t
     _, r = compile_run(tmp_path, dealt, target, X=x, n=4)
     factors = np.repeat(np.array([1, 1, 2, 2, 3, 3, 4, 4], np.float32), 16)[:, None]
     np.testing.assert_array_equal(np.asarray(r["Y"]), x * factors)
+
+
+# Stores under an `if` in a process: a collector storing its total one way or another after its loop, and a
+# storer keeping only some items. aie-npu1 refused both (aie.csp-shape: "it moves data inside a nested loop or
+# condition"); the host-orchestrated task now evaluates the condition, its conditionally stored view gathered
+# first so an untaken store leaves the tensor as it was.
+@program
+def store_either_way(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[16, 64, f32]], mode: Scalar[i32]):
+    loaded = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[loaded])
+    def loader():
+        for i in range(8):
+            send(loaded, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[loaded])
+    def collector():
+        acc = load(X.tile(0, 0, shape=(16, 64)))
+        for i in range(8):
+            acc = add(acc, recv(loaded))
+        if mode == 1:
+            store(Y, acc)
+        else:
+            store(Y, muls(acc, 10.0))
+
+
+@program
+def keep_some(X: In[Tensor[128, 64, f32]], Y: InOut[Tensor[128, 64, f32]], keep: Scalar[i32]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(8):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(8):
+            t = recv(items)
+            if i % keep == 0:
+                store(Y.tile(i, 0, shape=(16, 64)), muls(t, 2.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_stores_under_a_condition_run_on_both_targets(tmp_path, target):
+    x = np.random.default_rng(21).standard_normal((128, 64)).astype(np.float32)
+    total = x[:16] + x.reshape(8, 16, 64).sum(0)
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(store_either_way, target, tmp_path / "either"), ctx)
+    np.testing.assert_allclose(bound.run(X=x, mode=1)["Y"], total, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(bound.run(X=x, mode=0)["Y"], 10 * total, rtol=1e-5, atol=1e-4)
+    y = np.full((128, 64), -1.0, np.float32)
+    r = htp.bind(ctx.compile(keep_some, target, tmp_path / "some"), ctx).run(X=x, Y=y.copy(), keep=3)
+    want = y.copy()
+    for i in range(0, 8, 3):
+        want[16 * i:16 * i + 16] = 2 * x[16 * i:16 * i + 16]
+    np.testing.assert_array_equal(r["Y"], want)
+
+
+@program
+def store_two_views(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], flag: Scalar[i32]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(4):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(2):
+            t = recv(items)
+            u = recv(items)
+            store(Y.tile(0, 0, shape=(16, 64)), t)
+            if flag == 1:
+                store(Y.tile(1, 0, shape=(16, 64)), u)
+
+
+def test_a_condition_storing_beside_another_view_of_the_tensor_says_why_on_aie(tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(store_two_views, "aie-npu1", tmp_path / "p")
+    assert "stores a view of 'Y' under a condition and another view of it" in str(e.value)
