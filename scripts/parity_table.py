@@ -71,6 +71,7 @@ CONSTRUCTS = {
     "runtime scalar of a CSP program": "CSP",
     "CSP program larger than a core's memory": "CSP",
     "CSP process reading back an `InOut` tensor it stores": "CSP",
+    "CSP process storing under an `if`": "CSP",
     "CSP program with more process replicas than cores": "CSP",
     "CSP process with statements before and after its loop": "CSP",
     "CSP process sending after its loop": "CSP",

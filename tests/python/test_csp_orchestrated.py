@@ -26,6 +26,8 @@ PARITY = {
         ("CSP program with more process replicas than cores", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_process_reads_back_tiles_it_stored_in_earlier_iterations": [
         ("CSP process reading back an `InOut` tensor it stores", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_stores_under_a_condition_run_on_both_targets": [
+        ("CSP process storing under an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
