@@ -115,8 +115,22 @@ Result<bool> check_axis_coverage(const std::string &axis, const std::vector<AxeI
 /// Appends the iters of one dim to the layout, classifying device, `m` and bank iters.
 Result<bool> place_dim_iters(AxeLayout &l, int d, const std::vector<UserIter> &iters,
                              std::vector<std::vector<AxeIter>> &local_iters) {
-  for (const auto &it : iters) {
+  const UserIter *local = nullptr;  // the first local iter of the dim (major to minor)
+  for (size_t i = 0; i < iters.size(); ++i) {
+    const UserIter &it = iters[i];
+    if (it.extent == 1 && (is_device_axis(it.axis) || is_local_axis(it.axis))) continue;  // addresses nothing
     AxeIter a{it.extent, it.stride, it.axis, d};
+    if (is_device_axis(it.axis) && local) {
+      int64_t block = 1;  // the elements each core takes in turn: the extents minor to the device iter
+      for (size_t j = i + 1; j < iters.size(); ++j) block *= iters[j].extent;
+      return fail("layout.cyclic",
+                  "shard iter " + iter_text(it) + " is minor to the local iter " + iter_text(*local) + " in dim " +
+                      std::to_string(d) + ": the dim is dealt to the " + std::to_string(it.extent) +
+                      " cores cyclically (" + (block == 1 ? "one index" : "blocks of " + std::to_string(block) + " indices") +
+                      " each in turn), which HTP does not lower; a device iter major to its dim's local iters is a "
+                      "block shard");
+    }
+    if (is_local_axis(it.axis) && !local) local = &it;
     if (is_device_axis(it.axis)) {
       l.shard.push_back(a);
     } else if (it.axis == "m") {
@@ -181,7 +195,12 @@ Result<AxeLayout> from_axe_iters(const std::vector<UserIter> &shard_in,
   for (size_t d = 0; d < t.shape.size(); ++d) {
     int64_t covered = 1;
     std::vector<UserIter> dim;
-    while (covered < t.shape[d]) {
+    // A dim takes iters until they multiply to its size; iters of extent 1 address nothing, and one after a
+    // size-1 dim or the last dim belongs to it (a [32, 1] tensor's trailing (1, 1, "m")).
+    auto absorbs_unit = [&] {
+      return next < shard.size() && shard[next].extent == 1 && (t.shape[d] == 1 || d + 1 == t.shape.size());
+    };
+    while (covered < t.shape[d] || absorbs_unit()) {
       if (next >= shard.size())
         return fail("layout.iters", "the shard iters cover " + std::to_string(covered) + " of the " +
                                         std::to_string(t.shape[d]) + " elements of dim " + std::to_string(d) +

@@ -276,3 +276,43 @@ def test_pto_refuses_a_stated_row_major_part_that_is_not_a_block_of_the_whole(tm
     with pytest.raises(htp.CompileError, match=r"memory layout of 'X' of kernel 'scale_cols' is of a part of the "
                                                 r"tensor.*\[pto.layout-mem\]"):
         htp.Context().compile(scale_cols, "pto-a2a3sim", tmp_path / "pkg")
+
+
+# A device iter minor to a local iter of its dim deals the dim to the cores cyclically: row k of the tensor to
+# core k mod 2 here. Both targets ran it as a block shard (core 0 the first 16 rows), silently; it is now
+# layout.cyclic at the layout, on every target (docs/backends/aie.md section 7: "a diagnostic naming the
+# construct"). And an extent-1 iter of a size-1 dim, which section 2's rule covers, was refused as "beyond the
+# last dim".
+CYCLIC = Layout.axe(shard=[(16, 48, "m"), (2, 1, "mesh.x"), (48, 1, "m")])
+BLOCK_CYCLIC = Layout.axe(shard=[(2, 256, "m"), (2, 1, "mesh.x"), (8, 32, "m"), (32, 1, "m")])
+
+
+@kernel(mapping=[2])
+def add_cyclic(X: In[Tensor[32, 48, f32] @ CYCLIC], Z: Out[Tensor[32, 48, f32] @ CYCLIC]):
+    store(Z, muls(load(X), 2.0))
+
+
+@kernel(mapping=[2])
+def add_block_cyclic(X: In[Tensor[32, 32, f32] @ BLOCK_CYCLIC], Z: Out[Tensor[32, 32, f32] @ Layout("S(0)R")]):
+    store(Z, muls(load(X), 2.0))
+
+
+@kernel(mapping=[2])
+def unit_trailing_dim(X: In[Tensor[32, 1, f32] @ Layout.axe(shard=[(2, 1, "mesh.x"), (16, 1, "m"), (1, 1, "m")])],
+                      Z: Out[Tensor[32, 1, f32] @ Layout("S(0)R")]):
+    store(Z, muls(load(X), 2.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_cyclic_shard_is_refused_and_a_unit_iter_is_taken(tmp_path, target):
+    ctx = htp.Context()
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(add_cyclic, target, tmp_path / "cyclic")
+    assert ("shard iter (2, 1, mesh.x) is minor to the local iter (16, 48, m) in dim 0: the dim is dealt to the 2 "
+            "cores cyclically (one index each in turn)") in str(e.value)
+    assert "[layout.cyclic]" in str(e.value)
+    with pytest.raises(htp.CompileError, match=r"cyclically \(blocks of 8 indices each in turn\)"):
+        ctx.compile(add_block_cyclic, target, tmp_path / "block_cyclic")
+    x = np.arange(32, dtype=np.float32).reshape(32, 1)
+    pkg = ctx.compile(unit_trailing_dim, target, tmp_path / "unit")
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=x)["Z"], 2 * x)
