@@ -111,11 +111,15 @@ TEST(LayoutBuilder, CoreItersBecomeMeshIters) {
   EXPECT_EQ(*local_shape(*l), (std::vector<int64_t>{16, 64}));
 }
 
-TEST(LayoutBuilder, CyclicShardHasNoShortForm) {
-  auto l =
-      from_axe_iters({{32, 64, "m"}, {2, 1, "mesh.x"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
-  ASSERT_TRUE(l.ok()) << l.error().message;
-  EXPECT_TRUE(dist_view(*l, kMesh)); // one iter per dim: the view ignores where the device iter sits
+TEST(LayoutBuilder, CyclicShardIsRefusedAndAnOffsetHasNoShortForm) {
+  // A device iter minor to a local iter of its dim deals the dim cyclically; a short form would make it a block.
+  EXPECT_EQ(code_of(from_axe_iters({{32, 64, "m"}, {2, 1, "mesh.x"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare,
+                                   kMesh)),
+            "layout.cyclic");
+  auto block =
+      from_axe_iters({{2, 1, "mesh.x"}, {32, 64, "m"}, {64, 1, "m"}}, {{2, 1, "mesh.y"}}, {}, kSquare, kMesh);
+  ASSERT_TRUE(block.ok()) << block.error().message;
+  EXPECT_EQ(text_of(*block), "S(0)R");
   auto partial =
       from_axe_iters({{64, 1, "m"}, {64, 1, "m"}}, {{1, 1, "mesh.y"}}, {{"mesh.y", 1}}, kSquare, kMesh);
   ASSERT_TRUE(partial.ok()) << partial.error().message;
