@@ -77,6 +77,17 @@ def control(x: In[Tensor[4, 8, 16, f32]], y: InOut[Tensor[8, 16, f32]], n: Scala
         r = i % 8
         store(y[r:r + 1, :], adds(load(y[r:r + 1, :]), max(s, -i) if i > 2 else abs(-i - 1)))
     store(y, add(load(y), acc))
+
+
+@kernel
+def casts_and_floors(x: In[Tensor[2, 8, f32]], a: In[Tensor[2, 8, i32]], b: In[Tensor[2, 8, i32]],
+                     q: Out[Tensor[2, 8, i32]], q8: Out[Tensor[2, 8, i8]], d: Out[Tensor[2, 8, i32]],
+                     d3: Out[Tensor[2, 8, i32]]):
+    t = load(x)
+    store(q, cast(t, i32))
+    store(q8, cast(t, i8))
+    store(d, div(load(a), load(b)))
+    store(d3, divs(load(a), 3))
 '''
 
 
@@ -96,11 +107,13 @@ def kernels(tmp_path_factory) -> dict:
         entries = {name: getattr(importlib.import_module(name), name)
                    for name in ("softmax", "vector_add", "rmsnorm", "gemm")}
         extra = importlib.import_module("extra_kernels")
-        entries.update(mixed=extra.mixed, control=extra.control)
+        entries.update(mixed=extra.mixed, control=extra.control, casts_and_floors=extra.casts_and_floors)
         ctx = htp.Context()
         found = {}
         for name, entry in entries.items():
-            pkg = ctx.compile(entry, TARGET, out_dir / name, dump_ir="all", force=True)
+            # (integer division is not lowered on pto: the kernel dividing integers goes through aie)
+            target = "aie-npu1" if name == "casts_and_floors" else TARGET
+            pkg = ctx.compile(entry, target, out_dir / name, dump_ir="all", force=True)
             for k in _tile_kernels(pkg)["kernels"]:
                 found[k["name"]] = k
         return found
@@ -158,7 +171,26 @@ def test_column_ops_casts_and_transcendentals(kernels, tmp_path):
     acc = np.ones((8, 16)) + sum(u * (i % 3) for i in range(n))
     np.testing.assert_allclose(got["y"], np.maximum(np.tanh(acc), t.min(axis=1, keepdims=True)), rtol=1e-5)
     np.testing.assert_array_equal(got["s"], w.astype(np.float32)[None, :])
-    np.testing.assert_array_equal(got["q"], np.rint(x * np.float32(4.0)).astype(np.int32))  # round half even
+    np.testing.assert_array_equal(got["q"], (x * np.float32(4.0)).astype(np.int32))  # truncated, as astype
+
+
+# docs/dialects/tile.md: cast truncates toward zero as NumPy's astype does on x86 (a value the integer cannot
+# hold, or NaN, INT32_MIN narrowed), and integer div floors as //. The island rounded to nearest even and
+# truncated the quotient, disagreeing with NumPy and both simulators.
+@needs_mlir
+def test_casts_truncate_and_integer_division_floors_as_numpy(kernels, tmp_path):
+    native = _build(kernels["casts_and_floors"], tmp_path)
+    x = np.array([[0.7, 1.5, -0.7, -1.5, 3.5, 300.7, 2.5, -2.5],
+                  [1e10, -1e10, np.nan, np.inf, -np.inf, 127.9, 128.5, -129.5]], np.float32)
+    a = np.array([[-7, 7, 7, -7, 0, 9, -9, 1], [-1, 5, -5, 2**31 - 1, -2**31 + 1, 3, -3, 0]], np.int32)
+    b = np.array([[2, -2, 2, -2, 5, 4, 4, -3], [3, -3, 3, 7, 7, -2, -2, 5]], np.int32)
+    with np.errstate(invalid="ignore"):
+        want_q, want_q8 = x.astype(np.int32), x.astype(np.int8)
+    got = native(x=x, a=a, b=b)
+    np.testing.assert_array_equal(got["q"], want_q)
+    np.testing.assert_array_equal(got["q8"], want_q8)
+    np.testing.assert_array_equal(got["d"], a // b)
+    np.testing.assert_array_equal(got["d3"], a // 3)
 
 
 @needs_mlir

@@ -25,10 +25,11 @@ the named linalg ops; ``for``/``if`` ``scf.for``/``scf.if``; scalar expressions 
 i1. Every op carries ``loc("file":line:col)`` of its statement's span (1-based columns, as HTP renders
 diagnostics), so a tool's error names the kernel's source line.
 
-**Semantics** follow the PTO simulator (plugins/backend-pto/sim): f16 and bf16 compute in f32;
-reductions accumulate in that compute type; a float-to-integer cast rounds to nearest even (``CAST_RINT``);
-integer division truncates. Where the simulator's compares are order-dependent, ``max``/``min``/``relu``
-propagate NaN (``arith.maximumf``, as NumPy's ``maximum``).
+**Semantics** follow docs/dialects/tile.md and both simulators: f16 and bf16 compute in f32; reductions
+accumulate in that compute type; a float-to-integer cast truncates toward zero as NumPy's ``astype`` on x86
+(a value the integer cannot hold, or NaN, is INT32_MIN narrowed; INT64_MIN for 64 bits); integer division
+floors (``arith.floordivsi``, NumPy's ``//``); ``max``/``min``/``relu`` propagate NaN (``arith.maximumf``, as
+NumPy's ``maximum``).
 Scalar expressions follow Python (floor ``//`` and ``%``). Offsets that are literals are checked against the
 tensor's bounds; runtime offsets are not (as in the C++ backends). An op without a lowering raises
 ``UnsupportedOp`` rather than producing anything approximate.
@@ -294,7 +295,7 @@ _SETS = {None, "tile", "pto", "aie"}
 
 _FLOAT_BINARY = {"add": "arith.addf", "sub": "arith.subf", "mul": "arith.mulf", "div": "arith.divf",
                  "max": "arith.maximumf", "min": "arith.minimumf"}
-_SIGNED_BINARY = {"add": "arith.addi", "sub": "arith.subi", "mul": "arith.muli", "div": "arith.divsi",
+_SIGNED_BINARY = {"add": "arith.addi", "sub": "arith.subi", "mul": "arith.muli", "div": "arith.floordivsi",
                   "max": "arith.maxsi", "min": "arith.minsi"}
 _UNSIGNED_BINARY = {**_SIGNED_BINARY, "div": "arith.divui", "max": "arith.maxui", "min": "arith.minui"}
 _CMP = {"lt": ("slt", "olt"), "le": ("sle", "ole"), "eq": ("eq", "oeq"), "ne": ("ne", "une"),
@@ -378,7 +379,7 @@ class _Writer:
         return self.value(f"arith.constant {signed} : {_ELEM[dtype]}")
 
     def convert(self, v: str, src: str, dst: str) -> str:
-        """`v` of dtype `src` as dtype `dst` (a float becomes an integer rounded to nearest even)."""
+        """`v` of dtype `src` as dtype `dst` (a float becomes an integer as float_to_int converts it)."""
         if _ELEM[src] == _ELEM[dst]:
             return v
         s, d = _ELEM[src], _ELEM[dst]
@@ -390,9 +391,7 @@ class _Writer:
         if src in _FLOATS:
             if _BITS[src] < 32:
                 return self.convert(self.convert(v, src, "f32"), "f32", dst)
-            rounded = self.value(f"math.roundeven {v} : {s}")
-            op = "arith.fptoui" if dst in _UNSIGNED else "arith.fptosi"
-            return self.value(f"{op} {rounded} : {s} to {d}")
+            return self.float_to_int(v, s, dst)
         if dst in _FLOATS:
             if _BITS[dst] < 32:  # through f32, so that bf16 needs no libgcc helper (|v| > 2^24 may round twice)
                 return self.convert(self.convert(v, src, "f32"), "f32", dst)
@@ -402,6 +401,26 @@ class _Writer:
             op = "arith.extui" if src in _UNSIGNED else "arith.extsi"
             return self.value(f"{op} {v} : {s} to {d}")
         return self.value(f"arith.trunci {v} : {s} to {d}")
+
+    def float_to_int(self, v: str, s: str, dst: str) -> str:
+        """Float `v` (MLIR type `s`, f32 or f64) as integer dtype `dst`, as NumPy's astype on x86 and both
+        simulators convert it (docs/dialects/tile.md, cast): truncated toward zero, through 32 bits for 32 bits
+        or fewer (64 for u32); a value the conversion cannot hold, or NaN, is INT32_MIN narrowed (INT64_MIN
+        for 64 bits, 0 for u32)."""
+        bits = _BITS[dst]
+        wide = bits == 64 or (bits == 32 and dst in _UNSIGNED)
+        w = "i64" if wide else "i32"
+        lo, hi, fallback = ((-2.0 ** 63, 2.0 ** 63, -(1 << 63)) if wide else (-2.0 ** 31, 2.0 ** 31, -(1 << 31)))
+        if bits == 32 and dst in _UNSIGNED:
+            fallback = 0
+        above = self.value(f"arith.cmpf {'ogt' if fallback == 0 else 'oge'}, {v}, "
+                           f"{self.value(f'arith.constant {_float_literal(lo, s)} : {s}')} : {s}")
+        below = self.value(f"arith.cmpf olt, {v}, {self.value(f'arith.constant {_float_literal(hi, s)} : {s}')} : {s}")
+        inside = self.value(f"arith.andi {above}, {below} : i1")
+        safe = self.value(f"arith.select {inside}, {v}, {self.value(f'arith.constant 0.0 : {s}')} : {s}")
+        converted = self.value(f"arith.fptosi {safe} : {s} to {w}")
+        out = self.value(f"arith.select {inside}, {converted}, {self.value(f'arith.constant {fallback} : {w}')} : {w}")
+        return out if bits == int(w[1:]) else self.value(f"arith.trunci {out} : {w} to {_ELEM[dst]}")
 
     def binary(self, kind: str, a: str, b: str, dtype: str) -> str:
         if dtype in _FLOATS:
