@@ -408,6 +408,11 @@ std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const P
   std::vector<std::string> offset(p.global_shape.size(), "0"), shape;
   for (int64_t d : p.shape) shape.push_back(std::to_string(d));
   std::set<int64_t> seen;
+  if (!l.offset.empty())
+    throw IrError("layout " + l.text + " of '" + p.name + "' of '" + k.kernel.name + "' places it at mesh offset " +
+                      l.offset.front().first + " = " + std::to_string(l.offset.front().second) +
+                      " (a sub-mesh); backend-pto lowers layouts over the whole mesh",
+                  k.kernel.span, "pto.unsupported");
   for (const htp::LayoutIter &it : l.shard) {
     if (!it.dim || *it.dim < 0 || size_t(*it.dim) >= offset.size()) continue;
     if (!seen.insert(*it.dim).second)
@@ -421,6 +426,12 @@ std::pair<std::vector<std::string>, std::vector<std::string>> shard_view(const P
     if (axis == f.mesh.size())
       throw IrError("layout " + l.text + " of '" + p.name + "' shards over mesh axis '" + it.axis + "', which kernel '" +
                         k.kernel.name + "' is not mapped over",
+                    k.kernel.span, "pto.unsupported");
+    if (it.stride != 1 || it.extent != f.mesh[axis].second)
+      throw IrError("layout " + l.text + " of '" + p.name + "' of '" + k.kernel.name + "' shards dimension " +
+                        std::to_string(*it.dim) + " over " + std::to_string(it.extent) + " of the " +
+                        std::to_string(f.mesh[axis].second) + " coordinates of mesh axis '" + it.axis + "' (stride " +
+                        std::to_string(it.stride) + "); backend-pto lowers block shards over a whole mesh axis",
                     k.kernel.span, "pto.unsupported");
     offset[size_t(*it.dim)] = "v_mesh" + std::to_string(axis) + " * " + std::to_string(p.shape[size_t(*it.dim)]);
   }

@@ -316,3 +316,28 @@ def test_a_cyclic_shard_is_refused_and_a_unit_iter_is_taken(tmp_path, target):
     x = np.arange(32, dtype=np.float32).reshape(32, 1)
     pkg = ctx.compile(unit_trailing_dim, target, tmp_path / "unit")
     np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=x)["Z"], 2 * x)
+
+
+# A layout at a mesh offset (a sub-mesh), or sharding over every other coordinate of a mesh axis, compiled for
+# pto-a2a3sim and failed at run time inside the orchestration ("ChipTensor::view: dimension 0 out of range");
+# it is now refused at compile time on both targets (aie-npu1 already refused it).
+SUB_MESH = Layout.axe(shard=[(2, 1, "mesh.x"), (16, 32, "m"), (32, 1, "m")], offset={"mesh.x": 2})
+EVERY_OTHER = Layout.axe(shard=[(2, 2, "mesh.x"), (16, 32, "m"), (32, 1, "m")])
+
+
+@kernel(mapping=[4])
+def scale_sub_mesh(X: In[Tensor[32, 32, f32] @ SUB_MESH], Z: Out[Tensor[32, 32, f32] @ SUB_MESH]):
+    store(Z, muls(load(X), 3.0))
+
+
+@kernel(mapping=[4])
+def scale_every_other(X: In[Tensor[32, 32, f32] @ EVERY_OTHER], Z: Out[Tensor[32, 32, f32] @ EVERY_OTHER]):
+    store(Z, muls(load(X), 3.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_sub_mesh_or_strided_shard_is_refused_at_compile_time(tmp_path, target):
+    ctx = htp.Context()
+    for fn, text in [(scale_sub_mesh, "mesh offset"), (scale_every_other, "shard")]:
+        with pytest.raises(htp.CompileError, match=text):
+            ctx.compile(fn, target, tmp_path / fn.__name__)
