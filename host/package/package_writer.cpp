@@ -85,6 +85,12 @@ std::optional<Diagnostic> PackageWriter::write(std::string_view path, std::strin
   if (is_reserved(path) && writer != kHostWriter)
     return Diagnostic::error("package.reserved", "component '" + std::string(writer) + "' tried to write '" + p +
                                                      "', which only the host writes");
+  // logs/ and build/ belong to runs (a run replaces logs/run/ and caches builds under build/), outside the
+  // manifest: a file listed there would stop verifying after the first run.
+  if (p.rfind("logs/", 0) == 0 || p.rfind("build/", 0) == 0)
+    return Diagnostic::error("package.reserved", "component '" + std::string(writer) + "' tried to write '" + p +
+                                                     "': logs/ and build/ belong to runs, outside the manifest; write "
+                                                     "package files elsewhere (codegen/, kernels/, ...)");
   if (auto it = files_.find(p); it != files_.end() && it->second.writer != writer)
     return Diagnostic::error("package.overwrite", "component '" + std::string(writer) + "' tried to overwrite '" + p +
                                                       "', written by '" + it->second.writer + "'");

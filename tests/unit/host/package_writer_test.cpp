@@ -98,6 +98,20 @@ TEST_F(PackageWriterTest, ManifestIsReservedForTheHost) {
   EXPECT_EQ(e->code, "package.reserved");
 }
 
+// logs/ and build/ belong to runs: a file a pass wrote there was listed in the manifest, and the first run's
+// logs/run/ replaced it, so the package never verified again.
+TEST_F(PackageWriterTest, LogsAndBuildAreReservedForRuns) {
+  auto w = htp::PackageWriter::begin(out);
+  ASSERT_TRUE(w);
+  for (const char *path : {"logs/run/report.json", "build/x.txt"}) {
+    auto e = (*w)->write(path, "{}", "x", "plugin");
+    ASSERT_TRUE(e) << path;
+    EXPECT_EQ(e->code, "package.reserved");
+    EXPECT_NE(e->message.find("logs/ and build/ belong to runs"), std::string::npos) << e->message;
+  }
+  EXPECT_EQ((*w)->write("logs.txt", "1", "x", "plugin"), std::nullopt);  // a name that only starts alike
+}
+
 TEST_F(PackageWriterTest, AbandonedPackageLeavesNothing) {
   {
     auto w = htp::PackageWriter::begin(out);
