@@ -63,7 +63,10 @@ int main(int argc, char **argv) {
     return kExitUsage;
   }
   try {
-    return session.action();
+    const int status = session.action();
+    // A plugin of the set that failed to load (printed when it did) fails every subcommand that loaded the
+    // set, even one that went on without it (resolve, verify, plugins inspect): its output lacks the plugin.
+    return status == kExitOk && session.plugin_errors() ? kExitError : status;
   } catch (const std::exception &e) {
     std::cerr << "htp-host: error: internal error: " << e.what() << '\n';
     return kExitError;

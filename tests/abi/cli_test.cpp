@@ -66,6 +66,21 @@ TEST(Cli, FailedPluginMakesListExitOneButListsTheRest) {
   EXPECT_NE(r.err.find("cannot find the accelerator this plugin needs"), std::string::npos) << r.err;
 }
 
+// resolve, plugins inspect and package verify went on without a plugin that failed to load and exited 0: a
+// `resolve --explain` explained a plan that silently lacked the user's pack.
+TEST(Cli, FailedPluginMakesEverySubcommandExitOne) {
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"resolve", "--target", "cpu-ref", "--uses", "Uses.Dialect(name=tile)", "--explain"},
+        std::vector<std::string>{"plugins", "inspect", "fixture-good"}}) {
+    std::vector<std::string> args = {"--plugins", fixture("fixture-good").string(), "--plugins",
+                                     fixture("fixture-init-error").string()};
+    args.insert(args.end(), command.begin(), command.end());
+    auto r = run_host(args);
+    EXPECT_EQ(r.exit_code, 1) << command[0] << " " << command[1] << "\n" << r.err;
+    EXPECT_NE(r.err.find("fixture-init-error"), std::string::npos) << r.err;
+  }
+}
+
 TEST(Cli, VerifyGoodPlugin) {
   auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
