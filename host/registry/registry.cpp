@@ -6,10 +6,28 @@ std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
   if (c.id.empty())
     return Diagnostic::error("registry.empty-id", std::string("plugin '") + c.plugin.name + "' registered a " +
                                                       component_kind_name(c.kind) + " with an empty id");
-  auto it = by_id_.find(c.id);
-  if (it == by_id_.end()) return std::nullopt;
-  const Component &prev = *it->second;
   auto where = [](const Component &x) { return x.plugin.path.empty() ? x.plugin.name : x.plugin.path; };
+  auto it = by_id_.find(c.id);
+  if (it == by_id_.end()) {
+    // A dialect, intrinsic set or layout kind is found by its name (`htp.dialects.tile`, `Uses.Intrinsic(set=pto)`):
+    // a second of one name would displace the first for every program, the resolver trying ids in order.
+    const bool named = c.kind == ComponentKind::Dialect || c.kind == ComponentKind::IntrinsicSet ||
+                       c.kind == ComponentKind::Layout;
+    if (named && !c.name.empty())
+      if (auto n = by_name_.find({c.kind, c.name}); n != by_name_.end()) {
+        const Component &prev = *n->second;
+        return Diagnostic::error("registry.duplicate-name",
+                                 std::string(component_kind_name(c.kind)) + " '" + c.name + "' registered by plugin '" +
+                                     c.plugin.name + "' (component '" + c.id + "') is already registered by plugin '" +
+                                     prev.plugin.name + "' (component '" + prev.id +
+                                     "'); a program names it by that name, so one plugin set holds one: rename it, or "
+                                     "load only one of the two plugins")
+            .with_note("first: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id + "' from " + where(prev))
+            .with_note("second: " + std::string(component_kind_name(c.kind)) + " '" + c.id + "' from " + where(c));
+      }
+    return std::nullopt;
+  }
+  const Component &prev = *it->second;
   return Diagnostic::error("registry.duplicate-id", "component id '" + c.id + "' registered by plugin '" +
                                                         c.plugin.name + "' is already registered by plugin '" +
                                                         prev.plugin.name + "'")
@@ -23,6 +41,7 @@ Expected<const Component *> Registry::add(Component c) {
   const Component *ptr = owned.get();
   components_.push_back(std::move(owned));
   by_id_.emplace(ptr->id, ptr);
+  if (!ptr->name.empty()) by_name_.emplace(std::pair(ptr->kind, ptr->name), ptr);
   return ptr;
 }
 

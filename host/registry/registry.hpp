@@ -48,6 +48,7 @@ public:
 private:
   std::vector<std::unique_ptr<Component>> components_;
   std::map<std::string, const Component *, std::less<>> by_id_;
+  std::map<std::pair<ComponentKind, std::string>, const Component *> by_name_;  ///< first of each (kind, name)
 };
 
 }  // namespace htp

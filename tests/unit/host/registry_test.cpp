@@ -34,6 +34,28 @@ TEST(Registry, DuplicateIdNamesBothPlugins) {
   EXPECT_EQ(r.size(), 1u);
 }
 
+// A pack registering a dialect named 'tile' loaded silently and displaced the built-in one for every program.
+TEST(Registry, ASecondDialectOrIntrinsicSetOfOneNameIsRejected) {
+  htp::Registry r;
+  auto named = [](const char *id, htp::ComponentKind kind, const char *plugin, const char *name) {
+    htp::Component c = make(id, kind, plugin);
+    c.name = name;
+    return c;
+  };
+  ASSERT_TRUE(r.add(named("tile.dialect", htp::ComponentKind::Dialect, "dialect-tile", "tile")));
+  ASSERT_TRUE(r.add(named("pto.intrinsics", htp::ComponentKind::IntrinsicSet, "backend-pto", "pto")));
+  auto dialect = r.add(named("acme.tile", htp::ComponentKind::Dialect, "acme", "tile"));
+  ASSERT_FALSE(dialect);
+  EXPECT_EQ(dialect.error().code, "registry.duplicate-name");
+  EXPECT_NE(dialect.error().message.find("dialect 'tile' registered by plugin 'acme' (component 'acme.tile') is "
+                                         "already registered by plugin 'dialect-tile' (component 'tile.dialect')"),
+            std::string::npos)
+      << dialect.error().message;
+  EXPECT_FALSE(r.add(named("acme.pto", htp::ComponentKind::IntrinsicSet, "acme", "pto")));
+  EXPECT_TRUE(r.add(named("acme.tile-set", htp::ComponentKind::IntrinsicSet, "acme", "tile")));  // another kind
+  EXPECT_EQ(r.size(), 3u);
+}
+
 TEST(Registry, EmptyIdIsRejected) {
   htp::Registry r;
   EXPECT_FALSE(r.add(make("", htp::ComponentKind::Pass, "p")));
