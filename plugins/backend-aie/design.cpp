@@ -2,10 +2,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
 namespace htp::aie {
+
+/// A span as a package holds it: the source file by its name, not the build machine's path, so the same
+/// program compiled in two directories gives the same package (docs/packages.md, determinism); messages
+/// print the file's name only.
+Json portable_span(const Json &span) {
+  if (!span.is_object() || !span.contains("file") || !span["file"].is_string()) return span;
+  Json out = span;
+  out["file"] = std::filesystem::path(span["file"].get<std::string>()).filename().string();
+  return out;
+}
+
 
 int64_t ObjectFifo::elements() const {
   int64_t n = 1;
@@ -192,7 +204,7 @@ Json mapping_to_json(const Design &d) {
     Json body = Json::array();
     for (const auto &op : c.body) body.push_back(op_json(op));
     cores.push_back({{"name", c.name}, {"tile", tile_json(c.tile)}, {"stack_size", c.stack_size}, {"body", body},
-                     {"span", c.span}});
+                     {"span", portable_span(c.span)}});
   }
   for (const auto &op : d.sequence) {
     if (op.kind == DmaOp::Kind::Wait) {
@@ -204,11 +216,11 @@ Json mapping_to_json(const Design &d) {
                    {"issue_token", op.issue_token}});
   }
   Json out = {{"schema", "htp.aie.mapping.v1"}, {"entry", d.entry}, {"kind", d.kind}, {"device", d.device},
-              {"params", params}, {"kernels", kernels}, {"cores", cores}, {"runtime_sequence", seq}, {"span", d.span}};
+              {"params", params}, {"kernels", kernels}, {"cores", cores}, {"runtime_sequence", seq}, {"span", portable_span(d.span)}};
   if (!d.buffers.empty()) {  // (only when there are: designs without stay as they were)
     Json buffers = Json::array();
     for (const auto &b : d.buffers)
-      buffers.push_back({{"name", b.name}, {"tile", tile_json(b.tile)}, {"shape", b.shape}, {"dtype", b.dtype}, {"span", b.span}});
+      buffers.push_back({{"name", b.name}, {"tile", tile_json(b.tile)}, {"shape", b.shape}, {"dtype", b.dtype}, {"span", portable_span(b.span)}});
     out["buffers"] = buffers;
   }
   return out;
@@ -222,7 +234,7 @@ Json fifos_to_json(const Design &d) {
     for (const auto &s : f.producer_dims) dims.push_back({{"size", s.size}, {"stride", s.stride}});
     fifos.push_back({{"name", f.name}, {"producer", tile_json(f.producer)}, {"consumers", consumers},
                      {"depth", f.depth}, {"shape", f.shape}, {"dtype", f.dtype}, {"producer_dims", dims},
-                     {"span", f.span}});
+                     {"span", portable_span(f.span)}});
   }
   for (const auto &l : d.links)
     links.push_back({{"srcs", l.srcs}, {"dsts", l.dsts}, {"src_offsets", l.src_offsets}, {"dst_offsets", l.dst_offsets}});

@@ -3,6 +3,7 @@
 #include <htp/kernel_entry.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include <htp/csp_graph.hpp>
@@ -199,7 +200,8 @@ void map_pass(htp::PassContext &ctx) {
   for (const auto &o : orchestrated) {
     const Json &params = o.params;
     Json doc = o.doc;
-    doc["file"] = ctx.module().file();  // task-graph spans carry no file
+    // task-graph spans carry no file; the package names it (not the build machine's path: determinism)
+    doc["file"] = std::filesystem::path(ctx.module().file()).filename().string();
     htp::Host(ctx.api()).report(ctx.diag(), HTP_SEV_NOTE, "aie.orchestrated",
                                 o.noun + " '" + o.entry + "' runs host-orchestrated on " + dev.name +
                                     ": one task at a time, each kernel a design of its own (spatially: " + o.reason + ")",

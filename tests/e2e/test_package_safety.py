@@ -143,13 +143,16 @@ def test_an_npy_header_claiming_2_62_by_2_62_elements_is_an_error_not_zero_bytes
     assert "has more elements than 64 bits count [run.npy]" in r.stderr, r.stderr
 
 
-def test_manifests_name_no_host_path_and_are_the_same_in_any_directory(tmp_path):
+# (aie-npu1's mapping.json, fifos.json and orchestration.json named the source by its absolute path, so the
+# same program compiled in two directories gave two packages.)
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_manifests_name_no_host_path_and_are_the_same_in_any_directory(tmp_path, target):
     manifests = []
     for where in ("one", "two/deeper"):
         d = tmp_path / where
         d.mkdir(parents=True)
         shutil.copy(EXAMPLES / "vector_add.py", d / "vector_add.py")
-        r = htp("compile", "vector_add.py", "--target", "pto-a2a3sim", "-o", "pkg", cwd=d)
+        r = htp("compile", "vector_add.py", "--target", target, "-o", "pkg", cwd=d)
         assert r.returncode == 0, r.stderr
         text = (d / "pkg" / "manifest.json").read_text()
         assert str(tmp_path) not in text and '"file": "/' not in text
@@ -158,11 +161,13 @@ def test_manifests_name_no_host_path_and_are_the_same_in_any_directory(tmp_path)
     assert '"file": "vector_add.py"' in manifests[0]
 
 
-def test_no_package_file_names_the_compiling_directory(tmp_path):
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+@pytest.mark.parametrize("example", ["vector_add.py", "moe.py"])
+def test_no_package_file_names_the_compiling_directory(tmp_path, target, example):
     d = tmp_path / "src"
     d.mkdir()
-    shutil.copy(EXAMPLES / "vector_add.py", d / "vector_add.py")
-    r = htp("compile", "vector_add.py", "--target", "pto-a2a3sim", "-o", "pkg", "--dump-ir", "all", cwd=d)
+    shutil.copy(EXAMPLES / example, d / example)
+    r = htp("compile", example, "--target", target, "-o", "pkg", "--dump-ir", "all", cwd=d)
     assert r.returncode == 0, r.stderr
     # htp.lock.json pins the plugin files by path on purpose (it is what --locked compares with).
     named = [str(f.relative_to(d / "pkg")) for f in sorted((d / "pkg").rglob("*"))
