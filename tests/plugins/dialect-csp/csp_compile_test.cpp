@@ -26,7 +26,7 @@ protected:
   fs::path program(const std::string &name) { return kTestDir / "programs" / (name + ".py"); }
 
   htp::test::CommandResult compile(const std::string &name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--plugins", HTP_CSP_PLUGIN,   "--plugins", HTP_TILE_FIXTURE,
+    std::vector<std::string> args = {"--no-builtin-plugins", "--plugins", HTP_CSP_PLUGIN, "--plugins", HTP_TILE_FIXTURE,
                                      "--plugins", HTP_CHECK_PLUGIN, "compile",   program(name).string(),
                                      "--target",  "check",          "-o",        out().string()};
     args.insert(args.end(), extra.begin(), extra.end());

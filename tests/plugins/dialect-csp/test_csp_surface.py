@@ -17,7 +17,7 @@ SURFACE = ["program", "process", "Channel", "Event", "send", "recv", "consume", 
 
 @pytest.fixture(scope="module")
 def ctx():
-    return htp.Context(plugins=PLUGINS, use_environment=False)
+    return htp.Context(plugins=PLUGINS, builtins=False, use_environment=False)
 
 
 def test_surface_names_are_importable(ctx):
