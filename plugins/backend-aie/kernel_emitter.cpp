@@ -525,14 +525,30 @@ private:
                               std::to_string(op.span ? op.span->line : kernel_.span.line);
     for (size_t d = 0; d < n; ++d) {
       const Json &e = (*op.offset)[d];
+      // A constant offset is checked here: the kernel IR may come from a plugin's pass, after tile.typecheck.
+      if (e.is_number_integer() && (e.get<int64_t>() < 0 || e.get<int64_t>() + extents[d] > a.shape[d]))
+        throw EmitError(where + ": the tile of " + op.op + " '" + op.moved_tensor() + "' at offset " + e.dump() +
+                        " covers [" + e.dump() + ", " + std::to_string(e.get<int64_t>() + extents[d]) +
+                        ") in dimension " + std::to_string(d) + ", outside its extent " + std::to_string(a.shape[d]));
       if (e.is_number()) continue;
       o << pad << "HTP_CHECK_VIEW(" << Json(where).dump() << ", " << Json(op.moved_tensor()).dump() << ", " << d << ", "
         << expr(e) << ", " << extents[d] << ", " << a.shape[d] << ");\n";
     }
   }
 
+  /// A load or store moves a register of its tensor's dtype (tile.typecheck's rule, checked again: the kernel
+  /// IR may come from a plugin's pass); a copy loop would convert silently.
+  void check_moved_dtype(const htp::TileOp &op, const Local &t) const {
+    if (!op.is("load") && !op.is("store")) return;
+    const htp::TileParam *p = kernel_.param(op.moved_tensor());
+    if (p && !p->type.dtype.empty() && !t.dtype.empty() && p->type.dtype != t.dtype)
+      throw EmitError(op.op + " of '" + op.moved_tensor() + "' (" + p->type.dtype + ") moves a register of " + t.dtype +
+                      "; a load or store keeps the tensor's dtype (convert with cast)");
+  }
+
   void emit_move_in(std::ostream &o, int ind, const htp::TileOp &op, const std::string &dst) {
     const Local &d = tile(dst, op);
+    check_moved_dtype(op, d);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
     if (auto it = aliases_.find(dst); it != aliases_.end() && it->second.param == a.param) {
@@ -548,6 +564,7 @@ private:
 
   void emit_move_out(std::ostream &o, int ind, const htp::TileOp &op, const std::string &src) {
     const Local &s = tile(src, op);
+    check_moved_dtype(op, s);
     TensorAccess a = access(op);
     std::string pad(ind * 2, ' ');
     if (auto it = aliases_.find(src); it != aliases_.end() && it->second.param == a.param) {

@@ -99,6 +99,14 @@ public:
     const std::vector<int64_t> extents = htp::view_extents(b.rows, b.cols, n);
     const std::string where = json(file_ + ":" + std::to_string(span.line)).dump();
     for (size_t d = 0; d < n; ++d) {
+      // A constant offset is checked here: the kernel IR may come from a plugin's pass, after tile.typecheck.
+      if (offset[d].is_number_integer() && p && d < p->shape.size() && p->shape[d] > 0 &&
+          (offset[d].get<int64_t>() < 0 || offset[d].get<int64_t>() + extents[d] > p->shape[d]))
+        throw IrError(k_.kind + " '" + k_.name + "': the tile of '" + reg + "' at offset " + offset[d].dump() +
+                          " of '" + pname + "' covers [" + offset[d].dump() + ", " +
+                          std::to_string(offset[d].get<int64_t>() + extents[d]) + ") in dimension " + std::to_string(d) +
+                          ", outside its extent " + std::to_string(p->shape[d]),
+                      span, "pto.contract");
       if (offset[d].is_number()) continue;
       line("HTP_CHECK_VIEW(" + pname + "_view, " + where + ", " + json(pname).dump() + ", " + std::to_string(n) +
            ", " + std::to_string(d) + ", " + expr(offset[d]) + ", " + std::to_string(extents[d]) + ");");

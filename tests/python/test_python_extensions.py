@@ -735,3 +735,48 @@ def test_a_builder_may_return_the_ops_of_another_python_set(tmp_path, target):
     x = np.random.default_rng(19).standard_normal((16, 32)).astype(np.float32)
     r = htp.bind(ctx.compile(k, target, tmp_path / target), ctx).run(x=x)
     np.testing.assert_array_equal(np.asarray(r["z"]), 4 * x)
+
+
+# A pass editing the kernel IR (tile.kernels) after tile.typecheck: a store at a constant offset past its tensor
+# corrupted the heap of the process running the package (both simulators), a load there read garbage, and
+# backend-aie converted silently from a register of another dtype. The backends check them again.
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+@pytest.mark.parametrize("edit", ["store-past", "load-past", "dtype"])
+def test_kernel_ir_a_pass_edits_is_checked_again_by_the_backend(tmp_path, target, edit):
+    ext = write_extension(tmp_path, f'''
+        from htp.extension import Extension
+
+        ext = Extension("kir-edit", version="1.0.0")
+        edit = ext.pass_("user.kir-edit", stage="lower", requires=["IR.TileKernels"], provides=["IR.KirEdited"],
+                         applies_to=["Uses.Dialect(name=tile)"], before=["pto.legalize", "aie.map"])
+
+        @edit.module
+        def run(rw):
+            doc = rw.module_attr("tile.kernels", None)
+            for k in doc["kernels"]:
+                for op in k["body"]:
+                    if {edit!r} == "store-past" and op["op"] == "store":
+                        op["offset"][0] = 24
+                    if {edit!r} == "load-past" and op["op"] == "load":
+                        op["offset"][0] = 1000
+                    if {edit!r} == "dtype" and op["op"] == "load":
+                        for local in k["locals"]:
+                            if local["name"] == op["dst"]:
+                                local["dtype"] = "f16"
+            rw.set_module_attr("tile.kernels", doc)
+    ''', name="kir_edit.py")
+    from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, muls, store
+
+    @kernel
+    def scale32(x: In[Tensor[32, 16, f32]], o: Out[Tensor[32, 16, f32]]):
+        store(o, muls(load(x), 2.0))
+
+    ctx = htp.Context(plugins=[ext])
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(scale32, target, tmp_path / "pkg")
+    text = str(e.value)
+    if edit == "dtype":
+        assert "f16" in text and "f32" in text, text
+    else:
+        assert ("covers [24, 56)" if edit == "store-past" else "covers [1000, 1032)") in text, text
+        assert "outside its extent 32" in text, text
