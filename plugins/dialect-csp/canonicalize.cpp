@@ -169,7 +169,9 @@ private:
     m.erase(call, "args", 0);
     AstBuilder b(m, call.span());
     m.insert(call, "keywords", 0, b.keyword("channel", b.str(ch)));
-    call.set_attr(kOpAttr, Json{{"op", op}, {"channel", ch}}.dump());
+    // Each channel operation carries an id: a later pass that copies one (an intrinsic lowering using an
+    // operand `recv(ch)` twice) leaves two of one id, which the effect analysis reports (csp.copied-op).
+    call.set_attr(kOpAttr, Json{{"op", op}, {"channel", ch}, {"id", next_op_id_++}}.dump());
     if (op == "send")
       call.set_attr("tile.foreign",
                     Json{{"op", "csp.send"}, {"type", nullptr}, {"attrs", {{"channel", ch}}}}.dump());
@@ -187,6 +189,7 @@ private:
   ParsedProgram &prog_;
   int &errors_;
   std::map<std::string, std::vector<std::string>> used_params_;
+  int64_t next_op_id_ = 0;
 };
 
 /// Builds the function of one pipe stage: a copy of the stage statement in which `with consume(ch) as t:`

@@ -1,5 +1,6 @@
 #include "ops.hpp"
 
+#include <map>
 #include <set>
 
 namespace csp {
@@ -28,6 +29,8 @@ public:
   }
 
 private:
+  std::map<int64_t, htp::NodeRef> seen_;  ///< channel operation id -> its node (copies share an id)
+
   static bool has_channel_op(htp::NodeRef n) {
     bool found = false;
     n.walk([&](htp::NodeRef x) {
@@ -64,6 +67,18 @@ private:
         expression(n.item(f, j), out);
     }
     if (auto op = node_json(n, kOpAttr); op && (*op)["op"] != "consume") {
+      if (auto id = op->find("id"); id != op->end() && id->is_number_integer()) {
+        auto [first, fresh] = seen_.emplace(id->get<int64_t>(), n);
+        if (!fresh && !(first->second == n)) {
+          const HtpSpan at = first->second.span();
+          error(n, "csp.copied-op",
+                "this " + (*op)["op"].get<std::string>() + " on channel '" + (*op)["channel"].get<std::string>() +
+                    "' is a copy of the one at line " + std::to_string(at.line) + ":" + std::to_string(at.col + 1) +
+                    ", made by a pass (an intrinsic lowering using an operand twice): it would " +
+                    ((*op)["op"] == "recv" ? "receive" : "send") + " twice. Receive into a name first "
+                    "(t = recv(ch)) and pass t, or make the lowering bind the operand to a temporary once");
+        }
+      }
       Op o;
       o.kind = (*op)["op"] == "send" ? Op::Kind::Send : Op::Kind::Recv;
       o.channel = (*op)["channel"];

@@ -780,3 +780,50 @@ def test_kernel_ir_a_pass_edits_is_checked_again_by_the_backend(tmp_path, target
     else:
         assert ("covers [24, 56)" if edit == "store-past" else "covers [1000, 1032)") in text, text
         assert "outside its extent 32" in text, text
+
+
+# A pass that copies a channel operation (here a pattern rewriting relu(x) to add(x, x), x being recv(ch))
+# made the program receive twice where it receives once: aie-npu1 computed a1 * a2 from two items silently
+# (the counts happened to balance), pto-a2a3sim blamed a second receive the user never wrote. Each channel
+# operation now carries an id, and a copy is csp.copied-op at the copy.
+def test_a_pass_copying_a_receive_is_reported_at_the_copy(tmp_path):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("relu-to-add", version="1.0.0")
+
+        @ext.pattern_pass("user.relu-to-add", roots=["Call"], stage="canonicalize",
+                          applies_to=["Uses.Dialect(name=csp)"], after=["csp.canonicalize"],
+                          before=["tile.typecheck"])
+        def relu_to_add(node, rw):
+            if node.func.type != "Name" or node.func.id != "relu" or len(node.args) != 1:
+                return False
+            rw.replace(node, rw.expr("add(x, x)", x=node.args[0]))
+            return True
+    ''', name="square_ext.py")
+    from htp.dialects.csp import Channel, process, program, recv, send
+    from htp.dialects.tile import In, Out, Tensor, Tile, f32, load, relu, store
+
+    @program
+    def squares(X: In[Tensor[64, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+        a = Channel[Tile[16, 32, f32]](depth=2)
+        b = Channel[Tile[16, 32, f32]](depth=2)
+
+        @process(produces=[a])
+        def source():
+            for i in range(4):
+                send(a, load(X.tile(i, 0, shape=(16, 32))))
+
+        @process(consumes=[a], produces=[b])
+        def square_each():
+            for i in range(4):
+                send(b, relu(recv(a)))
+
+        @process(consumes=[b])
+        def sink():
+            for i in range(4):
+                store(Y.tile(i, 0, shape=(16, 32)), recv(b))
+
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(squares, "aie-npu1", tmp_path / "pkg")
+    assert "is a copy of the one at line" in str(e.value) and "[csp.copied-op]" in str(e.value), str(e.value)
