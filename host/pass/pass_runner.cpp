@@ -53,7 +53,18 @@ PassRun run_pass(const Component &pass, const HtpHostApi *api, ast::Module &modu
   if (ok && pass.finish) ok = call_body(pass.finish, pass.user_data, api, ctx, "pass");
   out.ok = ok;
   out.changes = handle.changes;
-  out.diagnostics = std::move(ctx.diagnostics);
+  // An exception a plugin caught at its boundary (plugin.exception, "uncaught exception: ...") names no pass:
+  // the note says which pass of which plugin raised it.
+  for (const Diagnostic &d : ctx.diagnostics.items()) {
+    if (d.code != "plugin.exception") {
+      out.diagnostics.report(d);
+      continue;
+    }
+    Diagnostic named = d;
+    named.with_note("raised in pass '" + pass.id + "' of plugin '" + pass.plugin.name + "'" +
+                    (pass.plugin.path.empty() ? std::string() : " (" + pass.plugin.path + ")"));
+    out.diagnostics.report(std::move(named));
+  }
   out.duration = std::chrono::steady_clock::now() - start;
   return out;
 }

@@ -193,6 +193,18 @@ TEST_F(PassTest, WholeModuleBodyReadsAndAnnotatesThroughTheAbi) {
   EXPECT_EQ(r.changes, 1u);  // the module attribute; node attributes are metadata, not edits
 }
 
+// An exception a plugin's pass lets escape is reported by the SDK's guard as "uncaught exception: ..."; the
+// host's note names the pass and the plugin (it named neither).
+TEST_F(PassTest, AnExceptionEscapingAPassNamesThePassAndItsPlugin) {
+  auto m = htp::test::parse_python("x = 1\n");
+  auto r = run("test.throws", m);
+  ASSERT_FALSE(r.ok);
+  const std::string text = r.diagnostics.render();
+  EXPECT_NE(text.find("uncaught exception:"), std::string::npos) << text;
+  EXPECT_NE(text.find("[plugin.exception]"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: raised in pass 'test.throws' of plugin 'fixture-rewrite'"), std::string::npos) << text;
+}
+
 TEST_F(PassTest, MatcherDslCapturesArguments) {
   auto m = htp::test::parse_python("a = pto.add(x, 2)\nb = pto.add(3, y)\nc = pto.mul(x, y)\n", "dsl.py");
   auto r = run("test.find-adds", m);
