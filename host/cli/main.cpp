@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_session.hpp"
+#include "diag/crash_report.hpp"
 
 #ifndef HTP_VERSION_STRING
 #define HTP_VERSION_STRING "unknown"
@@ -13,6 +14,7 @@
 
 int main(int argc, char **argv) {
   using namespace htp::cli;
+  htp::crash::install();  // a plugin crashing a pass, an init or a run names itself before the process dies
   Session session;
   CLI::App app{"htp-host: compile Python tile programs through plugin pipelines into artifact packages",
                "htp-host"};

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <boost/dll/shared_library.hpp>
+#include "diag/crash_report.hpp"
 #include "diag/log.hpp"
 
 #include <algorithm>
@@ -319,6 +320,7 @@ const LoadedPlugin *PluginHost::initialise(std::unique_ptr<LoadedPlugin> plugin,
   HtpDiag sink{&init_diags, plugin->name};
   HtpStatus status = HTP_ERR_INTERNAL;
   ctx->host.registering = true;
+  crash::Scope crash_scope("the init function of plugin '" + plugin->name + "' (" + file + ")");
   try {
     status = init(&ctx->api, &sink);
   } catch (const std::exception &e) {

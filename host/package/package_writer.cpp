@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -62,7 +64,20 @@ Expected<std::unique_ptr<PackageWriter>> PackageWriter::begin(const fs::path &ou
     return Diagnostic::error("package.exists", "output '" + w->out_.string() + "' exists and is not a directory");
   fs::create_directories(w->out_.parent_path(), ec);
   if (ec) return io_error("cannot create", w->out_.parent_path(), ec.message());
-  w->staging_ = w->out_.parent_path() / ("." + w->out_.filename().string() + ".htp-tmp-" + unique_suffix());
+  // Staging directories of earlier compiles of this output whose process is gone (it crashed, or was killed)
+  // are removed: "<pid>-..." names the process that made each.
+  const std::string prefix = "." + w->out_.filename().string() + ".htp-tmp-";
+  for (const auto &e : fs::directory_iterator(w->out_.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const std::string rest = name.substr(prefix.size());
+    char *end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (pid > 0 && end && *end == '-' && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      fs::remove_all(e.path(), ec);
+  }
+  ec.clear();
+  w->staging_ = w->out_.parent_path() / (prefix + unique_suffix());
   if (!fs::create_directory(w->staging_, ec) || ec)
     return io_error("cannot create staging directory", w->staging_, ec ? ec.message() : "it exists");
   return w;

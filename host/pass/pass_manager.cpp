@@ -10,6 +10,7 @@
 
 #include "ast/json_writer.hpp"
 #include "ast/printer.hpp"
+#include "diag/crash_report.hpp"
 #include "diag/diagnostic_json.hpp"
 #include "package/package_writer.hpp"
 #include "pass/pass_runner.hpp"
@@ -139,6 +140,8 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
       return result;
     }
     for (auto *in : instr) in->before_pass(event, module);
+    crash::Scope crash_scope("pass '" + pass.id + "' of plugin '" + pass.plugin.name + "'" +
+                             (pass.plugin.path.empty() ? std::string() : " (" + pass.plugin.path + ")"));
     PassRun run = run_pass(pass, api, module, options.pass_options, &writer, [&](const RewriteRecord &r) {
       for (auto *in : instr) in->after_rewrite(event, r);
     });

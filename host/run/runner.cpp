@@ -17,6 +17,7 @@
 #include <htp/plugin.hpp>
 
 #include "cache/cache_dir.hpp"
+#include "diag/crash_report.hpp"
 #include "loader/host_api.hpp"
 #include "io/atomic_file.hpp"
 #include "io/safe_read.hpp"
@@ -378,6 +379,8 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
   const HtpHostApi *api = host.api_for(binding->plugin.name);
   HtpDiag sink{&diags, binding->plugin.name};
   const size_t reported_before = diags.size();
+  crash::Scope crash_scope("binding '" + binding->id + "' of plugin '" + binding->plugin.name + "' running entry '" +
+                           entry_name + "' of " + pkg_s);
   HtpStatus status = binding->binding_run(binding->user_data, api, &r, &sink);
   if (status != HTP_OK) {
     bool binding_reported = false;

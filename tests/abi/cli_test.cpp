@@ -81,6 +81,17 @@ TEST(Cli, FailedPluginMakesEverySubcommandExitOne) {
   }
 }
 
+// A plugin that crashes htp-host (here in its init; a pass or a binding's run alike) is named before the process
+// dies: the user saw only "Segmentation fault".
+TEST(Cli, APluginThatCrashesTheHostIsNamed) {
+  for (const char *name : {"fixture-init-segv", "fixture-init-abort"}) {
+    auto r = run_host({"--no-builtin-plugins", "--plugins", fixture(name).string(), "plugins", "list"});
+    EXPECT_NE(r.exit_code, 0) << name << ": the crash takes its course\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("while running the init function of plugin '") + name + "'"), std::string::npos)
+        << r.err;
+  }
+}
+
 TEST(Cli, VerifyGoodPlugin) {
   auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;

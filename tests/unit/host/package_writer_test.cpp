@@ -112,6 +112,26 @@ TEST_F(PackageWriterTest, LogsAndBuildAreReservedForRuns) {
   EXPECT_EQ((*w)->write("logs.txt", "1", "x", "plugin"), std::nullopt);  // a name that only starts alike
 }
 
+// A compile that crashed (or was killed) left its hidden staging directory behind for good; the next compile
+// of the same output removes those whose process is gone, and leaves a live one's alone.
+TEST_F(PackageWriterTest, StagingDirectoriesOfDeadProcessesAreRemoved) {
+  const fs::path parent = out.parent_path();
+  const std::string name = out.filename().string();
+  const fs::path dead = parent / ("." + name + ".htp-tmp-2147483600-0-1");  // (no such pid)
+  const fs::path live = parent / ("." + name + ".htp-tmp-" + std::to_string(::getpid()) + "-99-1");
+  const fs::path other = parent / (".other.htp-tmp-2147483600-0-1");
+  for (const auto &d : {dead, live, other}) fs::create_directories(d / "codegen");
+  {
+    auto w = htp::PackageWriter::begin(out);
+    ASSERT_TRUE(w);
+  }
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  fs::remove_all(live);
+  fs::remove_all(other);
+}
+
 TEST_F(PackageWriterTest, AbandonedPackageLeavesNothing) {
   {
     auto w = htp::PackageWriter::begin(out);
