@@ -71,6 +71,24 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+bool is_generalized_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t at = pos;
+    if (decode_utf8(text, pos) == kReplacementChar && text.substr(at, 3) != "\xEF\xBF\xBD") return false;
+  }
+  return true;
+}
+
+std::string replace_invalid_utf8(std::string_view text) {
+  if (is_valid_utf8(text)) return std::string(text);
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    auto cp = decode_strict_utf8(text, pos);
+    append_utf8(out, cp ? *cp : kReplacementChar);
+  }
+  return out;
+}
+
 bool has_surrogates(std::string_view text) {
   for (size_t i = 0; i + 1 < text.size(); ++i)
     if (static_cast<uint8_t>(text[i]) == 0xED && static_cast<uint8_t>(text[i + 1]) >= 0xA0) return true;

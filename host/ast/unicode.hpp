@@ -26,6 +26,13 @@ void append_utf8(std::string &out, uint32_t cp);
 /// Whether `text` is strict UTF-8 (no surrogates, no overlong forms).
 bool is_valid_utf8(std::string_view text);
 
+/// Whether `text` is generalized UTF-8 (strict UTF-8, or surrogates as Python's 'surrogatepass' writes them):
+/// what an AST text field may hold.
+bool is_generalized_utf8(std::string_view text);
+
+/// `text` with every byte that is not part of a valid UTF-8 sequence replaced by U+FFFD (valid text unchanged).
+std::string replace_invalid_utf8(std::string_view text);
+
 /// Whether `text` (generalized UTF-8) holds a surrogate code point.
 bool has_surrogates(std::string_view text);
 

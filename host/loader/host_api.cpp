@@ -3,6 +3,7 @@
 #include <htp/capability.hpp>
 
 #include "ast/grammar.hpp"
+#include "ast/unicode.hpp"
 #include "pass/invocation.hpp"
 
 #include "diag/log.hpp"
@@ -168,6 +169,11 @@ void api_report(HtpHost *host, HtpDiag *sink, const HtpDiagnostic *d) {
   if (!copy_htp_str(copy.code, out.code, why)) out.code = "plugin.invalid-code";
   if (!copy_htp_str(copy.message, out.message, why)) out.message = "<invalid message: " + why + ">";
   if (!copy_htp_str(copy.span.file, out.span.file, why)) out.span.file.clear();
+  // Strings crossing the ABI are UTF-8 (docs/abi.md); a message that is not stays readable instead of failing
+  // later where diagnostics become JSON.
+  out.code = ast::replace_invalid_utf8(out.code);
+  out.message = ast::replace_invalid_utf8(out.message);
+  out.span.file = ast::replace_invalid_utf8(out.span.file);
   out.span.line = copy.span.line;
   out.span.col = copy.span.col;
   out.span.end_line = copy.span.end_line;

@@ -10,6 +10,7 @@
 
 #include "ast/grammar.hpp"
 #include "ast/stable_id.hpp"
+#include "ast/unicode.hpp"
 #include "island/island.hpp"
 #include "package/package_writer.hpp"
 #include "pass/invocation.hpp"
@@ -384,6 +385,11 @@ template <class V> HtpStatus set_scalar(HtpModule *m, HtpNode *n, HtpStr field, 
 }
 
 HtpStatus node_set_text(HtpHost *, HtpModule *m, HtpNode *n, HtpStr field, HtpStr text, HtpDiag *sink) {
+  if (!ast::is_generalized_utf8(view(text))) {  // (the next reader of the field would fail, blaming itself)
+    report(sink, "ast.utf8", "text for field '" + std::string(view(field)) + "' is not UTF-8",
+           n ? to_node(n) : nullptr);
+    return HTP_ERR_INVALID_ARGUMENT;
+  }
   return set_scalar(m, n, field, std::string(view(text)), sink);
 }
 

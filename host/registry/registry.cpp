@@ -1,5 +1,7 @@
 #include "registry/registry.hpp"
 
+#include "ast/unicode.hpp"
+
 namespace htp {
 
 std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
@@ -7,6 +9,25 @@ std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
     return Diagnostic::error("registry.empty-id", std::string("plugin '") + c.plugin.name + "' registered a " +
                                                       component_kind_name(c.kind) + " with an empty id");
   auto where = [](const Component &x) { return x.plugin.path.empty() ? x.plugin.name : x.plugin.path; };
+  // Strings crossing the ABI are UTF-8 (docs/abi.md); one that is not failed later, as an internal error of
+  // `plugins manifest` or `plugins inspect --json`.
+  auto not_utf8 = [&](const char *field) {
+    return Diagnostic::error("registry.utf8", std::string(component_kind_name(c.kind)) + " '" +
+                                                  ast::replace_invalid_utf8(c.id) + "' of plugin '" +
+                                                  ast::replace_invalid_utf8(c.plugin.name) + "' has a " + field +
+                                                  " that is not UTF-8");
+  };
+  for (const auto &[field, text] : {std::pair<const char *, const std::string *>{"id", &c.id}, {"version", &c.version},
+                                    {"summary", &c.summary}, {"name", &c.name}})
+    if (!ast::is_valid_utf8(*text)) return not_utf8(field);
+  for (const auto &[field, list] :
+       {std::pair<const char *, const std::vector<std::string> *>{"provides entry", &c.provides},
+        {"requires entry", &c.requires_}, {"conflicts entry", &c.conflicts}, {"accepts entry", &c.accepts},
+        {"names entry", &c.names}, {"applies_to entry", &c.applies_to}, {"invalidates entry", &c.invalidates},
+        {"before entry", &c.before}, {"after entry", &c.after}, {"targets entry", &c.targets},
+        {"passes entry", &c.passes}})
+    for (const std::string &text : *list)
+      if (!ast::is_valid_utf8(text)) return not_utf8(field);
   auto it = by_id_.find(c.id);
   if (it == by_id_.end()) {
     // A dialect, intrinsic set or layout kind is found by its name (`htp.dialects.tile`, `Uses.Intrinsic(set=pto)`):

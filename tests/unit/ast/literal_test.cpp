@@ -75,5 +75,15 @@ TEST(AstUnicode, Utf8CodecHandlesSurrogatesAndInvalidBytes) {
   EXPECT_TRUE(is_valid_utf8("h\xC3\xA9 \xEF\xBF\xBD"));
 }
 
+// Text a plugin hands the host: an AST field takes generalized UTF-8 (surrogates, as Python strings hold them)
+// and refuses stray bytes; a diagnostic's text is kept readable with U+FFFD for each stray byte.
+TEST(Unicode, GeneralizedUtf8AndReplacement) {
+  EXPECT_TRUE(is_generalized_utf8("h\xC3\xA9 \xED\xA0\x80 \xEF\xBF\xBD"));
+  EXPECT_FALSE(is_generalized_utf8("bad \xC3\x28"));
+  EXPECT_FALSE(is_generalized_utf8("\xFF"));
+  EXPECT_EQ(replace_invalid_utf8("ok \xC3\xA9"), "ok \xC3\xA9");
+  EXPECT_EQ(replace_invalid_utf8("bad \xC3\x28 \xFF"), "bad \xEF\xBF\xBD( \xEF\xBF\xBD");
+}
+
 } // namespace
 } // namespace htp::ast

@@ -56,6 +56,23 @@ TEST(Registry, ASecondDialectOrIntrinsicSetOfOneNameIsRejected) {
   EXPECT_EQ(r.size(), 3u);
 }
 
+// A summary (or any string) that is not UTF-8 was taken, and `plugins manifest` / `plugins inspect --json`
+// failed later with an internal JSON error.
+TEST(Registry, StringsThatAreNotUtf8AreRejected) {
+  htp::Registry r;
+  htp::Component c = make("p.one", htp::ComponentKind::Pass, "p");
+  c.summary = "bad \xff summary";
+  auto e = r.add(c);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, "registry.utf8");
+  EXPECT_EQ(e.error().message, "pass 'p.one' of plugin 'p' has a summary that is not UTF-8");
+  c.summary = "fine";
+  c.provides = {"IR.X", "IR.\xC3\x28"};
+  EXPECT_FALSE(r.add(c));
+  c.provides = {"IR.X"};
+  EXPECT_TRUE(r.add(c));
+}
+
 TEST(Registry, EmptyIdIsRejected) {
   htp::Registry r;
   EXPECT_FALSE(r.add(make("", htp::ComponentKind::Pass, "p")));
