@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "package/package_manifest.hpp"
 #include "package/package_writer.hpp"
 #include "pass/pass_runner.hpp"
 #include "resolver/lockfile.hpp"
@@ -189,6 +190,14 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   manifest["capabilities"] = {{"obligations", obligations_json(result.obligations)},
                               {"facts", result.pipeline.facts}};
   manifest["entrypoints"] = entrypoints_of(module);
+  // The entry points a backend declared (htp.entrypoints) pass the checks verify and run apply, or the compile
+  // would write a package that can never verify or run.
+  if (DiagnosticList bad = check_entrypoints(manifest["entrypoints"]); bad.has_errors()) {
+    for (Diagnostic d : bad.items())
+      result.diagnostics.report(std::move(d.with_note("in the module attribute htp.entrypoints, which the emit passes "
+                                                      "of the plan wrote: fix the backend that declares the entry")));
+    return abandon();
+  }
   manifest["build"] = build_environment();
   // Spans name the source relative to the compile's root (its directory): a manifest holds no host path
   // and is the same wherever the program is compiled.

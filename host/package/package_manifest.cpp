@@ -80,12 +80,15 @@ DiagnosticList check_entrypoints(const nlohmann::json &entrypoints) {
     if (!entrypoints.is_null()) bad("entrypoints", "must be an array, got " + std::string(json_type_name(entrypoints)));
     return diags;
   }
+  std::set<std::string> names;
   for (const auto &e : entrypoints) {
     if (!e.is_object()) {
       bad("entrypoints", "an entry must be an object, got " + std::string(json_type_name(e)));
       continue;
     }
     const std::string entry = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
+    if (entry != "?" && !names.insert(entry).second)
+      bad("entry '" + entry + "'", "is declared twice; an entry point is run by its name");
     const nlohmann::json params = e.value("params", nlohmann::json::array());
     if (!params.is_array()) {
       bad("entry '" + entry + "'", "params must be an array");

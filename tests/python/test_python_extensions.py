@@ -827,3 +827,29 @@ def test_a_pass_copying_a_receive_is_reported_at_the_copy(tmp_path):
     with pytest.raises(htp.CompileError) as e:
         htp.Context(plugins=[ext]).compile(squares, "aie-npu1", tmp_path / "pkg")
     assert "is a copy of the one at line" in str(e.value) and "[csp.copied-op]" in str(e.value), str(e.value)
+
+
+# Entry points a pass declares (htp.entrypoints) that verify and run would refuse (an unknown dtype, a duplicate
+# name) were copied into the manifest: the compile succeeded and wrote a package that could never run.
+@pytest.mark.parametrize("damage", ["dtype", "duplicate"])
+def test_entry_points_that_verify_would_refuse_fail_the_compile(tmp_path, program, damage):
+    ext = write_extension(tmp_path, f'''
+        from htp.extension import Extension
+
+        ext = Extension("entry-damage", version="1.0.0")
+        damage = ext.pass_("user.entry-damage", stage="package", applies_to=["Uses.Dialect(name=tile)"])
+
+        @damage.module
+        def run(rw):
+            entries = rw.module_attr("htp.entrypoints", [])
+            if {damage!r} == "dtype":
+                entries[0]["params"][0]["dtype"] = "f99"
+            else:
+                entries.append(dict(entries[0]))
+            rw.set_module_attr("htp.entrypoints", entries)
+    ''', name="entry_damage.py")
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    assert "[package.entrypoint]" in str(e.value), str(e.value)
+    assert ("unknown dtype \"f99\"" if damage == "dtype" else "is declared twice") in str(e.value), str(e.value)
+    assert not (tmp_path / "pkg").exists()
