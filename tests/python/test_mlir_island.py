@@ -114,6 +114,14 @@ def test_a_user_pipeline_is_run_and_recorded(tmp_path, cache):
                                rtol=1e-5, atol=1e-7)
 
 
+# A pipeline given as one string was taken character by character ("Too many positional arguments").
+def test_a_pipeline_given_as_one_string_is_split_into_arguments(tmp_path, cache):
+    pipeline = ["--canonicalize", *mlir.DEFAULT_PIPELINE]
+    pkg = htp.Context(plugins=[native]).compile(softmax.softmax, "pto-a2a3sim", tmp_path / "pkg",
+                                                options={"mlir.pipeline": " ".join(pipeline)})
+    assert json.loads((pkg.path / STEP / "command.json").read_text())["command"][1:] == pipeline
+
+
 # ---- bad input ----------------------------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shlex
 
 from htp.extension import Extension
 
@@ -60,6 +61,12 @@ def build_native_kernels(rw) -> None:
     if not doc:
         return
     pipeline = rw.option("mlir.pipeline", mlir.DEFAULT_PIPELINE)
+    if isinstance(pipeline, str):  # one string of mlir-opt arguments, split as a shell would
+        pipeline = shlex.split(pipeline)
+    if not isinstance(pipeline, list) or not all(isinstance(a, str) for a in pipeline):
+        rw.error(rw.root(), "island.option",
+                 f"option mlir.pipeline is a list of mlir-opt arguments (or one string of them), got {pipeline!r}")
+        return
     timeout = float(rw.option("mlir.timeout", 120))
     nodes = _kernel_nodes(rw)
     built = []
