@@ -1,5 +1,8 @@
 // `htp-host run PKG --inputs NAME=file.npy ... --outputs DIR`: run a package entry with its binding.
+#include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "cli/cli_session.hpp"
@@ -64,6 +67,15 @@ int run_run(Session &session, const RunArgs &a) {
     auto parsed = parse_key_json(kv);
     if (!parsed) return usage("--scalar expects NAME=NUMBER, got '" + kv + "'");
     if (repeated(parsed->first)) return usage("argument '" + parsed->first + "' is given more than once");
+    // JSON has no NaN or infinity; a float scalar takes them as Python spells them (nan, inf, -inf).
+    if (parsed->second.is_string()) {
+      std::string t = parsed->second.get<std::string>();
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (t == "nan" || t == "+nan" || t == "-nan")
+        parsed->second = std::numeric_limits<double>::quiet_NaN();
+      else if (t == "inf" || t == "+inf" || t == "infinity" || t == "-inf" || t == "-infinity")
+        parsed->second = t[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    }
     req.scalars[parsed->first] = parsed->second;
   }
   for (const auto &kv : a.options) {
@@ -117,7 +129,7 @@ void register_run_command(CLI::App &app, Session &session) {
   cmd->add_option("PACKAGE", args->package, "Package directory")->required();
   cmd->add_option("--entry,-e", args->entry, "Entrypoint name (default: the only one)");
   cmd->add_option("--inputs,-i", args->inputs, "Tensor argument NAME=file.npy (repeatable, each NAME once)");
-  cmd->add_option("--scalar,-s", args->scalars, "Scalar argument NAME=NUMBER (repeatable, each NAME once; an integer in range for an integer dtype)");
+  cmd->add_option("--scalar,-s", args->scalars, "Scalar argument NAME=NUMBER (repeatable, each NAME once; an integer in range for an integer dtype; nan, inf or -inf for a float)");
   cmd->add_option("--outputs,-o", args->outputs, "Directory for out/inout tensors as NAME.npy (default: the run directory)");
   cmd->add_option("--cache", args->cache, "Build cache directory (default: $HTP_CACHE_DIR or ~/.cache/htp)");
   cmd->add_option("--run-dir", args->run_dir, "Directory for the binding's report, logs and trace (default: PKG/logs/run)");

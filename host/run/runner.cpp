@@ -84,6 +84,18 @@ bool convert_scalar(const std::string &name, const std::string &dtype, const nlo
   }
   a.scalar_float = v.get<double>();
   const auto range = integer_range(dtype);
+  // A finite number too large for a float parameter would round to infinity silently (1e40 for an f32): it is
+  // a range error like an integer's; infinity itself is passed as inf.
+  const double overflow = dtype == "f32"    ? std::ldexp(2.0 - std::ldexp(1.0, -24), 127)
+                          : dtype == "bf16" ? std::ldexp(2.0 - std::ldexp(1.0, -8), 127)
+                          : dtype == "f16"  ? 65520.0
+                                            : 0.0;
+  if (overflow > 0 && std::isfinite(a.scalar_float) && std::fabs(a.scalar_float) >= overflow) {
+    diags.report(Diagnostic::error("run.argument.range", "scalar argument '" + name + "' is an " + dtype +
+                                                             " parameter; " + v.dump() +
+                                                             " rounds to infinity in it (pass inf for infinity)"));
+    return false;
+  }
   if (!range) {
     a.scalar_int = v.is_number_unsigned() ? int64_t(v.get<uint64_t>())
                    : v.is_number_integer() ? v.get<int64_t>()

@@ -738,3 +738,31 @@ def test_concurrent_runs_of_one_package_all_succeed(tmp_path, target):
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         for f in [pool.submit(runs, s) for s in range(3)]:
             f.result()
+
+
+# A float scalar on the command line could not be NaN or infinity (-s a=nan: "not a number"), and 1e40 for an
+# f32 became inf silently; Python's run() took 1e40 as inf too. nan / inf / -inf are taken as Python spells
+# them, and a finite number that rounds to infinity in the parameter's dtype is run.argument.range.
+@kernel
+def plus_scalar(x: In[Tensor[4, 8, f32]], s: Scalar[f32], y: Out[Tensor[4, 8, f32]]):
+    store(y, adds(load(x), s))
+
+
+def test_float_scalars_take_nan_and_inf_and_refuse_overflow(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(plus_scalar, target="pto-a2a3sim", out=tmp_path / "pkg")
+    np.save(tmp_path / "x.npy", np.zeros((4, 8), np.float32))
+
+    def cli(value, out):
+        return subprocess.run([os.environ["HTP_HOST_EXE"], "run", os.fspath(pkg.path), "-i", f"x={tmp_path / 'x.npy'}",
+                               "-s", f"s={value}", "-o", os.fspath(tmp_path / out)],
+                              capture_output=True, text=True, check=False)
+
+    for value, want in (("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf), ("3e38", np.float32(3e38))):
+        r = cli(value, value)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.load(tmp_path / value / "y.npy"), np.full((4, 8), want, np.float32))
+    r = cli("1e40", "big")
+    assert r.returncode == 1 and "run.argument.range" in r.stderr and "rounds to infinity" in r.stderr, r.stderr
+    with pytest.raises(htp.RunError, match="rounds to infinity"):
+        htp.bind(pkg, ctx).run(x=np.zeros((4, 8), np.float32), s=-1e40)
