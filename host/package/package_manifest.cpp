@@ -188,6 +188,20 @@ DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> 
       diags.report(Diagnostic::error("package.unlisted-file", "file '" + rel + "' is not listed in the manifest"));
   }
   if (ec) diags.report(Diagnostic::error("package.walk", "cannot list '" + dir.string() + "': " + ec.message()));
+  // A signature records the sha256 of the manifest it signed: checkable without the key, it catches a manifest
+  // edited after signing (its digests rewritten to match edited files), which the checks above cannot.
+  if (file_kind(dir / kSignatureFile) == "a regular file") {
+    auto sig = read_regular_file(dir / kSignatureFile, 64 * 1024);
+    auto manifest = read_regular_file(dir / kManifestFile, kMaxDocumentBytes);
+    nlohmann::json doc = sig ? nlohmann::json::parse(*sig, nullptr, false) : nlohmann::json();
+    const std::string signed_sha = doc.is_object() ? doc.value("manifest_sha256", std::string()) : std::string();
+    if (manifest && !signed_sha.empty() && signed_sha != sha256_hex(*manifest))
+      diags.report(Diagnostic::error("package.signature-stale",
+                                     std::string(kSignatureFile) + " signed a manifest of sha256 " + signed_sha +
+                                         ", but manifest.json is now " + sha256_hex(*manifest) +
+                                         ": the package was changed after it was signed (verify --key KEY checks "
+                                         "the signature itself)"));
+  }
   diags.append(check_entrypoints(m->entrypoints));
   if (loaded) {
     for (const auto &want : m->plugins) {

@@ -196,7 +196,14 @@ def test_a_signed_package_verifies_with_its_key_and_a_rehashed_edit_is_caught(pk
     kernel = next(p for p in (pkg / "codegen" / "pto" / "kernels" / "aiv").iterdir())
     rel = str(kernel.relative_to(pkg))
     rehash(pkg, rel, kernel.read_text() + "\n// an edit\n")
-    assert htp("verify", pkg).returncode == 0, "integrity alone cannot catch a rehashed edit"
+    # Without the key, the signature's record of the manifest it signed catches it (plain verify said "ok", and
+    # run ran the edited kernel); an unsigned package's integrity alone cannot.
+    plain = htp("verify", pkg)
+    assert plain.returncode == 1 and "[package.signature-stale]" in plain.stderr, plain.stderr
+    unsigned = tmp_path / "unsigned"
+    shutil.copytree(pkg, unsigned, symlinks=True)
+    (unsigned / "manifest.sig").unlink()
+    assert htp("verify", unsigned).returncode == 0, "integrity alone cannot catch a rehashed edit"
     r = htp("verify", pkg, "--key", f"{key}.pub")
     assert r.returncode == 1
     assert "the signature does not match manifest.json: the manifest was changed after it was signed" in r.stderr
