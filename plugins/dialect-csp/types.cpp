@@ -85,6 +85,11 @@ std::optional<Json> shaped(const std::string &kind, htp::NodeRef sub, const Json
 } // namespace
 
 std::optional<Json> type_of(htp::NodeRef a, const Json &constants, std::string &why) {
+  if (a && a.is("BinOp") && a.child("op").is("MatMult")) {  // T @ Layout(...)
+    why = "it has a layout, which a CSP program's parameters do not take: layouts go on the parameters of the "
+          "@kernel functions it runs (docs/dialects/layout-axe.md); write the tensor type alone";
+    return std::nullopt;
+  }
   if (a.is("Subscript")) {
     std::string head = surface_name(a.child("value"));
     if (head == "Tile") return shaped("tile", a, constants, why);
@@ -113,6 +118,10 @@ std::optional<Json> type_of(htp::NodeRef a, const Json &constants, std::string &
 std::optional<ParamType> param_type_of(htp::NodeRef a, const Json &constants, std::string &why) {
   static const std::map<std::string, std::string> dirs = {{"In", "in"}, {"Out", "out"}, {"InOut", "inout"}};
   ParamType p;
+  if (a && a.is("BinOp") && a.child("op").is("MatMult")) {  // In[...] @ Layout(...): type_of says why
+    (void)type_of(a, constants, why);
+    return std::nullopt;
+  }
   if (a.is("Subscript")) {
     auto it = dirs.find(surface_name(a.child("value")));
     if (it != dirs.end()) {

@@ -78,15 +78,26 @@ json parse_tensor_type(htp::NodeRef annotation, const json &constants) {
   return json{{"kind", "tensor"}, {"shape", shape}, {"dtype", dtype_of(parts.back())}};
 }
 
-json parse_workload_param(htp::NodeRef arg, const json &constants) {
+json parse_workload_param(htp::NodeRef arg, const json &constants, std::vector<WspError> *layout_errors) {
   std::string name = *arg.text("arg");
   htp::NodeRef ann = arg.child("annotation");
   if (!ann) return json{{"name", name}, {"dir", "in"}, {"type", {{"kind", "scalar"}, {"dtype", "i64"}}}};
+  // `T @ Layout(...)`, around or inside In/Out/InOut: layouts type the parameters of kernels, not workloads.
+  auto strip_layout = [&](htp::NodeRef n) {
+    if (!n.is("BinOp") || !n.child("op").is("MatMult")) return n;
+    WspError e(n, "wsp.layout",
+               "parameter '" + name + "' of a workload has a layout; layouts go on the parameters of the "
+               "@kernel functions it launches (docs/dialects/layout-axe.md): write the workload's tensor type alone");
+    if (!layout_errors) throw e;
+    layout_errors->push_back(std::move(e));
+    return n.child("left");
+  };
+  ann = strip_layout(ann);
   std::string dir = "in";
   auto [head, inner] = unwrap(ann);
   if (head == "In" || head == "Out" || head == "InOut") {
     dir = head == "In" ? "in" : head == "Out" ? "out" : "inout";
-    ann = inner;
+    ann = strip_layout(inner);
   }
   json type = unwrap(ann).first == "Tensor" ? parse_tensor_type(ann, constants) : scalar_type(ann);
   if (type["kind"] == "scalar" && dir != "in")

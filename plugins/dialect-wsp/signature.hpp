@@ -2,13 +2,17 @@
 // `Scalar[i64]`, symbolic dims) and kernel signatures read from the tile plugin's `tile.signature`.
 #pragma once
 
+#include <vector>
 #include "expr.hpp"
 
 namespace wsp {
 
 /// A workload parameter `{"name", "dir", "type"}` (docs/ir-contracts.md §1) from its annotation; an
 /// unannotated parameter (or `int`) is a runtime i64 scalar. Throws WspError (`wsp.type`).
-json parse_workload_param(htp::NodeRef arg, const json &constants);
+/// A workload parameter's type. A layout on it (`Tensor[...] @ Layout(...)`), which workloads do not take, is
+/// a wsp.layout error: thrown, or appended to `layout_errors` when given (the parameter then parses without it,
+/// so the workload's body is checked as written).
+json parse_workload_param(htp::NodeRef arg, const json &constants, std::vector<WspError> *layout_errors = nullptr);
 
 /// The tensor type of an annotation `Tensor[d0, ..., dtype]` (an intermediate declaration); throws.
 json parse_tensor_type(htp::NodeRef annotation, const json &constants);

@@ -142,7 +142,12 @@ private:
     json params = json::array();
     for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
       for (auto arg : a.items(field)) {
-        json p = parse_workload_param(arg, env_.constants);
+        std::vector<WspError> layouts;
+        json p = parse_workload_param(arg, env_.constants, &layouts);
+        for (const WspError &e : layouts) {
+          report(ctx_, e);
+          failed_ = true;
+        }
         if (p["type"]["kind"] == "tensor")
           env_.tensors[p["name"]] = tensor_decl(p, false);
         else

@@ -341,3 +341,47 @@ def test_a_sub_mesh_or_strided_shard_is_refused_at_compile_time(tmp_path, target
     for fn, text in [(scale_sub_mesh, "mesh offset"), (scale_every_other, "shard")]:
         with pytest.raises(htp.CompileError, match=text):
             ctx.compile(fn, target, tmp_path / fn.__name__)
+
+
+# A layout on a workload's or a CSP program's parameter (layout-axe.md section 1: "Layouts go on parameters",
+# of kernels) said "got an arithmetic expression" with a follow-on error, or "'BinOp' is not a tile type".
+from htp.dialects.csp import Channel, process, program, recv, send  # noqa: E402
+from htp.dialects.tile import Tile  # noqa: E402
+
+
+@kernel
+def doubled(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    store(y, muls(load(x), 2.0))
+
+
+@workload
+def laid_out_workload(X: In[Tensor[64, 32, f32] @ Layout("RR", order=[1, 0])], Y: Out[Tensor[64, 32, f32]]):
+    for i in P(4):
+        doubled[i](X.tile(i, 0), Y.tile(i, 0))
+
+
+@program
+def laid_out_program(X: In[Tensor[64, 32, f32]] @ Layout("S(0)R"), Y: Out[Tensor[64, 32, f32]]):
+    c = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[c])
+    def ld():
+        for i in range(4):
+            send(c, load(X.tile(i, 0, shape=(16, 32))))
+
+    @process(consumes=[c])
+    def st():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(16, 32)), recv(c))
+
+
+def test_a_layout_on_a_workload_or_program_parameter_says_where_layouts_go(tmp_path):
+    ctx = htp.Context()
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(laid_out_workload, "pto-a2a3sim", tmp_path / "w")
+    text = str(e.value)
+    assert "parameter 'X' of a workload has a layout; layouts go on the parameters of the @kernel" in text, text
+    assert "[wsp.layout]" in text and "wsp.argument" not in text, text  # (no follow-on error)
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(laid_out_program, "pto-a2a3sim", tmp_path / "p")
+    assert "parameter 'X' of program 'laid_out_program': it has a layout" in str(e.value), str(e.value)
