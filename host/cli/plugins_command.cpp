@@ -112,12 +112,23 @@ int verify_plugin(const std::string &path, bool isolate, int timeout_ms) {
   return kExitOk;
 }
 
-int write_manifest(const std::string &path, const std::string &out) {
-  PluginHost host;
-  DiagnosticList diags;
+int write_manifest(const std::string &path, const std::string &out, int timeout_ms) {
   PluginLoadOptions options;
   options.require_manifest = false;
-  const LoadedPlugin *p = host.load(absolute_cli_path(path), diags, options);
+  // The plugin's init runs first in a child (a build step, htp_add_plugin, runs this): one that crashes or
+  // hangs is a diagnostic naming it after a time limit, not a hung or crashed build.
+  const std::string abs = absolute_cli_path(path);
+  ProbeResult probe = probe_plugin_isolated(abs, std::chrono::milliseconds(timeout_ms),
+                                            [&](PluginHost &h, const std::filesystem::path &lib, DiagnosticList &d) {
+                                              return h.load(lib, d, options) != nullptr;
+                                            });
+  if (probe.outcome == ProbeResult::Outcome::Crashed || probe.outcome == ProbeResult::Outcome::TimedOut) {
+    Session::print(probe.diagnostics);
+    return kExitError;
+  }
+  PluginHost host;
+  DiagnosticList diags;
+  const LoadedPlugin *p = host.load(abs, diags, options);
   if (!diags.empty()) Session::print(diags);
   if (!p) return kExitError;
   PluginManifest m;
@@ -178,8 +189,14 @@ void register_plugins_command(CLI::App &app, Session &session) {
   auto manifest_out = std::make_shared<std::string>();
   manifest->add_option("PATH", *manifest_path, "Plugin library (.so)")->required();
   manifest->add_option("-o,--output", *manifest_out, "Output file (default: stdout)");
-  manifest->callback([&session, manifest_path, manifest_out] {
-    session.action = [manifest_path, manifest_out] { return write_manifest(*manifest_path, *manifest_out); };
+  auto manifest_timeout = std::make_shared<int>(60000);
+  manifest->add_option("--timeout-ms", *manifest_timeout,
+                       "Time limit of the plugin's init, run first in a child process (default 60000)")
+      ->check(CLI::Range(1, 3600000));
+  manifest->callback([&session, manifest_path, manifest_out, manifest_timeout] {
+    session.action = [manifest_path, manifest_out, manifest_timeout] {
+      return write_manifest(*manifest_path, *manifest_out, *manifest_timeout);
+    };
   });
 }
 

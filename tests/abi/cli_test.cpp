@@ -92,6 +92,20 @@ TEST(Cli, APluginThatCrashesTheHostIsNamed) {
   }
 }
 
+// `plugins manifest` is the build step of htp_add_plugin: a plugin whose init hangs hung the build, one that
+// crashed failed it with a bare "Segmentation fault". Its init runs first in a child with a time limit.
+TEST(Cli, ManifestOfAPluginThatHangsOrCrashesInInitFailsNamingIt) {
+  auto hang = run_host({"plugins", "manifest", "--timeout-ms", "300", fixture("fixture-init-hang").string()});
+  EXPECT_EQ(hang.exit_code, 1) << hang.err;
+  EXPECT_NE(hang.err.find("fixture-init-hang"), std::string::npos) << hang.err;
+  auto segv = run_host({"plugins", "manifest", fixture("fixture-init-segv").string()});
+  EXPECT_EQ(segv.exit_code, 1) << segv.err;
+  EXPECT_NE(segv.err.find("fixture-init-segv"), std::string::npos) << segv.err;
+  auto good = run_host({"plugins", "manifest", fixture("fixture-good").string()});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("\"htp.plugin.v1\""), std::string::npos) << good.out;
+}
+
 TEST(Cli, VerifyGoodPlugin) {
   auto r = run_host({"plugins", "verify", fixture("fixture-good").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
