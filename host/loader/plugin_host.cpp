@@ -133,6 +133,7 @@ std::vector<Component> PluginHost::known_unloaded_components() const {
     if (!u.manifest) continue;
     for (auto c : u.manifest->components) {
       c.plugin = PluginRef{u.manifest->name, u.manifest->version, u.path.string(), {}};
+      c.plugin.load_error = u.reason.code.empty() ? "it did not load" : "[" + u.reason.code + "], reported when loading";
       out.push_back(std::move(c));
     }
   }

@@ -29,6 +29,8 @@ struct PluginRef {
   std::string path;    ///< Canonical absolute path of the shared object; empty for synthetic components.
   std::string sha256;  ///< Hex digest of the shared object; empty for synthetic components.
   std::string language;  ///< "" for a shared library; "python" for a Python extension (path is its source).
+  /// A plugin known from its manifest that was given but did not load: why, briefly (empty otherwise).
+  std::string load_error;
 };
 
 /// A rewrite pattern registered with a pass (strings deep-copied; callbacks live in the resident plugin).

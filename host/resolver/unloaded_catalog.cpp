@@ -16,6 +16,10 @@ std::string describe_plugin_file(const PluginRef &plugin) {
 namespace {
 
 std::string load_hint(const Component &c) {
+  // A plugin that was given but failed to load: loading it again is not the advice, its failure is.
+  if (!c.plugin.load_error.empty())
+    return " — not loaded: " + describe_plugin_file(c.plugin) + " was given but did not load (" +
+           c.plugin.load_error + "); fix that";
   std::string s = " — not loaded; load " + describe_plugin_file(c.plugin);
   if (!c.plugin.path.empty()) s += " with --plugins " + c.plugin.path;
   return s;

@@ -110,6 +110,25 @@ TEST_F(ResolverTest, MissingProviderNamesRequirerAndUnloadedPlugin) {
   EXPECT_NE(text.find("load plugin 'profiler' 2.1.0 (/plugins/libprofiler.so)"), std::string::npos) << text;
 }
 
+// A plugin that was given but failed to load: the hint said to load it with --plugins, the very thing done.
+TEST_F(ResolverTest, AProviderWhosePluginFailedToLoadSaysSo) {
+  ResolveRequest req;
+  Component known = pass("prof.collect").provides({"IR.Profile(kind=hot)"}).plugin("profiler", "2.1.0");
+  known.plugin.load_error = "[abi.init-failed], reported when loading";
+  req.known_unloaded.push_back(known);
+  Resolution r = resolve({pass("tile.opt", PassStage::Schedule)
+                              .applies_to({"Uses.Dialect(name=tile)"})
+                              .requires_({"IR.Profile(kind=hot)"})},
+                         req);
+  ASSERT_FALSE(r.ok());
+  std::string text = r.diagnostics.render();
+  EXPECT_NE(text.find("plugin 'profiler' 2.1.0 (/plugins/libprofiler.so) was given but did not load "
+                      "([abi.init-failed], reported when loading); fix that"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("with --plugins"), std::string::npos) << text;
+}
+
 TEST_F(ResolverTest, ParameterMismatchNamesTheDifferingKey) {
   Resolution r = resolve({pass("tile.opt", PassStage::Schedule)
                               .applies_to({"Uses.Dialect(name=tile)"})
