@@ -97,7 +97,8 @@ CONSTRUCTS = {
     "mapped kernel mixing cube and vector work": "layout",
     "mapped kernel with three inputs": "layout",
     "layout `mem` facet (strides, order)": "layout",
-    "`Layout.axe` full form with local `m` iters of a sharded tensor": "layout",
+    "`Layout.axe` full form with local `m` iters of a row-sharded tensor": "layout",
+    "`Layout.axe` full form with local `m` iters of a column-sharded tensor": "layout",
     "tiled local layout (several `m` iters per dim)": "layout",
     "collectives in a kernel (`allreduce`, `allgather`, `reduce_scatter`, `relayout`)": "layout",
 }
