@@ -48,6 +48,13 @@ thread_local std::string scratch;
 HtpStr str(std::string_view s) { return HtpStr{s.data(), s.size()}; }
 std::string_view view(HtpStr s) { return s.ptr ? std::string_view(s.ptr, s.len) : std::string_view(); }
 
+/// A name from a plugin quoted in a message: at most 200 bytes of it (a 5 MiB key was echoed whole).
+std::string quoted_name(std::string_view s) {
+  constexpr size_t kMax = 200;
+  if (s.size() <= kMax) return std::string(s);
+  return std::string(s.substr(0, kMax)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 HtpStr keep_scratch(std::string s) {
   scratch = std::move(s);
   return str(scratch);
@@ -268,12 +275,12 @@ HtpStatus node_attr_get(HtpHost *, const HtpNode *n, HtpStr key, HtpStr *out) {
 /// Parses attribute JSON for `key`; reports and returns false when either is unacceptable.
 bool parse_attr(HtpStr key, HtpStr json, nlohmann::json &value, HtpDiag *sink, const Node *at) {
   if (!ast::is_attribute_key(view(key))) {
-    report(sink, "ast.attr-key", "attribute key '" + std::string(view(key)) + "' is not namespaced (ns.name)", at);
+    report(sink, "ast.attr-key", "attribute key '" + quoted_name(view(key)) + "' is not namespaced (ns.name)", at);
     return false;
   }
   value = nlohmann::json::parse(view(json), nullptr, false);
   if (value.is_discarded()) {
-    report(sink, "ast.attr-json", "attribute '" + std::string(view(key)) + "' is not valid JSON", at);
+    report(sink, "ast.attr-json", "attribute '" + quoted_name(view(key)) + "' is not valid JSON", at);
     return false;
   }
   return true;
@@ -335,7 +342,7 @@ std::optional<std::string> misfit(const ast::FieldInfo &fi, NodePtr &child) {
 const ast::FieldInfo *field_of(const Node *node, HtpStr name, HtpDiag *sink) {
   auto idx = ast::field_index(node->kind(), view(name));
   if (!idx) {
-    report(sink, "ast.edit", where(node) + " has no field '" + std::string(view(name)) + "'", node);
+    report(sink, "ast.edit", where(node) + " has no field '" + quoted_name(view(name)) + "'", node);
     return nullptr;
   }
   return &node->field_info(*idx);
@@ -386,7 +393,7 @@ template <class V> HtpStatus set_scalar(HtpModule *m, HtpNode *n, HtpStr field, 
 
 HtpStatus node_set_text(HtpHost *, HtpModule *m, HtpNode *n, HtpStr field, HtpStr text, HtpDiag *sink) {
   if (!ast::is_generalized_utf8(view(text))) {  // (the next reader of the field would fail, blaming itself)
-    report(sink, "ast.utf8", "text for field '" + std::string(view(field)) + "' is not UTF-8",
+    report(sink, "ast.utf8", "text for field '" + quoted_name(view(field)) + "' is not UTF-8",
            n ? to_node(n) : nullptr);
     return HTP_ERR_INVALID_ARGUMENT;
   }
