@@ -178,6 +178,11 @@ void api_report(HtpHost *host, HtpDiag *sink, const HtpDiagnostic *d) {
   out.span.col = copy.span.col;
   out.span.end_line = copy.span.end_line;
   out.span.end_col = copy.span.end_col;
+  if (copy.severity != HTP_SEV_NOTE && copy.severity != HTP_SEV_WARNING && copy.severity != HTP_SEV_ERROR)
+    out.with_note("plugin '" + (host ? host->plugin_name : std::string("?")) + "' gave severity " +
+                  std::to_string(static_cast<long long>(copy.severity)) + ", which is none of note (" +
+                  std::to_string(HTP_SEV_NOTE) + "), warning (" + std::to_string(HTP_SEV_WARNING) + ") or error (" +
+                  std::to_string(HTP_SEV_ERROR) + "); reported as an error");
   sink->list->report(std::move(out));
 }
 
