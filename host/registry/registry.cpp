@@ -28,6 +28,15 @@ std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
         {"passes entry", &c.passes}})
     for (const std::string &text : *list)
       if (!ast::is_valid_utf8(text)) return not_utf8(field);
+  // Target.Selected(name=T) is the host's: it holds for the compile's target. A component providing a
+  // Target fact could claim another target's facts (a pass providing Target.Selected(name=pto-a2a3sim) while
+  // compiling for aie-npu1).
+  for (const std::string &fact : c.provides)
+    if (fact.rfind("Target.", 0) == 0)
+      return Diagnostic::error("registry.reserved-fact",
+                               std::string(component_kind_name(c.kind)) + " '" + c.id + "' of plugin '" + c.plugin.name +
+                                   "' provides " + fact + ": Target facts are the host's (Target.Selected holds "
+                                   "for the compile's target); provide a fact of your own namespace");
   auto it = by_id_.find(c.id);
   if (it == by_id_.end()) {
     // A dialect, intrinsic set or layout kind is found by its name (`htp.dialects.tile`, `Uses.Intrinsic(set=pto)`):

@@ -73,6 +73,16 @@ TEST(Registry, StringsThatAreNotUtf8AreRejected) {
   EXPECT_TRUE(r.add(c));
 }
 
+// A pass providing Target.Selected(name=pto-a2a3sim) made that fact hold while compiling for aie-npu1.
+TEST(Registry, TargetFactsAreTheHosts) {
+  htp::Registry r;
+  htp::Component c = make("p.claims", htp::ComponentKind::Pass, "p");
+  c.provides = {"IR.Mine", "Target.Selected(name=pto-a2a3sim)"};
+  auto e = r.add(c);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, "registry.reserved-fact");
+}
+
 TEST(Registry, EmptyIdIsRejected) {
   htp::Registry r;
   EXPECT_FALSE(r.add(make("", htp::ComponentKind::Pass, "p")));
