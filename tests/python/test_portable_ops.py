@@ -409,9 +409,10 @@ def test_out_of_range_scalars_and_read_only_outputs_are_argument_errors(tmp_path
     np.testing.assert_array_equal(bound.run(x=x, n=1)["y"], np.ones((4, 8), np.float32))
     with pytest.raises(htp.ArgumentTypeError, match=r"argument 'n' is an integer parameter \(i32\), got 2.5"):
         bound.run(x=x, n=2.5)
-    # (an int past 64 bits for a float parameter is that float)
+    # (an int past 64 bits for a float parameter is that float, here one too large for f16)
     scaled = htp.bind(ctx.compile(scale_half, target="pto-a2a3sim", out=tmp_path / "f16"), ctx)
-    assert np.isinf(scaled.run(x=np.ones((16, 32), np.float16), s=10**30)["y"]).all()
+    with pytest.raises(htp.ArgumentValueError, match=r"'s' is an f16 parameter; 1e\+30 rounds to infinity"):
+        scaled.run(x=np.ones((16, 32), np.float16), s=10**30)
 
 
 # The same checks for `htp-host run -s`, which shares the runner with run(): -s n=2147483653 wrapped to
@@ -766,3 +767,6 @@ def test_float_scalars_take_nan_and_inf_and_refuse_overflow(tmp_path):
     assert r.returncode == 1 and "run.argument.range" in r.stderr and "rounds to infinity" in r.stderr, r.stderr
     with pytest.raises(htp.RunError, match="rounds to infinity"):
         htp.bind(pkg, ctx).run(x=np.zeros((4, 8), np.float32), s=-1e40)
+    # an int past 64 bits for a float parameter is that float
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(x=np.zeros((4, 8), np.float32), s=10**30)["y"],
+                                  np.full((4, 8), np.float32(1e30)))
