@@ -599,6 +599,7 @@ private:
     const int64_t f = factors_.at(var);
     const json &extent = loop_extent(n, vars.size() - 1);
     const std::string v = "v_" + var, e = v + "__extent";
+    w_.open("");  // (a scope of its own: another loop over a variable of this name declares its extent too)
     w_.line("const int64_t " + e + " = " + w_.expr(extent) + ";  // tile(\"" + var + "\", " + std::to_string(f) +
             "): blocks of " + std::to_string(f) + ", then the rest one by one");
     open_blocks(var, f, e + " / " + std::to_string(f));
@@ -610,6 +611,7 @@ private:
             e + "; ++" + v + ")");
     nodes(n.body);
     w_.close();
+    w_.close();  // (the extent's scope)
     for (size_t i = 0; i + 1 < vars.size(); ++i) w_.close();
     for (const auto &x : vars) {
       in_scope_.erase(x);

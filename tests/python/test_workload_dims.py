@@ -349,3 +349,36 @@ def test_workload_messages_use_python_terms(tmp_path):
                      (rebound_local, "'s' is already bound to a value; a workload local is bound once")):
         with pytest.raises(htp.CompileError, match=re.escape(text)):
             ctx.compile(fn, "pto-a2a3sim", tmp_path / fn.__name__)
+
+
+# Two loops over a variable of one name, tiled with a remainder (tile("k", 2) over 5 iterations): each declared
+# the extent v_k__extent in one scope, and the pto orchestration failed to compile at run time ("redeclaration
+# of 'const int64_t v_k__extent'"). aie-npu1 ran it.
+from htp.dialects.wsp import schedule, tile  # noqa: E402
+
+
+@kernel
+def k_acc(x: In[Tensor[8, 32, f32]], acc: InOut[Tensor[8, 32, f32]], s: Scalar[f32]):
+    store(acc, add(load(acc), muls(load(x), s)))
+
+
+@workload
+def two_loops(X: In[Tensor[40, 32, f32]], A: InOut[Tensor[8, 32, f32]]):
+    for k in P.seq(5):
+        k_acc[k](X.tile(k, 0), A, k + 1)
+    for k in P.seq(5):
+        k_acc[k](X.tile(k, 0), A, 1)
+
+
+@schedule(two_loops)
+def two_loops_tiled():
+    tile("k", 2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_two_loops_of_one_variable_tiled_with_a_remainder_run(tmp_path, target):
+    X = np.random.default_rng(0).standard_normal((40, 32), dtype=np.float32)
+    ctx = htp.Context()
+    pkg = ctx.compile([two_loops, two_loops_tiled], target=target, out=tmp_path / "pkg")
+    got = htp.bind(pkg, ctx).run(X=X, A=np.zeros((8, 32), np.float32))["A"]
+    np.testing.assert_allclose(got, sum(X[8 * k:8 * k + 8] * (k + 2) for k in range(5)), rtol=1e-5, atol=1e-5)
