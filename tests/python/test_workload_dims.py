@@ -382,3 +382,15 @@ def test_two_loops_of_one_variable_tiled_with_a_remainder_run(tmp_path, target):
     pkg = ctx.compile([two_loops, two_loops_tiled], target=target, out=tmp_path / "pkg")
     got = htp.bind(pkg, ctx).run(X=X, A=np.zeros((8, 32), np.float32))["A"]
     np.testing.assert_allclose(got, sum(X[8 * k:8 * k + 8] * (k + 2) for k in range(5)), rtol=1e-5, atol=1e-5)
+
+
+# A read-only array for an InOut argument was advised to be left out, which then failed ("missing input"): an
+# InOut argument is read as well as written.
+def test_a_read_only_inout_argument_is_advised_a_writable_copy(tmp_path):
+    ctx = htp.Context()
+    pkg = ctx.compile(k_acc, target="pto-a2a3sim", out=tmp_path / "pkg")
+    acc = np.zeros((8, 32), np.float32)
+    acc.flags.writeable = False
+    with pytest.raises(htp.ArgumentValueError) as e:
+        htp.bind(pkg, ctx).run(x=np.ones((8, 32), np.float32), acc=acc, s=1.0)
+    assert "pass a writable copy (acc.copy())" in str(e.value) and "leave it out" not in str(e.value), str(e.value)

@@ -361,9 +361,11 @@ class BoundPackage:
                 scalars[name] = number
             else:
                 if param.get("dir") in ("out", "inout") and _read_only(value):
+                    # (an InOut argument is read too, so it cannot be left out)
+                    advice = ("pass a writable array, or leave it out and take the result from the run"
+                              if param.get("dir") == "out" else f"pass a writable copy ({name}.copy())")
                     raise ArgumentValueError(f"argument '{name}' is a read-only array, but '{name}' is written "
-                                             f"({_DIRECTIONS[param.get('dir')]}): pass a writable array, or leave "
-                                             "it out and take the result from the run")
+                                             f"({_DIRECTIONS[param.get('dir')]}): {advice}")
                 if param.get("dir") in ("out", "inout") and _self_overlapping(value):
                     raise ArgumentValueError(f"argument '{name}' has elements that share memory (a stride of 0, as "
                                              f"torch's expand makes), but '{name}' is written "
