@@ -439,9 +439,15 @@ bool inline_links(const htp::CspProgram &program, EntryPlan &plan, std::vector<R
     for (Replicated &t : templates)
       for (PortPlan &p : t.core.ports)
         if (p.kind == kind && p.channel == one) ends.push_back({&t, &p});
-    if (ends.size() != 1 || ends[0].first->replicas != 1)
-      return fail("channel '" + one + "' must have one process at its other end, not replicated (it has " +
-                  std::to_string(ends.size()) + ")");
+    if (ends.size() != 1)
+      return fail("channel '" + one + "' must have one process at its other end; it has " +
+                  std::to_string(ends.size()));
+    if (ends[0].first->replicas != 1)
+      return fail("channel '" + one + "' is served at its other end by process '" + ends[0].first->core.name +
+                  "', replicated " + std::to_string(ends[0].first->replicas) +
+                  " times; AIE lowers a link whose single end is one unreplicated process: write the replicas as "
+                  "processes of their own, a channel each, or drop the link and let the replicas share channel '" +
+                  one + "'");
     auto &[t, port] = ends[0];
     const int64_t n = static_cast<int64_t>(many.size());
     if (n > 1) {

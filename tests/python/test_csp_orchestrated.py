@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.csp import Channel, Event, consume, process, program, recv, replicate, send
+from htp.dialects.csp import Channel, Event, connect, consume, process, program, recv, replicate, send
 from htp.dialects.tile import (In, InOut, Out, Scalar, Tensor, Tile, add, adds, colexpand_mul, exp, f32, i32, load, muls, relu,
                                rowexpand_div, rowexpand_sub, rowmax, rowsum, store, tanh)
 
@@ -682,3 +682,40 @@ def test_a_condition_storing_beside_another_view_of_the_tensor_says_why_on_aie(t
     with pytest.raises(htp.CompileError) as e:
         htp.Context().compile(store_two_views, "aie-npu1", tmp_path / "p")
     assert "stores a view of 'Y' under a condition and another view of it" in str(e.value)
+
+
+# A link whose single end is a replicated process: aie-npu1 refuses it (aie.md section 2, links), but said
+# "must have one process at its other end, not replicated (it has 1)" and no way out.
+@program
+def forward_from_replicas(X: In[Tensor[64, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+    a = Channel[Tile[8, 32, f32]](depth=2)
+    b = Channel[Tile[8, 32, f32]](depth=2)
+    c = Channel[Tile[8, 32, f32]](depth=2)
+
+    @process(produces=[a])
+    def src():
+        for i in range(8):
+            send(a, load(X.tile(i, 0, shape=(8, 32))))
+
+    @process(consumes=[a], produces=[b])
+    def mid():
+        for t in consume(a):
+            send(b, adds(t, 1.0))
+
+    @process(consumes=[c])
+    def sink():
+        for i in range(8):
+            store(Y.tile(i, 0, shape=(8, 32)), recv(c))
+
+    connect([b], [c])
+    replicate(mid, 2)
+
+
+def test_a_link_to_a_replicated_process_names_it_and_a_way_out_on_aie(tmp_path):
+    x = np.random.default_rng(5).standard_normal((64, 32)).astype(np.float32)
+    _, r = compile_run(tmp_path, forward_from_replicas, "pto-a2a3sim", X=x)
+    np.testing.assert_allclose(r["Y"], x + 1, rtol=1e-6)
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(forward_from_replicas, "aie-npu1", tmp_path / "aie")
+    assert ("channel 'b' is served at its other end by process 'mid', replicated 2 times" in str(e.value)
+            and "drop the link and let the replicas share channel 'b'" in str(e.value)), str(e.value)
