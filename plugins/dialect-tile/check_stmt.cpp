@@ -508,7 +508,9 @@ void KernelChecker::check_outs_written(const Flow &flow, htp::NodeRef at, const 
     error(p.node, "tile.out-not-written",
           head + " is not written on every path" +
               (where.empty() ? std::string(" through the kernel") : where) +
-              ": some branch of an 'if' does not store it");
+              ": some branch of an 'if' does not store it (each 'if' counts as possibly not taken, even one a loop "
+              "variable makes true in some iteration, such as 'if k == 0:'; store it in every branch, or outside "
+              "the 'if')");
   }
 }
 

@@ -207,7 +207,9 @@ OUT_CASES = [
     ("never", "    a = load(x)\n", "tile.out-not-written",
      "Out parameter 'z' of kernel 'k' is never written: store a tile to it with store(z, ...)", "error"),
     ("branch", "    a = load(x)\n    if n > 0:\n        store(z, a)\n", "tile.out-not-written",
-     "is not written on every path through the kernel: some branch of an 'if' does not store it", "error"),
+     "is not written on every path through the kernel: some branch of an 'if' does not store it (each 'if' counts "
+     "as possibly not taken, even one a loop variable makes true in some iteration, such as 'if k == 0:'; store it "
+     "in every branch, or outside the 'if')", "error"),
     ("both-branches", "    a = load(x)\n    if n > 0:\n        store(z, a)\n    else:\n        store(z, exp(a))\n", None, "",
      None),
     ("static-loop", "    for i in range(2):\n        store(z[i * 16:i * 16 + 16, :], load(x[0:16, :]))\n", None, "", None),
