@@ -2,6 +2,7 @@
 
 #include "expr.hpp"
 
+#include <functional>
 #include <set>
 
 namespace wsp {
@@ -170,6 +171,19 @@ private:
     } else if (n == "pipeline") {
       expect_args(d, 1, "pipeline(depth)");
       out["pipeline"] = {{"depth", positive_int(d.call.item("args", 0), "pipeline(depth)")}};
+      // pipeline overlaps iterations of a sequential loop; a workload without one has nothing to overlap.
+      std::function<bool(const json &)> sequential = [&](const json &nodes) {
+        for (const json &node : nodes) {
+          if (node.value("kind", "") == "loop" && node.value("dep", "") == "sequential") return true;
+          for (const char *key : {"body", "then", "else"})
+            if (node.contains(key) && node[key].is_array() && sequential(node[key])) return true;
+        }
+        return false;
+      };
+      if (workload_.contains("body") && !sequential(workload_["body"]))
+        ctx_.warning(d.call, "wsp.schedule-unused",
+                     "pipeline(...) overlaps iterations of a sequential loop (P.seq), and workload '" +
+                         workload_["name"].get<std::string>() + "' has none: it does nothing here");
     } else if (n == "tile") {
       expect_args(d, 2, "tile(axis, factor)");
       out["tile"].push_back({{"axis", axis(d.call.item("args", 0))},

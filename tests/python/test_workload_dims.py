@@ -394,3 +394,26 @@ def test_a_read_only_inout_argument_is_advised_a_writable_copy(tmp_path):
     with pytest.raises(htp.ArgumentValueError) as e:
         htp.bind(pkg, ctx).run(x=np.ones((8, 32), np.float32), acc=acc, s=1.0)
     assert "pass a writable copy (acc.copy())" in str(e.value) and "leave it out" not in str(e.value), str(e.value)
+
+
+# pipeline(n) on a workload without a sequential loop compiled silently (pto warns when it ignores tile).
+from htp.dialects.wsp import pipeline  # noqa: E402
+
+
+@workload
+def parallel_only(X: In[Tensor[40, 32, f32]], A: InOut[Tensor[40, 32, f32]]):
+    for k in P(5):
+        k_acc[k](X.tile(k, 0), A.tile(k, 0), 1.0)
+
+
+@schedule(parallel_only)
+def parallel_only_pipelined():
+    pipeline(2)
+
+
+def test_pipeline_on_a_workload_without_a_sequential_loop_warns(tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        htp.Context().compile([parallel_only, parallel_only_pipelined], "pto-a2a3sim", tmp_path / "pkg")
+    texts = [str(w.message) for w in caught]
+    assert any("wsp.schedule-unused" in t and "workload 'parallel_only' has none" in t for t in texts), texts
