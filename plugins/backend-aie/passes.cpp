@@ -145,8 +145,10 @@ void map_pass(htp::PassContext &ctx) {
     const bool multiplexable = plan.kind == "workload" || plan.kind == "kernel";
     auto d = build_design(plan, dev, multiplexable ? routing : problems);
     std::string reason;
+    // (a workload's view the spatial DMA cannot walk, e.g. tiles in reverse order, the host gathers instead)
     for (const auto &p : routing)
-      if (p.code == "aie.route" && reason.empty()) reason = p.message;
+      if ((p.code == "aie.route" || (plan.kind == "workload" && p.code == "aie.dma-pattern")) && reason.empty())
+        reason = p.message;
     if (plan.kind == "workload") {
       // A spatial design that cannot be routed (more core groups than a mem tile has channels) or whose
       // cores need more DMA channels than a tile has is multiplexed instead: host-orchestrated, each

@@ -417,3 +417,28 @@ def test_pipeline_on_a_workload_without_a_sequential_loop_warns(tmp_path):
         htp.Context().compile([parallel_only, parallel_only_pipelined], "pto-a2a3sim", tmp_path / "pkg")
     texts = [str(w.message) for w in caught]
     assert any("wsp.schedule-unused" in t and "workload 'parallel_only' has none" in t for t in texts), texts
+
+
+# Tiles written in reverse order: aie-npu1's spatial DMA cannot walk that view (aie.dma-pattern) and it refused
+# the workload, though pto-a2a3sim ran it; the host orchestrates it now, gathering each task's views.
+@kernel
+def doubled(x: In[Tensor[8, 16, f32]], y: Out[Tensor[8, 16, f32]]):
+    store(y, muls(load(x), 2.0))
+
+
+@workload
+def reversed_tiles(X: In[Tensor[8, 96, f32]], Y: Out[Tensor[8, 96, f32]]):
+    for b in P(3):
+        for s in P.seq(2):
+            doubled[b, s](X.tile(0, b * 2 + s), Y.tile(0, 5 - (b * 2 + s)))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_tiles_written_in_reverse_order_run_on_both_targets(tmp_path, target):
+    X = np.random.default_rng(3).standard_normal((8, 96), dtype=np.float32)
+    ctx = htp.Context()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pkg = ctx.compile(reversed_tiles, target=target, out=tmp_path / "pkg")
+    got = htp.bind(pkg, ctx).run(X=X)["Y"]
+    np.testing.assert_array_equal(got, np.concatenate([X[:, 16 * j:16 * j + 16] for j in range(5, -1, -1)], 1) * 2)
