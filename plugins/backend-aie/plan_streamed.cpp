@@ -168,7 +168,7 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
       // that do not fit: its parts run one after another, each within a core, the carries in tensors between
       // them (htp::entry_parts_workload; a workload of several launches runs host-orchestrated).
-      std::optional<htp::EntryParts> parts = htp::entry_parts_workload(k, nullptr);
+      std::optional<htp::EntryParts> parts = htp::entry_parts_workload(k, nullptr, /*runtime_stop=*/true);
       if (!parts) {
         kept.push_back(k);
         continue;

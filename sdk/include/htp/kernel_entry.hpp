@@ -1008,8 +1008,9 @@ inline std::optional<ProcessCut> cut_process(const TileKernel &k, std::string *w
   return out;
 }
 
-/// The parts workload of `k`, or nullopt with `why` set.
-inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::string *why) {
+/// The parts workload of `k`, or nullopt with `why` set. `runtime_stop`: a part's loop may run to a bound known
+/// only at run time (its trip count an Expr the orchestrating host evaluates; loop_workload's runtime_stop).
+inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::string *why, bool runtime_stop = false) {
   using namespace loop_detail;
   using Json = nlohmann::json;
   auto no = [&](std::string reason) -> std::optional<EntryParts> {
@@ -1052,7 +1053,7 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::
     loop.body = std::move(framed.body);
     framed.body = {std::move(loop)};
     std::string reason;
-    auto lw = loop_workload(framed, &reason);
+    auto lw = loop_workload(framed, &reason, runtime_stop);
     if (!lw) return no("its loop at part " + std::to_string(p) + ": " + reason);
     // (lw's workload: `for _ in P(1): <its loop nest around one launch>`; its launch binds the tensors by name)
     WspNode nest = lw->workload.body.at(0).body.at(0);
