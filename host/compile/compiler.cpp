@@ -192,7 +192,17 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   manifest["entrypoints"] = entrypoints_of(module);
   // The entry points a backend declared (htp.entrypoints) pass the checks verify and run apply, or the compile
   // would write a package that can never verify or run.
-  if (DiagnosticList bad = check_entrypoints(manifest["entrypoints"]); bad.has_errors()) {
+  auto entry_function = [&](const std::string &entry) {  // (the entry's def, else the module's first line)
+    Span at;
+    if (module.root)
+      for (const auto &stmt : module.root->children("body"))
+        if (stmt && stmt->type_name() == "FunctionDef" && stmt->text("name") && *stmt->text("name") == entry)
+          at = stmt->span();
+    if (at.file.empty()) at.file = module.file;
+    if (!at.known()) at.line = 1;
+    return at;
+  };
+  if (DiagnosticList bad = check_entrypoints(manifest["entrypoints"], entry_function); bad.has_errors()) {
     for (Diagnostic d : bad.items())
       result.diagnostics.report(std::move(d.with_note("in the module attribute htp.entrypoints, which the emit passes "
                                                       "of the plan wrote: fix the backend that declares the entry")));

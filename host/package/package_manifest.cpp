@@ -71,10 +71,14 @@ Expected<PackageManifest> read_package_manifest(const fs::path &dir) {
   return parse_package_manifest(*text, file.string());
 }
 
-DiagnosticList check_entrypoints(const nlohmann::json &entrypoints) {
+DiagnosticList check_entrypoints(const nlohmann::json &entrypoints,
+                                 const std::function<Span(const std::string &entry)> &place) {
   DiagnosticList diags;
+  std::string current;  // the entry being checked, for `place`
   auto bad = [&](const std::string &where, const std::string &what) {
-    diags.report(Diagnostic::error("package.entrypoint", where + ": " + what));
+    Diagnostic d = Diagnostic::error("package.entrypoint", where + ": " + what);
+    if (place && !current.empty()) d.span = place(current);
+    diags.report(std::move(d));
   };
   if (!entrypoints.is_array()) {
     if (!entrypoints.is_null()) bad("entrypoints", "must be an array, got " + std::string(json_type_name(entrypoints)));
@@ -87,6 +91,7 @@ DiagnosticList check_entrypoints(const nlohmann::json &entrypoints) {
       continue;
     }
     const std::string entry = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
+    current = entry == "?" ? "" : entry;
     if (entry != "?" && !names.insert(entry).second)
       bad("entry '" + entry + "'", "is declared twice; an entry point is run by its name");
     const nlohmann::json params = e.value("params", nlohmann::json::array());

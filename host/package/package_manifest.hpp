@@ -1,6 +1,7 @@
 // Reading and verifying an artifact package's manifest.json (htp.manifest.v1, docs/packages.md).
 #pragma once
 
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -48,7 +49,9 @@ inline constexpr uint64_t kMaxEntrypointTensorBytes = uint64_t{1} << 48;
 /// Checks the entrypoints' parameters as `run` relies on them: each a scalar or a tensor with a known dtype
 /// and a shape of non-negative integers or symbol names whose byte size, counted with overflow checks,
 /// stays within kMaxEntrypointTensorBytes. Errors (`package.entrypoint`) name the entry, parameter and value.
-DiagnosticList check_entrypoints(const nlohmann::json &entrypoints);
+/// `where`, when given, places an entry's diagnostics (the compile: at the entry's function).
+DiagnosticList check_entrypoints(const nlohmann::json &entrypoints,
+                                 const std::function<Span(const std::string &entry)> &where = {});
 
 /// Checks a package: the manifest's schema; every listed file present with its size and sha256 (naming
 /// the file and both hashes when they differ); no unlisted files; no symlink, FIFO, socket or device anywhere

@@ -42,6 +42,11 @@ htp::SourceSpan source_span(const Json &span, const std::string &file) {
   htp::SourceSpan s;
   if (!span.is_object()) return s;
   s.file = span.value("file", file);
+  // A design names the source by its file name (a package holds no build machine path): a diagnostic names the
+  // module's file as every other does.
+  if (s.file.find('/') == std::string::npos && !file.empty() &&
+      std::filesystem::path(file).filename().string() == s.file)
+    s.file = file;
   s.line = span.value("line", 0u);
   s.col = span.value("col", 0u);
   s.end_line = span.value("end_line", s.line);

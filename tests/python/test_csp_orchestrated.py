@@ -174,6 +174,8 @@ def test_a_rendezvous_that_does_not_fit_says_why_the_host_cannot_run_it(tmp_path
         htp.Context().compile(handshake_big, "aie-npu1", tmp_path / "pkg")
     text = str(e.value)
     assert any(d.code == "aie.validate.memory" for d in e.value.errors), text
+    # (a design names the source by its file name; the diagnostic names the module's file as the others do)
+    assert f"{__file__}:" in text.split("aie.validate.memory")[0].splitlines()[-1], text
     assert "nor can the host orchestrate it: event 'ready' is a rendezvous" in text, text
     x = np.random.default_rng(34).standard_normal((128, 128)).astype(np.float32)
     _, r = compile_run(tmp_path, handshake_big, "pto-a2a3sim", X=x)
