@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <set>

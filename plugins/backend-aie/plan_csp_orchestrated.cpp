@@ -137,9 +137,9 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     taken.insert(n);
     return n;
   };
-  // The views a task moves, each once: a view stored under a condition is gathered before the task (the
-  // parameter is inout), so an untaken store leaves the tensor as it was; it must be the only view of its
-  // tensor the task writes, or another param's write-back could be overwritten by its unchanged contents.
+  // A view stored under a condition is gathered before the task (its parameter is inout), so an untaken store
+  // leaves the tensor as it was; stores of that view elsewhere in the task share the parameter, and it must be
+  // the only view of its tensor the task writes, or its unchanged contents could overwrite another's write-back.
   std::vector<std::pair<std::string, StoredView>> stores;  // (param, view) of each stored view, in order
   std::set<std::string> always;                             // params a store outside a condition writes
   std::vector<std::pair<htp::TileOp *, bool>> moves;           // (op, under a condition), in program order
