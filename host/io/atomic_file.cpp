@@ -1,6 +1,7 @@
 #include "io/atomic_file.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <fcntl.h>
 #include <fstream>
 #include <sys/file.h>
@@ -11,10 +12,18 @@ namespace htp {
 namespace fs = std::filesystem;
 
 FileLock::FileLock(const fs::path &path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+  // (a lock file is never followed through a symlink, which could create a file elsewhere)
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) {
+    error_ = errno;
+    return;
+  }
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;  // a signal interrupted the wait
+    error_ = errno;
     ::close(fd_);
     fd_ = -1;
+    return;
   }
 }
 

@@ -18,9 +18,12 @@ public:
   FileLock(const FileLock &) = delete;
   FileLock &operator=(const FileLock &) = delete;
   bool locked() const { return fd_ >= 0; }
+  /// Why it is not locked (an errno value), 0 when it is.
+  int error() const { return error_; }
 
 private:
   int fd_ = -1;
+  int error_ = 0;
 };
 
 /// Writes `bytes` to a temporary sibling of `path` unique to this process and call, then renames it into

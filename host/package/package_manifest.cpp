@@ -68,7 +68,9 @@ Expected<PackageManifest> read_package_manifest(const fs::path &dir) {
                                                          ", not a regular file; refusing to read it");
   auto text = read_regular_file(file, kMaxDocumentBytes);
   if (!text) return text.error();
-  return parse_package_manifest(*text, file.string());
+  auto m = parse_package_manifest(*text, file.string());
+  if (m) m->sha256 = sha256_hex(*text);
+  return m;
 }
 
 DiagnosticList check_entrypoints(const nlohmann::json &entrypoints,
@@ -197,13 +199,12 @@ DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> 
   // edited after signing (its digests rewritten to match edited files), which the checks above cannot.
   if (file_kind(dir / kSignatureFile) == "a regular file") {
     auto sig = read_regular_file(dir / kSignatureFile, 64 * 1024);
-    auto manifest = read_regular_file(dir / kManifestFile, kMaxDocumentBytes);
     nlohmann::json doc = sig ? nlohmann::json::parse(*sig, nullptr, false) : nlohmann::json();
     const std::string signed_sha = doc.is_object() ? doc.value("manifest_sha256", std::string()) : std::string();
-    if (manifest && !signed_sha.empty() && signed_sha != sha256_hex(*manifest))
+    if (!signed_sha.empty() && signed_sha != m->sha256)
       diags.report(Diagnostic::error("package.signature-stale",
                                      std::string(kSignatureFile) + " signed a manifest of sha256 " + signed_sha +
-                                         ", but manifest.json is now " + sha256_hex(*manifest) +
+                                         ", but manifest.json is now " + m->sha256 +
                                          ": the package was changed after it was signed (verify --key KEY checks "
                                          "the signature itself)"));
   }

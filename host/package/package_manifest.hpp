@@ -35,6 +35,7 @@ struct PackageManifest {
   std::vector<File> files;         ///< Hashed files, then volatile files.
   nlohmann::json entrypoints;
   nlohmann::json document;         ///< The whole manifest.
+  std::string sha256;              ///< Of manifest.json's bytes, when read from a package (read_package_manifest).
 };
 
 /// Parses manifest text; errors name `file` and the JSON path of the problem.

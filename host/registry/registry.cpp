@@ -37,32 +37,30 @@ std::optional<Diagnostic> Registry::check_insertable(const Component &c) const {
                                std::string(component_kind_name(c.kind)) + " '" + c.id + "' of plugin '" + c.plugin.name +
                                    "' provides " + fact + ": Target facts are the host's (Target.Selected holds "
                                    "for the compile's target); provide a fact of your own namespace");
-  auto it = by_id_.find(c.id);
-  if (it == by_id_.end()) {
-    // A dialect, intrinsic set or layout kind is found by its name (`htp.dialects.tile`, `Uses.Intrinsic(set=pto)`):
-    // a second of one name would displace the first for every program, the resolver trying ids in order.
-    const bool named = c.kind == ComponentKind::Dialect || c.kind == ComponentKind::IntrinsicSet ||
-                       c.kind == ComponentKind::Layout;
-    if (named && !c.name.empty())
-      if (auto n = by_name_.find({c.kind, c.name}); n != by_name_.end()) {
-        const Component &prev = *n->second;
-        return Diagnostic::error("registry.duplicate-name",
-                                 std::string(component_kind_name(c.kind)) + " '" + c.name + "' registered by plugin '" +
-                                     c.plugin.name + "' (component '" + c.id + "') is already registered by plugin '" +
-                                     prev.plugin.name + "' (component '" + prev.id +
-                                     "'); a program names it by that name, so one plugin set holds one: rename it, or "
-                                     "load only one of the two plugins")
-            .with_note("first: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id + "' from " + where(prev))
-            .with_note("second: " + std::string(component_kind_name(c.kind)) + " '" + c.id + "' from " + where(c));
-      }
-    return std::nullopt;
-  }
-  const Component &prev = *it->second;
-  return Diagnostic::error("registry.duplicate-id", "component id '" + c.id + "' registered by plugin '" +
-                                                        c.plugin.name + "' is already registered by plugin '" +
-                                                        prev.plugin.name + "'")
-      .with_note("first: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id + "' from " + where(prev))
-      .with_note("second: " + std::string(component_kind_name(c.kind)) + " '" + c.id + "' from " + where(c));
+  // Both components of a clash, for its notes.
+  auto clash = [&](Diagnostic d, const Component &prev) {
+    d.with_note("first: " + std::string(component_kind_name(prev.kind)) + " '" + prev.id + "' from " + where(prev));
+    d.with_note("second: " + std::string(component_kind_name(c.kind)) + " '" + c.id + "' from " + where(c));
+    return d;
+  };
+  if (auto it = by_id_.find(c.id); it != by_id_.end())
+    return clash(Diagnostic::error("registry.duplicate-id", "component id '" + c.id + "' registered by plugin '" +
+                                                                c.plugin.name + "' is already registered by plugin '" +
+                                                                it->second->plugin.name + "'"),
+                 *it->second);
+  // A dialect, intrinsic set or layout kind is found by its name (`htp.dialects.tile`, `Uses.Intrinsic(set=pto)`):
+  // a second of one name would displace the first for every program, the resolver trying ids in order.
+  const bool named = c.kind == ComponentKind::Dialect || c.kind == ComponentKind::IntrinsicSet ||
+                     c.kind == ComponentKind::Layout;
+  if (auto n = by_name_.find({c.kind, c.name}); named && !c.name.empty() && n != by_name_.end())
+    return clash(Diagnostic::error("registry.duplicate-name",
+                                   std::string(component_kind_name(c.kind)) + " '" + c.name + "' registered by plugin '" +
+                                       c.plugin.name + "' (component '" + c.id + "') is already registered by plugin '" +
+                                       n->second->plugin.name + "' (component '" + n->second->id +
+                                       "'); a program names it by that name, so one plugin set holds one: rename it, or "
+                                       "load only one of the two plugins"),
+                 *n->second);
+  return std::nullopt;
 }
 
 Expected<const Component *> Registry::add(Component c) {

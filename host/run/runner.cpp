@@ -1,6 +1,5 @@
 #include "run/runner.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -8,10 +7,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <htp/dtype_range.hpp>
 #include <htp/plugin.hpp>
@@ -28,28 +23,6 @@ namespace htp {
 namespace fs = std::filesystem;
 
 namespace {
-
-/// An exclusive flock on a file, released when it goes out of scope.
-class RunDirLock {
-public:
-  RunDirLock() = default;
-  RunDirLock(const RunDirLock &) = delete;
-  RunDirLock &operator=(const RunDirLock &) = delete;
-  ~RunDirLock() {
-    if (fd_ >= 0) ::close(fd_);  // (closing releases the lock)
-  }
-  /// Waits for the lock on `path` (created when missing); the reason when it cannot be taken.
-  std::optional<std::string> acquire(const fs::path &path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0) return "cannot open the run lock '" + path.string() + "': " + std::strerror(errno);
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) return "cannot lock '" + path.string() + "': " + std::strerror(errno);
-    return std::nullopt;
-  }
-
-private:
-  int fd_ = -1;
-};
 
 std::string shape_text(const nlohmann::json &shape) {
   std::string s = "[";
@@ -360,11 +333,13 @@ std::optional<RunOutcome> run_package(PluginHost &host, const RunRequest &req, D
   // Runs of one package into its default run directory take turns: each replaces logs/run/ and reads its
   // report back, so two at once removed each other's files ("cannot write .../report.json"). A run with a
   // run directory of its own does not wait.
-  RunDirLock lock;
+  std::optional<FileLock> lock;
   if (req.run_dir.empty()) {
     fs::create_directories(pkg / "logs", ec);
-    if (auto problem = lock.acquire(pkg / "logs" / ".run.lock")) {
-      diags.report(Diagnostic::error("run.dir", *problem));
+    const fs::path lock_file = pkg / "logs" / ".run.lock";
+    if (!lock.emplace(lock_file).locked()) {
+      diags.report(Diagnostic::error("run.dir", "cannot lock '" + lock_file.string() + "': " +
+                                                    std::strerror(lock->error())));
       return std::nullopt;
     }
   }
