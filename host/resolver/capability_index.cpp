@@ -93,6 +93,8 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   // Each component is read once, here (a second pass over 100,000 components misses the cache again):
   // its lists go into list_pool_ as pool indices (the pool still grows), spans are taken afterwards.
   text_ids_.reserve(2 * n); // about a third of ~5 texts per component are distinct; grows if not
+  texts_.reserve(2 * n);
+  pool_.reserve(2 * n);
   list_pool_.reserve(6 * n);
   constexpr size_t kLists = 6;
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
@@ -244,28 +246,29 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
     // Registry strings outlive the index, so the text itself keys the pool.
     auto next = static_cast<uint32_t>(texts_.size());
     auto [id, inserted] = text_ids_.insert(IdHashTable::hash_text(text), next,
-                                           [&](uint32_t t) { return texts_[t] == text; });
+                                           [&](uint32_t t) { return texts_[t].text == text; });
     if (inserted) {
-      texts_.push_back(text);
+      TextEntry entry{text};
       auto parsed = parse_capability(text, CapabilityMode::Requirement);
       if (parsed) {
-        text_pool_.push_back(static_cast<uint32_t>(pool_.size()));
+        entry.pool = static_cast<uint32_t>(pool_.size());
+        entry.optional = parsed->optional;
+        entry.ranged = std::any_of(parsed->params.begin(), parsed->params.end(), [](const CapabilityParam &p) {
+          return std::holds_alternative<VersionRange>(p.value);
+        });
         pool_.push_back(std::move(parsed.value()));
         pool_text_.push_back(text);
-      } else {
-        text_pool_.push_back(IdHashTable::kNone);
       }
+      texts_.push_back(entry);
     }
-    const uint32_t pool_entry = text_pool_[id];
-    const Capability *cap = pool_entry == IdHashTable::kNone ? nullptr : &pool_[pool_entry];
+    // A repeated text is settled by its entry alone: the pool (large, read at random) is not touched.
+    const TextEntry &entry = texts_[id];
     std::optional<CapabilityError> error;
-    if (!cap)
+    if (entry.pool == IdHashTable::kNone)
       error = parse_capability(text, CapabilityMode::Requirement).error();
-    else if (cap->optional && !allow_optional)
+    else if (entry.optional && !allow_optional)
       error = CapabilityError{text.find('?'), std::string("'?' is not allowed in ") + field};
-    else if (fact && std::any_of(cap->params.begin(), cap->params.end(), [](const CapabilityParam &p) {
-               return std::holds_alternative<VersionRange>(p.value);
-             }))
+    else if (fact && entry.ranged)
       error = parse_capability(text, CapabilityMode::Fact).error();
     if (error) {
       std::string where = std::string(field) + " of " + component_kind_name(c.kind) + " '" + c.id +
@@ -274,7 +277,7 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
       ok = false;
       continue;
     }
-    list_pool_.push_back(pool_entry);
+    list_pool_.push_back(entry.pool);
   }
   return ok;
 }

@@ -225,9 +225,16 @@ private:
   /// The pool index of a capability in the pool.
   uint32_t pool_index(const Capability &cap) const { return static_cast<uint32_t>(&cap - pool_.data()); }
 
-  // Registered texts, each parsed once: text id -> pool entry (IdHashTable::kNone when malformed).
-  std::vector<std::string_view> texts_;     ///< Registry strings, which outlive the index.
-  std::vector<uint32_t> text_pool_;
+  /// A distinct registered text: the registry string (which outlives the index), its pool entry
+  /// (IdHashTable::kNone when malformed) and what the list checks need of its parse.
+  struct TextEntry {
+    std::string_view text;
+    uint32_t pool = IdHashTable::kNone;
+    bool optional = false; ///< Written with '?'.
+    bool ranged = false;   ///< Some parameter is a version range (not a fact).
+  };
+  // Registered texts, each parsed once.
+  std::vector<TextEntry> texts_;
   IdHashTable text_ids_;
   std::vector<Capability> pool_;            ///< CapabilityLists point into it once it is complete.
   std::vector<FactId> pool_fact_;           ///< Pool entry -> its fact, kNone until interned.
