@@ -661,6 +661,54 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   }
 }
 
+namespace {
+
+/// The register a top-level `copy` statement reads, if it reads one register.
+const std::string *copied_register(const htp::TileOp &o) {
+  if (strip(o.op) != "copy" || !o.dst || !o.args || o.args->size() != 1 || !(*o.args)[0].is_string()) return nullptr;
+  return (*o.args)[0].get_ptr<const std::string *>();
+}
+
+/// Fusing puts a copy of the producer's register where the consumer loaded it. A cube core has no copy
+/// between L1 tiles (it moves a tile only on towards a matmul's operand buffers), so in a kernel with cube
+/// work a copy of a register that is not an accumulator is forwarded: the statements after it read the
+/// copied register itself, when neither register is written again.
+void forward_copies(htp::TileKernel &k, const std::set<std::string> &acc) {
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    const std::string *src = copied_register(k.body[i]);
+    if (!src || acc.count(*src) || !k.local(*src)) continue;
+    const std::string from = *k.body[i].dst, to = *src;
+    bool rewritten = false;
+    for (size_t j = i + 1; j < k.body.size() && !rewritten; ++j) {
+      std::set<std::string> uses, defs;
+      htp::registers_of(k.body[j], k, uses, defs);
+      rewritten = defs.count(from) || defs.count(to);
+    }
+    if (rewritten) continue;
+    const std::map<std::string, std::string> names{{from, to}};
+    for (size_t j = i + 1; j < k.body.size(); ++j) htp::fuse_detail::rename_op(k.body[j], names);
+    k.body.erase(k.body.begin() + static_cast<long>(i));
+    k.locals.erase(std::remove_if(k.locals.begin(), k.locals.end(), [&](const htp::TileLocal &l) { return l.name == from; }),
+                   k.locals.end());
+    --i;
+  }
+}
+
+/// Whether a matmul of `k` takes an accumulator (another matmul's result, or a copy of one) as an operand.
+bool takes_accumulator(const htp::TileKernel &k, const std::set<std::string> &acc) {
+  std::set<std::string> held = acc;  // accumulators and copies of them
+  bool found = false;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (const std::string *src = copied_register(o); src && held.count(*src)) held.insert(*o.dst);
+    if (strip(o.op) != "matmul" || !o.args) return;
+    for (size_t a = 0; a < std::min<size_t>(2, o.args->size()); ++a)
+      found = found || ((*o.args)[a].is_string() && held.count((*o.args)[a].get<std::string>()));
+  });
+  return found;
+}
+
+}  // namespace
+
 void fuse_buffered(htp::TileKernels &kernels, htp::WspTaskGraph &tasks, std::vector<Problem> &problems) {
   htp::fuse_buffers(
       kernels, tasks, [](const std::string &space) { return space != "GM"; },  // GM: where every workload tensor is
@@ -670,11 +718,23 @@ void fuse_buffered(htp::TileKernels &kernels, htp::WspTaskGraph &tasks, std::vec
           return;
         }
         const Span at = Span::from(w.schedule.span ? *w.schedule.span : w.span);
-        const htp::TileKernel &k = *kernels.find(std::get<std::string>(fused));
-        bool cube = false, vector = false;
+        htp::TileKernel &k = *kernels.find(std::get<std::string>(fused));
         const std::set<std::string> acc = accumulators(k);
-        for (const htp::TileOp &o : k.body) sides(o, acc, cube, vector);
         const std::string what = "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" + w.name + "': ";
+        if (takes_accumulator(k, acc)) {
+          problems.push_back({"pto.schedule-buffer", what + "in the fused kernel '" + k.name + "' a matmul takes "
+                                                     "another matmul's result as an operand; an a2a3 cube core moves a "
+                                                     "result (L0C) out only to global memory, so '" + b.tensor +
+                                                     "' has to travel through it (drop the directive)", at});
+          return;
+        }
+        bool cube = false, vector = false;
+        for (const htp::TileOp &o : k.body) sides(o, acc, cube, vector);
+        if (cube) {
+          forward_copies(k, acc);
+          cube = vector = false;
+          for (const htp::TileOp &o : k.body) sides(o, acc, cube, vector);
+        }
         if (cube && vector)
           problems.push_back({"pto.schedule-buffer", what + "the fused kernel '" + k.name + "' mixes cube and vector work; "
                                                      "no core of a2a3 runs both, so '" + b.tensor + "' has to travel "

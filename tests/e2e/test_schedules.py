@@ -27,7 +27,7 @@ PARITY = {
 PROGRAM_NAME = "schedule_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls, rowsum,
-                                   rowexpand_div)
+                                   rowexpand_div, matmul)
     from htp.dialects.wsp import workload, schedule, pipeline, tile, buffer, dispatch, affinity, P, DenseDyn
 
     N, R, C = 8, 16, 64
@@ -201,6 +201,50 @@ PROGRAM = textwrap.dedent('''
         buffer("y", "local")
         tile("i", 2)
         dispatch(affinity("i"))
+
+    @kernel
+    def stage(a: In[Tensor[R, C, f32]], h: Out[Tensor[R, C, f32]]):
+        store(h, load(a))
+
+
+    @kernel
+    def project(h: In[Tensor[R, C, f32]], w: In[Tensor[C, R, f32]], c: Out[Tensor[R, R, f32]]):
+        store(c, matmul(load(h), load(w)))
+
+
+    @workload
+    def staged_projection(A: In[Tensor[R, C, f32]], W: In[Tensor[C, R, f32]], Z: Out[Tensor[R, R, f32]]):
+        h: Tensor[R, C, f32]
+        stage(A, h)
+        project(h, W, Z)
+
+
+    @schedule(staged_projection)
+    def keep_h_in_l1():
+        buffer("h", "L1")
+
+
+    @kernel
+    def square(a: In[Tensor[R, R, f32]], h: Out[Tensor[R, R, f32]]):
+        store(h, matmul(load(a), load(a)))
+
+
+    @kernel
+    def project2(h: In[Tensor[R, R, f32]], w: In[Tensor[R, R, f32]], c: Out[Tensor[R, R, f32]]):
+        store(c, matmul(load(h), load(w)))
+
+
+    @workload
+    def two_products(A: In[Tensor[R, R, f32]], W: In[Tensor[R, R, f32]], Z: Out[Tensor[R, R, f32]]):
+        h: Tensor[R, R, f32]
+        square(A, h)
+        project2(h, W, Z)
+
+
+    @schedule(two_products)
+    def keep_product_in_l1():
+        buffer("h", "L1")
+
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -387,6 +431,29 @@ def test_buffer_says_what_it_cannot_keep(ctx, program, tmp_path, target):
         with pytest.raises(htp.CompileError, match=r"buffer\(\"e\", \"L1\"\) of workload 'softmax_l1': the fused kernel "
                                                    r"'shift__normalise' runs on AIV cores, whose local memory is UB"):
             ctx.compile(program.softmax_l1, target=target, out=tmp_path / "b", force=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_in_l1_feeds_a_matmul(ctx, program, tmp_path, x, target):
+    # A tile staged through h into a matmul: under buffer("h", "L1") the fused kernel is cube work only
+    # (pto-a2a3sim: one AIC task, the tile handed from L1 to the matmul; aie-npu1: one core).
+    a, w = x[:16], x[16:80, :16].copy()
+    pkg, r = run(ctx, program.staged_projection, target, tmp_path / "l1", A=a, W=w)
+    np.testing.assert_allclose(np.asarray(r["Z"]), a @ w, rtol=1e-5, atol=1e-5)
+    a16, w16 = x[:16, :16].copy(), w[:16].copy()
+    if target == "pto-a2a3sim":
+        assert r.report["tasks"] == 1
+        assert [p.relative_to(pkg.path / "codegen/pto/kernels").as_posix()
+                for p in (pkg.path / "codegen/pto/kernels").glob("ai?/*.cpp")] == ["aic/stage__project.cpp"]
+        # A matmul's result feeding another matmul has to leave the cube core through global memory.
+        with pytest.raises(htp.CompileError, match=r"buffer\(\"h\", \"L1\"\) of workload 'two_products': in the "
+                                                   r"fused kernel 'square__project2' a matmul takes another matmul's "
+                                                   r"result as an operand; an a2a3 cube core moves a result \(L0C\) out "
+                                                   r"only to global memory"):
+            ctx.compile(program.two_products, target=target, out=tmp_path / "mm", force=True)
+    else:
+        _, r2 = run(ctx, program.two_products, target, tmp_path / "mm", A=a16, W=w16)
+        np.testing.assert_allclose(np.asarray(r2["Z"]), (a16 @ a16) @ w16, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("target", TARGETS)

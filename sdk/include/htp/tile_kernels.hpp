@@ -153,6 +153,11 @@ struct TileKernels {
       if (k.name == name) return &k;
     return nullptr;
   }
+  TileKernel *find(std::string_view name) {
+    for (TileKernel &k : kernels)
+      if (k.name == name) return &k;
+    return nullptr;
+  }
   friend bool operator==(const TileKernels &, const TileKernels &) = default;
 };
 
