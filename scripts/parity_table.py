@@ -51,6 +51,7 @@ CONSTRUCTS = {
     "`P.when` on tensor elements": "WSP",
     "runtime scalar of a workload": "WSP",
     "InOut accumulation over launches": "WSP",
+    "`P.seq` step reading what the step before wrote": "WSP",
     "tensor dimension bound at run time": "WSP",
     "view offset read from a tensor (block table)": "WSP",
     "several launches with intermediates": "WSP",

@@ -35,6 +35,13 @@ struct View {
   friend bool operator==(const View &, const View &) = default;
 };
 
+/// Whether two views of one tensor share an element.
+inline bool overlap(const View &a, const View &b) {
+  for (size_t d = 0; d < a.offset.size() && d < b.offset.size() && d < a.shape.size() && d < b.shape.size(); ++d)
+    if (a.offset[d] + a.shape[d] <= b.offset[d] || b.offset[d] + b.shape[d] <= a.offset[d]) return false;
+  return true;
+}
+
 /// A tensor moved between the host and one core: the view of every iteration.
 struct StreamPlan {
   std::string tensor;

@@ -120,6 +120,7 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     const bool reshape = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) {
       return x.code == "aie.workload-shape" || x.code == "aie.dynamic-grid" || x.code == "aie.dynamic-view" ||
              x.code == "aie.runtime-scalar" || x.code == "aie.grid-too-large" || x.code == "aie.inout" ||
+             x.code == "aie.read-after-write" ||  // (the host runs the tasks in order)
              x.code == "aie.schedule-tile";  // (a core per block of f points: the last block would be short)
     });
     if (!p && reshape && orchestrated) {

@@ -220,13 +220,6 @@ bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &
   return true;
 }
 
-/// Whether two views of one tensor share an element.
-bool overlap(const View &a, const View &b) {
-  for (size_t d = 0; d < a.offset.size() && d < b.offset.size(); ++d)
-    if (a.offset[d] + a.shape[d] <= b.offset[d] || b.offset[d] + b.shape[d] <= a.offset[d]) return false;
-  return true;
-}
-
 /// A load of a tensor that may read what a store wrote before it: a spatial design streams every load from
 /// the start of the run, unordered with the stores (an InOut read back after it is written), so the load
 /// would read the tensor's first contents. Streams of one process are in program order; a load is safe only

@@ -4,6 +4,7 @@
 // the core's block); every task argument's tensor view per (grid point, iteration) is what its FIFO
 // moves, through FIFOs of the schedule's pipeline(n) depth.
 #include <algorithm>
+#include <map>
 
 #include "entry_plan.hpp"
 #include "kernel_emitter.hpp"
@@ -32,6 +33,47 @@ struct Shape {
     }
   }
 };
+
+/// A view of a workload tensor one task moves: the core's name, its iteration and the view.
+struct TaskView {
+  const std::string *core;
+  int64_t iteration;
+  const View *view;
+};
+
+/// A task of `plan` reading elements of a tensor that another of its tasks writes, as "<reader> ... <writer>".
+/// The spatial mapping streams each core's inputs ahead of its outputs while all cores run at once, so such
+/// a read would see the tensor's old values, whichever task comes first.
+std::optional<std::string> read_write_overlap(const EntryPlan &plan) {
+  std::map<std::string, std::vector<TaskView>> reads, writes;
+  for (const CorePlan &core : plan.cores)
+    for (const PortPlan &port : core.ports) {
+      if (port.kind != PortPlan::Kind::Stream) continue;
+      const StreamPlan &sp = plan.streams[port.stream];
+      auto &into = sp.in ? reads[sp.tensor] : writes[sp.tensor];
+      for (size_t t = 0; t < sp.views.size(); ++t) into.push_back({&core.name, static_cast<int64_t>(t), &sp.views[t]});
+    }
+  for (auto &[tensor, ws] : writes) {
+    auto it = reads.find(tensor);
+    if (it == reads.end() || ws.empty() || ws.front().view->offset.empty()) continue;
+    // Writes by their first offset: a read meets only those starting less than the longest write before its end.
+    std::sort(ws.begin(), ws.end(), [](const TaskView &a, const TaskView &b) { return a.view->offset[0] < b.view->offset[0]; });
+    int64_t longest = 0;
+    for (const TaskView &w : ws) longest = std::max(longest, w.view->shape.empty() ? int64_t{0} : w.view->shape[0]);
+    for (const TaskView &r : it->second) {
+      if (r.view->offset.empty() || r.view->shape.empty()) continue;
+      auto from = std::lower_bound(ws.begin(), ws.end(), r.view->offset[0] - longest + 1,
+                                   [](const TaskView &w, int64_t v) { return w.view->offset[0] < v; });
+      for (auto w = from; w != ws.end() && w->view->offset[0] < r.view->offset[0] + r.view->shape[0]; ++w)
+        if ((w->core != r.core || w->iteration != r.iteration) && overlap(*r.view, *w->view))
+          return "the task of core '" + *r.core + "' at iteration " + std::to_string(r.iteration) +
+                 " reads elements of '" + tensor + "' that the task of core '" + *w->core + "' at iteration " +
+                 std::to_string(w->iteration) + " writes; the cores stream their inputs ahead of their outputs, "
+                 "so the read would see the old values";
+    }
+  }
+  return std::nullopt;
+}
 
 bool fail(std::vector<Problem> &problems, const std::string &code, const std::string &message, const Json &span) {
   problems.push_back({code, message, span});
@@ -254,6 +296,10 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
       plan.streams.push_back(std::move(sp));
     }
     plan.cores.push_back(std::move(core));
+  }
+  if (auto clash = read_write_overlap(plan)) {
+    problems.push_back({"aie.read-after-write", "workload '" + name + "': " + *clash, tspan});
+    return std::nullopt;
   }
   return plan;
 }

@@ -31,6 +31,9 @@ PARITY = {
     "test_a_kernel_entry_mixing_cube_and_vector_work_is_split_on_ascend": [
         ("kernel entry mixing cube and vector work", "pto-a2a3sim"),
         ("kernel entry mixing cube and vector work", "aie-npu1")],
+    "test_a_step_reading_what_an_earlier_step_wrote_runs_in_order": [
+        ("`P.seq` step reading what the step before wrote", "pto-a2a3sim"),
+        ("`P.seq` step reading what the step before wrote", "aie-npu1")],
     "test_an_inout_accumulation_over_launches_runs_on_both_targets": [
         ("InOut accumulation over launches", "pto-a2a3sim"), ("InOut accumulation over launches", "aie-npu1")],
     "test_a_dimension_bound_at_run_time_runs_on_both_targets": [
@@ -388,6 +391,30 @@ PROGRAM = textwrap.dedent('''
         for i, j in P(2, 2):
             for k in P.seq(4):                                         # C's blocks accumulate over K
                 mm_acc[i, j, k](A.tile(i, k), B.tile(k, j), C.tile(i, j))
+
+    @kernel
+    def step(x: In[Tensor[8, 8, f32]], y: Out[Tensor[8, 8, f32]]):
+        store(y, adds(load(x), 1.0))
+
+
+    @workload
+    def running(Y: InOut[Tensor[16, 32, f32]]):                 # Y[:, s + 1] = Y[:, s] + 1, per row block
+        for j in P(2):
+            for s in P.seq(3):
+                step[j, s](Y.tile(j, s), Y.tile(j, s + 1))
+
+
+    @workload
+    def in_place(Z: InOut[Tensor[16, 8, f32]]):                  # Z += 1, three times in sequence
+        for j in P(2):
+            for s in P.seq(3):
+                step[j, s](Z.tile(j, 0), Z.tile(j, 0))
+
+
+    @workload
+    def apart(Y: InOut[Tensor[32, 8, f32]]):                     # reads rows 0..15, writes rows 16..31
+        for j in P(2):
+            step[j](Y.tile(j, 0), Y.tile(j + 2, 0))
 ''')
 
 
@@ -527,6 +554,30 @@ def test_an_inout_accumulation_over_launches_runs_on_both_targets(ctx, program, 
         _, r = compile_run(ctx, program.gemm_k, target, tmp_path / target, A=a, B=b, C=c.copy())
         np.testing.assert_allclose(np.asarray(r["C"]), c + a @ b, rtol=1e-4, atol=1e-4)
         assert r.report["tasks"] == tasks  # 16 launches; on Ascend two parts each (c's load moved to the add)
+
+
+def test_a_step_reading_what_an_earlier_step_wrote_runs_in_order(ctx, program, tmp_path):
+    # A P.seq step reading the tile the step before wrote to the same InOut tensor (a running sum, an in-place
+    # update): aie-npu1's spatial mapping streams every input ahead of the outputs, so each step read the old
+    # values; such a workload runs host-orchestrated, task by task in order. Reads and writes of disjoint
+    # elements keep the spatial mapping.
+    y = np.zeros((16, 32), np.float32)
+    expected = np.repeat(np.arange(4, dtype=np.float32), 8)[None, :].repeat(16, axis=0)
+    for target in ("pto-a2a3sim", "aie-npu1"):
+        pkg, r = compile_run(ctx, program.running, target, tmp_path / target / "running", Y=y.copy())
+        np.testing.assert_array_equal(np.asarray(r["Y"]), expected)
+        _, r = compile_run(ctx, program.in_place, target, tmp_path / target / "in_place", Z=np.zeros((16, 8), np.float32))
+        np.testing.assert_array_equal(np.asarray(r["Z"]), np.full((16, 8), 3, np.float32))
+        x = np.arange(32 * 8, dtype=np.float32).reshape(32, 8)
+        apart_pkg, r = compile_run(ctx, program.apart, target, tmp_path / target / "apart", Y=x.copy())
+        np.testing.assert_array_equal(np.asarray(r["Y"]), np.concatenate([x[:16], x[:16] + 1]))
+        if target == "aie-npu1":
+            assert (pkg.path / "codegen/aie/running/orchestration.json").is_file()
+            notes = [d["message"] for d in pkg.diagnostics if d["code"] == "aie.orchestrated"]
+            assert any("the task of core 'step[0]' at iteration 1 reads elements of 'Y' that the task of core "
+                       "'step[0]' at iteration 0 writes" in n for n in notes), notes
+            assert not (apart_pkg.path / "codegen/aie/apart/orchestration.json").exists()
+            assert (apart_pkg.path / "codegen/aie/apart/mapping.json").is_file()
 
 
 def test_an_accumulator_loaded_from_memory_runs_on_both_targets(ctx, program, tmp_path):
