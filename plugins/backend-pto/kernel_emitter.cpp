@@ -289,8 +289,21 @@ void emit_sigmoid_into(KernelWriter &w, const std::string &d, const std::string 
   w.line("TRECIP(" + d + ", " + d + ");");
 }
 
+/// The f32 scratch tile a half-precision sigmoid or tanh computes in (nullopt: it computes in its own dtype).
+std::optional<std::string> f32_scratch(KernelWriter &w, const Op &o) {
+  auto it = w.plan().scratch_of.find(&o);
+  if (it == w.plan().scratch_of.end()) return std::nullopt;
+  return tile_var(w.plan().tiles.at(it->second));
+}
+
 void emit_sigmoid(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   w.on_pipe(Pipe::V);
+  if (auto s = f32_scratch(w, o)) {  // a half tile: in f32, rounded once
+    w.line("TCVT(" + *s + ", " + w.tv(o.args[0]) + ", RoundMode::CAST_NONE);");
+    emit_sigmoid_into(w, *s, *s, "float");
+    w.line("TCVT(" + w.tv(o.dst) + ", " + *s + ", RoundMode::CAST_RINT);");
+    return;
+  }
   bool opened = false;
   auto n = w.row_major_operands(o, opened);
   emit_sigmoid_into(w, n[0], n[1], w.ctype(o.dst));
@@ -299,8 +312,8 @@ void emit_sigmoid(KernelWriter &w, const Op &o, const IntrinsicContract &) {
 
 void emit_tanh(KernelWriter &w, const Op &o, const IntrinsicContract &) {  // 2 sigmoid(2x) - 1
   w.on_pipe(Pipe::V);
-  if (auto it = w.plan().scratch_of.find(&o); it != w.plan().scratch_of.end()) {  // a half tile: in f32
-    const std::string s = tile_var(w.plan().tiles.at(it->second));
+  if (auto scratch = f32_scratch(w, o)) {  // a half tile: in f32, rounded once
+    const std::string &s = *scratch;
     w.line("TCVT(" + s + ", " + w.tv(o.args[0]) + ", RoundMode::CAST_NONE);");
     w.line("TMULS(" + s + ", " + s + ", 2.0f);");
     emit_sigmoid_into(w, s, s, "float");

@@ -90,13 +90,14 @@ public:
     for (const auto &[cast, acc] : roles.fix_cast)
       if (plan_.core == CoreType::Aic && plan_.by_register.count(acc)) plan_.by_register[cast] = plan_.by_register[acc];
     for_each_op(k_.body, [&](const Op &o) {
-      // tanh of a half-precision row-major tile computes in an f32 scratch: 2 sigmoid(2x) - 1 rounded to f16 or
-      // bf16 at each step cancels near 0 (bf16 tanh(0.0025) was 0).
-      if (o.op == "tanh" && !o.dst.empty()) {
+      // sigmoid and tanh of a half-precision row-major tile compute in an f32 scratch: rounded to f16 or bf16
+      // at each step, 2 sigmoid(2x) - 1 cancels near 0 (bf16 tanh(0.0025) was 0) and e^-x overflows f16 below
+      // x = -11 (f16 sigmoid(-12) was 0).
+      if ((o.op == "tanh" || o.op == "sigmoid") && !o.dst.empty()) {
         const Local *d = k_.local(o.dst);
         if (d && d->cols() > 1 && (d->dtype == "f16" || d->dtype == "bf16"))
-          plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()), "f32 scratch for pto.tanh",
-                                         d->rows(), d->cols(), "f32");
+          plan_.scratch_of[&o] = add_vec("scratch" + std::to_string(plan_.scratch_of.size()),
+                                         "f32 scratch for pto." + o.op, d->rows(), d->cols(), "f32");
         return;
       }
       const IntrinsicContract *c = find_intrinsic(o.op);

@@ -678,6 +678,30 @@ def test_tanh_of_half_tiles_is_accurate_near_zero(tmp_path, target):
                                atol=1e-6)
 
 
+# sigmoid of f16 / bf16 tiles on pto-a2a3sim composed 1 / (1 + e^-x) in the tile's precision: e^-x overflowed f16
+# below x = -11 (sigmoid(-12) was 0) and bf16 results were 1-2 ulp off (sigmoid(6) was 1). It computes in f32 and
+# rounds once, as tanh does and aie-npu1 does.
+@kernel
+def sigmoid_half(x: In[Tensor[2, 16, f16]], y: In[Tensor[2, 16, bf16]], a: Out[Tensor[2, 16, f16]],
+                 b: Out[Tensor[2, 16, bf16]]):
+    store(a, sigmoid(load(x)))
+    store(b, sigmoid(load(y)))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_sigmoid_of_half_tiles_is_rounded_once(tmp_path, target):
+    v = np.linspace(-16, 12, 32, dtype=np.float32).reshape(2, 16)
+    v[0, :4] = [-12.0, -16.0, 1.828125, 6.0]
+    x, y = v.astype(np.float16), _bf16_words(v)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(sigmoid_half, target=target, out=tmp_path / "p"), ctx).run(x=x, y=y)
+
+    def sig(t):
+        return 1 / (1 + np.exp(-t.astype(np.float32)))
+    np.testing.assert_allclose(r["a"].astype(np.float32), sig(x).astype(np.float16).astype(np.float32), rtol=1e-3)
+    np.testing.assert_array_equal(r["b"].view(np.uint16), _bf16_words(sig(_from_bf16_words(y))))
+
+
 # max / min of float tiles, their scalar forms, relu and the max / min reductions give NaN when an operand is
 # NaN, as NumPy's maximum / minimum / max / min do. Each simulator kept one operand of its own choosing:
 # pto-a2a3sim max(NaN, 0) = 0 and max(1, NaN) = NaN, aie-npu1 the reverse; relu(NaN) was 0 on both.
