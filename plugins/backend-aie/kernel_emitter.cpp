@@ -638,8 +638,10 @@ private:
     case IntrinsicKind::ScalarBinary: {
       const std::string a = arg(op, 0);
       if (!op.scalar) throw EmitError("op '" + k + "' needs a scalar operand ('scalar')");
-      return loop2(o, ind, d, dst,
-                   binary_expr(c->scalar, elem(a, tile(a, op), as), "(" + as + ")(" + expr(*op.scalar, false) + ")", ints));
+      // A float scalar is first rounded to the tile's dtype, as NumPy takes `f16_array + 0.1` (and Ascend's
+      // TADDS its scalar); the op then computes in double and rounds once.
+      const std::string scalar = ints ? expr(*op.scalar, false) : "(" + c_type(d.dtype) + ")(" + expr(*op.scalar, false) + ")";
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), "(" + as + ")(" + scalar + ")", ints));
     }
     case IntrinsicKind::Unary: {
       const std::string a = arg(op, 0);

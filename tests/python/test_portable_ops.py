@@ -702,6 +702,31 @@ def test_sigmoid_of_half_tiles_is_rounded_once(tmp_path, target):
     np.testing.assert_array_equal(r["b"].view(np.uint16), _bf16_words(sig(_from_bf16_words(y))))
 
 
+# A float scalar meets a tile in the tile's dtype, as NumPy's `f16_array + 0.1` takes float16(0.1): aie-npu1 applied
+# the double scalar and rounded once, so f16 -0.1 + 0.1 was 2.4e-05 there and 0 on pto-a2a3sim (and in NumPy).
+@kernel
+def scalar_ops(x: In[Tensor[1, 16, f16]], y: In[Tensor[1, 16, bf16]], z: In[Tensor[1, 16, f32]],
+               a: Out[Tensor[1, 16, f16]], b: Out[Tensor[1, 16, bf16]], c: Out[Tensor[1, 16, f32]],
+               m: Out[Tensor[1, 16, f16]]):
+    store(a, adds(load(x), 0.1))
+    store(b, adds(load(y), 0.1))
+    store(c, adds(muls(load(z), 0.3), 0.1))
+    store(m, muls(load(x), 0.3))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_float_scalar_is_taken_in_the_tiles_dtype(tmp_path, target):
+    v = np.array([[-0.1, 0.3, 1.7, -2.5, 100.0, 0.05, -0.0999, 7.0] * 2], np.float32)
+    x, y = v.astype(np.float16), _bf16_words(v)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(scalar_ops, target=target, out=tmp_path / "p"), ctx).run(x=x, y=y, z=v)
+    np.testing.assert_array_equal(r["a"], x + 0.1)
+    np.testing.assert_array_equal(r["m"], x * 0.3)
+    tenth = _from_bf16_words(_bf16_words([0.1]))[0]
+    np.testing.assert_array_equal(r["b"].view(np.uint16), _bf16_words(_from_bf16_words(y) + tenth))
+    np.testing.assert_array_equal(r["c"], v * np.float32(0.3) + np.float32(0.1))
+
+
 # max / min of float tiles, their scalar forms, relu and the max / min reductions give NaN when an operand is
 # NaN, as NumPy's maximum / minimum / max / min do. Each simulator kept one operand of its own choosing:
 # pto-a2a3sim max(NaN, 0) = 0 and max(1, NaN) = NaN, aie-npu1 the reverse; relu(NaN) was 0 on both.
