@@ -133,7 +133,10 @@ void map_pass(htp::PassContext &ctx) {
       if (std::find(codes.begin(), codes.end(), v.code) != codes.end()) return v.text();
     return std::string();
   };
-  auto dma_channels = [&](const Design &d) { return first_violation(d, {"aie.validate.dma-channels"}); };
+  // (or whose objects are not whole 32-bit words, which a DMA cannot move: packed, each starts at a word)
+  auto dma_channels = [&](const Design &d) {
+    return first_violation(d, {"aie.validate.dma-channels", "aie.validate.transfer-size"});
+  };
 
   // An entry multiplexed instead of mapped spatially: its kernels' single-core task designs, its plan kept.
   auto orchestrate = [&](OrchestrationPlan o, std::string reason, std::string noun) {
@@ -150,9 +153,9 @@ void map_pass(htp::PassContext &ctx) {
     const bool multiplexable = plan.kind == "workload" || plan.kind == "kernel";
     auto d = build_design(plan, dev, multiplexable ? routing : problems);
     std::string reason;
-    // (a workload's view the spatial DMA cannot walk, e.g. tiles in reverse order, the host gathers instead)
+    // (a view the spatial DMA cannot walk, e.g. tiles in reverse order, the host gathers instead)
     for (const auto &p : routing)
-      if ((p.code == "aie.route" || (plan.kind == "workload" && p.code == "aie.dma-pattern")) && reason.empty())
+      if ((p.code == "aie.route" || (multiplexable && p.code == "aie.dma-pattern")) && reason.empty())
         reason = p.message;
     if (plan.kind == "workload") {
       // A spatial design that cannot be routed (more core groups than a mem tile has channels) or whose

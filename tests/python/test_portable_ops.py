@@ -514,6 +514,34 @@ def test_scalars_narrower_than_a_word_run(tmp_path, target):
     np.testing.assert_array_equal(r["w"], c + 7)
 
 
+# Tensors whose objects are not whole 32-bit words (i8 [5, 7]: 35 bytes), and 16-bit tensors whose rows the spatial
+# DMA pattern did not fit although their f32 twin of the same bytes fitted (f16 [33, 70]), were aie.validate.
+# transfer-size / aie.dma-pattern errors on aie-npu1; such a kernel entry runs host-orchestrated there, its objects
+# packed word-aligned. pto-a2a3sim ran them.
+@kernel
+def odd_bytes(x: In[Tensor[5, 7, i8]], y: Out[Tensor[5, 7, i8]]):
+    store(y, adds(load(x), 1))
+
+
+@kernel
+def wide_half_rows(x: In[Tensor[33, 70, f16]], y: Out[Tensor[33, 70, f16]]):
+    store(y, adds(load(x), 1.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_objects_that_are_not_whole_words_run(tmp_path, target):
+    ctx = htp.Context()
+    x = np.arange(35, dtype=np.int8).reshape(5, 7)
+    pkg = ctx.compile(odd_bytes, target=target, out=tmp_path / "a")
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(x=x)["y"], x + 1)
+    h = np.random.default_rng(16).standard_normal((33, 70)).astype(np.float16)
+    np.testing.assert_array_equal(htp.bind(ctx.compile(wide_half_rows, target=target, out=tmp_path / "b"), ctx).run(x=h)["y"],
+                                  h + np.float16(1))
+    if target == "aie-npu1":
+        notes = [d["message"] for d in pkg.diagnostics if d["code"] == "aie.orchestrated"]
+        assert any("object of 35 bytes is not a whole number of 32-bit words" in n for n in notes), notes
+
+
 def test_a_number_for_a_tensor_and_the_order_of_rendered_diagnostics(tmp_path):
     ctx = htp.Context()
     bound = htp.bind(ctx.compile(shifted, target="pto-a2a3sim", out=tmp_path / "pkg"), ctx)
