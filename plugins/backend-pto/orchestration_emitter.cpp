@@ -58,9 +58,12 @@ public:
     names_.read = [this](const std::string &t, const std::vector<std::string> &idx) {
       auto it = tensor_dtype_.find(t);
       if (it == tensor_dtype_.end()) throw IrError("'" + entry_ + "' reads '" + t + "', which is not a tensor parameter");
-      return rt::read_element("w_" + t, t, std::string(dtype(it->second).cpp), idx);
+      return rt::read_element(at_, "w_" + t, t, std::string(dtype(it->second).cpp), idx);
     };
   }
+
+  /// Where the statements written next are in the program ("moe.py:38:9"), for the messages of tensor reads.
+  void at(std::string where) { at_ = std::move(where); }
 
   std::string expr(const json &e) const { return expr_to_cpp(e, names_); }
   const Origin &origin() const { return origin_; }
@@ -226,6 +229,7 @@ private:
 
   std::set<std::string> tracked_;
   std::string entry_;
+  std::string at_ = "<program>";
   Origin origin_;
   ExprNames names_;
   std::map<std::string, std::string> tensor_dtype_;
@@ -473,6 +477,7 @@ public:
 
 private:
   void node(const htp::WspNode &n) {
+    w_.at(where(n));
     if (n.is_loop()) return loop(n);
     if (n.is_when()) return when(n);
     if (n.is_group()) {
@@ -562,7 +567,7 @@ private:
       w_.line(rt::check_csr_row(where(n), d.indptr, w_.expr(row), k + "_lo",
                                 k + "_hi", rt::tensor_dim("w_" + indices, 0)));
       w_.open("for (int64_t " + k + " = " + k + "_lo; " + k + " < " + k + "_hi; ++" + k + ")");
-      w_.line("const int64_t v_" + vars.at(0) + " = " + rt::read_element("w_" + indices, indices, "int32_t", {k}) + ";");
+      w_.line("const int64_t v_" + vars.at(0) + " = " + rt::read_element(where(n), "w_" + indices, indices, "int32_t", {k}) + ";");
       in_scope_.insert(vars.at(0));
       runtime_vars_.insert(vars.at(0));
       opened = 1;

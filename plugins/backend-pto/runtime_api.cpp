@@ -138,9 +138,9 @@ std::string orchestration_prologue() {
          "    if (v < lo || v > hi) htp_fail_narrow(v, lo, hi, what);\n"
          "    return v;\n"
          "}\n"
-         "HTP_COLD htp_fail_index(int64_t v, uint32_t n, const char *name, int64_t extent) {\n"
-         "    htp_fail(\"runtime data: index %lld of dimension %u of '%s' is outside its extent %lld\", (long long)v, n, name,\n"
-         "             (long long)extent);\n"
+         "HTP_COLD htp_fail_index(const char *where, int64_t v, uint32_t n, const char *name, int64_t extent) {\n"
+         "    htp_fail(\"%s: runtime data: index %lld of dimension %u of '%s' is outside its extent %lld\", where, (long long)v, n,\n"
+         "             name, (long long)extent);\n"
          "}\n"
          "HTP_COLD htp_fail_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi, int64_t nnz) {\n"
          "    htp_fail(\"%s: runtime data: '%s' is not a CSR row pointer: %s[%lld] = %lld, %s[%lld] = %lld (need 0 <= %lld <= %lld\"\n"
@@ -162,12 +162,13 @@ std::string orchestration_prologue() {
          "// This, the view check and HtpReaders::write stay out of line: the entry calls them for every task, and\n"
          "// inlined there they made the orchestration take twice as long to compile.\n"
          "template <class T>\n"
-         "__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {\n"
+         "__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *where, const char *name,\n"
+         "                                                  std::initializer_list<int64_t> idx) {\n"
          "    uint32_t at[5] = {0, 0, 0, 0, 0};\n"
          "    uint32_t n = 0;\n"
          "    for (int64_t v : idx) {\n"
          "        if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))\n"
-         "            htp_fail_index(v, n, name, n < t.ndims ? t.shapes[n] : 0);\n"
+         "            htp_fail_index(where, v, n, name, n < t.ndims ? t.shapes[n] : 0);\n"
          "        at[n++] = static_cast<uint32_t>(v);\n"
          "    }\n"
          "    return static_cast<int64_t>(get_tensor_data<T>(t, n, at));\n"
@@ -360,11 +361,11 @@ std::string sim_hint(const std::string &args, const std::string &key, const std:
          "), static_cast<int64_t>(" + stream + "));\n#endif\n";
 }
 
-std::string read_element(const std::string &tensor, const std::string &name, const std::string &ctype,
-                         const std::vector<std::string> &index) {
+std::string read_element(const std::string &where, const std::string &tensor, const std::string &name,
+                         const std::string &ctype, const std::vector<std::string> &index) {
   std::vector<std::string> wide;
   for (const auto &e : index) wide.push_back("static_cast<int64_t>(" + e + ")");
-  return "htp_read<" + ctype + ">(" + tensor + ", \"" + name + "\", {" + join(wide) + "})";
+  return "htp_read<" + ctype + ">(" + tensor + ", \"" + where + "\", \"" + name + "\", {" + join(wide) + "})";
 }
 
 std::string check_csr_row(const std::string &where, const std::string &indptr, const std::string &row,

@@ -110,9 +110,10 @@ std::string submit(CoreType core, int func_id, const std::string &args, const st
 std::string sim_hint(const std::string &args, const std::string &key, const std::string &stream,
                      const std::string &indent);
 /// Reads element `index` of integer tensor `tensor` (parameter `name`) as int64_t (waits for its writers);
-/// an index outside the tensor stops the run naming `name`, the index and the extent.
-std::string read_element(const std::string &tensor, const std::string &name, const std::string &ctype,
-                         const std::vector<std::string> &index);
+/// an index outside the tensor stops the run naming `where` (the construct reading it), `name`, the index and
+/// the extent.
+std::string read_element(const std::string &where, const std::string &tensor, const std::string &name,
+                         const std::string &ctype, const std::vector<std::string> &index);
 /// The statement that checks CSR row `row` (`lo` = indptr[row], `hi` = indptr[row + 1], `nnz` indices);
 /// `where` is the construct's source location for the message.
 std::string check_csr_row(const std::string &where, const std::string &indptr, const std::string &row,

@@ -5,6 +5,7 @@ both backends and run on both simulators against NumPy."""
 import builtins
 import os
 import subprocess
+import traceback
 
 import numpy as np
 import pytest
@@ -304,6 +305,34 @@ def test_a_tile_past_its_tensor_at_run_time_is_a_run_error(tmp_path, target):
     np.testing.assert_array_equal(bound.run(x=x[:8], r=8)["y"][8:], x[:8])
     with pytest.raises(htp.RunError, match=r"the tile of 'y' covers \[4096, 4104\) in dimension 0, outside its extent 16"):
         bound.run(x=x[:8], r=4096)
+
+
+@kernel
+def copy_row(src: In[Tensor[1, 8, f32]], dst: Out[Tensor[1, 8, f32]]):
+    store(dst, load(src))
+
+
+@workload
+def gather_rows(X: In[Tensor[4, 8, f32]], table: In[Tensor[4, i32]], n: int, Y: Out[Tensor[4, 8, f32]]):
+    for i in P.seq(n):
+        copy_row[i](X[table[i]:table[i] + 1, :], Y[i:i + 1, :])  # (the launch reading the table)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_run_error_of_runtime_data_is_placed_at_the_program_line(tmp_path, target):
+    # A table index past its tensor: pto-a2a3sim named only the generated orchestration file, and on both targets
+    # the location was text in the message, so the error had no span and its traceback ended inside htp.
+    ctx = htp.Context()
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    bound = htp.bind(ctx.compile([copy_row, gather_rows], target=target, out=tmp_path / "p"), ctx)
+    with pytest.raises(htp.RunError) as e:
+        bound.run(X=x, table=np.array([3, 2, 1, 0], np.int32), n=5)
+    line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if "(the launch reading the table)" in t][0]
+    assert e.value.errors[0].span["file"] == __file__ and e.value.errors[0].span["line"] == line, e.value.errors[0]
+    assert "runtime data: index 4 of dimension 0 of 'table' is outside its extent 4" in e.value.errors[0].message
+    assert "orchestration" not in str(e.value), str(e.value)
+    last = traceback.extract_tb(e.value.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (__file__, line)
 
 
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a

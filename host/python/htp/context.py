@@ -133,16 +133,19 @@ class Context:
             error.failed_dir = pathlib.Path(r["failed_dir"]) if r["failed_dir"] else None
             raise_at_source(error)
         issue_warnings(r["diagnostics"])
-        return Package(r["package"], diagnostics=r["diagnostics"])
+        return Package(r["package"], diagnostics=r["diagnostics"], source_file=_source_file(fn))
 
 
 class Package:
     """A compiled artifact package: ``path``, ``manifest`` (manifest.json), ``files`` (relative paths),
     ``passes`` (pass ids of the plan, in order) and ``dump(pass_id)`` (the ``ir/NN_<pass>.py`` text)."""
 
-    def __init__(self, path, diagnostics=None):
+    def __init__(self, path, diagnostics=None, source_file=None):
         self.path = pathlib.Path(path)
         self.diagnostics = list(diagnostics or [])
+        # The program's file when compiled from Python here: a run error located in the program (a runtime
+        # check names the file by its name only) is raised at that line of it.
+        self.source_file = source_file
         if not (self.path / "manifest.json").is_file():
             raise FileNotFoundError(f"'{self.path}' is not an HTP package ("
                                     + ("it has no manifest.json" if self.path.is_dir() else "no such directory")
@@ -305,6 +308,13 @@ def _errors_first(raw: dict) -> str:
     return "\n".join(d["rendered"].rstrip("\n") for d in sorted(diags, key=lambda d: rank.get(d.get("severity"), 2)))
 
 
+def _source_file(fn) -> str | None:
+    """The file of the (first) captured function compiled."""
+    first = fn[0] if isinstance(fn, (list, tuple)) and fn else fn
+    code = getattr(getattr(first, "fn", first), "__code__", None)
+    return code.co_filename if code is not None else None
+
+
 def _run_error(raw: dict) -> RunError:
     text = _errors_first(raw) or "run failed"
     codes = {d["code"] for d in raw["diagnostics"] if d["severity"] == "error"}
@@ -381,7 +391,12 @@ class BoundPackage:
                 raise
             raise (ArgumentTypeError if isinstance(e, TypeError) else ArgumentValueError)(str(e)) from None
         if not raw["ok"]:
-            raise _run_error(raw)
+            error = _run_error(raw)
+            source = self.package.source_file
+            for d in error.diagnostics:  # a runtime check names the program's file by its name: the file itself
+                if source and d.span.get("file") == os.path.basename(source):
+                    d["span"] = dict(d.span, file=source)
+            raise_at_source(error)
         issue_warnings(raw["diagnostics"])
         outputs = {name: arguments[name] for name in raw["in_caller"]}
         torch_in = any(_is_torch(v) for v in arguments.values())

@@ -14,8 +14,10 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace htp {
@@ -30,6 +32,47 @@ public:
 private:
   std::string code_;
 };
+
+/// A run error's message that starts with where in the program it happened, "prog.py:19:9: ..." or
+/// "prog.py:19: ..." (column 1-based), at its start or after one word of the binding's own ("aie-sim: prog.py:
+/// 19:9: ..."): that place as a span (column 0-based; 0 when not given) and the message without it. Other
+/// messages: an empty span and the message.
+inline std::pair<SourceSpan, std::string> located_message(const std::string &message) {
+  // Digits at `at` followed by ':', as a number; `at` moves past the ':'.
+  auto number = [&](size_t &at, uint32_t &out) {
+    size_t end = at;
+    uint64_t v = 0;
+    while (end < message.size() && end - at < 9 && message[end] >= '0' && message[end] <= '9')
+      v = v * 10 + static_cast<uint64_t>(message[end++] - '0');
+    if (end == at || end >= message.size() || message[end] != ':') return false;
+    out = static_cast<uint32_t>(v);
+    at = end + 1;
+    return true;
+  };
+  auto at = [&](size_t from) -> std::optional<std::pair<SourceSpan, std::string>> {
+    const size_t colon = message.find(':', from);
+    if (colon == std::string::npos || colon == from) return std::nullopt;
+    for (size_t i = from; i < colon; ++i)
+      if (message[i] == ' ') return std::nullopt;
+    SourceSpan span;
+    size_t pos = colon + 1;
+    if (!number(pos, span.line) || span.line == 0) return std::nullopt;
+    if (pos < message.size() && message[pos] != ' ') {
+      if (!number(pos, span.col) || span.col == 0) return std::nullopt;
+      span.col -= 1;
+    }
+    if (pos >= message.size() || message[pos] != ' ') return std::nullopt;
+    span.file = message.substr(from, colon - from);
+    span.end_line = span.line;
+    span.end_col = span.col;
+    return std::make_pair(span, message.substr(0, from) + message.substr(pos + 1));
+  };
+  if (auto found = at(0)) return *found;
+  const size_t word = message.find(": ");
+  if (word != std::string::npos && message.find(' ') > word)
+    if (auto found = at(word + 2)) return *found;
+  return {SourceSpan{}, message};
+}
 
 /// A tensor argument: a borrowed DLTensor in host memory (C-contiguous).
 struct RunTensor {
@@ -107,7 +150,8 @@ HtpStatus run_body_trampoline(void *, const HtpHostApi *api, const HtpRunRequest
     Fn(ctx);
     return ctx.failed() ? HTP_ERR : HTP_OK;
   } catch (const RunError &e) {
-    Host(api).error(sink, e.code(), e.what());
+    auto [span, message] = located_message(e.what());  // (a runtime check's message names the program's line)
+    Host(api).error(sink, e.code(), message, span);
     return HTP_ERR;
   } catch (...) {
     return report_exception(api, sink);

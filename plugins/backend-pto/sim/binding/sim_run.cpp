@@ -1,5 +1,6 @@
 #include "sim_run.hpp"
 
+#include <htp/run.hpp>
 #include <htp/run_time_limit.hpp>
 
 #include <chrono>
@@ -329,7 +330,8 @@ Execution execute(Runtime &rt, const Orchestration &o, const ChipTaskArgs &args,
   try {
     o.entry(args);
   } catch (const std::exception &ex) {
-    rt.fail(label + ": " + ex.what());
+    // (a generated check's message names the program's construct, which says more than the generated file)
+    rt.fail(htp::located_message(ex.what()).first.line ? std::string(ex.what()) : label + ": " + ex.what());
   }
   rt.orchestration_end();
   e.orchestration_seconds = seconds_since(t);

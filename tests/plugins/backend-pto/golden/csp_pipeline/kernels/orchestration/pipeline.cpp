@@ -37,9 +37,9 @@ static inline int64_t htp_narrow(int64_t v, int64_t lo, int64_t hi, const char *
     if (v < lo || v > hi) htp_fail_narrow(v, lo, hi, what);
     return v;
 }
-HTP_COLD htp_fail_index(int64_t v, uint32_t n, const char *name, int64_t extent) {
-    htp_fail("runtime data: index %lld of dimension %u of '%s' is outside its extent %lld", (long long)v, n, name,
-             (long long)extent);
+HTP_COLD htp_fail_index(const char *where, int64_t v, uint32_t n, const char *name, int64_t extent) {
+    htp_fail("%s: runtime data: index %lld of dimension %u of '%s' is outside its extent %lld", where, (long long)v, n,
+             name, (long long)extent);
 }
 HTP_COLD htp_fail_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi, int64_t nnz) {
     htp_fail("%s: runtime data: '%s' is not a CSR row pointer: %s[%lld] = %lld, %s[%lld] = %lld (need 0 <= %lld <= %lld"
@@ -61,12 +61,13 @@ HTP_COLD htp_fail_length(const char *where, const char *lengths, int64_t row, in
 // This, the view check and HtpReaders::write stay out of line: the entry calls them for every task, and
 // inlined there they made the orchestration take twice as long to compile.
 template <class T>
-__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {
+__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *where, const char *name,
+                                                  std::initializer_list<int64_t> idx) {
     uint32_t at[5] = {0, 0, 0, 0, 0};
     uint32_t n = 0;
     for (int64_t v : idx) {
         if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))
-            htp_fail_index(v, n, name, n < t.ndims ? t.shapes[n] : 0);
+            htp_fail_index(where, v, n, name, n < t.ndims ? t.shapes[n] : 0);
         at[n++] = static_cast<uint32_t>(v);
     }
     return static_cast<int64_t>(get_tensor_data<T>(t, n, at));

@@ -37,9 +37,9 @@ static inline int64_t htp_narrow(int64_t v, int64_t lo, int64_t hi, const char *
     if (v < lo || v > hi) htp_fail_narrow(v, lo, hi, what);
     return v;
 }
-HTP_COLD htp_fail_index(int64_t v, uint32_t n, const char *name, int64_t extent) {
-    htp_fail("runtime data: index %lld of dimension %u of '%s' is outside its extent %lld", (long long)v, n, name,
-             (long long)extent);
+HTP_COLD htp_fail_index(const char *where, int64_t v, uint32_t n, const char *name, int64_t extent) {
+    htp_fail("%s: runtime data: index %lld of dimension %u of '%s' is outside its extent %lld", where, (long long)v, n,
+             name, (long long)extent);
 }
 HTP_COLD htp_fail_csr_row(const char *where, const char *indptr, int64_t row, int64_t lo, int64_t hi, int64_t nnz) {
     htp_fail("%s: runtime data: '%s' is not a CSR row pointer: %s[%lld] = %lld, %s[%lld] = %lld (need 0 <= %lld <= %lld"
@@ -61,12 +61,13 @@ HTP_COLD htp_fail_length(const char *where, const char *lengths, int64_t row, in
 // This, the view check and HtpReaders::write stay out of line: the entry calls them for every task, and
 // inlined there they made the orchestration take twice as long to compile.
 template <class T>
-__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *name, std::initializer_list<int64_t> idx) {
+__attribute__((noinline)) static int64_t htp_read(const ChipTensor &t, const char *where, const char *name,
+                                                  std::initializer_list<int64_t> idx) {
     uint32_t at[5] = {0, 0, 0, 0, 0};
     uint32_t n = 0;
     for (int64_t v : idx) {
         if (n >= t.ndims || n >= 5 || v < 0 || v >= static_cast<int64_t>(t.shapes[n]))
-            htp_fail_index(v, n, name, n < t.ndims ? t.shapes[n] : 0);
+            htp_fail_index(where, v, n, name, n < t.ndims ? t.shapes[n] : 0);
         at[n++] = static_cast<uint32_t>(v);
     }
     return static_cast<int64_t>(get_tensor_data<T>(t, n, at));
@@ -158,7 +159,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &w_blocks = args.tensor(5).ref();
     for (int64_t v_b = 0; v_b < p_B; ++v_b) {
         HTP_TICK();
-        const int64_t len0 = htp_read<int32_t>(w_blocks, "blocks", {static_cast<int64_t>(v_b)});
+        const int64_t len0 = htp_read<int32_t>(w_blocks, "ragged_decode.py:25:5", "blocks", {static_cast<int64_t>(v_b)});
         htp_check_length("ragged_decode.py:25:5", "blocks", static_cast<int64_t>(v_b), len0);
         for (int64_t v_j = 0; v_j < len0; ++v_j) {
             HTP_TICK();
@@ -167,13 +168,13 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 const uint32_t task1_q_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
                 const uint32_t task1_q_offset[2] = {static_cast<uint32_t>(v_b), static_cast<uint32_t>(0)};
                 ChipTensor task1_q = w_Q.view(task1_q_shape, task1_q_offset);
-                htp_check_view("ragged_decode.py:27:9", "K", "kernel 'decode_block', parameter 'k'", w_K, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
+                htp_check_view("ragged_decode.py:27:9", "K", "kernel 'decode_block', parameter 'k'", w_K, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "ragged_decode.py:27:9", "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
                 const uint32_t task1_k_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
-                const uint32_t task1_k_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
+                const uint32_t task1_k_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "ragged_decode.py:27:9", "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
                 ChipTensor task1_k = w_K.view(task1_k_shape, task1_k_offset);
-                htp_check_view("ragged_decode.py:27:9", "V", "kernel 'decode_block', parameter 'v'", w_V, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
+                htp_check_view("ragged_decode.py:27:9", "V", "kernel 'decode_block', parameter 'v'", w_V, {static_cast<int64_t>((htp_read<int32_t>(w_starts, "ragged_decode.py:27:9", "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<int64_t>(0)}, {static_cast<int64_t>(16), static_cast<int64_t>(64)});
                 const uint32_t task1_v_shape[2] = {static_cast<uint32_t>(16), static_cast<uint32_t>(64)};
-                const uint32_t task1_v_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
+                const uint32_t task1_v_offset[2] = {static_cast<uint32_t>((htp_read<int32_t>(w_starts, "ragged_decode.py:27:9", "starts", {static_cast<int64_t>(v_b)}) + (v_j * 16))), static_cast<uint32_t>(0)};
                 ChipTensor task1_v = w_V.view(task1_v_shape, task1_v_offset);
                 htp_check_view("ragged_decode.py:27:9", "O", "kernel 'decode_block', parameter 'o'", w_O, {static_cast<int64_t>(v_b), static_cast<int64_t>(0)}, {static_cast<int64_t>(1), static_cast<int64_t>(64)});
                 const uint32_t task1_o_shape[2] = {static_cast<uint32_t>(1), static_cast<uint32_t>(64)};
