@@ -39,10 +39,10 @@ std::optional<std::vector<Level>> factor(std::vector<int64_t> seq) {
   return levels;
 }
 
-/// Largest divisor of n that is <= cap.
-int64_t divisor_at_most(int64_t n, int64_t cap) {
+/// Largest divisor f of n that is <= cap and for which `ok(f)` holds (1 when none).
+template <class Ok> int64_t divisor_at_most(int64_t n, int64_t cap, Ok ok) {
   for (int64_t f = std::min(n, cap); f > 1; --f)
-    if (n % f == 0) return f;
+    if (n % f == 0 && ok(f)) return f;
   return 1;
 }
 
@@ -57,7 +57,11 @@ bool split_to_limits(std::vector<Level> &levels, int64_t elem_bytes, const Patte
   };
   for (size_t i = 0; i < levels.size(); ++i) {
     if (levels[i].size <= cap(i)) continue;
-    const int64_t f = divisor_at_most(levels[i].size, cap(i));
+    // The level split off outside steps by stride * f elements, which must be whole granules (an f16 run of
+    // 2310 elements splits as 770 x 3, not 1155 x 2: 1155 f16 are 2310 bytes, not whole 32-bit words).
+    const int64_t f = divisor_at_most(levels[i].size, cap(i), [&](int64_t f) {
+      return levels[i].stride * f * eb % lim.granule_bytes == 0;
+    });
     if (f == 1) return false;
     Level outer{levels[i].size / f, levels[i].stride * f};
     levels[i].size = f;

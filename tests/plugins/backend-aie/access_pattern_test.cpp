@@ -60,6 +60,19 @@ TEST(AieAccessPattern, LongRunsAreSplitBelowTheWrapLimit) {
   EXPECT_EQ(enumerate(*p), range(0, 4096));
 }
 
+TEST(AieAccessPattern, LongHalfWordRunsSplitAtWholeWords) {
+  // 2310 f16 (an f16 [33, 70] tensor, the bytes of f32 [33, 35]): the split 1155 x 2 steps 2310 bytes, not
+  // whole 32-bit words, so the fitter failed although f32 [33, 35] fitted; 770 x 3 steps 1540 bytes.
+  for (auto [n, bytes] : {std::pair<int64_t, int64_t>{2310, 2}, {4620, 1}, {2050, 2}}) {
+    auto p = fit_pattern(range(0, n), bytes, kShim);
+    ASSERT_TRUE(p) << n << " elements of " << bytes << " bytes";
+    EXPECT_EQ(p->elements(), n);
+    EXPECT_EQ(enumerate(*p), range(0, n));
+    for (int d = 0; d < 3; ++d)
+      if (p->sizes[d] > 1) EXPECT_EQ(p->strides[d] * bytes % 4, 0) << "dim " << d;
+  }
+}
+
 TEST(AieAccessPattern, NonUnitInnermostStrideNeedsWholeWordElements) {
   // The DMA moves 32-bit words: an f32 may be gathered with any stride, a bf16 or i8 only contiguously.
   auto p = fit_pattern({0, 2, 4, 6}, 4, kShim);
