@@ -543,10 +543,10 @@ def test_scalars_narrower_than_a_word_run(tmp_path, target):
     np.testing.assert_array_equal(r["w"], c + 7)
 
 
-# Tensors whose objects are not whole 32-bit words (i8 [5, 7]: 35 bytes), and 16-bit tensors whose rows the spatial
-# DMA pattern did not fit although their f32 twin of the same bytes fitted (f16 [33, 70]), were aie.validate.
-# transfer-size / aie.dma-pattern errors on aie-npu1; such a kernel entry runs host-orchestrated there, its objects
-# packed word-aligned. pto-a2a3sim ran them.
+# Tensors whose objects are not whole 32-bit words (i8 [5, 7]: 35 bytes) were aie.validate.transfer-size errors on
+# aie-npu1: such a kernel entry runs host-orchestrated there, its objects packed word-aligned. A 16-bit tensor whose
+# f32 twin of the same bytes fitted a DMA pattern (f16 [33, 70]) was aie.dma-pattern: the fitter split its run at
+# a step of half words; it maps spatially. pto-a2a3sim ran both.
 @kernel
 def odd_bytes(x: In[Tensor[5, 7, i8]], y: Out[Tensor[5, 7, i8]]):
     store(y, adds(load(x), 1))
@@ -569,6 +569,8 @@ def test_objects_that_are_not_whole_words_run(tmp_path, target):
     if target == "aie-npu1":
         notes = [d["message"] for d in pkg.diagnostics if d["code"] == "aie.orchestrated"]
         assert any("object of 35 bytes is not a whole number of 32-bit words" in n for n in notes), notes
+        wide = ctx.compile(wide_half_rows, target=target, out=tmp_path / "b", force=True)
+        assert not [d for d in wide.diagnostics if d["code"] == "aie.orchestrated"], wide.diagnostics
 
 
 def test_a_number_for_a_tensor_and_the_order_of_rendered_diagnostics(tmp_path):
