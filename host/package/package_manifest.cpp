@@ -178,23 +178,37 @@ DiagnosticList verify_package(const fs::path &dir, const std::vector<PluginRef> 
       diags.report(Diagnostic::error("package.size-mismatch", "file '" + f.path + "' has " + std::to_string(size) +
                                                                   " bytes, the manifest says " + std::to_string(f.size)));
   }
+  // A file that is not a regular file or a directory; false for those.
+  auto special = [&](const std::string &rel, const std::string &kind) {
+    if (kind == "a regular file" || kind == "a directory") return false;
+    diags.report(Diagnostic::error("package.special-file", "'" + rel + "' is " + kind +
+                                                                "; a package holds regular files and directories only"));
+    return true;
+  };
   std::error_code ec;
+  std::vector<fs::path> outputs;  // build/ and logs/: binding outputs, which the compile manifest does not cover
   // The walk never follows a symlink (a symlinked directory is reported, not entered).
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string rel = it->path().lexically_relative(dir).generic_string();  // fs::relative would follow links
     const std::string kind = file_kind(it->path());
-    if (kind == "a directory") continue;
-    if (kind != "a regular file") {
-      diags.report(Diagnostic::error("package.special-file", "'" + rel + "' is " + kind +
-                                                                  "; a package holds regular files and directories only"));
+    if (kind == "a directory" && (rel == "build" || rel == "logs")) {
+      outputs.push_back(it->path());
+      it.disable_recursion_pending();
       continue;
     }
-    // Binding outputs live in build/ and logs/, which the compile manifest does not cover.
-    if (rel.rfind("build/", 0) == 0 || rel.rfind("logs/", 0) == 0 || rel == kSignatureFile) continue;
-    if (!listed.count(rel))
+    if (kind == "a directory" || special(rel, kind)) continue;
+    if (!listed.count(rel) && rel != kSignatureFile)
       diags.report(Diagnostic::error("package.unlisted-file", "file '" + rel + "' is not listed in the manifest"));
   }
   if (ec) diags.report(Diagnostic::error("package.walk", "cannot list '" + dir.string() + "': " + ec.message()));
+  // A run of the package may be replacing its outputs while they are walked: what vanishes is passed over.
+  for (const fs::path &out : outputs) {
+    std::error_code oec;
+    for (fs::recursive_directory_iterator it(out, oec), end; !oec && it != end; it.increment(oec)) {
+      const std::string kind = file_kind(it->path());
+      if (kind != "nothing") special(it->path().lexically_relative(dir).generic_string(), kind);
+    }
+  }
   // A signature records the sha256 of the manifest it signed: checkable without the key, it catches a manifest
   // edited after signing (its digests rewritten to match edited files), which the checks above cannot.
   if (file_kind(dir / kSignatureFile) == "a regular file") {
