@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include <htp/csp_graph.hpp>
@@ -89,6 +90,32 @@ template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std
 
 }  // namespace
 
+namespace {
+
+/// Whether the launch of `kernel` in `w` reads a view it also writes (an In argument and an Out or InOut one
+/// of one tensor at the same offsets), as "reads 'Y' (parameter 'y__cons') that it writes as 'y'": a fused
+/// kernel whose consumer reads what its producer stored.
+std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const std::string &kernel) {
+  std::optional<std::string> found;
+  std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
+    for (const htp::WspNode &n : body) {
+      walk(n.body);
+      walk(n.then_body);
+      walk(n.else_body);
+      if (n.kernel != kernel || found) continue;
+      for (const htp::WspArg &in : n.args)
+        for (const htp::WspArg &out : n.args)
+          if (!found && in.is_view() && out.is_view() && in.dir == "in" && out.dir != "in" && in.tensor == out.tensor &&
+              in.offset == out.offset)
+            found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') that it writes as '" + out.param + "'";
+    }
+  };
+  walk(w.body);
+  return found;
+}
+
+}  // namespace
+
 void map_pass(htp::PassContext &ctx) {
   const DeviceProfile &dev = device(ctx);
   auto kernels = read_document(ctx, &htp::tile_kernels);
@@ -121,8 +148,18 @@ void map_pass(htp::PassContext &ctx) {
   // buffer(T, "L1" | "local"): the two launches passing intermediate T run fused on one core, T in its memory.
   htp::fuse_buffers(
       docs.kernels, docs.tasks, [](const std::string &) { return true; },  // (the resolver admits L1 and local only)
-      [&](const htp::WspWorkload &, const htp::WspBuffer &, const std::variant<std::string, htp::FuseError> &r) {
-        if (auto *e = std::get_if<htp::FuseError>(&r)) problems.push_back({"aie.schedule-buffer", e->message, Json(e->span)});
+      [&](const htp::WspWorkload &w, const htp::WspBuffer &b, const std::variant<std::string, htp::FuseError> &r) {
+        if (auto *e = std::get_if<htp::FuseError>(&r)) {
+          problems.push_back({"aie.schedule-buffer", e->message, Json(e->span)});
+          return;
+        }
+        if (auto clash = reads_its_own_output(w, std::get<std::string>(r)))
+          problems.push_back({"aie.schedule-buffer", "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" +
+                                                         w.name + "': the fused kernel '" + std::get<std::string>(r) +
+                                                         "' " + *clash + "; an AIE task moves its inputs in before its "
+                                                         "outputs out, so the read would see the old values (drop the "
+                                                         "directive)",
+                              Json(w.schedule.span ? *w.schedule.span : w.span)});
       });
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();

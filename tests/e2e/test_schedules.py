@@ -245,6 +245,30 @@ PROGRAM = textwrap.dedent('''
     def keep_product_in_l1():
         buffer("h", "L1")
 
+    @kernel
+    def doubled_and_tripled(x: In[Tensor[R, C, f32]], t: Out[Tensor[R, C, f32]], y: Out[Tensor[R, C, f32]]):
+        a = load(x)
+        store(t, muls(a, 2.0))
+        store(y, muls(a, 3.0))
+
+
+    @kernel
+    def summed(t: In[Tensor[R, C, f32]], y: In[Tensor[R, C, f32]], z: Out[Tensor[R, C, f32]]):
+        store(z, add(load(t), load(y)))
+
+
+    @workload
+    def reads_back(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]], Z: Out[Tensor[4 * R, C, f32]]):
+        t: Tensor[R, C, f32]
+        for i in P(4):
+            doubled_and_tripled[i](X.tile(i, 0), t, Y.tile(i, 0))
+            summed[i](t, Y.tile(i, 0), Z.tile(i, 0))
+
+
+    @schedule(reads_back)
+    def keep_t_local():
+        buffer("t", "local")
+
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -454,6 +478,22 @@ def test_buffer_in_l1_feeds_a_matmul(ctx, program, tmp_path, x, target):
     else:
         _, r2 = run(ctx, program.two_products, target, tmp_path / "mm", A=a16, W=w16)
         np.testing.assert_allclose(np.asarray(r2["Z"]), (a16 @ a16) @ w16, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_refuses_a_fused_read_of_what_the_producer_stored_on_aie(ctx, program, tmp_path, x, target):
+    # The consumer reads Y.tile(i), which the producer stores: fused into one launch, aie-npu1 read Y as it was
+    # before the run (an AIE task moves its inputs in before its outputs out), silently. pto-a2a3sim runs the fused
+    # kernel in program order.
+    if target == "pto-a2a3sim":
+        _, r = run(ctx, program.reads_back, target, tmp_path / "p", X=x[:64])
+        np.testing.assert_allclose(np.asarray(r["Z"]), 5 * x[:64], rtol=1e-6)
+        return
+    with pytest.raises(htp.CompileError, match=r'buffer\("t", "local"\) of workload .reads_back.: the fused kernel '
+                                               r"'doubled_and_tripled__summed' reads 'Y' \(parameter 'y__summed'\) that "
+                                               r"it writes as 'y'; an AIE task moves its inputs in before its outputs "
+                                               r"out"):
+        ctx.compile(program.reads_back, target=target, out=tmp_path / "a", force=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)
