@@ -207,7 +207,25 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
       for (const Json &e : *o.offset) offset.push_back(bound(var.empty() ? e : htp::loop_detail::substitute(e, var, value)));
       offset.get_ref<Json::array_t &>().resize(rank, Json(0));
       const StoredView view{tensor, offset, shape};
-      if (!load) {
+      if (load) {
+        // A view the task stored before (in program order) is read from the stored view's object, which the
+        // host gathers before the task (inout): the load sees the store, or the tensor's contents when a
+        // store under a condition was not taken. A separate input object would hold the contents from before
+        // the task.
+        auto stored = std::find_if(stores.begin(), stores.end(), [&](const auto &s) { return s.second == view; });
+        if (stored != stores.end()) {
+          for (htp::TileParam &q : ik.params)
+            if (q.name == stored->first) q.dir = "inout";
+          for (htp::WspArg &q : task.args)
+            if (q.param == stored->first && q.dir == "out") {
+              q.dir = "inout";
+              task.reads.push_back(tensor);
+            }
+          o.offset = std::vector<Json>(o.offset->size(), Json(0));
+          o.src = stored->first;
+          continue;
+        }
+      } else {
         // A view stored under a condition and stored again (in the other branch, or unconditionally) is one
         // parameter: the task writes it back once.
         auto same = std::find_if(stores.begin(), stores.end(), [&](const auto &s) {

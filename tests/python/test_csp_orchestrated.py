@@ -661,6 +661,58 @@ def test_stores_under_a_condition_run_on_both_targets(tmp_path, target):
     np.testing.assert_array_equal(r["Y"], want)
 
 
+# A process reading back, in the same iteration, the view it stored under a condition: aie-npu1's task read the
+# view from an input object gathered before the task, so it saw the tensor as it was before the store (Z was
+# [-7, 1, 20, 3] for [1, 20, 3, 40]). The load now reads the stored view's object (gathered first, inout).
+@program
+def store_then_read_back(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[16, 64, f32]], Z: Out[Tensor[64, 64, f32]]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(4):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(4):
+            t = recv(items)
+            if i % 2 == 0:
+                store(Y.tile(0, 0, shape=(16, 64)), t)
+            else:
+                store(Y.tile(0, 0, shape=(16, 64)), muls(t, 10.0))
+            store(Z.tile(i, 0, shape=(16, 64)), load(Y.tile(0, 0, shape=(16, 64))))
+
+
+@program
+def store_some_then_read_back(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[16, 64, f32]], Z: Out[Tensor[64, 64, f32]]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(4):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(4):
+            t = recv(items)
+            if i % 2 == 0:
+                store(Y.tile(0, 0, shape=(16, 64)), t)
+            store(Z.tile(i, 0, shape=(16, 64)), load(Y.tile(0, 0, shape=(16, 64))))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_reads_back_what_it_stored_under_a_condition(tmp_path, target):
+    x = np.repeat(np.arange(1, 5, dtype=np.float32), 16)[:, None] * np.ones((1, 64), np.float32)  # item i is i + 1
+    y = np.full((16, 64), -7.0, np.float32)
+    ctx = htp.Context()
+    for fn, want in ((store_then_read_back, [1, 20, 3, 40]), (store_some_then_read_back, [1, 1, 3, 3])):
+        r = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx).run(X=x, Y=y.copy())
+        np.testing.assert_array_equal(np.asarray(r["Z"]).reshape(4, 16, 64)[:, 0, 0], want, err_msg=fn.__name__)
+        np.testing.assert_array_equal(r["Y"], np.full((16, 64), want[-1] if fn is store_then_read_back else 3, np.float32))
+
+
 @program
 def store_two_views(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], flag: Scalar[i32]):
     items = Channel[Tile[16, 64, f32]](depth=2)
