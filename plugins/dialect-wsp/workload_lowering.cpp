@@ -501,12 +501,20 @@ private:
     if (!target.is("Name") || s.child("value"))
       unsupported(s, "an intermediate tensor is declared as `name: Tensor[d0, ..., dtype]`, without a value");
     std::string name = *target.text("id");
-    bool declared = env.tensors.count(name) || env.values.count(name);
-    for (const auto &i : intermediates_)
-      declared |= i["name"] == name; // also by an inlined workload
-    if (declared)
+    auto taken = [&](const std::string &n) {  // a name of the task graph's workload: its own or an intermediate
+      if (env_.tensors.count(n) || env_.values.count(n)) return true;
+      for (const auto &i : intermediates_)
+        if (i["name"] == n) return true;
+      return false;
+    };
+    if (env.tensors.count(name) || env.values.count(name) || (inlining_.empty() && taken(name)))
       throw WspError(target, "wsp.axis", "intermediate '" + name + "' redeclares a name of the workload");
-    json entry = {{"name", name}, {"type", parse_tensor_type(s.child("annotation"), env.constants)}};
+    // An inlined workload's intermediate is its own: under another name when the caller has that name, or when
+    // the workload is launched twice (a layer called once per layer of a model).
+    std::string global = name;
+    for (int k = 2; !inlining_.empty() && taken(global); ++k)
+      global = name + "__" + inlining_.back() + (k > 2 ? "_" + std::to_string(k - 1) : "");
+    json entry = {{"name", global}, {"type", parse_tensor_type(s.child("annotation"), env.constants)}};
     env.tensors[name] = tensor_decl(entry, true);
     intermediates_.push_back(entry);
     return std::nullopt;

@@ -442,3 +442,44 @@ def test_tiles_written_in_reverse_order_run_on_both_targets(tmp_path, target):
         pkg = ctx.compile(reversed_tiles, target=target, out=tmp_path / "pkg")
     got = htp.bind(pkg, ctx).run(X=X)["Y"]
     np.testing.assert_array_equal(got, np.concatenate([X[:, 16 * j:16 * j + 16] for j in range(5, -1, -1)], 1) * 2)
+
+
+# A workload with an intermediate launched twice (a layer called once per layer of a model): the second launch
+# declared the intermediate again ("intermediate 't' redeclares a name of the workload"), on both targets. Each
+# launch's intermediate is its own now, under another name when the first has taken it.
+@kernel
+def doubled(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
+    store(c, muls(load(a), 2.0))
+
+
+@kernel
+def copied(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
+    store(c, load(a))
+
+
+@workload
+def double_rows(X: InOut[Tensor[32, 64, f32]]):
+    t: Tensor[32, 64, f32]
+    for i in P(2):
+        doubled[i](X.tile(i, 0), t.tile(i, 0))
+    for i in P(2):
+        copied[i](t.tile(i, 0), X.tile(i, 0))
+
+
+@workload
+def two_layers(X: InOut[Tensor[32, 64, f32]]):
+    t: Tensor[32, 64, f32]                          # the caller's own t, besides the layers'
+    double_rows(X)
+    double_rows(X)
+    for i in P(2):
+        copied[i](X.tile(i, 0), t.tile(i, 0))
+    for i in P(2):
+        doubled[i](t.tile(i, 0), X.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_workload_with_an_intermediate_is_launched_twice(tmp_path, target):
+    x = np.random.default_rng(3).standard_normal((32, 64)).astype(np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(two_layers, target=target, out=tmp_path / "p"), ctx).run("two_layers", X=x.copy())
+    np.testing.assert_array_equal(r["X"], 8 * x)
