@@ -459,7 +459,7 @@ def test_bad_runtime_data_is_refused_naming_the_construct(ctx, program, tmp_path
     pkg = ctx.compile(program.gathered, target="aie-npu1", out=tmp_path / "pkg", force=True)
     bound = htp.bind(pkg, ctx)
     ok_idx, ok_lens = np.zeros(8, np.int32), np.zeros(8, np.int32)
-    with pytest.raises(htp.RunError, match=r"orchestrated_program\.py:\d+:\d+: runtime data: the view of 'X' passed "
+    with pytest.raises(htp.RunError, match=r"orchestrated_program\.py:\d+:\d+: error: aie-sim: runtime data: the view of 'X' passed "
                                            r"to kernel 'scale', parameter 'x' covers \[32, 33\) in dimension 0, "
                                            r"outside its extent 32"):
         bound.run(X=x, idx=np.array([0, 1, 2, 3, 4, 5, 6, 32], np.int32), lens=ok_lens, s=1.0)

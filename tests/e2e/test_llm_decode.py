@@ -140,7 +140,7 @@ def test_a_block_table_outside_the_cache_is_a_diagnostic(served):
     server.blocks.reserve(1)
     plan = server.plan()
     plan.table[0] = cfg.cache_blocks + 3
-    with pytest.raises(htp.RunError, match=r"model\.py:\d+:\d+: runtime data: the view of 'KT' passed to kernel "
+    with pytest.raises(htp.RunError, match=r"model\.py:\d+:\d+: error: (aie-sim: )?runtime data: the view of 'KT' passed to kernel "
                                            r"'scores', parameter 'kt' covers \[\d+, \d+\) in dimension 1, outside "
                                            rf"its extent {cfg.cache_tokens}"):
         engine.step(plan)

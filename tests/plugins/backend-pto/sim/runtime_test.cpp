@@ -546,7 +546,12 @@ TEST_P(PtoSimPolicy, ChainRunsOnThePolicysCoresOnTheCompletingThread) {
     if (r.id > 0 || policy != DispatchPolicy::WorkSteal) // an idle core may steal the queued head
       EXPECT_EQ(r.worker, r.assigned) << "task " << r.id;
     model.producer_core = r.worker;
-    EXPECT_EQ(r.thread, rec[0].thread) << "task " << r.id << " was handed to another thread";
+    // The chain's thread runs it on the core's behalf, unless the core was busy at that moment (its own
+    // thread briefly holding the claim, on a loaded machine): then the core's own thread runs it (pto-sim.md
+    // §4, "Released by a completion"). No third thread.
+    EXPECT_TRUE(r.thread == rec[0].thread || r.thread == r.worker)
+        << "task " << r.id << " ran on thread " << r.thread << ", neither the chain's (" << rec[0].thread
+        << ") nor its core's (" << r.worker << ")";
     on_behalf += r.thread != r.worker;
   }
   uint64_t borrowed = 0;
