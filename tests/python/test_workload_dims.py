@@ -448,12 +448,12 @@ def test_tiles_written_in_reverse_order_run_on_both_targets(tmp_path, target):
 # declared the intermediate again ("intermediate 't' redeclares a name of the workload"), on both targets. Each
 # launch's intermediate is its own now, under another name when the first has taken it.
 @kernel
-def doubled(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
+def twice_each(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
     store(c, muls(load(a), 2.0))
 
 
 @kernel
-def copied(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
+def copied_each(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
     store(c, load(a))
 
 
@@ -461,9 +461,9 @@ def copied(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
 def double_rows(X: InOut[Tensor[32, 64, f32]]):
     t: Tensor[32, 64, f32]
     for i in P(2):
-        doubled[i](X.tile(i, 0), t.tile(i, 0))
+        twice_each[i](X.tile(i, 0), t.tile(i, 0))
     for i in P(2):
-        copied[i](t.tile(i, 0), X.tile(i, 0))
+        copied_each[i](t.tile(i, 0), X.tile(i, 0))
 
 
 @workload
@@ -472,9 +472,9 @@ def two_layers(X: InOut[Tensor[32, 64, f32]]):
     double_rows(X)
     double_rows(X)
     for i in P(2):
-        copied[i](X.tile(i, 0), t.tile(i, 0))
+        copied_each[i](X.tile(i, 0), t.tile(i, 0))
     for i in P(2):
-        doubled[i](t.tile(i, 0), X.tile(i, 0))
+        twice_each[i](t.tile(i, 0), X.tile(i, 0))
 
 
 @pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
