@@ -145,7 +145,7 @@ private:
         // replicas: two of them writing one view is a race in the program. (A "task" is the kernel design
         // of a host-orchestrated workload's launch.)
         if (plan_.kind != "kernel" && plan_.kind != "task")
-          return fail("aie.replicated-output", "output '" + tensor + "' is written identically by the cores of " +
+          return fail("aie.replicated-output", "output '" + tensor + "' is written at the same elements by the cores of " +
                                                    plan_.cores[stream_core_[g->streams[0]]].name + " and " +
                                                    plan_.cores[stream_core_[i]].name +
                                                    "; an AIE design needs one writer per element (shard the output)", s.span);

@@ -188,7 +188,8 @@ void map_pass(htp::PassContext &ctx) {
     if (plan.kind == "workload") spatial_cores[plan.name] = plan.cores.size();
     std::vector<Problem> routing;  // a workload's or kernel's: kept unless the host-orchestrated mapping takes it
     const bool multiplexable = plan.kind == "workload" || plan.kind == "kernel";
-    auto d = build_design(plan, dev, multiplexable ? routing : problems);
+    const bool csp = plan.kind == "csp-program";
+    auto d = build_design(plan, dev, multiplexable || csp ? routing : problems);
     std::string reason;
     // (a view the spatial DMA cannot walk, e.g. tiles in reverse order, the host gathers instead)
     for (const auto &p : routing)
@@ -208,10 +209,14 @@ void map_pass(htp::PassContext &ctx) {
         continue;
       }
     }
-    if (plan.kind == "csp-program" && d) {
+    if (csp) {
       // A program whose cores' FIFO buffers exceed their memory or whose channels exceed their DMA channels
-      // (a generator feeding four workers) runs host-orchestrated when it can: each replica a stage of tasks.
-      const std::string reason = first_violation(*d, {"aie.validate.memory", "aie.validate.dma-channels"});
+      // (a generator feeding four workers), or whose processes store to the same elements (ordered by their
+      // channels), runs host-orchestrated when it can: each replica a stage of tasks, in producer order.
+      std::string reason = d ? first_violation(*d, {"aie.validate.memory", "aie.validate.dma-channels"}) : "";
+      for (const auto &p : routing)
+        if (p.code == "aie.replicated-output" && reason.empty()) reason = p.message;
+      if (reason.empty()) problems.insert(problems.end(), routing.begin(), routing.end());
       const htp::CspProgram *program = nullptr;
       for (const htp::CspProgram &p : docs.csp.programs)
         if (p.name == plan.name) program = &p;
@@ -226,6 +231,7 @@ void map_pass(htp::PassContext &ctx) {
                                         " spatially (below), nor can the host orchestrate it: " + why,
                                     source_span(plan.span, ctx.module().file()));
       }
+      if (!reason.empty()) problems.insert(problems.end(), routing.begin(), routing.end());  // (not orchestrated)
     }
     if (plan.kind == "kernel") {
       // A kernel entry whose cores need more DMA channels than a tile has, or whose tensors need more shim

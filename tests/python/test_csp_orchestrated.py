@@ -713,6 +713,37 @@ def test_a_process_reads_back_what_it_stored_under_a_condition(tmp_path, target)
         np.testing.assert_array_equal(r["Y"], np.full((16, 64), want[-1] if fn is store_then_read_back else 3, np.float32))
 
 
+# Two processes storing the same tile, ordered by their channel (the first stores an item and sends it, the
+# second stores three times it): aie-npu1 refused it as an output "written identically by the cores" (neither
+# true nor what the host orchestration can run); it runs host-orchestrated, stage by stage in producer order.
+@program
+def two_writers(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    items = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[items])
+    def first():
+        for i in range(4):
+            t = load(X.tile(i, 0, shape=(16, 64)))
+            store(Y.tile(0, 0, shape=(16, 64)), t)
+            send(items, t)
+
+    @process(consumes=[items])
+    def second():
+        for i in range(4):
+            store(Y.tile(0, 0, shape=(16, 64)), muls(recv(items), 3.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_processes_storing_one_tile_in_channel_order_run(tmp_path, target):
+    x = np.random.default_rng(22).standard_normal((64, 64)).astype(np.float32)
+    ctx = htp.Context()
+    pkg = ctx.compile(two_writers, target, tmp_path / "p")
+    np.testing.assert_array_equal(htp.bind(pkg, ctx).run(X=x)["Y"], 3 * x[48:])
+    if target == "aie-npu1":
+        notes = [d["message"] for d in pkg.diagnostics if d["code"] == "aie.orchestrated"]
+        assert any("output 'Y' is written at the same elements by the cores of first and second" in n for n in notes), notes
+
+
 @program
 def store_two_views(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], flag: Scalar[i32]):
     items = Channel[Tile[16, 64, f32]](depth=2)

@@ -91,7 +91,7 @@ TEST(AieBadInput, TwoGridPointsWritingOneViewHaveNoSingleWriter) {
   auto &task = f["wsp.task_graph"]["workloads"][0]["body"][0]["body"][0]["body"][0];
   task["args"][2]["offset"] = {Json{{"op", "mul"}, {"args", {Json{{"var", "s"}}, 16}}}, 0};  // C's view ignores i
   auto m = aie_test::map(f);
-  EXPECT_TRUE(has(m, "aie.replicated-output", "output 'C' is written identically")) << m.text();
+  EXPECT_TRUE(has(m, "aie.replicated-output", "output 'C' is written at the same elements")) << m.text();
 }
 
 TEST(AieBadInput, AMappedKernelsReplicatedOutputIsSentByOneCoreOfEachGroup) {
