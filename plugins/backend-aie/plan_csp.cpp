@@ -304,13 +304,25 @@ std::vector<Problem> partial_reloads(const htp::TileKernels &kernels, const htp:
             auto a = moved_view(*k, st, env), b = moved_view(*k, ld, env);
             // (a load of exactly the view stored, its register unchanged, is already a copy of the register)
             if (a && b && !overlap(*a, *b)) continue;
+            // The exact view stored is still loaded here when the stored register changed since, or when a
+            // channel operation between the two may let another process write it (a handshake): the stored
+            // register is no copy of the view then (htp::forward_views_to_loads).
+            bool channel = false;
+            for (size_t m = j + 1; m < i; ++m)
+              htp::for_each_op(std::vector<htp::TileOp>{body[m]}, [&](const htp::TileOp &x) {
+                channel = channel || x.is("csp.send") || x.is("csp.recv");
+              });
+            const bool exact = a && b && *a == *b && channel;
             out.push_back({"aie.csp-reload",
-                           "process '" + proc.name + "' loads a view of '" + *ld.src +
+                           "process '" + proc.name + "' loads " + (exact ? "the view" : "a view") + " of '" + *ld.src +
                                "' that its store earlier in the same iteration wrote (line " +
                                std::to_string(st.span ? st.span->line : 0) +
                                "); an AIE core streams its loads ahead of its stores, so it would read the earlier "
-                               "contents: load exactly the view stored (which reads the stored tile) or compute from "
-                               "the stored tile",
+                               "contents: " +
+                               (exact ? "another process may write the view between the two (a channel operation "
+                                        "lies between them), so pass the value it writes through a channel instead"
+                                      : "load exactly the view stored (which reads the stored tile) or compute from "
+                                        "the stored tile"),
                            ld.span ? span_json(*ld.span) : span_json(k->span)});
             reported = true;
             break;

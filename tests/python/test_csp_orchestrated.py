@@ -744,6 +744,47 @@ def test_two_processes_storing_one_tile_in_channel_order_run(tmp_path, target):
         assert any("output 'Y' is written at the same elements by the cores of first and second" in n for n in notes), notes
 
 
+# A handshake: process a stores Y's tile and sends it, b stores twice it there and acknowledges, a then loads
+# the tile. aie-npu1 refuses it (its loads run ahead of its stores, and the program's channels form a cycle the
+# host does not orchestrate), but the reason advised "load exactly the view stored", which the program does.
+@program
+def handshake(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[64, 64, f32]], Z: Out[Tensor[64, 64, f32]]):
+    fwd = Channel[Tile[16, 64, f32]](depth=1)
+    ack = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[fwd], consumes=[ack])
+    def a():
+        for i in range(4):
+            t = load(X.tile(i, 0, shape=(16, 64)))
+            store(Y.tile(i, 0, shape=(16, 64)), t)
+            send(fwd, t)
+            k = recv(ack)
+            store(Z.tile(i, 0, shape=(16, 64)), add(load(Y.tile(i, 0, shape=(16, 64))), muls(k, 0.0)))
+
+    @process(consumes=[fwd], produces=[ack])
+    def b():
+        for i in range(4):
+            t = recv(fwd)
+            store(Y.tile(i, 0, shape=(16, 64)), muls(t, 2.0))
+            send(ack, t)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_handshake_through_a_tile_says_why_aie_refuses_it(tmp_path, target):
+    x = np.random.default_rng(23).standard_normal((64, 64)).astype(np.float32)
+    ctx = htp.Context()
+    if target == "pto-a2a3sim":
+        r = htp.bind(ctx.compile(handshake, target, tmp_path / "p"), ctx).run(X=x, Y=np.zeros_like(x))
+        np.testing.assert_array_equal(r["Z"], 2 * x)
+        return
+    with pytest.raises(htp.CompileError) as e:
+        ctx.compile(handshake, target, tmp_path / "p")
+    text = str(e.value)
+    assert ("process 'a' loads the view of 'Y' that its store earlier in the same iteration wrote" in text and
+            "another process may write the view between the two (a channel operation lies between them)" in text and
+            "load exactly the view stored" not in text), text
+
+
 @program
 def store_two_views(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], flag: Scalar[i32]):
     items = Channel[Tile[16, 64, f32]](depth=2)
