@@ -140,6 +140,12 @@ struct ProgramDocs {
 std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries(ProgramDocs &docs,
                                                                                  const DeviceProfile &device);
 
+/// Whether `kernel` may load parameter `in` after it stored parameter `out`: a store before a load in program
+/// order, or both in one loop at different offsets (a later iteration's load after an earlier one's store).
+/// A task passing overlapping views as both sees the old values on AIE (its inputs move in before its outputs
+/// out), which is what the kernel means only when this is false.
+bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, const std::string &out);
+
 /// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches);
 /// workloads the spatial mapping does not take are host-orchestrated and go to `orchestrated`.
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,

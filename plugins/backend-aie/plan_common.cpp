@@ -1,5 +1,6 @@
 // Shared pieces of the front-ends and the choice of entrypoints.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "entry_plan.hpp"
@@ -69,6 +70,39 @@ ExprEnv constexpr_env(const htp::TileKernel &kernel) {
   for (const htp::TileParam &p : kernel.params)
     if (p.type.is_constexpr()) env.params[p.name] = p.type.value;
   return env;
+}
+
+bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, const std::string &out) {
+  struct Access {
+    bool store;
+    std::vector<const htp::TileOp *> loops;  // enclosing loops, outermost first
+    const htp::TileOp *op;
+  };
+  std::vector<Access> accesses;  // in program order
+  std::vector<const htp::TileOp *> loops;
+  std::function<void(const std::vector<htp::TileOp> &)> walk = [&](const std::vector<htp::TileOp> &ops) {
+    for (const htp::TileOp &o : ops) {
+      if (o.is("load") && o.src == in) accesses.push_back({false, loops, &o});
+      if (o.is("store") && o.dst == out) accesses.push_back({true, loops, &o});
+      if (o.is("for")) loops.push_back(&o);
+      walk(o.body);
+      if (o.is("for")) loops.pop_back();
+      walk(o.then_body);
+      walk(o.else_body);
+    }
+  };
+  walk(kernel.body);
+  for (size_t i = 0; i < accesses.size(); ++i)
+    for (size_t j = 0; j < accesses.size(); ++j) {
+      const Access &st = accesses[i], &ld = accesses[j];
+      if (!st.store || ld.store) continue;
+      if (i < j) return true;
+      const bool shared_loop = std::any_of(st.loops.begin(), st.loops.end(), [&](const htp::TileOp *l) {
+        return std::find(ld.loops.begin(), ld.loops.end(), l) != ld.loops.end();
+      });
+      if (shared_loop && st.op->offset != ld.op->offset) return true;
+    }
+  return false;
 }
 
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,

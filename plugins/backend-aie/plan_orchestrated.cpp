@@ -5,6 +5,7 @@
 // at run time, one task at a time — each view moved into the kernel's design, the design run, the views
 // it writes moved back. The task graph travels in codegen/aie/<entry>/orchestration.json.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <htp/kernel_entry.hpp>
@@ -236,6 +237,44 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
 std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
                                                            const DeviceProfile &device,
                                                            std::vector<Problem> &problems) {
+  // A launch passing overlapping views of one tensor as an input and an output, which the kernel loads after
+  // storing: the host gathers a task's inputs before it runs, so the load would see the old values. Checked
+  // where the offsets are constants.
+  bool alias = false;
+  std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
+    for (const htp::WspNode &n : body) {
+      walk(n.body);
+      walk(n.then_body);
+      walk(n.else_body);
+      const htp::TileKernel *k = n.kernel.empty() ? nullptr : docs.kernels.find(n.kernel);
+      if (!k) continue;
+      auto view = [](const htp::WspArg &a) -> std::optional<View> {
+        View v{{}, a.shape};
+        for (const Json &e : a.offset) {
+          if (!e.is_number_integer()) return std::nullopt;
+          v.offset.push_back(e.get<int64_t>());
+        }
+        return v;
+      };
+      for (const htp::WspArg &in : n.args)
+        for (const htp::WspArg &out : n.args) {
+          if (alias || !in.is_view() || !out.is_view() || in.dir != "in" || out.dir == "in" || in.tensor != out.tensor)
+            continue;
+          auto a = view(in), b = view(out);
+          if (!a || !b || !overlap(*a, *b) || !loads_after_storing(*k, in.param, out.param)) continue;
+          problems.push_back({"aie.alias", "workload '" + w.name + "': kernel '" + k->name + "' takes overlapping views of '" +
+                                               *in.tensor + "' as '" + in.param + "' (In) and '" + out.param +
+                                               "' (Out), and loads '" + in.param + "' after it stores '" + out.param +
+                                               "'; an AIE task moves its inputs in before its outputs out, so the "
+                                               "load would see the old values (Ascend's, in program order, the new "
+                                               "ones): pass views that do not overlap",
+                              span_json(n.span)});
+          alias = true;
+        }
+    }
+  };
+  walk(w.body);
+  if (alias) return std::nullopt;
   return plan_orchestration(w, Json::object(), docs, device, problems);
 }
 

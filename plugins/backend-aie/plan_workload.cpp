@@ -4,6 +4,7 @@
 // the core's block); every task argument's tensor view per (grid point, iteration) is what its FIFO
 // moves, through FIFOs of the schedule's pipeline(n) depth.
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "entry_plan.hpp"
@@ -34,24 +35,29 @@ struct Shape {
   }
 };
 
-/// A view of a workload tensor one task moves: the core's name, its iteration and the view.
+/// A view of a workload tensor one task moves: the core's name, its iteration, the view and the kernel
+/// parameter it is passed as.
 struct TaskView {
   const std::string *core;
   int64_t iteration;
   const View *view;
+  const std::string *param;
 };
+
 
 /// A task of `plan` reading elements of a tensor that another of its tasks writes, as "<reader> ... <writer>".
 /// The spatial mapping streams each core's inputs ahead of its outputs while all cores run at once, so such
 /// a read would see the tensor's old values, whichever task comes first.
-std::optional<std::string> read_write_overlap(const EntryPlan &plan) {
+std::optional<std::string> read_write_overlap(const EntryPlan &plan, const htp::TileKernel &kernel,
+                                              const std::vector<std::string> &stream_params) {
   std::map<std::string, std::vector<TaskView>> reads, writes;
   for (const CorePlan &core : plan.cores)
     for (const PortPlan &port : core.ports) {
       if (port.kind != PortPlan::Kind::Stream) continue;
       const StreamPlan &sp = plan.streams[port.stream];
       auto &into = sp.in ? reads[sp.tensor] : writes[sp.tensor];
-      for (size_t t = 0; t < sp.views.size(); ++t) into.push_back({&core.name, static_cast<int64_t>(t), &sp.views[t]});
+      for (size_t t = 0; t < sp.views.size(); ++t)
+        into.push_back({&core.name, static_cast<int64_t>(t), &sp.views[t], &stream_params[port.stream]});
     }
   for (auto &[tensor, ws] : writes) {
     auto it = reads.find(tensor);
@@ -64,12 +70,21 @@ std::optional<std::string> read_write_overlap(const EntryPlan &plan) {
       if (r.view->offset.empty() || r.view->shape.empty()) continue;
       auto from = std::lower_bound(ws.begin(), ws.end(), r.view->offset[0] - longest + 1,
                                    [](const TaskView &w, int64_t v) { return w.view->offset[0] < v; });
-      for (auto w = from; w != ws.end() && w->view->offset[0] < r.view->offset[0] + r.view->shape[0]; ++w)
-        if ((w->core != r.core || w->iteration != r.iteration) && overlap(*r.view, *w->view))
+      for (auto w = from; w != ws.end() && w->view->offset[0] < r.view->offset[0] + r.view->shape[0]; ++w) {
+        if (!overlap(*r.view, *w->view)) continue;
+        if (w->core != r.core || w->iteration != r.iteration)
           return "the task of core '" + *r.core + "' at iteration " + std::to_string(r.iteration) +
                  " reads elements of '" + tensor + "' that the task of core '" + *w->core + "' at iteration " +
                  std::to_string(w->iteration) + " writes; the cores stream their inputs ahead of their outputs, "
                  "so the read would see the old values";
+        // One task passing overlapping views as an input and an output: its loads see the old values, which
+        // is what the kernel means only when it loads the input before it stores the output.
+        if (loads_after_storing(kernel, *r.param, *w->param))
+          return "!kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + *r.param +
+                 "' (In) and '" + *w->param + "' (Out), and loads '" + *r.param + "' after it stores '" + *w->param +
+                 "'; an AIE task moves its inputs in before its outputs out, so the load would see the old values "
+                 "(Ascend's, in program order, the new ones): pass views that do not overlap";
+      }
     }
   }
   return std::nullopt;
@@ -213,6 +228,7 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
   plan.kernels.push_back(kf);
   plan.sources[sym] = emitted->source;
 
+  std::vector<std::string> stream_params;  // the kernel parameter of each stream
   for (int64_t l = 0; l < ncores; ++l) {
     auto m = grid_coord(l, s.grid);
     ExprEnv env;
@@ -294,11 +310,15 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
       }
       core.ports.push_back({PortPlan::Kind::Stream, plan.streams.size()});
       plan.streams.push_back(std::move(sp));
+      stream_params.push_back(pn);
     }
     plan.cores.push_back(std::move(core));
   }
-  if (auto clash = read_write_overlap(plan)) {
-    problems.push_back({"aie.read-after-write", "workload '" + name + "': " + *clash, tspan});
+  if (auto clash = read_write_overlap(plan, *kernel, stream_params)) {
+    if (clash->front() == '!')  // within one task: the host's orchestration moves the views the same way
+      problems.push_back({"aie.alias", "workload '" + name + "': " + clash->substr(1), tspan});
+    else
+      problems.push_back({"aie.read-after-write", "workload '" + name + "': " + *clash, tspan});
     return std::nullopt;
   }
   return plan;

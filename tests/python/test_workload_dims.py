@@ -483,3 +483,40 @@ def test_a_workload_with_an_intermediate_is_launched_twice(tmp_path, target):
     ctx = htp.Context()
     r = htp.bind(ctx.compile(two_layers, target=target, out=tmp_path / "p"), ctx).run("two_layers", X=x.copy())
     np.testing.assert_array_equal(r["X"], 8 * x)
+
+
+# One launch passing overlapping views of Y as an input and an output, the kernel loading the input after it
+# stores the output: pto-a2a3sim ran the kernel in program order (the load saw the store), aie-npu1 moved the
+# task's inputs in before its outputs out (the load saw the old rows), silently. aie refuses it now (aie.alias);
+# an in-place update that loads before it stores runs on both.
+@kernel
+def store_then_load_alias(a: In[Tensor[32, 64, f32]], c: Out[Tensor[16, 64, f32]], d: Out[Tensor[16, 64, f32]]):
+    store(c, muls(load(a[16:32, :]), 2.0))
+    store(d, load(a[0:16, :]))
+
+
+@workload
+def aliased_once(Y: InOut[Tensor[32, 64, f32]], Z: Out[Tensor[16, 64, f32]]):
+    store_then_load_alias(Y, Y[0:16, :], Z)
+
+
+@workload
+def aliased_grid(Y: InOut[Tensor[64, 64, f32]], Z: Out[Tensor[32, 64, f32]]):
+    for i in P(2):
+        store_then_load_alias[i](Y[32 * i:32 * i + 32, :], Y[32 * i:32 * i + 16, :], Z.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_overlapping_input_and_output_views_of_one_launch(tmp_path, target):
+    y = np.concatenate([np.full((16, 64), 1.0, np.float32), np.full((16, 64), 5.0, np.float32)])
+    ctx = htp.Context()
+    for fn in (aliased_once, aliased_grid):
+        if target == "aie-npu1":
+            with pytest.raises(htp.CompileError, match=r"kernel 'store_then_load_alias' takes overlapping views of 'Y' "
+                                                       r"as 'a' \(In\) and 'c' \(Out\), and loads 'a' after it stores "
+                                                       r"'c'.*\[aie.alias\]"):
+                ctx.compile(fn, target=target, out=tmp_path / fn.__name__)
+            continue
+        yy = np.concatenate([y, y]) if fn is aliased_grid else y
+        r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(Y=yy.copy())
+        np.testing.assert_array_equal(np.asarray(r["Z"])[:16], np.full((16, 64), 10.0, np.float32))
