@@ -145,6 +145,9 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
 /// A task passing overlapping views as both sees the old values on AIE (its inputs move in before its outputs
 /// out), which is what the kernel means only when this is false.
 bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, const std::string &out);
+/// The reason of aie.alias: `kernel` loads `in` after storing `out`, overlapping views of `tensor`.
+std::string aliasing_views(const htp::TileKernel &kernel, const std::string &tensor, const std::string &in,
+                           const std::string &out);
 
 /// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches);
 /// workloads the spatial mapping does not take are host-orchestrated and go to `orchestrated`.

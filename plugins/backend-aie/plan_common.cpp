@@ -105,6 +105,14 @@ bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, c
   return false;
 }
 
+std::string aliasing_views(const htp::TileKernel &kernel, const std::string &tensor, const std::string &in,
+                           const std::string &out) {
+  return "kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + in + "' (In) and '" + out +
+         "' (Out), and loads '" + in + "' after it stores '" + out + "'; an AIE task moves its inputs in before its "
+         "outputs out, so the load would see the old values (Ascend's, in program order, the new ones): pass views "
+         "that do not overlap";
+}
+
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,
                                     std::vector<OrchestrationPlan> *orchestrated) {
   std::vector<EntryPlan> out;

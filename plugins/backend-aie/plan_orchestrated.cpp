@@ -262,12 +262,7 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
             continue;
           auto a = view(in), b = view(out);
           if (!a || !b || !overlap(*a, *b) || !loads_after_storing(*k, in.param, out.param)) continue;
-          problems.push_back({"aie.alias", "workload '" + w.name + "': kernel '" + k->name + "' takes overlapping views of '" +
-                                               *in.tensor + "' as '" + in.param + "' (In) and '" + out.param +
-                                               "' (Out), and loads '" + in.param + "' after it stores '" + out.param +
-                                               "'; an AIE task moves its inputs in before its outputs out, so the "
-                                               "load would see the old values (Ascend's, in program order, the new "
-                                               "ones): pass views that do not overlap",
+          problems.push_back({"aie.alias", "workload '" + w.name + "': " + aliasing_views(*k, *in.tensor, in.param, out.param),
                               span_json(n.span)});
           alias = true;
         }

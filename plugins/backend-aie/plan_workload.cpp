@@ -44,12 +44,12 @@ struct TaskView {
   const std::string *param;
 };
 
-
-/// A task of `plan` reading elements of a tensor that another of its tasks writes, as "<reader> ... <writer>".
-/// The spatial mapping streams each core's inputs ahead of its outputs while all cores run at once, so such
-/// a read would see the tensor's old values, whichever task comes first.
-std::optional<std::string> read_write_overlap(const EntryPlan &plan, const htp::TileKernel &kernel,
-                                              const std::vector<std::string> &stream_params) {
+/// A task of `plan` reading elements of a tensor that another of its tasks writes (aie.read-after-write), or
+/// that it writes itself after loading them (aie.alias): the spatial mapping streams each core's inputs ahead
+/// of its outputs while all cores run at once, so such a read would see the tensor's old values. The problem's
+/// code and message (no span).
+std::optional<Problem> read_write_overlap(const EntryPlan &plan, const htp::TileKernel &kernel,
+                                          const std::vector<std::string> &stream_params) {
   std::map<std::string, std::vector<TaskView>> reads, writes;
   for (const CorePlan &core : plan.cores)
     for (const PortPlan &port : core.ports) {
@@ -73,17 +73,17 @@ std::optional<std::string> read_write_overlap(const EntryPlan &plan, const htp::
       for (auto w = from; w != ws.end() && w->view->offset[0] < r.view->offset[0] + r.view->shape[0]; ++w) {
         if (!overlap(*r.view, *w->view)) continue;
         if (w->core != r.core || w->iteration != r.iteration)
-          return "the task of core '" + *r.core + "' at iteration " + std::to_string(r.iteration) +
-                 " reads elements of '" + tensor + "' that the task of core '" + *w->core + "' at iteration " +
-                 std::to_string(w->iteration) + " writes; the cores stream their inputs ahead of their outputs, "
-                 "so the read would see the old values";
+          return Problem{"aie.read-after-write",
+                         "the task of core '" + *r.core + "' at iteration " + std::to_string(r.iteration) +
+                             " reads elements of '" + tensor + "' that the task of core '" + *w->core +
+                             "' at iteration " + std::to_string(w->iteration) +
+                             " writes; the cores stream their inputs ahead of their outputs, so the read would see "
+                             "the old values",
+                         Json()};
         // One task passing overlapping views as an input and an output: its loads see the old values, which
         // is what the kernel means only when it loads the input before it stores the output.
         if (loads_after_storing(kernel, *r.param, *w->param))
-          return "!kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + *r.param +
-                 "' (In) and '" + *w->param + "' (Out), and loads '" + *r.param + "' after it stores '" + *w->param +
-                 "'; an AIE task moves its inputs in before its outputs out, so the load would see the old values "
-                 "(Ascend's, in program order, the new ones): pass views that do not overlap";
+          return Problem{"aie.alias", aliasing_views(kernel, tensor, *r.param, *w->param), Json()};
       }
     }
   }
@@ -314,11 +314,9 @@ std::optional<EntryPlan> plan_workload_entry(const htp::WspWorkload &w, const ht
     }
     plan.cores.push_back(std::move(core));
   }
+  // (aie.read-after-write runs host-orchestrated, in task order; aie.alias is an error there too)
   if (auto clash = read_write_overlap(plan, *kernel, stream_params)) {
-    if (clash->front() == '!')  // within one task: the host's orchestration moves the views the same way
-      problems.push_back({"aie.alias", "workload '" + name + "': " + clash->substr(1), tspan});
-    else
-      problems.push_back({"aie.read-after-write", "workload '" + name + "': " + *clash, tspan});
+    problems.push_back({clash->code, "workload '" + name + "': " + clash->message, tspan});
     return std::nullopt;
   }
   return plan;
