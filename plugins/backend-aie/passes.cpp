@@ -88,10 +88,6 @@ template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std
   }
 }
 
-}  // namespace
-
-namespace {
-
 /// Whether the launch of `kernel` in `w` reads a view it also writes (an In argument and an Out or InOut one
 /// of one tensor at the same offsets), as "reads 'Y' (parameter 'y__cons') that it writes as 'y'": a fused
 /// kernel whose consumer reads what its producer stored.
