@@ -298,3 +298,26 @@ def test_htp_host_program_without_captured_functions(tmp_path):
     r, prog = run_host(tmp_path, "X = 1\n")
     assert r.returncode == 1
     assert f"{prog}:1:1: error: '{prog}' defines no captured function" in r.stderr, r.stderr
+
+
+def test_a_loaded_plugin_of_the_dialects_plugin_name_without_it_is_named(ctx, tmp_path):
+    # Another build of the plugin that declares dialect 'toy' (here a Python extension of that plugin's name)
+    # lacks the dialect: the reason said "load it with htp.Context(plugins=[...])", though a plugin of that name
+    # was loaded, and loading the other would not help.
+    t = htp.dialects.toy
+
+    @t.kernel
+    def k(a):
+        return a
+
+    plugin = ctx.plugins()[0]["name"]
+    ext = tmp_path / "other_build.py"
+    ext.write_text(f"from htp.extension import Extension\next = Extension({plugin!r}, version='9.0.0')\n")
+    other = htp.Context([str(ext)], builtins=False, use_environment=False)
+    with pytest.raises(htp.CaptureError) as e:
+        other.compile(k, target="toy-sim", out=tmp_path / "p")
+    (d,) = e.value.diagnostics
+    assert d["code"] == "capture.dialect-not-loaded"
+    assert (f"plugin '{plugin}' is loaded ({ext}) but registers no dialect 'toy', unlike the plugin of that name "
+            f"at {os.path.realpath(TOY_PLUGIN)}") in d["message"], d["message"]
+    assert "load it" not in d["message"]

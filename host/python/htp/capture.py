@@ -239,10 +239,16 @@ def _decorator_node(node, cf: CapturedFunction):
     return node.decorator_list[0] if node.decorator_list else node
 
 
-def _not_loaded(cf: CapturedFunction, span: dict) -> dict:
+def _not_loaded(cf: CapturedFunction, span: dict, loaded_plugins: dict | None = None) -> dict:
     comp = find("dialect", cf.dialect)
     where = ""
-    if comp:
+    if comp and loaded_plugins and comp["plugin"] in loaded_plugins:
+        # (a plugin of that name is loaded, another build of it: loading "it" again would not help)
+        where = (f"; plugin '{comp['plugin']}' is loaded ({loaded_plugins[comp['plugin']]}) but registers no dialect "
+                 f"'{cf.dialect}'")
+        if comp.get("path") and comp["path"] != loaded_plugins[comp["plugin"]]:
+            where += f", unlike the plugin of that name at {comp['path']}"
+    elif comp:
         where = f"; it is declared by plugin '{comp['plugin']}'"
         if comp.get("path"):
             where += f" ({comp['path']})"
@@ -252,10 +258,11 @@ def _not_loaded(cf: CapturedFunction, span: dict) -> dict:
                       f"loaded{where}", span)
 
 
-def capture(functions, *, loaded_dialects=None) -> dict:
+def capture(functions, *, loaded_dialects=None, loaded_plugins=None) -> dict:
     """The htp.ast.v1 document of the compile unit holding ``functions`` (captured functions) and every
     captured function they reference. ``loaded_dialects``: names of the dialects the compiling plugin set
-    has (``None``: not checked). Raises CaptureError with every problem found."""
+    has (``None``: not checked); ``loaded_plugins``: its plugins' paths by name, for the reason when a dialect
+    is missing. Raises CaptureError with every problem found."""
     roots = list(functions) if isinstance(functions, (list, tuple)) else [functions]
     if not roots:
         raise CaptureError([diagnostic("capture.nothing", "nothing to compile: pass a function decorated by a "
@@ -302,7 +309,7 @@ def capture(functions, *, loaded_dialects=None) -> dict:
         included[id(cf)] = (cf, node)
         _parse_string_annotations(node)
         if loaded_dialects is not None and cf.dialect not in loaded_dialects:
-            diags.append(_not_loaded(cf, span_of(_decorator_node(node, cf), file)))
+            diags.append(_not_loaded(cf, span_of(_decorator_node(node, cf), file), loaded_plugins))
         bound = _bound_names(node)
         a = node.args
         outer = list(node.decorator_list) + list(a.defaults) + [d for d in a.kw_defaults if d is not None]
@@ -482,7 +489,8 @@ def capture_file(path: str, plugin_specs=None, builtins: bool = True) -> tuple[d
                                  "decorator, e.g. `from htp.dialects import <name>`)",
                                  {"file": path, "line": 1, "col": 0, "end_line": 1, "end_col": 0})]
     try:
-        doc = capture(unique, loaded_dialects=loaded)
+        doc = capture(unique, loaded_dialects=loaded,
+                      loaded_plugins={c["plugin"]: c.get("path", "") for c in declared if c.get("plugin")})
         return doc, []
     except CaptureError as e:
         return None, e.diagnostics

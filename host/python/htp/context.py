@@ -87,7 +87,8 @@ class Context:
         if isinstance(module, dict):
             doc = module
         else:
-            doc = capture(module, loaded_dialects={d["name"] for d in self.dialects()})
+            doc = capture(module, loaded_dialects={d["name"] for d in self.dialects()},
+                          loaded_plugins={p["name"]: p["path"] for p in self.plugins()})
         opts = json.dumps(dict(options or {}))
         r = self._host.run_pass(pass_id, _ast_json.dumps(doc), opts, repeat)
         if not r["ok"]:
@@ -109,7 +110,8 @@ class Context:
             raise TypeError(f"compile(): target is a target name such as 'pto-a2a3sim' or 'aie-npu1', "
                             f"got {type(target).__name__}")
         try:
-            doc = capture(fn, loaded_dialects={d["name"] for d in self.dialects()})
+            doc = capture(fn, loaded_dialects={d["name"] for d in self.dialects()},
+                          loaded_plugins={p["name"]: p["path"] for p in self.plugins()})
         except CaptureError as e:
             failed = e
         else:
