@@ -19,6 +19,7 @@ struct CompileArgs {
   bool force = false;
   bool keep_failed = false;
   bool pin_timings = false;
+  double pass_time_limit = 600;
   std::string backend;
   std::string binding;
   std::vector<std::string> pipeline;
@@ -65,6 +66,7 @@ int run_compile(Session &session, const CompileArgs &a) {
   o.force = a.force;
   o.keep_failed = a.keep_failed;
   o.pin_timings = a.pin_timings;
+  o.pass_time_limit_s = a.pass_time_limit;
   if (!a.backend.empty()) o.backend = a.backend;
   if (!a.binding.empty()) o.binding = a.binding;
   if (!a.pipeline.empty()) o.passes = split_commas(a.pipeline);
@@ -103,6 +105,10 @@ void register_compile_command(CLI::App &app, Session &session) {
   cmd->add_flag("--force", args->force, "Replace an existing output directory (atomically)");
   cmd->add_flag("--keep-failed", args->keep_failed, "Keep <out>.failed/ with diagnostics and dumps on failure");
   cmd->add_flag("--pin-timings", args->pin_timings, "Pin measured times in traces (fully byte-identical package)");
+  cmd->add_option("--pass-time-limit", args->pass_time_limit,
+                  "Seconds one pass may run; past it htp-host stops, naming the pass and its plugin (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--backend", args->backend, "Backend component id, when several claim the target");
   cmd->add_option("--binding", args->binding, "Binding component id, when several claim the target");
   cmd->add_option("--pipeline", args->pipeline, "Explicit pass ids (comma-separated), checked by the resolver");

@@ -146,6 +146,7 @@ CompileResult Compiler::compile(ast::Module module, const CompileOptions &option
   PassManagerOptions pm;
   pm.dump = options.dump;
   pm.pin_timings = options.pin_timings;
+  pm.pass_time_limit_s = options.pass_time_limit_s;
   pm.reproducer = options.keep_failed;  // a reproducer is only of use in a package that is kept
   pm.pass_options = options.pass_options;
   pm.pass_options["target"] = options.target;

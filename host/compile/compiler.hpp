@@ -26,6 +26,7 @@ struct CompileOptions {
   bool force = false;        ///< Replace an existing package directory.
   bool keep_failed = false;  ///< Keep `<out>.failed/` with diagnostics and dumps when the compile fails.
   bool pin_timings = false;  ///< Byte-identical traces too (measured times replaced by pass indices).
+  double pass_time_limit_s = 0;  ///< Seconds one pass may run before the process stops naming it (0: none).
   std::optional<std::string> backend;
   std::optional<std::string> binding;
   std::optional<std::vector<std::string>> passes;  ///< Explicit pass list instead of the pipeline.

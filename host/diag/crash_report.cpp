@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <thread>
 
 #include <unistd.h>
 
@@ -90,6 +95,38 @@ Scope::Scope(std::string_view what) : outer_(current.data(), current_size) {
 Scope::~Scope() {
   current_size = outer_.size();
   std::memcpy(current.data(), outer_.data(), current_size);
+}
+
+struct TimeLimit::Watch {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread thread;
+};
+
+TimeLimit::TimeLimit(std::string_view what, double seconds, std::string_view option) {
+  if (!(seconds > 0)) return;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", seconds);
+  const std::string message = "htp: " + std::string(what) + " has run for " + limit + " s, its time limit (" +
+                              std::string(option) + " " + limit + "); stopping\n";
+  watch_ = std::make_unique<Watch>();
+  watch_->thread = std::thread([w = watch_.get(), seconds, message] {
+    std::unique_lock<std::mutex> lock(w->mutex);
+    if (w->done_cv.wait_for(lock, std::chrono::duration<double>(seconds), [w] { return w->done; })) return;
+    write_all(message.data(), message.size());
+    ::_exit(124);
+  });
+}
+
+TimeLimit::~TimeLimit() {
+  if (!watch_) return;
+  {
+    std::lock_guard<std::mutex> lock(watch_->mutex);
+    watch_->done = true;
+  }
+  watch_->done_cv.notify_all();
+  watch_->thread.join();
 }
 
 }  // namespace htp::crash

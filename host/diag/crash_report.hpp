@@ -5,6 +5,7 @@
 // signal take its course (the previous handler, e.g. Python's faulthandler, or the default one).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,21 @@ public:
 
 private:
   std::string outer_;  ///< the activity before this scope, restored when it ends
+};
+
+/// While alive, and `seconds` > 0, a watchdog stops the process (exit status 124) once `seconds` have passed,
+/// printing "htp: <what> has run for N s, its time limit (<option> N); stopping": a plugin's pass that hangs
+/// cannot be interrupted safely, so the process ends naming it rather than waiting for ever.
+class TimeLimit {
+public:
+  TimeLimit(std::string_view what, double seconds, std::string_view option);
+  ~TimeLimit();
+  TimeLimit(const TimeLimit &) = delete;
+  TimeLimit &operator=(const TimeLimit &) = delete;
+
+private:
+  struct Watch;
+  std::unique_ptr<Watch> watch_;
 };
 
 }  // namespace htp::crash

@@ -140,8 +140,10 @@ PipelineResult PassManager::run(const Plan &plan, ast::Module &module, PackageWr
       return result;
     }
     for (auto *in : instr) in->before_pass(event, module);
-    crash::Scope crash_scope("pass '" + pass.id + "' of plugin '" + pass.plugin.name + "'" +
-                             (pass.plugin.path.empty() ? std::string() : " (" + pass.plugin.path + ")"));
+    const std::string what = "pass '" + pass.id + "' of plugin '" + pass.plugin.name + "'" +
+                             (pass.plugin.path.empty() ? std::string() : " (" + pass.plugin.path + ")");
+    crash::Scope crash_scope(what);
+    crash::TimeLimit time_limit(what, options.pass_time_limit_s, "--pass-time-limit");
     PassRun run = run_pass(pass, api, module, options.pass_options, &writer, [&](const RewriteRecord &r) {
       for (auto *in : instr) in->after_rewrite(event, r);
     });

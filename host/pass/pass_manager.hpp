@@ -31,6 +31,9 @@ struct PassManagerOptions {
   bool pin_timings = false;
   /// Options every pass sees (pass_option): "target" and pass parameters.
   nlohmann::json pass_options = nlohmann::json::object();
+  /// Seconds one pass may run (0: no limit). A pass past it stops the process with a message naming the pass
+  /// and its plugin (a pass cannot be interrupted safely): a hang is reported instead of waited on.
+  double pass_time_limit_s = 0;
 };
 
 /// The record of one pass run (one line of ir/pass_trace.jsonl).

@@ -285,6 +285,7 @@ public:
       else if (key == "force") o.force = v.cast<bool>();
       else if (key == "keep_failed") o.keep_failed = v.cast<bool>();
       else if (key == "pin_timings") o.pin_timings = v.cast<bool>();
+      else if (key == "pass_time_limit") o.pass_time_limit_s = v.cast<double>();
       else if (key == "backend") o.backend = v.cast<std::string>();
       else if (key == "binding") o.binding = v.cast<std::string>();
       else if (key == "pipeline") o.passes = v.cast<std::vector<std::string>>();

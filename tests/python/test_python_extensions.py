@@ -11,6 +11,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -853,3 +854,30 @@ def test_entry_points_that_verify_would_refuse_fail_the_compile(tmp_path, progra
     assert "[package.entrypoint]" in str(e.value), str(e.value)
     assert ("unknown dtype \"f99\"" if damage == "dtype" else "is declared twice") in str(e.value), str(e.value)
     assert not (tmp_path / "pkg").exists()
+
+
+@pytest.mark.skipif(not HOST, reason="HTP_HOST_EXE is not set (run through ctest)")
+def test_htp_host_stops_a_pass_past_its_time_limit_naming_it(tmp_path):
+    # A pass that never returns hung htp-host with nothing said; past --pass-time-limit (default 600 s) the
+    # process stops (exit status 124), naming the pass and its plugin.
+    ext = write_extension(tmp_path, textwrap.dedent('''
+        import time
+        from htp.extension import Extension
+
+        ext = Extension("stuck", version="1.0.0")
+        p = ext.pass_("stuck.wait", stage="canonicalize", applies_to=["Uses.Dialect(name=tile)"])
+
+
+        @p.module
+        def wait(rw):
+            time.sleep(3600)
+    '''))
+    prog = tmp_path / "user_program.py"
+    prog.write_text(PROGRAM)
+    start = time.monotonic()
+    r = subprocess.run([HOST, "--plugins", str(ext), "compile", str(prog), "--target", "pto-a2a3sim", "-o",
+                        str(tmp_path / "out"), "--pass-time-limit", "1.5"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 124, r.stderr
+    assert (f"htp: pass 'stuck.wait' of plugin 'stuck' ({ext}) has run for 1.5 s, its time limit "
+            "(--pass-time-limit 1.5); stopping") in r.stderr, r.stderr
+    assert time.monotonic() - start < 120

@@ -99,7 +99,8 @@ class Context:
 
     def compile(self, fn, target: str, out, *, dump_ir: str | None = None, keep_failed: bool = False,
                 pipeline=None, force: bool = False, pin_timings: bool = False, backend: str | None = None,
-                binding: str | None = None, options: dict | None = None, locked=None) -> "Package":
+                binding: str | None = None, options: dict | None = None, locked=None,
+                pass_time_limit: float | None = None) -> "Package":
         """Captures ``fn`` (a captured function or a list of them, plus what they reference) and compiles
         it for ``target`` into the package directory ``out``. The host runs with the GIL released.
         Raises ``htp.CaptureError`` / ``htp.CompileError`` carrying the diagnostics (its traceback ends at
@@ -119,7 +120,7 @@ class Context:
         if failed is not None:
             raise_at_source(failed)
         opts = {"dump_ir": dump_ir, "keep_failed": keep_failed, "force": force, "pin_timings": pin_timings,
-                "backend": backend, "binding": binding}
+                "backend": backend, "binding": binding, "pass_time_limit": pass_time_limit}
         if pipeline is not None:
             opts["pipeline"] = pipeline.split(",") if isinstance(pipeline, str) else list(pipeline)
         if options:
