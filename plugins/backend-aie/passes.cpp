@@ -88,22 +88,36 @@ template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std
   }
 }
 
-/// Whether the launch of `kernel` in `w` reads a view it also writes (an In argument and an Out or InOut one
-/// of one tensor at the same offsets), as "reads 'Y' (parameter 'y__cons') that it writes as 'y'": a fused
-/// kernel whose consumer reads what its producer stored.
-std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const std::string &kernel) {
+/// Whether the launch of fused kernel `kernel` in `w` reads a view that it stored before, as "reads 'Y'
+/// (parameter 'y__cons') after it stores it as 'y'": a consumer reading (In or InOut) what its producer stored,
+/// at the same offsets or at constant ones that overlap. (A producer reading what the consumer stores later
+/// reads the old values, as unfused.)
+std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const htp::TileKernel &kernel) {
   std::optional<std::string> found;
+  auto view = [](const htp::WspArg &a) -> std::optional<View> {
+    View v{{}, a.shape};
+    for (const Json &e : a.offset) {
+      if (!e.is_number_integer()) return std::nullopt;
+      v.offset.push_back(e.get<int64_t>());
+    }
+    return v;
+  };
   std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
     for (const htp::WspNode &n : body) {
       walk(n.body);
       walk(n.then_body);
       walk(n.else_body);
-      if (n.kernel != kernel || found) continue;
+      if (n.kernel != kernel.name || found) continue;
       for (const htp::WspArg &in : n.args)
-        for (const htp::WspArg &out : n.args)
-          if (!found && in.is_view() && out.is_view() && in.dir == "in" && out.dir != "in" && in.tensor == out.tensor &&
-              in.offset == out.offset)
-            found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') that it writes as '" + out.param + "'";
+        for (const htp::WspArg &out : n.args) {
+          if (found || &in == &out || !in.is_view() || !out.is_view() || in.dir == "out" || out.dir == "in" ||
+              in.tensor != out.tensor)
+            continue;
+          auto a = view(in), b = view(out);
+          if (in.offset != out.offset && !(a && b && overlap(*a, *b))) continue;
+          if (loads_after_storing(kernel, in.param, out.param))
+            found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') after it stores it as '" + out.param + "'";
+        }
     }
   };
   walk(w.body);
@@ -149,7 +163,8 @@ void map_pass(htp::PassContext &ctx) {
           problems.push_back({"aie.schedule-buffer", e->message, Json(e->span)});
           return;
         }
-        if (auto clash = reads_its_own_output(w, std::get<std::string>(r)))
+        const htp::TileKernel *fused = docs.kernels.find(std::get<std::string>(r));
+        if (auto clash = fused ? reads_its_own_output(w, *fused) : std::nullopt)
           problems.push_back({"aie.schedule-buffer", "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" +
                                                          w.name + "': the fused kernel '" + std::get<std::string>(r) +
                                                          "' " + *clash + "; an AIE task moves its inputs in before its "

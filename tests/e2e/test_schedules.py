@@ -27,7 +27,7 @@ PARITY = {
 PROGRAM_NAME = "schedule_program"  # the program and ctx fixtures: conftest.py
 PROGRAM = textwrap.dedent('''
     from htp.dialects.tile import (kernel, Tensor, Scalar, In, Out, InOut, f32, load, store, add, exp, muls, rowsum,
-                                   rowexpand_div, matmul)
+                                   rowexpand_div, matmul, adds, mul)
     from htp.dialects.wsp import workload, schedule, pipeline, tile, buffer, dispatch, affinity, P, DenseDyn
 
     N, R, C = 8, 16, 64
@@ -269,6 +269,28 @@ PROGRAM = textwrap.dedent('''
     def keep_t_local():
         buffer("t", "local")
 
+    @kernel
+    def plus_one(y: In[Tensor[R, C, f32]], t: Out[Tensor[R, C, f32]]):
+        store(t, adds(load(y), 1.0))
+
+
+    @kernel
+    def times_old(t: In[Tensor[R, C, f32]], y: InOut[Tensor[R, C, f32]]):
+        store(y, mul(load(t), load(y)))
+
+
+    @workload
+    def reads_then_writes(Y: InOut[Tensor[4 * R, C, f32]]):
+        t: Tensor[R, C, f32]
+        for i in P(4):
+            plus_one[i](Y.tile(i, 0), t)
+            times_old[i](t, Y.tile(i, 0))
+
+
+    @schedule(reads_then_writes)
+    def keep_t_local_too():
+        buffer("t", "local")
+
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -490,10 +512,19 @@ def test_buffer_refuses_a_fused_read_of_what_the_producer_stored_on_aie(ctx, pro
         np.testing.assert_allclose(np.asarray(r["Z"]), 5 * x[:64], rtol=1e-6)
         return
     with pytest.raises(htp.CompileError, match=r'buffer\("t", "local"\) of workload .reads_back.: the fused kernel '
-                                               r"'doubled_and_tripled__summed' reads 'Y' \(parameter 'y__summed'\) that "
-                                               r"it writes as 'y'; an AIE task moves its inputs in before its outputs "
+                                               r"'doubled_and_tripled__summed' reads 'Y' \(parameter 'y__summed'\) after "
+                                               r"it stores it as 'y'; an AIE task moves its inputs in before its outputs "
                                                r"out"):
         ctx.compile(program.reads_back, target=target, out=tmp_path / "a", force=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_fuses_a_producer_reading_what_the_consumer_writes_later(ctx, program, tmp_path, x, target):
+    # The producer reads Y.tile(i) before the consumer updates it in place: fused, the read comes first, as
+    # unfused. aie-npu1 refused it as reading its own output.
+    y = x[:64].copy()
+    _, r = run(ctx, program.reads_then_writes, target, tmp_path / "p", Y=y.copy())
+    np.testing.assert_allclose(np.asarray(r["Y"]), (y + 1) * y, rtol=1e-6)
 
 
 @pytest.mark.parametrize("target", TARGETS)
