@@ -79,8 +79,10 @@ Value KernelChecker::intrinsic(const Intrinsic &op, htp::NodeRef call, const std
   case OpClass::Transpose: {
     Value x = eval((*args)[0]);
     if (!expect_tile((*args)[0], x, op, "a")) return {};
+    // (`t = transpose(t)`: the result goes to a register of its own, then to t; written in place, the
+    // transpose would read elements it had already overwritten)
     return tile_result(std::string(op.name), call, Type::tile({x.type.shape[1], x.type.shape[0]}, x.type.dtype),
-                       {x.reg}, hint);
+                       {x.reg}, hint && *hint == x.reg ? nullptr : hint);
   }
   }
   return {};
@@ -335,6 +337,9 @@ Value KernelChecker::matmul(const Intrinsic &op, htp::NodeRef call, const std::v
     return {};
   }
   Type result = Type::tile({sa[0], sb[1]}, dt == "i8" ? "i32" : "f32");
+  // `a = matmul(a, b)`: the product goes to a register of its own, then to a (written in place, the matmul
+  // would read an operand it is overwriting).
+  if (hint && (*hint == a.reg || *hint == b.reg)) hint = nullptr;
   // The accumulator: `acc=` / third argument, or the target of `acc += matmul(a, b)`.
   std::optional<Value> acc;
   htp::NodeRef acc_node = args[2];

@@ -335,6 +335,34 @@ def test_a_run_error_of_runtime_data_is_placed_at_the_program_line(tmp_path, tar
     assert (last.filename, last.lineno) == (__file__, line)
 
 
+# A result assigned back to its operand: `t = transpose(t)` wrote the transpose over the tile it was reading on
+# both targets (120 of 256 elements wrong), and `a = matmul(a, b)` did on aie-npu1 (pto-a2a3sim refused it). The
+# result now goes to a register of its own, then to the name.
+@kernel
+def transposed_in_place(x: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]]):
+    t = load(x)
+    t = transpose(t)
+    store(y, t)
+
+
+@kernel
+def product_in_place(x: In[Tensor[16, 16, f32]], w: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]]):
+    a = load(x)
+    a = matmul(a, load(w))
+    store(y, a)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_result_assigned_back_to_its_operand(tmp_path, target):
+    x = np.arange(256, dtype=np.float32).reshape(16, 16) / 64
+    w = np.random.default_rng(24).standard_normal((16, 16)).astype(np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(transposed_in_place, target=target, out=tmp_path / "t"), ctx).run(x=x)
+    np.testing.assert_array_equal(r["y"], x.T)
+    r = htp.bind(ctx.compile(product_in_place, target=target, out=tmp_path / "m"), ctx).run(x=x, w=w)
+    np.testing.assert_allclose(r["y"], x @ w, rtol=1e-5, atol=1e-5)
+
+
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
 # kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
 @kernel
