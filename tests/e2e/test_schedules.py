@@ -291,6 +291,23 @@ PROGRAM = textwrap.dedent('''
     def keep_t_local_too():
         buffer("t", "local")
 
+    @kernel
+    def squared_from(a: In[Tensor[R, C, f32]], b: In[Tensor[R, C, f32]], y: Out[Tensor[R, C, f32]]):
+        store(y, mul(load(a), load(b)))
+
+
+    @workload
+    def passed_twice(X: In[Tensor[4 * R, C, f32]], Y: Out[Tensor[4 * R, C, f32]]):
+        t: Tensor[R, C, f32]
+        for i in P(4):
+            plus_one[i](X.tile(i, 0), t)
+            squared_from[i](t, t, Y.tile(i, 0))
+
+
+    @schedule(passed_twice)
+    def keep_t_local_twice():
+        buffer("t", "local")
+
 ''')
 
 TARGETS = ("pto-a2a3sim", "aie-npu1")
@@ -516,6 +533,16 @@ def test_buffer_refuses_a_fused_read_of_what_the_producer_stored_on_aie(ctx, pro
                                                r"it stores it as 'y'; an AIE task moves its inputs in before its outputs "
                                                r"out"):
         ctx.compile(program.reads_back, target=target, out=tmp_path / "a", force=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_says_a_consumer_taking_the_intermediate_twice_cannot_fuse(ctx, program, tmp_path, target):
+    # cons(t, t, ...): fused, one of the two arguments lost its tensor, an internal error on both targets
+    # (pto.ir "binds no argument to parameter 'b'", aie.task "passes nothing for parameter 'b'").
+    with pytest.raises(htp.CompileError, match=r"buffer\(\"t\"\) of workload 'passed_twice': the launch of "
+                                               r"'squared_from' at line \d+ passes 't' as 'a' and 'b'; fused launches "
+                                               r"pass it once"):
+        ctx.compile(program.passed_twice, target=target, out=tmp_path / "p", force=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -130,6 +130,15 @@ inline std::variant<std::string, FuseError> fuse_through(TileKernels &kernels, W
   auto arg_of = [&](const WspNode &n) -> const WspArg & {
     return *std::find_if(n.args.begin(), n.args.end(), [&](const WspArg &a) { return a.tensor && *a.tensor == tensor; });
   };
+  for (const WspNode *n : {static_cast<const WspNode *>(&prod), &cons}) {  // (fusing drops one argument of each)
+    std::vector<std::string> params;
+    for (const WspArg &a : n->args)
+      if (a.tensor && *a.tensor == tensor) params.push_back(a.param);
+    if (params.size() > 1)
+      return fail("the launch of '" + n->kernel + "' at line " + std::to_string(n->span.line) + " passes '" + tensor +
+                  "' as '" + params[0] + "' and '" + params[1] + "'; fused launches pass it once (pass it once and "
+                  "use it twice in the kernel, or drop the directive)", directive);
+  }
   const WspArg &pa = arg_of(prod), &ca = arg_of(cons);
   std::vector<int64_t> shape;
   for (const IrDim &d : im->type.shape) shape.push_back(d.size);
