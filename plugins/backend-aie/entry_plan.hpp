@@ -35,6 +35,16 @@ struct View {
   friend bool operator==(const View &, const View &) = default;
 };
 
+/// The view a task argument passes, when its offsets are constants.
+inline std::optional<View> constant_view(const htp::WspArg &a) {
+  View v{{}, a.shape};
+  for (const Json &e : a.offset) {
+    if (!e.is_number_integer()) return std::nullopt;
+    v.offset.push_back(e.get<int64_t>());
+  }
+  return v;
+}
+
 /// Whether two views of one tensor share an element.
 inline bool overlap(const View &a, const View &b) {
   for (size_t d = 0; d < a.offset.size() && d < b.offset.size() && d < a.shape.size() && d < b.shape.size(); ++d)

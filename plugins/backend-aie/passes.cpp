@@ -94,14 +94,6 @@ template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std
 /// reads the old values, as unfused.)
 std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const htp::TileKernel &kernel) {
   std::optional<std::string> found;
-  auto view = [](const htp::WspArg &a) -> std::optional<View> {
-    View v{{}, a.shape};
-    for (const Json &e : a.offset) {
-      if (!e.is_number_integer()) return std::nullopt;
-      v.offset.push_back(e.get<int64_t>());
-    }
-    return v;
-  };
   std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
     for (const htp::WspNode &n : body) {
       walk(n.body);
@@ -113,7 +105,7 @@ std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const
           if (found || &in == &out || !in.is_view() || !out.is_view() || in.dir == "out" || out.dir == "in" ||
               in.tensor != out.tensor)
             continue;
-          auto a = view(in), b = view(out);
+          auto a = constant_view(in), b = constant_view(out);
           if (in.offset != out.offset && !(a && b && overlap(*a, *b))) continue;
           if (loads_after_storing(kernel, in.param, out.param))
             found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') after it stores it as '" + out.param + "'";
@@ -227,7 +219,6 @@ void map_pass(htp::PassContext &ctx) {
       std::string reason = d ? first_violation(*d, {"aie.validate.memory", "aie.validate.dma-channels"}) : "";
       for (const auto &p : routing)
         if (p.code == "aie.replicated-output" && reason.empty()) reason = p.message;
-      if (reason.empty()) problems.insert(problems.end(), routing.begin(), routing.end());
       const htp::CspProgram *program = nullptr;
       for (const htp::CspProgram &p : docs.csp.programs)
         if (p.name == plan.name) program = &p;
@@ -242,7 +233,7 @@ void map_pass(htp::PassContext &ctx) {
                                         " spatially (below), nor can the host orchestrate it: " + why,
                                     source_span(plan.span, ctx.module().file()));
       }
-      if (!reason.empty()) problems.insert(problems.end(), routing.begin(), routing.end());  // (not orchestrated)
+      problems.insert(problems.end(), routing.begin(), routing.end());  // (not orchestrated)
     }
     if (plan.kind == "kernel") {
       // A kernel entry whose cores need more DMA channels than a tile has, or whose tensors need more shim

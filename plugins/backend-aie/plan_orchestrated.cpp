@@ -248,19 +248,11 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
       walk(n.else_body);
       const htp::TileKernel *k = n.kernel.empty() ? nullptr : docs.kernels.find(n.kernel);
       if (!k) continue;
-      auto view = [](const htp::WspArg &a) -> std::optional<View> {
-        View v{{}, a.shape};
-        for (const Json &e : a.offset) {
-          if (!e.is_number_integer()) return std::nullopt;
-          v.offset.push_back(e.get<int64_t>());
-        }
-        return v;
-      };
       for (const htp::WspArg &in : n.args)
         for (const htp::WspArg &out : n.args) {
           if (alias || !in.is_view() || !out.is_view() || in.dir != "in" || out.dir == "in" || in.tensor != out.tensor)
             continue;
-          auto a = view(in), b = view(out);
+          auto a = constant_view(in), b = constant_view(out);
           if (!a || !b || !overlap(*a, *b) || !loads_after_storing(*k, in.param, out.param)) continue;
           problems.push_back({"aie.alias", "workload '" + w.name + "': " + aliasing_views(*k, *in.tensor, in.param, out.param),
                               span_json(n.span)});
