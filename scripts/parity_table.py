@@ -73,6 +73,8 @@ CONSTRUCTS = {
     "CSP program larger than a core's memory": "CSP",
     "CSP process reading back an `InOut` tensor it stores": "CSP",
     "CSP process storing under an `if`": "CSP",
+    "CSP process sending in each branch of an `if`": "CSP",
+    "CSP process reading the previous tile under `if i == 0`": "CSP",
     "CSP program with more process replicas than cores": "CSP",
     "CSP process with statements before and after its loop": "CSP",
     "CSP process sending after its loop": "CSP",

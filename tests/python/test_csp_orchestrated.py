@@ -28,6 +28,10 @@ PARITY = {
         ("CSP process reading back an `InOut` tensor it stores", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_stores_under_a_condition_run_on_both_targets": [
         ("CSP process storing under an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_branches_the_host_decides_run_on_both_targets": [
+        (row, t) for row in ("CSP process sending in each branch of an `if`",
+                             "CSP process reading the previous tile under `if i == 0`")
+        for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -800,14 +804,135 @@ def store_two_views(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], f
             t = recv(items)
             u = recv(items)
             store(Y.tile(0, 0, shape=(16, 64)), t)
+            m = 0
+            if flag == 1:
+                m = i + 1
+            if m == 2:
+                store(Y.tile(1, 0, shape=(16, 64)), u)
+
+
+@program
+def store_two_views_by_flag(X: In[Tensor[64, 64, f32]], Y: InOut[Tensor[32, 64, f32]], flag: Scalar[i32]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(4):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(2):
+            t = recv(items)
+            u = recv(items)
+            store(Y.tile(0, 0, shape=(16, 64)), t)
             if flag == 1:
                 store(Y.tile(1, 0, shape=(16, 64)), u)
 
 
 def test_a_condition_storing_beside_another_view_of_the_tensor_says_why_on_aie(tmp_path):
+    # The task decides a condition of a register set under another condition (m): an untaken store would
+    # write its view's old contents back over the other store's.
     with pytest.raises(htp.CompileError) as e:
         htp.Context().compile(store_two_views, "aie-npu1", tmp_path / "p")
     assert "stores a view of 'Y' under a condition and another view of it" in str(e.value)
+    # A condition of the program's scalar is the host's: each branch is a kernel of its own, storing what it
+    # stores (pto-a2a3sim refuses the two receives per iteration, pto.csp).
+    x = np.random.default_rng(35).standard_normal((64, 64)).astype(np.float32)
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(store_two_views_by_flag, "aie-npu1", tmp_path / "flag"), ctx)
+    for flag in (0, 1):
+        want = np.full((32, 64), -1.0, np.float32)
+        want[:16] = x[32:48]
+        if flag:
+            want[16:] = x[48:64]
+        r = bound.run(X=x, Y=np.full((32, 64), -1.0, np.float32), flag=flag)
+        np.testing.assert_array_equal(r["Y"], want, err_msg=f"flag={flag}")
+
+
+# A process reading the tile it stored in the previous iteration, under `if i == 0: ... else:` (a running
+# sum), as tile.md section 2 allows: aie-npu1's task took the view of the else branch in every iteration and
+# failed at run time ("covers [-8, 0)") where i == 0 does not read it. A process sending once in each branch
+# of an `if` was aie.csp-shape ("it sends or receives inside a condition"). A condition of the loop variable,
+# constants and the program's scalars is now decided by the host: each branch is an iteration kernel of its
+# own (aie.md section 2).
+@program
+def running_sum(X: In[Tensor[32, 16, f32]], Y: InOut[Tensor[32, 16, f32]]):
+    a = Channel[Tile[8, 16, f32]](depth=1)
+
+    @process(produces=[a])
+    def producer():
+        for i in range(4):
+            send(a, load(X.tile(i, 0, shape=(8, 16))))
+
+    @process(consumes=[a])
+    def summer():
+        for i in range(4):
+            t = recv(a)
+            if i == 0:
+                store(Y.tile(i, 0, shape=(8, 16)), t)
+            else:
+                store(Y.tile(i, 0, shape=(8, 16)), add(t, load(Y.tile(i - 1, 0, shape=(8, 16)))))
+
+
+@program
+def send_either_branch(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]], scale: Scalar[f32]):
+    a = Channel[Tile[8, 16, f32]](depth=1)
+
+    @process(produces=[a])
+    def producer():
+        for i in range(4):
+            t = load(X.tile(i, 0, shape=(8, 16)))
+            if i % 2 == 0:
+                send(a, t)
+            else:
+                send(a, muls(t, scale))
+
+    @process(consumes=[a])
+    def storer():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(8, 16)), recv(a))
+
+
+@program
+def keep_some_by_register(X: In[Tensor[128, 64, f32]], Y: InOut[Tensor[128, 64, f32]], keep: Scalar[i32]):
+    items = Channel[Tile[16, 64, f32]](depth=2)
+
+    @process(produces=[items])
+    def source():
+        for i in range(8):
+            send(items, load(X.tile(i, 0, shape=(16, 64))))
+
+    @process(consumes=[items])
+    def sink():
+        for i in range(8):
+            t = recv(items)
+            m = 1
+            if keep > 0:
+                m = i % keep
+            if m == 0:
+                store(Y.tile(i, 0, shape=(16, 64)), muls(t, 2.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_branches_the_host_decides_run_on_both_targets(tmp_path, target):
+    ctx = htp.Context()
+    x = (np.arange(32 * 16, dtype=np.float32).reshape(32, 16) % 7) / 4
+    r = htp.bind(ctx.compile(running_sum, target, tmp_path / "sum"), ctx).run(X=x, Y=np.zeros((32, 16), np.float32))
+    np.testing.assert_allclose(r["Y"], np.cumsum(x.reshape(4, 8, 16), axis=0).reshape(32, 16), rtol=1e-6)
+    r = htp.bind(ctx.compile(send_either_branch, target, tmp_path / "send"), ctx).run(X=x, scale=-3.0)
+    want = x.copy()
+    want[8:16] *= -3
+    want[24:32] *= -3
+    np.testing.assert_array_equal(r["Y"], want)
+    # A condition of a register set under another condition stays the task's (its kernel evaluates it).
+    x = np.random.default_rng(36).standard_normal((128, 64)).astype(np.float32)
+    y = np.full((128, 64), -1.0, np.float32)
+    r = htp.bind(ctx.compile(keep_some_by_register, target, tmp_path / "some"), ctx).run(X=x, Y=y.copy(), keep=3)
+    want = y.copy()
+    for i in range(0, 8, 3):
+        want[16 * i:16 * i + 16] = 2 * x[16 * i:16 * i + 16]
+    np.testing.assert_array_equal(r["Y"], want)
 
 
 # A link whose single end is a replicated process: aie-npu1 refuses it (aie.md section 2, links), but said
