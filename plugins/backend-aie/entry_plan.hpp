@@ -52,6 +52,17 @@ inline bool overlap(const View &a, const View &b) {
   return true;
 }
 
+/// Whether a task argument `in` that reads (In or InOut) and another, `out`, that writes (Out or InOut) pass
+/// views of one tensor that share elements in every launch: at the same offsets (constants or not), or at
+/// constant offsets that overlap.
+inline bool surely_overlapping(const htp::WspArg &in, const htp::WspArg &out) {
+  if (&in == &out || !in.is_view() || !out.is_view() || in.dir == "out" || out.dir == "in" || in.tensor != out.tensor)
+    return false;
+  if (in.offset == out.offset) return true;
+  auto a = constant_view(in), b = constant_view(out);
+  return a && b && overlap(*a, *b);
+}
+
 /// A tensor moved between the host and one core: the view of every iteration.
 struct StreamPlan {
   std::string tensor;

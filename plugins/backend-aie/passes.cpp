@@ -102,11 +102,7 @@ std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const
       if (n.kernel != kernel.name || found) continue;
       for (const htp::WspArg &in : n.args)
         for (const htp::WspArg &out : n.args) {
-          if (found || &in == &out || !in.is_view() || !out.is_view() || in.dir == "out" || out.dir == "in" ||
-              in.tensor != out.tensor)
-            continue;
-          auto a = constant_view(in), b = constant_view(out);
-          if (in.offset != out.offset && !(a && b && overlap(*a, *b))) continue;
+          if (found || !surely_overlapping(in, out)) continue;
           if (loads_after_storing(kernel, in.param, out.param))
             found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') after it stores it as '" + out.param + "'";
         }

@@ -107,8 +107,12 @@ bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, c
 
 std::string aliasing_views(const htp::TileKernel &kernel, const std::string &tensor, const std::string &in,
                            const std::string &out) {
-  return "kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + in + "' (In) and '" + out +
-         "' (Out), and loads '" + in + "' after it stores '" + out + "'; an AIE task moves its inputs in before its "
+  auto dir = [&](const std::string &param, const char *otherwise) {
+    const htp::TileParam *p = kernel.param(param);
+    return std::string(p && p->dir == "inout" ? "InOut" : otherwise);
+  };
+  return "kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + in + "' (" + dir(in, "In") +
+         ") and '" + out + "' (" + dir(out, "Out") + "), and loads '" + in + "' after it stores '" + out + "'; an AIE task moves its inputs in before its "
          "outputs out, so the load would see the old values (Ascend's, in program order, the new ones): pass views "
          "that do not overlap";
 }

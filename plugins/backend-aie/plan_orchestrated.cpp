@@ -237,9 +237,9 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
 std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorkload &w, const ProgramDocs &docs,
                                                            const DeviceProfile &device,
                                                            std::vector<Problem> &problems) {
-  // A launch passing overlapping views of one tensor as an input and an output, which the kernel loads after
-  // storing: the host gathers a task's inputs before it runs, so the load would see the old values. Checked
-  // where the offsets are constants.
+  // A launch passing overlapping views of one tensor as an input (In or InOut) and an output, which the kernel
+  // loads after storing: the host gathers a task's inputs before it runs, so the load would see the old
+  // values. Checked where the views are the same or their offsets constants.
   bool alias = false;
   std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
     for (const htp::WspNode &n : body) {
@@ -250,10 +250,7 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
       if (!k) continue;
       for (const htp::WspArg &in : n.args)
         for (const htp::WspArg &out : n.args) {
-          if (alias || !in.is_view() || !out.is_view() || in.dir != "in" || out.dir == "in" || in.tensor != out.tensor)
-            continue;
-          auto a = constant_view(in), b = constant_view(out);
-          if (!a || !b || !overlap(*a, *b) || !loads_after_storing(*k, in.param, out.param)) continue;
+          if (alias || !surely_overlapping(in, out) || !loads_after_storing(*k, in.param, out.param)) continue;
           problems.push_back({"aie.alias", "workload '" + w.name + "': " + aliasing_views(*k, *in.tensor, in.param, out.param),
                               span_json(n.span)});
           alias = true;

@@ -520,3 +520,40 @@ def test_overlapping_input_and_output_views_of_one_launch(tmp_path, target):
         yy = np.concatenate([y, y]) if fn is aliased_grid else y
         r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(Y=yy.copy())
         np.testing.assert_array_equal(np.asarray(r["Z"])[:16], np.full((16, 64), 10.0, np.float32))
+
+
+# The same at offsets of a loop variable, the tile passed as the input and the output (`Y.tile(i, 0)` twice):
+# aie-npu1 checked only constant offsets, so a host-orchestrated loop (a runtime trip count, or a grid whose
+# workload takes a scalar) loaded the old tile where pto-a2a3sim loaded the stored one, silently.
+@kernel
+def twice_then_read(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]], z: Out[Tensor[16, 32, f32]]):
+    store(y, muls(load(x), 2.0))
+    store(z, adds(load(x), 1.0))
+
+
+@workload
+def same_tile_in_and_out(Y: InOut[Tensor[64, 32, f32]], Z: Out[Tensor[64, 32, f32]], n: Scalar[i32]):
+    for i in P.seq(n):
+        twice_then_read(Y.tile(i, 0), Y.tile(i, 0), Z.tile(i, 0))
+
+
+@workload
+def same_tile_in_and_out_grid(Y: InOut[Tensor[64, 32, f32]], Z: Out[Tensor[64, 32, f32]], n: Scalar[i32]):
+    for i in P(4):
+        twice_then_read[i](Y.tile(i, 0), Y.tile(i, 0), Z.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_the_same_tile_as_input_and_output_of_one_launch(tmp_path, target):
+    y = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    ctx = htp.Context()
+    for fn in (same_tile_in_and_out, same_tile_in_and_out_grid):
+        if target == "aie-npu1":
+            with pytest.raises(htp.CompileError, match=r"kernel 'twice_then_read' takes overlapping views of 'Y' as "
+                                                       r"'x' \(In\) and 'y' \(Out\), and loads 'x' after it stores "
+                                                       r"'y'.*\[aie.alias\]"):
+                ctx.compile(fn, target=target, out=tmp_path / fn.__name__)
+            continue
+        r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(Y=y.copy(), n=4)
+        np.testing.assert_array_equal(r["Y"], 2 * y)
+        np.testing.assert_array_equal(r["Z"], 2 * y + 1)
