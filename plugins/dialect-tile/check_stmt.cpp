@@ -212,8 +212,11 @@ void KernelChecker::aug_assign(htp::NodeRef s) {
     auto callee = intrinsic_call(value, bound_, globals_, call_rules());
     if (op == "Add" && callee && callee->op == "matmul") {
       accumulate_into_ = name;
-      eval(value, &name);
+      Value v = eval(value, &name);
       accumulate_into_.reset();
+      // (`acc += matmul(acc, b)`: the product accumulated in a register of its own, acc being an operand,
+      // then copied to acc)
+      if (v.is(Value::Kind::Tile) && v.reg != name) bind_value(name, v, s);
       return;
     }
     const AugOp *info = aug_op(op);

@@ -363,6 +363,29 @@ def test_a_result_assigned_back_to_its_operand(tmp_path, target):
     np.testing.assert_allclose(r["y"], x @ w, rtol=1e-5, atol=1e-5)
 
 
+# `acc += matmul(acc, b)` (tile.md section 2: acc = acc + acc @ b) left acc as it was on both targets, silently: the
+# product went to a register of its own (acc is an operand) and nothing copied it to acc.
+@kernel
+def accumulate_own_product(x: In[Tensor[16, 16, f32]], w: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+                           z: Out[Tensor[16, 16, f32]]):
+    acc = load(x)
+    acc += matmul(acc, load(w))
+    store(y, acc)
+    acc2 = load(w)
+    acc2 += matmul(load(x), acc2)
+    store(z, acc2)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_accumulator_that_is_an_operand_of_its_matmul(tmp_path, target):
+    x = (np.random.default_rng(25).integers(-4, 5, (16, 16)) / 8).astype(np.float32)
+    w = (np.random.default_rng(26).integers(-4, 5, (16, 16)) / 8).astype(np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(accumulate_own_product, target=target, out=tmp_path / "p"), ctx).run(x=x, w=w)
+    np.testing.assert_allclose(r["y"], x + x @ w, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(r["z"], w + x @ w, rtol=1e-6, atol=1e-6)
+
+
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
 # kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
 @kernel
