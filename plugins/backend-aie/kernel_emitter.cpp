@@ -241,7 +241,17 @@ private:
     htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
       if (op.dst && locals_.count(*op.dst) && !locals_.at(*op.dst).scalar) ++defs[*op.dst];
     });
+    // Objects written by more than one store or send: none is a register's storage, since another write
+    // (in another branch, or later) would overwrite the register while it may still be read.
+    std::map<std::string, int> writes;
     int index = 0;
+    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
+      if (!is_data_movement(op)) return;
+      const int at = index++;
+      if (op.is("csp.recv") || op.is("load")) return;
+      if (auto a = plan_.access ? plan_.access(op, at) : std::nullopt) ++writes[a->param];
+    });
+    index = 0;
     htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
       if (!is_data_movement(op)) return;
       const int at = index++;
@@ -265,9 +275,11 @@ private:
         return;
       }
       if (product(a->shape) != l.size()) return;
-      if (!in)  // an object written is one register's storage (a second value sent or stored there is copied)
+      if (!in) {  // an object written once is the storage of the register written, unless one is already
+        if (writes[a->param] > 1) return;
         for (const auto &[r, p] : aliases_)
           if (p.param == a->param) return;
+      }
       aliases_[*reg] = {a->param, 0};
     });
   }

@@ -4,6 +4,7 @@ both backends and run on both simulators against NumPy."""
 
 import builtins
 import os
+import re
 import subprocess
 import traceback
 
@@ -11,14 +12,15 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import (In, Out, Scalar, Tensor, add, adds, bf16, cast, colexpand, colexpand_add, colexpand_div,
-                               colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full, i8, i16, i32, i64,
-                               kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid, sqrt, store, sub, tanh,
-                               rowexpand_sub, rowmax, rowsum, transpose, colmax, rowmin, maxs, mins)
+from htp.dialects.tile import (In, Out, Scalar, Tensor, Tile, add, adds, bf16, cast, colexpand, colexpand_add,
+                               colexpand_div, colexpand_max, colexpand_mul, colexpand_sub, div, exp, f16, f32, full,
+                               i8, i16, i32, i64, kernel, load, log, matmul, mul, muls, neg, relu, rsqrt, sigmoid,
+                               sqrt, store, sub, tanh, rowexpand_sub, rowmax, rowsum, transpose, colmax, rowmin, maxs,
+                               mins)
 from htp.dialects.tile import abs  # noqa: A004 (the tile op)
 from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars)
 from htp.dialects.csp import Channel, process, program, recv, send
-from htp.dialects.wsp import DenseDyn, P, workload
+from htp.dialects.wsp import DenseDyn, P, buffer, schedule, workload
 
 
 @kernel
@@ -929,3 +931,44 @@ def test_float_scalars_take_nan_and_inf_and_refuse_overflow(tmp_path):
     # an int past 64 bits for a float parameter is that float
     np.testing.assert_array_equal(htp.bind(pkg, ctx).run(x=np.zeros((4, 8), np.float32), s=10**30)["y"],
                                   np.full((4, 8), np.float32(1e30)))
+
+
+# A register stored to an output in one branch of an `if` while the other branch stores another value there, the
+# register read again after the `if`: aie-npu1 made the register the output's memory (it is stored there), so the
+# other branch's store overwrote it and the later read saw -x instead of x + 1, silently. An object written more
+# than once is now no register's storage.
+@kernel
+def branch_stores(X: In[Tensor[32, 32, f32]], Y2: Out[Tensor[32, 32, f32]], Y3: Out[Tensor[32, 32, f32]],
+                  flag: Scalar[i32]):
+    x = load(X)
+    b = adds(x, 1.0)
+    if flag > 0:
+        store(Y2, b)
+    else:
+        store(Y2, neg(x))
+    store(Y3, b)
+
+
+@kernel
+def stored_then_overwritten(X: In[Tensor[32, 32, f32]], Y2: Out[Tensor[32, 32, f32]], Y3: Out[Tensor[32, 32, f32]],
+                            flag: Scalar[i32]):
+    x = load(X)
+    b = adds(x, 1.0)
+    store(Y2, b)
+    if flag > 0:
+        store(Y2, neg(x))
+    store(Y3, b)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_register_stored_where_another_branch_stores(tmp_path, target):
+    x = (np.arange(1024, dtype=np.float32).reshape(32, 32) % 17) - 8
+    ctx = htp.Context()
+    for fn in (branch_stores, stored_then_overwritten):
+        bound = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx)
+        for flag in (0, 1):
+            r = bound.run(X=x, flag=flag)
+            other = (flag > 0) != (fn is branch_stores)
+            np.testing.assert_array_equal(r["Y2"], -x if other else x + 1, err_msg=f"{fn.__name__} flag={flag}")
+            np.testing.assert_array_equal(r["Y3"], x + 1, err_msg=f"{fn.__name__} flag={flag}")
+
