@@ -42,6 +42,7 @@ TEST_FILES = [
     "tests/python/test_rank3_views.py",
     "tests/plugins/backend-aie/test_aie_e2e.py",
     "tests/python/test_workload_dims.py",
+    "tests/python/test_portable_ops.py",
 ]
 
 # The constructs of the WSP, CSP, tile and layout models, in table order (issue 17's list and more).
@@ -86,6 +87,7 @@ CONSTRUCTS = {
     "view dropping a middle dimension": "tile",
     "view of a rank-3 tensor in a kernel (`x[b, 0:32, :]`)": "tile",
     "kernel mixing cube and vector work": "tile",
+    "kernel chaining matmuls (`matmul(matmul(a, b), w)`)": "tile",
     "kernel entry mixing cube and vector work": "tile",
     "kernel entry looping over tiles of tensors larger than a core": "tile",
     "kernel entry looping over tiles, mixing cube and vector work": "tile",

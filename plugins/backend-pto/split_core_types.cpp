@@ -72,6 +72,18 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   std::vector<Side> side(k.body.size(), Side::None);
   bool any_cube = false, any_vector = false;
   const std::set<std::string> acc = accumulators(k);
+  // A matmul reading another's result — the accumulator, or a cast of it — as an operand: an a2a3 accumulator
+  // leaves the cube core only through global memory, so the two matmuls go to parts of their own, the result
+  // handed over through a tensor (the store converting a cast accumulator).
+  std::set<std::string> results = acc;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (strip(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
+  });
+  auto reads_result = [&](const htp::TileOp &o) {
+    return strip(o.op) == "matmul" && ((o.arg_name(0) && results.count(*o.arg_name(0))) ||
+                                       (o.arg_name(1) && results.count(*o.arg_name(1))));
+  };
+  bool chained = false;
   for (size_t i = 0; i < k.body.size(); ++i) {
     bool c = false, v = false;
     sides(k.body[i], acc, c, v);
@@ -79,11 +91,20 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
       throw IrError("kernel '" + k.name + "' mixes cube work (pto.matmul) and vector work in one " + k.body[i].op +
                         " statement; backend-pto splits a kernel between statements: move the vector work out of it",
                     span_of(k.body[i].span, k.span), "pto.core-type");
+    bool nested_chain = false;
+    for (const auto *body : {&k.body[i].body, &k.body[i].then_body, &k.body[i].else_body})
+      htp::for_each_op(*body, [&](const htp::TileOp &x) { nested_chain = nested_chain || reads_result(x); });
+    if (nested_chain)
+      throw IrError("kernel '" + k.name + "' has a matmul taking another matmul's result in one " + k.body[i].op +
+                        " statement; an a2a3 accumulator leaves the cube core only through global memory, and "
+                        "backend-pto cuts a kernel between statements: move the second matmul out of it",
+                    span_of(k.body[i].span, k.span), "pto.core-type");
+    chained = chained || reads_result(k.body[i]);
     side[i] = c ? Side::Cube : v ? Side::Vector : Side::None;
     any_cube = any_cube || c;
     any_vector = any_vector || v;
   }
-  if (!any_cube || !any_vector) return std::nullopt;
+  if (!any_cube || (!any_vector && !chained)) return std::nullopt;
   // Data movement goes with its neighbours: a load or full with the first statement that reads what it
   // defines, anything else with the statement before it (a store with the value's producer).
   std::vector<std::set<std::string>> uses(k.body.size()), defs(k.body.size());
@@ -123,9 +144,25 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   for (const auto &[stmt, before] : moved)  // (in statement order: two moved before one user keep theirs)
     order.insert(std::find(order.begin(), order.end(), before), stmt);
   std::vector<Segment> out;
+  std::set<std::string> defined;  // matmul results (and casts of them) the current segment defines
   for (size_t i : order) {
-    if (out.empty() || out.back().side != side[i]) out.push_back({side[i], {}});
+    const bool chain = !out.empty() && out.back().side == Side::Cube && side[i] == Side::Cube &&
+                       strip(k.body[i].op) == "matmul" &&
+                       ((k.body[i].arg_name(0) && defined.count(*k.body[i].arg_name(0))) ||
+                        (k.body[i].arg_name(1) && defined.count(*k.body[i].arg_name(1))));
+    if (out.empty() || out.back().side != side[i] || chain) {
+      Segment next{side[i], {}};
+      if (chain)  // the loads just before the matmul are its own (moved down to it): they go with it
+        while (!out.back().body.empty() && strip(out.back().body.back().op) == "load" &&
+               out.back().body.back().src && k.param(*out.back().body.back().src)) {
+          next.body.insert(next.body.begin(), out.back().body.back());
+          out.back().body.pop_back();
+        }
+      out.push_back(std::move(next));
+      defined.clear();
+    }
     out.back().body.push_back(k.body[i]);
+    if (k.body[i].dst && results.count(*k.body[i].dst)) defined.insert(*k.body[i].dst);
   }
   return out;
 }

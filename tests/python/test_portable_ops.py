@@ -22,6 +22,12 @@ from htp.dialects.tile import max, min  # noqa: A004 (also Python's, for scalars
 from htp.dialects.csp import Channel, process, program, recv, send
 from htp.dialects.wsp import DenseDyn, P, buffer, schedule, workload
 
+# The cells of docs/parity.md these tests establish (scripts/parity_table.py).
+PARITY = {
+    "test_matmuls_taking_another_matmuls_result": [
+        ("kernel chaining matmuls (`matmul(matmul(a, b), w)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
+}
+
 
 @kernel
 def column_ops(x: In[Tensor[16, 32, f32]], b: In[Tensor[1, 32, f32]], z: Out[Tensor[16, 32, f32]]):
@@ -971,4 +977,41 @@ def test_a_register_stored_where_another_branch_stores(tmp_path, target):
             other = (flag > 0) != (fn is branch_stores)
             np.testing.assert_array_equal(r["Y2"], -x if other else x + 1, err_msg=f"{fn.__name__} flag={flag}")
             np.testing.assert_array_equal(r["Y3"], x + 1, err_msg=f"{fn.__name__} flag={flag}")
+
+
+# A matmul taking another matmul's result as an operand, directly or through a cast (two f16 layers): pto-a2a3sim
+# refused it ("used in two cube roles", or an internal-looking pto.memory-space plan/contract disagreement for the
+# cast), aie-npu1 ran it. An a2a3 accumulator leaves the cube core only through global memory: the two matmuls are
+# now parts of their own, the result handed over through a tensor (pto.md, mixed kernels).
+@kernel
+def chained(A: In[Tensor[16, 16, f32]], B: In[Tensor[16, 16, f32]], W: In[Tensor[16, 16, f32]],
+            Y: Out[Tensor[16, 16, f32]], Z: Out[Tensor[16, 16, f32]]):
+    m = matmul(load(A), load(B))
+    store(Y, matmul(matmul(m, load(W)), m))
+    store(Z, matmul(load(W), m))
+
+
+@kernel
+def two_f16_layers(A: In[Tensor[32, 16, f16]], B: In[Tensor[16, 16, f16]], W: In[Tensor[16, 16, f16]],
+                   Y: Out[Tensor[32, 16, f32]]):
+    b = load(B)
+    w = load(W)
+    for i in range(2):
+        m = matmul(load(A.tile(i, 0, shape=(16, 16))), b)
+        store(Y.tile(i, 0, shape=(16, 16)), matmul(cast(m, f16), w))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_matmuls_taking_another_matmuls_result(tmp_path, target):
+    rng = np.random.default_rng(27)
+    a, b, w = [(rng.integers(-4, 5, (16, 16)) / 8).astype(np.float32) for _ in range(3)]
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(chained, target=target, out=tmp_path / "c"), ctx).run(A=a, B=b, W=w)
+    np.testing.assert_allclose(r["Y"], ((a @ b) @ w) @ (a @ b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r["Z"], w @ (a @ b), rtol=1e-5, atol=1e-5)
+    a2 = (rng.integers(-4, 5, (32, 16)) / 8).astype(np.float16)
+    r = htp.bind(ctx.compile(two_f16_layers, target=target, out=tmp_path / "l"), ctx).run(
+        A=a2, B=b.astype(np.float16), W=w.astype(np.float16))
+    m = (a2.astype(np.float32).reshape(2, 16, 16) @ b).astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(r["Y"], (m @ w).reshape(32, 16), rtol=1e-3, atol=1e-3)
 
