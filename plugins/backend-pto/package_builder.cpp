@@ -1,6 +1,7 @@
 #include "package_builder.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <set>
 
 #include <htp/kernel_entry.hpp>
@@ -79,14 +80,37 @@ void read_memory_layouts(std::vector<Kernel> &kernels, const htp::LayoutSignatur
   }
 }
 
+namespace {
+
+/// The name of kernel `name` for pto-runtime, whose symbol names have at most 64 characters: the name itself,
+/// or — longer, as generated names get (`<producer>__<consumer>` of a fused buffer, `<program>_<process>`,
+/// `<kernel>__<i>_aic`) — its first 55 characters, '_' and 8 hex digits of an FNV-1a hash of the whole name;
+/// another name of `taken` bumps the hash.
+std::string runtime_kernel_name(const std::string &name, std::set<std::string> &taken) {
+  std::string out = name;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+  while (out.size() > rt::kMaxSymbolLength || taken.count(out)) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h ^ (h >> 32)));
+    out = name.substr(0, rt::kMaxSymbolLength - 9) + "_" + hex;
+    ++h;
+  }
+  taken.insert(out);
+  return out;
+}
+
+}  // namespace
+
 std::vector<KernelUnit> plan_kernels(std::vector<Kernel> kernels, const HardwareProfile &hw,
                                      std::vector<Problem> &problems) {
   std::vector<KernelUnit> out;
+  std::set<std::string> taken;  // runtime names
+  for (const Kernel &k : kernels)
+    if (k.kind == "kernel" && k.name.size() <= rt::kMaxSymbolLength) taken.insert(k.name);
   for (Kernel &k : kernels) {
     if (k.kind != "kernel") continue;
     std::vector<Problem> found = check_kernel(k, hw);
-    if (k.name.size() > rt::kMaxSymbolLength)
-      found.push_back({"pto.unsupported", "kernel name '" + k.name + "' is longer than pto-runtime's 64 characters", k.span});
     if (!found.empty()) {
       problems.insert(problems.end(), found.begin(), found.end());
       continue;
@@ -94,7 +118,8 @@ std::vector<KernelUnit> plan_kernels(std::vector<Kernel> kernels, const Hardware
     KernelUnit u;
     u.plan = plan_memory(k, hw);
     u.func_id = static_cast<int>(out.size());
-    u.path = rt::kernel_path(u.plan.core, k.name);
+    u.runtime_name = k.name.size() <= rt::kMaxSymbolLength ? k.name : runtime_kernel_name(k.name, taken);
+    u.path = rt::kernel_path(u.plan.core, u.runtime_name);
     u.kernel = std::move(k);
     out.push_back(std::move(u));
   }
@@ -288,7 +313,7 @@ std::string kernel_config_py(const BuiltPackage &p, const Origin &origin) {
   if (!p.entries.empty()) s += "ORCHESTRATION = " + orchestration(p.entries.front(), "") + "\n\n";
   s += "KERNELS = [\n";
   for (const KernelUnit &u : p.kernels)
-    s += "    {\"func_id\": " + std::to_string(u.func_id) + ", \"name\": " + py_string(u.kernel.name) +
+    s += "    {\"func_id\": " + std::to_string(u.func_id) + ", \"name\": " + py_string(u.runtime_name) +
          ", \"source\": " + py_string(u.path) + ", \"core_type\": " + py_string(std::string(core_type_name(u.plan.core))) +
          ", \"signature\": " + py_list(signature(u.kernel), true) + "},\n";
   s += "]\n\n";
@@ -318,7 +343,7 @@ json kernel_registry(const BuiltPackage &p) {
   reg["entries"] = entries;
   json kernels = json::array();
   for (const KernelUnit &u : p.kernels)
-    kernels.push_back({{"func_id", u.func_id}, {"name", u.kernel.name}, {"source", u.path},
+    kernels.push_back({{"func_id", u.func_id}, {"name", u.runtime_name}, {"source", u.path},
                        {"core_type", core_type_name(u.plan.core)}, {"signature", signature(u.kernel)}});
   reg["kernels"] = kernels;
   reg["runtime_config"] = runtime_config(p);

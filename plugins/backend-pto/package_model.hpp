@@ -18,6 +18,9 @@ struct KernelUnit {
   KernelPlan plan;
   int func_id = 0;
   std::string path;  ///< relative to codegen/pto/
+  /// The name pto-runtime knows the kernel by (kernel_config.py, the kernel's file): kernel.name, or within
+  /// pto-runtime's 64 characters when that is longer (runtime_kernel_name).
+  std::string runtime_name;
 };
 
 /// A parameter of an entry (htp.entrypoints params, docs/ir-contracts.md §8).

@@ -1015,3 +1015,59 @@ def test_matmuls_taking_another_matmuls_result(tmp_path, target):
     m = (a2.astype(np.float32).reshape(2, 16, 16) @ b).astype(np.float16).astype(np.float32)
     np.testing.assert_allclose(r["Y"], (m @ w).reshape(32, 16), rtol=1e-3, atol=1e-3)
 
+
+# Names HTP makes for pto-runtime longer than its 64 characters: a fused buffer's kernel
+# `<producer>__<consumer>` of two 34-character kernels, a CSP process's `<program>_<process>`. pto-a2a3sim refused
+# them (pto.unsupported "kernel name ... is longer than pto-runtime's 64 characters", a name the user never
+# wrote); the runtime now knows such a kernel by its first 55 characters, '_' and a hash.
+@kernel
+def produce_the_intermediate_tile_abcd(x: In[Tensor[8, 16, f32]], t: Out[Tensor[8, 16, f32]]):
+    store(t, adds(load(x), 1.0))
+
+
+@kernel
+def consume_the_intermediate_tile_abcd(t: In[Tensor[8, 16, f32]], y: Out[Tensor[8, 16, f32]]):
+    store(y, adds(load(t), 2.0))
+
+
+@workload
+def fused_long_names(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]]):
+    T: Tensor[8, 16, f32]
+    for k in P(4):
+        produce_the_intermediate_tile_abcd[k](X.tile(k, 0), T)
+        consume_the_intermediate_tile_abcd[k](T, Y.tile(k, 0))
+
+
+@schedule(fused_long_names)
+def fused_long_names_schedule():
+    buffer("T", "local")
+
+
+@program
+def decode_pipeline_for_layer_zero(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]]):
+    c = Channel[Tile[8, 16, f32]](depth=2)
+
+    @process(produces=[c])
+    def load_and_scale_the_input_tiles_xxxx():
+        for i in range(4):
+            send(c, adds(load(X.tile(i, 0, shape=(8, 16))), 3.0))
+
+    @process(consumes=[c])
+    def store_the_tiles():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(8, 16)), recv(c))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_generated_kernel_names_longer_than_the_runtime_takes(tmp_path, target):
+    x = np.arange(512, dtype=np.float32).reshape(32, 16)
+    ctx = htp.Context()
+    for fn in (fused_long_names, decode_pipeline_for_layer_zero):
+        r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(X=x)
+        np.testing.assert_array_equal(r["Y"], x + 3, err_msg=fn.__name__)
+    if target == "pto-a2a3sim":
+        config = (tmp_path / "fused_long_names" / "codegen" / "pto" / "kernel_config.py").read_text()
+        names = re.findall(r'"name": "([^"]+)"', config.split("KERNELS = [", 1)[1])
+        assert names and all(len(n) <= 64 for n in names), names
+        assert any(n.startswith("produce_the_intermediate_tile_abcd__consume_the_int") for n in names), names
+
