@@ -538,13 +538,19 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
   }
   std::vector<Expr> lo(shape.size(), Expr(0));
   std::vector<int64_t> extent = shape;
+  // A constant negative index or slice bound counts from the end of its dim, as in Python (x[-8:, :] is the
+  // last 8 rows, x[-1, :] the last row); one known only at run time stays an offset, checked as such.
+  auto from_end = [&](Expr e, size_t d) {
+    auto v = int_literal(e);
+    return v && *v < 0 && *v >= -shape[d] ? Expr(shape[d] + *v) : e;
+  };
   for (size_t d = 0; d < elems.size(); ++d) {
     auto el = elems[d];
     if (!el.is("Slice")) {
       Value i = eval(el);
       auto e = index_operand(el, i, "an index of '" + base.reg + "'");
       if (!e) return {};
-      lo[d] = *e;
+      lo[d] = from_end(*e, d);
       extent[d] = 1;
       continue;
     }
@@ -559,12 +565,12 @@ Value KernelChecker::slice_view(htp::NodeRef at, const Value &base, htp::NodeRef
     if (auto n = el.child("lower")) {
       auto e = index_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
       if (!e) return {};
-      l = *e;
+      l = from_end(*e, d);
     }
     if (auto n = el.child("upper")) {
       auto e = index_operand(n, eval(n), "a slice bound of '" + base.reg + "'");
       if (!e) return {};
-      u = *e;
+      u = from_end(*e, d);
     }
     auto ext = constant_difference(u, l);
     if (!ext) {

@@ -1071,3 +1071,22 @@ def test_generated_kernel_names_longer_than_the_runtime_takes(tmp_path, target):
         assert names and all(len(n) <= 64 for n in names), names
         assert any(n.startswith("produce_the_intermediate_tile_abcd__consume_the_int") for n in names), names
 
+
+# Python's negative bounds in a kernel's views: `x[-8:, :]` was tile.view-out-of-bounds "this view of 'X' is 40 long
+# in dim 0" (the -8 taken as an offset) on both targets. A constant negative index or bound counts from the end.
+@kernel
+def from_the_end(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[8, 16, f32]], Z: Out[Tensor[1, 16, f32]],
+                 W: Out[Tensor[31, 16, f32]]):
+    store(Y, adds(load(X[-8:, :]), 1.0))
+    store(Z, load(X[-1, :]))
+    store(W, load(X[:-1, :]))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_negative_view_bounds_count_from_the_end(tmp_path, target):
+    x = np.arange(512, dtype=np.float32).reshape(32, 16)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(from_the_end, target=target, out=tmp_path / "p"), ctx).run(X=x)
+    np.testing.assert_array_equal(r["Y"], x[-8:, :] + 1)
+    np.testing.assert_array_equal(r["Z"], x[-1:, :])
+    np.testing.assert_array_equal(r["W"], x[:-1, :])
