@@ -497,3 +497,24 @@ def test_a_large_loop_carrying_an_accumulator_to_a_runtime_bound_runs(tmp_path, 
     bound = htp.bind(ctx.compile(colsum_first_n, target, tmp_path / "pkg"), ctx)
     for n in (0, 5, 16):
         np.testing.assert_allclose(bound.run(x=x, n=n)["cs"], x[:16 * n].sum(0, keepdims=True), rtol=1e-4, atol=1e-4)
+
+
+# A kernel entry larger than a core with a tensor parameter its loop never moves (an InOut kept for later, an In
+# it does not read): aie-npu1 passed the whole tensor to every iteration's task, which then did not fit a core
+# (aie.validate.memory naming '@in_packed_in', a buffer the program never reads) or fell back to one-row blocks
+# (aie.limit.stream). An iteration takes only the tensors the kernel moves; the others keep their values.
+@kernel
+def with_unused(X: In[Tensor[512, 32, f32]], Y: Out[Tensor[512, 32, f32]], U: InOut[Tensor[512, 32, f32]],
+                V: In[Tensor[512, 32, f32]]):
+    for i in range(16):
+        store(Y.tile(i, 0, shape=(32, 32)), adds(load(X.tile(i, 0, shape=(32, 32))), 1.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_tensor_parameters_the_loop_never_moves(tmp_path, target):
+    x = np.arange(512 * 32, dtype=np.float32).reshape(512, 32) / 64
+    u = np.full((512, 32), 7.0, np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(with_unused, target=target, out=tmp_path / "p"), ctx).run(X=x, U=u.copy(), V=u)
+    np.testing.assert_array_equal(r["Y"], x + 1)
+    np.testing.assert_array_equal(r["U"], u)

@@ -647,6 +647,12 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
   for (const TileParam &p : k.params) {
     TileParam q = p;
     auto it = accesses.find(p.name);
+    bool moved = false;  // (anywhere in the kernel)
+    for_each_op(k.body, [&](const TileOp &o) { moved = moved || o.moved_tensor() == p.name; });
+    if (p.type.is_tensor() && !moved) {  // a tensor the kernel never moves: no iteration takes it
+      std::erase_if(task.args, [&](const WspArg &a) { return a.param == p.name; });
+      continue;
+    }
     if (p.type.is_tensor() && it != accesses.end()) {
       const std::vector<NestAccess> &as = it->second;
       const size_t rank = p.type.shape.size();
