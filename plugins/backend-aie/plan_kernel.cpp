@@ -1,6 +1,7 @@
 // Front-end for kernels with a grid: `@kernel(mapping=[P0, P1])` places one core per mesh coordinate;
 // each tensor parameter's layout (layout.signatures) gives the view every core works on.
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include <htp/mem_placement.hpp>
@@ -45,6 +46,57 @@ struct TensorParam {
 };
 
 std::string list_text(const std::vector<int64_t> &v) { return Json(v).dump(); }
+
+/// Whether every run of `kernel` stores every element of its parameter `param` (of local shape `local`): the
+/// stores outside any `if`, at the top or in loops of static bounds, at offsets known at compile time, cover
+/// it together. A core's output object goes back whole, so an Out parameter they do not cover is moved in
+/// first, like an InOut: the elements the body does not store keep the caller's values, as on Ascend.
+bool stores_whole(const htp::TileKernel &kernel, const std::string &param, const std::vector<int64_t> &local) {
+  const int64_t n = product(local);
+  if (n <= 0 || n > (int64_t{1} << 22)) return false;
+  std::vector<char> stored(static_cast<size_t>(n), 0);
+  ExprEnv env = constexpr_env(kernel);
+  int64_t budget = int64_t{1} << 20;  // statements visited (loops of static bounds are walked through)
+  std::function<void(const std::vector<htp::TileOp> &)> walk = [&](const std::vector<htp::TileOp> &ops) {
+    for (const htp::TileOp &o : ops) {
+      if (--budget < 0) return;
+      if (o.is("for")) {
+        auto b = o.start ? eval_int(*o.start, env) : std::nullopt, e = o.stop ? eval_int(*o.stop, env) : std::nullopt,
+             st = o.step ? eval_int(*o.step, env) : std::nullopt;
+        if (!b || !e || !st || *st <= 0 || !o.var) continue;
+        for (int64_t v = *b; v < *e && budget >= 0; v += *st) {
+          env.vars[*o.var] = v;
+          walk(o.body);
+        }
+        env.vars.erase(*o.var);
+        continue;
+      }
+      if (!o.is("store") || o.dst != param || !o.offset) continue;
+      const htp::TileLocal *l = kernel.local(o.moved_register().value_or(""));
+      if (!l || l->shape.size() != 2 || o.offset->size() != local.size()) continue;
+      const std::vector<int64_t> ext = htp::view_extents(l->shape[0], l->shape[1], local.size());
+      std::vector<int64_t> lo;
+      for (const Json &x : *o.offset)
+        if (auto v = eval_int(x, env)) lo.push_back(*v);
+      if (lo.size() != local.size()) continue;
+      bool inside = true;
+      for (size_t d = 0; d < lo.size(); ++d) inside = inside && lo[d] >= 0 && lo[d] + ext[d] <= local[d];
+      if (!inside) continue;
+      // (the box's elements, row-major)
+      std::vector<int64_t> at(lo.size(), 0);
+      while (true) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < lo.size(); ++d) flat = flat * local[d] + lo[d] + at[d];
+        stored[static_cast<size_t>(flat)] = 1;
+        size_t d = lo.size();
+        while (d-- > 0 && ++at[d] == ext[d]) at[d] = 0;
+        if (d == static_cast<size_t>(-1)) break;
+      }
+    }
+  };
+  walk(kernel.body);
+  return budget >= 0 && std::all_of(stored.begin(), stored.end(), [](char c) { return c != 0; });
+}
 
 /// Reads the layout's `mem` facet into local memory strides and the object order; false (with a problem)
 /// for what a DMA cannot produce: swizzles, packing, banks, and strides that are not a dense permutation
@@ -215,6 +267,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
     const htp::Layout *layout = sig ? sig->param(pname) : nullptr;
     TensorParam t{*rp, p.body_shape(), layout ? std::optional<htp::Layout>(*layout) : std::nullopt, {}, {}};
     if (t.layout && t.layout->local_shape) t.local = *t.layout->local_shape;
+    if (t.rp.dir == "out" && !stores_whole(kernel, pname, t.local)) rp->dir = t.rp.dir = "inout";
     if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
                            device, span, problems) ||
         !read_mem_facet(t, name, span, problems)) {

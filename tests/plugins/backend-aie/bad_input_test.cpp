@@ -101,6 +101,17 @@ TEST(AieBadInput, AMappedKernelsReplicatedOutputIsSentByOneCoreOfEachGroup) {
   f["layout.signatures"]["functions"]["gemm"]["params"]["C"]["shard"] = Json::array();
   f["tile.kernels"]["kernels"][0]["params"][2]["local_shape"] = {64, 64};
   f["layout.signatures"]["functions"]["gemm"]["params"]["C"]["local_shape"] = {64, 64};
+  // (the body stores the whole replica, its tile four times: an Out it covered only in part would be moved in
+  // first, as an InOut, to keep the elements it does not store)
+  Json &body = f["tile.kernels"]["kernels"][0]["body"];
+  const Json store = body.back();
+  body.erase(body.size() - 1);
+  for (int r : {0, 32})
+    for (int c : {0, 32}) {
+      Json s = store;
+      s["offset"] = {r, c};
+      body.push_back(s);
+    }
   auto m = aie_test::map(f);
   ASSERT_EQ(m.designs.size(), 1u) << m.text();
   const Design &d = m.designs[0];
