@@ -165,18 +165,25 @@ View slice_view(htp::NodeRef arg, const TensorDecl &t, const Env &env) {
     throw WspError(arg, "wsp.tile-shape",
                    "'" + t.name + "' has " + std::to_string(t.shape.size()) +
                        " dimension(s) but is indexed with " + std::to_string(parts.size()));
+  // A constant negative index or bound of a dim of static size counts from its end, as in Python (A[-16:, :]).
+  auto from_end = [&](json e, size_t d) {
+    if (e.is_number_integer() && e.get<int64_t>() < 0 && t.shape[d].is_number_integer() &&
+        e.get<int64_t>() >= -t.shape[d].get<int64_t>())
+      return json(t.shape[d].get<int64_t>() + e.get<int64_t>());
+    return e;
+  };
   for (size_t d = 0; d < parts.size(); ++d) {
     htp::NodeRef p = parts[d];
     if (!p.is("Slice")) {
-      v.offset.push_back(index_expr(p, env));
+      v.offset.push_back(from_end(index_expr(p, env), d));
       v.extent.push_back(1);
       v.kept.push_back(false);
       continue;
     }
     if (p.child("step"))
       throw WspError(p, "wsp.tile-shape", "strided slices are not supported in kernel arguments");
-    json lo = p.child("lower") ? index_expr(p.child("lower"), env) : json(0);
-    json hi = p.child("upper") ? index_expr(p.child("upper"), env) : dim_expr(t.shape[d]);
+    json lo = p.child("lower") ? from_end(index_expr(p.child("lower"), env), d) : json(0);
+    json hi = p.child("upper") ? from_end(index_expr(p.child("upper"), env), d) : dim_expr(t.shape[d]);
     auto extent = constant_difference(hi, lo);
     bool whole = !p.child("lower") && !p.child("upper");
     if (!extent && !whole)

@@ -557,3 +557,23 @@ def test_the_same_tile_as_input_and_output_of_one_launch(tmp_path, target):
         r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(Y=y.copy(), n=4)
         np.testing.assert_array_equal(r["Y"], 2 * y)
         np.testing.assert_array_equal(r["Z"], 2 * y + 1)
+
+
+# Python's negative bounds in a launch's views (wsp.md): `X[-16:, :]` is the last 16 rows.
+@kernel
+def plus_one_rows(a: In[Tensor[16, 64, f32]], c: Out[Tensor[16, 64, f32]]):
+    store(c, adds(load(a), 1.0))
+
+
+@workload
+def last_rows(X: In[Tensor[32, 64, f32]], Y: Out[Tensor[32, 64, f32]]):
+    plus_one_rows(X[-16:, :], Y[:-16, :])
+    plus_one_rows(X[:16, :], Y[-16:, :])
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_negative_launch_view_bounds_count_from_the_end(tmp_path, target):
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(last_rows, target=target, out=tmp_path / "p"), ctx).run(X=x)
+    np.testing.assert_array_equal(r["Y"], np.concatenate([x[16:], x[:16]]) + 1)
