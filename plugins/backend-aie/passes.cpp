@@ -323,6 +323,7 @@ void emit_pass(htp::PassContext &ctx) {
     }
   }
   Json entries = Json::array();
+  const auto kernels = read_document(ctx, &htp::tile_kernels);
   for (const auto &d : designs(ctx)) {
     const std::string dir = "codegen/aie/" + d.entry + "/";
     ctx.write_file(dir + "aie.mlir", print_mlir(d, *sp), "aie-design");
@@ -333,7 +334,14 @@ void emit_pass(htp::PassContext &ctx) {
     ctx.write_file(dir + "build.sh", build_script(d, dev), "build-script");
     if (d.kind == "task") continue;  // a kernel's design of an orchestrated workload, not an entrypoint
     Json params = Json::array();
-    for (const auto &p : d.params) params.push_back(param_json(p));
+    const htp::TileKernel *k = kernels && d.kind == "kernel" ? kernels->find(d.entry) : nullptr;
+    for (const auto &p : d.params) {
+      Json j = param_json(p);
+      // An Out the design moves in first, since the kernel does not store all of it (plan_kernel.cpp), is an
+      // Out of the entry still: a caller may omit it.
+      if (const htp::TileParam *kp = k ? k->param(p.name) : nullptr; kp && kp->dir == "out") j["dir"] = "out";
+      params.push_back(std::move(j));
+    }
     entries.push_back({{"name", d.entry}, {"kind", d.kind}, {"params", params}});
   }
   for (const auto &o : attr(ctx, kOrchestrations)) {

@@ -2,6 +2,7 @@
 // each tensor parameter's layout (layout.signatures) gives the view every core works on.
 #include <algorithm>
 #include <functional>
+#include <utility>
 #include <sstream>
 
 #include <htp/mem_placement.hpp>
@@ -48,8 +49,8 @@ struct TensorParam {
 std::string list_text(const std::vector<int64_t> &v) { return Json(v).dump(); }
 
 /// Whether every run of `kernel` stores every element of its parameter `param` (of local shape `local`): the
-/// stores outside any `if`, at the top or in loops of static bounds, at offsets known at compile time, cover
-/// it together. A core's output object goes back whole, so an Out parameter they do not cover is moved in
+/// stores at the top or in loops of static bounds, at offsets known at compile time, cover it together (an
+/// `if` covers what both its branches store). A core's output object goes back whole, so an Out parameter they do not cover is moved in
 /// first, like an InOut: the elements the body does not store keep the caller's values, as on Ascend.
 bool stores_whole(const htp::TileKernel &kernel, const std::string &param, const std::vector<int64_t> &local) {
   const int64_t n = product(local);
@@ -69,6 +70,14 @@ bool stores_whole(const htp::TileKernel &kernel, const std::string &param, const
           walk(o.body);
         }
         env.vars.erase(*o.var);
+        continue;
+      }
+      if (o.is("if")) {  // the elements both branches store
+        std::vector<char> before = stored;
+        walk(o.then_body);
+        std::vector<char> then = std::exchange(stored, before);
+        walk(o.else_body);
+        for (size_t e = 0; e < stored.size(); ++e) stored[e] = stored[e] && then[e];
         continue;
       }
       if (!o.is("store") || o.dst != param || !o.offset) continue;
@@ -267,6 +276,7 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
     const htp::Layout *layout = sig ? sig->param(pname) : nullptr;
     TensorParam t{*rp, p.body_shape(), layout ? std::optional<htp::Layout>(*layout) : std::nullopt, {}, {}};
     if (t.layout && t.layout->local_shape) t.local = *t.layout->local_shape;
+    // (the entry's parameter stays an Out, emit_pass: an output the caller omits is allocated)
     if (t.rp.dir == "out" && !stores_whole(kernel, pname, t.local)) rp->dir = t.rp.dir = "inout";
     if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
                            device, span, problems) ||

@@ -1122,3 +1122,7 @@ def test_elements_of_an_out_tensor_the_kernel_does_not_store_keep_their_values(t
         want = np.full((32, 16), 5.0, np.float32)
         want[:rows] = x[:rows] + 1
         np.testing.assert_array_equal(r["Y"], want, err_msg=fn.__name__)
+    # Omitted, it is still an output: allocated (zeros), not a missing input.
+    r = htp.bind(ctx.compile(first_half, target=target, out=tmp_path / "omitted"), ctx).run(X=x)
+    np.testing.assert_array_equal(r["Y"][:16], x[:16] + 1)
+    np.testing.assert_array_equal(r["Y"][16:], np.zeros((16, 16), np.float32))
