@@ -112,9 +112,9 @@ std::string aliasing_views(const htp::TileKernel &kernel, const std::string &ten
     return std::string(p && p->dir == "inout" ? "InOut" : otherwise);
   };
   return "kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + in + "' (" + dir(in, "In") +
-         ") and '" + out + "' (" + dir(out, "Out") + "), and loads '" + in + "' after it stores '" + out + "'; an AIE task moves its inputs in before its "
-         "outputs out, so the load would see the old values (Ascend's, in program order, the new ones): pass views "
-         "that do not overlap";
+         ") and '" + out + "' (" + dir(out, "Out") + "), and loads '" + in + "' after it stores '" + out +
+         "'; an AIE task moves its inputs in before its outputs out, so the load would see the old values "
+         "(Ascend's, in program order, the new ones): pass views that do not overlap";
 }
 
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,

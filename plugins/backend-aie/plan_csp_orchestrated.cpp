@@ -92,7 +92,9 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
   std::function<std::optional<std::string>(const std::vector<htp::TileOp> &, bool)> nesting =
       [&](const std::vector<htp::TileOp> &ops, bool in_if) -> std::optional<std::string> {
     for (const htp::TileOp &o : ops) {
-      if (in_if && (o.is("csp.send") || o.is("csp.recv"))) return "it sends or receives inside a condition the host cannot decide (one reading a register; the host decides conditions of the loop variable, constants and the program's scalars)";
+      if (in_if && (o.is("csp.send") || o.is("csp.recv")))
+        return "it sends or receives inside a condition the host cannot decide (one reading a register; the host "
+               "decides conditions of the loop variable, constants and the program's scalars)";
       if (moves_data(o.body)) return "it moves data inside a nested loop";
       for (const auto *branch : {&o.then_body, &o.else_body})
         if (auto why = nesting(*branch, true)) return why;

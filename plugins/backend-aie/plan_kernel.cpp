@@ -50,8 +50,9 @@ std::string list_text(const std::vector<int64_t> &v) { return Json(v).dump(); }
 
 /// Whether every run of `kernel` stores every element of its parameter `param` (of local shape `local`): the
 /// stores at the top or in loops of static bounds, at offsets known at compile time, cover it together (an
-/// `if` covers what both its branches store). A core's output object goes back whole, so an Out parameter they do not cover is moved in
-/// first, like an InOut: the elements the body does not store keep the caller's values, as on Ascend.
+/// `if` covers what both its branches store). A core's output object goes back whole, so an Out parameter
+/// they do not cover is moved in first, like an InOut: the elements the body does not store keep the caller's
+/// values, as on Ascend.
 bool stores_whole(const htp::TileKernel &kernel, const std::string &param, const std::vector<int64_t> &local) {
   const int64_t n = product(local);
   if (n <= 0 || n > (int64_t{1} << 22)) return false;
