@@ -1126,3 +1126,22 @@ def test_elements_of_an_out_tensor_the_kernel_does_not_store_keep_their_values(t
     r = htp.bind(ctx.compile(first_half, target=target, out=tmp_path / "omitted"), ctx).run(X=x)
     np.testing.assert_array_equal(r["Y"][:16], x[:16] + 1)
     np.testing.assert_array_equal(r["Y"][16:], np.zeros((16, 16), np.float32))
+
+
+# A loop's step of 0 known only at run time (`range(0, 4, s)` with s = 0): Python raises ValueError; both targets ran
+# no iteration, silently (a constant 0 was already tile.range). It is a run error now.
+@kernel
+def stepped(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]], s: Scalar[i32]):
+    for i in range(0, 4, s):
+        store(Y.tile(i, 0, shape=(8, 16)), adds(load(X.tile(i, 0, shape=(8, 16))), 1.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_loop_step_of_zero_at_run_time_is_a_run_error(tmp_path, target):
+    x = np.arange(512, dtype=np.float32).reshape(32, 16)
+    ctx = htp.Context()
+    with pytest.warns(htp.CompileWarning, match="out-maybe-unwritten"):
+        bound = htp.bind(ctx.compile(stepped, target=target, out=tmp_path / "p"), ctx)
+    np.testing.assert_array_equal(bound.run(X=x, s=1)["Y"], x + 1)
+    with pytest.raises(htp.RunError, match=r"range\(\) step is 0 at run time"):
+        bound.run(X=x, s=0)

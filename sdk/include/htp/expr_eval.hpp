@@ -30,8 +30,9 @@ struct ExprEnv {
 /// makes them floating (7.25 % 2.0 == 1.25, 1.75 // 0.5 == 3.0; a % b is a - floor(a / b) * b, of the divisor's
 /// sign; without <cmath>, which a device compiler may not have); `min` and `max` keep their operands' common
 /// type (a runtime f32 scalar stays one). An integer divisor of 0 throws on a simulator and in host code
-/// (HTP_HOST_CODE): a run error, not a SIGFPE that kills the process. There, too, every emitted loop iteration
-/// polls the run's stop flag (HTP_TICK; htp/run_time_limit.hpp binds it) and throws once its time limit passed.
+/// (HTP_HOST_CODE): a run error, not a SIGFPE that kills the process; so does a loop's step of 0 (Python's
+/// range raises). There, too, every emitted loop iteration polls the run's stop flag (HTP_TICK;
+/// htp/run_time_limit.hpp binds it) and throws once its time limit passed.
 inline constexpr const char *kScalarHelpersCpp = R"HTP(#include <cstdint>
 #include <type_traits>
 #if defined(__CPU_SIM) || defined(HTP_AIE_SIM) || defined(HTP_HOST_CODE)
@@ -40,6 +41,10 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+struct htp_zero_step : std::exception {
+  const char *what() const noexcept override { return "range() step is 0 at run time (Python raises ValueError)"; }
+};
+#define HTP_CHECK_STEP(s) do { if ((s) == 0) throw htp_zero_step(); } while (0)
 #include <atomic>
 struct htp_time_limit : std::exception {
   const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
@@ -51,8 +56,13 @@ extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(c
 #define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_CHECK_STEP(s) ((void)0)
 #define HTP_TICK() ((void)0)
 #endif
+template <class S> static inline S htp_range_step(S s) {
+  HTP_CHECK_STEP(s);
+  return s;
+}
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
     HTP_CHECK_DIVISOR(b);
@@ -86,7 +96,9 @@ inline std::string loop_condition_cpp(const std::string &v, const std::string &s
     const double s = step.get<double>();
     return s > 0 ? v + " < " + stop : s < 0 ? v + " > " + stop : std::string("false");
   }
-  return "((" + step_cpp + ") > 0 ? " + v + " < " + stop + " : (" + step_cpp + ") < 0 && " + v + " > " + stop + ")";
+  // (a step of 0 known only at run time: Python's range raises; a simulator's run error, htp_range_step)
+  return "(htp_range_step(" + step_cpp + ") > 0 ? " + v + " < " + stop + " : (" + step_cpp + ") < 0 && " + v + " > " +
+         stop + ")";
 }
 
 namespace expr_detail {

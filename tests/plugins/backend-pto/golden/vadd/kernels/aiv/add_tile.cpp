@@ -43,6 +43,10 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
 };
 #define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+struct htp_zero_step : std::exception {
+  const char *what() const noexcept override { return "range() step is 0 at run time (Python raises ValueError)"; }
+};
+#define HTP_CHECK_STEP(s) do { if ((s) == 0) throw htp_zero_step(); } while (0)
 #include <atomic>
 struct htp_time_limit : std::exception {
   const char *what() const noexcept override { return "the run passed its time limit (--option timeout_s)"; }
@@ -54,8 +58,13 @@ extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(c
 #define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_CHECK_STEP(s) ((void)0)
 #define HTP_TICK() ((void)0)
 #endif
+template <class S> static inline S htp_range_step(S s) {
+  HTP_CHECK_STEP(s);
+  return s;
+}
 template <class A, class B> static inline auto htp_floordiv(A a, B b) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
     HTP_CHECK_DIVISOR(b);
