@@ -4,6 +4,7 @@
 // patterns are derived from it by build_design (design_builder.cpp).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -169,6 +170,17 @@ bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, c
 /// The reason of aie.alias: `kernel` loads `in` after storing `out`, overlapping views of `tensor`.
 std::string aliasing_views(const htp::TileKernel &kernel, const std::string &tensor, const std::string &in,
                            const std::string &out);
+/// A launch passing surely overlapping views as an input and an output (surely_overlapping) whose kernel loads
+/// the input after it stores the output: an AIE task moves its inputs in before its outputs out.
+struct AliasedLaunch {
+  const htp::WspNode *launch;
+  const htp::TileKernel *kernel;
+  const htp::WspArg *in, *out;
+};
+/// The first such launch of `w`, in program order, among the launches whose kernel `kernel_of` gives (nullptr:
+/// not checked).
+std::optional<AliasedLaunch> aliased_launch(const htp::WspWorkload &w,
+                                            const std::function<const htp::TileKernel *(const std::string &)> &kernel_of);
 
 /// Entry plans of every entrypoint of the program (csp programs, workloads, kernels no workload launches);
 /// workloads the spatial mapping does not take are host-orchestrated and go to `orchestrated`.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <map>
 
 #include <htp/csp_graph.hpp>
@@ -93,23 +92,10 @@ template <class Doc> std::optional<Doc> read_document(htp::PassContext &ctx, std
 /// at the same offsets or at constant ones that overlap. (A producer reading what the consumer stores later
 /// reads the old values, as unfused.)
 std::optional<std::string> reads_its_own_output(const htp::WspWorkload &w, const htp::TileKernel &kernel) {
-  std::optional<std::string> found;
-  std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
-    for (const htp::WspNode &n : body) {
-      walk(n.body);
-      walk(n.then_body);
-      walk(n.else_body);
-      if (n.kernel != kernel.name || found) continue;
-      for (const htp::WspArg &in : n.args)
-        for (const htp::WspArg &out : n.args) {
-          if (found || !surely_overlapping(in, out)) continue;
-          if (loads_after_storing(kernel, in.param, out.param))
-            found = "reads '" + *in.tensor + "' (parameter '" + in.param + "') after it stores it as '" + out.param + "'";
-        }
-    }
-  };
-  walk(w.body);
-  return found;
+  auto a = aliased_launch(w, [&](const std::string &k) { return k == kernel.name ? &kernel : nullptr; });
+  if (!a) return std::nullopt;
+  return "reads '" + *a->in->tensor + "' (parameter '" + a->in->param + "') after it stores it as '" + a->out->param +
+         "'";
 }
 
 }  // namespace

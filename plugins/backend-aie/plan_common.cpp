@@ -117,6 +117,20 @@ std::string aliasing_views(const htp::TileKernel &kernel, const std::string &ten
          "(Ascend's, in program order, the new ones): pass views that do not overlap";
 }
 
+std::optional<AliasedLaunch> aliased_launch(const htp::WspWorkload &w,
+                                            const std::function<const htp::TileKernel *(const std::string &)> &kernel_of) {
+  std::optional<AliasedLaunch> found;
+  htp::for_each_node(w.body, [&](const htp::WspNode &n) {
+    const htp::TileKernel *k = found || n.kernel.empty() ? nullptr : kernel_of(n.kernel);
+    if (!k) return;
+    for (const htp::WspArg &in : n.args)
+      for (const htp::WspArg &out : n.args)
+        if (!found && surely_overlapping(in, out) && loads_after_storing(*k, in.param, out.param))
+          found = AliasedLaunch{&n, k, &in, &out};
+  });
+  return found;
+}
+
 std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile &device, std::vector<Problem> &problems,
                                     std::vector<OrchestrationPlan> *orchestrated) {
   std::vector<EntryPlan> out;

@@ -5,7 +5,6 @@
 // at run time, one task at a time — each view moved into the kernel's design, the design run, the views
 // it writes moved back. The task graph travels in codegen/aie/<entry>/orchestration.json.
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include <htp/kernel_entry.hpp>
@@ -240,25 +239,11 @@ std::optional<OrchestrationPlan> plan_orchestrated_workload(const htp::WspWorklo
   // A launch passing overlapping views of one tensor as an input (In or InOut) and an output, which the kernel
   // loads after storing: the host gathers a task's inputs before it runs, so the load would see the old
   // values. Checked where the views are the same or their offsets constants.
-  bool alias = false;
-  std::function<void(const std::vector<htp::WspNode> &)> walk = [&](const std::vector<htp::WspNode> &body) {
-    for (const htp::WspNode &n : body) {
-      walk(n.body);
-      walk(n.then_body);
-      walk(n.else_body);
-      const htp::TileKernel *k = n.kernel.empty() ? nullptr : docs.kernels.find(n.kernel);
-      if (!k) continue;
-      for (const htp::WspArg &in : n.args)
-        for (const htp::WspArg &out : n.args) {
-          if (alias || !surely_overlapping(in, out) || !loads_after_storing(*k, in.param, out.param)) continue;
-          problems.push_back({"aie.alias", "workload '" + w.name + "': " + aliasing_views(*k, *in.tensor, in.param, out.param),
-                              span_json(n.span)});
-          alias = true;
-        }
-    }
-  };
-  walk(w.body);
-  if (alias) return std::nullopt;
+  if (auto a = aliased_launch(w, [&](const std::string &k) { return docs.kernels.find(k); })) {
+    const std::string why = aliasing_views(*a->kernel, *a->in->tensor, a->in->param, a->out->param);
+    problems.push_back({"aie.alias", "workload '" + w.name + "': " + why, span_json(a->launch->span)});
+    return std::nullopt;
+  }
   return plan_orchestration(w, Json::object(), docs, device, problems);
 }
 
