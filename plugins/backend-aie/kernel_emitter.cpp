@@ -241,47 +241,43 @@ private:
     htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
       if (op.dst && locals_.count(*op.dst) && !locals_.at(*op.dst).scalar) ++defs[*op.dst];
     });
+    // Every data movement with the object it moves (numbered in program order, as plan_.access takes them).
+    std::vector<std::pair<const htp::TileOp *, std::optional<TensorAccess>>> moves;
+    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
+      if (!is_data_movement(op)) return;
+      const int at = static_cast<int>(moves.size());
+      moves.emplace_back(&op, plan_.access ? plan_.access(op, at) : std::nullopt);
+    });
     // Objects written by more than one store or send: none is a register's storage, since another write
     // (in another branch, or later) would overwrite the register while it may still be read.
     std::map<std::string, int> writes;
-    int index = 0;
-    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
-      if (!is_data_movement(op)) return;
-      const int at = index++;
-      if (op.is("csp.recv") || op.is("load")) return;
-      if (auto a = plan_.access ? plan_.access(op, at) : std::nullopt) ++writes[a->param];
-    });
-    index = 0;
-    htp::for_each_op(plan_.body, [&](const htp::TileOp &op) {
-      if (!is_data_movement(op)) return;
-      const int at = index++;
+    for (const auto &[op, a] : moves)
+      if (a && !op->is("csp.recv") && !op->is("load")) ++writes[a->param];
+    for (const auto &[op_ptr, a] : moves) {
+      const htp::TileOp &op = *op_ptr;
       const bool in = op.is("csp.recv") || op.is("load");
       const std::optional<std::string> reg = op.moved_register();
-      if (!reg || defs[*reg] != 1 || aliases_.count(*reg)) return;
-      auto a = plan_.access ? plan_.access(op, at) : std::nullopt;
-      if (!a) return;
+      if (!reg || defs[*reg] != 1 || aliases_.count(*reg) || !a) continue;
       const Local &l = locals_.at(*reg);
       const KernelArg *arg = nullptr;
       for (const auto &[name, k] : plan_.params)
         if (name == a->param) arg = &k;
-      if (!arg || !arg->memref || arg->dtype != l.dtype) return;
+      if (!arg || !arg->memref || arg->dtype != l.dtype) continue;
       if (a->use_offsets) {
         // A load of a block of a read-only object that is contiguous in it (whole rows of a row-major
         // object, or one row) at constant offsets: a pointer into the object.
-        if (!in || !a->read_only || !op.offset) return;
-        auto offset = contiguous_block(*a, *op.offset, l);
-        if (!offset) return;
-        aliases_[*reg] = {a->param, *offset};
-        return;
+        if (!in || !a->read_only || !op.offset) continue;
+        if (auto offset = contiguous_block(*a, *op.offset, l)) aliases_[*reg] = {a->param, *offset};
+        continue;
       }
-      if (product(a->shape) != l.size()) return;
+      if (product(a->shape) != l.size()) continue;
       if (!in) {  // an object written once is the storage of the register written, unless one is already
-        if (writes[a->param] > 1) return;
-        for (const auto &[r, p] : aliases_)
-          if (p.param == a->param) return;
+        if (writes[a->param] > 1) continue;
+        if (std::any_of(aliases_.begin(), aliases_.end(), [&](const auto &x) { return x.second.param == a->param; }))
+          continue;
       }
       aliases_[*reg] = {a->param, 0};
-    });
+    }
   }
 
   /// The element offset of the tile `l` moved at `offsets` of the object of `a`, when the tile is one
