@@ -79,9 +79,10 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
     if (strip(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
   });
-  auto reads_result = [&](const htp::TileOp &o) {
-    return strip(o.op) == "matmul" && ((o.arg_name(0) && results.count(*o.arg_name(0))) ||
-                                       (o.arg_name(1) && results.count(*o.arg_name(1))));
+  // (whether `o` is a matmul taking one of `regs` as an operand)
+  auto takes = [](const htp::TileOp &o, const std::set<std::string> &regs) {
+    return strip(o.op) == "matmul" &&
+           ((o.arg_name(0) && regs.count(*o.arg_name(0))) || (o.arg_name(1) && regs.count(*o.arg_name(1))));
   };
   bool chained = false;
   for (size_t i = 0; i < k.body.size(); ++i) {
@@ -93,13 +94,13 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
                     span_of(k.body[i].span, k.span), "pto.core-type");
     bool nested_chain = false;
     for (const auto *body : {&k.body[i].body, &k.body[i].then_body, &k.body[i].else_body})
-      htp::for_each_op(*body, [&](const htp::TileOp &x) { nested_chain = nested_chain || reads_result(x); });
+      htp::for_each_op(*body, [&](const htp::TileOp &x) { nested_chain = nested_chain || takes(x, results); });
     if (nested_chain)
       throw IrError("kernel '" + k.name + "' has a matmul taking another matmul's result in one " + k.body[i].op +
                         " statement; an a2a3 accumulator leaves the cube core only through global memory, and "
                         "backend-pto cuts a kernel between statements: move the second matmul out of it",
                     span_of(k.body[i].span, k.span), "pto.core-type");
-    chained = chained || reads_result(k.body[i]);
+    chained = chained || takes(k.body[i], results);
     side[i] = c ? Side::Cube : v ? Side::Vector : Side::None;
     any_cube = any_cube || c;
     any_vector = any_vector || v;
@@ -146,10 +147,8 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   std::vector<Segment> out;
   std::set<std::string> defined;  // matmul results (and casts of them) the current segment defines
   for (size_t i : order) {
-    const bool chain = !out.empty() && out.back().side == Side::Cube && side[i] == Side::Cube &&
-                       strip(k.body[i].op) == "matmul" &&
-                       ((k.body[i].arg_name(0) && defined.count(*k.body[i].arg_name(0))) ||
-                        (k.body[i].arg_name(1) && defined.count(*k.body[i].arg_name(1))));
+    const bool chain =
+        !out.empty() && out.back().side == Side::Cube && side[i] == Side::Cube && takes(k.body[i], defined);
     if (out.empty() || out.back().side != side[i] || chain) {
       Segment next{side[i], {}};
       if (chain)  // the loads just before the matmul are its own (moved down to it): they go with it
