@@ -191,6 +191,7 @@ Json mapping_to_json(const Design &d) {
   {
     params.push_back({{"name", p.name}, {"shape", p.shape}, {"dtype", p.dtype}, {"dir", p.dir}});
     if (p.scalar) params.back()["kind"] = "scalar";
+    if (p.entry_out) params.back()["entry_dir"] = "out";
   }
   for (const auto &k : d.kernels) {
     Json args = Json::array();
@@ -252,7 +253,7 @@ Design design_from_json(const Json &m, const Json &f) {
   for (const auto &p : at(m, "params"))
     d.params.push_back({at(p, "name").get<std::string>(), at(p, "shape").get<std::vector<int64_t>>(),
                         at(p, "dtype").get<std::string>(), at(p, "dir").get<std::string>(),
-                        p.value("kind", "tensor") == "scalar"});
+                        p.value("kind", "tensor") == "scalar", p.value("entry_dir", "") == "out"});
   for (const auto &k : at(m, "kernels")) {
     KernelFunc kf{at(k, "name").get<std::string>(), at(k, "source").get<std::string>(),
                   at(k, "object").get<std::string>(), {}, k.value("locals_bytes", int64_t{0}), k.value("work", Json())};

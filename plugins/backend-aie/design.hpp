@@ -124,6 +124,9 @@ struct RuntimeParam {
   /// A runtime scalar of the entry: the host passes it as a one-element buffer (shape [1]) that a FIFO
   /// brings to the cores.
   bool scalar = false;
+  /// An Out of the entry that the design moves in as well (dir "inout"), since the kernel does not store all
+  /// of it (plan_kernel.cpp): htp.entrypoints lists it as an Out, so a caller may omit it.
+  bool entry_out = false;
 };
 
 /// aiex.npu.dma_memcpy_nd or aiex.npu.dma_wait in the runtime sequence.

@@ -28,7 +28,8 @@ constexpr const char *kOrchestrations = "aie.orchestrations";
 
 Json param_json(const RuntimeParam &p) {
   return p.scalar ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.dtype}}
-                  : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", p.shape}, {"dtype", p.dtype}};
+                  : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.entry_out ? "out" : p.dir}, {"shape", p.shape},
+                         {"dtype", p.dtype}};
 }
 
 Json attr(htp::PassContext &ctx, const char *key) {
@@ -309,7 +310,6 @@ void emit_pass(htp::PassContext &ctx) {
     }
   }
   Json entries = Json::array();
-  const auto kernels = read_document(ctx, &htp::tile_kernels);
   for (const auto &d : designs(ctx)) {
     const std::string dir = "codegen/aie/" + d.entry + "/";
     ctx.write_file(dir + "aie.mlir", print_mlir(d, *sp), "aie-design");
@@ -320,14 +320,7 @@ void emit_pass(htp::PassContext &ctx) {
     ctx.write_file(dir + "build.sh", build_script(d, dev), "build-script");
     if (d.kind == "task") continue;  // a kernel's design of an orchestrated workload, not an entrypoint
     Json params = Json::array();
-    const htp::TileKernel *k = kernels && d.kind == "kernel" ? kernels->find(d.entry) : nullptr;
-    for (const auto &p : d.params) {
-      Json j = param_json(p);
-      // An Out the design moves in first, since the kernel does not store all of it (plan_kernel.cpp), is an
-      // Out of the entry still: a caller may omit it.
-      if (const htp::TileParam *kp = k ? k->param(p.name) : nullptr; kp && kp->dir == "out") j["dir"] = "out";
-      params.push_back(std::move(j));
-    }
+    for (const auto &p : d.params) params.push_back(param_json(p));
     entries.push_back({{"name", d.entry}, {"kind", d.kind}, {"params", params}});
   }
   for (const auto &o : attr(ctx, kOrchestrations)) {

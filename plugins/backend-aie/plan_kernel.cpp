@@ -277,8 +277,10 @@ std::optional<EntryPlan> plan_kernel_entry(const htp::TileKernel &kernel, const 
     const htp::Layout *layout = sig ? sig->param(pname) : nullptr;
     TensorParam t{*rp, p.body_shape(), layout ? std::optional<htp::Layout>(*layout) : std::nullopt, {}, {}};
     if (t.layout && t.layout->local_shape) t.local = *t.layout->local_shape;
-    // (the entry's parameter stays an Out, emit_pass: an output the caller omits is allocated)
-    if (t.rp.dir == "out" && !stores_whole(kernel, pname, t.local)) rp->dir = t.rp.dir = "inout";
+    if (t.rp.dir == "out" && !stores_whole(kernel, pname, t.local)) {
+      rp->dir = t.rp.dir = "inout";
+      rp->entry_out = t.rp.entry_out = true;  // (an output the caller omits is allocated)
+    }
     if (!check_stream_size("the block of '" + pname + "' each core of kernel '" + name + "' holds", t.local, rp->dtype, 1,
                            device, span, problems) ||
         !read_mem_facet(t, name, span, problems)) {
