@@ -63,11 +63,10 @@ bool stores_whole(const htp::TileKernel &kernel, const std::string &param, const
     for (const htp::TileOp &o : ops) {
       if (--budget < 0) return;
       if (o.is("for")) {
-        auto b = o.start ? eval_int(*o.start, env) : std::nullopt, e = o.stop ? eval_int(*o.stop, env) : std::nullopt,
-             st = o.step ? eval_int(*o.step, env) : std::nullopt;
-        if (!b || !e || !st || *st <= 0 || !o.var) continue;
-        for (int64_t v = *b; v < *e && budget >= 0; v += *st) {
-          env.vars[*o.var] = v;
+        const auto r = htp::loop_detail::static_range(o, env);
+        if (!r || !o.var) continue;
+        for (int64_t t = 0; t < r->trips && budget >= 0; ++t) {
+          env.vars[*o.var] = r->start + t * r->step;
           walk(o.body);
         }
         env.vars.erase(*o.var);
