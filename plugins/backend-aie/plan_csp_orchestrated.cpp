@@ -55,12 +55,17 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     return std::nullopt;
   };
   ExprEnv constants = constexpr_env(k);
+  // The program's Expr the process's scalar parameter `name` is bound to, or nullptr.
+  auto scalar_of = [&](const std::string &name) -> const Json * {
+    for (const htp::CspBinding &b : proc.args)
+      if (b.param == name && b.scalar) return &*b.scalar;
+    return nullptr;
+  };
   // The process's scalar parameters as the program's Exprs they are bound to (the host evaluates a bound
   // known only at run time: `for i in range(n)` with n a scalar of the program).
   std::function<Json(const Json &)> bound = [&](const Json &e) -> Json {
     if (e.is_object() && e.size() == 1 && e.contains("param") && e["param"].is_string())
-      for (const htp::CspBinding &b : proc.args)
-        if (b.param == e["param"] && b.scalar) return *b.scalar;
+      if (const Json *x = scalar_of(e["param"].get<std::string>())) return *x;
     if (e.is_object() || e.is_array()) {
       Json out = e;
       for (auto &x : out) x = bound(x);
@@ -128,14 +133,12 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
         continue;
       }
       if (!p.type.is_scalar()) continue;
-      const htp::CspBinding *b = nullptr;
-      for (const htp::CspBinding &x : proc.args)
-        if (x.param == p.name && x.scalar) b = &x;
-      if (!b) return no("its scalar parameter '" + p.name + "' is not bound to a scalar");
+      const Json *x = scalar_of(p.name);
+      if (!x) return no("its scalar parameter '" + p.name + "' is not bound to a scalar");
       ik.params.push_back(p);
       htp::WspArg a;
       a.param = p.name;
-      a.scalar = *b->scalar;
+      a.scalar = *x;
       task.args.push_back(a);
     }
     auto tensor_of = [&](const std::string &param) {
@@ -298,8 +301,7 @@ std::optional<Stage> process_stage(const htp::CspProgram &program, const htp::Cs
     if (e.contains("param") && e["param"].is_string()) {
       const std::string name = e["param"];
       if (auto c = constants.params.find(name); c != constants.params.end()) return c->second;
-      for (const htp::CspBinding &b : proc.args)
-        if (b.param == name && b.scalar) return *b.scalar;
+      if (const Json *x = scalar_of(name)) return *x;
       if (auto it = known.find(name); it != known.end()) return it->second;
       return std::nullopt;
     }
