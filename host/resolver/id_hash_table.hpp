@@ -54,6 +54,12 @@ public:
     }
   }
 
+  /// Starts loading the slot where a key of this hash is looked up first (a lookup soon after finds it
+  /// in the cache).
+  void prefetch(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[fold(hash) & mask_]);
+  }
+
   /// Hash of text, for callers keyed by strings.
   static uint64_t hash_text(std::string_view text) { return std::hash<std::string_view>{}(text); }
   /// Hash of an integer key (a multiplicative mix, so consecutive keys spread).
