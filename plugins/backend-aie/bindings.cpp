@@ -172,7 +172,7 @@ void run_orchestration(htp::RunContext &ctx, const Json &doc, const std::map<std
     limit.bind(lib.bind_stop);
     result = sim::orchestrate(doc, designs, lib.entries, tensors, scalars, {limit.seconds(), &limit});
   } catch (const sim::SimError &e) {
-    throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
+    throw htp::RunError(std::string("aie-sim: ") + e.what(), e.code());
   } catch (const Json::exception &e) {
     throw htp::RunError(std::string("aie-sim: orchestration.json is malformed: ") + e.what(), "aie.package");
   }
@@ -261,7 +261,7 @@ void run_sim(htp::RunContext &ctx) {
     limit.bind(lib.bind_stop);
     result = sim::simulate(d, lib.entries, host_buffers(ctx, d, scalars), {limit.seconds(), &limit});
   } catch (const sim::SimError &e) {
-    throw htp::RunError(std::string("aie-sim: ") + e.what(), "aie.sim");
+    throw htp::RunError(std::string("aie-sim: ") + e.what(), e.code());
   }
   const htp::RunEstimate est = estimate_design(d);
   for (const auto &e : est.trace_events) result.trace["traceEvents"].push_back(e);

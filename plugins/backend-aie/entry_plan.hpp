@@ -16,6 +16,7 @@
 #include <htp/tile_kernels.hpp>
 #include <htp/wsp_task_graph.hpp>
 
+#include "alias.hpp"
 #include "design.hpp"
 #include "device.hpp"
 #include "expr.hpp"
@@ -48,9 +49,7 @@ inline std::optional<View> constant_view(const htp::WspArg &a) {
 
 /// Whether two views of one tensor share an element.
 inline bool overlap(const View &a, const View &b) {
-  for (size_t d = 0; d < a.offset.size() && d < b.offset.size() && d < a.shape.size() && d < b.shape.size(); ++d)
-    if (a.offset[d] + a.shape[d] <= b.offset[d] || b.offset[d] + b.shape[d] <= a.offset[d]) return false;
-  return true;
+  return boxes_overlap(a.offset, a.shape, b.offset, b.shape);
 }
 
 /// Whether a task argument `in` that reads (In or InOut) and another, `out`, that writes (Out or InOut) pass
@@ -170,6 +169,10 @@ bool loads_after_storing(const htp::TileKernel &kernel, const std::string &in, c
 /// The reason of aie.alias: `kernel` loads `in` after storing `out`, overlapping views of `tensor`.
 std::string aliasing_views(const htp::TileKernel &kernel, const std::string &tensor, const std::string &in,
                            const std::string &out);
+/// The pairs (in, out) of `kernel`'s tensor parameters that it loads after storing (loads_after_storing), an
+/// input (In or InOut) and an output (Out or InOut): a task passing them views that overlap at run time is
+/// aie.alias there (orchestration.json's `alias_checks`).
+std::vector<std::pair<std::string, std::string>> load_after_store_pairs(const htp::TileKernel &kernel);
 /// A launch passing surely overlapping views as an input and an output (surely_overlapping) whose kernel loads
 /// the input after it stores the output: an AIE task moves its inputs in before its outputs out.
 struct AliasedLaunch {

@@ -111,10 +111,17 @@ std::string aliasing_views(const htp::TileKernel &kernel, const std::string &ten
     const htp::TileParam *p = kernel.param(param);
     return std::string(p && p->dir == "inout" ? "InOut" : otherwise);
   };
-  return "kernel '" + kernel.name + "' takes overlapping views of '" + tensor + "' as '" + in + "' (" + dir(in, "In") +
-         ") and '" + out + "' (" + dir(out, "Out") + "), and loads '" + in + "' after it stores '" + out +
-         "'; an AIE task moves its inputs in before its outputs out, so the load would see the old values "
-         "(Ascend's, in program order, the new ones): pass views that do not overlap";
+  return aliasing_reason(kernel.name, tensor, in, dir(in, "In"), out, dir(out, "Out"));
+}
+
+std::vector<std::pair<std::string, std::string>> load_after_store_pairs(const htp::TileKernel &kernel) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const htp::TileParam &r : kernel.params)
+    for (const htp::TileParam &w : kernel.params)
+      if (&r != &w && r.type.is_tensor() && w.type.is_tensor() && r.dir != "out" && w.dir != "in" &&
+          loads_after_storing(kernel, r.name, w.name))
+        out.emplace_back(r.name, w.name);
+  return out;
 }
 
 std::optional<AliasedLaunch> aliased_launch(const htp::WspWorkload &w,

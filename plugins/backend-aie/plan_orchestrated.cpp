@@ -202,7 +202,7 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
       problems.push_back({"aie.orchestration", "intermediate '" + i.name + "' of workload '" + w.name +
                                                    "' has a dimension known only at run time", wspan});
   std::set<std::string> kernels;
-  std::map<std::string, Json> packing;
+  std::map<std::string, Json> packing, alias_checks;
   htp::for_each_node(w.body, [&](const htp::WspNode &n) {
     if (!n.is_task()) return;
     for (const htp::WspArg &a : n.args)
@@ -222,11 +222,15 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
     task->kind = "task";
     const TileResources &compute = device.resources(TileKind::Compute);
     packing[k->name] = task->cores.size() > 1 ? pack_cores(*task, compute.dma_in, compute.dma_out) : pack_task(*task);
+    for (const auto &[in, out] : load_after_store_pairs(*k)) alias_checks[k->name].push_back(Json::array({in, out}));
     plan.tasks.push_back(std::move(*task));
   });
   if (problems.size() != before) return std::nullopt;
   Json kernel_dirs = Json::object();
-  for (const std::string &k : kernels) kernel_dirs[k] = {{"design", "tasks/" + k}, {"packed", packing[k]}};
+  for (const std::string &k : kernels) {
+    kernel_dirs[k] = {{"design", "tasks/" + k}, {"packed", packing[k]}};
+    if (alias_checks.count(k)) kernel_dirs[k]["alias_checks"] = alias_checks[k];
+  }
   plan.doc = {{"schema", kOrchestrationSchema}, {"entry", w.name}, {"workload", Json(w)}, {"kernels", kernel_dirs},
               {"channels", channels}};
   return plan;

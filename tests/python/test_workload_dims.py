@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import In, InOut, Out, Scalar, Tensor, add, adds, f32, kernel, load, muls, store
+from htp.dialects.tile import In, InOut, Out, Scalar, Tensor, add, adds, f32, i32, kernel, load, muls, store
 from htp.dialects.wsp import P, workload
 
 # The cells of docs/parity.md these tests establish (scripts/parity_table.py).
@@ -557,6 +557,44 @@ def test_the_same_tile_as_input_and_output_of_one_launch(tmp_path, target):
         r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(Y=y.copy(), n=4)
         np.testing.assert_array_equal(r["Y"], 2 * y)
         np.testing.assert_array_equal(r["Z"], 2 * y + 1)
+
+
+# The output view at an offset the host computes (a runtime shift s): the views overlap only for some s, which
+# the compile cannot know. aie-npu1 moved the input in first and loaded the old rows where pto-a2a3sim loaded
+# the stored ones, silently (Z differed for s = 0 and s = 8). The host checks each task's views now and stops
+# the run with aie.alias at the launch; views that do not overlap (s = 16) run on both.
+@workload
+def shifted_output(Y: InOut[Tensor[64, 32, f32]], Z: Out[Tensor[64, 32, f32]], n: Scalar[i32], s: Scalar[i32]):
+    for i in P.seq(n):
+        twice_then_read(Y.tile(i, 0), Y[16 * i + s:16 * i + s + 16, :], Z.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_views_that_overlap_only_at_run_time(tmp_path, target):
+    y = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(shifted_output, target=target, out=tmp_path / "p"), ctx)
+    r = run.run(Y=y.copy(), n=3, s=16)
+    want_y, want_z = y.copy(), np.zeros_like(y)
+    for i in range(3):
+        want_y[16 * i + 16:16 * i + 32] = 2 * want_y[16 * i:16 * i + 16]
+        want_z[16 * i:16 * i + 16] = want_y[16 * i:16 * i + 16] + 1
+    np.testing.assert_array_equal(r["Y"], want_y)
+    np.testing.assert_array_equal(r["Z"], want_z)
+    for s in (0, 8):
+        if target == "aie-npu1":
+            with pytest.raises(htp.RunError, match=r"test_workload_dims.py:\d+:\d+: .*task t0: runtime data: kernel "
+                                                   r"'twice_then_read' takes overlapping views of 'Y' as 'x' \(In\) and "
+                                                   r"'y' \(Out\).*\[aie.alias\]"):
+                run.run(Y=y.copy(), n=3, s=s)
+            continue
+        r = run.run(Y=y.copy(), n=3, s=s)
+        want_y, want_z = y.copy(), np.zeros_like(y)
+        for i in range(3):
+            want_y[16 * i + s:16 * i + s + 16] = 2 * want_y[16 * i:16 * i + 16]
+            want_z[16 * i:16 * i + 16] = want_y[16 * i:16 * i + 16] + 1
+        np.testing.assert_array_equal(r["Y"], want_y)
+        np.testing.assert_array_equal(r["Z"], want_z)
 
 
 # Python's negative bounds in a launch's views (wsp.md): `X[-16:, :]` is the last 16 rows.

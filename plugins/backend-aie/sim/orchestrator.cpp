@@ -10,6 +10,7 @@
 #include <htp/dtype_range.hpp>
 #include <htp/wsp_task_graph.hpp>
 
+#include "../alias.hpp"
 #include "../expr.hpp"
 
 namespace htp::aie::sim {
@@ -22,9 +23,9 @@ using Clock = std::chrono::steady_clock;
 class Walker {
 public:
   Walker(const htp::WspWorkload &w, const std::map<std::string, Design> &designs, const Json &packing,
-         const std::map<std::string, KernelEntry> &kernels, std::map<std::string, OrchTensor> tensors,
+         std::map<std::string, Json> alias_checks, const std::map<std::string, KernelEntry> &kernels, std::map<std::string, OrchTensor> tensors,
          const std::map<std::string, Json> &scalars, const SimOptions &options, std::string file, const Json &channels)
-      : w_(w), designs_(designs), packing_(packing), kernels_(kernels), tensors_(std::move(tensors)), options_(options),
+      : w_(w), designs_(designs), packing_(packing), alias_checks_(std::move(alias_checks)), kernels_(kernels), tensors_(std::move(tensors)), options_(options),
         file_(std::move(file)) {
     for (const auto &[name, value] : scalars) env_.params[name] = value;
     for (const htp::WspIntermediate &i : w.intermediates) {
@@ -60,8 +61,8 @@ private:
     return (file.empty() ? std::string("<program>") : file) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col + 1);
   }
 
-  [[noreturn]] void fail(const htp::IrSpan &s, const std::string &message) const {
-    throw SimError(where(s) + ": " + message);
+  [[noreturn]] void fail(const htp::IrSpan &s, const std::string &message, const std::string &code = "aie.sim") const {
+    throw SimError(where(s) + ": " + message, code);
   }
 
   std::optional<int64_t> read(const std::string &name, const std::vector<int64_t> &index, std::string *why) {
@@ -220,6 +221,35 @@ private:
     fail(n.span, "loop domain '" + d.type + "' is not orchestrated on AIE");
   }
 
+  /// The views a task moves of one tensor as an input and an output that its kernel loads after storing
+  /// (orchestration.json's `alias_checks`): overlapping, the kernel would read the old values (aie.alias).
+  template <class MovedList> void check_aliases(const htp::WspNode &n, const MovedList &moved) const {
+    auto it = alias_checks_.find(n.kernel);
+    if (it == alias_checks_.end()) return;
+    auto find = [&](const std::string &param) -> const typename MovedList::value_type * {
+      for (const auto &m : moved)
+        if (m.name == param && m.t) return &m;
+      return nullptr;
+    };
+    for (const Json &pair : it->second) {
+      const std::string in = pair.at(0).get<std::string>(), out = pair.at(1).get<std::string>();
+      const auto *r = find(in), *w = find(out);
+      if (!r || !w || r->t != w->t || !boxes_overlap(r->offset, r->shape, w->offset, w->shape)) continue;
+      const htp::WspArg *a = nullptr;
+      for (const htp::WspArg &arg : n.args)
+        if (arg.param == in) a = &arg;
+      auto dir = [&](const std::string &param, const char *otherwise) {
+        for (const htp::WspArg &arg : n.args)
+          if (arg.param == param && arg.dir == "inout") return std::string("InOut");
+        return std::string(otherwise);
+      };
+      fail(n.span, "task " + n.id + ": runtime data: " +
+                       aliasing_reason(n.kernel, a && a->tensor ? *a->tensor : std::string("?"), in, dir(in, "In"), out,
+                                       dir(out, "Out")),
+           "aie.alias");
+    }
+  }
+
   /// Copies the box (offset, shape) of row-major `t` to or from the dense `buf`.
   static void copy_box(const OrchTensor &t, const std::vector<int64_t> &offset, const std::vector<int64_t> &shape,
                        char *buf, bool gather) {
@@ -372,6 +402,7 @@ private:
       copy_box(t, m.offset, m.shape, m.buf.data(), true);
       buffers[p.name] = {m.buf.data(), m.buf.size()};
     }
+    check_aliases(n, moved);
     std::vector<char> packed_in, packed_out;
     if (packed.is_object()) {  // the objects into one input buffer, the written ones out of another
       packed_in.assign(static_cast<size_t>(packed.at("in_bytes").get<int64_t>()), 0);
@@ -411,6 +442,7 @@ private:
   const htp::WspWorkload &w_;
   const std::map<std::string, Design> &designs_;
   const Json &packing_;  ///< kernel -> the packing of its objects (pack_task), or null
+  const std::map<std::string, Json> alias_checks_;  ///< kernel -> its [in, out] pairs loaded after storing
   const std::map<std::string, KernelEntry> &kernels_;
   std::map<std::string, OrchTensor> tensors_;
   std::vector<std::vector<char>> owned_;
@@ -472,9 +504,12 @@ OrchestrationResult orchestrate(const Json &doc, const std::map<std::string, Des
       throw SimError("orchestration of '" + w.name + "': no argument for parameter '" + p.name + "'");
   }
   Json packing = Json::object();
-  for (const auto &[kernel, entry] : doc.at("kernels").items())
+  std::map<std::string, Json> alias_checks;
+  for (const auto &[kernel, entry] : doc.at("kernels").items()) {
     packing[kernel] = entry.is_object() ? entry.value("packed", Json()) : Json();
-  Walker walker(w, designs, packing, kernels, tensors, scalars, options, doc.value("file", ""),
+    if (entry.is_object() && entry.contains("alias_checks")) alias_checks[kernel] = entry.at("alias_checks");
+  }
+  Walker walker(w, designs, packing, std::move(alias_checks), kernels, tensors, scalars, options, doc.value("file", ""),
                 doc.value("channels", Json::object()));
   return walker.run();
 }

@@ -42,7 +42,13 @@ struct SimResult {
 /// Thrown for a failed simulation (a deadlock, a missing kernel or buffer); the message names the op.
 class SimError : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit SimError(const std::string &message, std::string code = "aie.sim")
+      : std::runtime_error(message), code_(std::move(code)) {}
+  /// The problem code of the run error it becomes.
+  const std::string &code() const { return code_; }
+
+private:
+  std::string code_;
 };
 
 SimResult simulate(const Design &design, const std::map<std::string, KernelEntry> &kernels,
