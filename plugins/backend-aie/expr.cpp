@@ -5,7 +5,8 @@
 
 namespace htp::aie {
 
-std::string expr_to_cpp(const Json &e, const std::function<std::string(const Json &leaf)> &name) {
+std::string expr_to_cpp(const Json &e, const std::function<std::string(const Json &leaf)> &name,
+                        const std::string &where) {
   if (e.is_boolean()) return e.get<bool>() ? "1" : "0";
   if (e.is_number_integer()) return "int64_t(" + std::to_string(e.get<int64_t>()) + ")";
   if (e.is_number_float()) return e.dump();
@@ -13,7 +14,7 @@ std::string expr_to_cpp(const Json &e, const std::function<std::string(const Jso
   if (e.contains("var") || e.contains("param") || e.contains("read")) return name(e);
   const std::string op = e.value("op", "");
   std::vector<std::string> a;
-  for (const auto &x : e.value("args", Json::array())) a.push_back(expr_to_cpp(x, name));
+  for (const auto &x : e.value("args", Json::array())) a.push_back(expr_to_cpp(x, name, where));
   auto bin = [&](const char *sym) { return a.size() == 2 ? "(" + a[0] + " " + sym + " " + a[1] + ")" : std::string("0"); };
   if (op == "add") return bin("+");
   if (op == "sub") return bin("-");
@@ -26,8 +27,9 @@ std::string expr_to_cpp(const Json &e, const std::function<std::string(const Jso
   if (op == "ge") return bin(">=");
   if (op == "and") return bin("&&");
   if (op == "or") return bin("||");
-  if (op == "floordiv" && a.size() == 2) return "htp_floordiv(" + a[0] + ", " + a[1] + ")";
-  if (op == "mod" && a.size() == 2) return "htp_mod(" + a[0] + ", " + a[1] + ")";
+  const std::string at = where.empty() ? "" : ", " + where;
+  if (op == "floordiv" && a.size() == 2) return "htp_floordiv(" + a[0] + ", " + a[1] + at + ")";
+  if (op == "mod" && a.size() == 2) return "htp_mod(" + a[0] + ", " + a[1] + at + ")";
   if (op == "min" && a.size() == 2) return "htp_min(" + a[0] + ", " + a[1] + ")";
   if (op == "max" && a.size() == 2) return "htp_max(" + a[0] + ", " + a[1] + ")";
   if (op == "neg" && a.size() == 1) return "(-" + a[0] + ")";

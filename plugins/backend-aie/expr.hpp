@@ -22,6 +22,9 @@ using htp::eval_int;
 
 /// `e` as a C++ expression; `name` spells variables and parameters (int64_t arithmetic, Python
 /// floor division and modulo through htp_floordiv / htp_mod).
-std::string expr_to_cpp(const Json &e, const std::function<std::string(const Json &leaf)> &name);
+/// `where`, a C++ string literal of the statement's place ("\"prog.py:12\""), goes to floordiv and mod, so
+/// that a divisor of 0 names it (empty: not named).
+std::string expr_to_cpp(const Json &e, const std::function<std::string(const Json &leaf)> &name,
+                        const std::string &where = {});
 
 }  // namespace htp::aie

@@ -166,11 +166,13 @@ bool integral(const std::string &dtype) { return !dtype.empty() && (dtype[0] == 
 /// The type an op computes in when its result is a tile of `dtype`.
 std::string compute_type(const std::string &dtype) { return integral(dtype) ? "int64_t" : "double"; }
 
-std::string binary_expr(std::string_view op, const std::string &a, const std::string &b, bool ints) {
+/// `where`: the statement's place as a C++ string literal, which an integer division by 0 names.
+std::string binary_expr(std::string_view op, const std::string &a, const std::string &b, bool ints,
+                        const std::string &where) {
   if (op == "add") return a + " + " + b;
   if (op == "sub") return a + " - " + b;
   if (op == "mul") return a + " * " + b;
-  if (op == "div") return ints ? "htp_floordiv(" + a + ", " + b + ")" : a + " / " + b;  // (integers floor, as //)
+  if (op == "div") return ints ? "htp_floordiv(" + a + ", " + b + ", " + where + ")" : a + " / " + b;  // (as //)
   if (ints) return std::string(op == "max" ? "std::max(" : "std::min(") + a + ", " + b + ")";
   return std::string(op == "max" ? "htp_tile_max(" : "htp_tile_min(") + a + ", " + b + ")";  // NaN propagates
 }
@@ -467,7 +469,7 @@ private:
         throw EmitError("parameter '" + p + "' is not available in the kernel");
       }
       throw EmitError("reading a tensor in a scalar expression is not supported on AIE");
-    });
+    }, where_);
   }
 
   const Local &tile(const std::string &name, const htp::TileOp &op) const {
@@ -529,8 +531,7 @@ private:
     const size_t n = op.offset->size();
     if (a.shape.size() != n) return;
     const std::vector<int64_t> extents = htp::view_extents(t.rows(), t.cols(), n);
-    const std::string where = std::filesystem::path(kernel_.span.file.value_or("")).filename().string() + ":" +
-                              std::to_string(op.span ? op.span->line : kernel_.span.line);
+    const std::string where = place(op);
     for (size_t d = 0; d < n; ++d) {
       const Json &e = (*op.offset)[d];
       // A constant offset is checked here: the kernel IR may come from a plugin's pass, after tile.typecheck.
@@ -596,7 +597,14 @@ private:
     return *a;
   }
 
+  /// "prog.py:12": where `op` is in the program, for runtime checks' messages.
+  std::string place(const htp::TileOp &op) const {
+    return std::filesystem::path(kernel_.span.file.value_or("")).filename().string() + ":" +
+           std::to_string(op.span ? op.span->line : kernel_.span.line);
+  }
+
   void emit_op(const htp::TileOp &op, std::ostream &o, int ind) {
+    where_ = Json(place(op)).dump();
     const std::string &k = op.op;
     const std::string pad(ind * 2, ' ');
     const std::string dst = op.dst.value_or("");
@@ -641,7 +649,7 @@ private:
     case IntrinsicKind::RowExpandBinary:
     case IntrinsicKind::ColExpandBinary: {  // elem() broadcasts the [R, 1] / [1, C] operand
       const std::string a = arg(op, 0), b = arg(op, 1);
-      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), elem(b, tile(b, op), as), ints));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), elem(b, tile(b, op), as), ints, where_));
     }
     case IntrinsicKind::ScalarBinary: {
       const std::string a = arg(op, 0);
@@ -649,7 +657,7 @@ private:
       // A float scalar is first rounded to the tile's dtype, as NumPy takes `f16_array + 0.1` (and Ascend's
       // TADDS its scalar); the op then computes in double and rounds once.
       const std::string scalar = ints ? expr(*op.scalar, false) : "(" + c_type(d.dtype) + ")(" + expr(*op.scalar, false) + ")";
-      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), "(" + as + ")(" + scalar + ")", ints));
+      return loop2(o, ind, d, dst, binary_expr(c->scalar, elem(a, tile(a, op), as), "(" + as + ")(" + scalar + ")", ints, where_));
     }
     case IntrinsicKind::Unary: {
       const std::string a = arg(op, 0);
@@ -733,6 +741,7 @@ private:
   const htp::TileKernel &kernel_;
   const KernelPlan &plan_;
   std::map<std::string, Local> locals_;
+  std::string where_ = "nullptr";  ///< the statement being emitted, a C++ string literal (binary_expr)
   int64_t locals_bytes_ = 0;
   int movement_index_ = 0;
 };

@@ -60,7 +60,8 @@ std::string expr_to_cpp(const nlohmann::json &e, const ExprNames &names) {
   }
   if (auto it = kHelper.find(op); it != kHelper.end()) {
     arity(2);
-    return it->second + "(" + a[0] + ", " + a[1] + ")";
+    const bool divides = op == "floordiv" || op == "mod";
+    return it->second + "(" + a[0] + ", " + a[1] + (divides && !names.where.empty() ? ", " + names.where : "") + ")";
   }
   if (op == "neg" || op == "not") {
     arity(1);

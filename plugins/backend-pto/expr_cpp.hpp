@@ -16,6 +16,9 @@ struct ExprNames {
   std::function<std::string(const std::string &)> param;  ///< scalar parameter, constexpr or dimension symbol
   /// an element of an integer tensor: tensor name and the printed index expressions
   std::function<std::string(const std::string &, const std::vector<std::string> &)> read;
+  /// The statement's place as a C++ string literal ("\"prog.py:12\""), given to floordiv and mod so that a
+  /// divisor of 0 names it; empty: not named.
+  std::string where;
 };
 
 /// The C++ text of `e`; throws IrError (kernel_ir.hpp) for a malformed expression.

@@ -499,6 +499,7 @@ void KernelWriter::control(const Op &o) {
 }
 
 void KernelWriter::statement(const Op &o) {
+  if (o.span.line) names_.where = json(file_ + ":" + std::to_string(o.span.line)).dump();
   if (o.op == "scalar" || o.op == "for" || o.op == "if") return control(o);
   const IntrinsicContract *c = find_intrinsic(o.op);
   auto it = emitters().find(o.op);

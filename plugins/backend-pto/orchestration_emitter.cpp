@@ -62,8 +62,12 @@ public:
     };
   }
 
-  /// Where the statements written next are in the program ("moe.py:38:9"), for the messages of tensor reads.
-  void at(std::string where) { at_ = std::move(where); }
+  /// Where the statements written next are in the program ("moe.py:38:9"), for the messages of tensor reads
+  /// and of a division by 0.
+  void at(std::string where) {
+    names_.where = nlohmann::json(where).dump();
+    at_ = std::move(where);
+  }
 
   std::string expr(const json &e) const { return expr_to_cpp(e, names_); }
   const Origin &origin() const { return origin_; }

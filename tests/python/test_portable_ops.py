@@ -307,8 +307,11 @@ def test_a_tile_past_its_tensor_at_run_time_is_a_run_error(tmp_path, target):
         bound.run(x=x, n=7)
     line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1)
                               if "acc = add(acc, load(x[i * 8:i * 8 + 8, :]))" in t][0]
-    assert (f"test_portable_ops.py:{line}: runtime data: the tile of 'x' covers [48, 56) in dimension 0, outside its "
-            "extent 48") in str(e.value), str(e.value)
+    # (placed at the line: the error's span, and its text starts there)
+    assert str(e.value).startswith(f"test_portable_ops.py:{line}:"), str(e.value)
+    assert e.value.errors[0].span["line"] == line, str(e.value)
+    assert ("runtime data: the tile of 'x' covers [48, 56) in dimension 0, outside its extent 48"
+            in str(e.value)), str(e.value)
     bound = htp.bind(ctx.compile(store_at, target=target, out=tmp_path / "store"), ctx)
     np.testing.assert_array_equal(bound.run(x=x[:8], r=8)["y"][8:], x[:8])
     with pytest.raises(htp.RunError, match=r"the tile of 'y' covers \[4096, 4104\) in dimension 0, outside its extent 16"):
@@ -396,6 +399,7 @@ def test_an_accumulator_that_is_an_operand_of_its_matmul(tmp_path, target):
 
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
 # kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
+# The error is placed at the line that divides (in a kernel it named only the task and the core).
 @kernel
 def add_quotient(x: In[Tensor[1, 8, f32]], n: Scalar[i32], m: Scalar[i32], y: Out[Tensor[1, 8, f32]]):
     store(y, adds(load(x), n // m + n % m))
@@ -418,13 +422,20 @@ def test_an_integer_division_by_a_runtime_zero_is_a_run_error(tmp_path, target):
     x = np.zeros((1, 8), np.float32)
     bound = htp.bind(ctx.compile(add_quotient, target=target, out=tmp_path / "k"), ctx)
     np.testing.assert_array_equal(bound.run(x=x, n=-7, m=2)["y"], x + (-7 // 2 + -7 % 2))
-    with pytest.raises(htp.RunError, match="division by zero"):
+    with pytest.raises(htp.RunError, match="division by zero") as e:
         bound.run(x=x, n=7, m=0)
+    line_of = lambda text: [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if text in t][0]
+    span = e.value.errors[0].span
+    assert (span["file"].rsplit("/", 1)[-1], span["line"]) == ("test_portable_ops.py",
+                                                              line_of("store(y, adds(load(x), n // m + n % m))"))
     X = np.zeros((64, 32), np.float32)
     bound = htp.bind(ctx.compile(first_blocks, target=target, out=tmp_path / "w"), ctx)
     np.testing.assert_array_equal(bound.run(X=X, n=2, Y=np.zeros_like(X))["Y"][:32], np.ones((32, 32), np.float32))
-    with pytest.raises(htp.RunError, match="division by zero"):
+    with pytest.raises(htp.RunError, match="division by zero") as e:
         bound.run(X=X, n=0)
+    span = e.value.errors[0].span
+    assert (span["file"].rsplit("/", 1)[-1], span["line"]) == ("test_portable_ops.py",
+                                                              line_of("for i in P(DenseDyn(8 // n)):"))
 
 
 # range() with a negative step counts down, as Python's does (tile.md §2): both targets emitted `k < stop`, so

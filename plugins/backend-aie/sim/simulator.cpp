@@ -7,6 +7,8 @@
 #include <deque>
 #include <memory>
 
+#include <htp/run.hpp>
+
 #include "../access_pattern.hpp"
 #include "sim_fifo.hpp"
 
@@ -362,7 +364,9 @@ private:
       } catch (const std::exception &e) {  // a kernel's runtime check (HTP_CHECK_VIEW), or its time limit
         if (sim.opt_.limit && sim.opt_.limit->expired())
           throw SimError(sim.opt_.limit->message() + ", stopped in core '" + core.name + "', @" + op.callee);
-        throw SimError("core '" + core.name + "', @" + op.callee + ": " + e.what());
+        // (a check's message names the program's line first: kept first, so the run error is placed there)
+        const std::string who = "core '" + core.name + "', @" + op.callee, what = e.what();
+        throw SimError(htp::located_message(what).first.line ? what + " (" + who + ")" : who + ": " + what);
       }
       const double t1 = sim.now_us();
       busy_us += t1 - t0;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <htp/run.hpp>
+
 #include "intrinsic.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -634,8 +636,13 @@ void Runtime::execute(Task *t, Core &core, Core &thread) {
     try {
       t->fn(args);
     } catch (const std::exception &e) {
-      fail("task " + std::to_string(t->id) + " (kernel " + kernels_[t->func_id].name + " on " + core.name +
-           "): " + e.what());
+      // A kernel's runtime check names the program's line first (prog.py:12: runtime data: ...): the message
+      // keeps it first, so the error is placed there, and names the task after it.
+      const std::string task = "task " + std::to_string(t->id), kernel = "kernel " + kernels_[t->func_id].name +
+                                                                          " on " + core.name;
+      const std::string what = e.what();
+      fail(htp::located_message(what).first.line ? what + " (" + task + ", " + kernel + ")"
+                                                 : task + " (" + kernel + "): " + what);
     } catch (...) {
       fail("task " + std::to_string(t->id) + " (kernel " + kernels_[t->func_id].name + " on " + core.name +
            "): unknown exception");

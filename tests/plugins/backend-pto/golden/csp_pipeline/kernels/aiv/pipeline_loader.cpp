@@ -40,9 +40,17 @@ using namespace pto;
 #if defined(__CPU_SIM) || defined(HTP_AIE_SIM) || defined(HTP_HOST_CODE)
 #include <exception>
 struct htp_division_by_zero : std::exception {
-  const char *what() const noexcept override { return "integer division by zero in a scalar expression (// or %)"; }
+  char text[192] = {};
+  explicit htp_division_by_zero(const char *where) {
+    const char *parts[] = {where ? where : "", where ? ": runtime data: " : "",
+                           "integer division by zero in a scalar expression (// or %)"};
+    unsigned n = 0;
+    for (const char *p : parts)
+      for (; *p && n + 1 < sizeof text; ++p) text[n++] = *p;
+  }
+  const char *what() const noexcept override { return text; }
 };
-#define HTP_CHECK_DIVISOR(y) do { if ((y) == 0) throw htp_division_by_zero(); } while (0)
+#define HTP_CHECK_DIVISOR(y, where) do { if ((y) == 0) throw htp_division_by_zero(where); } while (0)
 struct htp_zero_step : std::exception {
   const char *what() const noexcept override { return "range() step is 0 at run time (Python raises ValueError)"; }
 };
@@ -57,7 +65,7 @@ extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(c
 }
 #define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
-#define HTP_CHECK_DIVISOR(y) ((void)0)
+#define HTP_CHECK_DIVISOR(y, where) ((void)(where))
 #define HTP_CHECK_STEP(s) ((void)0)
 #define HTP_TICK() ((void)0)
 #endif
@@ -65,22 +73,24 @@ template <class S> static inline S htp_range_step(S s) {
   HTP_CHECK_STEP(s);
   return s;
 }
-template <class A, class B> static inline auto htp_floordiv(A a, B b) {
+template <class A, class B> static inline auto htp_floordiv(A a, B b, const char *where = nullptr) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
-    HTP_CHECK_DIVISOR(b);
+    HTP_CHECK_DIVISOR(b, where);
     const int64_t x = a, y = b, q = x / y;
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
   } else {
+    (void)where;
     const double q = double(a) / double(b), t = double(int64_t(q));
     return t > q ? t - 1 : t;
   }
 }
-template <class A, class B> static inline auto htp_mod(A a, B b) {
+template <class A, class B> static inline auto htp_mod(A a, B b, const char *where = nullptr) {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
-    HTP_CHECK_DIVISOR(b);
+    HTP_CHECK_DIVISOR(b, where);
     const int64_t x = a, y = b, r = x % y;
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
   } else {
+    (void)where;
     return double(a) - htp_floordiv(a, b) * double(b);
   }
 }
