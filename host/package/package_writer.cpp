@@ -57,11 +57,13 @@ Expected<std::unique_ptr<PackageWriter>> PackageWriter::begin(const fs::path &ou
   if (ec) return io_error("cannot resolve", out, ec.message());
   if (w->out_.filename().empty()) w->out_ = w->out_.parent_path();
   w->options_ = options;
+  // (a file is not replaced, --force or not: only a directory is a package to replace)
+  if (fs::exists(w->out_, ec) && !fs::is_directory(w->out_, ec))
+    return Diagnostic::error("package.exists", "output '" + w->out_.string() +
+                                                   "' exists and is not a directory; choose another output path");
   if (fs::exists(w->out_, ec) && !options.force)
     return Diagnostic::error("package.exists", "output directory '" + w->out_.string() +
-                                                   "' already exists; pass --force to replace it");
-  if (fs::exists(w->out_, ec) && !fs::is_directory(w->out_, ec))
-    return Diagnostic::error("package.exists", "output '" + w->out_.string() + "' exists and is not a directory");
+                                                   "' already exists; pass --force (force=True in Python) to replace it");
   fs::create_directories(w->out_.parent_path(), ec);
   if (ec) return io_error("cannot create", w->out_.parent_path(), ec.message());
   // Staging directories of earlier compiles of this output whose process is gone (it crashed, or was killed)

@@ -248,7 +248,9 @@ RewriteResult drive_patterns(const std::vector<Pattern> &patterns, const HtpHost
                                    "rewrite patterns of '" + ctx.component + "' did not reach a fixpoint after " +
                                        std::to_string(result.iterations) + " iterations (" +
                                        std::to_string(result.rewrites.size()) +
-                                       " rewrites); still firing: " + firing);
+                                       " rewrites); still firing: " + firing,
+                                   // (at the last rewrite, which is where a pattern that keeps firing fired)
+                                   result.rewrites.empty() ? Span{} : result.rewrites.back().span);
   ctx.diagnostics.report(std::move(d));
   return result;
 }

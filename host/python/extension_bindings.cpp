@@ -333,6 +333,7 @@ Frame last_frame(const py::error_already_set &e) {
 struct Callable {
   py::object fn;
   std::string what;
+  py::object finish;  ///< a pass's finish body beside its module body `fn` (call_finish); null: `fn` is it
 };
 
 /// Reports the Python exception in flight as an error naming `what` and the traceback's last frame.
@@ -402,19 +403,41 @@ template <class Body> bool call_python(const Callable &c, const HtpHostApi *api,
 
 HtpRewriteResult call_pattern(void *user, const HtpHostApi *api, HtpPassContext *ctx, HtpNode *node) {
   const auto &c = *static_cast<Callable *>(user);
-  bool applied = false;
+  bool applied = false, ok_result = true;
   bool ok = call_python(c, api, ctx, [&](Invocation &inv) {
     inv.rw->set_matched(node);
     py::object r = c.fn(Node(api, node, inv.epoch), inv.rewriter);
     inv.rw->set_matched(nullptr);
+    // True: it rewrote; False (or None, no return): it does not apply. Anything else is a mistake the driver
+    // would read as one or the other (`return "yes"`, `return node`), reported at the pattern's def.
+    const std::string type = py::str(py::type::of(r).attr("__name__"));
+    if (!r.is_none() && !py::isinstance<py::bool_>(r) && type != "bool_") {
+      py::object code = c.fn.attr("__code__");
+      const std::string file = py::str(code.attr("co_filename"));
+      const auto line = code.attr("co_firstlineno").cast<uint32_t>();
+      Host(api).error(api->pass_diag(api->host, ctx), "python.pattern-result",
+                      "Python " + c.what + " returned " + std::string(py::repr(r)).substr(0, 80) + " (" + type +
+                          "): a pattern returns True when it rewrote the tree through rw, False when it does not "
+                          "apply",
+                      SourceSpan{file, line, 0, line, 0});
+      ok_result = false;
+      return;
+    }
     applied = !r.is_none() && bool(py::bool_(r));
   });
-  return !ok ? HTP_REWRITE_FAILED : applied ? HTP_REWRITE_APPLIED : HTP_REWRITE_NO_MATCH;
+  return !ok || !ok_result ? HTP_REWRITE_FAILED : applied ? HTP_REWRITE_APPLIED : HTP_REWRITE_NO_MATCH;
 }
 
 HtpStatus call_body(void *user, const HtpHostApi *api, HtpPassContext *ctx) {
   const auto &c = *static_cast<Callable *>(user);
   return call_python(c, api, ctx, [&](Invocation &inv) { c.fn(inv.rewriter); }) ? HTP_OK : HTP_ERR;
+}
+
+HtpStatus call_finish(void *user, const HtpHostApi *api, HtpPassContext *ctx) {
+  const auto &c = *static_cast<Callable *>(user);
+  return call_python(c, api, ctx, [&](Invocation &inv) { (c.finish.ptr() ? c.finish : c.fn)(inv.rewriter); })
+             ? HTP_OK
+             : HTP_ERR;
 }
 
 std::vector<std::string> strings(const py::dict &d, const char *key) {
@@ -487,10 +510,12 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
         p.run = &call_body;
         p.user_data = callable(d["run"], "pass '" + p.info.id + "'");
       }
-      if (d.contains("finish") && !d["finish"].is_none()) {
-        p.finish = &call_body;
-        if (!p.user_data) p.user_data = callable(d["finish"], "pass '" + p.info.id + "'");
-        else throw py::value_error("pass '" + p.info.id + "': a Python pass has either a module body or a finish body");
+      if (d.contains("finish") && !d["finish"].is_none()) {  // (one user_data: the finish beside the module body)
+        p.finish = &call_finish;
+        if (p.user_data)
+          static_cast<Callable *>(p.user_data)->finish = d["finish"];
+        else
+          p.user_data = callable(d["finish"], "pass '" + p.info.id + "'");
       }
       for (py::handle ph : d["patterns"].cast<py::list>()) {
         py::dict pd = py::reinterpret_borrow<py::dict>(ph);

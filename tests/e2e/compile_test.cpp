@@ -236,7 +236,7 @@ TEST_F(CompileTest, ExistingOutputIsRefusedUnlessForced) {
   std::ofstream(out / "keep.txt") << "mine";
   auto r = compile(prog, out);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("already exists; pass --force to replace it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("already exists; pass --force (force=True in Python) to replace it"), std::string::npos) << r.err;
   EXPECT_EQ(read(out / "keep.txt"), "mine");
   ASSERT_EQ(compile(prog, out, {"--force"}).exit_code, 0);
   EXPECT_FALSE(fs::exists(out / "keep.txt"));

@@ -339,3 +339,18 @@ def test_a_received_item_bound_to_a_name_in_a_pipe_says_how_to_pass_it(ctx, tmp_
     with pytest.raises(htp.CompileError, match=re.escape("a received item is not a workload value that a name can "
                                                          "hold: pass recv(ch) directly as a launch argument")):
         ctx.compile(pipe_with_named_item, "pto-a2a3sim", tmp_path / "pkg")
+
+
+# A program file holding a NUL byte: Python's compile() refuses it with ValueError, which capture showed as a
+# traceback from htp/capture.py ("Capture never shows a Python traceback", python.md).
+def test_a_nul_byte_in_the_program_is_a_located_syntax_error(tmp_path):
+    from htp.capture import capture_file
+
+    prog = tmp_path / "nul.py"
+    prog.write_bytes(b"x = 1\ny = \x002\n")
+    doc, diags = capture_file(str(prog))
+    assert doc is None
+    [d] = diags
+    assert d["code"] == "capture.syntax" and (d["span"]["line"], d["span"]["col"]) == (2, 4), d
+    assert "null bytes" in d["message"]
+

@@ -196,17 +196,18 @@ def test_a_module_body_a_finish_body_and_a_python_pipeline(tmp_path, program):
                      passes=["tile.fold", "wsp.canonicalize", "user.count-calls", "tile.typecheck", "wsp.typecheck",
                              "wsp.attach-schedule", "wsp.build-task-graph", "tile.lower", "pto.legalize", "pto.emit"])
     ''')
-    with pytest.raises(ValueError, match="either a module body or a finish body"):
-        htp.Context(plugins=[ext])
-    ext.write_text(ext.read_text().replace("@count.module\n", "").replace("def start(rw):\n    seen.clear()\n", ""))
+    # (a pass with a module body and a finish body was refused, "either a module body or a finish body", as a
+    # bare ValueError; the module body runs first, the patterns, then the finish body: each compile counts
+    # afresh)
     ctx = htp.Context(plugins=[ext])
     assert [c["id"] for c in ctx.components("pipeline") if c["plugin"] == "inventory"] == ["user.pto-with-inventory"]
-    pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / "pkg", pipeline="user.pto-with-inventory",
-                      dump_ir="all")
-    assert pkg.passes.index("user.count-calls") == 2
-    dump = json.loads((pkg.path / "ir" / "03_user.count-calls.ast.json").read_text())
-    assert dump["attrs"]["user.calls"] == sorted(["P", "Subscript", "Attribute", "Attribute", "Attribute", "divs",
-                                                  "load", "rowsum", "store", "store"])
+    for out in ("pkg", "again"):
+        pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / out, pipeline="user.pto-with-inventory",
+                          dump_ir="all")
+        assert pkg.passes.index("user.count-calls") == 2
+        dump = json.loads((pkg.path / "ir" / "03_user.count-calls.ast.json").read_text())
+        assert dump["attrs"]["user.calls"] == sorted(["P", "Subscript", "Attribute", "Attribute", "Attribute",
+                                                      "divs", "load", "rowsum", "store", "store"])
 
 
 # ---- the command line -------------------------------------------------------------------------------
@@ -317,7 +318,65 @@ def test_a_pattern_that_never_reaches_a_fixpoint_gets_the_iteration_bound_diagno
         htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
     text = str(e.value)
     assert "user.spin" in text and "bump" in text
-    assert any("iteration" in d.message for d in e.value.errors)
+    [d] = [d for d in e.value.errors if d.code == "rewrite.no-fixpoint"]
+    assert "iteration" in d.message
+    # (it had no span: placed at the last constant the pattern rewrote, a line of the program)
+    assert d.span["file"].endswith("user_program.py") and d.span["line"] > 0, d.span
+
+
+# A pattern answers True (it rewrote) or False (it does not apply); `return "yes"` or `return node` compiled
+# silently, the driver reading it as True.
+def test_a_pattern_returning_neither_true_nor_false_is_an_error_at_its_definition(tmp_path, program):
+    for value in ('"yes"', "node", "42"):
+        ext = write_extension(tmp_path, f'''
+            from htp.extension import Extension
+
+            ext = Extension("answers")
+
+
+            @ext.pattern_pass("user.answers", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+            def answer(node, rw):
+                return {value}
+        ''', name=f"answers_{len(value)}.py")
+        with pytest.raises(htp.CompileError) as e:
+            htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+        [d] = e.value.errors
+        assert d.code == "python.pattern-result" and d.span["line"] == 7, str(e.value)
+        assert "Python pattern 'answer' of pass 'user.answers' returned" in d.message
+    # None (no return) is "does not apply", as False is
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("silent")
+
+
+        @ext.pattern_pass("user.silent", roots=["Call"], applies_to=["Uses.Dialect(name=tile)"])
+        def look(node, rw):
+            pass
+    ''', name="silent.py")
+    run_and_check(htp.Context(plugins=[ext]), htp.Context(plugins=[ext]).compile(program.scale, "pto-a2a3sim",
+                                                                                  tmp_path / "silent"))
+
+
+# A file that defines no Extension was reported inside HTP's own extension.py; the same file given twice
+# failed as "already taken by" itself; a module beside the extension could not be imported.
+def test_loading_extension_files_as_a_user_gives_them(tmp_path, program):
+    plain = write_extension(tmp_path, "X = 1\n", name="not_an_extension.py")
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[plain])
+    [d] = e.value.diagnostics
+    assert d.code == "python.no-extension" and d.span["file"] == str(plain) and d.span["line"] == 1, str(e.value)
+    helper = tmp_path / "user_helpers.py"
+    helper.write_text("def reciprocal(c):\n    return 1.0 / c\n")
+    ext = write_extension(tmp_path, EXTENSION.replace("from htp.extension import Extension",
+                                                      "from htp.extension import Extension\nimport user_helpers")
+                          .replace("r=1.0 / c.value", "r=user_helpers.reciprocal(c.value)"), name="uses_helper.py")
+    ctx = htp.Context(plugins=[ext, ext])
+    assert [p["name"] for p in ctx.plugins()].count("recip") == 1
+    ctx.load_extension(ext)
+    pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / "pkg")
+    assert "TMULS(" in kernel_code(pkg) and "TDIVS(" not in kernel_code(pkg)
+    run_and_check(ctx, pkg)
 
 
 def test_writing_a_wrong_kind_into_a_field_is_a_diagnostic_at_the_node(tmp_path, program):

@@ -451,6 +451,13 @@ def capture_file(path: str, plugin_specs=None, builtins: bool = True) -> tuple[d
         span = {"file": path, "line": line, "col": col, "end_line": e.end_lineno or line,
                 "end_col": max((e.end_offset or (col + 1)) - 1, col)}
         return None, [diagnostic("capture.syntax", f"{type(e).__name__}: {e.msg}", span)]
+    except ValueError as e:  # a NUL byte (Python 3.11 says so with ValueError, not SyntaxError)
+        text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+        at = text.find("\0")
+        line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+        col = at - (text.rfind("\n", 0, at) + 1) if at >= 0 else 0
+        span = {"file": path, "line": line, "col": col, "end_line": line, "end_col": col}
+        return None, [diagnostic("capture.syntax", f"the source cannot be compiled: {e}", span)]
     try:
         declared = register_plugins(plugin_specs, builtins=builtins)
     except Exception as e:  # noqa: BLE001 - reported, not raised

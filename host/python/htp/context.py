@@ -46,6 +46,7 @@ class Context:
             _raise_plugin_error(diags)
         issue_warnings(diags)
         self._extensions = []
+        self._extension_sources = set()  # (a file given twice is loaded once, as a library is)
         for spec in python_specs:
             self.load_extension(spec)
         register_components(self._host.components())
@@ -56,7 +57,7 @@ class Context:
         identified by the sha256 of the module's source. Raises ``htp.PluginError`` (at the Python line for
         a malformed capability, at the failing line for a module that raises while importing)."""
         loaded, diags = extension.load(spec, lambda ext, source: self._host.load_python_extension(
-            ext.name, ext.version, ext.summary, str(source), ext.descriptors()))
+            ext.name, ext.version, ext.summary, str(source), ext.descriptors()), self._extension_sources)
         self._extensions += loaded
         if any(d["severity"] == "error" for d in diags):
             _raise_plugin_error(diags)

@@ -586,6 +586,10 @@ Node.__getattr__ = _getattr
 
 
 def _import_file(path: pathlib.Path) -> types.ModuleType:
+    # As for a script (and a program HTP captures): its directory is on sys.path, so it imports the modules
+    # beside it, then and when its passes run.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     name = f"htp_extension_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -621,23 +625,48 @@ def extensions_of(spec) -> tuple[list[Extension], pathlib.Path]:
         module = _import_file(pathlib.Path(source))
     found = [v for v in vars(module).values() if isinstance(v, Extension)]
     if not found:
-        raise ValueError(f"'{source}' defines no htp.extension.Extension at top level")
+        raise NotAnExtension(source)
     return found, pathlib.Path(source).resolve()
 
 
-def load(spec, register) -> tuple[list[Extension], list[dict]]:
+class NotAnExtension(ValueError):
+    """A module that defines no Extension at top level (what it is, not something it raised)."""
+
+    def __init__(self, source):
+        super().__init__(f"'{source}' defines no htp.extension.Extension at top level")
+        self.source = os.fspath(source)
+
+
+def source_of(spec) -> pathlib.Path | None:
+    """The resolved source file an extension spec names (a ``.py`` path or a module), or None."""
+    path = getattr(spec, "__file__", None) if isinstance(spec, types.ModuleType) else os.fspath(spec)
+    return pathlib.Path(path).resolve() if path else None
+
+
+def load(spec, register, loaded_sources: set | None = None) -> tuple[list[Extension], list[dict]]:
     """Imports the extension ``spec`` (a ``.py`` path or a module) and registers each of its Extensions with
     ``register(ext, source) -> [diagnostic dicts]`` (a Context's host, or htp-host's through htp._embedded).
     Returns the Extensions registered and the diagnostics; it stops at the first error: a module that raises
-    while importing, a capability that does not parse (at its Python line), or the host's refusal."""
+    while importing, a capability that does not parse (at its Python line), or the host's refusal. A source
+    in ``loaded_sources`` (the files this host has loaded; the new one is added) is not loaded again, as a
+    plugin library is not."""
     if isinstance(spec, (str, os.PathLike)) and not os.path.exists(spec):  # as for a plugin library
         d = {"severity": "error", "code": "plugins.missing", "notes": [],
              "message": f"Python extension '{os.fspath(spec)}' not found: No such file or directory"}
         d["rendered"] = render(d)
         return [], [d]
+    if loaded_sources is not None and source_of(spec) in loaded_sources:
+        return [], []
     try:
         found, source = extensions_of(spec)
-    except Exception as e:  # the user's module raised while importing, or is not an extension
+    except NotAnExtension as e:  # at the user's file: nothing raised there
+        d = {"severity": "error", "code": "python.no-extension", "notes": [],
+             "message": f"Python extension {e}: a Python extension is a module that defines htp.extension.Extension "
+                        f"objects (python-extensions.md §1)",
+             "span": {"file": e.source, "line": 1, "col": 0, "end_line": 1, "end_col": 0}}
+        d["rendered"] = render(d)
+        return [], [d]
+    except Exception as e:  # the user's module raised while importing
         return [], [import_failure(spec.__name__ if isinstance(spec, types.ModuleType) else spec, e)]
     loaded, diagnostics = [], []
     for ext in found:
@@ -646,6 +675,8 @@ def load(spec, register) -> tuple[list[Extension], list[dict]]:
         if any(d["severity"] == "error" for d in diags):
             break
         loaded.append(ext)
+    if loaded_sources is not None and loaded:
+        loaded_sources.add(source)
     return loaded, diagnostics
 
 

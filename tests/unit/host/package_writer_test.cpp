@@ -172,7 +172,22 @@ TEST_F(PackageWriterTest, ExistingOutputIsRefusedWithoutForce) {
   fs::create_directory(out);
   auto w = htp::PackageWriter::begin(out);
   ASSERT_FALSE(w);
-  EXPECT_NE(w.error().message.find("already exists; pass --force to replace it"), std::string::npos);
+  EXPECT_NE(w.error().message.find("already exists; pass --force (force=True in Python) to replace it"),
+            std::string::npos);
+}
+
+// An output path naming a file: said so (it said "output directory ... already exists; pass --force", and
+// --force then said it is not a directory).
+TEST_F(PackageWriterTest, AnOutputThatIsAFileIsSaidToBeOne) {
+  std::ofstream(out) << "not a package";
+  for (bool force : {false, true}) {
+    htp::PackageOptions options;
+    options.force = force;
+    auto w = htp::PackageWriter::begin(out, options);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.error().message.find("exists and is not a directory; choose another output path"), std::string::npos)
+        << w.error().message;
+  }
 }
 
 TEST_F(PackageWriterTest, ForceReplacesAtomically) {
