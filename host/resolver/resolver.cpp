@@ -523,6 +523,10 @@ Resolution ResolveRun::run() {
 
   std::optional<Choice> backend = choose_for_target(ComponentKind::Backend, req_.backend, "--backend");
   std::optional<Choice> binding = choose_for_target(ComponentKind::Binding, req_.binding, "--binding");
+  // Without a backend (its choice failed, and said why) nothing accepts the program's obligations and no
+  // pass's Backend.* requirement is met: a resolve.unaccepted per line of the program and an unmet error per
+  // emit pass would bury the reason.
+  if (!backend) return Resolution{std::nullopt, std::move(diags_)};
   std::optional<Choice> pipeline;
   // A pass list of one id naming a pipeline selects that pipeline template instead of listing passes.
   std::optional<ComponentIndex> named;

@@ -474,6 +474,20 @@ TEST_F(ResolverTest, UnknownBackendPickListsTheCandidates) {
                          "  note: backends for target sim: 'be.sim'");
 }
 
+/// A backend pick that fails is the one error: without a backend nothing accepts the program's obligations,
+/// and a resolve.unaccepted per line of the program (each saying another target's backend accepts it) buried
+/// the reason.
+TEST_F(ResolverTest, AFailedBackendPickIsTheOnlyError) {
+  ResolveRequest req;
+  req.backend = "be.nope";
+  req.obligations = {uses("Uses.Dialect(name=tile)", "prog.py", 3, 0), uses("Uses.Intrinsic(set=tile,op=add)", "prog.py", 4, 0)};
+  Resolution r = resolve({}, req);
+  std::vector<std::string> codes;
+  for (const auto &d : r.diagnostics.items())
+    codes.push_back(d.code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"resolve.unknown-pick"})) << r.diagnostics.render();
+}
+
 TEST_F(ResolverTest, IndependentFailuresAreAllReported) {
   ResolveRequest req;
   req.obligations = {uses("Uses.Dialect(name=tile)"), uses("Uses.Dialect(name=ghost)", "prog.py", 9, 0)};
