@@ -52,6 +52,11 @@ std::optional<PackageInputs> inputs(const htp::PassContext &ctx) {
 std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInputs &in) {
   std::vector<Problem> problems;
   BuiltPackage pkg = build_package(in, a2a3_profile(), problems);
+  // (a pass may have erased every function: a package nothing can run is an error here, as on aie)
+  if (problems.empty() && pkg.entries.empty())
+    problems.push_back({"pto.no-entry", "the program has no kernel, workload or CSP program to build for " +
+                                            option_text(ctx, "target"),
+                        Span{}});
   if (problems.empty()) return pkg;
   report(ctx, problems);
   return std::nullopt;

@@ -940,3 +940,27 @@ def test_htp_host_stops_a_pass_past_its_time_limit_naming_it(tmp_path):
     assert (f"htp: pass 'stuck.wait' of plugin 'stuck' ({ext}) has run for 1.5 s, its time limit "
             "(--pass-time-limit 1.5); stopping") in r.stderr, r.stderr
     assert time.monotonic() - start < 120
+
+
+# A pass that erases every function: aie-npu1 refused the compile (aie.no-entry) while pto-a2a3sim wrote a
+# package with no entry points, which only `run` refused.
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_program_left_without_entry_points_does_not_compile(tmp_path, program, target):
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("eraser")
+        wipe = ext.pass_("user.erase-all", applies_to=["Uses.Dialect(name=tile)"], after=["tile.fold"],
+                         before=["tile.typecheck"])
+
+
+        @wipe.module
+        def erase(rw):
+            root = rw.root()
+            while len(root.body):
+                rw.erase(root, "body", 0)
+    ''')
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(program.scale, target, tmp_path / "pkg")
+    assert [d.code for d in e.value.errors] == [{"pto-a2a3sim": "pto.no-entry", "aie-npu1": "aie.no-entry"}[target]]
+    assert not (tmp_path / "pkg").exists()
