@@ -504,8 +504,9 @@ private:
     auto axis = spelled.empty() ? std::nullopt : mesh_axis_argument(spelled, mesh_);
     if (!axis)
       r_.error(n, "layout.mesh-axis",
-               "axis must name a mesh axis of the kernel (" + mesh_.describe() + "): an index 0.." +
-                   std::to_string(mesh_.rank()) + " or mesh.x, mesh.y, ...");
+               mesh_.rank() == 0 ? "axis must name a mesh axis of the kernel, which has none (no mapping=[...])"
+                                 : "axis must name a mesh axis of the kernel (" + mesh_.describe() + "): an index 0.." +
+                                       std::to_string(mesh_.rank() - 1) + " or mesh.x, mesh.y, ...");
     return axis ? axis : std::optional<std::string>("?");
   }
 

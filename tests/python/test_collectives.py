@@ -343,3 +343,16 @@ def test_a_k_split_allreduce_of_64x64_partials_runs(tmp_path, target):
     if target == "aie-npu1":
         source = next((pkg.path / "codegen/aie/gemm_k_split_64/tasks/gemm_k_split_64__1/kernels").glob("*.cc")).read_text()
         assert "+ 4096;  // a block of the object" in source, source
+
+
+# An axis the mesh does not have: the message offered "an index 0..2" for axis=2 on a 2 x 2 mesh.
+@kernel(mapping=[2, 2])
+def sum_over_a_third_axis(A: In[Tensor[64, 64, f32] @ Layout("S(0)S(1)")], N: Out[Tensor[64, 1, f32] @ Layout("S(0)R")]):
+    store(N, allreduce(rowsum(load(A)), axis=2))
+
+
+def test_an_axis_the_mesh_does_not_have_names_the_ones_it_has(tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(sum_over_a_third_axis, "pto-a2a3sim", tmp_path / "p")
+    [d] = [d for d in e.value.errors if d.code == "layout.mesh-axis"]
+    assert "an index 0..1 or mesh.x, mesh.y" in d.message, d.message
