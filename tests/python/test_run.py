@@ -67,3 +67,21 @@ def test_binding_failure_raises(ctx, pkg, tmp_path):
     with pytest.raises(htp.RunError, match=r"the toy binding was asked to fail"):
         htp.bind(pkg, ctx).run(x=np.ones(1, np.float32), y=np.ones(1, np.float32), n_bias=0,
                                options={"fail": True}, cache_dir=tmp_path / "cache")
+
+
+# docs/python.md's first example ("Contexts and packages") run as written: it used a `toy` dialect and a
+# `toy-sim` target that HTP does not ship, so a reader's first program failed (probe round 19).
+def test_the_contexts_and_packages_example_of_python_md_runs_as_written(tmp_path, monkeypatch):
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    section = doc[doc.index("## Contexts and packages"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    program = tmp_path / "first.py"
+    program.write_text(code)
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__", "__file__": str(program)}
+    exec(compile(code, str(program), "exec"), namespace)
+    pkg = namespace["pkg"]
+    assert pkg.manifest["target"] == "pto-a2a3sim" and (tmp_path / "out" / "vadd" / "manifest.json").exists()
