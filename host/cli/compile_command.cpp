@@ -113,7 +113,7 @@ void register_compile_command(CLI::App &app, Session &session) {
   cmd->add_option("--binding", args->binding, "Binding component id, when several claim the target");
   cmd->add_option("--pipeline", args->pipeline, "Explicit pass ids (comma-separated), checked by the resolver");
   cmd->add_option("--locked", args->locked, "Reproduce the plan of this htp.lock.json or fail naming differences");
-  cmd->add_option("--option", args->options, "Pass option KEY=JSON (repeatable)");
+  cmd->add_option("--option", args->options, "Pass option KEY=JSON, a bare word being a string (repeatable)");
   cmd->callback([&session, args] { session.action = [&session, args] { return run_compile(session, *args); }; });
 }
 

@@ -53,6 +53,23 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
+    // A word that names no subcommand (`htp-host bogus`) is left over: CLI11 says only that a subcommand is
+    // required, which reads as if none was given.
+    CLI::App *at = &app;
+    std::string path = "htp-host";
+    while (!at->get_subcommands().empty()) {
+      at = at->get_subcommands().front();
+      path += " " + at->get_name();
+    }
+    const std::vector<std::string> left = at->remaining();
+    if (at->get_require_subcommand_min() > 0 && !left.empty() && left.front().rfind('-', 0) != 0) {
+      std::string names;
+      for (const CLI::App *sub : at->get_subcommands([](const CLI::App *) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::cerr << path << ": error: unknown subcommand '" << left.front() << "' (the subcommands: " << names
+                << ")\nRun with --help for more information.\n";
+      return kExitUsage;
+    }
     app.exit(e);  // prints the message and usage hint to stderr
     return kExitUsage;
   }

@@ -133,7 +133,7 @@ void register_run_command(CLI::App &app, Session &session) {
   cmd->add_option("--outputs,-o", args->outputs, "Directory for out/inout tensors as NAME.npy (default: the run directory)");
   cmd->add_option("--cache", args->cache, "Build cache directory (default: $HTP_CACHE_DIR or ~/.cache/htp)");
   cmd->add_option("--run-dir", args->run_dir, "Directory for the binding's report, logs and trace (default: PKG/logs/run)");
-  cmd->add_option("--option", args->options, "Binding option KEY=JSON (repeatable)");
+  cmd->add_option("--option", args->options, "Binding option KEY=JSON, a bare word being a string (repeatable)");
   cmd->add_flag("--json", args->json, "Print the outcome and the run report as JSON");
   cmd->callback([&session, args] { session.action = [&session, args] { return run_run(session, *args); }; });
 }

@@ -41,6 +41,21 @@ TEST(Cli, UsageErrorExitsWithTwo) {
   EXPECT_EQ(run_host({"--log-level", "loud", "plugins", "list"}).exit_code, 2);
 }
 
+// A word that names no subcommand was "A subcommand is required", as if none was given.
+TEST(Cli, AnUnknownSubcommandIsNamedWithTheSubcommandsThereAre) {
+  auto r = run_host({"bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("htp-host: error: unknown subcommand 'bogus' (the subcommands: plugins, resolve, compile, "
+                       "inspect, verify, sign, keygen, run)"),
+            std::string::npos)
+      << r.err;
+  r = run_host({"plugins", "frobnicate"});
+  EXPECT_NE(r.err.find("htp-host plugins: error: unknown subcommand 'frobnicate' (the subcommands: list, inspect, "
+                       "verify, manifest)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, InspectUnknownPluginIsADiagnosedError) {
   auto r = run_host({"--plugins", HTP_TEST_PLUGIN_DIR, "plugins", "inspect", "dialect-nope"});
   EXPECT_EQ(r.exit_code, 1);
