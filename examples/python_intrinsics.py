@@ -2,7 +2,8 @@
 (log(1 + exp(x))), declared by an HTP extension whose Python builders lower each op, per target, to the
 portable tile ops the backends already know. No C++ and no plugin build: the set is a component like a
 plugin's (the resolver checks that the target accepts it, the plan pins this file's sha256), and
-`python -m htp.stubgen --plugins examples/python_intrinsics.py` writes its editor stub with the signatures.
+`python -m htp.stubgen --plugins examples/python_intrinsics.py` writes its editor stub with the signatures
+(into the imported htp package; `--out DIR` writes DIR/intrinsics/fused.pyi instead).
 
     python examples/python_intrinsics.py --target pto-a2a3sim     # or aie-npu1
 """

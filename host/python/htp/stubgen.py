@@ -6,7 +6,7 @@ A plugin may ship its own stubs (``htp_add_plugin(... STUBS <dir>)`` copies them
 instead of the generated ``Any`` one, and every declared name it does not define is appended as ``Any``
 so the stub never hides a name the surface accepts.
 
-    python -m htp.stubgen --out <dir containing htp/ or the htp package dir> [--plugins SPEC ...]
+    python -m htp.stubgen [--out <the htp package dir; default: the imported htp package>] [--plugins SPEC ...]
 """
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ def write_stubs(package_dir: str, specs=None, use_environment: bool = True) -> l
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m htp.stubgen")
-    p.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)), help="the htp package directory")
+    p.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),
+                   help="the htp package directory to write dialects/ and intrinsics/ into (default: the imported "
+                        "htp package, where editors find them)")
     p.add_argument("--plugins", action="append", default=None)
     a = p.parse_args(argv)
     specs = None if a.plugins is None else [os.path.abspath(s) for s in a.plugins]
