@@ -115,6 +115,7 @@ std::optional<IslandResult> run_island(const IslandStep &step, PackageWriter *re
   const std::string key = sha256_hex(key_text + '\0' + sha256_hex(step.input));
   const fs::path cache_root = step.cache_dir.empty() ? default_cache_dir() / "islands" : step.cache_dir;
   const fs::path cached = cache_root / key.substr(0, 2) / (key + ".out");
+  const fs::path cached_err = cache_root / key.substr(0, 2) / (key + ".err");  // its stderr (warnings), if any
 
   ProcessResult run;
   std::error_code ec;
@@ -123,6 +124,9 @@ std::optional<IslandResult> run_island(const IslandStep &step, PackageWriter *re
     if (bytes) {
       result.output = std::move(*bytes);
       result.cached = true;
+      // (the package records the tool's stderr whether the step ran or came from the cache)
+      if (auto err = read_regular_file(cached_err, uint64_t(1) << 24))
+        run.err = std::move(*err);
     }
   }
   if (!result.cached) {
@@ -170,6 +174,7 @@ std::optional<IslandResult> run_island(const IslandStep &step, PackageWriter *re
   if (result.cached || (run.ok() && run.error.empty())) {
     if (!result.cached) {
       fs::create_directories(cached.parent_path(), ec);
+      if (!run.err.empty()) (void)atomic_write_file(cached_err, run.err);  // first: a reader of .out finds it
       (void)atomic_write_file(cached, result.output);
     }
     return result;

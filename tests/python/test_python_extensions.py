@@ -964,3 +964,28 @@ def test_a_program_left_without_entry_points_does_not_compile(tmp_path, program,
         htp.Context(plugins=[ext]).compile(program.scale, target, tmp_path / "pkg")
     assert [d.code for d in e.value.errors] == [{"pto-a2a3sim": "pto.no-entry", "aie-npu1": "aie.no-entry"}[target]]
     assert not (tmp_path / "pkg").exists()
+
+
+# An island step's stderr (a tool's warnings) is part of its record (python-extensions.md §5): it was missing
+# from the package when the step came from the cache.
+def test_an_island_steps_stderr_is_recorded_from_the_cache_too(tmp_path, program, monkeypatch):
+    monkeypatch.setenv("HTP_CACHE_DIR", str(tmp_path / "cache"))
+    ext = write_extension(tmp_path, '''
+        from htp.extension import Extension
+
+        ext = Extension("warns")
+        step = ext.pass_("user.warns", stage="emit", applies_to=["Uses.Dialect(name=tile)"])
+
+
+        @step.module
+        def run(rw):
+            out = rw.run_island("echo", ["sh", "-c", "cat; echo 'tool warning: deprecated flag' >&2"], b"hi\\n")
+            rw.write_file("extra/out.txt", out, "config")
+    ''')
+    ctx = htp.Context(plugins=[ext])
+    for out, cached in (("one", False), ("two", True)):
+        pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / out)
+        record = pkg.path / "ir/islands/user.warns/echo"
+        assert json.loads((record / "command.json").read_text())["cached"] is cached
+        assert (record / "stderr.txt").read_text() == "tool warning: deprecated flag\n", out
+        assert (pkg.path / "extra/out.txt").read_text() == "hi\n"
