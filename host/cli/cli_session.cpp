@@ -12,17 +12,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <iostream>
 
 namespace htp::cli {
-
-namespace {
 
 bool is_python_extension(const std::string &spec) {
   return spec.size() > 3 && spec.compare(spec.size() - 3, 3, ".py") == 0;
 }
 
-/// Loads a Python extension through libhtp-python-embed (an embedded interpreter), opened on first use.
 void load_python_extension(PluginHost &host, const std::string &spec, DiagnosticList &diags) {
   using Entry = int(PluginHost *, const char *, const char *const *, size_t, DiagnosticList *);
   static boost::dll::shared_library embed;
@@ -45,8 +43,6 @@ void load_python_extension(PluginHost &host, const std::string &spec, Diagnostic
   embed.get<Entry>("htp_python_embed_load")(&host, spec.c_str(), path.data(), path.size(), &diags);
 }
 
-}  // namespace
-
 PluginHost &Session::plugins() {
   if (host_) return *host_;
   host_ = std::make_unique<PluginHost>();
@@ -64,6 +60,10 @@ PluginHost &Session::plugins() {
   }
   DiagnosticList diags;
   host_->load_all(search, diags);
+  // (Python extensions of a plugin set or HTP_PLUGIN_PATH load as those of --plugins do)
+  for (const auto &ext : host_->python_extensions_found())
+    if (std::find(python_extensions.begin(), python_extensions.end(), ext.string()) == python_extensions.end())
+      python_extensions.push_back(ext.string());
   if (search.safe && !python_extensions.empty()) {
     // A Python extension is probed too: imported in the child, so one that hangs, aborts or crashes while
     // importing is skipped with a warning instead of taking htp-host down.

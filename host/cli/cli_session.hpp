@@ -55,6 +55,12 @@ bool configure_logging(const std::string &level);
 /// Writes text to `path` through a temporary sibling renamed into place, or to stdout for "-".
 std::optional<Diagnostic> write_output_file(const std::string &path, const std::string &text);
 
+/// Whether a --plugins entry is a Python extension (`.py`).
+bool is_python_extension(const std::string &spec);
+/// Loads the Python extension `spec` into `host` through libhtp-python-embed (an embedded interpreter, opened
+/// on first use); a diagnostic names what is missing when this htp-host has no Python support.
+void load_python_extension(PluginHost &host, const std::string &spec, DiagnosticList &diags);
+
 /// Parses `KEY=JSON` (a value that is not JSON is taken as a string); nullopt without '='.
 std::optional<std::pair<std::string, nlohmann::json>> parse_key_json(const std::string &kv);
 

@@ -104,7 +104,14 @@ int verify_plugin(const std::string &path, bool isolate, int timeout_ms) {
   }
   PluginHost host;
   DiagnosticList diags;
-  const LoadedPlugin *p = host.load(abs, diags);
+  const LoadedPlugin *p = nullptr;
+  if (is_python_extension(abs)) {  // imported and registered as --plugins does
+    load_python_extension(host, abs, diags);
+    for (const auto &loaded : host.plugins())
+      if (!diags.has_errors() && loaded->path == std::filesystem::weakly_canonical(abs)) p = loaded.get();
+  } else {
+    p = host.load(abs, diags);
+  }
   if (!diags.empty()) Session::print(diags);
   if (!p) return kExitError;
   std::cout << "ok: " << abs << ": plugin " << p->name << ' ' << p->version << " (ABI " << p->abi_major << '.'

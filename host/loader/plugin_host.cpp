@@ -143,6 +143,11 @@ std::vector<Component> PluginHost::known_unloaded_components() const {
 size_t PluginHost::load_all(const PluginSearch &search, DiagnosticList &diags) {
   size_t before = plugins_.size();
   auto libraries = discover_plugins(search, diags);
+  std::erase_if(libraries, [&](const fs::path &p) {
+    if (p.extension() != ".py") return false;
+    python_found_.push_back(p);
+    return true;
+  });
   if (search.safe) {
     SafeLoadResult r = filter_safe_plugins(libraries, *search.safe, diags);
     for (const auto &skipped : r.skipped)

@@ -86,8 +86,12 @@ public:
   PluginHost &operator=(const PluginHost &) = delete;
 
   /// Discovers and loads every plugin of `search`; each failure is a diagnostic and the others still
-  /// load. Returns the number of plugins loaded by this call.
+  /// load. Returns the number of plugins loaded by this call. A Python extension (`.py`) the search finds
+  /// (in a plugin set, a directory entry of HTP_PLUGIN_PATH) is not a library: it is left to the caller,
+  /// which has the interpreter (python_extensions_found()).
   size_t load_all(const PluginSearch &search, DiagnosticList &diags);
+  /// The Python extensions load_all found and left to the caller, in the order found.
+  const std::vector<std::filesystem::path> &python_extensions_found() const { return python_found_; }
 
   /// Loads one plugin library (absolute path). Returns the plugin (also when the same file was already
   /// loaded through another path) or nullptr with the reason in `diags`.
@@ -132,6 +136,7 @@ private:
   Registry registry_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<UnloadedPlugin> unloaded_;
+  std::vector<std::filesystem::path> python_found_;
   std::vector<std::unique_ptr<PluginContext>> contexts_;
   std::vector<std::pair<uint64_t, uint64_t>> loaded_files_;
   size_t digested_ = 0;  // components whose PluginRef::sha256 is filled  // (device, inode) of loaded libraries

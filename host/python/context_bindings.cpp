@@ -239,6 +239,12 @@ public:
   }
 
   py::list load_diagnostics() const { return diag_list(load_diags_); }
+  /// The Python extensions the search found (in a plugin set, HTP_PLUGIN_PATH), which htp.Context loads.
+  std::vector<std::string> python_extensions_found() const {
+    std::vector<std::string> out;
+    for (const auto &p : host_.python_extensions_found()) out.push_back(p.string());
+    return out;
+  }
 
   py::list load_python_extension(const std::string &name, const std::string &version, const std::string &description,
                                  const std::string &source, const py::list &components) {
@@ -435,6 +441,7 @@ py::dict read_plugin_manifests(const std::vector<std::string> &specs, bool built
   DiagnosticList diags;
   py::list comps;
   for (const auto &lib : discover_plugins(search, diags)) {
+    if (lib.extension() == ".py") continue;  // a Python extension has no manifest (stubgen imports it)
     auto m = read_plugin_manifest(manifest_path_for(lib));
     if (!m) {
       diags.report(m.error());
@@ -457,6 +464,7 @@ void bind_context(py::module_ &m) {
            "Loads the built-in plugins (unless builtins=False) and those of `plugins` (absolute dirs, .so "
            "files, plugin-set JSON); load diagnostics are in load_diagnostics().")
       .def("load_diagnostics", &Context::load_diagnostics)
+      .def("python_extensions_found", &Context::python_extensions_found)
       .def("load_python_extension", &Context::load_python_extension, py::arg("name"), py::arg("version"),
            py::arg("description"), py::arg("source"), py::arg("components"),
            "Registers a Python extension's components (dicts from htp.extension) as the script plugin `name` "

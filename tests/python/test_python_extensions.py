@@ -989,3 +989,26 @@ def test_an_island_steps_stderr_is_recorded_from_the_cache_too(tmp_path, program
         assert json.loads((record / "command.json").read_text())["cached"] is cached
         assert (record / "stderr.txt").read_text() == "tool warning: deprecated flag\n", out
         assert (pkg.path / "extra/out.txt").read_text() == "hi\n"
+
+
+# A Python extension named by a plugin set or HTP_PLUGIN_PATH, or given to `plugins verify`: each was taken for a
+# library ("has no manifest (expected 'ext.plugin.json')"), though --plugins and htp.Context load it.
+def test_a_python_extension_loads_from_a_plugin_set_and_htp_plugin_path(tmp_path, program, monkeypatch):
+    ext = write_extension(tmp_path)
+    plugin_set = tmp_path / "set.json"
+    plugin_set.write_text(json.dumps({"schema": "htp.plugin-set.v1", "plugins": [ext.name]}))
+    for plugins, env in (([str(plugin_set)], None), (None, str(ext))):
+        if env:
+            monkeypatch.setenv("HTP_PLUGIN_PATH", env)
+        ctx = htp.Context(plugins=plugins)
+        assert "recip" in [p["name"] for p in ctx.plugins()]
+        pkg = ctx.compile(program.scale, "pto-a2a3sim", tmp_path / ("env" if env else "set"))
+        assert "user.divs-to-muls" in pkg.passes
+    if not HOST:
+        pytest.skip("HTP_HOST_EXE is not set (run through ctest): the htp-host half is not checked")
+    monkeypatch.delenv("HTP_PLUGIN_PATH")
+    for args, env in ((["--plugins", str(plugin_set), "plugins", "list"], {}),
+                      (["plugins", "list"], {"HTP_PLUGIN_PATH": str(ext)}),
+                      (["plugins", "verify", str(ext)], {})):
+        r = subprocess.run([HOST, *args], capture_output=True, text=True, env={**os.environ, **env})
+        assert r.returncode == 0 and "recip" in r.stdout, (args, r.stdout, r.stderr)
