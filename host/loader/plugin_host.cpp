@@ -13,6 +13,8 @@
 #include <map>
 #include <set>
 
+#include <htp/capability.hpp>
+
 #include "digest/sha256.hpp"
 #include "loader/host_api.hpp"
 
@@ -314,6 +316,10 @@ const LoadedPlugin *PluginHost::initialise(std::unique_ptr<LoadedPlugin> plugin,
     return fail("abi.name", "plugin '" + file + "' has an invalid name '" + plugin->name +
                                 "' (expected [a-z0-9][a-z0-9-]*, at most 64 characters)");
   if (plugin->version.empty()) return fail("abi.version", "plugin '" + file + "' has an empty version");
+  // (lockfiles pin it and requirements compare it: `version=^1.2` reads it as a semantic version)
+  if (auto v = parse_version(plugin->version); !v)
+    return fail("abi.version", "plugin '" + plugin->name + "' (" + file + ") has version '" + plugin->version +
+                                   "', which is not a semantic version such as 1.0.0: " + v.error().reason);
   if (const LoadedPlugin *other = find(plugin->name))
     return fail("plugins.duplicate-name", "plugin name '" + plugin->name + "' of '" + file +
                                               "' is already taken by '" + other->path.string() + "'");

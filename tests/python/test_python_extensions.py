@@ -478,6 +478,15 @@ def test_a_python_extension_may_not_reuse_a_loaded_plugins_name(tmp_path):
         htp.Context(plugins=[ext])
 
 
+# A plugin's version is a semantic version (abi.h; lockfiles pin it, `version=^1.2` compares it): "one" loaded.
+def test_a_plugin_version_that_is_not_a_semantic_version_is_refused(tmp_path):
+    ext = write_extension(tmp_path, 'from htp.extension import Extension\next = Extension("worded", version="one")\n')
+    with pytest.raises(htp.PluginError) as e:
+        htp.Context(plugins=[ext])
+    [d] = e.value.diagnostics
+    assert d.code == "abi.version" and "has version 'one', which is not a semantic version such as 1.0.0" in d.message
+
+
 # ---- intrinsic sets -----------------------------------------------------------------------------------
 
 INTRINSICS = '''
