@@ -95,6 +95,7 @@ CONSTRUCTS = {
     "kernel entry with nested loops over tiles and an inner K-loop, larger than a core": "tile",
     "kernel entry whose loop carries a register over tensors larger than a core": "tile",
     "kernel entry with several loops over tensors larger than a core": "tile",
+    "kernel entry larger than a core reading the previous or next tile under an if on the loop variable": "tile",
     "kernel launched by a workload whose loop carries tiles, mixing cube and vector work": "tile",
     "layout `dist` facet (sharding over cores)": "layout",
     "mapped kernel launched by a workload": "layout",

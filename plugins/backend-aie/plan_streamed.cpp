@@ -134,6 +134,18 @@ bool streamed_design_fits(const htp::LoopWorkload &s, const DeviceProfile &devic
   return fits(plan_workload_entry(s.workload, kernels, device, problems), device, false);
 }
 
+/// Whether streamed kernel `s` moves, at some iteration, a view that leaves its tensor (aie.view): an
+/// iteration's tiles are moved whether the body reads them or not, so `X.tile(i - 1)` under `else` of
+/// `if i == 0` moves the tile before X at i = 0.
+bool streamed_views_leave(const htp::LoopWorkload &s, const DeviceProfile &device) {
+  htp::TileKernels kernels;
+  kernels.kernels.push_back(s.body);
+  std::vector<Problem> problems;
+  auto plan = plan_workload_entry(s.workload, kernels, device, problems);
+  if (plan) (void)build_design(*plan, device, problems);
+  return std::any_of(problems.begin(), problems.end(), [](const Problem &p) { return p.code == "aie.view"; });
+}
+
 }  // namespace
 
 std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries(ProgramDocs &docs,
@@ -164,11 +176,16 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
       if (!smaller) break;
       s = std::move(smaller);
     }
+    // A loop whose iterations move a view outside the tensor only under a branch the iteration number decides
+    // (`if i == 0: ... else: X.tile(i - 1)`) is cut where the branch changes: loops one after another, below.
+    std::optional<htp::TileKernel> split;
+    if (s && streamed_views_leave(*s, device) && (split = htp::split_loop_at_conditions(k))) s.reset();
     if (!s) {
       // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
       // that do not fit: its parts run one after another, each within a core, the carries in tensors between
       // them (htp::entry_parts_workload; a workload of several launches runs host-orchestrated).
-      std::optional<htp::EntryParts> parts = htp::entry_parts_workload(k, nullptr, /*runtime_stop=*/true);
+      std::optional<htp::EntryParts> parts = htp::entry_parts_workload(split ? *split : k, nullptr,
+                                                                       /*runtime_stop=*/true);
       if (!parts) {
         kept.push_back(k);
         continue;

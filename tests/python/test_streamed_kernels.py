@@ -35,6 +35,9 @@ PARITY = {
         for t in ("pto-a2a3sim", "aie-npu1")],
     "test_flash_attention_in_one_kernel_runs": [
         ("kernel entry whose loop carries tiles, mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs": [
+        ("kernel entry larger than a core reading the previous or next tile under an if on the loop variable", t)
+        for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -518,3 +521,42 @@ def test_tensor_parameters_the_loop_never_moves(tmp_path, target):
     r = htp.bind(ctx.compile(with_unused, target=target, out=tmp_path / "p"), ctx).run(X=x, U=u.copy(), V=u)
     np.testing.assert_array_equal(r["Y"], x + 1)
     np.testing.assert_array_equal(r["U"], u)
+
+
+# A smoothing pass over row tiles of a tensor larger than a core, reading the tile before (under `else` of
+# `if i == 0`) or after (under `if i < 31`) the current one: aie-npu1 moved each iteration's tiles whatever the
+# branch, so the first iteration's X.tile(i - 1) left the tensor (aie.view, "at [-32, 0]"). The loop is cut where
+# the branch changes, each part moving what its iterations read.
+@kernel
+def smooth_back(X: In[Tensor[1024, 32, f32]], Y: Out[Tensor[1024, 32, f32]]):
+    for i in range(32):
+        cur = load(X.tile(i, 0, shape=(32, 32)))
+        if i == 0:
+            prev = cur
+        else:
+            prev = load(X.tile(i - 1, 0, shape=(32, 32)))
+        store(Y.tile(i, 0, shape=(32, 32)), muls(add(cur, prev), 0.5))
+
+
+@kernel
+def smooth_ahead(X: In[Tensor[1024, 32, f32]], Y: Out[Tensor[1024, 32, f32]]):
+    for i in range(32):
+        cur = load(X.tile(i, 0, shape=(32, 32)))
+        nxt = cur
+        if i < 31:
+            nxt = load(X.tile(i + 1, 0, shape=(32, 32)))
+        store(Y.tile(i, 0, shape=(32, 32)), sub(nxt, cur))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(37).standard_normal((1024, 32)).astype(np.float32)
+    back = X.copy()
+    back[32:] = (X[32:] + X[:-32]) * np.float32(0.5)
+    ahead = np.zeros_like(X)
+    ahead[:-32] = X[32:] - X[:-32]
+    for fn, want in ((smooth_back, back), (smooth_ahead, ahead)):
+        pkg = ctx.compile(fn, target, tmp_path / fn.__name__)
+        np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], want, rtol=1e-6, atol=1e-6)
+

@@ -562,3 +562,37 @@ TEST(KernelEntry, AnOffsetThroughARegisterOfAVariableTwoLoopsBindStaysARead) {
   htp::inline_scalar_offsets(k);
   EXPECT_TRUE(htp::loop_detail::mentions(json(*k.body.at(0).body.at(1).body.at(0).offset), "r"));
 }
+
+// htp::split_loop_at_conditions: a loop cut where a branch its iteration number decides changes (backend-aie
+// streams each part's own tiles).
+TEST(TileKernels, ALoopIsCutWhereABranchOfItsIterationNumberChanges) {
+  auto loop = [](const char *cond) {
+    return iteration_kernel((std::string(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
+        {"op": "load", "dst": "a", "src": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0]},
+        {"op": "if", "cond": )") + cond + R"(, "then": [{"op": "copy", "dst": "b", "args": ["a"]}],
+                                         "else": [{"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}]},
+        {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "b"}]}])")
+                                .c_str());
+  };
+  auto shape = [](const htp::TileKernel &k) {
+    std::vector<std::string> out;
+    for (const htp::TileOp &l : k.body) {
+      std::string ops;
+      for (const htp::TileOp &o : l.body) ops += o.op + " ";
+      out.push_back(l.start->dump() + ".." + l.stop->dump() + ": " + ops);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  auto first = htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"var": "i"}, 0]})"));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(shape(*first), (V{"0..1: load copy store ", "1..4: load load store "}));
+  auto middle = htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"var": "i"}, 2]})"));
+  ASSERT_TRUE(middle);
+  EXPECT_EQ(shape(*middle), (V{"0..2: load load store ", "2..3: load copy store ", "3..4: load load store "}));
+  // Changing at every iteration (more than three loops), the same branch everywhere, or a condition the
+  // iteration number does not decide: nothing to cut.
+  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"op": "mod", "args": [{"var": "i"}, 2]}, 0]})")));
+  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "lt", "args": [{"var": "i"}, 9]})")));
+  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"param": "n"}, 0]})")));
+}
