@@ -615,3 +615,25 @@ def test_negative_launch_view_bounds_count_from_the_end(tmp_path, target):
     ctx = htp.Context()
     r = htp.bind(ctx.compile(last_rows, target=target, out=tmp_path / "p"), ctx).run(X=x)
     np.testing.assert_array_equal(r["Y"], np.concatenate([x[16:], x[:16]]) + 1)
+
+
+# A float scalar argument chosen by a condition (`scale if n > 0 else 1.5`, wsp.md §3's select): aie-npu1's host
+# evaluated it as an integer and stopped ("a non-integer value 0.37"), whichever branch was taken.
+@kernel
+def scale_rows_by(x: In[Tensor[4, 16, f32]], s: Scalar[f32], y: Out[Tensor[4, 16, f32]]):
+    store(y, muls(load(x), s))
+
+
+@workload
+def scale_if_positive(X: In[Tensor[16, 16, f32]], Y: Out[Tensor[16, 16, f32]], scale: float, n: int):
+    for i in P(4):
+        scale_rows_by[i](X.tile(i, 0), scale if n > 0 else 1.5, Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_float_scalar_argument_chosen_by_a_condition(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(5).standard_normal((16, 16)).astype(np.float32)
+    run = htp.bind(ctx.compile(scale_if_positive, target=target, out=tmp_path / "p"), ctx)
+    for n, factor in ((1, 0.37), (0, 1.5)):
+        np.testing.assert_array_equal(run.run(X=x, scale=0.37, n=n)["Y"], x * np.float32(factor))

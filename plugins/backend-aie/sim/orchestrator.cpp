@@ -111,8 +111,8 @@ private:
     return *v;
   }
 
-  /// A float scalar argument: literals and float parameters as they are; + - * neg min max over those;
-  /// anything else (integer arithmetic, tensor reads) through eval().
+  /// A float scalar argument: literals and float parameters as they are; + - * neg min max, comparisons and
+  /// `select` over those; anything else (integer arithmetic, tensor reads) through eval().
   double eval_real(const Json &e, const htp::IrSpan &span, const std::string &what) {
     if (e.is_number()) return e.get<double>();
     if (e.is_object() && e.contains("param")) {
@@ -144,6 +144,8 @@ private:
         return eval_real(args[1], span, what) != 0;
       }
       if (op == "not" && args.size() == 1) return eval_real(args[0], span, what) == 0;
+      if (op == "select" && args.size() == 3)  // `a if c else b`: only the branch taken is evaluated
+        return eval_real(args[0], span, what) != 0 ? eval_real(args[1], span, what) : eval_real(args[2], span, what);
     }
     return static_cast<double>(eval(e, span, what));
   }
