@@ -196,11 +196,18 @@ std::optional<OrchestrationPlan> plan_orchestration(const htp::WspWorkload &w, c
                               ? Json{{"name", p.name}, {"kind", "scalar"}, {"dir", "in"}, {"dtype", p.type.dtype}}
                               : Json{{"name", p.name}, {"kind", "tensor"}, {"dir", p.dir}, {"shape", Json(p.type.shape)},
                                      {"dtype", p.type.dtype}});
-  std::vector<int64_t> shape;
+  // An intermediate's dimension may be a symbol a parameter's shape binds: the host allocates it at run time.
+  std::set<std::string> bound;
+  for (const htp::WspParam &p : w.params)
+    for (const htp::IrDim &d : p.type.shape)
+      if (d.is_symbol()) bound.insert(d.symbol);
   for (const htp::WspIntermediate &i : w.intermediates)
-    if (!static_shape(i.type.shape, shape))
-      problems.push_back({"aie.orchestration", "intermediate '" + i.name + "' of workload '" + w.name +
-                                                   "' has a dimension known only at run time", wspan});
+    for (const htp::IrDim &d : i.type.shape)
+      if (d.is_symbol() && !bound.count(d.symbol))
+        problems.push_back({"aie.orchestration", "intermediate '" + i.name + "' of workload '" + w.name +
+                                                     "' has the dimension \"" + d.symbol + "\", which no parameter's "
+                                                     "shape binds: name it in a parameter's shape, or give a number",
+                            wspan});
   std::set<std::string> kernels;
   std::map<std::string, Json> packing, alias_checks;
   htp::for_each_node(w.body, [&](const htp::WspNode &n) {

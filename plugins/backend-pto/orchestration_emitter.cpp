@@ -89,7 +89,7 @@ public:
       if (e.kind != "tensor" && e.kind != "scalar")
         throw IrError("entry '" + entry_ + "' parameter '" + e.name + "' is a " + e.kind + "; entries take tensors and scalars");
     int index = 0;
-    std::set<std::string> symbols;
+    std::set<std::string> &symbols = symbols_;
     for (const EntryParam &e : out) {
       if (e.kind != "tensor") continue;
       tensor_dtype_[e.name] = e.dtype;
@@ -111,13 +111,17 @@ public:
     return out;
   }
 
-  void intermediate(const std::string &name, const std::vector<htp::IrDim> &dims, const std::string &dt) {
-    std::vector<int64_t> shape;
+  /// An intermediate tensor; a dimension may be a symbol a parameter's shape binds (`T: Tensor["R", 32, f32]`
+  /// beside `X: In[Tensor["R", 32, f32]]`): allocated at run time at that size.
+  void intermediate(const std::string &name, const std::vector<htp::IrDim> &dims, const std::string &dt,
+                    const Span &span = {}) {
+    std::vector<std::string> shape;
     for (const htp::IrDim &d : dims) {
-      if (d.is_symbol())
-        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the symbolic dimension " + json(d).dump() +
-                      "; backend-pto allocates intermediates of static shape", {}, "pto.unsupported");
-      shape.push_back(d.size);
+      if (d.is_symbol() && !symbols_.count(d.symbol))
+        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the dimension " + json(d).dump() +
+                          ", which no parameter's shape binds: name it in a parameter's shape, or give a number",
+                      span, "pto.unsupported");
+      shape.push_back(d.is_symbol() ? "p_" + d.symbol : std::to_string(d.size));
     }
     tensor_dtype_[name] = dt;
     raw(rt::create_intermediate("w_" + name, shape, std::string(dtype(dt).runtime), indent_));
@@ -237,6 +241,7 @@ private:
   Origin origin_;
   ExprNames names_;
   std::map<std::string, std::string> tensor_dtype_;
+  std::set<std::string> symbols_;  ///< dimension symbols the entry parameters bind (p_<symbol>)
   std::ostringstream body_;
   std::string indent_ = "    ";
   int counter_ = 0;
@@ -832,7 +837,7 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
   for (const htp::WspIntermediate &i : w.intermediates) {
     std::vector<htp::IrDim> shape = i.type.shape;
     if (auto r = rotated.find(i.name); r != rotated.end()) shape.insert(shape.begin(), htp::IrDim{r->second.depth, {}});
-    out.intermediate(i.name, shape, i.type.dtype);
+    out.intermediate(i.name, shape, i.type.dtype, Span::from(w.span));
   }
   if (schedule.streams && !schedule.stream_by)
     out.raw(std::string("#ifdef HTP_PTOSIM\n    int64_t ") + kTaskIndex + " = 0;\n#endif\n");

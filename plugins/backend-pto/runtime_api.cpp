@@ -291,6 +291,16 @@ std::string create_intermediate(const std::string &var, const std::vector<int64_
                                 const std::string &runtime_dtype, const std::string &indent) {
   std::vector<std::string> dims;
   for (int64_t d : shape) dims.push_back(std::to_string(d));
+  return create_intermediate(var, dims, runtime_dtype, indent);
+}
+
+std::string create_intermediate(const std::string &var, const std::vector<std::string> &shape,
+                                const std::string &runtime_dtype, const std::string &indent) {
+  std::vector<std::string> dims;
+  for (const std::string &d : shape)
+    dims.push_back(std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; })
+                       ? d
+                       : "static_cast<uint32_t>(" + d + ")");
   const std::string n = std::to_string(shape.size());
   return indent + "const uint32_t " + var + "_shape[" + n + "] = {" + join(dims) + "};\n" + indent +
          "TensorCreateInfo " + var + "_info(" + var + "_shape, " + n + ", DataType::" + runtime_dtype + ");\n" +

@@ -65,6 +65,9 @@ std::string tensor_view(const std::string &var, const std::string &tensor, const
 /// A runtime-owned intermediate tensor named `var` (shape literals, dtype enumerator name).
 std::string create_intermediate(const std::string &var, const std::vector<int64_t> &shape,
                                 const std::string &runtime_dtype, const std::string &indent);
+/// The same with dimensions as C++ expressions (a symbol a parameter binds: `p_R`).
+std::string create_intermediate(const std::string &var, const std::vector<std::string> &shape,
+                                const std::string &runtime_dtype, const std::string &indent);
 /// The declaration of a task's argument list.
 std::string task_args_decl(const std::string &var);
 /// Adds tensor `tensor` to `args` with direction in/out/inout. A write ("out" or "inout") is added as

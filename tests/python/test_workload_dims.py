@@ -637,3 +637,41 @@ def test_a_float_scalar_argument_chosen_by_a_condition(tmp_path, target):
     run = htp.bind(ctx.compile(scale_if_positive, target=target, out=tmp_path / "p"), ctx)
     for n, factor in ((1, 0.37), (0, 1.5)):
         np.testing.assert_array_equal(run.run(X=x, scale=0.37, n=n)["Y"], x * np.float32(factor))
+
+
+# Scratch sized by a dimension a parameter binds at run time (`T: Tensor["R", 32, f32]` beside X's "R"): refused
+# on both targets ("backend-pto allocates intermediates of static shape", aie.orchestration), though wsp.md
+# allows symbols in a workload's tensors. Each run allocates it at the argument's size.
+@kernel
+def doubled_rows(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    store(y, add(load(x), load(x)))
+
+
+@workload
+def twice_through_scratch(X: In[Tensor["R", 32, f32]], Y: Out[Tensor["R", 32, f32]]):
+    T: Tensor["R", 32, f32]
+    for i in P(X.shape[0] // 16):
+        doubled_rows[i](X[i * 16:i * 16 + 16, :], T[i * 16:i * 16 + 16, :])
+    for i in P(X.shape[0] // 16):
+        doubled_rows[i](T[i * 16:i * 16 + 16, :], Y[i * 16:i * 16 + 16, :])
+
+
+@workload
+def scratch_of_an_unbound_size(X: In[Tensor[32, 32, f32]], Y: Out[Tensor[32, 32, f32]]):
+    T: Tensor["S", 32, f32]
+    for i in P(2):
+        doubled_rows[i](X.tile(i, 0), T.tile(i, 0))
+    for i in P(2):
+        doubled_rows[i](T.tile(i, 0), Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_intermediate_sized_by_a_parameters_runtime_dimension(tmp_path, target):
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(twice_through_scratch, target=target, out=tmp_path / "p"), ctx)
+    for rows in (48, 16, 96):
+        x = np.random.default_rng(rows).standard_normal((rows, 32)).astype(np.float32)
+        np.testing.assert_array_equal(run.run(X=x)["Y"], 4 * x)
+    with pytest.raises(htp.CompileError, match=r"intermediate 'T' of .*'scratch_of_an_unbound_size'.* has the "
+                                               r"dimension \"S\", which no parameter's shape binds"):
+        ctx.compile(scratch_of_an_unbound_size, target=target, out=tmp_path / "q")

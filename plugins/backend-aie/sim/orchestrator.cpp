@@ -30,7 +30,12 @@ public:
     for (const auto &[name, value] : scalars) env_.params[name] = value;
     for (const htp::WspIntermediate &i : w.intermediates) {
       std::vector<int64_t> shape;
-      for (const htp::IrDim &d : i.type.shape) shape.push_back(d.size);
+      for (const htp::IrDim &d : i.type.shape) {  // a symbol: the extent a parameter's argument gave it
+        auto bound = d.is_symbol() ? env_.params.find(d.symbol) : env_.params.end();
+        if (d.is_symbol() && (bound == env_.params.end() || !bound->second.is_number_integer()))
+          throw SimError("intermediate '" + i.name + "': no argument gives its dimension \"" + d.symbol + "\"");
+        shape.push_back(d.is_symbol() ? bound->second.get<int64_t>() : d.size);
+      }
       auto &buf = owned_.emplace_back(static_cast<size_t>(product(shape) * dtype_bytes(i.type.dtype)), 0);
       tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
     }
