@@ -85,3 +85,29 @@ def test_the_contexts_and_packages_example_of_python_md_runs_as_written(tmp_path
     exec(compile(code, str(program), "exec"), namespace)
     pkg = namespace["pkg"]
     assert pkg.manifest["target"] == "pto-a2a3sim" and (tmp_path / "out" / "vadd" / "manifest.json").exists()
+
+
+# A binding kept from a first compile, after a second compile into the same directory (force=True): it ran the
+# new program silently, under the old program's entries and parameters (probe round 20).
+def test_a_binding_of_a_package_compiled_over_says_so(tmp_path):
+    from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, muls, store
+
+    source = tmp_path / "scales.py"
+    source.write_text(
+        "from htp.dialects.tile import In, Out, Tensor, f32, kernel, load, muls, store\n\n\n"
+        "@kernel\ndef twice(x: In[Tensor[8, 16, f32]], y: Out[Tensor[8, 16, f32]]):\n    store(y, muls(load(x), 2.0))\n\n\n"
+        "@kernel\ndef thrice(x: In[Tensor[8, 16, f32]], y: Out[Tensor[8, 16, f32]]):\n    store(y, muls(load(x), 3.0))\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scales", source)
+    scales = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scales)
+    ctx = htp.Context()
+    x = np.ones((8, 16), np.float32)
+    old = htp.bind(ctx.compile(scales.twice, "pto-a2a3sim", tmp_path / "p"), ctx)
+    assert old.run(x=x)["y"][0, 0] == 2.0
+    new = htp.bind(ctx.compile(scales.thrice, "pto-a2a3sim", tmp_path / "p", force=True), ctx)
+    with pytest.raises(htp.RunError, match="was replaced after this binding read it"):
+        old.run(x=x)
+    assert new.run(x=x)["y"][0, 0] == 3.0
+    assert htp.bind(tmp_path / "p", ctx).run(x=x)["y"][0, 0] == 3.0

@@ -1,6 +1,7 @@
 """``htp.Context``: a loaded plugin set and the compile entry point; ``htp.Package``: its result."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
@@ -154,8 +155,19 @@ class Package:
             raise FileNotFoundError(f"'{self.path}' is not an HTP package ("
                                     + ("it has no manifest.json" if self.path.is_dir() else "no such directory")
                                     + "): compile one with ctx.compile(...) or htp-host compile")
-        with open(self.path / "manifest.json", encoding="utf-8") as f:
-            self.manifest = json.load(f)
+        with open(self.path / "manifest.json", "rb") as f:
+            text = f.read()
+        self.manifest = json.loads(text)
+        self._manifest_digest = hashlib.sha256(text).hexdigest()
+
+    def changed_on_disk(self) -> bool:
+        """Whether the directory now holds another package than this object read (a compile into the same
+        ``out`` with ``force=True`` since): its manifest.json differs."""
+        try:
+            with open(self.path / "manifest.json", "rb") as f:
+                return hashlib.sha256(f.read()).hexdigest() != self._manifest_digest
+        except OSError:
+            return True
 
     @property
     def target(self) -> str:
@@ -341,6 +353,10 @@ class BoundPackage:
 
     def run(self, entry: str | None = None, *, cache_dir=None, run_dir=None, options: dict | None = None,
             verify: bool = True, **arguments) -> RunResult:
+        if self.package.changed_on_disk():  # (it ran the new program, whose entries and parameters it never read)
+            raise RunError(f"the package at '{self.package.path}' was replaced after this binding read it (compiled "
+                           f"again into the same directory?): bind the new one, htp.bind(ctx.compile(...)) or "
+                           f"htp.bind('{self.package.path}')")
         names = [e.get("name") for e in self.package.entrypoints]
         if entry is not None and not isinstance(entry, str):
             raise ArgumentTypeError(f"run() takes tensors and scalars by parameter name (run(x=..., y=...)); its "
