@@ -71,6 +71,7 @@ CONSTRUCTS = {
     "CSP `Event` (rendezvous)": "CSP",
     "CSP round trip within one iteration": "CSP",
     "runtime scalar of a CSP program": "CSP",
+    "CSP process storing at an offset known only at run time": "CSP",
     "CSP program larger than a core's memory": "CSP",
     "CSP process reading back an `InOut` tensor it stores": "CSP",
     "CSP process storing under an `if`": "CSP",

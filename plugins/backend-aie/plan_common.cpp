@@ -163,9 +163,11 @@ std::vector<EntryPlan> plan_entries(const ProgramDocs &docs, const DeviceProfile
     std::vector<Problem> spatial;
     auto p = plan_csp_entry(program, docs.kernels, device, spatial);
     // (or whose loops run to bounds known only at run time: aie.csp-shape; or that reads back what it stored:
-    // aie.csp-order)
+    // aie.csp-order; or that moves a view at an offset known only at run time, a KV-cache append at `pos`:
+    // aie.dynamic-view)
     const bool too_many = std::any_of(spatial.begin(), spatial.end(), [](const Problem &x) {
-      return x.code == "aie.grid-too-large" || x.code == "aie.csp-shape" || x.code == "aie.csp-order";
+      return x.code == "aie.grid-too-large" || x.code == "aie.csp-shape" || x.code == "aie.csp-order" ||
+             x.code == "aie.dynamic-view";
     });
     if (!p && too_many && orchestrated) {
       std::string why;

@@ -13,8 +13,8 @@ import pytest
 
 import htp
 from htp.dialects.csp import Channel, Event, connect, consume, process, program, recv, replicate, send
-from htp.dialects.tile import (In, InOut, Out, Scalar, Tensor, Tile, add, adds, colexpand_mul, exp, f32, i32, load, muls, relu,
-                               rowexpand_div, rowexpand_sub, rowmax, rowsum, store, tanh)
+from htp.dialects.tile import (In, InOut, Out, Scalar, Tensor, Tile, add, adds, colexpand_mul, exp, f32, i32, load, matmul, muls, relu,
+                               rowexpand_div, rowexpand_sub, rowmax, rowsum, store, tanh, transpose)
 
 TARGETS = ["pto-a2a3sim", "aie-npu1"]
 
@@ -32,6 +32,8 @@ PARITY = {
         (row, t) for row in ("CSP process sending in each branch of an `if`",
                              "CSP process reading the previous tile under `if i == 0`")
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_process_appending_to_a_cache_at_a_runtime_position": [
+        ("CSP process storing at an offset known only at run time", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -970,3 +972,41 @@ def test_a_link_to_a_replicated_process_names_it_and_a_way_out_on_aie(tmp_path):
         htp.Context().compile(forward_from_replicas, "aie-npu1", tmp_path / "aie")
     assert ("channel 'b' is served at its other end by process 'mid', replicated 2 times" in str(e.value)
             and "drop the link and let the replicas share channel 'b'" in str(e.value)), str(e.value)
+
+
+# A decode step's KV-cache append in a megakernel: one process stores the new key at a position known only at
+# run time (KT[:, pos:pos + 1]) and signals another, which scores the queries against the whole cache. aie-npu1
+# refused it (aie.dynamic-view: "the offset of its store of 'KT' must be static"); the host orchestrates it now.
+@program
+def kv_append(Kn: In[Tensor[1, 32, f32]], KT: InOut[Tensor[32, 64, f32]], Q: In[Tensor[8, 32, f32]],
+              S: Out[Tensor[8, 64, f32]], pos: Scalar[i32]):
+    appended = Channel[Tile[32, 1, f32]](depth=1)
+
+    @process(produces=[appended])
+    def writer():
+        for _ in range(1):
+            k = transpose(load(Kn))
+            store(KT[:, pos:pos + 1], k)
+            send(appended, k)
+
+    @process(consumes=[appended])
+    def scorer():
+        for _ in range(1):
+            recv(appended)
+            store(S, matmul(load(Q), load(KT)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_process_appending_to_a_cache_at_a_runtime_position(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(41)
+    kn, q = rng.standard_normal((1, 32), dtype=np.float32), rng.standard_normal((8, 32), dtype=np.float32)
+    run = htp.bind(ctx.compile(kv_append, target, tmp_path / "kv"), ctx)
+    for pos in (37, 0, 63):
+        kt = rng.standard_normal((32, 64), dtype=np.float32)
+        want = kt.copy()
+        want[:, pos] = kn[0]
+        r = run.run(Kn=kn, KT=kt, Q=q, pos=pos)
+        np.testing.assert_array_equal(r["KT"], want)
+        np.testing.assert_allclose(r["S"], q @ want, rtol=1e-4, atol=1e-4)
+
