@@ -192,7 +192,7 @@ private:
       expect_args(d, 2, "buffer(tensor, space)");
       if (!is_symbol(d.policy))
         fail(d.call.item("args", 1), "a memory space is a name such as \"L1\" or \"UB\"");
-      out["buffer"].push_back({{"tensor", tensor(d.call.item("args", 0))}, {"space", d.policy}});
+      out["buffer"].push_back({{"tensor", tensor(d.call.item("args", 0))}, {"space", d.policy}, {"span", span_json(d.call)}});
     }
   }
 

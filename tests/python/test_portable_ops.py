@@ -1156,3 +1156,38 @@ def test_a_loop_step_of_zero_at_run_time_is_a_run_error(tmp_path, target):
     np.testing.assert_array_equal(bound.run(X=x, s=1)["Y"], x + 1)
     with pytest.raises(htp.RunError, match=r"range\(\) step is 0 at run time"):
         bound.run(X=x, s=0)
+
+
+# Two buffer() directives the backend cannot apply: both errors were placed at the schedule's `def` line, so
+# neither said which directive it meant. Each is at its call now (wsp.md §2: "rejected at its span").
+@kernel
+def doubled_block(x: In[Tensor[16, 64, f32]], y: Out[Tensor[16, 64, f32]]):
+    store(y, muls(load(x), 2.0))
+
+
+@workload
+def three_passes(X: In[Tensor[64, 64, f32]], Y: Out[Tensor[64, 64, f32]]):
+    A: Tensor[64, 64, f32]
+    B: Tensor[64, 64, f32]
+    for t in P(4):
+        doubled_block[t](X.tile(t, 0), A.tile(t, 0))
+    for t in P(4):
+        doubled_block[t](A.tile(t, 0), B.tile(t, 0))
+    for t in P(4):
+        doubled_block[t](B.tile(t, 0), Y.tile(t, 0))
+
+
+@schedule(three_passes)
+def keep_both():
+    buffer("A", "local")
+    buffer("B", "local")
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_each_buffer_directive_is_reported_at_its_call(tmp_path, target):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(three_passes, target=target, out=tmp_path / "p")
+    lines = open(__file__).read().splitlines()
+    want = [i for i, t in enumerate(lines, 1) if t.strip() in ('buffer("A", "local")', 'buffer("B", "local")')]
+    got = sorted(d.span["line"] for d in e.value.errors if "schedule-buffer" in d.code)
+    assert got == want, str(e.value)

@@ -249,7 +249,8 @@ void fuse_buffers(TileKernels &kernels, WspTaskGraph &tasks, Keep &&keep, Done &
   for (WspWorkload &w : tasks.workloads) {
     if (!w.schedule.buffer) continue;
     for (const WspBuffer &b : *w.schedule.buffer)
-      if (keep(b.space)) done(w, b, fuse_through(kernels, w, b.tensor, w.schedule.span ? *w.schedule.span : w.span, &fused));
+      if (keep(b.space))
+        done(w, b, fuse_through(kernels, w, b.tensor, b.span ? *b.span : w.schedule.span ? *w.schedule.span : w.span, &fused));
   }
   drop_unlaunched(kernels, tasks, fused);
 }

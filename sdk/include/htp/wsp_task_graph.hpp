@@ -136,6 +136,7 @@ struct WspTileFactor {
 
 struct WspBuffer {
   std::string tensor, space;
+  std::optional<IrSpan> span;  ///< the directive's call, for messages about it
   friend bool operator==(const WspBuffer &, const WspBuffer &) = default;
 };
 
@@ -362,8 +363,10 @@ template <class J> WspSchedule read_schedule(const Reader<J> &r, const J &v, con
   if (r.find(v, "buffer"))
     s.buffer = r.list(v, "buffer", path, [&](const J &e, const std::string &ep) {
       r.object(e, ep);
-      return WspBuffer{r.identifier(r.need(e, "tensor", ep), R::at(ep, "tensor")),
-                       r.name(r.need(e, "space", ep), R::at(ep, "space"))};
+      WspBuffer b{r.identifier(r.need(e, "tensor", ep), R::at(ep, "tensor")),
+                  r.name(r.need(e, "space", ep), R::at(ep, "space")), std::nullopt};
+      if (const J *sp = r.find(e, "span")) b.span = r.span(*sp, R::at(ep, "span"));
+      return b;
     });
   s.task_window = positive(r, v, "task_window", path);
   return s;
@@ -545,7 +548,10 @@ template <class J> void to_json(J &j, const WspSchedule &s) {
   if (s.pipeline_depth) j["pipeline"] = J{{"depth", *s.pipeline_depth}};
   if (s.buffer) {
     J &b = j["buffer"] = J::array();
-    for (const WspBuffer &x : *s.buffer) b.push_back(J{{"tensor", x.tensor}, {"space", x.space}});
+    for (const WspBuffer &x : *s.buffer) {
+      b.push_back(J{{"tensor", x.tensor}, {"space", x.space}});
+      if (x.span) b.back()["span"] = J(*x.span);
+    }
   }
   if (s.task_window) j["task_window"] = *s.task_window;
 }
