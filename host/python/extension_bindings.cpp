@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -480,6 +481,8 @@ ExtensionCallables::ExtensionCallables() : impl_(std::make_unique<Impl>()) {}
 
 namespace {
 
+Span span_of(const py::dict &d);
+
 /// Registers the components described by `components` (dicts built by htp.extension) into `host` as the
 /// script plugin `name`; the callables stay alive in `keep` as long as the host. False with the reason in
 /// `diags` when the host refused it.
@@ -493,6 +496,7 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
   };
   // Everything Python is read before init runs, so init itself only talks to the host.
   std::vector<PassSpec> passes;
+  std::vector<Span> pass_spans;  // where each was declared (its Python line)
   std::vector<IntrinsicSetSpec> sets;
   std::vector<PipelineSpec> pipelines;
   for (py::handle h : components) {
@@ -500,6 +504,7 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
     std::string kind = string(d, "kind");
     if (kind == "pass") {
       PassSpec p;
+      pass_spans.push_back(span_of(d));
       p.info = component_spec(d);
       p.stage = stage_of(string(d, "stage", "canonicalize"));
       p.applies_to = strings(d, "applies_to");
@@ -559,7 +564,29 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
     return HTP_OK;
     HTP_GUARD_END(api, diag)
   };
-  return host.load_script(script, diags) != nullptr;
+  if (!host.load_script(script, diags)) return false;
+  // A pass for a target no loaded backend, binding or pipeline names (`@set.op(targets=["aie-npu9000"])`, a
+  // typo) never runs: said here, where it was declared, not as the resolver's refusal of a later compile.
+  std::set<std::string> targets;
+  for (const auto &c : host.registry().components())
+    if (c->kind == ComponentKind::Backend || c->kind == ComponentKind::Binding || c->kind == ComponentKind::Pipeline)
+      targets.insert(c->targets.begin(), c->targets.end());
+  for (size_t i = 0; i < passes.size(); ++i)
+    for (const std::string &text : passes[i].applies_to) {
+      auto cap = parse_capability(text, CapabilityMode::Requirement);
+      if (!cap || cap->ns != "Target" || cap->name != "Selected") continue;
+      const CapabilityValue *v = cap->find("name");
+      const std::string *target = v ? std::get_if<std::string>(v) : nullptr;
+      if (!target || targets.count(*target)) continue;
+      std::string known;
+      for (const std::string &t : targets) known += (known.empty() ? "" : ", ") + t;
+      diags.report(Diagnostic::warning("python.unknown-target",
+                                       "pass '" + passes[i].info.id + "' of Python extension '" + name +
+                                           "' applies to target '" + *target + "', which no loaded plugin supports "
+                                           "(the targets: " + known + "): it will not run",
+                                       pass_spans[i]));
+    }
+  return true;
 }
 
 Span span_of(const py::dict &d) {

@@ -1021,3 +1021,25 @@ def test_a_python_extension_loads_from_a_plugin_set_and_htp_plugin_path(tmp_path
                       (["plugins", "verify", str(ext)], {})):
         r = subprocess.run([HOST, *args], capture_output=True, text=True, env={**os.environ, **env})
         assert r.returncode == 0 and "recip" in r.stdout, (args, r.stdout, r.stderr)
+
+
+# An op lowered only for a target no plugin supports (a typo: "aie-npu9000") loaded without a word; the pass can
+# never run. A warning says so at the op's declaration.
+def test_an_op_for_a_target_no_plugin_supports_is_a_warning_at_the_op(tmp_path):
+    ext = write_extension(tmp_path, '''
+        from htp.dialects.tile import Tile
+        from htp.extension import Extension
+
+        ext = Extension("typo-ops", version="0.1.0")
+        ops = ext.intrinsic_set("typo_ops")
+
+
+        @ops.op(targets=["aie-npu9000"])
+        def ident(rw, x: Tile) -> Tile:
+            return x
+    ''')
+    with pytest.warns(htp.CompileWarning, match=r"\[python.unknown-target\] pass 'typo_ops.lower.aie-npu9000' of "
+                                                r"Python extension 'typo-ops' applies to target 'aie-npu9000', which "
+                                                r"no loaded plugin supports") as caught:
+        htp.Context(plugins=[ext])
+    assert [(w.filename, w.lineno) for w in caught if "unknown-target" in str(w.message)] == [(str(ext), 9)]

@@ -79,6 +79,8 @@ class _Component:
         d = {"kind": self.kind, "id": self.id}
         d.update(self.fields)
         d["version"] = self.fields.get("version") or version
+        file, line = self.where  # (where the host's warnings about it point)
+        d["span"] = {"file": file, "line": line, "col": 0, "end_line": line, "end_col": 0}
         return d
 
     def capability_errors(self) -> list[dict]:
@@ -273,8 +275,12 @@ class IntrinsicSet:
             ops = sorted(op for op, e in self.ops.items() if target in e["builders"] or (target and None in e["builders"]))
             applies = [f"Uses.Intrinsic(set={self.name})"] + ([f"Target.Selected(name={target})"] if target else [])
             before = ["tile.typecheck"] + ([f"{self.name}.lower"] if target and generic else [])
+            where = self.where  # a target's own pass: where its first builder is (the op naming the target)
+            if target:
+                code = next(e["builders"][target] for e in self.ops.values() if target in e["builders"]).__code__
+                where = (code.co_filename, code.co_firstlineno)
             out.append(_Component(
-                "pass", f"{self.name}.lower{suffix}", self.where, stage="canonicalize", requires=[], provides=[],
+                "pass", f"{self.name}.lower{suffix}", where, stage="canonicalize", requires=[], provides=[],
                 invalidates=[], conflicts=[], applies_to=applies, before=before, after=["tile.fold"],
                 accepts=[f"Uses.Intrinsic(set={self.name},op={op})" for op in ops], version=None,
                 summary=f"lowers intrinsic set '{self.name}'" + (f" for {target}" if target else ""),
