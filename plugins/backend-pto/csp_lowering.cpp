@@ -523,6 +523,55 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       });
       return k;
     };
+    // The steps of an iteration, a task each: cut where a receive follows a send (htp::round_trip_steps), and
+    // between two statements that move an item of one channel (`send(ch, a)` then `send(ch, b)`: a task moves
+    // one item per channel), where no register crosses the cut if there is such a place (what computes b goes
+    // with the second send, what uses a received item with its receive). Only statements directly in the
+    // loop's body are cut between; a channel used twice inside one (a loop, both branches) stays the error
+    // below, and so does a replicated process (its replicas take items in turn).
+    auto item_steps = [&](const std::vector<Op> &ops) {
+      std::vector<std::vector<Op>> out;
+      for (const std::vector<Op> &round : htp::round_trip_steps(ops)) {
+        const size_t n = round.size();
+        std::vector<std::set<std::pair<std::string, std::string>>> uses(n);
+        std::vector<std::set<std::string>> defs(n), reads(n);
+        for (size_t i = 0; i < n; ++i)
+          htp::for_each_op(std::vector<Op>{round[i]}, [&](const Op &x) {
+            if ((x.op == "csp.recv" || x.op == "csp.send") && !events.count(op_channel(x)))
+              uses[i].insert({op_channel(x), x.op});
+            if (!x.dst.empty()) defs[i].insert(x.dst);
+            reads[i].insert(x.args.begin(), x.args.end());
+            if (!x.stored().empty()) reads[i].insert(x.stored());
+          });
+        // Whether a register defined in [from, cut) is read in [cut, n).
+        auto crosses = [&](size_t from, size_t cut) {
+          for (size_t d = from; d < cut; ++d)
+            for (const std::string &r : defs[d])
+              for (size_t u = cut; u < n; ++u)
+                if (reads[u].count(r)) return true;
+          return false;
+        };
+        size_t start = 0;  // the current step's first statement
+        for (size_t i = 0; i < n && proc.replicas == 1; ++i) {
+          size_t next = n;  // the next statement moving an item of a channel statement i moves
+          for (size_t later = i + 1; later < n && next == n; ++later)
+            for (const auto &u : uses[i])
+              if (uses[later].count(u)) next = later;
+          if (next == n) continue;
+          size_t cut = next;
+          for (size_t c = i + 1; c <= next; ++c)
+            if (!crosses(start, c)) {
+              cut = c;
+              break;
+            }
+          out.emplace_back(round.begin() + static_cast<std::ptrdiff_t>(start), round.begin() + static_cast<std::ptrdiff_t>(cut));
+          start = cut;
+          i = cut - 1;
+        }
+        out.emplace_back(round.begin() + static_cast<std::ptrdiff_t>(start), round.end());
+      }
+      return out;
+    };
     const std::vector<std::vector<Op>> steps = [&] {
       // An iteration that receives after it sends runs as steps, a task each. Its carried registers are loaded
       // (from their carry tensors, at the top of the iteration) by every step that reads them and stored by every
@@ -536,8 +585,8 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
         stores.insert(stores.begin(), body_ops.back());
         body_ops.pop_back();
       }
-      std::vector<std::vector<Op>> out = htp::round_trip_steps(body_ops);
-      if (out.size() == 1) return htp::round_trip_steps(loop.body);
+      std::vector<std::vector<Op>> out = item_steps(body_ops);
+      if (out.size() == 1) return item_steps(loop.body);
       auto touches = [&](const std::vector<Op> &ops, const std::string &reg, bool writes) {
         bool found = false;
         htp::for_each_op(ops, [&](const Op &o) {
@@ -643,9 +692,9 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       htp::for_each_op(steps[s], [&](const Op &x) {
         for (const std::string &a : x.args)
           if (locals.count(a) && defined_before.count(a) && !defined.count(a))
-            fail("process '" + cp.name + "' receives after it sends within an iteration and uses register '" + a +
-                     "' on both sides of that receive; backend-pto runs the two sides as separate tasks, which "
-                     "hand over no registers: compute it after the receive",
+            fail("process '" + cp.name + "' runs each iteration as steps, a task each (it receives after it sends, "
+                     "or moves two items of one channel), and uses register '" + a + "' in two of them; backend-pto's "
+                     "tasks hand over no registers: compute it in the step that uses it",
                  x.span);
         if (!x.dst.empty()) defined.insert(x.dst);
       });

@@ -899,6 +899,21 @@ std::pair<int64_t, int64_t> item_of(const CspProcess &proc, const std::string &c
   return it != proc.items.end() ? it->second : std::pair<int64_t, int64_t>{proc.replicas, replica};
 }
 
+/// How many of an iteration's steps `steps` move an item of channel `ch` in direction `dir`, and which of them
+/// `step` is: an iteration sending twice on one channel (csp_lowering's steps) moves items k * n + j. (1, 0)
+/// for a step not among them (statements before or after the loop).
+template <class Step>
+std::pair<int64_t, int64_t> uses_in_iteration(const std::vector<Step> &steps, const Step *step, const std::string &ch,
+                                              const std::string &dir) {
+  int64_t n = 0, j = -1;
+  for (const Step &s : steps)
+    if (std::find(s.channels.begin(), s.channels.end(), std::make_pair(ch, dir)) != s.channels.end()) {
+      if (&s == step) j = n;
+      ++n;
+    }
+  return j < 0 ? std::pair<int64_t, int64_t>{1, 0} : std::pair<int64_t, int64_t>{n, j};
+}
+
 /// A process instance's tasks in order: its statements before its loop (once), each iteration's steps, its
 /// statements after the loop (once). `at(next)` is the step at position `next` and the iteration whose items
 /// it moves (0 before and after the loop: a channel they use is used by no iteration).
@@ -958,7 +973,8 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
         for (const auto &[ch, dir] : step->channels) {
           const size_t c = channel_index.at(ch);
           const auto [mult, add] = item_of(*q.run.proc, ch, q.replica);
-          const int64_t item = k * mult + add;
+          const auto [n, j] = uses_in_iteration(q.run.steps, step, ch, dir);
+          const int64_t item = (k * mult + add) * n + j;
           ready = ready && (dir == "out" ? item == made[c] && item < taken[c] + depth.at(ch) : item == taken[c] && item < made[c]);
         }
         if (!ready) break;
@@ -1101,7 +1117,10 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
     for (const auto &[ch, dir] : st.channels) {
       const std::string c = std::to_string(channel_index.at(ch)), item = "htp_item" + c;
       const auto [mult, add] = item_of(*t.proc, ch, r);
-      out.line("const int64_t " + item + " = " + k + " * " + std::to_string(mult) + " + " + std::to_string(add) + ";");
+      const auto [n, j] = uses_in_iteration(t.steps, &st, ch, dir);
+      const std::string base = k + " * " + std::to_string(mult) + " + " + std::to_string(add);
+      out.line("const int64_t " + item + " = " +
+               (n == 1 ? base : "(" + base + ") * " + std::to_string(n) + " + " + std::to_string(j)) + ";");
       ready += (ready.empty() ? "" : " || ") +
                (dir == "out" ? item + " != htp_made[" + c + "] || " + item + " >= htp_taken[" + c + "] + " +
                                    std::to_string(channels.at(ch)->depth)

@@ -32,6 +32,8 @@ PARITY = {
         (row, t) for row in ("CSP process sending in each branch of an `if`",
                              "CSP process reading the previous tile under `if i == 0`")
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_straight_line_processes_and_two_items_of_a_channel_per_iteration_run": [
+        ("CSP process sending or receiving twice on one channel per iteration", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_process_appending_to_a_cache_at_a_runtime_position": [
         ("CSP process storing at an offset known only at run time", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -288,23 +290,42 @@ def twice(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]]):
             store(Y.tile(i, 0, shape=(32, 64)), adds(recv(c), 1.0))
 
 
+# Two receives of one channel in one iteration, each item used on its own (the second computed first).
+@program
+def twice_received(X: In[Tensor[128, 64, f32]], Y: Out[Tensor[128, 64, f32]]):
+    c = Channel[Tile[32, 64, f32]](depth=1)
+
+    @process(produces=[c])
+    def p():
+        for i in range(2):
+            send(c, load(X.tile(2 * i, 0, shape=(32, 64))))
+            send(c, exp(load(X.tile(2 * i + 1, 0, shape=(32, 64)))))
+
+    @process(consumes=[c])
+    def q():
+        for i in range(2):
+            store(Y.tile(2 * i + 1, 0, shape=(32, 64)), muls(recv(c), 2.0))
+            store(Y.tile(2 * i, 0, shape=(32, 64)), recv(c))
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_straight_line_processes_run_and_two_sends_per_iteration_say_where(tmp_path, target):
+def test_straight_line_processes_and_two_items_of_a_channel_per_iteration_run(tmp_path, target):
     # csp.md: a process body is a counted loop or straight-line code; backend-pto took loops only (pto.csp).
     x = np.random.default_rng(38).standard_normal((64, 64)).astype(np.float32)
     _, r = compile_run(tmp_path, straight, target, X=x)
     np.testing.assert_array_equal(np.asarray(r["Y"])[:32], x[32:] + 1)
-    # Two sends on one channel in one iteration: AIE's core moves two objects; backend-pto's task moves one
-    # item per channel and iteration, so it names the process (its schedule said only that counts did not
-    # balance — and a straight-line body sending twice would have stored both items in one slot).
+    # Two sends (or receives) on one channel in one iteration: AIE's core moves two objects; backend-pto's task
+    # moves one item per channel, and said "sends to channel 'c' more than once per iteration" (pto.csp). The
+    # iteration runs as two steps now, the j-th moving item 2k + j.
     x = np.random.default_rng(39).standard_normal((128, 64)).astype(np.float32)
-    if target == "aie-npu1":
-        _, r = compile_run(tmp_path / "twice", twice, target, X=x)
-        np.testing.assert_array_equal(np.asarray(r["Y"]), x + 1)
-        return
-    with pytest.raises(htp.CompileError) as e:
-        htp.Context().compile(twice, target, tmp_path / "twice")
-    assert "process 'p' sends to channel 'c' more than once per iteration" in str(e.value), str(e.value)
+    _, r = compile_run(tmp_path / "twice", twice, target, X=x)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), x + 1)
+    _, r = compile_run(tmp_path / "received", twice_received, target, X=x)
+    want = np.empty_like(x)
+    for i in range(2):
+        want[64 * i + 32:64 * i + 64] = 2 * x[64 * i:64 * i + 32]
+        want[64 * i:64 * i + 32] = np.exp(x[64 * i + 32:64 * i + 64])
+    np.testing.assert_allclose(np.asarray(r["Y"]), want, rtol=1e-6, atol=1e-6)
 
 
 # A process that reads an InOut tensor it stores, as csp.md and tile.md let a user write it. An AIE core streams
