@@ -560,3 +560,32 @@ def test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs(tmp_path, t
         pkg = ctx.compile(fn, target, tmp_path / fn.__name__)
         np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], want, rtol=1e-6, atol=1e-6)
 
+
+
+# Loops written backwards (`range(15, -1, -1)`, tile.md §2): a kernel entry larger than a core was not streamed
+# on aie-npu1 (aie.validate.memory: X and Y whole on one core), and a loop mixing a matmul and vector work was
+# pto.core-type on pto-a2a3sim ("its loop bounds are not static", though they are constants). The same loops
+# forwards ran on both (probe round 21).
+@kernel
+def rows_exp_backwards(X: In[Tensor[256, 64, f32]], Y: Out[Tensor[256, 64, f32]]):
+    for i in range(15, -1, -1):
+        store(Y.tile(i, 0, shape=(16, 64)), exp(load(X.tile(i, 0, shape=(16, 64)))))
+
+
+@kernel
+def projection_backwards(x: In[Tensor[128, 64, f32]], w: In[Tensor[64, 16, f32]], y: Out[Tensor[128, 16, f32]]):
+    wt = load(w)
+    for r in range(3, -1, -1):
+        store(y.tile(r, 0, shape=(32, 16)), relu(matmul(load(x.tile(r, 0, shape=(32, 64))), wt)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_loops_written_backwards_stream_and_split_like_forward_ones(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(43)
+    X = rng.standard_normal((256, 64)).astype(np.float32)
+    pkg = ctx.compile(rows_exp_backwards, target, tmp_path / "exp")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], np.exp(X), rtol=1e-5)
+    x, w = rng.standard_normal((128, 64)).astype(np.float32), rng.standard_normal((64, 16)).astype(np.float32)
+    pkg = ctx.compile(projection_backwards, target, tmp_path / "proj")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(x=x, w=w)["y"], np.maximum(x @ w, 0), rtol=1e-4, atol=1e-3)

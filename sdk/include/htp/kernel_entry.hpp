@@ -537,6 +537,27 @@ inline nlohmann::json affine_sum(int64_t base, const std::vector<std::pair<int64
 
 }  // namespace loop_detail
 
+/// `ops` with every `for` loop of static bounds and a negative step (`range(15, -1, -1)`) counting up instead,
+/// its variable read as start + step * var in its body: `for i in range(0, 16): ... X.tile(15 - i ...)`. The
+/// iterations run in the same order; loop workloads (which walk a loop's iterations forwards) then take it.
+inline void forward_static_loops(std::vector<TileOp> &ops, const ExprEnv &constants) {
+  using Json = nlohmann::json;
+  for (TileOp &o : ops) {
+    forward_static_loops(o.body, constants);
+    forward_static_loops(o.then_body, constants);
+    forward_static_loops(o.else_body, constants);
+    if (!o.is("for") || !o.var || !o.start || !o.stop || !o.step) continue;
+    auto start = eval_int(*o.start, constants), stop = eval_int(*o.stop, constants), step = eval_int(*o.step, constants);
+    if (!start || !stop || !step || *step >= 0 || *stop >= *start) continue;
+    const int64_t trips = (*start - *stop + (-*step) - 1) / (-*step);
+    const Json value{{"op", "add"}, {"args", Json::array({*start, Json{{"op", "mul"}, {"args", Json::array({*step, Json{{"var", *o.var}}})}}})}};
+    loop_detail::substitute_ops(o.body, *o.var, value);
+    o.start = Json(0);
+    o.stop = Json(trips);
+    o.step = Json(1);
+  }
+}
+
 /// The loop workload of `k`, or nullopt with `why` set. With `runtime_stop`, the outer loop's stop may be known
 /// only at run time (`for i in range(n)`, n a scalar parameter): the workload loop's extent is then that Expr
 /// (at least 0) and `trips` is 0 (known at run time).
@@ -545,6 +566,7 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
   using namespace loop_detail;
   using Json = nlohmann::json;
   TileKernel k = kernel;
+  forward_static_loops(k.body, loop_detail::constexpr_constants(k));  // (range(15, -1, -1) as well)
   inline_scalar_offsets(k);  // (offsets through scalar registers of the loop variables are affine too)
   auto no = [&](std::string reason) -> std::optional<LoopWorkload> {
     if (why) *why = std::move(reason);
@@ -1083,9 +1105,12 @@ inline std::optional<ProcessCut> cut_process(const TileKernel &k, std::string *w
 
 /// The parts workload of `k`, or nullopt with `why` set. `runtime_stop`: a part's loop may run to a bound known
 /// only at run time (its trip count an Expr the orchestrating host evaluates; loop_workload's runtime_stop).
-inline std::optional<EntryParts> entry_parts_workload(const TileKernel &k, std::string *why, bool runtime_stop = false) {
+inline std::optional<EntryParts> entry_parts_workload(const TileKernel &kernel, std::string *why,
+                                                      bool runtime_stop = false) {
   using namespace loop_detail;
   using Json = nlohmann::json;
+  TileKernel k = kernel;
+  forward_static_loops(k.body, constexpr_constants(k));  // (range(15, -1, -1) as well)
   auto no = [&](std::string reason) -> std::optional<EntryParts> {
     if (why) *why = std::move(reason);
     return std::nullopt;
