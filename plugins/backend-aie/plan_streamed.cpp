@@ -180,6 +180,9 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     // (`if i == 0: ... else: X.tile(i - 1)`) is cut where the branch changes: loops one after another, below.
     std::optional<htp::TileKernel> split;
     if (s && streamed_views_leave(*s, device) && (split = htp::split_loop_at_conditions(k))) s.reset();
+    // (a loop that runs as parts — it carries an accumulator — moves each iteration's tiles alike: cut it
+    // where a branch that moves tiles changes too)
+    if (!s && !split) split = htp::split_loop_at_conditions(k, 3, /*moving_only=*/true);
     if (!s) {
       // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
       // that do not fit: its parts run one after another, each within a core, the carries in tensors between

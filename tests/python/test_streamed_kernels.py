@@ -548,6 +548,22 @@ def smooth_ahead(X: In[Tensor[1024, 32, f32]], Y: Out[Tensor[1024, 32, f32]]):
         store(Y.tile(i, 0, shape=(32, 32)), sub(nxt, cur))
 
 
+# The same with an accumulator carried through the loop (the loop then runs as parts): aie-npu1 moved tile -1
+# at run time ("covers [-16, 16)", probe round 21).
+@kernel
+def smooth_and_sum(X: In[Tensor[256, 64, f32]], Y: Out[Tensor[256, 64, f32]], A: Out[Tensor[16, 64, f32]]):
+    acc = full((16, 64), 0.0, dtype=f32)
+    for i in range(16):
+        t = load(X.tile(i, 0, shape=(16, 64)))
+        if i == 0:
+            p = t
+        else:
+            p = load(X.tile(i - 1, 0, shape=(16, 64)))
+        store(Y.tile(i, 0, shape=(16, 64)), add(p, t))
+        acc = add(acc, t)
+    store(A, acc)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs(tmp_path, target):
     ctx = htp.Context()
@@ -559,6 +575,12 @@ def test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs(tmp_path, t
     for fn, want in ((smooth_back, back), (smooth_ahead, ahead)):
         pkg = ctx.compile(fn, target, tmp_path / fn.__name__)
         np.testing.assert_allclose(htp.bind(pkg, ctx).run(X=X)["Y"], want, rtol=1e-6, atol=1e-6)
+    X = np.random.default_rng(47).standard_normal((256, 64)).astype(np.float32)
+    r = htp.bind(ctx.compile(smooth_and_sum, target, tmp_path / "sum"), ctx).run(X=X)
+    tiles = X.reshape(16, 16, 64)
+    want = tiles + np.concatenate([tiles[:1], tiles[:-1]])
+    np.testing.assert_allclose(r["Y"], want.reshape(256, 64), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(r["A"], tiles.sum(0), rtol=1e-5, atol=1e-5)
 
 
 

@@ -777,71 +777,88 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
   return out;
 }
 
-/// A kernel entry whose body is one loop of static range, the loop's iterations cut where a condition of an `if`
-/// directly in its body changes value: `for i in range(32): ... if i == 0: A else: B ...` becomes `for i in
+/// A kernel entry whose body holds a loop of static range (the first such loop that cuts; statements around it
+/// stay), the loop's iterations cut where a condition of an `if` directly in its body changes value: `for i in range(32): ... if i == 0: A else: B ...` becomes `for i in
 /// range(0, 1): ... A ...` then `for i in range(1, 32): ... B ...`, each loop with the branch its iterations
 /// take in place of the `if`. Conditions of the loop variable and constants only (what the iteration number
 /// decides); at most `max_loops` loops (`i % 3 == 0` changes every iteration: nullopt). A backend that moves
 /// each iteration's tiles (AIE's streams) then moves only what each loop's iterations read: the first
-/// iteration of `X.tile(i - 1)` under `else` would otherwise move the tile before the tensor. nullopt when
-/// nothing is cut.
-inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &k, size_t max_loops = 3) {
-  if (k.body.size() != 1 || !k.body[0].is("for") || !k.body[0].var) return std::nullopt;
-  const TileOp &loop = k.body[0];
+/// iteration of `X.tile(i - 1)` under `else` would otherwise move the tile before the tensor. `moving_only`:
+/// only `if`s whose branches load or store count. nullopt when nothing is cut.
+inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &k, size_t max_loops = 3,
+                                                          bool moving_only = false) {
   const ExprEnv constants = loop_detail::constexpr_constants(k);
-  const std::optional<loop_detail::NestLoop> range = loop_detail::static_range(loop, constants);
-  if (!range || range->trips > 4096) return std::nullopt;
-  // The decided `if`s: the value of each one's condition at every iteration.
-  std::vector<size_t> decided;
-  std::vector<std::vector<bool>> values;
-  for (size_t s = 0; s < loop.body.size(); ++s) {
-    const TileOp &o = loop.body[s];
-    if (!o.is("if") || !o.cond) continue;
-    std::vector<bool> at;
-    ExprEnv env = constants;
-    for (int64_t t = 0; t < range->trips; ++t) {
-      env.vars[range->var] = range->start + t * range->step;
-      const std::optional<int64_t> v = eval_int(*o.cond, env);
-      if (!v) break;
-      at.push_back(*v != 0);
-    }
-    if (static_cast<int64_t>(at.size()) != range->trips) continue;  // not decided by the iteration alone
-    decided.push_back(s);
-    values.push_back(std::move(at));
-  }
-  if (decided.empty()) return std::nullopt;
-  // Runs of iterations that take the same branches.
-  std::vector<std::pair<int64_t, int64_t>> runs;  // [first, end) iteration numbers
-  auto same = [&](int64_t a, int64_t b) {
-    for (const auto &v : values)
-      if (v[static_cast<size_t>(a)] != v[static_cast<size_t>(b)]) return false;
-    return true;
-  };
-  for (int64_t t = 0; t < range->trips; ++t)
-    if (runs.empty() || !same(runs.back().first, t)) runs.emplace_back(t, t + 1);
-    else runs.back().second = t + 1;
-  if (runs.size() < 2 || runs.size() > max_loops) return std::nullopt;
-  TileKernel out = k;
-  out.body.clear();
-  for (const auto &[first, end] : runs) {
-    TileOp part = loop;
-    part.start = range->start + first * range->step;
-    part.stop = range->start + end * range->step;
-    part.step = range->step;
-    part.body.clear();
+  // The loop's pieces, or nullopt: each a copy of `loop` over a run of iterations, the decided ifs inlined.
+  auto cut = [&](const TileOp &loop) -> std::optional<std::vector<TileOp>> {
+    if (!loop.is("for") || !loop.var) return std::nullopt;
+    const std::optional<loop_detail::NestLoop> range = loop_detail::static_range(loop, constants);
+    if (!range || range->trips > 4096) return std::nullopt;
+    // The decided `if`s: the value of each one's condition at every iteration.
+    std::vector<size_t> decided;
+    std::vector<std::vector<bool>> values;
     for (size_t s = 0; s < loop.body.size(); ++s) {
-      auto d = std::find(decided.begin(), decided.end(), s);
-      if (d == decided.end()) {
-        part.body.push_back(loop.body[s]);
-        continue;
+      const TileOp &o = loop.body[s];
+      if (!o.is("if") || !o.cond) continue;
+      if (moving_only) {
+        bool moves = false;
+        for (const auto *branch : {&o.then_body, &o.else_body})
+          for_each_op(*branch, [&](const TileOp &x) { moves = moves || x.is("load") || x.is("store"); });
+        if (!moves) continue;
       }
-      const TileOp &branch_of = loop.body[s];
-      const bool taken = values[static_cast<size_t>(d - decided.begin())][static_cast<size_t>(first)];
-      for (const TileOp &o : taken ? branch_of.then_body : branch_of.else_body) part.body.push_back(o);
+      std::vector<bool> at;
+      ExprEnv env = constants;
+      for (int64_t t = 0; t < range->trips; ++t) {
+        env.vars[range->var] = range->start + t * range->step;
+        const std::optional<int64_t> v = eval_int(*o.cond, env);
+        if (!v) break;
+        at.push_back(*v != 0);
+      }
+      if (static_cast<int64_t>(at.size()) != range->trips) continue;  // not decided by the iteration alone
+      decided.push_back(s);
+      values.push_back(std::move(at));
     }
-    out.body.push_back(std::move(part));
-  }
-  return out;
+    if (decided.empty()) return std::nullopt;
+    // Runs of iterations that take the same branches.
+    std::vector<std::pair<int64_t, int64_t>> runs;  // [first, end) iteration numbers
+    auto same = [&](int64_t a, int64_t b) {
+      for (const auto &v : values)
+        if (v[static_cast<size_t>(a)] != v[static_cast<size_t>(b)]) return false;
+      return true;
+    };
+    for (int64_t t = 0; t < range->trips; ++t)
+      if (runs.empty() || !same(runs.back().first, t)) runs.emplace_back(t, t + 1);
+      else runs.back().second = t + 1;
+    if (runs.size() < 2 || runs.size() > max_loops) return std::nullopt;
+    std::vector<TileOp> pieces;
+    for (const auto &[first, end] : runs) {
+      TileOp part = loop;
+      part.start = range->start + first * range->step;
+      part.stop = range->start + end * range->step;
+      part.step = range->step;
+      part.body.clear();
+      for (size_t s = 0; s < loop.body.size(); ++s) {
+        auto d = std::find(decided.begin(), decided.end(), s);
+        if (d == decided.end()) {
+          part.body.push_back(loop.body[s]);
+          continue;
+        }
+        const TileOp &branch_of = loop.body[s];
+        const bool taken = values[static_cast<size_t>(d - decided.begin())][static_cast<size_t>(first)];
+        for (const TileOp &o : taken ? branch_of.then_body : branch_of.else_body) part.body.push_back(o);
+      }
+      pieces.push_back(std::move(part));
+    }
+    return pieces;
+  };
+  // The first loop of the body that cuts (statements before and after it stay).
+  for (size_t i = 0; i < k.body.size(); ++i)
+    if (auto pieces = cut(k.body[i])) {
+      TileKernel out = k;
+      out.body.erase(out.body.begin() + static_cast<std::ptrdiff_t>(i));
+      out.body.insert(out.body.begin() + static_cast<std::ptrdiff_t>(i), pieces->begin(), pieces->end());
+      return out;
+    }
+  return std::nullopt;
 }
 
 /// A kernel entry whose body is a sequence of loops and statements — loops one after another, a loop whose
