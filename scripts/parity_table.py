@@ -73,6 +73,7 @@ CONSTRUCTS = {
     "runtime scalar of a CSP program": "CSP",
     "CSP process storing at an offset known only at run time": "CSP",
     "CSP process sending or receiving twice on one channel per iteration": "CSP",
+    "CSP process reading one input through two views per iteration": "CSP",
     "CSP program larger than a core's memory": "CSP",
     "CSP process reading back an `InOut` tensor it stores": "CSP",
     "CSP process storing under an `if`": "CSP",

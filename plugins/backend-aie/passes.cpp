@@ -200,8 +200,10 @@ void map_pass(htp::PassContext &ctx) {
       // (a generator feeding four workers), or whose processes store to the same elements (ordered by their
       // channels), runs host-orchestrated when it can: each replica a stage of tasks, in producer order.
       std::string reason = d ? first_violation(*d, {"aie.validate.memory", "aie.validate.dma-channels"}) : "";
+      // (or that reads one tensor through views no DMA pattern walks in one stream — a tile loaded before the
+      // loop beside the loop's tiles, two processes loading different tiles: the host gathers each task's)
       for (const auto &p : routing)
-        if (p.code == "aie.replicated-output" && reason.empty()) reason = p.message;
+        if ((p.code == "aie.replicated-output" || p.code == "aie.dma-pattern") && reason.empty()) reason = p.message;
       const htp::CspProgram *program = nullptr;
       for (const htp::CspProgram &p : docs.csp.programs)
         if (p.name == plan.name) program = &p;

@@ -34,6 +34,8 @@ PARITY = {
         for t in ("pto-a2a3sim", "aie-npu1")],
     "test_straight_line_processes_and_two_items_of_a_channel_per_iteration_run": [
         ("CSP process sending or receiving twice on one channel per iteration", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_one_input_read_through_two_views_per_iteration": [
+        ("CSP process reading one input through two views per iteration", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_process_appending_to_a_cache_at_a_runtime_position": [
         ("CSP process storing at an offset known only at run time", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -1030,4 +1032,47 @@ def test_a_process_appending_to_a_cache_at_a_runtime_position(tmp_path, target):
         r = run.run(Kn=kn, KT=kt, Q=q, pos=pos)
         np.testing.assert_array_equal(r["KT"], want)
         np.testing.assert_allclose(r["S"], q @ want, rtol=1e-4, atol=1e-4)
+
+
+# One In tensor read through two views per iteration (a base tile loaded before the loop beside the loop's
+# tiles, or both loads in the loop): aie-npu1 refused both with aie.dma-pattern ("the transfer of 'X' through
+# @in_X_L2 is not a 4-D DMA access pattern"); such a program runs host-orchestrated now (probe round 21).
+@program
+def plus_base(X: In[Tensor[32, 64, f32]], Y: Out[Tensor[32, 64, f32]]):
+    c = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[c])
+    def producer():
+        base = load(X.tile(0, 0, shape=(16, 64)))
+        for i in range(2):
+            send(c, add(load(X.tile(i, 0, shape=(16, 64))), base))
+
+    @process(consumes=[c])
+    def collector():
+        for i in range(2):
+            store(Y.tile(i, 0, shape=(16, 64)), recv(c))
+
+
+@program
+def plus_base_in_loop(X: In[Tensor[32, 64, f32]], Y: Out[Tensor[32, 64, f32]]):
+    c = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[c])
+    def producer():
+        for i in range(2):
+            send(c, add(load(X.tile(i, 0, shape=(16, 64))), load(X.tile(0, 0, shape=(16, 64)))))
+
+    @process(consumes=[c])
+    def collector():
+        for i in range(2):
+            store(Y.tile(i, 0, shape=(16, 64)), recv(c))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_input_read_through_two_views_per_iteration(tmp_path, target):
+    x = np.random.default_rng(53).standard_normal((32, 64)).astype(np.float32)
+    want = x + np.concatenate([x[:16], x[:16]])
+    for fn in (plus_base, plus_base_in_loop):
+        _, r = compile_run(tmp_path / fn.__name__, fn, target, X=x)
+        np.testing.assert_array_equal(np.asarray(r["Y"]), want)
 
