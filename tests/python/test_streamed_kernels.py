@@ -611,3 +611,28 @@ def test_loops_written_backwards_stream_and_split_like_forward_ones(tmp_path, ta
     x, w = rng.standard_normal((128, 64)).astype(np.float32), rng.standard_normal((64, 16)).astype(np.float32)
     pkg = ctx.compile(projection_backwards, target, tmp_path / "proj")
     np.testing.assert_allclose(htp.bind(pkg, ctx).run(x=x, w=w)["y"], np.maximum(x @ w, 0), rtol=1e-4, atol=1e-3)
+
+
+# Statements before a loop that read a few rows of a tensor larger than a core (an early store of X[0:8, :]),
+# the loop carrying an accumulator to a runtime bound: aie-npu1 ran the statements as a part holding X whole
+# (aie.validate.memory, "a [144,128] f32 object of 73728 bytes"). Each part moves what it reads now.
+@kernel
+def head_then_sum(X: In[Tensor[144, 128, f32]], Y: Out[Tensor[144, 128, f32]], E: Out[Tensor[8, 128, f32]],
+                  A: Out[Tensor[8, 128, f32]], n: Scalar[i32]):
+    store(E, muls(load(X[0:8, :]), 2.0))
+    acc = full((8, 128), 0.0, dtype=f32)
+    for i in range(n):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        store(Y.tile(i, 0, shape=(8, 128)), t)
+        acc = add(acc, t)
+    store(A, acc)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_statements_before_a_large_loop_move_only_what_they_read(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(59).standard_normal((144, 128)).astype(np.float32)
+    r = htp.bind(ctx.compile(head_then_sum, target, tmp_path / "p"), ctx).run(X=X, n=18)
+    np.testing.assert_array_equal(r["E"], X[:8] * 2)
+    np.testing.assert_array_equal(r["Y"], X)
+    np.testing.assert_allclose(r["A"], X.reshape(18, 8, 128).sum(0), rtol=1e-5, atol=1e-5)

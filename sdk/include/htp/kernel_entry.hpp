@@ -691,7 +691,13 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
       bool moves = false;
       for (const auto &per_var : as[0].step)
         moves = moves || std::any_of(per_var.begin(), per_var.end(), [](int64_t x) { return x != 0; });
-      if (moves) {  // the view of iteration (t, t1, ...): lo + sum of step * (start + t * loop step)
+      // A tensor every iteration reads or writes at the same part of (`X[0:8, :]` of a [144, 128] X): that
+      // part, not the tensor whole (a core holds 8 rows). Read whole (a layernorm's gamma), it stays whole.
+      bool part = false;
+      for (size_t d = 0; d < rank; ++d)
+        part = part || (p.type.shape[d] > 0 && shape[d] < p.type.shape[d]);
+      const bool symbolic = std::any_of(p.type.shape.begin(), p.type.shape.end(), [](int64_t x) { return x <= 0; });
+      if (moves || (part && !symbolic)) {  // the view of iteration (t, t1, ...): lo + sum of step * (start + t * loop step)
         q.type.shape = shape;
         q.local_shape = std::nullopt;
         view_base[p.name] = lo;
@@ -1154,8 +1160,32 @@ inline std::optional<EntryParts> entry_parts_workload(const TileKernel &kernel, 
   for (size_t p = 0; p < n; ++p) {
     const std::string name = k.name + "__" + std::to_string(p);
     if (!is_loop(p)) {
-      // (its launch binds each parameter to the workload's tensor, or intermediate, of its name, whole)
       TileKernel pk = carry_framed_kernel(k, name, parts[p], p, *plan);
+      // Moved through views of what it reads and writes, as a loop of one iteration (a store of X[0:8, :] before
+      // a loop over X's tiles: a core holds 8 rows, not X whole), when its accesses allow.
+      TileOp once;
+      once.op = "for";
+      once.var = "__once";
+      once.start = Json(0);
+      once.stop = Json(1);
+      once.step = Json(1);
+      once.span = parts[p].front().span;
+      once.body = pk.body;
+      TileKernel framed_once = pk;
+      framed_once.body = {std::move(once)};
+      if (auto lw = loop_workload(framed_once, nullptr, runtime_stop)) {
+        // (its one iteration's launch, unwrapped: the part keeps its name and runs once)
+        WspNode t = lw->workload.body.at(0).body.at(0).body.at(0);
+        for (WspArg &a : t.args)
+          for (Json &e : a.offset) e = substitute(e, "i", Json(0));
+        t.kernel = name;
+        t.id = "t" + std::to_string(tasks++);
+        lw->body.name = name;
+        steps.push_back(std::move(t));
+        out.kernels.push_back(std::move(lw->body));
+        continue;
+      }
+      // (else its launch binds each parameter to the workload's tensor, or intermediate, of its name, whole)
       WspNode t = single_launch_workload(pk).body.at(0);
       t.id = "t" + std::to_string(tasks++);
       steps.push_back(std::move(t));
