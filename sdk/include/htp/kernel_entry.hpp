@@ -791,9 +791,11 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
 /// each iteration's tiles (AIE's streams) then moves only what each loop's iterations read: the first
 /// iteration of `X.tile(i - 1)` under `else` would otherwise move the tile before the tensor. `moving_only`:
 /// only `if`s whose branches load or store count. nullopt when nothing is cut.
-inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &k, size_t max_loops = 3,
+inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kernel, size_t max_loops = 3,
                                                           bool moving_only = false) {
-  const ExprEnv constants = loop_detail::constexpr_constants(k);
+  const ExprEnv constants = loop_detail::constexpr_constants(kernel);
+  TileKernel k = kernel;
+  forward_static_loops(k.body, constants);  // (range(7, -1, -1) as well)
   // The loop's pieces, or nullopt: each a copy of `loop` over a run of iterations, the decided ifs inlined.
   auto cut = [&](const TileOp &loop) -> std::optional<std::vector<TileOp>> {
     if (!loop.is("for") || !loop.var) return std::nullopt;
