@@ -145,7 +145,7 @@ void map_pass(htp::PassContext &ctx) {
                                                          "' " + *clash + "; an AIE task moves its inputs in before its "
                                                          "outputs out, so the read would see the old values (drop the "
                                                          "directive)",
-                              Json(b.span ? *b.span : w.schedule.span ? *w.schedule.span : w.span)});
+                              Json(htp::directive_span(w, b))});
       });
   std::vector<OrchestrationPlan> orchestrated;
   Json out = Json::array();

@@ -753,7 +753,7 @@ void fuse_buffered(htp::TileKernels &kernels, htp::WspTaskGraph &tasks, std::vec
           problems.push_back({"pto.schedule-buffer", e->message, Span::from(e->span)});
           return;
         }
-        const Span at = Span::from(b.span ? *b.span : w.schedule.span ? *w.schedule.span : w.span);
+        const Span at = Span::from(htp::directive_span(w, b));
         htp::TileKernel &k = *kernels.find(std::get<std::string>(fused));
         const std::set<std::string> acc = accumulators(k);
         const std::string what = "buffer(\"" + b.tensor + "\", \"" + b.space + "\") of workload '" + w.name + "': ";

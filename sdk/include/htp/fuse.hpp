@@ -104,6 +104,12 @@ inline void find_launches(std::vector<WspNode> &body, const std::string &t,
 
 }  // namespace fuse_detail
 
+/// Where a message about buffer directive `b` of workload `w` points: the directive's call, else (a task graph
+/// written without directive spans) the @schedule function, else the workload.
+inline const IrSpan &directive_span(const WspWorkload &w, const WspBuffer &b) {
+  return b.span ? *b.span : w.schedule.span ? *w.schedule.span : w.span;
+}
+
 /// Fuses the launches of workload `w` that pass intermediate `tensor` (see above); adds the fused kernel to
 /// `kernels` (once per pair of kernels) and returns its name, or the reason it cannot.
 inline std::variant<std::string, FuseError> fuse_through(TileKernels &kernels, WspWorkload &w, const std::string &tensor,
@@ -249,8 +255,7 @@ void fuse_buffers(TileKernels &kernels, WspTaskGraph &tasks, Keep &&keep, Done &
   for (WspWorkload &w : tasks.workloads) {
     if (!w.schedule.buffer) continue;
     for (const WspBuffer &b : *w.schedule.buffer)
-      if (keep(b.space))
-        done(w, b, fuse_through(kernels, w, b.tensor, b.span ? *b.span : w.schedule.span ? *w.schedule.span : w.span, &fused));
+      if (keep(b.space)) done(w, b, fuse_through(kernels, w, b.tensor, directive_span(w, b), &fused));
   }
   drop_unlaunched(kernels, tasks, fused);
 }
