@@ -16,15 +16,6 @@ namespace htp::aie {
 
 namespace {
 
-bool static_shape(const std::vector<htp::IrDim> &shape, std::vector<int64_t> &out) {
-  out.clear();
-  for (const htp::IrDim &d : shape) {
-    if (d.is_symbol() || d.size < 1) return false;
-    out.push_back(d.size);
-  }
-  return true;
-}
-
 int64_t words(int64_t bytes) { return (bytes + 3) / 4; }
 
 /// A packed buffer's length in words, padded so that one DMA transfer of it has a pattern: a length above a

@@ -108,9 +108,9 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
 }
 
 /// Whether the design of `plan` fits its cores' memory; `unplanned` when there is no plan or design (their
-/// own errors say why).
-bool fits(const std::optional<EntryPlan> &plan, const DeviceProfile &device, bool unplanned) {
-  std::vector<Problem> problems;
+/// own errors say why, appended to `problems`).
+bool fits(const std::optional<EntryPlan> &plan, const DeviceProfile &device, bool unplanned,
+          std::vector<Problem> &problems) {
   auto design = plan ? build_design(*plan, device, problems) : std::nullopt;
   if (!design) return unplanned;
   for (const Violation &v : validate(*design, device))
@@ -123,27 +123,24 @@ bool entry_fits(const htp::TileKernel &k, const htp::LayoutSignatures &layouts, 
   if (std::none_of(k.body.begin(), k.body.end(), [](const htp::TileOp &o) { return o.is("for"); }))
     return true;  // nothing to stream
   std::vector<Problem> problems;
-  return fits(plan_kernel_entry(k, layouts, device, problems), device, true);
+  return fits(plan_kernel_entry(k, layouts, device, problems), device, true, problems);
 }
 
-/// Whether the spatial design of streamed kernel `s` fits its core's memory.
-bool streamed_design_fits(const htp::LoopWorkload &s, const DeviceProfile &device) {
+/// The spatial design of streamed kernel `s`, built once: whether it fits its core's memory, and whether it
+/// moves, at some iteration, a view that leaves its tensor (aie.view: an iteration's tiles are moved whether
+/// the body reads them or not, so `X.tile(i - 1)` under `else` of `if i == 0` moves the tile before X at 0).
+struct StreamedDesign {
+  bool fits = false;
+  bool views_leave = false;
+};
+StreamedDesign streamed_design(const htp::LoopWorkload &s, const DeviceProfile &device) {
   htp::TileKernels kernels;
   kernels.kernels.push_back(s.body);
   std::vector<Problem> problems;
-  return fits(plan_workload_entry(s.workload, kernels, device, problems), device, false);
-}
-
-/// Whether streamed kernel `s` moves, at some iteration, a view that leaves its tensor (aie.view): an
-/// iteration's tiles are moved whether the body reads them or not, so `X.tile(i - 1)` under `else` of
-/// `if i == 0` moves the tile before X at i = 0.
-bool streamed_views_leave(const htp::LoopWorkload &s, const DeviceProfile &device) {
-  htp::TileKernels kernels;
-  kernels.kernels.push_back(s.body);
-  std::vector<Problem> problems;
-  auto plan = plan_workload_entry(s.workload, kernels, device, problems);
-  if (plan) (void)build_design(*plan, device, problems);
-  return std::any_of(problems.begin(), problems.end(), [](const Problem &p) { return p.code == "aie.view"; });
+  StreamedDesign out;
+  out.fits = fits(plan_workload_entry(s.workload, kernels, device, problems), device, false, problems);
+  out.views_leave = std::any_of(problems.begin(), problems.end(), [](const Problem &p) { return p.code == "aie.view"; });
+  return out;
 }
 
 }  // namespace
@@ -169,17 +166,19 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     std::optional<htp::LoopWorkload> s = htp::loop_workload(sunk, nullptr, /*runtime_stop=*/true);
     // An iteration whose tiles still do not fit (a 32 x 256 f32 softmax row tile: 32 KB in, 32 KB out, double
     // buffered) streams in blocks of fewer rows when its body works row by row.
-    for (int64_t parts = 2; s && parts <= 64 && !streamed_design_fits(*s, device); parts *= 2) {
+    StreamedDesign design = s ? streamed_design(*s, device) : StreamedDesign{};
+    for (int64_t parts = 2; s && parts <= 64 && !design.fits; parts *= 2) {
       auto rows = split_loop_rows(sunk, parts);
       if (!rows) break;
       auto smaller = htp::loop_workload(*rows, nullptr, /*runtime_stop=*/true);
       if (!smaller) break;
       s = std::move(smaller);
+      design = streamed_design(*s, device);
     }
     // A loop whose iterations move a view outside the tensor only under a branch the iteration number decides
     // (`if i == 0: ... else: X.tile(i - 1)`) is cut where the branch changes: loops one after another, below.
     std::optional<htp::TileKernel> split;
-    if (s && streamed_views_leave(*s, device) && (split = htp::split_loop_at_conditions(k))) s.reset();
+    if (s && design.views_leave && (split = htp::split_loop_at_conditions(k))) s.reset();
     // (a loop that runs as parts — it carries an accumulator — moves each iteration's tiles alike: cut it
     // where a branch that moves tiles changes too)
     if (!s && !split) split = htp::split_loop_at_conditions(k, 3, /*moving_only=*/true);
