@@ -23,10 +23,11 @@ using Clock = std::chrono::steady_clock;
 class Walker {
 public:
   Walker(const htp::WspWorkload &w, const std::map<std::string, Design> &designs, const Json &packing,
-         std::map<std::string, Json> alias_checks, const std::map<std::string, KernelEntry> &kernels, std::map<std::string, OrchTensor> tensors,
-         const std::map<std::string, Json> &scalars, const SimOptions &options, std::string file, const Json &channels)
-      : w_(w), designs_(designs), packing_(packing), alias_checks_(std::move(alias_checks)), kernels_(kernels), tensors_(std::move(tensors)), options_(options),
-        file_(std::move(file)) {
+         const Json &alias_checks, const std::map<std::string, KernelEntry> &kernels,
+         std::map<std::string, OrchTensor> tensors, const std::map<std::string, Json> &scalars,
+         const SimOptions &options, std::string file, const Json &channels)
+      : w_(w), designs_(designs), packing_(packing), alias_checks_(alias_checks), kernels_(kernels),
+        tensors_(std::move(tensors)), options_(options), file_(std::move(file)) {
     for (const auto &[name, value] : scalars) env_.params[name] = value;
     for (const htp::WspIntermediate &i : w.intermediates) {
       std::vector<int64_t> shape;
@@ -231,28 +232,25 @@ private:
   /// The views a task moves of one tensor as an input and an output that its kernel loads after storing
   /// (orchestration.json's `alias_checks`): overlapping, the kernel would read the old values (aie.alias).
   template <class MovedList> void check_aliases(const htp::WspNode &n, const MovedList &moved) const {
-    auto it = alias_checks_.find(n.kernel);
-    if (it == alias_checks_.end()) return;
+    if (!alias_checks_.contains(n.kernel)) return;
     auto find = [&](const std::string &param) -> const typename MovedList::value_type * {
       for (const auto &m : moved)
         if (m.name == param && m.t) return &m;
       return nullptr;
     };
-    for (const Json &pair : it->second) {
+    auto arg_of = [&](const std::string &param) -> const htp::WspArg & {
+      return *std::find_if(n.args.begin(), n.args.end(), [&](const htp::WspArg &a) { return a.param == param; });
+    };
+    for (const Json &pair : alias_checks_.at(n.kernel)) {
       const std::string in = pair.at(0).get<std::string>(), out = pair.at(1).get<std::string>();
-      const auto *r = find(in), *w = find(out);
+      const auto *r = find(in), *w = find(out);  // (moved views: their arguments are views of a tensor)
       if (!r || !w || r->t != w->t || !boxes_overlap(r->offset, r->shape, w->offset, w->shape)) continue;
-      const htp::WspArg *a = nullptr;
-      for (const htp::WspArg &arg : n.args)
-        if (arg.param == in) a = &arg;
       auto dir = [&](const std::string &param, const char *otherwise) {
-        for (const htp::WspArg &arg : n.args)
-          if (arg.param == param && arg.dir == "inout") return std::string("InOut");
-        return std::string(otherwise);
+        return std::string(arg_of(param).dir == "inout" ? "InOut" : otherwise);
       };
-      fail(n.span, "task " + n.id + ": runtime data: " +
-                       aliasing_reason(n.kernel, a && a->tensor ? *a->tensor : std::string("?"), in, dir(in, "In"), out,
-                                       dir(out, "Out")),
+      fail(n.span,
+           "task " + n.id + ": runtime data: " +
+               aliasing_reason(n.kernel, *arg_of(in).tensor, in, dir(in, "In"), out, dir(out, "Out")),
            "aie.alias");
     }
   }
@@ -449,7 +447,7 @@ private:
   const htp::WspWorkload &w_;
   const std::map<std::string, Design> &designs_;
   const Json &packing_;  ///< kernel -> the packing of its objects (pack_task), or null
-  const std::map<std::string, Json> alias_checks_;  ///< kernel -> its [in, out] pairs loaded after storing
+  const Json &alias_checks_;  ///< kernel -> its [in, out] pairs loaded after storing (orchestration.json)
   const std::map<std::string, KernelEntry> &kernels_;
   std::map<std::string, OrchTensor> tensors_;
   std::vector<std::vector<char>> owned_;
@@ -510,13 +508,12 @@ OrchestrationResult orchestrate(const Json &doc, const std::map<std::string, Des
     if (p.type.is_scalar() ? !scalars.count(p.name) : !tensors.count(p.name))
       throw SimError("orchestration of '" + w.name + "': no argument for parameter '" + p.name + "'");
   }
-  Json packing = Json::object();
-  std::map<std::string, Json> alias_checks;
+  Json packing = Json::object(), alias_checks = Json::object();
   for (const auto &[kernel, entry] : doc.at("kernels").items()) {
     packing[kernel] = entry.is_object() ? entry.value("packed", Json()) : Json();
     if (entry.is_object() && entry.contains("alias_checks")) alias_checks[kernel] = entry.at("alias_checks");
   }
-  Walker walker(w, designs, packing, std::move(alias_checks), kernels, tensors, scalars, options, doc.value("file", ""),
+  Walker walker(w, designs, packing, alias_checks, kernels, tensors, scalars, options, doc.value("file", ""),
                 doc.value("channels", Json::object()));
   return walker.run();
 }
