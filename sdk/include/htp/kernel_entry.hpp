@@ -550,8 +550,7 @@ inline void forward_static_loops(std::vector<TileOp> &ops, const ExprEnv &consta
     auto start = eval_int(*o.start, constants), stop = eval_int(*o.stop, constants), step = eval_int(*o.step, constants);
     if (!start || !stop || !step || *step >= 0 || *stop >= *start) continue;
     const int64_t trips = (*start - *stop + (-*step) - 1) / (-*step);
-    const Json value{{"op", "add"}, {"args", Json::array({*start, Json{{"op", "mul"}, {"args", Json::array({*step, Json{{"var", *o.var}}})}}})}};
-    loop_detail::substitute_ops(o.body, *o.var, value);
+    loop_detail::substitute_ops(o.body, *o.var, loop_detail::iteration_value(*start, *step, *o.var));
     o.start = Json(0);
     o.stop = Json(trips);
     o.step = Json(1);
@@ -693,11 +692,8 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
         moves = moves || std::any_of(per_var.begin(), per_var.end(), [](int64_t x) { return x != 0; });
       // A tensor every iteration reads or writes at the same part of (`X[0:8, :]` of a [144, 128] X): that
       // part, not the tensor whole (a core holds 8 rows). Read whole (a layernorm's gamma), it stays whole.
-      bool part = false;
-      for (size_t d = 0; d < rank; ++d)
-        part = part || (p.type.shape[d] > 0 && shape[d] < p.type.shape[d]);
-      const bool symbolic = std::any_of(p.type.shape.begin(), p.type.shape.end(), [](int64_t x) { return x <= 0; });
-      if (moves || (part && !symbolic)) {  // the view of iteration (t, t1, ...): lo + sum of step * (start + t * loop step)
+      const bool part = shape != p.type.shape;
+      if (moves || part) {  // the view of iteration (t, t1, ...): lo + sum of step * (start + t * loop step)
         q.type.shape = shape;
         q.local_shape = std::nullopt;
         view_base[p.name] = lo;
