@@ -9,10 +9,10 @@
 #include "frontend/python_capture.hpp"
 #include "loader/plugin_discovery.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <iostream>
 
 namespace htp::cli {

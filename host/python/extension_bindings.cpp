@@ -571,6 +571,8 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
   for (const auto &c : host.registry().components())
     if (c->kind == ComponentKind::Backend || c->kind == ComponentKind::Binding || c->kind == ComponentKind::Pipeline)
       targets.insert(c->targets.begin(), c->targets.end());
+  std::string known;
+  for (const std::string &t : targets) known += (known.empty() ? "" : ", ") + t;
   for (size_t i = 0; i < passes.size(); ++i)
     for (const std::string &text : passes[i].applies_to) {
       auto cap = parse_capability(text, CapabilityMode::Requirement);
@@ -578,8 +580,6 @@ bool register_extension(PluginHost &host, ExtensionCallables &keep, const std::s
       const CapabilityValue *v = cap->find("name");
       const std::string *target = v ? std::get_if<std::string>(v) : nullptr;
       if (!target || targets.count(*target)) continue;
-      std::string known;
-      for (const std::string &t : targets) known += (known.empty() ? "" : ", ") + t;
       diags.report(Diagnostic::warning("python.unknown-target",
                                        "pass '" + passes[i].info.id + "' of Python extension '" + name +
                                            "' applies to target '" + *target + "', which no loaded plugin supports "

@@ -89,13 +89,12 @@ public:
       if (e.kind != "tensor" && e.kind != "scalar")
         throw IrError("entry '" + entry_ + "' parameter '" + e.name + "' is a " + e.kind + "; entries take tensors and scalars");
     int index = 0;
-    std::set<std::string> &symbols = symbols_;
     for (const EntryParam &e : out) {
       if (e.kind != "tensor") continue;
       tensor_dtype_[e.name] = e.dtype;
       raw(rt::entry_tensor(index++, "w_" + e.name));
       for (size_t d = 0; d < e.shape.size(); ++d)
-        if (e.shape[d].is_string() && symbols.insert(e.shape[d].get<std::string>()).second)
+        if (e.shape[d].is_string() && symbols_.insert(e.shape[d].get<std::string>()).second)
           raw("    const int64_t p_" + e.shape[d].get<std::string>() + " = " +
               rt::tensor_dim("w_" + e.name, static_cast<int>(d)) + ";\n");
     }

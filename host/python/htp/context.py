@@ -48,7 +48,7 @@ class Context:
         issue_warnings(diags)
         self._extensions = []
         self._extension_sources = set()  # (a file given twice is loaded once, as a library is)
-        for spec in python_specs + [p for p in self._host.python_extensions_found() if p not in python_specs]:
+        for spec in python_specs + self._host.python_extensions_found():  # (a file found twice loads once)
             self.load_extension(spec)
         register_components(self._host.components())
 

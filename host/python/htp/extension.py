@@ -39,7 +39,7 @@ import traceback
 import types
 
 from . import _htp
-from .errors import render
+from .errors import diagnostic, render
 
 Node = _htp.Node
 Rewriter = _htp.Rewriter
@@ -666,11 +666,11 @@ def load(spec, register, loaded_sources: set | None = None) -> tuple[list[Extens
     try:
         found, source = extensions_of(spec)
     except NotAnExtension as e:  # at the user's file: nothing raised there
-        d = {"severity": "error", "code": "python.no-extension", "notes": [],
-             "message": f"Python extension {e}: a Python extension is a module that defines htp.extension.Extension "
-                        f"objects (python-extensions.md §1)",
-             "span": {"file": e.source, "line": 1, "col": 0, "end_line": 1, "end_col": 0}}
-        d["rendered"] = render(d)
+        d = diagnostic("python.no-extension",
+                       f"Python extension {e}: a Python extension is a module that defines htp.extension.Extension "
+                       f"objects (python-extensions.md §1)",
+                       {"file": e.source, "line": 1, "col": 0, "end_line": 1, "end_col": 0})
+        d.update(notes=[], rendered=render(d))
         return [], [d]
     except Exception as e:  # the user's module raised while importing
         return [], [import_failure(spec.__name__ if isinstance(spec, types.ModuleType) else spec, e)]
