@@ -179,7 +179,7 @@ std::optional<Param> KernelChecker::read_param(htp::NodeRef arg, htp::NodeRef de
       error(ann, "tile.param-type",
             "parameter '" + name + "' of kernel '" + fn_name_ +
                 "': unknown type annotation; kernel parameters are In/Out/InOut[Tensor[...]], Tensor[...], "
-                "Tile[R, C, dtype], Scalar[dtype] or Constexpr");
+                "Tile[R, C, dtype], Scalar[dtype] (or int, float, bool) or Constexpr");
     return std::nullopt;
   }
   if (!type) return std::nullopt; // reported
@@ -285,6 +285,12 @@ std::optional<Type> KernelChecker::read_type(htp::NodeRef ann, std::string &dir,
       return std::nullopt;
     }
     return Type::scalar(*dtype);
+  }
+  // Python's own scalar types, as workload and CSP parameters take them.
+  if (ann.is("Name")) {
+    if (head == "int") return Type::scalar("i64");
+    if (head == "float") return Type::scalar("f32");
+    if (head == "bool") return Type::scalar("i8");
   }
   recognised = false;
   return std::nullopt;

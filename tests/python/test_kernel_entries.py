@@ -110,3 +110,27 @@ def return_in_loop(X: In[Tensor[32, 16, f32]], Y: Out[Tensor[32, 16, f32]]):
 def test_an_early_return_inside_a_loop_is_refused(tmp_path):
     with pytest.raises(htp.CompileError, match=r"an early 'return' inside a loop is not lowered.*\[tile.return-in-loop\]"):
         htp.Context().compile(return_in_loop, "pto-a2a3sim", tmp_path / "pkg")
+
+
+# `n: int`, `scale: float` and `flag: bool` are what a Python user writes, and what workload and CSP parameters
+# take; a kernel's were "unknown type annotation" (tile.param-type). They are Scalar[i64], Scalar[f32] and
+# Scalar[i8], as there.
+@kernel
+def python_typed(X: In[Tensor[64, 16, f32]], Y: InOut[Tensor[64, 16, f32]], n: int, scale: float, flag: bool):
+    for i in range(n):
+        t = muls(load(X[i * 16:i * 16 + 16, :]), scale)
+        if flag:
+            t = adds(t, 1.0)
+        store(Y[i * 16:i * 16 + 16, :], t)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_python_scalar_types_are_kernel_parameters(tmp_path, target):
+    ctx = htp.Context()
+    pkg = ctx.compile(python_typed, target, tmp_path / "pkg")
+    X = np.random.default_rng(31).standard_normal((64, 16)).astype(np.float32)
+    for n, scale, flag in ((3, 0.5, True), (4, -2.25, False)):
+        want = np.zeros_like(X)
+        want[:n * 16] = X[:n * 16] * np.float32(scale) + (1.0 if flag else 0.0)
+        r = htp.bind(pkg, ctx).run(X=X, Y=np.zeros_like(X), n=n, scale=scale, flag=flag)
+        np.testing.assert_allclose(r["Y"], want, rtol=1e-6, err_msg=f"n={n} scale={scale} flag={flag}")
