@@ -33,6 +33,7 @@ struct Env {
   std::map<std::string, std::string> items;   ///< names bound to the items of a consume loop -> channel
   std::map<std::string, htp::Interval> ranges; ///< loop variables whose values are known at compile time
   std::set<std::string> float_params;          ///< scalar parameters of a floating dtype (`a: float`)
+  std::map<std::string, json> dims; ///< an inlined workload's dimension symbols -> the caller's dims (number or symbol)
 };
 
 /// The channel a name or a `recv(ch)` call stands for (a channel item passed to a kernel), or empty.

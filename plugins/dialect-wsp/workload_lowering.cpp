@@ -460,9 +460,14 @@ private:
     inner.constants = env.constants;
     for (const auto &[param, arg] : bind_arguments(call, sig, "workload '" + name + "'")) {
       const std::string pname = param["name"];
-      if (param["type"]["kind"] == "tensor")
-        inner.tensors[pname] = bound_tensor(arg, param, name, env);
-      else
+      if (param["type"]["kind"] == "tensor") {
+        const TensorDecl &t = inner.tensors[pname] = bound_tensor(arg, param, name, env);
+        // The callee's dimension symbols stand for the caller's dims they are bound to (its intermediates'
+        // shapes name them).
+        const json &shape = param["type"]["shape"];
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (shape[d].is_string()) inner.dims.emplace(shape[d].get<std::string>(), t.shape[d]);
+      } else
         inner.values[pname] = lower_expr(arg, env);
     }
     inlining_.push_back(name);
@@ -515,9 +520,31 @@ private:
     for (int k = 2; !inlining_.empty() && taken(global); ++k)
       global = name + "__" + inlining_.back() + (k > 2 ? "_" + std::to_string(k - 1) : "");
     json entry = {{"name", global}, {"type", parse_tensor_type(s.child("annotation"), env.constants)}};
+    // A symbolic dimension is allocated at the extent a parameter's shape binds at run time.
+    for (json &dim : entry["type"]["shape"]) {
+      if (!dim.is_string()) continue;
+      if (auto bound = env.dims.find(dim.get<std::string>()); bound != env.dims.end()) dim = bound->second;
+      if (dim.is_string() && !bound_by_a_parameter(dim.get<std::string>()))
+        guarded([&] {  // reported; the name stays declared, so its uses raise nothing more
+          throw WspError(s.child("annotation"), "wsp.type",
+                         "intermediate '" + name + "' of workload '" +
+                             (inlining_.empty() ? *fn_.text("name") : inlining_.back()) + "' has the dimension " +
+                             dim.dump() + ", which no parameter's shape binds: name it in a parameter's shape, or "
+                             "give a number");
+        });
+    }
     env.tensors[name] = tensor_decl(entry, true);
     intermediates_.push_back(entry);
     return std::nullopt;
+  }
+
+  /// True when a tensor parameter of the workload has the dimension symbol `symbol`.
+  bool bound_by_a_parameter(const std::string &symbol) const {
+    for (const auto &[_, t] : env_.tensors)
+      if (!t.intermediate)
+        for (const json &d : t.shape)
+          if (d == symbol) return true;
+    return false;
   }
 
   std::optional<json> bind_local(htp::NodeRef s, Env &env) {

@@ -672,6 +672,51 @@ def test_an_intermediate_sized_by_a_parameters_runtime_dimension(tmp_path, targe
     for rows in (48, 16, 96):
         x = np.random.default_rng(rows).standard_normal((rows, 32)).astype(np.float32)
         np.testing.assert_array_equal(run.run(X=x)["Y"], 4 * x)
-    with pytest.raises(htp.CompileError, match=r"intermediate 'T' of .*'scratch_of_an_unbound_size'.* has the "
-                                               r"dimension \"S\", which no parameter's shape binds"):
+    # At the declaration, once: the dialect checks it before either backend (whose checks stay as guards).
+    with pytest.raises(htp.CompileError) as e:
         ctx.compile(scratch_of_an_unbound_size, target=target, out=tmp_path / "q")
+    line = 1 + open(__file__).read().split('    T: Tensor["S", 32, f32]')[0].count("\n")
+    assert re.fullmatch(rf".*test_workload_dims.py:{line}:\d+: error: intermediate 'T' of workload "
+                        r"'scratch_of_an_unbound_size' has the dimension \"S\", which no parameter's shape binds: "
+                        r"name it in a parameter's shape, or give a number \[wsp.type\]", str(e.value).strip())
+
+
+# The same workload launched by another whose parameter names the dimension otherwise ("R" for the callee's "B"),
+# or gives it a number: the callee's intermediate kept "B", which nothing bound in the caller (refused on both
+# targets). A callee's symbol stands for the caller's dimension its parameter is bound to.
+@workload
+def twice_by_b(X: In[Tensor["B", 32, f32]], Y: Out[Tensor["B", 32, f32]]):
+    T: Tensor["B", 32, f32]
+    for i in P(X.shape[0] // 16):
+        doubled_rows[i](X[i * 16:i * 16 + 16, :], T[i * 16:i * 16 + 16, :])
+    for i in P(X.shape[0] // 16):
+        doubled_rows[i](T[i * 16:i * 16 + 16, :], Y[i * 16:i * 16 + 16, :])
+
+
+@workload
+def launches_twice_by_r(A: In[Tensor["R", 32, f32]], Z: Out[Tensor["R", 32, f32]]):
+    twice_by_b(A, Z)
+
+
+@workload
+def launches_twice_by_48(A: In[Tensor[48, 32, f32]], Z: Out[Tensor[48, 32, f32]]):
+    twice_by_b(A, Z)
+
+
+@workload
+def launches_unbound(A: In[Tensor[32, 32, f32]], Z: Out[Tensor[32, 32, f32]]):
+    scratch_of_an_unbound_size(A, Z)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_launched_workloads_symbolic_intermediate_takes_the_callers_dimension(tmp_path, target):
+    ctx = htp.Context()
+    for caller, sizes in ((launches_twice_by_r, (48, 16)), (launches_twice_by_48, (48,))):
+        run = htp.bind(ctx.compile(caller, target=target, out=tmp_path / caller.__name__), ctx)
+        for rows in sizes:
+            x = np.random.default_rng(rows).standard_normal((rows, 32)).astype(np.float32)
+            np.testing.assert_array_equal(run.run(caller.__name__, A=x)["Z"], 4 * x)
+    # a symbol the callee's own parameters do not bind is the callee's error, at its declaration
+    with pytest.raises(htp.CompileError, match=r"intermediate 'T' of workload 'scratch_of_an_unbound_size' has the "
+                                               r"dimension \"S\", which no parameter's shape binds"):
+        ctx.compile(launches_unbound, target=target, out=tmp_path / "q")
