@@ -54,6 +54,10 @@ std::string expr_to_cpp(const nlohmann::json &e, const ExprNames &names) {
   auto arity = [&](size_t n) {
     if (a.size() != n) throw IrError("expression '" + op + "' takes " + std::to_string(n) + " operands: " + e.dump());
   };
+  if (names.checked && (op == "add" || op == "sub" || op == "mul")) {
+    arity(2);
+    return "htp_" + op + "(" + a[0] + ", " + a[1] + (names.where.empty() ? "" : ", " + names.where) + ")";
+  }
   if (auto it = kInfix.find(op); it != kInfix.end()) {
     arity(2);
     return "(" + a[0] + " " + it->second + " " + a[1] + ")";

@@ -19,6 +19,9 @@ struct ExprNames {
   /// The statement's place as a C++ string literal ("\"prog.py:12\""), given to floordiv and mod so that a
   /// divisor of 0 names it; empty: not named.
   std::string where;
+  /// Integer + - * through htp_add / htp_sub / htp_mul, a run error past 64 bits (a workload's expressions, which
+  /// the host evaluates in 64 bits); otherwise C++'s operators (a kernel's scalars keep their dtype's width).
+  bool checked = false;
 };
 
 /// The C++ text of `e`; throws IrError (kernel_ir.hpp) for a malformed expression.

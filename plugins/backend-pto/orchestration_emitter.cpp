@@ -55,6 +55,7 @@ public:
   OrchestrationWriter(std::string entry, const Origin &origin) : entry_(std::move(entry)), origin_(origin) {
     names_.var = [](const std::string &n) { return "v_" + n; };
     names_.param = [](const std::string &n) { return "p_" + n; };
+    names_.checked = true;
     names_.read = [this](const std::string &t, const std::vector<std::string> &idx) {
       auto it = tensor_dtype_.find(t);
       if (it == tensor_dtype_.end()) throw IrError("'" + entry_ + "' reads '" + t + "', which is not a tensor parameter");

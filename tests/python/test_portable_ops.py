@@ -1191,3 +1191,40 @@ def test_each_buffer_directive_is_reported_at_its_call(tmp_path, target):
     want = [i for i, t in enumerate(lines, 1) if t.strip() in ('buffer("A", "local")', 'buffer("B", "local")')]
     got = sorted(d.span["line"] for d in e.value.errors if "schedule-buffer" in d.code)
     assert got == want, str(e.value)
+
+
+# A workload's integer expression past 64 bits (n * n at n = 2**32) wrapped on pto-a2a3sim (2**64 became 0, so
+# `n * n > 0` was false and the launch skipped) and was rounded through a double on aie-npu1 (true); wsp.md
+# evaluates them in 64 bits. Both now stop with a run error naming the operation, at the line. As in Python, an
+# `and` / `or` / `a if c else b` does not evaluate the operand it settles without (aie evaluated both: a
+# division by zero at n = 0).
+from htp.dialects.tile import InOut  # noqa: E402
+
+
+@kernel
+def add_one(x: InOut[Tensor[16, 16, f32]]):
+    store(x, adds(load(x), 1.0))
+
+
+@workload
+def bump_if_square_positive(X: InOut[Tensor[16, 16, f32]], n: int):
+    with P.when(n * n > 0):
+        add_one(X)
+    with P.when(n != 0 and 64 // n > 2):
+        add_one(X)
+    with P.when(n == 0 or 64 // n < 0):
+        add_one(X)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_workload_integer_expressions_are_exact_or_a_run_error(tmp_path, target):
+    ctx = htp.Context()
+    bound = htp.bind(ctx.compile(bump_if_square_positive, target=target, out=tmp_path / "w"), ctx)
+    for n, want in ((3, 2), (0, 1), (-3, 2), (2**31, 1), (-2**31, 2)):
+        X = bound.run(X=np.zeros((16, 16), np.float32), n=n)["X"]
+        assert X[0, 0] == want, f"n={n}"
+    with pytest.raises(htp.RunError, match=r"'mul' of 4294967296 and 4294967296 overflows 64 bits") as e:
+        bound.run(X=np.zeros((16, 16), np.float32), n=2**32)
+    span = e.value.errors[0].span
+    line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if "with P.when(n * n > 0):" in t][0]
+    assert (span["file"].rsplit("/", 1)[-1], span["line"]) == ("test_portable_ops.py", line)

@@ -117,9 +117,24 @@ private:
     return *v;
   }
 
+  /// True when `e` holds no float (literal or parameter): it is evaluated exactly, in 64 bits, as pto's
+  /// orchestration evaluates it (past 64 bits a run error, not a rounded double).
+  bool integral(const Json &e) const {
+    if (e.is_number_float()) return false;
+    if (!e.is_object()) return true;
+    if (e.contains("param")) {
+      auto it = env_.params.find(e["param"].get<std::string>());
+      return it == env_.params.end() || !it->second.is_number_float();
+    }
+    for (const Json &a : e.value("args", Json::array()))
+      if (!integral(a)) return false;
+    return true;
+  }
+
   /// A float scalar argument: literals and float parameters as they are; + - * neg min max, comparisons and
-  /// `select` over those; anything else (integer arithmetic, tensor reads) through eval().
+  /// `select` over those; integer subexpressions (integer arithmetic, tensor reads) through eval().
   double eval_real(const Json &e, const htp::IrSpan &span, const std::string &what) {
+    if (integral(e)) return static_cast<double>(eval(e, span, what));
     if (e.is_number()) return e.get<double>();
     if (e.is_object() && e.contains("param")) {
       auto it = env_.params.find(e["param"].get<std::string>());

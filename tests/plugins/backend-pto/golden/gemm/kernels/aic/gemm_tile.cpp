@@ -51,6 +51,16 @@ struct htp_division_by_zero : std::exception {
   const char *what() const noexcept override { return text; }
 };
 #define HTP_CHECK_DIVISOR(y, where) do { if ((y) == 0) throw htp_division_by_zero(where); } while (0)
+#include <cstdio>
+struct htp_overflow : std::exception {
+  char text[256] = {};
+  htp_overflow(const char *where, const char *op, long long a, long long b) {
+    std::snprintf(text, sizeof text, "%s%s'%s' of %lld and %lld overflows 64 bits", where ? where : "",
+                  where ? ": runtime data: " : "", op, a, b);
+  }
+  const char *what() const noexcept override { return text; }
+};
+#define HTP_OVERFLOW(where, op, a, b) throw htp_overflow(where, op, a, b)
 struct htp_zero_step : std::exception {
   const char *what() const noexcept override { return "range() step is 0 at run time (Python raises ValueError)"; }
 };
@@ -66,6 +76,7 @@ extern "C" __attribute__((weak, visibility("default"))) void htp_sim_bind_stop(c
 #define HTP_TICK() do { if (htp_stop_flag && htp_stop_flag->load(std::memory_order_relaxed)) throw htp_time_limit(); } while (0)
 #else
 #define HTP_CHECK_DIVISOR(y, where) ((void)(where))
+#define HTP_OVERFLOW(where, op, a, b) ((void)(where))
 #define HTP_CHECK_STEP(s) ((void)0)
 #define HTP_TICK() ((void)0)
 #endif
@@ -94,6 +105,23 @@ template <class A, class B> static inline auto htp_mod(A a, B b, const char *whe
     return double(a) - htp_floordiv(a, b) * double(b);
   }
 }
+// Integer + - * of a workload's expressions (scalar arguments, offsets, extents, conditions) in 64 bits, as
+// the host evaluates them on the other target: past 64 bits a run error (on a simulator), not a wrapped value.
+#define HTP_CHECKED_ARITHMETIC(name, builtin, sign, op)                                                   \
+  template <class A, class B> static inline auto name(A a, B b, const char *where = nullptr) {          \
+    if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {                                     \
+      int64_t r = 0;                                                                                    \
+      if (builtin(int64_t(a), int64_t(b), &r)) HTP_OVERFLOW(where, op, (long long)a, (long long)b);     \
+      return r;                                                                                         \
+    } else {                                                                                            \
+      (void)where;                                                                                      \
+      return a sign b;                                                                                  \
+    }                                                                                                   \
+  }
+HTP_CHECKED_ARITHMETIC(htp_add, __builtin_add_overflow, +, "add")
+HTP_CHECKED_ARITHMETIC(htp_sub, __builtin_sub_overflow, -, "sub")
+HTP_CHECKED_ARITHMETIC(htp_mul, __builtin_mul_overflow, *, "mul")
+#undef HTP_CHECKED_ARITHMETIC
 template <class A, class B> static inline auto htp_min(A a, B b) { return a < b ? a : b; }
 template <class A, class B> static inline auto htp_max(A a, B b) { return a < b ? b : a; }
 
