@@ -631,6 +631,24 @@ def test_a_call_with_a_keyword_the_op_does_not_take_names_it(tmp_path):
     assert d.code == "intrinsic.arity" and "got an unexpected keyword argument 'z'" in d.message, d.message
 
 
+# An argument whose kind its syntax settles against the op's declared types (the scalar and the tile of
+# `axpy(a: float, x: Tile, y: Tile)` swapped) was refused by tile.typecheck in the builder's terms: "muls: 'a'
+# must be a tile, got 0.5", an op the user never called. It is intrinsic.argument at the argument, naming the op.
+@pytest.mark.parametrize("call, argument, wrong", [
+    ("F.axpy(load(x), -0.5, load(y))", "load(x)", "argument 'a' is a scalar (float), got a tile (a load(...))"),
+    ("F.axpy(a=2.0, x=3, y=load(y))", "3", "argument 'x' is a Tile, got the number 3"),
+])
+def test_an_argument_of_the_wrong_kind_names_the_ops_parameter(tmp_path, call, argument, wrong):
+    ext, prog, path = intrinsic_program(tmp_path, "kindcheck", call=call)
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context(plugins=[ext]).compile(prog.w, "pto-a2a3sim", tmp_path / "pkg")
+    [d] = e.value.errors
+    assert d.code == "intrinsic.argument" and d.message == "kindcheck.axpy(a: float, x: Tile, y: Tile) -> Tile: " + wrong
+    line = USES.splitlines().index("    store(z, {call})")
+    assert (d.span["file"], d.span["line"], d.span["col"]) == (str(path), line + 1,
+                                                                len("    store(z, ") + call.index(argument))
+
+
 def test_stubgen_writes_the_sets_signatures(tmp_path):
     ext = write_extension(tmp_path, INTRINSICS.format(name="stubbed"), "stubbed_ext.py")
     subprocess.run([sys.executable, "-m", "htp.stubgen", "--plugins", str(ext), "--out", str(tmp_path / "out")],

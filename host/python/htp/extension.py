@@ -248,6 +248,12 @@ class IntrinsicSet:
                 rw.error(node, "intrinsic.arity", f"{set_name}.{op}{_signature_text(sig)}: {e}")
                 raise RewriteFailed() from None
             bound.apply_defaults()
+            for pname, value in bound.arguments.items():
+                wrong = _evidently_not(sig.parameters[pname].annotation, value)
+                if wrong:
+                    rw.error(value if isinstance(value, Node) else node, "intrinsic.argument",
+                             f"{set_name}.{op}{_signature_text(sig)}: argument '{pname}' {wrong}")
+                    raise RewriteFailed()
             _hoist_receiving_arguments(rw, node, bound, f"_htp_{set_name}_{op}")
             replacement = build(rw, *bound.args, **bound.kwargs)
             if not isinstance(replacement, Node):
@@ -344,6 +350,27 @@ def _hoist_receiving_arguments(rw, call, bound, prefix: str) -> None:
         rw.insert(parent, field, index, _build(rw, _pyast.parse(f"{temp} = value").body[0], value, {"value": value}))
         index += 1
         bound.arguments[name] = _build(rw, _pyast.parse(temp, mode="eval").body, value, {})
+
+
+def _evidently_not(annotation, value) -> str:
+    """What is wrong with an op's argument whose kind its syntax settles against the parameter's annotation
+    (a number for a ``Tile``, a ``load(...)`` for a ``float``), or ''. The rest is left to ``tile.typecheck``,
+    whose errors would name the builder's ops instead of the user's call."""
+    if not isinstance(value, Node):
+        return ""
+    # (a string under `from __future__ import annotations`)
+    kind = annotation if isinstance(annotation, str) else getattr(annotation, "_path", None) or \
+        getattr(annotation, "__name__", "")
+    kind = kind.rsplit(".", 1)[-1] if isinstance(kind, str) else ""
+    number, sign = value, ""
+    if number.type == "UnaryOp" and number.op.type in ("USub", "UAdd"):
+        number, sign = number.operand, "-" if number.op.type == "USub" else ""
+    if kind == "Tile" and number.type == "Constant" and type(number.value) in (int, float, bool):
+        return f"is a Tile, got the number {sign}{number.value!r}"
+    loads = value.type == "Call" and value.func.type == "Name" and value.func.id == "load"
+    if kind in ("int", "float", "bool") and loads:
+        return f"is a scalar ({kind}), got a tile (a load(...))"
+    return ""
 
 
 def _signature_text(sig: inspect.Signature) -> str:
