@@ -97,7 +97,7 @@ public:
     const size_t n = offset.is_array() ? offset.size() : 0;
     // An offset known only at run time (a runtime loop bound, a scalar) is checked on the simulator.
     const std::vector<int64_t> extents = htp::view_extents(b.rows, b.cols, n);
-    const std::string where = json(file_ + ":" + std::to_string(span.line)).dump();
+    const std::string where = this->where(span);
     for (size_t d = 0; d < n; ++d) {
       // A constant offset is checked here: the kernel IR may come from a plugin's pass, after tile.typecheck.
       if (offset[d].is_number_integer() && p && d < p->shape.size() && p->shape[d] > 0 &&
@@ -208,6 +208,8 @@ public:
   void open_block() { line("{"); indent_ += "    "; }
   void close_block() { indent_.resize(indent_.size() - 4); line("}"); }
   std::string acc_flag(const std::string &reg) const { return "acc_live_" + reg; }
+  /// The statement's place as a C++ string literal ("\"prog.py:12\""), for the simulator's run errors.
+  std::string where(const Span &span) const { return json(file_ + ":" + std::to_string(span.line)).dump(); }
 
 private:
   void arguments();
@@ -242,6 +244,9 @@ void emit_load(KernelWriter &w, const Op &o, const IntrinsicContract &) {
 void emit_store(KernelWriter &w, const Op &o, const IntrinsicContract &) {
   const std::string value = o.stored();
   w.on_pipe(store_pipe(w.tile(value)));
+  if (const TileBuffer &b = w.tile(value); b.tile_type == "Acc")  // (a cast of the accumulator is its buffer)
+    w.line("HTP_CHECK_ACC_WRITTEN(" + w.acc_flag(b.register_) + ", " + w.where(o.span) + ", " +
+           json(b.register_).dump() + ");");
   w.open_block();
   const std::string src = w.global_view("dst", o.dst, o.offset(), value, o.span);
   w.line("TSTORE(dst, " + src + ");");
@@ -499,7 +504,7 @@ void KernelWriter::control(const Op &o) {
 }
 
 void KernelWriter::statement(const Op &o) {
-  if (o.span.line) names_.where = json(file_ + ":" + std::to_string(o.span.line)).dump();
+  if (o.span.line) names_.where = where(o.span);
   if (o.op == "scalar" || o.op == "for" || o.op == "if") return control(o);
   const IntrinsicContract *c = find_intrinsic(o.op);
   auto it = emitters().find(o.op);

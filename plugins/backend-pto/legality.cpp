@@ -1,6 +1,8 @@
 #include "legality.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "intrinsics.hpp"
 #include "memory_plan.hpp"
@@ -32,6 +34,81 @@ void check_statements(const Kernel &k, std::vector<Problem> &out) {
     }
   });
 }
+
+/// An accumulator's state: reset by full() (the next matmul overwrites it; its zeros are never written), written
+/// by a matmul, or either (after a loop that may not run, or an if).
+enum class AccState { Reset, Written, Either };
+
+AccState join(AccState a, AccState b) { return a == b ? a : AccState::Either; }
+
+/// Stores of an accumulator while surely reset (`acc = full(..., 0.0)` then `store(z, acc)`): the cube core
+/// would store whatever its L0C held, since the reset is lazy. An accumulator that may or may not be written
+/// (a loop of a run-time trip count) is checked at run time on the simulator (HTP_CHECK_ACC_WRITTEN).
+class AccumulatorStores {
+public:
+  AccumulatorStores(const Kernel &k, std::vector<Problem> &out) : k_(k), out_(out) {
+    for_each_op(k.body, [&](const Op &o) {
+      if (o.op == "matmul" || (o.op == "cast" && !o.args.empty() && accs_.count(o.args[0]))) accs_.insert(o.dst);
+    });
+  }
+  void run() {
+    std::map<std::string, AccState> state;
+    walk(k_.body, state, true);
+  }
+
+private:
+  using State = std::map<std::string, AccState>;
+  static State joined(const State &a, const State &b) {
+    State out = a;
+    for (const auto &[reg, s] : b) out[reg] = out.count(reg) ? join(out[reg], s) : AccState::Either;
+    for (auto &[reg, s] : out)
+      if (!b.count(reg)) s = AccState::Either;
+    return out;
+  }
+  static bool runs_once_at_least(const Op &loop) {
+    const htp::TileOp &l = loop.ir;
+    if (!l.start || !l.stop || !l.step || !l.start->is_number_integer() || !l.stop->is_number_integer() ||
+        !l.step->is_number_integer())
+      return false;
+    const int64_t start = *l.start, stop = *l.stop, step = *l.step;
+    return step > 0 ? start < stop : step < 0 && start > stop;
+  }
+  void walk(const std::vector<Op> &ops, State &state, bool report) {
+    for (const Op &o : ops) {
+      if (o.op == "for") {
+        State before = state, body = state;
+        walk(o.body, body, false);  // the state at the start of a later iteration too
+        State entry = joined(before, body);
+        walk(o.body, entry, report);
+        state = runs_once_at_least(o) ? entry : joined(before, entry);
+      } else if (o.op == "if") {
+        State then_state = state, else_state = state;
+        walk(o.then_body, then_state, report);
+        walk(o.else_body, else_state, report);
+        state = joined(then_state, else_state);
+      } else if (o.op == "store" && accs_.count(o.stored())) {
+        auto it = state.find(o.stored());
+        if (report && it != state.end() && it->second == AccState::Reset)
+          out_.push_back({"pto.contract",
+                          "pto.store: accumulator '" + o.stored() + "' is stored before a matmul writes it: it holds "
+                          "full()'s zeros only lazily (the next matmul overwrites it; the cube core has no fill), so "
+                          "the store would write what the core's L0C last held; store the accumulator after a "
+                          "matmul, or zeros from a vector kernel",
+                          o.span.line ? o.span : k_.span});
+      } else if (o.op == "cast" && accs_.count(o.dst) && state.count(o.args[0])) {
+        state[o.dst] = state[o.args[0]];  // a cast of an accumulator is stored from its buffer
+      } else if (o.op == "full" && accs_.count(o.dst)) {
+        state[o.dst] = AccState::Reset;
+      } else if (o.op == "matmul") {
+        state[o.dst] = AccState::Written;
+      }
+    }
+  }
+
+  const Kernel &k_;
+  std::vector<Problem> &out_;
+  std::set<std::string> accs_;
+};
 
 bool allows(const std::vector<std::string_view> &spaces, const std::string &space) {
   return std::find(spaces.begin(), spaces.end(), space) != spaces.end();
@@ -75,6 +152,7 @@ std::vector<Problem> check_kernel(const Kernel &k, const HardwareProfile &hw) {
                          "' has no value to compile with; give it a default (" + p.name + ": Constexpr = ...)",
                      k.span});
   check_statements(k, out);
+  AccumulatorStores(k, out).run();
   if (!out.empty()) return out;
   try {
     KernelPlan plan = plan_memory(k, hw);

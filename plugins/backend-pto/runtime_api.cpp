@@ -51,8 +51,17 @@ std::string kernel_prologue() {
          "                          static_cast<long long>(htp_e));                                                 \\\n"
          "        }                                                                                                 \\\n"
          "    } while (0)\n"
+         "// An accumulator reset by full() is zeroed by the next matmul, not before: one stored with no matmul\n"
+         "// since (a loop that ran 0 times) would write what L0C last held.\n"
+         "#define HTP_CHECK_ACC_WRITTEN(written, where, reg)                                                        \\\n"
+         "    do {                                                                                                  \\\n"
+         "        if (!(written))                                                                                   \\\n"
+         "            sim::fail(\"%s: runtime data: accumulator '%s' is stored with no matmul since its full() (a \"  \\\n"
+         "                      \"loop of 0 iterations?): the cube core has no fill to write its zeros\", where, reg); \\\n"
+         "    } while (0)\n"
          "#else\n"
          "#define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent) ((void)0)\n"
+         "#define HTP_CHECK_ACC_WRITTEN(written, where, reg) ((void)0)\n"
          "#endif\n";
 }
 

@@ -397,6 +397,65 @@ def test_an_accumulator_that_is_an_operand_of_its_matmul(tmp_path, target):
     np.testing.assert_allclose(r["z"], w + x @ w, rtol=1e-6, atol=1e-6)
 
 
+# An accumulator reset by full(..., 0.0) is zeroed lazily on pto (the next matmul overwrites it): stored before a
+# matmul wrote it, pto-a2a3sim stored what the cube's L0C last held, silently: the previous task's product (the
+# store before the first matmul), or the product before the reset. aie-npu1 stores zeros. pto now refuses the
+# store (pto.contract, at it), and where a loop's run-time trip count decides it, stops the run there.
+@kernel
+def store_before_matmul(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], z: Out[Tensor[32, 32, f32]],
+                        c: Out[Tensor[32, 32, f32]]):
+    acc = full((32, 32), 0.0, f32)
+    store(z, acc)
+    acc = matmul(load(a), load(b), acc)
+    store(c, acc)
+
+
+@kernel
+def store_after_reset(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: Out[Tensor[32, 32, f32]],
+                      z: Out[Tensor[32, 32, f32]]):
+    acc = full((32, 32), 0.0, f32)
+    acc = matmul(load(a), load(b), acc)
+    store(c, acc)
+    acc = full((32, 32), 0.0, f32)
+    store(z, acc)
+
+
+@kernel
+def k_loop_of_n(a: In[Tensor[32, 128, f32]], b: In[Tensor[128, 32, f32]], c: Out[Tensor[32, 32, f32]],
+                n: Scalar[i32]):
+    acc = full((32, 32), 0.0, f32)
+    for k in range(n):
+        acc = matmul(load(a[:, k * 32:k * 32 + 32]), load(b[k * 32:k * 32 + 32, :]), acc)
+    store(c, acc)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_accumulator_stored_before_a_matmul_writes_it(tmp_path, target):
+    rng = np.random.default_rng(27)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    A, B = rng.standard_normal((32, 128)).astype(np.float32), rng.standard_normal((128, 32)).astype(np.float32)
+    stores = [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if t == "    store(z, acc)"]
+    ctx = htp.Context()
+    for fn in (store_before_matmul, store_after_reset):
+        if target == "aie-npu1":
+            r = htp.bind(ctx.compile(fn, target=target, out=tmp_path / fn.__name__), ctx).run(a=a, b=b)
+            np.testing.assert_array_equal(r["z"], np.zeros((32, 32), np.float32))
+            np.testing.assert_allclose(r["c"], a @ b, rtol=1e-5, atol=1e-5)
+            continue
+        with pytest.raises(htp.CompileError, match=r"pto.store: accumulator 'acc' is stored before a matmul writes "
+                                                   r"it.*\[pto.contract\]") as e:
+            ctx.compile(fn, target=target, out=tmp_path / fn.__name__)
+        assert e.value.errors[0].span["line"] == stores[0 if fn is store_before_matmul else 1]
+    run = htp.bind(ctx.compile(k_loop_of_n, target=target, out=tmp_path / "loop"), ctx)
+    for n in (4, 1):
+        np.testing.assert_allclose(run.run(a=A, b=B, n=n)["c"], A[:, :32 * n] @ B[:32 * n], rtol=1e-4, atol=1e-4)
+    if target == "aie-npu1":
+        np.testing.assert_array_equal(run.run(a=A, b=B, n=0)["c"], np.zeros((32, 32), np.float32))
+    else:
+        with pytest.raises(htp.RunError, match=r"accumulator 'acc' is stored with no matmul since its full\(\)"):
+            run.run(a=A, b=B, n=0)
+
+
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
 # kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
 # The error is placed at the line that divides (in a kernel it named only the task and the core).

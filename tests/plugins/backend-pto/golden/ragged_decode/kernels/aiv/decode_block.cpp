@@ -31,8 +31,17 @@ using namespace pto;
                           static_cast<long long>(htp_e));                                                 \
         }                                                                                                 \
     } while (0)
+// An accumulator reset by full() is zeroed by the next matmul, not before: one stored with no matmul
+// since (a loop that ran 0 times) would write what L0C last held.
+#define HTP_CHECK_ACC_WRITTEN(written, where, reg)                                                        \
+    do {                                                                                                  \
+        if (!(written))                                                                                   \
+            sim::fail("%s: runtime data: accumulator '%s' is stored with no matmul since its full() (a "  \
+                      "loop of 0 iterations?): the cube core has no fill to write its zeros", where, reg); \
+    } while (0)
 #else
 #define HTP_CHECK_VIEW(view, where, tensor, rank, dim, offset, extent) ((void)0)
+#define HTP_CHECK_ACC_WRITTEN(written, where, reg) ((void)0)
 #endif
 
 #include <cstdint>
