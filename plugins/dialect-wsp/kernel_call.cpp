@@ -128,11 +128,21 @@ void full_dim(View &v, size_t d) {
 View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const Env &env) {
   View v = view_over(t);
   size_t rank = t.shape.size();
-  if (arg.size("keywords") != 0)
-    throw WspError(arg, "wsp.tile-shape",
-                   t.name + ".tile(...) of a launch takes tile indices only: the tile's shape is the shape of the "
-                   "kernel parameter it binds, " + shape_text(pshape) + " (shape= belongs to a kernel body's tile "
-                   "views); to pass a view of another shape, slice: " + t.name + "[i * 64:(i + 1) * 64, :]");
+  for (htp::NodeRef k : arg.items("keywords")) {
+    // shape= restating the parameter's shape is allowed (a kernel body's tile views take it); another is not
+    json given = json::array();
+    htp::NodeRef value = k.child("value");
+    if (k.text("arg").value_or("") == "shape" && value.is("Tuple"))
+      for (htp::NodeRef e : value.items("elts")) given.push_back(lower_expr(e, env));
+    if (given == pshape) continue;
+    throw WspError(k.text("arg").value_or("") == "shape" ? value : arg, "wsp.tile-shape",
+                   t.name + ".tile(...) of a launch moves the shape of the kernel parameter it binds, " +
+                       shape_text(pshape) +
+                       (k.text("arg").value_or("") == "shape"
+                            ? ", not " + (given.size() == value.size("elts") ? shape_text(given) : describe(value)) +
+                                  ": drop shape=, or pass a slice of the shape the parameter takes"
+                            : "; it takes tile indices and shape= only, got " + k.text("arg").value_or("**") + "="));
+  }
   if (arg.size("args") != rank)
     throw WspError(arg, "wsp.tile-shape",
                    "'" + t.name + "' is " + std::to_string(rank) + "-D, so " + t.name + ".tile(...) takes " +

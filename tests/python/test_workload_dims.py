@@ -720,3 +720,24 @@ def test_a_launched_workloads_symbolic_intermediate_takes_the_callers_dimension(
     with pytest.raises(htp.CompileError, match=r"intermediate 'T' of workload 'scratch_of_an_unbound_size' has the "
                                                r"dimension \"S\", which no parameter's shape binds"):
         ctx.compile(launches_unbound, target=target, out=tmp_path / "q")
+
+
+# `X.tile(i, 0, shape=(16, 48))` in a launch, restating the shape of the kernel parameter it binds (as a kernel
+# body's tile views write it), was wsp.tile-shape with a hint to slice 64 rows; it is the same view.
+@kernel
+def copy_16x48(x: In[Tensor[16, 48, f32]], y: Out[Tensor[16, 48, f32]]):
+    store(y, load(x))
+
+
+@workload
+def copy_rows_with_shape(X: In[Tensor[64, 48, f32]], Y: Out[Tensor[64, 48, f32]]):
+    for i in P(4):
+        copy_16x48[i](X.tile(i, 0, shape=(16, 48)), Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_launch_tile_may_restate_the_parameters_shape(tmp_path, target):
+    ctx = htp.Context()
+    x = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+    run = htp.bind(ctx.compile(copy_rows_with_shape, target=target, out=tmp_path / "p"), ctx)
+    np.testing.assert_array_equal(run.run(X=x)["Y"], x)
