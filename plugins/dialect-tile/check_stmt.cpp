@@ -324,6 +324,7 @@ void KernelChecker::for_loop(htp::NodeRef s) {
                    s);
   ojson *body = &op["body"];
   Flow before = flow_;
+  const auto stored_before = stored_;
   bool maybe_empty = !trips || *trips == 0;
   if (maybe_empty) open_loops_.push_back(s);
   blocks_.push_back(body);
@@ -333,7 +334,11 @@ void KernelChecker::for_loop(htp::NodeRef s) {
   blocks_.pop_back();
   if (maybe_empty) {
     open_loops_.pop_back();
-    before.if_loops = flow_.returned ? before.if_loops : flow_.if_loops;
+    if (trips) {
+      stored_ = stored_before;  // zero iterations, surely (tile.empty-loop): its stores write nothing
+    } else {
+      before.if_loops = flow_.returned ? before.if_loops : flow_.if_loops;
+    }
     flow_ = before; // zero iterations are possible: only what held before is certain
   }
   ranges_.erase(var);

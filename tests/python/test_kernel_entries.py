@@ -134,3 +134,18 @@ def test_python_scalar_types_are_kernel_parameters(tmp_path, target):
         want[:n * 16] = X[:n * 16] * np.float32(scale) + (1.0 if flag else 0.0)
         r = htp.bind(pkg, ctx).run(X=X, Y=np.zeros_like(X), n=n, scale=scale, flag=flag)
         np.testing.assert_allclose(r["Y"], want, rtol=1e-6, err_msg=f"n={n} scale={scale} flag={flag}")
+
+
+# An Out stored only in `for i in range(0)` was warned as "written only inside a loop whose trip count is not
+# known statically" (the count is known: 0) and compiled. The loop writes nothing: the Out is never written.
+@kernel
+def stores_in_an_empty_loop(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    for i in range(0):
+        store(y, adds(load(x), 1.0))
+
+
+def test_an_out_stored_only_in_a_loop_of_zero_iterations_is_never_written(tmp_path):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(stores_in_an_empty_loop, "pto-a2a3sim", tmp_path / "pkg")
+    assert [d.code for d in e.value.errors] == ["tile.out-not-written"], e.value
+    assert "Out parameter 'y' of kernel 'stores_in_an_empty_loop' is never written" in e.value.errors[0].message
