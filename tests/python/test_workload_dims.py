@@ -741,3 +741,25 @@ def test_a_launch_tile_may_restate_the_parameters_shape(tmp_path, target):
     x = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
     run = htp.bind(ctx.compile(copy_rows_with_shape, target=target, out=tmp_path / "p"), ctx)
     np.testing.assert_array_equal(run.run(X=x)["Y"], x)
+
+
+# An Out the caller leaves to the host, too large to allocate (a [32, 2**36] f32 is 8 TiB), raised a bare Python
+# MemoryError('std::bad_alloc'); python.md promises an htp.Error for every failure the host reports.
+@kernel
+def copy_8x32(x: In[Tensor[8, 32, f32]], y: Out[Tensor[8, 32, f32]]):
+    store(y, load(x))
+
+
+@workload
+def into_a_huge_output(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[32, 2**36, f32]]):
+    for i in P(4):
+        copy_8x32[i](X, Y.tile(i, 0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_output_the_host_cannot_allocate_is_a_run_error_naming_it(tmp_path, target):
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(into_a_huge_output, target=target, out=tmp_path / "p"), ctx)
+    with pytest.raises(htp.RunError, match=r"cannot allocate output 'Y' \(f32\[32, 68719476736\], 8796093022208 "
+                                           r"bytes\): out of host memory; pass an array of your own for it"):
+        run.run(X=np.ones((8, 32), np.float32))
