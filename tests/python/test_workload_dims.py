@@ -751,7 +751,7 @@ def copy_8x32(x: In[Tensor[8, 32, f32]], y: Out[Tensor[8, 32, f32]]):
 
 
 @workload
-def into_a_huge_output(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[32, 2**36, f32]]):
+def into_a_huge_output(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[32, 68719476736, f32]]):
     for i in P(4):
         copy_8x32[i](X, Y.tile(i, 0))
 
