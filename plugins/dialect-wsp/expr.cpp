@@ -248,6 +248,17 @@ std::optional<int64_t> constant_int(htp::NodeRef e, const json &constants) {
     if (!v || *v == INT64_MIN) return std::nullopt;
     return -*v;
   }
+  if (e.is("BinOp") && e.child("op").is("Pow")) {  // a size written 2 ** 20: constants only, in 64 bits
+    auto a = constant_int(e.child("left"), constants), b = constant_int(e.child("right"), constants);
+    if (!a || !b || *b < 0) return std::nullopt;
+    if (*a == 0 || *a == 1) return *b == 0 ? 1 : *a;
+    if (*a == -1) return *b % 2 ? -1 : 1;
+    if (*b > 63) return std::nullopt;  // |a| >= 2 overflows
+    int64_t r = 1;
+    for (int64_t k = 0; k < *b; ++k)
+      if (__builtin_mul_overflow(r, *a, &r)) return std::nullopt;
+    return r;
+  }
   if (e.is("BinOp")) {
     auto op = kBinOps.find(std::string(e.child("op").type()));
     if (op == kBinOps.end()) return std::nullopt;

@@ -744,14 +744,15 @@ def test_a_launch_tile_may_restate_the_parameters_shape(tmp_path, target):
 
 
 # An Out the caller leaves to the host, too large to allocate (a [32, 2**36] f32 is 8 TiB), raised a bare Python
-# MemoryError('std::bad_alloc'); python.md promises an htp.Error for every failure the host reports.
+# MemoryError('std::bad_alloc'); python.md promises an htp.Error for every failure the host reports. (A dim may be
+# written 2**36, a constant power: it was "got an arithmetic expression".)
 @kernel
 def copy_8x32(x: In[Tensor[8, 32, f32]], y: Out[Tensor[8, 32, f32]]):
     store(y, load(x))
 
 
 @workload
-def into_a_huge_output(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[32, 68719476736, f32]]):
+def into_a_huge_output(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[32, 2**36, f32]]):
     for i in P(4):
         copy_8x32[i](X, Y.tile(i, 0))
 
