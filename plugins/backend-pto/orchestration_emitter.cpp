@@ -940,15 +940,18 @@ struct CspRun {
 };
 
 /// When every process's loop bounds are constants, runs the schedule the orchestration runs (below) on
-/// counters, so that a program no task order can run is a compile error naming the process, not a run error.
-void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t> &channel_index) {
+/// counters, so that a program no task order can run is a compile error naming the process, not a run error;
+/// then the number of items each channel carries (by channel_index), else nullopt.
+std::optional<std::vector<int64_t>> check_csp_schedule(const CspProgram &p,
+                                                       const std::map<std::string, size_t> &channel_index) {
   struct Instance {
     CspRun run;
     int64_t replica, trip, next = 0;  ///< next: the next task, over before, every iteration's steps and after
   };
   std::vector<Instance> instances;
   for (const CspProcess &proc : p.processes) {
-    if (!proc.start.is_number_integer() || !proc.stop.is_number_integer() || !proc.step.is_number_integer()) return;
+    if (!proc.start.is_number_integer() || !proc.stop.is_number_integer() || !proc.step.is_number_integer())
+      return std::nullopt;
     const int64_t start = proc.start.get<int64_t>(), stop = proc.stop.get<int64_t>(), step = proc.step.get<int64_t>();
     const int64_t trip = step > 0 && stop > start ? (stop - start + step - 1) / step : 0;
     for (int64_t r = 0; r < proc.replicas; ++r) instances.push_back({CspRun(proc), r, trip, 0});
@@ -959,7 +962,7 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
   int64_t total = 0;
   for (const Instance &q : instances) {
     const int64_t n = q.trip > kMaxSteps ? kMaxSteps : q.run.total(q.trip);
-    if ((total += n) > kMaxSteps) return;
+    if ((total += n) > kMaxSteps) return std::nullopt;
   }
   std::vector<int64_t> made(channel_index.size(), 0), taken(channel_index.size(), 0);
   std::map<std::string, int64_t> depth;
@@ -989,11 +992,34 @@ void check_csp_schedule(const CspProgram &p, const std::map<std::string, size_t>
                         ": no order of the processes' tasks gives it its items (their counts do not balance, or the "
                         "channels' depths leave no way on)",
                     p.span, "pto.csp");
+  return made;
 }
 
 }  // namespace
 
-EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const Origin &origin) {
+EntryUnit emit_csp_entry(const CspProgram &program, const KernelIndex &kernels, const Origin &origin) {
+  // A channel never holds more items than it carries: a depth past that count (static loops) is that count, so
+  // its ring is allocated for what can be in it (a depth of 2**32 for two items was a ring past the memory).
+  CspProgram clamped = program;
+  {
+    std::map<std::string, size_t> index;
+    for (const CspChannel &c : clamped.channels) index.emplace(c.name, index.size());
+    if (auto carried = check_csp_schedule(clamped, index))
+      for (CspChannel &c : clamped.channels)
+        c.depth = std::min(c.depth, std::max<int64_t>(1, (*carried)[index.at(c.name)]));
+    for (const CspChannel &c : clamped.channels) {
+      int64_t elements = c.depth;
+      for (int64_t d : c.shape)
+        if (__builtin_mul_overflow(elements, d, &elements)) elements = INT64_MAX;
+      if (elements > (int64_t{1} << 45))
+        throw IrError("CSP program '" + clamped.name + "': channel '" + c.name + "' of depth " +
+                          std::to_string(c.depth) + " needs a ring of " + std::to_string(c.depth) +
+                          " items, past the 2**45 elements backend-pto allocates; give it a smaller depth (a channel "
+                          "whose processes' loops are static needs no more slots than the items it carries)",
+                      clamped.span, "pto.csp");
+    }
+  }
+  const CspProgram &p = clamped;
   EntryUnit e;
   e.name = p.name;
   e.kind = "csp-program";
@@ -1095,8 +1121,7 @@ EntryUnit emit_csp_entry(const CspProgram &p, const KernelIndex &kernels, const 
   // producer of item i + depth, ... which is the order pto-runtime gives tasks passing one tensor. Each round
   // submits every task that can go.
   size_t instances = 0;
-  for (const ProcessTask &t : tasks) instances += static_cast<size_t>(t.proc->replicas);
-  check_csp_schedule(p, channel_index);
+  for (const ProcessTask &t : tasks) instances += static_cast<size_t>(t.proc->replicas);  // (checked above)
   const std::string nch = std::to_string(std::max<size_t>(1, p.channels.size()));
   out.open("");
   out.line("int64_t htp_next[" + std::to_string(instances) + "] = {0}, htp_trip[" + std::to_string(instances) + "];");

@@ -241,6 +241,23 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
     if (!a) return std::nullopt;
     return Json{{"op", "neg"}, {"args", {*a}}};
   }
+  if (n.is("BinOp") && n.child("op").is("Pow")) {  // 2 ** 20, of constants (an Expr has no power)
+    auto a = expr_of(n.child("left"), scope, why);
+    if (!a) return std::nullopt;
+    auto b = expr_of(n.child("right"), scope, why);
+    if (!b) return std::nullopt;
+    why = "a power (**) is an integer operation between constants only, with an exponent >= 0, within 64 bits";
+    if (!a->is_number_integer() || !b->is_number_integer() || b->get<int64_t>() < 0) return std::nullopt;
+    const int64_t base = a->get<int64_t>(), exponent = b->get<int64_t>();
+    if (base == 0 || base == 1) return exponent == 0 ? 1 : base;
+    if (base == -1) return exponent % 2 ? -1 : 1;
+    if (exponent > 63) return std::nullopt;  // |base| >= 2 overflows
+    int64_t r = 1;
+    for (int64_t k = 0; k < exponent; ++k)
+      if (__builtin_mul_overflow(r, base, &r)) return std::nullopt;
+    why.clear();
+    return r;
+  }
   if (n.is("BinOp")) {
     static const std::map<std::string, std::string> ops = {
         {"Add", "add"}, {"Sub", "sub"}, {"Mult", "mul"}, {"FloorDiv", "floordiv"}, {"Mod", "mod"}};

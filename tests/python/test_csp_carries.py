@@ -329,3 +329,29 @@ def test_a_process_that_receives_after_it_sends_carries_its_accumulator_through_
         acc = acc * np.float32(0.5) + b
     np.testing.assert_allclose(np.asarray(r["Y"]), np.concatenate(snaps), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(r["T"]), acc, rtol=1e-6)
+
+
+# csp.md bounds a channel's depth by nothing ("N >= 1 slots"). On pto-a2a3sim a depth of 2**32 + 1 for two items
+# stopped the run in the runtime ("ChipTensor::view: dimension 0 out of range", no location), and 10**8 with
+# std::bad_alloc: the ring held `depth` slots. A channel never holds more than the items it carries.
+@program
+def deep_channel(X: In[Tensor[16, 64, f32]], Y: Out[Tensor[16, 64, f32]]):
+    c = Channel[Tile[8, 64, f32]](depth=2**32 + 1)
+
+    @process(produces=[c])
+    def producer():
+        for i in range(2):
+            send(c, load(X.tile(i, 0, shape=(8, 64))))
+
+    @process(consumes=[c])
+    def consumer():
+        for i in range(2):
+            store(Y.tile(i, 0, shape=(8, 64)), exp(recv(c)))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_channel_deeper_than_its_items(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(3).standard_normal((16, 64)).astype(np.float32)
+    r = htp.bind(ctx.compile(deep_channel, target=target, out=tmp_path / "p"), ctx).run(X=x)
+    np.testing.assert_allclose(r["Y"], np.exp(x), rtol=1e-5)
