@@ -149,3 +149,22 @@ def test_an_out_stored_only_in_a_loop_of_zero_iterations_is_never_written(tmp_pa
         htp.Context().compile(stores_in_an_empty_loop, "pto-a2a3sim", tmp_path / "pkg")
     assert [d.code for d in e.value.errors] == ["tile.out-not-written"], e.value
     assert "Out parameter 'y' of kernel 'stores_in_an_empty_loop' is never written" in e.value.errors[0].message
+
+
+# A kernel entry named by a long Python identifier (252 characters) was package.path on pto-a2a3sim, at no line:
+# its orchestration file's name passed the 255 bytes a path component may have. The file keeps the name's first
+# 200 characters and a hash of it.
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_kernel_with_a_very_long_name(tmp_path, target):
+    import importlib.util
+    name = "k_" + "a" * 250
+    source = tmp_path / "long_name.py"
+    source.write_text("from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, exp\n\n\n@kernel\n"
+                      f"def {name}(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):\n    store(y, exp(load(x)))\n")
+    spec = importlib.util.spec_from_file_location("long_name", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ctx = htp.Context()
+    x = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
+    pkg = ctx.compile(getattr(module, name), target, tmp_path / "pkg")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(x=x)["y"], np.exp(x), rtol=1e-5)
