@@ -26,6 +26,9 @@ public:
   explicit TreeReader(const JsonLimits &limits) : limits_(limits) {}
 
   std::optional<std::string> error;
+  /// Where the program nests past the depth limit, when the node there is located: the error is then placed
+  /// at it, in the program's words.
+  std::optional<Span> too_deep;
 
   bool document(const JValue &doc, Module &out) {
     if (!doc.is_object()) return fail("expected an htp.ast.v1 document (an object), got ", doc.describe());
@@ -137,6 +140,7 @@ private:
     if (!info.located) return fail(info.name, " has no location, so no '_span'");
     Span sp;
     if (!span(m.value, sp)) return false;
+    last_located_ = sp;
     n.set_span(std::move(sp));
     return true;
   }
@@ -144,6 +148,11 @@ private:
   NodePtr node(const JValue &j, size_t depth) {
     if (depth > limits_.max_depth) {
       fail("AST nested deeper than ", limits_.max_depth, " nodes (the depth limit)");
+      Span at;  // the node's place, or the nearest located one read before it (an operator has none)
+      if (const JValue *sp = j.find("_span"); sp && span(*sp, at) && at.line > 0)
+        too_deep = std::move(at);
+      else if (last_located_.line > 0)
+        too_deep = last_located_;
       return nullptr;
     }
     if (++nodes_ > limits_.max_nodes) {
@@ -388,6 +397,7 @@ private:
   std::vector<PathStep> path_;
   std::string file_;
   size_t nodes_ = 0;
+  Span last_located_;  ///< the span read last (a deep chain's error falls back to it)
 };
 
 // Line (1-based) and column (0-based byte) of `offset` in `text`.
@@ -419,8 +429,15 @@ Expected<Module> load_json(std::string_view text, const JsonLimits &limits, std:
     }
     TreeReader reader(limits);
     Module m;
-    if (!reader.document(doc.root(), m))
+    if (!reader.document(doc.root(), m)) {
+      if (reader.too_deep)
+        return Diagnostic::error("ast.depth",
+                                 "the program nests deeper than " + std::to_string(limits.max_depth) +
+                                     " levels here (HTP's limit on a program's nesting): split the expression, "
+                                     "binding its parts to names",
+                                 *reader.too_deep);
       return Diagnostic::error("ast.json", *reader.error, Span{std::string(json_name), 0, 0, 0, 0});
+    }
     return m;
   } catch (const std::exception &e) {
     return Diagnostic::error("ast.json", std::string("$: cannot load the document: ") + e.what(),

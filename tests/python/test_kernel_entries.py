@@ -168,3 +168,28 @@ def test_a_kernel_with_a_very_long_name(tmp_path, target):
     x = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
     pkg = ctx.compile(getattr(module, name), target, tmp_path / "pkg")
     np.testing.assert_allclose(htp.bind(pkg, ctx).run(x=x)["y"], np.exp(x), rtol=1e-5)
+
+
+# A 5000-term scalar sum (CPython imports it under a raised recursion limit) passed HTP's nesting limit with a
+# JSON path and no line: `$.root.body[0].body[0].value.left.left...: AST nested deeper than 5000 nodes`. It is
+# ast.depth at the expression now.
+def test_an_expression_nested_past_the_limit_is_placed_at_its_line(tmp_path):
+    import importlib.util
+    import sys
+    source = tmp_path / "deep_sum.py"
+    source.write_text("from htp.dialects.tile import kernel, Tensor, In, Out, Scalar, f32, i32, load, store, adds\n\n\n"
+                      "@kernel\ndef deep(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]], n: Scalar[i32]):\n"
+                      f"    s = n{' + 1' * 5000}\n    store(y, adds(load(x), s))\n")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 12000))
+    try:
+        spec = importlib.util.spec_from_file_location("deep_sum", source)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with pytest.raises(htp.CompileError) as e:
+            htp.Context().compile(module.deep, "pto-a2a3sim", tmp_path / "pkg")
+    finally:
+        sys.setrecursionlimit(limit)
+    [d] = e.value.errors
+    assert d.code == "ast.depth" and (d.span["file"], d.span["line"]) == (str(source), 6), d
+    assert "nests deeper than 5000 levels here" in d.message

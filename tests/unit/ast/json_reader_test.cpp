@@ -139,6 +139,18 @@ TEST(AstJsonReader, DeepTreesHitTheDepthLimit) {
   EXPECT_NE(message.find("$.root.operand.operand"), std::string::npos) << message;
   EXPECT_NE(message.find("more)"), std::string::npos) << "a long path is abbreviated: " << message;
   EXPECT_TRUE(load_json(doc(expr)).ok());
+  // A located node past the limit (a program's 5000-term sum): the error is placed there, in the program's words.
+  // (keys as the writer orders them: _span first; the operator node that passes the limit has no place, so the
+  // error is at the nearest located node read before it)
+  std::string located = R"({"_span":[3,4,3,9],"_type":"Name","ctx":{"_type":"Load"},"id":"x"})";
+  for (int i = 0; i < 60; ++i)
+    located = R"({"_span":[3,4,3,9],"_type":"UnaryOp","op":{"_type":"USub"},"operand":)" + located + "}";
+  auto m = load_json(doc(located), limits);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "ast.depth");
+  EXPECT_EQ(m.error().span.line, 3u);
+  EXPECT_EQ(m.error().message, "the program nests deeper than 50 levels here (HTP's limit on a program's nesting): "
+                               "split the expression, binding its parts to names");
 }
 
 TEST(AstJsonReader, TreesAtTheDepthLimitLoadDumpPrintAndClone) {
