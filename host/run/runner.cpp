@@ -159,9 +159,9 @@ std::optional<HostArray> allocate(const nlohmann::json &p, const std::map<std::s
   try {
     a.data.assign(bytes, 0);
   } catch (const std::exception &) {  // std::bad_alloc, std::length_error past what a vector holds
-    diags.report(Diagnostic::error("run.memory", "cannot allocate output '" + p.value("name", "?") + "' (" + a.describe() +
-                                                     ", " + std::to_string(bytes) + " bytes): out of host memory; "
-                                                     "pass an array of your own for it"));
+    diags.report(Diagnostic::error("run.memory", "cannot allocate output '" + p.value("name", "?") + "' (" +
+                                                     a.describe() + ", " + std::to_string(bytes) +
+                                                     " bytes): out of host memory; pass an array of your own for it"));
     return std::nullopt;
   }
   return a;

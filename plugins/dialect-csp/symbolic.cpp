@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <htp/expr_eval.hpp>
+
 namespace csp {
 
 Poly Poly::constant(int64_t c) {
@@ -246,17 +248,12 @@ std::optional<Json> expr_of(htp::NodeRef n, const ExprScope &scope, std::string 
     if (!a) return std::nullopt;
     auto b = expr_of(n.child("right"), scope, why);
     if (!b) return std::nullopt;
-    why = "a power (**) is an integer operation between constants only, with an exponent >= 0, within 64 bits";
-    if (!a->is_number_integer() || !b->is_number_integer() || b->get<int64_t>() < 0) return std::nullopt;
-    const int64_t base = a->get<int64_t>(), exponent = b->get<int64_t>();
-    if (base == 0 || base == 1) return exponent == 0 ? 1 : base;
-    if (base == -1) return exponent % 2 ? -1 : 1;
-    if (exponent > 63) return std::nullopt;  // |base| >= 2 overflows
-    int64_t r = 1;
-    for (int64_t k = 0; k < exponent; ++k)
-      if (__builtin_mul_overflow(r, base, &r)) return std::nullopt;
-    why.clear();
-    return r;
+    auto power = a->is_number_integer() && b->is_number_integer()
+                     ? htp::int_power(a->get<int64_t>(), b->get<int64_t>())
+                     : std::nullopt;
+    if (!power)
+      why = "a power (**) is an integer operation between constants only, with an exponent >= 0, within 64 bits";
+    return power ? std::optional<Json>(*power) : std::nullopt;
   }
   if (n.is("BinOp")) {
     static const std::map<std::string, std::string> ops = {

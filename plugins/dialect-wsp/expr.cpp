@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include <htp/expr_eval.hpp>
+
 namespace wsp {
 
 namespace {
@@ -250,14 +252,7 @@ std::optional<int64_t> constant_int(htp::NodeRef e, const json &constants) {
   }
   if (e.is("BinOp") && e.child("op").is("Pow")) {  // a size written 2 ** 20: constants only, in 64 bits
     auto a = constant_int(e.child("left"), constants), b = constant_int(e.child("right"), constants);
-    if (!a || !b || *b < 0) return std::nullopt;
-    if (*a == 0 || *a == 1) return *b == 0 ? 1 : *a;
-    if (*a == -1) return *b % 2 ? -1 : 1;
-    if (*b > 63) return std::nullopt;  // |a| >= 2 overflows
-    int64_t r = 1;
-    for (int64_t k = 0; k < *b; ++k)
-      if (__builtin_mul_overflow(r, *a, &r)) return std::nullopt;
-    return r;
+    return a && b ? htp::int_power(*a, *b) : std::nullopt;
   }
   if (e.is("BinOp")) {
     auto op = kBinOps.find(std::string(e.child("op").type()));

@@ -197,6 +197,19 @@ inline std::optional<int64_t> apply(const std::string &op, const std::vector<int
 
 }  // namespace expr_detail
 
+/// base ** exponent as Python computes it for a size written `2 ** 20`: nullopt for a negative exponent or a
+/// value past 64 bits.
+inline std::optional<int64_t> int_power(int64_t base, int64_t exponent) {
+  if (exponent < 0) return std::nullopt;
+  if (base == 0 || base == 1) return exponent == 0 ? 1 : base;
+  if (base == -1) return exponent % 2 ? -1 : 1;
+  if (exponent > 63) return std::nullopt;  // |base| >= 2 overflows
+  int64_t r = 1;
+  for (int64_t k = 0; k < exponent; ++k)
+    if (__builtin_mul_overflow(r, base, &r)) return std::nullopt;
+  return r;
+}
+
 /// The integer value of `e`; nullopt with `why` set when it depends on something unknown.
 inline std::optional<int64_t> eval_int(const nlohmann::json &e, const ExprEnv &env, std::string *why = nullptr) {
   using Json = nlohmann::json;
