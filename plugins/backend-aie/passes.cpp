@@ -286,8 +286,16 @@ void map_pass(htp::PassContext &ctx) {
                                   what + " of workload '" + w.name + "' has no effect on " + dev.name + ": " + why,
                                   source_span(w.schedule.span ? Json(*w.schedule.span) : Json(w.span), ctx.module().file()));
   }
-  if (problems.empty() && out.empty())
-    report(ctx, "aie.no-entry", "the program has no kernel, workload or CSP program to map onto " + dev.name, Json());
+  if (problems.empty() && out.empty()) {
+    const std::string message = "the program has no kernel, workload or CSP program to map onto " + dev.name;
+    if (auto f = htp::first_decorated_function(ctx.module()))
+      htp::Host(ctx.api()).error(ctx.diag(), "aie.no-entry",
+                                 message + ": " + f->sentence + ", which makes none of them (@kernel, @workload or "
+                                 "@program does)",
+                                 f->span);
+    else
+      report(ctx, "aie.no-entry", message, Json());
+  }
   ctx.module().set_attr(kDesigns, out.dump());
   ctx.module().set_attr(kOrchestrations, orchestrations.dump());
 }

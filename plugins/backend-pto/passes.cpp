@@ -53,10 +53,16 @@ std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInpu
   std::vector<Problem> problems;
   BuiltPackage pkg = build_package(in, a2a3_profile(), problems);
   // (a pass may have erased every function: a package nothing can run is an error here, as on aie)
-  if (problems.empty() && pkg.entries.empty())
-    problems.push_back({"pto.no-entry", "the program has no kernel, workload or CSP program to build for " +
-                                            option_text(ctx, "target"),
-                        Span{}});
+  if (problems.empty() && pkg.entries.empty()) {
+    Problem p{"pto.no-entry", "the program has no kernel, workload or CSP program to build for " +
+                                  option_text(ctx, "target"),
+              Span{}};
+    if (auto f = htp::first_decorated_function(ctx.module())) {
+      p.message += ": " + f->sentence + ", which makes none of them (@kernel, @workload or @program does)";
+      p.span = Span{f->span.file, f->span.line, f->span.col, f->span.end_line, f->span.end_col};
+    }
+    problems.push_back(std::move(p));
+  }
   if (problems.empty()) return pkg;
   report(ctx, problems);
   return std::nullopt;

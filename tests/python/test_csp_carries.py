@@ -355,3 +355,32 @@ def test_a_channel_deeper_than_its_items(tmp_path, target):
     x = np.random.default_rng(3).standard_normal((16, 64)).astype(np.float32)
     r = htp.bind(ctx.compile(deep_channel, target=target, out=tmp_path / "p"), ctx).run(X=x)
     np.testing.assert_allclose(r["Y"], np.exp(x), rtol=1e-5)
+
+
+# A program decorated with another surface name (`@Channel` for `@program`) was "the program has no kernel,
+# workload or CSP program" at no line (aie-npu1: no file either). The error is at the function, naming its
+# decorator.
+@Channel
+def misdecorated(X: In[Tensor[64, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+    c = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[c])
+    def p():
+        for i in range(4):
+            send(c, load(X.tile(i, 0, shape=(16, 32))))
+
+    @process(consumes=[c])
+    def q():
+        for i in range(4):
+            store(Y.tile(i, 0, shape=(16, 32)), recv(c))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_program_under_another_decorator_is_an_error_at_it(tmp_path, target):
+    with pytest.raises(htp.CompileError) as e:
+        htp.Context().compile(misdecorated, target=target, out=tmp_path / "p")
+    [d] = e.value.errors
+    line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if t == "@Channel"][0]
+    assert (d.code, d.span["file"], d.span["line"]) == (target.split("-")[0] + ".no-entry", __file__, line + 1), d
+    assert d.message.endswith(": 'misdecorated' is decorated with @Channel, which makes none of them (@kernel, "
+                              "@workload or @program does)")

@@ -602,6 +602,24 @@ private:
   Fn fn_;
 };
 
+/// For a program in which no dialect found an entry point: the first top-level function that has decorators,
+/// and a sentence naming them ("'pipeline' is decorated with @Channel"), which a backend's "no kernel,
+/// workload or CSP program" error places and quotes (a function decorated with a dialect's other name).
+struct DecoratedFunction {
+  SourceSpan span;
+  std::string sentence;
+};
+inline std::optional<DecoratedFunction> first_decorated_function(const ModuleRef &module) {
+  for (NodeRef f : module.root().items("body")) {
+    if (!f.is("FunctionDef") || f.size("decorator_list") == 0) continue;
+    std::string names;
+    for (NodeRef d : f.items("decorator_list"))
+      names += (names.empty() ? "@" : ", @") + (d.is("Call") ? d.child("func") : d).dotted_name();
+    return DecoratedFunction{f.source_span(), "'" + f.text("name").value_or("") + "' is decorated with " + names};
+  }
+  return std::nullopt;
+}
+
 namespace match {
 
 /// Any present node.
