@@ -145,14 +145,19 @@ private:
     return true;
   }
 
+  // Out of line, so that the recursive frames of node() hold no Span.
+  [[gnu::noinline, gnu::cold]] void nested_too_deep(const JValue &j) {
+    fail("AST nested deeper than ", limits_.max_depth, " nodes (the depth limit)");
+    Span at;  // the node's place, or the nearest located one read before it (an operator has none)
+    if (const JValue *sp = j.find("_span"); sp && span(*sp, at) && at.line > 0)
+      too_deep = std::move(at);
+    else if (last_located_.line > 0)
+      too_deep = last_located_;
+  }
+
   NodePtr node(const JValue &j, size_t depth) {
     if (depth > limits_.max_depth) {
-      fail("AST nested deeper than ", limits_.max_depth, " nodes (the depth limit)");
-      Span at;  // the node's place, or the nearest located one read before it (an operator has none)
-      if (const JValue *sp = j.find("_span"); sp && span(*sp, at) && at.line > 0)
-        too_deep = std::move(at);
-      else if (last_located_.line > 0)
-        too_deep = last_located_;
+      nested_too_deep(j);
       return nullptr;
     }
     if (++nodes_ > limits_.max_nodes) {
