@@ -65,10 +65,7 @@ Op pto_op(const htp::TileOp &s) {
   op.body = pto_body(s.body);
   op.then_body = pto_body(s.then_body);
   op.else_body = pto_body(s.else_body);
-  op.ir = s;
-  op.ir.body.clear();
-  op.ir.then_body.clear();
-  op.ir.else_body.clear();
+  op.ir = s.shallow();
   return op;
 }
 

@@ -76,9 +76,18 @@ private:
   void walk(const std::vector<Op> &ops, State &state, bool report) {
     for (const Op &o : ops) {
       if (o.op == "for") {
-        State before = state, body = state;
-        walk(o.body, body, false);  // the state at the start of a later iteration too
-        State entry = joined(before, body);
+        // At the start of an iteration: as before the loop, or as a previous iteration left it: an accumulator
+        // the body resets may be either (one it only writes stays written). One walk per loop, not one per
+        // iteration state: nests stay linear.
+        State before = state, entry = state;
+        for_each_op(o.body, [&](const Op &m) {
+          if (!accs_.count(m.dst) || (m.op != "full" && m.op != "matmul" && m.op != "cast")) return;
+          const AccState left = m.op == "full"     ? AccState::Reset
+                                : m.op == "matmul" ? AccState::Written
+                                                   : AccState::Either;
+          auto it = entry.find(m.dst);
+          entry[m.dst] = it == entry.end() ? AccState::Either : join(it->second, left);
+        });
         walk(o.body, entry, report);
         state = runs_once_at_least(o) ? entry : joined(before, entry);
       } else if (o.op == "if") {

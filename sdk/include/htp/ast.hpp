@@ -147,6 +147,72 @@ public:
   explicit PassError(const std::string &message) : std::runtime_error(message) {}
 };
 
+namespace json_detail {
+
+/// A JSON value built bottom-up through the library's SAX interface: an object's members are collected, then
+/// moved into it at once, its storage reserved. (The library's own parser grows an ordered_json object member
+/// by member, and each reallocation copies the values before it: quadratic in the nesting of a deep kernel.)
+template <class Json> class BottomUp {
+public:
+  using string_t = typename Json::string_t;
+  bool null() { return value(Json(nullptr)); }
+  bool boolean(bool b) { return value(Json(b)); }
+  bool number_integer(typename Json::number_integer_t v) { return value(Json(v)); }
+  bool number_unsigned(typename Json::number_unsigned_t v) { return value(Json(v)); }
+  bool number_float(typename Json::number_float_t v, const string_t &) { return value(Json(v)); }
+  bool string(string_t &v) { return value(Json(std::move(v))); }
+  bool binary(typename Json::binary_t &v) { return value(Json::binary(std::move(v))); }
+  bool start_object(std::size_t) { return frames_.push_back(Frame{true, {}, {}, {}}), true; }
+  bool key(string_t &k) { return frames_.back().key = std::move(k), true; }
+  bool end_object() {
+    Frame f = std::move(frames_.back());
+    frames_.pop_back();
+    Json o = Json::object();
+    auto &members = o.template get_ref<typename Json::object_t &>();
+    if constexpr (requires { members.reserve(std::size_t{}); }) members.reserve(f.members.size());
+    for (auto &[k, v] : f.members) o[k] = std::move(v);  // (a repeated key: the last one, as the parser)
+    return value(std::move(o));
+  }
+  bool start_array(std::size_t) { return frames_.push_back(Frame{false, {}, {}, {}}), true; }
+  bool end_array() {
+    Frame f = std::move(frames_.back());
+    frames_.pop_back();
+    Json a = Json::array();
+    a.template get_ref<typename Json::array_t &>() = std::move(f.items);
+    return value(std::move(a));
+  }
+  template <class Exception> bool parse_error(std::size_t, const std::string &, const Exception &) { return false; }
+  Json root;
+
+private:
+  struct Frame {
+    bool object;
+    std::vector<Json> items;
+    std::vector<std::pair<string_t, Json>> members;
+    string_t key;
+  };
+  bool value(Json v) {
+    if (frames_.empty())
+      root = std::move(v);
+    else if (Frame &f = frames_.back(); f.object)
+      f.members.emplace_back(std::move(f.key), std::move(v));
+    else
+      f.items.push_back(std::move(v));
+    return true;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace json_detail
+
+/// `text` parsed with a JSON library's type (nlohmann::json, ordered_json), built bottom-up so that a document
+/// nested thousands deep costs its size; nullopt when it is not JSON.
+template <class Json> std::optional<Json> parse_json(std::string_view text) {
+  json_detail::BottomUp<Json> built;
+  if (!Json::sax_parse(text, &built)) return std::nullopt;
+  return std::move(built.root);
+}
+
 /// A borrowed view of one AST node: the host table plus the node handle. Cheap to copy.
 class NodeRef {
 public:
@@ -290,8 +356,8 @@ private:
   }
   template <class Json> static std::optional<Json> parse_json(const std::optional<std::string> &text, std::string_view key) {
     if (!text) return std::nullopt;
-    Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) throw PassError("attribute '" + std::string(key) + "' is not valid JSON");
+    auto j = htp::parse_json<Json>(*text);
+    if (!j) throw PassError("attribute '" + std::string(key) + "' is not valid JSON");
     return j;
   }
   friend class ModuleRef;

@@ -100,6 +100,15 @@ struct TileOp {
   std::optional<IrSpan> span;
 
   bool is(std::string_view name) const { return op == name; }
+  /// This statement without its nested ones (body, then_body, else_body): a copy that costs the statement, not
+  /// its subtree (copying each level of a deep nest whole is quadratic). A field added above is added here.
+  TileOp shallow() const {
+    TileOp s;
+    s.op = op, s.dst = dst, s.src = src, s.args = args, s.offset = offset, s.value = value, s.scalar = scalar;
+    s.accumulate = accumulate, s.attrs = attrs, s.var = var, s.start = start, s.stop = stop, s.step = step;
+    s.cond = cond, s.set = set, s.span = span;
+    return s;
+  }
   /// Operand `i` when it is a register (or other) name.
   std::optional<std::string> arg_name(size_t i) const {
     if (!args || i >= args->size() || !(*args)[i].is_string()) return std::nullopt;

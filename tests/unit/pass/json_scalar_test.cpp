@@ -39,3 +39,32 @@ TEST(JsonScalar, Booleans) {
   EXPECT_EQ(js::parse_bool("false"), false);
   EXPECT_EQ(js::parse_bool("1"), std::nullopt);
 }
+
+// htp::parse_json (what attr_json parses with) builds the value bottom-up; it gives what the library's own parser
+// gives, key order and repeated keys included, for both of its object types.
+#include <nlohmann/json.hpp>
+
+TEST(ParseJson, GivesWhatTheLibrarysParserGives) {
+  for (const char *text :
+       {R"({"b": 1, "a": [1, -2, 3.5, 18446744073709551615, "x\u00e9", null, true, false, {}, []], "c": {"z": {}, "y": [[]]}})",
+        R"({"k": 1, "k": 2, "j": {"k": [3]}, "k": 4})", R"([])", R"("text")", R"(-0.0)", R"({"": {"": [""]}})"}) {
+    EXPECT_EQ(htp::parse_json<nlohmann::ordered_json>(text), nlohmann::ordered_json::parse(text)) << text;
+    EXPECT_EQ(htp::parse_json<nlohmann::ordered_json>(text)->dump(), nlohmann::ordered_json::parse(text).dump()) << text;
+    EXPECT_EQ(htp::parse_json<nlohmann::json>(text), nlohmann::json::parse(text)) << text;
+  }
+  for (const char *bad : {"", "{", R"({"a" 1})", "[1,]", "01", "{} {}", "nul"})
+    EXPECT_EQ(htp::parse_json<nlohmann::ordered_json>(bad), std::nullopt) << bad;
+}
+
+TEST(ParseJson, DeepNestsOfObjectsAfterOtherMembers) {
+  // An if chain's statements: each object's deep member comes before later ones (the case that copied).
+  std::string text = "0";
+  for (int i = 0; i < 3000; ++i) text = R"({"op": "if", "else_body": [)" + text + R"(], "span": [1, 2]})";
+  auto j = htp::parse_json<nlohmann::ordered_json>(text);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->begin().key(), "op");
+  const nlohmann::ordered_json *at = &*j;
+  int depth = 0;
+  while (at->is_object()) at = &(*at)["else_body"][0], ++depth;
+  EXPECT_EQ(depth, 3000);
+}
