@@ -289,10 +289,7 @@ void map_pass(htp::PassContext &ctx) {
   if (problems.empty() && out.empty()) {
     const std::string message = "the program has no kernel, workload or CSP program to map onto " + dev.name;
     if (auto f = htp::first_decorated_function(ctx.module()))
-      htp::Host(ctx.api()).error(ctx.diag(), "aie.no-entry",
-                                 message + ": " + f->sentence + ", which makes none of them (@kernel, @workload or "
-                                 "@program does)",
-                                 f->span);
+      htp::Host(ctx.api()).error(ctx.diag(), "aie.no-entry", message + ": " + f->sentence, f->span);
     else
       report(ctx, "aie.no-entry", message, Json());
   }

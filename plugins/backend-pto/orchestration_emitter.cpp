@@ -1001,23 +1001,21 @@ EntryUnit emit_csp_entry(const CspProgram &program, const KernelIndex &kernels, 
   // A channel never holds more items than it carries: a depth past that count (static loops) is that count, so
   // its ring is allocated for what can be in it (a depth of 2**32 for two items was a ring past the memory).
   CspProgram clamped = program;
-  {
-    std::map<std::string, size_t> index;
-    for (const CspChannel &c : clamped.channels) index.emplace(c.name, index.size());
-    if (auto carried = check_csp_schedule(clamped, index))
-      for (CspChannel &c : clamped.channels)
-        c.depth = std::min(c.depth, std::max<int64_t>(1, (*carried)[index.at(c.name)]));
-    for (const CspChannel &c : clamped.channels) {
-      int64_t elements = c.depth;
-      for (int64_t d : c.shape)
-        if (__builtin_mul_overflow(elements, d, &elements)) elements = INT64_MAX;
-      if (elements > (int64_t{1} << 45))
-        throw IrError("CSP program '" + clamped.name + "': channel '" + c.name + "' of depth " +
-                          std::to_string(c.depth) + " needs a ring of " + std::to_string(c.depth) +
-                          " items, past the 2**45 elements backend-pto allocates; give it a smaller depth (a channel "
-                          "whose processes' loops are static needs no more slots than the items it carries)",
-                      clamped.span, "pto.csp");
-    }
+  std::map<std::string, size_t> channel_index;
+  for (const CspChannel &c : clamped.channels) channel_index.emplace(c.name, channel_index.size());
+  if (auto carried = check_csp_schedule(clamped, channel_index))
+    for (CspChannel &c : clamped.channels)
+      c.depth = std::min(c.depth, std::max<int64_t>(1, (*carried)[channel_index.at(c.name)]));
+  for (const CspChannel &c : clamped.channels) {
+    int64_t elements = c.depth;
+    for (int64_t d : c.shape)
+      if (__builtin_mul_overflow(elements, d, &elements)) elements = INT64_MAX;
+    if (elements > (int64_t{1} << 45))
+      throw IrError("CSP program '" + clamped.name + "': channel '" + c.name + "' of depth " + std::to_string(c.depth) +
+                        " needs a ring of " + std::to_string(c.depth) +
+                        " items, past the 2**45 elements backend-pto allocates; give it a smaller depth (a channel "
+                        "whose processes' loops are static needs no more slots than the items it carries)",
+                    clamped.span, "pto.csp");
   }
   const CspProgram &p = clamped;
   EntryUnit e;
@@ -1033,11 +1031,7 @@ EntryUnit emit_csp_entry(const CspProgram &program, const KernelIndex &kernels, 
     out.intermediate("ring_" + c.name, ring, c.dtype);
   }
   std::map<std::string, const CspChannel *> channels;
-  std::map<std::string, size_t> channel_index;
-  for (const CspChannel &c : p.channels) {
-    channel_index[c.name] = channels.size();
-    channels[c.name] = &c;
-  }
+  for (const CspChannel &c : p.channels) channels[c.name] = &c;
   // A register a process carries from one of its tasks to the next: a tensor of one tile per replica.
   auto carry_tensor = [](const CspProcess &proc, const CspChannel &c) { return "carry_" + proc.name + "__" + c.name; };
   for (const CspProcess &proc : p.processes)

@@ -88,8 +88,7 @@ namespace {
 /// another name of `taken` bumps the hash.
 std::string runtime_kernel_name(const std::string &name, std::set<std::string> &taken) {
   std::string out = name;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+  uint64_t h = rt::name_hash(name);
   while (out.size() > rt::kMaxSymbolLength || taken.count(out)) {
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h ^ (h >> 32)));

@@ -58,7 +58,7 @@ std::optional<BuiltPackage> build(const htp::PassContext &ctx, const PackageInpu
                                   option_text(ctx, "target"),
               Span{}};
     if (auto f = htp::first_decorated_function(ctx.module())) {
-      p.message += ": " + f->sentence + ", which makes none of them (@kernel, @workload or @program does)";
+      p.message += ": " + f->sentence;
       p.span = Span{f->span.file, f->span.line, f->span.col, f->span.end_line, f->span.end_col};
     }
     problems.push_back(std::move(p));

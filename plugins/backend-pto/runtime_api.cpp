@@ -22,15 +22,19 @@ std::string kernel_path(CoreType core, const std::string &kernel) {
   return std::string("kernels/") + (core == CoreType::Aic ? "aic/" : "aiv/") + kernel + ".cpp";
 }
 
+uint64_t name_hash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
 std::string orchestration_path(const std::string &entry) {
   // A file name has at most 255 bytes: a longer entry name (Python's have no limit) keeps its first 200
-  // characters and an FNV-1a hash of the whole name.
+  // characters and a hash of the whole name.
   std::string file = entry;
   if (file.size() > 200) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : entry) h = (h ^ c) * 0x100000001b3ULL;
     char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(name_hash(entry)));
     file = entry.substr(0, 200) + "_" + hex;
   }
   return "kernels/orchestration/" + file + ".cpp";

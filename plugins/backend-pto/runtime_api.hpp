@@ -3,7 +3,9 @@
 // runtime_api.cpp change, and the emitters do not.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "intrinsics.hpp"
@@ -24,6 +26,8 @@ inline constexpr size_t kMaxSymbolLength = 64;
 // ---- package layout (relative to codegen/pto/) ----
 std::string kernel_path(CoreType core, const std::string &kernel);  ///< kernels/aiv/<k>.cpp
 std::string orchestration_path(const std::string &entry);           ///< kernels/orchestration/<e>.cpp
+/// The 64-bit FNV-1a hash of `text`: what a name shortened to fit a limit keeps of its whole.
+uint64_t name_hash(std::string_view text);
 
 // ---- kernel side ----
 /// Includes, macros and `using namespace pto;` every kernel starts with.

@@ -130,18 +130,19 @@ View tile_view(htp::NodeRef arg, const TensorDecl &t, const json &pshape, const 
   size_t rank = t.shape.size();
   for (htp::NodeRef k : arg.items("keywords")) {
     // shape= restating the parameter's shape is allowed (a kernel body's tile views take it); another is not
+    const std::optional<std::string> keyword = k.text("arg");  // (none: **kwargs)
+    const bool shape = keyword == "shape";
     json given = json::array();
     htp::NodeRef value = k.child("value");
-    if (k.text("arg").value_or("") == "shape" && value.is("Tuple"))
+    if (shape && value.is("Tuple"))
       for (htp::NodeRef e : value.items("elts")) given.push_back(lower_expr(e, env));
     if (given == pshape) continue;
-    throw WspError(k.text("arg").value_or("") == "shape" ? value : arg, "wsp.tile-shape",
+    throw WspError(shape ? value : arg, "wsp.tile-shape",
                    t.name + ".tile(...) of a launch moves the shape of the kernel parameter it binds, " +
                        shape_text(pshape) +
-                       (k.text("arg").value_or("") == "shape"
-                            ? ", not " + (given.size() == value.size("elts") ? shape_text(given) : describe(value)) +
-                                  ": drop shape=, or pass a slice of the shape the parameter takes"
-                            : "; it takes tile indices and shape= only, got " + k.text("arg").value_or("**") + "="));
+                       (shape ? ", not " + (given.size() == value.size("elts") ? shape_text(given) : describe(value)) +
+                                    ": drop shape=, or pass a slice of the shape the parameter takes"
+                              : "; it takes tile indices and shape= only, got " + keyword.value_or("**") + "="));
   }
   if (arg.size("args") != rank)
     throw WspError(arg, "wsp.tile-shape",

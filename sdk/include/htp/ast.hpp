@@ -669,8 +669,9 @@ private:
 };
 
 /// For a program in which no dialect found an entry point: the first top-level function that has decorators,
-/// and a sentence naming them ("'pipeline' is decorated with @Channel"), which a backend's "no kernel,
-/// workload or CSP program" error places and quotes (a function decorated with a dialect's other name).
+/// and a clause naming them ("'pipeline' is decorated with @Channel, which makes none of them (@kernel,
+/// @workload or @program does)"), which a backend's "no kernel, workload or CSP program" error places and
+/// appends (a function decorated with a dialect's other name).
 struct DecoratedFunction {
   SourceSpan span;
   std::string sentence;
@@ -681,7 +682,8 @@ inline std::optional<DecoratedFunction> first_decorated_function(const ModuleRef
     std::string names;
     for (NodeRef d : f.items("decorator_list"))
       names += (names.empty() ? "@" : ", @") + (d.is("Call") ? d.child("func") : d).dotted_name();
-    return DecoratedFunction{f.source_span(), "'" + f.text("name").value_or("") + "' is decorated with " + names};
+    return DecoratedFunction{f.source_span(), "'" + f.text("name").value_or("") + "' is decorated with " + names +
+                                                  ", which makes none of them (@kernel, @workload or @program does)"};
   }
   return std::nullopt;
 }
