@@ -34,8 +34,7 @@ void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, b
   const bool acc_cast = op == "cast" && o.arg_name(0) && acc.count(*o.arg_name(0));  // converted by TSTORE
   // A fill of zeros resets an accumulator on either core; any other fill of a register that is not an
   // accumulator (whose non-zero fill the legality check names) is vector work.
-  const bool fill = op == "full" && !(o.value && o.value->is_number() && o.value->get<double>() == 0.0) &&
-                    !(o.dst && acc.count(*o.dst));
+  const bool fill = op == "full" && !(o.dst && acc.count(*o.dst));
   if (op == "matmul") cube = true;
   else if ((!movement(op) && !acc_cast) || fill) vector = true;
   for (const auto *body : {&o.body, &o.then_body, &o.else_body})
@@ -265,7 +264,108 @@ void add_loaded_accumulators(htp::TileKernel &k) {
   walk(k.body);
 }
 
-/// Expr a + b, a alone when b is the constant 0./// Expr a + b, a alone when b is the constant 0.
+/// `k` with every read of a matmul accumulator that holds only full()'s constant fill (no matmul has written it
+/// since), other than the read of a matmul accumulating into it, reading a fill of its own instead: a copy of it
+/// (`acc2 = acc`, or `matmul(a, b, acc=acc)` into another register) becomes that fill, and any other statement
+/// reads a register filled alike just before it. An a2a3 accumulator lives in the cube core's L0C, which holds
+/// full()'s value only as "the next matmul starts from zero": a vector op or a copy reading it would need it
+/// handed over through memory and loaded back into L0C, which a2a3 cannot do. A store keeps reading the
+/// accumulator itself (the legality check says why that store is refused).
+void forward_accumulator_fills(htp::TileKernel &k) {
+  const std::set<std::string> acc = accumulators(k);
+  if (acc.empty()) return;
+  using Fills = std::map<std::string, htp::TileOp>;  // accumulator -> the full() it holds
+  // A register filled as accumulator `r` holds, just before statement i of `ops` (which moves to i + 1).
+  auto fill_before = [&](std::vector<htp::TileOp> &ops, size_t &i, const std::string &r, const Fills &fills) {
+    const htp::TileLocal *l = k.local(r);
+    if (!l) return std::optional<std::string>();
+    std::string name = r + "_fill";
+    while (k.local(name) || k.param(name)) name += "_";
+    htp::TileOp fill = fills.at(r);
+    fill.dst = name;
+    fill.span = ops[i].span;
+    k.locals.push_back(htp::TileLocal{name, l->kind, l->shape, l->dtype});
+    ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i), std::move(fill));
+    ++i;
+    return std::optional<std::string>(name);
+  };
+  std::function<void(std::vector<htp::TileOp> &, Fills &)> walk = [&](std::vector<htp::TileOp> &ops, Fills &fills) {
+    std::map<std::string, size_t> unread;  // accumulator -> its fill in `ops` that nothing has read yet
+    // Statement i of `ops` done: a fill it certainly overwrites unread (every reader now has its own) is dropped, since it
+    // would otherwise stay a definition of the accumulator on the vector core that the cube core is handed.
+    auto retire = [&](size_t &i) {
+      std::set<std::string> uses, defs;
+      htp::registers_of(ops[i], k, uses, defs);
+      for (const std::string &u : uses) unread.erase(u);
+      const bool certain = ops[i].body.empty() && ops[i].then_body.empty() && ops[i].else_body.empty();
+      for (const std::string &d : certain ? defs : std::set<std::string>{}) {
+        auto it = unread.find(d);
+        if (it == unread.end()) continue;
+        const size_t dead = it->second;
+        unread.erase(it);
+        ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(dead));
+        --i;
+        for (auto &[r, at] : unread)
+          if (at > dead) --at;
+      }
+      const htp::TileOp &s = ops[i];
+      if (strip(s.op) == "full" && s.dst && fills.count(*s.dst) && fills.at(*s.dst) == s.shallow()) unread[*s.dst] = i;
+    };
+    for (size_t i = 0; i < ops.size(); ++i) {
+      htp::TileOp &o = ops[i];
+      const std::string op = strip(o.op);
+      if (op == "if") {  // what both branches leave filled alike
+        Fills then_fills = fills, else_fills = fills;
+        walk(o.then_body, then_fills);
+        walk(o.else_body, else_fills);
+        Fills both;
+        for (const auto &[r, fill] : then_fills)
+          if (auto it = else_fills.find(r); it != else_fills.end() && it->second == fill) both.emplace(r, fill);
+        fills = std::move(both);
+        retire(i);
+        continue;
+      }
+      if (!o.body.empty()) {  // a loop: its later iterations, and what follows it, see what its body writes
+        std::set<std::string> uses, defs;
+        htp::registers_of(o, k, uses, defs);
+        for (const std::string &d : defs) fills.erase(d);
+        Fills body = fills;
+        walk(o.body, body);
+        retire(i);
+        continue;
+      }
+      if (op == "copy" && o.arg_name(0) && fills.count(*o.arg_name(0))) {
+        const htp::TileOp &fill = fills.at(*o.arg_name(0));
+        o.op = fill.op;
+        o.value = fill.value;
+        o.args.reset();
+      } else if (op == "store" && o.value && o.value->is_string() && fills.count(o.value->get<std::string>())) {
+        if (std::optional<std::string> f = fill_before(ops, i, o.value->get<std::string>(), fills)) ops[i].value = *f;
+      } else if (op != "store" && o.args) {
+        const size_t read = op == "matmul" ? std::min<size_t>(2, o.args->size()) : o.args->size();
+        for (size_t a = 0; a < read; ++a) {
+          const std::optional<std::string> r = ops[i].arg_name(a);  // (`o` moves with each fill inserted)
+          if (!r || !fills.count(*r)) continue;
+          const std::optional<std::string> f = fill_before(ops, i, *r, fills);
+          for (size_t b = a; f && b < read; ++b)
+            if (ops[i].arg_name(b) == r) (*ops[i].args)[b] = *f;
+        }
+      }
+      htp::TileOp &s = ops[i];
+      if (s.dst && strip(s.op) != "store") {
+        if (strip(s.op) == "full" && acc.count(*s.dst) && s.value && s.value->is_number())
+          fills[*s.dst] = s.shallow();
+        else
+          fills.erase(*s.dst);
+      }
+      retire(i);
+    }
+  };
+  Fills fills;
+  walk(k.body, fills);
+}
+
+/// Expr a + b, a alone when b is the constant 0.
 json plus(const json &a, const json &b) {
   if (b == json(0)) return a;
   if (a == json(0)) return b;
@@ -451,7 +551,10 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // nothing carried between iterations, runs as the workload of its name launching the iteration kernel
   // once per iteration (htp::loop_workload), whose launches are split alike.
   for (htp::TileKernel &k : kernels.kernels)
-    if (k.kind == "kernel") add_loaded_accumulators(k);
+    if (k.kind == "kernel") {
+      forward_accumulator_fills(k);
+      add_loaded_accumulators(k);
+    }
   std::vector<htp::TileKernel> iterations;
   std::set<std::string> replaced;
   // Whether k mixes the two between its statements (nullopt: within one, which segments_of reports).
