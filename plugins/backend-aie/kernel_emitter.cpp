@@ -587,8 +587,23 @@ private:
       << " + c];\n";
   }
 
+  /// A long block goes out in runs of kRun statements, each a lambda of its own that is not inlined (registers
+  /// are declared at the top of the kernel, so a run declares nothing a later one reads): a compiler's cost
+  /// grows faster than a function's length, and one function of 1200 tile statements kept g++ -O2 busy for a
+  /// minute on aie-sim's first run. A run is kRun loop nests, so the call costs nothing beside them.
   void emit_block(const std::vector<htp::TileOp> &ops, std::ostream &o, int ind) {
-    for (const auto &op : ops) emit_op(op, o, ind);
+    constexpr size_t kRun = 32;
+    if (ops.size() <= kRun) {
+      for (const auto &op : ops) emit_op(op, o, ind);
+      return;
+    }
+    const std::string pad(ind * 2, ' ');
+    for (size_t first = 0; first < ops.size(); first += kRun) {
+      o << pad << "[&]() __attribute__((noinline)) {  // statements " << first + 1 << " to "
+        << std::min(ops.size(), first + kRun) << " of " << ops.size() << "\n";
+      for (size_t i = first; i < std::min(ops.size(), first + kRun); ++i) emit_op(ops[i], o, ind + 1);
+      o << pad << "}();\n";
+    }
   }
 
   std::string arg(const htp::TileOp &op, size_t i) const {

@@ -193,3 +193,53 @@ def test_an_expression_nested_past_the_limit_is_placed_at_its_line(tmp_path):
     [d] = e.value.errors
     assert d.code == "ast.depth" and (d.span["file"], d.span["line"]) == (str(source), 6), d
     assert "nests deeper than 5000 levels here" in d.message
+
+
+# A long straight-line kernel (a generator's unrolled code): aie-sim's first run compiled it as one C++ function,
+# and g++ -O2 grew faster than its length (1200 tile statements: a minute; 2400: past two). The kernel source now
+# holds runs of 32 statements, each a function of its own, at every level (a loop's long body too); pto-a2a3sim
+# calls one library function per statement. Both against NumPy, with the runs checked in the aie source.
+def _long_kernel(n_top, n_loop):
+    import random
+    r = random.Random(n_top)
+    forms = [("t{a} = adds(t{b}, 0.25)", lambda t, a, b, c: t[b] + np.float32(0.25)),
+             ("t{a} = muls(t{b}, 0.5)", lambda t, a, b, c: t[b] * np.float32(0.5)),
+             ("t{a} = sub(t{b}, t{c})", lambda t, a, b, c: t[b] - t[c]),
+             ("t{a} = maxs(t{b}, -2.0)", lambda t, a, b, c: np.maximum(t[b], np.float32(-2.0))),
+             ("t{a} = add(t{b}, t{c})", lambda t, a, b, c: t[b] + t[c])]
+    picks = [(r.choice(forms), r.randrange(4), r.randrange(4), r.randrange(4)) for _ in range(n_top + n_loop)]
+    line = lambda p, pad: pad + p[0][0].format(a=p[1], b=p[2], c=p[3])
+    lines = ["from htp.dialects.tile import kernel, Tensor, In, Out, f32, load, store, add, sub, adds, muls, maxs",
+             "", "", "@kernel", "def unrolled(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):",
+             "    x0 = load(x)"] + [f"    t{k} = muls(x0, {k + 1}.0)" for k in range(4)]
+    lines += [line(p, "    ") for p in picks[:n_top]]
+    lines += ["    for i in range(2):"] + [line(p, "        ") for p in picks[n_top:]]
+    lines += ["    store(y, add(add(t0, t1), add(t2, t3)))"]
+
+    def reference(x):
+        t = [x * np.float32(k + 1) for k in range(4)]
+        for loop, ps in ((1, picks[:n_top]), (2, picks[n_top:])):
+            for _ in range(loop):
+                for (form, a, b, c) in ps:
+                    t[a] = form[1](t, a, b, c).astype(np.float32)
+        return (t[0] + t[1]) + (t[2] + t[3])
+    return "\n".join(lines) + "\n", reference
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_long_straight_line_kernel(tmp_path, target):
+    import importlib.util
+    source, reference = _long_kernel(300, 70)
+    path = tmp_path / "unrolled.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("unrolled", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ctx = htp.Context()
+    x = np.random.default_rng(5).uniform(-1, 1, (16, 32)).astype(np.float32)
+    pkg = ctx.compile(module.unrolled, target, tmp_path / "pkg")
+    np.testing.assert_allclose(htp.bind(pkg, ctx).run(x=x)["y"], reference(x), rtol=1e-4, atol=1e-4)
+    if target == "aie-npu1":
+        [cc] = (tmp_path / "pkg").rglob("kernels/unrolled.cc")
+        runs = cc.read_text().count("__attribute__((noinline))")
+        assert runs == -(-307 // 32) + -(-70 // 32), runs  # x0, t0..t3, the 300, the loop, the store; its 70
