@@ -97,10 +97,26 @@ std::optional<AccessPattern> fit_pattern(const std::vector<int64_t> &addrs, int6
   if (addrs.empty()) return std::nullopt;
   auto levels = factor(addrs);
   if (!levels) return std::nullopt;
+  // The same elements again and again (a runtime scalar a core reads once per iteration): the outermost run
+  // steps by 0, which the shim does as its repeat count, dimension 3, the others fitting in the three inside it.
+  std::optional<Level> repeat;
+  if (!levels->empty() && levels->back().stride == 0 && limits.max_repeat > 0) {
+    repeat = levels->back();
+    levels->pop_back();
+  }
   if (levels->empty()) levels->push_back({1, 1});
   if ((*levels)[0].size == 1) (*levels)[0].stride = 1;
   if (!innermost_stride_ok((*levels)[0].stride, elem_bytes, limits.granule_bytes)) return std::nullopt;
-  if (!split_to_limits(*levels, elem_bytes, limits)) return std::nullopt;
+  if (repeat) {
+    PatternLimits inside = limits;
+    inside.dims = std::min(limits.dims, 4) - 1;
+    inside.max_repeat = 0;
+    if (repeat->size > limits.max_repeat || !split_to_limits(*levels, elem_bytes, inside)) return std::nullopt;
+    levels->resize(3, Level{1, 1});
+    levels->push_back(*repeat);
+  } else if (!split_to_limits(*levels, elem_bytes, limits)) {
+    return std::nullopt;
+  }
   AccessPattern p;
   p.base = addrs[0];
   for (size_t i = 0; i < levels->size(); ++i) {

@@ -439,13 +439,29 @@ private:
       if (auto p = fit_pattern(all, eb, lim)) {
         patterns.push_back(*p);
       } else {
-        for (const auto &c : t.chunks) {
-          auto q = fit_pattern(c, eb, lim);
+        // Runs of consecutive iterations, each about as long as one pattern covers (halving from what is left
+        // until one fits, then growing it by bisection), so a transfer past one pattern's limits (a repeat count
+        // over 64) takes a few descriptors, not one per iteration.
+        auto fit_run = [&](size_t first, size_t count) {
+          std::vector<int64_t> run;
+          for (size_t i = first; i < first + count; ++i) run.insert(run.end(), t.chunks[i].begin(), t.chunks[i].end());
+          return fit_pattern(run, eb, lim);
+        };
+        for (size_t first = 0; first < t.chunks.size();) {
+          std::optional<AccessPattern> q;
+          size_t count = t.chunks.size() - first, fails = count + 1;
+          for (; count > 0 && !(q = fit_run(first, count)); count /= 2) fails = count;
+          for (size_t lo = count, hi = fails; q && hi - lo > 1;) {  // count fits, fails does not
+            const size_t mid = lo + (hi - lo) / 2;
+            if (auto m = fit_run(first, mid)) lo = count = mid, q = m;
+            else hi = mid;
+          }
           if (!q)
             return fail("aie.dma-pattern", "the transfer of '" + t.tensor + "' through @" + t.fifo +
                                                " is not a 4-D DMA access pattern (innermost stride 1, or whole 32-bit elements; sizes within " +
                                                std::to_string(lim.max_wrap) + " / repeat " + std::to_string(lim.max_repeat) + ")", t.span);
           patterns.push_back(*q);
+          first += count;
         }
       }
       for (const auto &p : patterns) {

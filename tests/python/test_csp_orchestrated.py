@@ -1076,3 +1076,37 @@ def test_one_input_read_through_two_views_per_iteration(tmp_path, target):
         _, r = compile_run(tmp_path / fn.__name__, fn, target, X=x)
         np.testing.assert_array_equal(np.asarray(r["Y"]), want)
 
+
+
+# A runtime scalar a process reads in every iteration reaches its core once per iteration: aie-npu1 gave each
+# transfer a buffer descriptor of its own on the shim, so 15 iterations beside the input and the output passed
+# the shim's 16 ("the runtime sequence needs more than 16 buffer descriptors", aie.route), where pto-a2a3sim ran
+# it and a constant ran at any count. The transfers are now one descriptor repeating the scalar (repeat count up
+# to 64), a few for more.
+def _scaled_copy(n):
+    @program
+    def scaled_copy(X: In[Tensor[n * 16, 64, f32]], Y: Out[Tensor[n * 16, 64, f32]], s: float):
+        a = Channel[Tile[16, 64, f32]](depth=2)
+
+        @process(produces=[a])
+        def src():
+            for i in range(n):
+                send(a, muls(load(X.tile(i, 0, shape=(16, 64))), s))
+
+        @process(consumes=[a])
+        def sink():
+            for i in range(n):
+                store(Y.tile(i, 0, shape=(16, 64)), recv(a))
+    return scaled_copy
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("n", [16, 200])
+def test_a_runtime_scalar_read_in_every_iteration_of_a_long_loop(tmp_path, target, n):
+    x = np.random.default_rng(n).standard_normal((n * 16, 64)).astype(np.float32)
+    pkg, r = compile_run(tmp_path, _scaled_copy(n), target, X=x, s=2.5)
+    np.testing.assert_array_equal(np.asarray(r["Y"]), x * np.float32(2.5))
+    if target == "aie-npu1":
+        mlir = next((pkg.path / "codegen/aie").rglob("aie.mlir")).read_text()
+        repeats = [int(line.split("][")[1].split(",")[0]) for line in mlir.splitlines() if "@in_s}" in line]
+        assert sum(repeats) == n and len(repeats) == -(-n // 64), repeats
