@@ -384,3 +384,30 @@ def test_a_program_under_another_decorator_is_an_error_at_it(tmp_path, target):
     assert (d.code, d.span["file"], d.span["line"]) == (target.split("-")[0] + ".no-entry", __file__, line + 1), d
     assert d.message.endswith(": 'misdecorated' is decorated with @Channel, which makes none of them (@kernel, "
                               "@workload or @program does)")
+
+
+# A kernel decorated with a tile op by mistake (`@full` for `@kernel`, a fuzzer's rename) or not decorated at all:
+# compile raised a bare TypeError from inside capture ("expected a function decorated by a dialect decorator, got
+# Symbol"). It is a CompileError at the decorator (the def) naming what was written.
+from htp.dialects.tile import full  # noqa: E402
+
+
+@full
+def tile_op_decorated(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    store(y, load(x))
+
+
+def undecorated(x: In[Tensor[16, 32, f32]], y: Out[Tensor[16, 32, f32]]):
+    store(y, load(x))
+
+
+def test_a_kernel_under_a_tile_op_or_no_decorator_is_an_error_at_it(tmp_path):
+    lines = open(__file__).read().splitlines()
+    for fn, first, what in ((tile_op_decorated, "@full", "is decorated with @full, which is not a dialect decorator"),
+                            (undecorated, "def undecorated(", "is not decorated by a dialect decorator")):
+        with pytest.raises(htp.CompileError) as e:
+            htp.Context().compile(fn, target="pto-a2a3sim", out=tmp_path / "p")
+        [d] = e.value.errors
+        line = [i for i, t in enumerate(lines, 1) if t.startswith(first)][0]
+        assert (d.code, d.span["file"], d.span["line"]) == ("capture.not-captured", __file__, line), d
+        assert what in d.message and "decorate it with @kernel, @workload or @program" in d.message, d.message

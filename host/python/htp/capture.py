@@ -20,6 +20,7 @@ import ast
 import builtins
 import copy
 import json
+import linecache
 import math
 import os
 import sys
@@ -29,7 +30,7 @@ import types
 
 from . import _ast_json
 from .errors import CaptureError, diagnostic, render, span_of
-from .surface import CapturedFunction, Symbol, SurfaceModule, find, register_plugins
+from .surface import CapturedFunction, MisusedDecorator, Symbol, SurfaceModule, find, register_plugins
 
 ATTR = "htp.capture"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -269,6 +270,20 @@ def capture(functions, *, loaded_dialects=None, loaded_plugins=None) -> dict:
                                        "dialect decorator, or a non-empty list of them")])
     diags: list[dict] = []
     for r in roots:
+        fn = r.fn if isinstance(r, MisusedDecorator) else r if isinstance(r, types.FunctionType) else None
+        if fn is not None:  # a function the user meant to decorate: an error at its decorator (or def) line
+            line = fn.__code__.co_firstlineno
+            what = "is not decorated by a dialect decorator"
+            if isinstance(r, MisusedDecorator):
+                written = linecache.getline(fn.__code__.co_filename, line).strip()  # the decorator as written
+                if not written.startswith("@"):
+                    written = "@" + r._path[:-len("(...)")].rsplit(".", 1)[-1]
+                what = f"is decorated with {written}, which is not a dialect decorator"
+            raise CaptureError([diagnostic("capture.not-captured",
+                                           f"'{fn.__name__}' {what}: decorate it with @kernel, @workload or @program "
+                                           "(or another loaded dialect's decorator)",
+                                           {"file": fn.__code__.co_filename, "line": line, "col": 0,
+                                            "end_line": line, "end_col": 0})])
         if not isinstance(r, CapturedFunction):
             raise TypeError(f"expected a function decorated by a dialect decorator, got {type(r).__name__}")
     units: dict[str, _Unit] = {}

@@ -72,7 +72,9 @@ class Symbol:
         object.__setattr__(self, "_decorator", decorator)
 
     def __call__(self, *args, **kwargs):
-        if self._dialect and len(args) == 1 and not kwargs and inspect.isfunction(args[0]):
+        if len(args) == 1 and not kwargs and inspect.isfunction(args[0]):
+            if not self._dialect:  # `@full` where `@kernel` was meant: capture says so at the decorator
+                return MisusedDecorator(self._path, args[0])
             return CapturedFunction(args[0], self._dialect, self._decorator or self._path,
                                     _defining_scope(sys._getframe(1)))
         return Symbol(self._path + "(...)", self._dialect, self._decorator)
@@ -95,6 +97,17 @@ class Symbol:
 
     def __repr__(self):
         return f"<htp surface {self._path}>"
+
+
+class MisusedDecorator(Symbol):
+    """A function decorated with a surface name that is not a dialect decorator (``@full`` for ``@kernel``):
+    ``fn`` is the function, so that compiling it is an error at the decorator, not a TypeError."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, path: str, fn):
+        super().__init__(path + "(...)")
+        object.__setattr__(self, "fn", fn)
 
 
 def _defining_scope(frame) -> dict:
