@@ -70,6 +70,7 @@ CONSTRUCTS = {
     "CSP links (`connect`: distribute, join, forward)": "CSP",
     "CSP `Event` (rendezvous)": "CSP",
     "CSP round trip within one iteration": "CSP",
+    "CSP process using a tile across the steps of an iteration": "CSP",
     "runtime scalar of a CSP program": "CSP",
     "CSP process storing at an offset known only at run time": "CSP",
     "CSP process sending or receiving twice on one channel per iteration": "CSP",

@@ -362,6 +362,10 @@ private:
           a.value = p.value;
           a.dtype = p.dtype;
           break;
+        case PortPlan::Kind::Handoff:  // the calling core's buffer of that register (programs() made it)
+          a.kind = CallArg::Kind::Buffer;
+          a.fifo = handoff_buffer(current_core_, p.channel);
+          break;
         case PortPlan::Kind::Iteration:
           a.kind = CallArg::Kind::Iteration;
           a.start = p.start + p.step * slot;
@@ -382,11 +386,19 @@ private:
     return body;
   }
 
+  /// The buffer of core c holding the tile register `reg` its process hands from step to step.
+  static std::string handoff_buffer(size_t c, const std::string &reg) { return "step" + std::to_string(c) + "_" + reg; }
+
   void programs() {
     std::map<std::string, int64_t> locals;
     for (const auto &k : plan_.kernels) locals[k.name] = k.locals_bytes;
     for (size_t c = 0; c < plan_.cores.size(); ++c) {
       const CorePlan &cp = plan_.cores[c];
+      current_core_ = c;
+      for (const PortPlan &p : cp.ports)
+        if (p.kind == PortPlan::Kind::Handoff && !d_.buffer(handoff_buffer(c, p.channel)))
+          d_.buffers.push_back({handoff_buffer(c, p.channel), tiles_[c], p.value.get<std::vector<int64_t>>(), p.dtype,
+                                cp.span});
       const int64_t unroll = std::max<int64_t>(1, cp.unroll);
       std::vector<CoreOp> body;
       int64_t stack = locals[cp.kernel];
@@ -502,6 +514,7 @@ private:
   std::map<size_t, size_t> stream_core_;
   std::map<size_t, std::string> stream_fifo_;
   std::map<size_t, std::string> stream_buffer_;  ///< a replica's output stream -> the tile buffer it writes
+  size_t current_core_ = 0;  ///< the core whose program programs() builds
   std::map<std::string, std::string> channel_fifo_, shim_fifo_;
   std::vector<Transfer> transfers_;
 };

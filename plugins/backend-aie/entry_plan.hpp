@@ -77,11 +77,13 @@ struct StreamPlan {
 
 /// One argument of a core's kernel call.
 struct PortPlan {
-  enum class Kind { Stream, ChannelIn, ChannelOut, Const, Iteration } kind = Kind::Stream;
+  /// Handoff: a tile a CSP process's step hands a later step of the same iteration (steps of an iteration that
+  /// receives after it sends are kernel calls of their own): a buffer in the core's own memory.
+  enum class Kind { Stream, ChannelIn, ChannelOut, Const, Iteration, Handoff } kind = Kind::Stream;
   size_t stream = 0;        ///< Stream: index into EntryPlan::streams
-  std::string channel;      ///< ChannelIn / ChannelOut
-  Json value;               ///< Const
-  std::string dtype;        ///< Const / Iteration
+  std::string channel;      ///< ChannelIn / ChannelOut; Handoff: the register
+  Json value;               ///< Const; Handoff: the tile's shape
+  std::string dtype;        ///< Const / Iteration / Handoff
   int64_t start = 0, step = 1;  ///< Iteration
   /// ChannelIn / ChannelOut of a core whose peers are replicas: iteration t uses rotation[t % size]
   /// (a round-robin over per-replica channels; `channel` is then the first).

@@ -24,6 +24,10 @@ bool nested_movement(const std::vector<htp::TileOp> &ops) {
   return found;
 }
 
+/// The name a tile register handed from one step of a process iteration to a later one moves through (a
+/// buffer of the core: PortPlan::Kind::Handoff); no tensor parameter has it, since '.' cannot start a name.
+std::string handoff_tensor(const std::string &reg) { return ".handoff." + reg; }
+
 std::vector<int64_t> tile_shape(const htp::TileKernel &kernel, const std::string &local) {
   const htp::TileLocal *l = kernel.local(local);
   return l ? l->shape : std::vector<int64_t>{};
@@ -165,6 +169,13 @@ bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &
     }
     const bool load = k == "load";
     const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
+    if (const std::string moved = (load ? op.src : op.dst).value_or(""); moved == handoff_tensor(local)) {
+      const std::vector<int64_t> shape = tile_shape(kernel, local);  // a tile handed from step to step
+      core.ports.push_back({PortPlan::Kind::Handoff, 0, local, Json(shape), dtype_of(kernel, local)});
+      kp.params.push_back({pn, KernelArg{true, shape, dtype_of(kernel, local)}});
+      accesses.push_back({pn, shape, false});
+      continue;
+    }
     const std::string tensor = c.tensor((load ? op.src : op.dst).value_or(""));
     const RuntimeParam *rp = nullptr;
     for (const auto &p : plan.params)
@@ -539,29 +550,55 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
     CorePlan core{pname, "proc_" + pname, loop.trip, {}, c.span()};
     // One kernel per step of the iteration: a step receives before it sends, so a process that waits for the
     // reply to what it sent (a handshake, an event) acquires the reply's port only after releasing its send.
-    const std::vector<std::vector<htp::TileOp>> steps = htp::round_trip_steps(loop.body);
-    std::set<std::string> defined_before;
-    for (size_t si = 0; si < steps.size(); ++si) {
-      const std::vector<htp::TileOp> &body = steps[si];
-      if (steps.size() > 1) {
+    std::vector<std::vector<htp::TileOp>> steps = htp::round_trip_steps(loop.body);
+    // A tile register one step defines and a later one reads goes through a buffer in the core's memory:
+    // stored at the end of every step that writes it, loaded at the top of every later step that reads it
+    // before writing it (the steps are kernel calls of their own). A scalar register cannot cross.
+    if (steps.size() > 1) {
+      std::set<std::string> defined_before, handed;
+      std::vector<std::set<std::string>> needs(steps.size()), writes(steps.size());
+      for (size_t si = 0; si < steps.size(); ++si) {
         std::set<std::string> defined;
-        for (const htp::TileOp &top : body) {
-          std::optional<std::string> crossing;
-          htp::for_each_op(std::vector<htp::TileOp>{top}, [&](const htp::TileOp &x) {
-            for (size_t a = 0; x.arg_name(a); ++a)
-              if (kernel->local(*x.arg_name(a)) && defined_before.count(*x.arg_name(a)) && !defined.count(*x.arg_name(a)))
-                crossing = *x.arg_name(a);
-            if (x.dst && kernel->local(*x.dst)) defined.insert(*x.dst);
-          });
-          if (crossing) {
-            c.fail("aie.csp-shape", "it receives after it sends within an iteration and uses register '" + *crossing +
-                                        "' on both sides of that receive; the two sides are separate kernel calls, which "
-                                        "hand over no registers: compute it after the receive");
-            return std::nullopt;
-          }
+        std::optional<std::string> scalar;
+        htp::for_each_op(steps[si], [&](const htp::TileOp &x) {
+          std::vector<std::string> read;
+          for (size_t a = 0; x.arg_name(a); ++a) read.push_back(*x.arg_name(a));
+          if (x.is("store") && x.value && x.value->is_string()) read.push_back(x.value->get<std::string>());
+          for (const std::string &r : read)
+            if (const htp::TileLocal *l = kernel->local(r); l && defined_before.count(r) && !defined.count(r))
+              l->is_scalar() ? void(scalar = r) : void(needs[si].insert(r));
+          if (x.dst && kernel->local(*x.dst)) defined.insert(*x.dst), writes[si].insert(*x.dst);
+        });
+        if (scalar) {
+          c.fail("aie.csp-shape", "it receives after it sends within an iteration and uses scalar register '" + *scalar +
+                                      "' on both sides of that receive; the two sides are separate kernel calls, which "
+                                      "hand tiles over through the core's memory, scalars not: compute it after the receive");
+          return std::nullopt;
         }
         defined_before.insert(defined.begin(), defined.end());
+        handed.insert(needs[si].begin(), needs[si].end());
       }
+      auto move = [&](bool load, const std::string &reg) {
+        htp::TileOp m;
+        m.op = load ? "load" : "store";
+        m.offset = std::vector<Json>(tile_shape(*kernel, reg).size(), Json(0));
+        if (load) {
+          m.dst = reg;
+          m.src = handoff_tensor(reg);
+        } else {
+          m.dst = handoff_tensor(reg);
+          m.value = Json(reg);
+        }
+        return m;
+      };
+      for (size_t si = 0; si < steps.size(); ++si) {
+        for (const std::string &r : needs[si]) steps[si].insert(steps[si].begin(), move(true, r));
+        for (const std::string &r : writes[si])
+          if (handed.count(r)) steps[si].push_back(move(false, r));
+      }
+    }
+    for (size_t si = 0; si < steps.size(); ++si) {
+      const std::vector<htp::TileOp> &body = steps[si];
       const std::string kname = "proc_" + pname + (steps.size() > 1 ? "__" + std::to_string(si) : "");
       const size_t first_port = core.ports.size();
       if (!plan_step(c, program, loop, env, body, kname, steps.size() == 1, device, plan, core))

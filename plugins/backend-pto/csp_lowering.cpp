@@ -684,24 +684,86 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
       processes.push_back(std::move(cp));
       continue;
     }
+    // A tile register one step defines and a later step reads (`u = recv(c); v = recv(c); add(u, v)`) travels
+    // through a carry tensor of its own, as a register carried across iterations does: stored at the end of every
+    // step that writes it, loaded at the top of every later one that reads it before writing it.
+    Kernel stepped = body;  // the steps' kernels: the process's parameters and those carries
+    std::vector<std::vector<Op>> handed = steps;
+    {
+      std::set<std::string> defined_before;
+      std::vector<std::set<std::string>> needs(steps.size()), writes(steps.size());
+      for (size_t s = 0; s < steps.size(); ++s) {
+        std::set<std::string> defined;
+        htp::for_each_op(steps[s], [&](const Op &x) {
+          std::vector<std::string> read = x.args;
+          if (!x.stored().empty()) read.push_back(x.stored());
+          for (const std::string &a : read) {
+            const Local *l = body.local(a);
+            if (l && !l->scalar && defined_before.count(a) && !defined.count(a)) needs[s].insert(a);
+          }
+          if (!x.dst.empty()) defined.insert(x.dst), writes[s].insert(x.dst);
+        });
+        defined_before.insert(defined.begin(), defined.end());
+      }
+      std::map<std::string, std::string> carry_of;  // register -> its carry tensor
+      for (const std::set<std::string> &n : needs)
+        for (const std::string &r : n) {
+          if (carry_of.count(r)) continue;
+          std::string name = "step_" + r;
+          while (stepped.param(name) || stepped.local(name) || is_carry(name)) name += "_";
+          const Local &l = *body.local(r);
+          cp.carries.push_back(CspChannel{name, l.shape, l.dtype, 1});
+          Param t;
+          t.name = name;
+          t.dir = "inout";
+          t.kind = "tensor";
+          t.shape = t.global_shape = l.shape;
+          t.dtype = l.dtype;
+          stepped.params.push_back(t);
+          carry_of[r] = name;
+          carried.insert(r);
+        }
+      auto move = [&](const char *op, const std::string &reg) {
+        Op m;
+        m.op = m.ir.op = op;
+        m.span = span;
+        m.ir.offset = std::vector<json>{json(0), json(0)};
+        if (std::string(op) == "load") {
+          m.dst = reg;
+          m.ir.dst = reg;
+          m.ir.src = carry_of.at(reg);
+        } else {
+          m.dst = carry_of.at(reg);
+          m.ir.dst = carry_of.at(reg);
+          m.ir.value = reg;
+        }
+        return m;
+      };
+      for (size_t s = 0; s < steps.size(); ++s) {
+        for (const std::string &r : needs[s]) handed[s].insert(handed[s].begin(), move("load", r));
+        for (const std::string &r : writes[s])
+          if (carry_of.count(r)) handed[s].push_back(move("store", r));
+      }
+    }
     std::set<std::string> locals;
     for (const Local &l : body.locals) locals.insert(l.name);
     std::set<std::string> defined_before;
     for (size_t s = 0; s < steps.size(); ++s) {
       std::set<std::string> defined;
-      htp::for_each_op(steps[s], [&](const Op &x) {
+      htp::for_each_op(handed[s], [&](const Op &x) {
         for (const std::string &a : x.args)
           if (locals.count(a) && defined_before.count(a) && !defined.count(a))
             fail("process '" + cp.name + "' runs each iteration as steps, a task each (it receives after it sends, "
-                     "or moves two items of one channel), and uses register '" + a + "' in two of them; backend-pto's "
-                     "tasks hand over no registers: compute it in the step that uses it",
+                     "or moves two items of one channel), and uses scalar register '" + a + "' in two of them; "
+                     "backend-pto hands tile registers from one step to the next through a tensor, scalars not: "
+                     "compute it in the step that uses it",
                  x.span);
         if (!x.dst.empty()) defined.insert(x.dst);
       });
       defined_before.insert(defined.begin(), defined.end());
       const auto moved = moved_by(steps[s]);
       CspStep step{cp.kernel + "__" + std::to_string(s), moved};
-      derived.push_back(checked(kernel_of(body, step.kernel, moved, steps[s])));
+      derived.push_back(checked(kernel_of(stepped, step.kernel, moved, handed[s])));
       cp.steps.push_back(std::move(step));
     }
     processes.push_back(std::move(cp));

@@ -38,6 +38,8 @@ PARITY = {
         ("CSP process reading one input through two views per iteration", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_process_appending_to_a_cache_at_a_runtime_position": [
         ("CSP process storing at an offset known only at run time", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_tile_crossing_the_steps_of_an_iteration": [
+        ("CSP process using a tile across the steps of an iteration", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -1110,3 +1112,55 @@ def test_a_runtime_scalar_read_in_every_iteration_of_a_long_loop(tmp_path, targe
         mlir = next((pkg.path / "codegen/aie").rglob("aie.mlir")).read_text()
         repeats = [int(line.split("][")[1].split(",")[0]) for line in mlir.splitlines() if "@in_s}" in line]
         assert sum(repeats) == n and len(repeats) == -(-n // 64), repeats
+
+
+# A tile register crossing a cut of an iteration into steps: the pair of items received one after the other and
+# added (a reduction of two items per iteration), and a tile loaded before a send and used after the reply
+# (a ping-pong). pto-a2a3sim refused both ("uses register 'u' in two of them; tasks hand over no registers",
+# pto.csp); aie-npu1 ran the pair and refused the ping-pong ("the two sides are separate kernel calls, which hand
+# over no registers", aie.csp-shape). The register now travels from step to step through a tensor of its own on
+# pto and a buffer in the core's memory on aie.
+@program
+def pairs(X: In[Tensor[128, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+    c = Channel[Tile[16, 32, f32]](depth=2)
+
+    @process(produces=[c])
+    def p():
+        for i in range(4):
+            send(c, load(X.tile(2 * i, 0, shape=(16, 32))))
+            send(c, muls(load(X.tile(2 * i + 1, 0, shape=(16, 32))), 3.0))
+
+    @process(consumes=[c])
+    def q():
+        for i in range(4):
+            u = recv(c)
+            v = recv(c)
+            store(Y.tile(i, 0, shape=(16, 32)), add(u, v))
+
+
+@program
+def ping_pong(X: In[Tensor[64, 32, f32]], Y: Out[Tensor[64, 32, f32]]):
+    ask = Channel[Tile[16, 32, f32]](depth=1)
+    answer = Channel[Tile[16, 32, f32]](depth=1)
+
+    @process(produces=[ask], consumes=[answer])
+    def client():
+        for i in range(4):
+            a = load(X.tile(i, 0, shape=(16, 32)))
+            send(ask, muls(a, 2.0))
+            store(Y.tile(i, 0, shape=(16, 32)), add(a, recv(answer)))
+
+    @process(consumes=[ask], produces=[answer])
+    def server():
+        for i in range(4):
+            send(answer, adds(recv(ask), 1.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_tile_crossing_the_steps_of_an_iteration(tmp_path, target):
+    x = np.random.default_rng(40).standard_normal((128, 32)).astype(np.float32)
+    _, r = compile_run(tmp_path / "pairs", pairs, target, X=x)
+    blocks = x.reshape(8, 16, 32)
+    np.testing.assert_allclose(np.asarray(r["Y"]), (blocks[0::2] + 3 * blocks[1::2]).reshape(64, 32), rtol=1e-6)
+    _, r = compile_run(tmp_path / "ping", ping_pong, target, X=x[:64])
+    np.testing.assert_allclose(np.asarray(r["Y"]), x[:64] + (2 * x[:64] + 1), rtol=1e-6)
