@@ -225,13 +225,15 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
 }
 
 /// `k` with every matmul accumulating into a register it loaded from memory (a carry between parts, or
-/// `acc = load(C)`) or copied from another (`c2 = matmul(a, b, acc=c1)` copies c1 first), made a fresh product
+/// `acc = load(C)`), copied from another (`c2 = matmul(a, b, acc=c1)` copies c1 first) or filled with another
+/// value than 0 (`acc = full(..., 1.5)`), made a fresh product
 /// added to it: a2a3 cannot load an accumulator into L0C nor copy one there, and the add is vector work the split
 /// below gives the vector core.
 void add_loaded_accumulators(htp::TileKernel &k) {
-  std::set<std::string> loaded;
+  std::set<std::string> loaded;  // (a fill of another value than 0 too: the cube core's reset is to 0)
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if ((strip(o.op) == "load" || strip(o.op) == "copy") && o.dst) loaded.insert(*o.dst);
+    const bool fill = strip(o.op) == "full" && !(o.value && o.value->is_number() && o.value->get<double>() == 0.0);
+    if ((strip(o.op) == "load" || strip(o.op) == "copy" || fill) && o.dst) loaded.insert(*o.dst);
   });
   std::function<void(std::vector<htp::TileOp> &)> walk = [&](std::vector<htp::TileOp> &ops) {
     for (size_t i = 0; i < ops.size(); ++i) {

@@ -517,6 +517,36 @@ def test_a_reset_accumulator_read_before_its_matmul(tmp_path, target):
     close(r["c"], a @ b)
 
 
+# An accumulator started from another value than 0 (a bias): pto-a2a3sim refused it ("accumulator 'acc' can
+# only be reset to 0 (the cube unit has no fill)", pto.contract); aie-npu1 ran it. It is now a fill on the vector
+# core and an add after each matmul, as for an accumulator loaded from memory, in a K-loop too.
+@kernel
+def biased(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], c: Out[Tensor[32, 32, f32]]):
+    acc = full((32, 32), 1.5, f32)
+    acc = matmul(load(a), load(b), acc)
+    store(c, acc)
+
+
+@kernel
+def biased_k_loop(a: In[Tensor[32, 128, f32]], b: In[Tensor[128, 32, f32]], c: Out[Tensor[32, 32, f32]]):
+    acc = full((32, 32), -2.0, f32)
+    for k in range(4):
+        acc = matmul(load(a[:, k * 32:k * 32 + 32]), load(b[k * 32:k * 32 + 32, :]), acc)
+    store(c, acc)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_accumulator_started_from_a_bias(tmp_path, target):
+    rng = np.random.default_rng(29)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    A, B = rng.standard_normal((32, 128)).astype(np.float32), rng.standard_normal((128, 32)).astype(np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(biased, target=target, out=tmp_path / "one"), ctx).run(a=a, b=b)
+    np.testing.assert_allclose(r["c"], a @ b + 1.5, rtol=1e-4, atol=1e-4)
+    r = htp.bind(ctx.compile(biased_k_loop, target=target, out=tmp_path / "loop"), ctx).run(a=A, b=B)
+    np.testing.assert_allclose(r["c"], A @ B - 2.0, rtol=1e-4, atol=1e-4)
+
+
 # An integer division by a runtime zero (Python raises ZeroDivisionError) is a run error on both simulators, in a
 # kernel's scalar expression and in a workload's extent: it was a SIGFPE (SIGILL on aie) that killed the process.
 # The error is placed at the line that divides (in a kernel it named only the task and the core).
