@@ -121,6 +121,11 @@ public:
         throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the dimension " + json(d).dump() +
                           ", which no parameter's shape binds: name it in a parameter's shape, or give a number",
                       span, "pto.unsupported");
+      if (!d.is_symbol() && d.size > int64_t{UINT32_MAX})  // (TensorCreateInfo's extents are uint32_t)
+        throw IrError("intermediate '" + name + "' of '" + entry_ + "' has the dimension " + std::to_string(d.size) +
+                          ", past the 4294967295 elements pto-runtime's tensors take per dimension: spread it over "
+                          "one more dimension",
+                      span, "pto.unsupported");
       shape.push_back(d.is_symbol() ? "p_" + d.symbol : std::to_string(d.size));
     }
     tensor_dtype_[name] = dt;

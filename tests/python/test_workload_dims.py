@@ -764,3 +764,40 @@ def test_an_output_the_host_cannot_allocate_is_a_run_error_naming_it(tmp_path, t
     with pytest.raises(htp.RunError, match=r"cannot allocate output 'Y' \(f32\[32, 68719476736\], 8796093022208 "
                                            r"bytes\): out of host memory; pass an array of your own for it"):
         run.run(X=np.ones((8, 32), np.float32))
+
+
+# A workload intermediate too large for the host (32 TiB) stopped the run with "std::bad_alloc" and nothing else:
+# on pto-a2a3sim "<orchestration file>: std::bad_alloc", on aie-npu1 "uncaught exception: std::bad_alloc". The
+# run error now says which tensor (on pto, which shape), and its size. A dimension past 2**32 - 1, which
+# pto-runtime's tensors cannot hold, was truncated ("ChipTensor::view: dimension 1 out of range" at run time); it
+# is a compile error on pto now.
+@workload
+def through_a_huge_intermediate(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[8, 32, f32]]):
+    T: Tensor[2**20, 2**23, f32]
+    copy_8x32[0](X, T.tile(0, 0))
+    copy_8x32[1](T.tile(0, 0), Y)
+
+
+@workload
+def through_a_long_intermediate(X: In[Tensor[8, 32, f32]], Y: Out[Tensor[8, 32, f32]]):
+    T: Tensor[8, 2**33, f32]
+    copy_8x32[0](X, T.tile(0, 0))
+    copy_8x32[1](T.tile(0, 0), Y)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_intermediate_the_host_cannot_allocate_is_a_run_error_naming_it(tmp_path, target):
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(through_a_huge_intermediate, target=target, out=tmp_path / "p"), ctx)
+    with pytest.raises(htp.RunError) as e:
+        run.run(X=np.ones((8, 32), np.float32))
+    message = str(e.value)
+    if target == "aie-npu1":
+        assert "intermediate 'T' of workload 'through_a_huge_intermediate' (1048576 x 8388608 x f32, 35184372088832 " \
+               "bytes) cannot be allocated: out of host memory" in message, message
+        return
+    assert "alloc_tensors: a runtime-owned tensor of 1048576 x 8388608 elements (35184372088832 bytes: a workload " \
+           "intermediate or a channel's ring) cannot be allocated: out of host memory" in message, message
+    with pytest.raises(htp.CompileError, match=r"intermediate 'T' of 'through_a_long_intermediate' has the dimension "
+                                               r"8589934592, past the 4294967295 elements pto-runtime's tensors take"):
+        ctx.compile(through_a_long_intermediate, target=target, out=tmp_path / "long")

@@ -37,8 +37,16 @@ public:
           throw SimError("intermediate '" + i.name + "': no argument gives its dimension \"" + d.symbol + "\"");
         shape.push_back(d.is_symbol() ? bound->second.get<int64_t>() : d.size);
       }
-      auto &buf = owned_.emplace_back(static_cast<size_t>(product(shape) * dtype_bytes(i.type.dtype)), 0);
-      tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
+      const uint64_t bytes = uint64_t(product(shape)) * uint64_t(dtype_bytes(i.type.dtype));
+      try {
+        auto &buf = owned_.emplace_back(static_cast<size_t>(bytes), 0);
+        tensors_[i.name] = OrchTensor{buf.data(), shape, i.type.dtype};
+      } catch (const std::exception &) {  // std::bad_alloc, std::length_error
+        std::string dims;
+        for (int64_t d : shape) dims += std::to_string(d) + " x ";
+        throw SimError("intermediate '" + i.name + "' of workload '" + w.name + "' (" + dims + i.type.dtype + ", " +
+                       std::to_string(bytes) + " bytes) cannot be allocated: out of host memory");
+      }
     }
     for (const auto &[name, c] : channels.items()) {
       Channel &ch = channels_[name] = Channel{c.at("shape").get<std::vector<int64_t>>(), c.at("dtype").get<std::string>()};

@@ -5,6 +5,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include <htp/run.hpp>
 
@@ -521,7 +523,17 @@ TaskOutputTensors Runtime::alloc(const CoreTaskArgs &args) {
   for (int32_t i = 0; i < args.tensor_count(); ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) continue;
     const TensorCreateInfo &ci = args.tensor(i).create_info();
-    unsigned char *buf = allocate(ci.buffer_size_bytes());
+    unsigned char *buf = nullptr;
+    try {
+      buf = allocate(ci.buffer_size_bytes());
+    } catch (const std::bad_alloc &) {  // a workload intermediate or a channel's ring past the host's memory
+      std::string shape;
+      for (uint32_t d = 0; d < ci.ndims; ++d) shape += (d ? " x " : "") + std::to_string(ci.shapes[d]);
+      throw std::runtime_error("alloc_tensors: a runtime-owned tensor of " + shape + " elements (" +
+                               std::to_string(ci.buffer_size_bytes()) +
+                               " bytes: a workload intermediate or a channel's ring) cannot be allocated: out of "
+                               "host memory");
+    }
     holder->tensors[i].init_external(buf, ci.buffer_size_bytes(), ci.shapes, ci.ndims, ci.dtype, 0,
                                      ci.manual_dep);
     outs.materialize_output(holder->tensors[i]);
