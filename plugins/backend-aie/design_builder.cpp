@@ -158,6 +158,26 @@ private:
       g->streams.push_back(i);
       g->tiles.push_back(tile);
     }
+    // Cores moving it different numbers of times (a scalar a process reads in each of its 16 iterations and
+    // another once, after its loop) take it through FIFO trees of their own, a shim transfer each.
+    std::vector<std::vector<Group>> by_count;
+    for (const Group &g : groups) {
+      auto same = std::find_if(by_count.begin(), by_count.end(), [&](const std::vector<Group> &c) {
+        return plan_.streams[c[0].streams[0]].views.size() == plan_.streams[g.streams[0]].views.size();
+      });
+      (same == by_count.end() ? by_count.emplace_back() : *same).push_back(g);
+    }
+    const std::string base = (in ? "in_" : "out_") + tensor;
+    for (size_t k = 0; k < by_count.size(); ++k)
+      if (!fifo_tree(*rp, in, by_count[k], by_count.size() == 1 ? base : base + "_n" + std::to_string(k))) return false;
+    return true;
+  }
+
+  /// The FIFOs carrying `tensor` between the shim and the cores of `groups`, which move it equally often
+  /// (through a mem tile when there are several groups), and its shim transfer.
+  bool fifo_tree(const RuntimeParam &param, bool in, const std::vector<Group> &groups, const std::string &base) {
+    const RuntimeParam *rp = &param;
+    const std::string &tensor = param.name;
     const StreamPlan &first = plan_.streams[groups[0].streams[0]];
     const size_t iterations = first.views.size();
     for (const auto &g : groups) {
@@ -176,7 +196,6 @@ private:
                                         Json(v.shape).dump() + " leaves the tensor " + Json(rp->shape).dump(), s.span);
       }
     }
-    const std::string base = (in ? "in_" : "out_") + tensor;
     const int64_t depth = depth_for(static_cast<int64_t>(iterations));
     const int col = groups[0].tiles[0].col;
     auto shim = allocate(0, col, in ? 0 : 1, in ? 1 : 0);
@@ -184,6 +203,7 @@ private:
       return fail("aie.route", "no shim DMA channel is left for " + std::string(in ? "input '" : "output '") + tensor +
                                    "' (each shim tile has " + std::to_string(dev_.shim.dma_out) + " channels each way)", first.span);
     std::vector<std::string> names;
+    std::string shim_fifo = base;  // the FIFO with its end on the shim
     if (groups.size() == 1) {
       const auto &g = groups[0];
       d_.fifos.push_back(in ? fifo(base, *shim, g.tiles, depth, first.views[0].shape, rp->dtype, first.span)
@@ -213,9 +233,8 @@ private:
                             : fifo(l2, *mem, {*shim}, depth, {offset}, rp->dtype, first.span));
       (in ? link.srcs : link.dsts).push_back(l2);
       d_.links.push_back(link);
-      shim_fifo_[tensor + (in ? "/in" : "/out")] = l2;
+      shim_fifo = l2;
     }
-    if (groups.size() == 1) shim_fifo_[tensor + (in ? "/in" : "/out")] = base;
     for (size_t gi = 0; gi < groups.size(); ++gi)
       for (size_t s : groups[gi].streams) stream_fifo_[s] = names[gi];
     // Addresses the shim transfer visits: per iteration, the groups' views in link order — in the
@@ -229,7 +248,7 @@ private:
       }
       chunks.push_back(std::move(chunk));
     }
-    transfers_.push_back({tensor, shim_fifo_[tensor + (in ? "/in" : "/out")], in, std::move(chunks), first.span});
+    transfers_.push_back({tensor, shim_fifo, in, std::move(chunks), first.span});
     return true;
   }
 
@@ -285,12 +304,13 @@ private:
 
   /// How many objects core `c` moves through `channel` (a rotation spreads its iterations).
   int64_t moves(size_t c, const std::string &channel) const {
+    int64_t n = 0;  // every port of it: a step's each iteration, a port around the loop once
     for (const auto &p : plan_.cores[c].ports) {
       auto chs = port_channels(p);
       if (std::find(chs.begin(), chs.end(), channel) != chs.end())
-        return plan_.cores[c].iterations / static_cast<int64_t>(chs.size());
+        n += p.once ? 1 : plan_.cores[c].iterations / static_cast<int64_t>(chs.size());
     }
-    return 0;
+    return n;
   }
 
   bool channels() {
@@ -415,7 +435,16 @@ private:
           stack = std::max(stack, locals[st.kernel]);
         }
       }
-      Core core{cp.name, tiles_[c], 1024 + ((stack + 15) / 16) * 16, {}, cp.span};
+      // The kernels a process cut around its loop calls once, before and after it.
+      auto once = [&](const std::optional<CorePlan::Step> &st) {
+        if (!st) return std::vector<CoreOp>{};
+        stack = std::max(stack, locals[st->kernel]);
+        return call_block(st->kernel, std::vector<PortPlan>(cp.ports.begin() + static_cast<long>(st->first),
+                                                             cp.ports.begin() + static_cast<long>(st->first + st->count)),
+                          0, 1);
+      };
+      std::vector<CoreOp> before = once(cp.before), after = once(cp.after);
+      Core core{cp.name, tiles_[c], 1024 + ((stack + 15) / 16) * 16, std::move(before), cp.span};
       const int64_t trip = cp.iterations / unroll;
       if (trip > 1) {
         CoreOp loop;
@@ -423,9 +452,10 @@ private:
         loop.trip = trip;
         loop.body = std::move(body);
         core.body.push_back(std::move(loop));
-      } else {
-        core.body = std::move(body);
+      } else if (trip == 1) {
+        core.body.insert(core.body.end(), body.begin(), body.end());
       }
+      core.body.insert(core.body.end(), after.begin(), after.end());
       d_.cores.push_back(std::move(core));
     }
   }
@@ -515,7 +545,7 @@ private:
   std::map<size_t, std::string> stream_fifo_;
   std::map<size_t, std::string> stream_buffer_;  ///< a replica's output stream -> the tile buffer it writes
   size_t current_core_ = 0;  ///< the core whose program programs() builds
-  std::map<std::string, std::string> channel_fifo_, shim_fifo_;
+  std::map<std::string, std::string> channel_fifo_;
   std::vector<Transfer> transfers_;
 };
 

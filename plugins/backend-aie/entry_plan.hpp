@@ -88,6 +88,9 @@ struct PortPlan {
   /// ChannelIn / ChannelOut of a core whose peers are replicas: iteration t uses rotation[t % size]
   /// (a round-robin over per-replica channels; `channel` is then the first).
   std::vector<std::string> rotation;
+  /// A port of the statements around a CSP process's loop (CorePlan::before / after): used once, not per
+  /// iteration.
+  bool once = false;
 };
 
 struct CorePlan {
@@ -105,6 +108,9 @@ struct CorePlan {
     size_t first = 0, count = 0;
   };
   std::vector<Step> steps;
+  /// A CSP process cut around its loop (htp::cut_process): the kernels called once before and after the core
+  /// loop, with their ports (PortPlan::once); `steps` then holds the iteration.
+  std::optional<Step> before, after;
 };
 
 struct ChannelPlan {

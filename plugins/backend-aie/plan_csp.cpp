@@ -43,6 +43,8 @@ struct ProcessCtx {
   const htp::TileKernel &kernel;
   const std::string &program;
   std::vector<Problem> &problems;
+  /// The carry tensors of a process cut around its loop (htp::cut_process): a buffer of the core each.
+  const std::set<std::string> *carries = nullptr;
   Json span() const { return span_json(process.span); }
   /// The program tensor the process binds its parameter `param` to (the parameter itself when unbound).
   std::string tensor(const std::string &param) const {
@@ -169,7 +171,8 @@ bool plan_step(const ProcessCtx &c, const htp::CspProgram &program, const Loop &
     }
     const bool load = k == "load";
     const std::string local = load ? op.dst.value_or("") : op.value.value_or(Json("")).get<std::string>();
-    if (const std::string moved = (load ? op.src : op.dst).value_or(""); moved == handoff_tensor(local)) {
+    if (const std::string moved = (load ? op.src : op.dst).value_or("");
+        moved == handoff_tensor(local) || (c.carries && c.carries->count(moved))) {
       const std::vector<int64_t> shape = tile_shape(kernel, local);  // a tile handed from step to step
       core.ports.push_back({PortPlan::Kind::Handoff, 0, local, Json(shape), dtype_of(kernel, local)});
       kp.params.push_back({pn, KernelArg{true, shape, dtype_of(kernel, local)}});
@@ -417,6 +420,10 @@ bool expand_replicas(EntryPlan &plan, const std::vector<Replicated> &templates, 
           p.channel = it->second.parts[static_cast<size_t>(r)];
           continue;
         }
+        if (p.once)
+          return fail("process '" + core.name + "' moves an item of channel '" + it->first + "' once, outside its loop, "
+                          "and its peers are " + std::to_string(it->second.replicas) + " replicas taking items in turn; "
+                          "AIE shares a channel round-robin over loop iterations: move it into the loop", t.span);
         p.rotation = it->second.parts;
         p.channel = p.rotation[0];
         if (core.unroll != 1 && core.unroll != it->second.replicas)
@@ -467,6 +474,9 @@ bool inline_links(const htp::CspProgram &program, EntryPlan &plan, std::vector<R
     auto &[t, port] = ends[0];
     const int64_t n = static_cast<int64_t>(many.size());
     if (n > 1) {
+      if (port->once)
+        return fail("process '" + t->core.name + "' moves an item of channel '" + one + "' once, outside its loop; "
+                    "AIE spreads a link's items over loop iterations: move it into the loop");
       if (t->core.unroll != 1 && t->core.unroll != n)
         return fail("process '" + t->core.name + "' already rotates over " + std::to_string(t->core.unroll) + " channels");
       if (t->core.iterations % n != 0)
@@ -542,7 +552,20 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
       problems.push_back({"aie.kernel", "process '" + proc.name + "' runs '" + fn + "', which tile.kernels does not define", span_json(proc.span)});
       return std::nullopt;
     }
-    ProcessCtx c{proc, *kernel, name, problems};
+    // Statements before and after the loop (a collector: acc = full(...); the loop adds each item; send(out, acc)):
+    // a kernel each, called once before and after the core loop; the registers they share with the loop (or an
+    // iteration with the next) live in buffers of the core (htp::cut_process's carries).
+    std::string cut_why;
+    const std::optional<htp::ProcessCut> cut = htp::cut_process(*kernel, &cut_why);
+    if (!cut && !cut_why.empty()) {
+      problems.push_back({"aie.csp-shape", "process '" + proc.name + "' of CSP program '" + name + "': " + cut_why,
+                          span_json(proc.span)});
+      return std::nullopt;
+    }
+    std::set<std::string> carry_names;
+    for (const htp::TileParam &t : cut ? cut->carries : std::vector<htp::TileParam>{}) carry_names.insert(t.name);
+    ProcessCtx c{proc, cut ? cut->iteration : *kernel, name, problems, &carry_names};
+    kernel = &c.kernel;
     const ExprEnv env = constexpr_env(*kernel);
     Loop loop;
     if (!read_loop(c, env, loop)) return std::nullopt;
@@ -603,8 +626,49 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
       const size_t first_port = core.ports.size();
       if (!plan_step(c, program, loop, env, body, kname, steps.size() == 1, device, plan, core))
         return std::nullopt;
-      if (steps.size() > 1) core.steps.push_back({kname, first_port, core.ports.size() - first_port});
+      if (steps.size() > 1 || cut) core.steps.push_back({kname, first_port, core.ports.size() - first_port});
       else core.kernel = kname;
+    }
+    for (const auto &[part, slot] : {std::pair{cut ? &cut->before : nullptr, &core.before},
+                                     std::pair{cut ? &cut->after : nullptr, &core.after}}) {
+      if (!part || !*part) continue;
+      ProcessCtx pc{proc, **part, name, problems, &carry_names};
+      Loop once{"", 0, 1, 1, (*part)->body};
+      if (nested_movement(once.body)) {
+        pc.fail("aie.csp-shape", "sends, receives, loads and stores around its loop must not be nested in an if or a "
+                                 "loop (they run once)");
+        return std::nullopt;
+      }
+      const size_t first_port = core.ports.size();
+      const std::string kname = "proc_" + pname + (slot == &core.before ? "__before" : "__after");
+      if (!plan_step(pc, program, once, env, once.body, kname, true, device, plan, core)) return std::nullopt;
+      for (size_t i = first_port; i < core.ports.size(); ++i) core.ports[i].once = true;
+      *slot = CorePlan::Step{kname, first_port, core.ports.size() - first_port};
+    }
+    // A tensor the statements around the loop move as the loop does (a scalar read before it and in it; a load
+    // before it of what the loop loads) reaches the core through one FIFO: one stream, its views in call order.
+    if (cut) {
+      auto merge = [&](PortPlan &once, bool before) {
+        if (once.kind != PortPlan::Kind::Stream) return;
+        const StreamPlan &o = plan.streams[once.stream];
+        for (PortPlan &p : core.ports) {
+          if (p.once || p.kind != PortPlan::Kind::Stream) continue;
+          StreamPlan &l = plan.streams[p.stream];
+          if (l.tensor != o.tensor || l.in != o.in) continue;
+          l.views.insert(before ? l.views.begin() : l.views.end(), o.views.begin(), o.views.end());
+          const size_t gone = once.stream;
+          plan.streams.erase(plan.streams.begin() + static_cast<long>(gone));
+          once.stream = p.stream;
+          for (PortPlan &q : core.ports)
+            if (q.kind == PortPlan::Kind::Stream && &q != &once && q.stream > gone) --q.stream;
+          if (once.stream > gone) --once.stream;
+          return;
+        }
+      };
+      if (core.before)  // prepended last port first, appended first port first: the views in call order
+        for (size_t i = core.before->first + core.before->count; i-- > core.before->first;) merge(core.ports[i], true);
+      if (core.after)
+        for (size_t i = core.after->first; i < core.after->first + core.after->count; ++i) merge(core.ports[i], false);
     }
     templates.push_back({std::move(core), proc.replicas, c.span()});
   }

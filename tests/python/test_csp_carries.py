@@ -411,3 +411,76 @@ def test_a_kernel_under_a_tile_op_or_no_decorator_is_an_error_at_it(tmp_path):
         line = [i for i, t in enumerate(lines, 1) if t.startswith(first)][0]
         assert (d.code, d.span["file"], d.span["line"]) == ("capture.not-captured", __file__, line), d
         assert what in d.message and "decorate it with @kernel, @workload or @program" in d.message, d.message
+
+
+# A collector with statements around its loop, in a program with links (the distribute and join of csp.md's
+# fan-out): aie-npu1 refused it ("links channels with connect(...), which a host-orchestrated program does not
+# take"), since only the host-orchestrated mapping took a process cut around its loop. The cut now runs on the
+# cores: `proc_<p>__before` and `proc_<p>__after` called once around the core loop, the accumulator in a buffer
+# of the core.
+from htp.dialects.csp import connect  # noqa: E402
+from htp.dialects.tile import adds, relu  # noqa: E402
+
+
+@program
+def fan_and_total(X: In[Tensor[256, 64, f32]], W: In[Tensor[16, 64, f32]], Y: Out[Tensor[256, 64, f32]],
+                  T: Out[Tensor[16, 64, f32]], s: float):
+    a = Channel[Tile[16, 64, f32]](depth=2)
+    left = Channel[Tile[16, 64, f32]](depth=2)
+    right = Channel[Tile[16, 64, f32]](depth=2)
+    lo = Channel[Tile[16, 64, f32]](depth=2)
+    ro = Channel[Tile[16, 64, f32]](depth=2)
+    joined = Channel[Tile[16, 64, f32]](depth=2)
+    total = Channel[Tile[16, 64, f32]](depth=1)
+
+    @process(produces=[a])
+    def src():
+        for i in range(16):
+            send(a, muls(load(X.tile(i, 0, shape=(16, 64))), s))
+
+    connect([a], [left, right])
+
+    @process(consumes=[left], produces=[lo])
+    def wl():
+        for k in range(8):
+            send(lo, relu(recv(left)))
+
+    @process(consumes=[right], produces=[ro])
+    def wr():
+        for k in range(8):
+            send(ro, add(recv(right), load(W)))
+
+    connect([lo, ro], [joined])
+
+    @process(consumes=[joined], produces=[total])
+    def sink():
+        acc = full((16, 64), 0.0, f32)
+        for i in range(16):
+            t = recv(joined)
+            store(Y.tile(i, 0, shape=(16, 64)), t)
+            acc = add(acc, t)
+        send(total, muls(acc, s))
+
+    @process(consumes=[total])
+    def fin():
+        store(T, adds(recv(total), 1.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_collector_beside_links_runs_on_the_cores(tmp_path, target):
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal((256, 64)).astype(np.float32)
+    w = rng.standard_normal((16, 64)).astype(np.float32)
+    ctx = htp.Context()
+    pkg = ctx.compile(fan_and_total, target, tmp_path / "p")
+    r = htp.bind(pkg, ctx).run(X=x, W=w, s=1.5)
+    y = (x * np.float32(1.5)).reshape(16, 16, 64)
+    y[0::2] = np.maximum(y[0::2], 0)
+    y[1::2] += w
+    np.testing.assert_allclose(np.asarray(r["Y"]), y.reshape(256, 64), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(r["T"]), y.sum(0) * np.float32(1.5) + 1, rtol=1e-4, atol=1e-4)
+    if target == "aie-npu1":
+        [mlir] = (pkg.path / "codegen/aie").rglob("aie.mlir")
+        text = mlir.read_text()
+        assert "func.call @proc_sink__before(" in text and "func.call @proc_sink__after(" in text
+        assert "aie.buffer" in text and not list(pkg.path.rglob("orchestration.json"))
