@@ -32,8 +32,8 @@ std::string strip(const std::string &op) {
 void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, bool &vector) {
   const std::string op = strip(o.op);
   const bool acc_cast = op == "cast" && o.arg_name(0) && acc.count(*o.arg_name(0));  // converted by TSTORE
-  // A fill of zeros resets an accumulator on either core; any other fill of a register that is not an
-  // accumulator (whose non-zero fill the legality check names) is vector work.
+  // A fill of an accumulator resets it on the cube core (another value than 0 becomes a fill of a register of
+  // the vector core and an add, add_loaded_accumulators); a fill of any other register is vector work.
   const bool fill = op == "full" && !(o.dst && acc.count(*o.dst));
   if (op == "matmul") cube = true;
   else if ((!movement(op) && !acc_cast) || fill) vector = true;
@@ -271,8 +271,8 @@ void add_loaded_accumulators(htp::TileKernel &k) {
 /// (`acc2 = acc`, or `matmul(a, b, acc=acc)` into another register) becomes that fill, and any other statement
 /// reads a register filled alike just before it. An a2a3 accumulator lives in the cube core's L0C, which holds
 /// full()'s value only as "the next matmul starts from zero": a vector op or a copy reading it would need it
-/// handed over through memory and loaded back into L0C, which a2a3 cannot do. A store keeps reading the
-/// accumulator itself (the legality check says why that store is refused).
+/// handed over through memory and loaded back into L0C, which a2a3 cannot do. A store of it stores that fill
+/// (zeros where it is a reset), as aie-npu1 does.
 void forward_accumulator_fills(htp::TileKernel &k) {
   const std::set<std::string> acc = accumulators(k);
   if (acc.empty()) return;
@@ -291,16 +291,19 @@ void forward_accumulator_fills(htp::TileKernel &k) {
     ++i;
     return std::optional<std::string>(name);
   };
-  std::function<void(std::vector<htp::TileOp> &, Fills &)> walk = [&](std::vector<htp::TileOp> &ops, Fills &fills) {
+  // The registers `ops` read once rewritten; a statement's are its own and its nested statements', gathered
+  // as the walk returns, so a deep nest is walked once.
+  std::function<std::set<std::string>(std::vector<htp::TileOp> &, Fills &)> walk = [&](std::vector<htp::TileOp> &ops,
+                                                                                       Fills &fills) {
+    std::set<std::string> block_uses;
     std::map<std::string, size_t> unread;  // accumulator -> its fill in `ops` that nothing has read yet
-    // Statement i of `ops` done: a fill it certainly overwrites unread (every reader now has its own) is dropped, since it
-    // would otherwise stay a definition of the accumulator on the vector core that the cube core is handed.
-    auto retire = [&](size_t &i) {
-      std::set<std::string> uses, defs;
-      htp::registers_of(ops[i], k, uses, defs);
+    // Statement i of `ops` done, reading `uses` and certainly writing `defs` (a statement without nested ones):
+    // a fill it overwrites unread (every reader now has its own) is dropped, since it would otherwise stay a
+    // definition of the accumulator on the vector core that the cube core is handed.
+    auto retire = [&](size_t &i, const std::set<std::string> &uses, const std::set<std::string> &defs) {
+      block_uses.insert(uses.begin(), uses.end());
       for (const std::string &u : uses) unread.erase(u);
-      const bool certain = ops[i].body.empty() && ops[i].then_body.empty() && ops[i].else_body.empty();
-      for (const std::string &d : certain ? defs : std::set<std::string>{}) {
+      for (const std::string &d : defs) {
         auto it = unread.find(d);
         if (it == unread.end()) continue;
         const size_t dead = it->second;
@@ -316,24 +319,30 @@ void forward_accumulator_fills(htp::TileKernel &k) {
     for (size_t i = 0; i < ops.size(); ++i) {
       htp::TileOp &o = ops[i];
       const std::string op = strip(o.op);
+      std::set<std::string> uses, defs;
+      if (op == "if" || !o.body.empty()) htp::registers_of(o.shallow(), k, uses, defs);  // its condition or bounds
       if (op == "if") {  // what both branches leave filled alike
         Fills then_fills = fills, else_fills = fills;
-        walk(o.then_body, then_fills);
-        walk(o.else_body, else_fills);
+        const std::set<std::string> then_read = walk(o.then_body, then_fills), else_read = walk(o.else_body, else_fills);
+        uses.insert(then_read.begin(), then_read.end());
+        uses.insert(else_read.begin(), else_read.end());
         Fills both;
         for (const auto &[r, fill] : then_fills)
           if (auto it = else_fills.find(r); it != else_fills.end() && it->second == fill) both.emplace(r, fill);
         fills = std::move(both);
-        retire(i);
+        retire(i, uses, {});
         continue;
       }
       if (!o.body.empty()) {  // a loop: its later iterations, and what follows it, see what its body writes
-        std::set<std::string> uses, defs;
-        htp::registers_of(o, k, uses, defs);
-        for (const std::string &d : defs) fills.erase(d);
+        if (!fills.empty()) {
+          std::set<std::string> body_uses, body_defs;
+          htp::registers_of(o, k, body_uses, body_defs);
+          for (const std::string &d : body_defs) fills.erase(d);
+        }
         Fills body = fills;
-        walk(o.body, body);
-        retire(i);
+        const std::set<std::string> read = walk(o.body, body);
+        uses.insert(read.begin(), read.end());
+        retire(i, uses, {});
         continue;
       }
       if (op == "copy" && o.arg_name(0) && fills.count(*o.arg_name(0))) {
@@ -360,8 +369,10 @@ void forward_accumulator_fills(htp::TileKernel &k) {
         else
           fills.erase(*s.dst);
       }
-      retire(i);
+      htp::registers_of(s, k, uses, defs);
+      retire(i, uses, defs);
     }
+    return block_uses;
   };
   Fills fills;
   walk(k.body, fills);
