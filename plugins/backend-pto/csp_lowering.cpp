@@ -699,7 +699,14 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
           if (!x.stored().empty()) read.push_back(x.stored());
           for (const std::string &a : read) {
             const Local *l = body.local(a);
-            if (l && !l->scalar && defined_before.count(a) && !defined.count(a)) needs[s].insert(a);
+            if (!l || !defined_before.count(a) || defined.count(a)) continue;
+            if (l->scalar)
+              fail("process '" + cp.name + "' runs each iteration as steps, a task each (it receives after it sends, "
+                       "or moves two items of one channel), and uses scalar register '" + a + "' in two of them; "
+                       "backend-pto hands tile registers from one step to the next through a tensor, scalars not: "
+                       "compute it in the step that uses it",
+                   x.span);
+            needs[s].insert(a);
           }
           if (!x.dst.empty()) defined.insert(x.dst), writes[s].insert(x.dst);
         });
@@ -723,12 +730,12 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
           carry_of[r] = name;
           carried.insert(r);
         }
-      auto move = [&](const char *op, const std::string &reg) {
+      auto move = [&](bool load, const std::string &reg) {
         Op m;
-        m.op = m.ir.op = op;
+        m.op = m.ir.op = load ? "load" : "store";
         m.span = span;
         m.ir.offset = std::vector<json>{json(0), json(0)};
-        if (std::string(op) == "load") {
+        if (load) {
           m.dst = reg;
           m.ir.dst = reg;
           m.ir.src = carry_of.at(reg);
@@ -740,27 +747,12 @@ CspProgram lower_csp_program(const htp::CspProgram &program, const std::vector<K
         return m;
       };
       for (size_t s = 0; s < steps.size(); ++s) {
-        for (const std::string &r : needs[s]) handed[s].insert(handed[s].begin(), move("load", r));
+        for (const std::string &r : needs[s]) handed[s].insert(handed[s].begin(), move(true, r));
         for (const std::string &r : writes[s])
-          if (carry_of.count(r)) handed[s].push_back(move("store", r));
+          if (carry_of.count(r)) handed[s].push_back(move(false, r));
       }
     }
-    std::set<std::string> locals;
-    for (const Local &l : body.locals) locals.insert(l.name);
-    std::set<std::string> defined_before;
     for (size_t s = 0; s < steps.size(); ++s) {
-      std::set<std::string> defined;
-      htp::for_each_op(handed[s], [&](const Op &x) {
-        for (const std::string &a : x.args)
-          if (locals.count(a) && defined_before.count(a) && !defined.count(a))
-            fail("process '" + cp.name + "' runs each iteration as steps, a task each (it receives after it sends, "
-                     "or moves two items of one channel), and uses scalar register '" + a + "' in two of them; "
-                     "backend-pto hands tile registers from one step to the next through a tensor, scalars not: "
-                     "compute it in the step that uses it",
-                 x.span);
-        if (!x.dst.empty()) defined.insert(x.dst);
-      });
-      defined_before.insert(defined.begin(), defined.end());
       const auto moved = moved_by(steps[s]);
       CspStep step{cp.kernel + "__" + std::to_string(s), moved};
       derived.push_back(checked(kernel_of(stepped, step.kernel, moved, handed[s])));
