@@ -169,15 +169,15 @@ private:
     }
     const std::string base = (in ? "in_" : "out_") + tensor;
     for (size_t k = 0; k < by_count.size(); ++k)
-      if (!fifo_tree(*rp, in, by_count[k], by_count.size() == 1 ? base : base + "_n" + std::to_string(k))) return false;
+      if (!fifo_tree(tensor, rp, in, by_count[k], by_count.size() == 1 ? base : base + "_n" + std::to_string(k)))
+        return false;
     return true;
   }
 
   /// The FIFOs carrying `tensor` between the shim and the cores of `groups`, which move it equally often
   /// (through a mem tile when there are several groups), and its shim transfer.
-  bool fifo_tree(const RuntimeParam &param, bool in, const std::vector<Group> &groups, const std::string &base) {
-    const RuntimeParam *rp = &param;
-    const std::string &tensor = param.name;
+  bool fifo_tree(const std::string &tensor, const RuntimeParam *rp, bool in, const std::vector<Group> &groups,
+                 const std::string &base) {
     const StreamPlan &first = plan_.streams[groups[0].streams[0]];
     const size_t iterations = first.views.size();
     for (const auto &g : groups) {
@@ -349,10 +349,10 @@ private:
     return true;
   }
 
-  /// One call of core `cp`'s kernel with its acquires and releases: the `slot`-th call of a loop
+  /// One call of core `core`'s kernel with its acquires and releases: the `slot`-th call of a loop
   /// iteration that makes `unroll` calls.
-  std::vector<CoreOp> call_block(const std::string &kernel, const std::vector<PortPlan> &ports, int64_t slot,
-                                 int64_t unroll) {
+  std::vector<CoreOp> call_block(size_t core, const std::string &kernel, const std::vector<PortPlan> &ports,
+                                 int64_t slot, int64_t unroll) {
     std::vector<CoreOp> acquires, releases;
     CoreOp call;
     call.kind = CoreOp::Kind::Call;
@@ -384,7 +384,7 @@ private:
           break;
         case PortPlan::Kind::Handoff:  // the calling core's buffer of that register (programs() made it)
           a.kind = CallArg::Kind::Buffer;
-          a.fifo = handoff_buffer(current_core_, p.channel);
+          a.fifo = handoff_buffer(core, p.channel);
           break;
         case PortPlan::Kind::Iteration:
           a.kind = CallArg::Kind::Iteration;
@@ -414,7 +414,6 @@ private:
     for (const auto &k : plan_.kernels) locals[k.name] = k.locals_bytes;
     for (size_t c = 0; c < plan_.cores.size(); ++c) {
       const CorePlan &cp = plan_.cores[c];
-      current_core_ = c;
       for (const PortPlan &p : cp.ports)
         if (p.kind == PortPlan::Kind::Handoff && !d_.buffer(handoff_buffer(c, p.channel)))
           d_.buffers.push_back({handoff_buffer(c, p.channel), tiles_[c], p.value.get<std::vector<int64_t>>(), p.dtype,
@@ -424,13 +423,13 @@ private:
       int64_t stack = locals[cp.kernel];
       for (int64_t j = 0; j < unroll; ++j) {
         if (cp.steps.empty()) {
-          auto block = call_block(cp.kernel, cp.ports, j, unroll);
+          auto block = call_block(c, cp.kernel, cp.ports, j, unroll);
           body.insert(body.end(), block.begin(), block.end());
         }
         for (const CorePlan::Step &st : cp.steps) {  // each step acquires, calls and releases its own ports
           const std::vector<PortPlan> ports(cp.ports.begin() + static_cast<long>(st.first),
                                             cp.ports.begin() + static_cast<long>(st.first + st.count));
-          auto block = call_block(st.kernel, ports, j, unroll);
+          auto block = call_block(c, st.kernel, ports, j, unroll);
           body.insert(body.end(), block.begin(), block.end());
           stack = std::max(stack, locals[st.kernel]);
         }
@@ -439,7 +438,7 @@ private:
       auto once = [&](const std::optional<CorePlan::Step> &st) {
         if (!st) return std::vector<CoreOp>{};
         stack = std::max(stack, locals[st->kernel]);
-        return call_block(st->kernel, std::vector<PortPlan>(cp.ports.begin() + static_cast<long>(st->first),
+        return call_block(c, st->kernel, std::vector<PortPlan>(cp.ports.begin() + static_cast<long>(st->first),
                                                              cp.ports.begin() + static_cast<long>(st->first + st->count)),
                           0, 1);
       };
@@ -544,7 +543,6 @@ private:
   std::map<size_t, size_t> stream_core_;
   std::map<size_t, std::string> stream_fifo_;
   std::map<size_t, std::string> stream_buffer_;  ///< a replica's output stream -> the tile buffer it writes
-  size_t current_core_ = 0;  ///< the core whose program programs() builds
   std::map<std::string, std::string> channel_fifo_;
   std::vector<Transfer> transfers_;
 };

@@ -660,8 +660,7 @@ std::optional<EntryPlan> plan_csp_entry(const htp::CspProgram &program, const ht
           plan.streams.erase(plan.streams.begin() + static_cast<long>(gone));
           once.stream = p.stream;
           for (PortPlan &q : core.ports)
-            if (q.kind == PortPlan::Kind::Stream && &q != &once && q.stream > gone) --q.stream;
-          if (once.stream > gone) --once.stream;
+            if (q.kind == PortPlan::Kind::Stream && q.stream > gone) --q.stream;
           return;
         }
       };
