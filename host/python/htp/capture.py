@@ -277,7 +277,7 @@ def capture(functions, *, loaded_dialects=None, loaded_plugins=None) -> dict:
             if isinstance(r, MisusedDecorator):
                 written = linecache.getline(fn.__code__.co_filename, line).strip()  # the decorator as written
                 if not written.startswith("@"):
-                    written = "@" + r._path[:-len("(...)")].rsplit(".", 1)[-1]
+                    written = "@" + r._decorator.rsplit(".", 1)[-1]
                 what = f"is decorated with {written}, which is not a dialect decorator"
             raise CaptureError([diagnostic("capture.not-captured",
                                            f"'{fn.__name__}' {what}: decorate it with @kernel, @workload or @program "

@@ -106,7 +106,7 @@ class MisusedDecorator(Symbol):
     __slots__ = ("fn",)
 
     def __init__(self, path: str, fn):
-        super().__init__(path + "(...)")
+        super().__init__(path + "(...)", None, path)  # (_decorator: the name it was used as)
         object.__setattr__(self, "fn", fn)
 
 
