@@ -158,6 +158,7 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   fact_ids_.reserve(pool_.size());
   facts_.reserve(pool_.size());
   fact_texts_.reserve(pool_.size());
+  fact_exclusive_.reserve(pool_.size());
   facts_by_name_.reserve(pool_.size(), pool_.size());
   facts_by_param_.reserve(pool_.size(), pool_.size());
   // Facts are interned in component order; provided_arena_ never outgrows its reservation, so spans into
@@ -267,12 +268,12 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
                                  bool fact, bool allow_optional) {
   bool ok = true;
   for (const std::string &text : texts) {
-    // Registry strings outlive the index, so the text itself keys the pool.
+    // The text keys the pool; its first occurrence is copied into the arena, which later ones compare with.
     auto next = static_cast<uint32_t>(texts_.size());
     auto [id, inserted] = text_ids_.insert(IdHashTable::hash_text(text), next,
                                            [&](uint32_t t) { return texts_[t].text == text; });
     if (inserted) {
-      TextEntry entry{text};
+      TextEntry entry{arena_.copy(text)};
       auto parsed = parse_capability(text, CapabilityMode::Requirement);
       if (parsed) {
         entry.pool = static_cast<uint32_t>(pool_.size());
@@ -281,7 +282,7 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
           return std::holds_alternative<VersionRange>(p.value);
         });
         pool_.push_back(std::move(parsed.value()));
-        pool_text_.push_back(text);
+        pool_text_.push_back(entry.text);
       }
       texts_.push_back(entry);
     }
@@ -317,13 +318,26 @@ FactId CapabilityIndex::intern(uint32_t p) {
       fact_ids_.insert(IdHashTable::hash_text(text), next, [&](FactId f) { return fact_texts_[f] == text; });
   pool_fact_[p] = id;
   if (!inserted) return id;
-  fact_texts_.push_back(text == pool_text_[p] ? pool_text_[p] : std::string_view(printed_texts_.emplace_back(text)));
+  fact_texts_.push_back(text == pool_text_[p] ? pool_text_[p] : arena_.copy(text));
   for (const CapabilityParam &param : fact.params)
     if (const auto *s = std::get_if<std::string>(&param.value))
       facts_by_param_.add(param_key(fact.ns, fact.name, param.key, *s), id);
   facts_by_name_.add(name_key(fact.ns, fact.name), id);
   facts_.push_back(&fact);
+  fact_exclusive_.push_back(is_exclusive_namespace(fact.ns) ? 1 : 0);
   return id;
+}
+
+std::string_view CapabilityIndex::TextArena::copy(std::string_view text) {
+  if (chunks_.empty() || used_ + text.size() > capacity_) {
+    capacity_ = std::max<size_t>(size_t{1} << 16, text.size());
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(capacity_));
+    used_ = 0;
+  }
+  char *at = chunks_.back().get() + used_;
+  std::memcpy(at, text.data(), text.size());
+  used_ += text.size();
+  return {at, text.size()};
 }
 
 std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {

@@ -8,7 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,6 +82,9 @@ struct IndexedComponent {
   bool malformed = false;           ///< Some capability text did not parse; never selected.
 };
 
+/// Namespaces of which a plan holds at most one name (one backend, one binding).
+bool is_exclusive_namespace(std::string_view ns);
+
 /// A pattern of one component: `entry` indexes its applies_to or conflicts list.
 struct PatternRef {
   ComponentIndex component = 0;
@@ -110,6 +113,9 @@ public:
   const Capability &fact(FactId f) const { return *facts_[f]; }
   /// The canonical text of fact f (valid as long as the index and its registry).
   std::string_view fact_text(FactId f) const { return fact_texts_[f]; }
+  /// True when fact f is in an exclusive namespace (is_exclusive_namespace), kept per fact so that the
+  /// resolver does not read the fact's capability for it each time the fact is counted.
+  bool exclusive(FactId f) const { return fact_exclusive_[f] != 0; }
   /// Components providing fact f, ascending.
   std::span<const ComponentIndex> providers(FactId f) const { return providers_.row(f); }
   /// Facts that `pattern` matches, ascending.
@@ -225,8 +231,21 @@ private:
   /// The pool index of a capability in the pool.
   uint32_t pool_index(const Capability &cap) const { return static_cast<uint32_t>(&cap - pool_.data()); }
 
-  /// A distinct registered text: the registry string (which outlives the index), its pool entry
-  /// (IdHashTable::kNone when malformed) and what the list checks need of its parse.
+  /// The index's own copies of the distinct texts it keeps, packed one after another in large chunks. A
+  /// repeated text is compared with its first copy here, in a few megabytes written in order, instead of
+  /// with the registry string it came from, which at 100,000 components lies anywhere in a heap of hundreds
+  /// of megabytes (a cache miss per comparison).
+  class TextArena {
+  public:
+    std::string_view copy(std::string_view text);
+
+  private:
+    std::vector<std::unique_ptr<char[]>> chunks_;
+    size_t used_ = 0, capacity_ = 0;
+  };
+
+  /// A distinct registered text: its copy in the arena, its pool entry (IdHashTable::kNone when
+  /// malformed) and what the list checks need of its parse.
   struct TextEntry {
     std::string_view text;
     uint32_t pool = IdHashTable::kNone;
@@ -246,11 +265,12 @@ private:
   std::vector<IndexedComponent> components_;
   IdHashTable component_ids_;
   std::vector<const Capability *> facts_;
-  /// Canonical texts: the registered text itself when it is canonical (as plugins usually write it),
-  /// else a copy printed into printed_texts_.
+  /// Canonical texts: the registered text's copy when it is canonical (as plugins usually write it),
+  /// else the printed canonical text, both in arena_.
   std::vector<std::string_view> fact_texts_;
-  std::deque<std::string> printed_texts_;
-  std::vector<std::string_view> pool_text_; ///< Pool entry -> the registered text it was parsed from.
+  std::vector<char> fact_exclusive_; ///< Per fact: is_exclusive_namespace(ns).
+  TextArena arena_; ///< Distinct registered texts, and canonical texts printed because they differ.
+  std::vector<std::string_view> pool_text_; ///< Pool entry -> the registered text it was parsed from (arena_).
   std::string canonical_;                   ///< Printing buffer, reused.
   IdHashTable fact_ids_; ///< Canonical text -> fact.
   Rows providers_;

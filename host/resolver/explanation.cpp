@@ -58,7 +58,8 @@ Diagnostic explain_unmet(const Selection &selection, uint32_t need,
   }
 
   const Obligation &o = obligations[n.entry];
-  std::string tail = n.pool.empty() ? ", which is not loaded" : ", and none can be added";
+  std::span<const ComponentIndex> pool = selection.need_pool(n);
+  std::string tail = pool.empty() ? ", which is not loaded" : ", and none can be added";
   std::string program = o.label.empty() ? o.display() : o.display() + " (" + to_string(o.capability) + ")";
   d = Diagnostic::error("resolve.unmet", program + " needs " + n.what + tail, o.span);
   for (const Alternative &a : rejected)
@@ -74,7 +75,7 @@ Diagnostic explain_unmet(const Selection &selection, uint32_t need,
   if (text) {
     for (ComponentIndex c : ix.named(n.needed_kind, *text)) {
       const Component &comp = *ix.at(c).component;
-      if (std::find(n.pool.begin(), n.pool.end(), c) != n.pool.end()) continue;
+      if (std::find(pool.begin(), pool.end(), c) != pool.end()) continue;
       const char *member_key = n.needed_kind == ComponentKind::IntrinsicSet ? "op" : "facet";
       const auto *member = o.capability.find(member_key);
       std::string m = member ? to_string(*member) : std::string("?");

@@ -290,7 +290,7 @@ bool ResolveRun::solve(std::vector<uint32_t> open, int depth) {
         continue;
       }
       std::vector<Alternative> rejected;
-      if (s.needs()[n].pool.size() > 1 || v.empty()) s.viable(n, &rejected);
+      if (s.need_pool(s.needs()[n]).size() > 1 || v.empty()) s.viable(n, &rejected);
       if (v.empty()) {
         Diagnostic d = explain_unmet(s, n, req_.obligations, rejected, {}, unloaded_);
         if (!top) {

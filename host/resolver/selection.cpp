@@ -23,7 +23,7 @@ const char *choice_rule_name(ChoiceRule rule) {
   return "requirement";
 }
 
-bool is_exclusive_namespace(const std::string &ns) {
+bool is_exclusive_namespace(std::string_view ns) {
   return ns == "Backend" || ns == "Binding";
 }
 
@@ -44,6 +44,7 @@ Selection::Selection(const CapabilityIndex &index, std::vector<LocalFact> local_
     std::string text = to_string(l.capability);
     if (std::find(local_text_.begin(), local_text_.end(), text) != local_text_.end()) continue;
     local_text_.push_back(std::move(text));
+    local_exclusive_.push_back(is_exclusive_namespace(l.capability.ns) ? 1 : 0);
     local_.push_back(std::move(l));
   }
   const size_t n = index.components().size();
@@ -106,12 +107,6 @@ std::vector<FactId> Selection::matching(const Capability &pattern) const {
   return out;
 }
 
-std::vector<FactId> Selection::requirement_matches(ComponentIndex c, uint32_t entry) const {
-  std::vector<FactId> out;
-  append_requirement_matches(c, entry, out);
-  return out;
-}
-
 void Selection::append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const {
   auto hits = index_.requires_matches(c, entry);
   out.insert(out.end(), hits.begin(), hits.end());
@@ -167,9 +162,8 @@ void Selection::increment(FactId f) {
       std::push_heap(pending_.begin(), pending_.end(), std::greater<>());
     }
   }
-  const Capability &cap = fact(f);
-  if (is_exclusive_namespace(cap.ns)) {
-    std::string qn = cap.qualified_name();
+  if (exclusive(f)) {
+    std::string qn = fact(f).qualified_name();
     auto it =
         std::find_if(exclusive_.begin(), exclusive_.end(), [&](const auto &e) { return e.first == qn; });
     if (it == exclusive_.end())
@@ -185,9 +179,8 @@ void Selection::decrement(FactId f) {
     if (--pattern_present_[p] != 0) continue;
     ++unmet_applies_[index_.applies_patterns()[p].component];
   }
-  const Capability &cap = fact(f);
-  if (is_exclusive_namespace(cap.ns)) {
-    std::string qn = cap.qualified_name();
+  if (exclusive(f)) {
+    std::string qn = fact(f).qualified_name();
     auto it =
         std::find_if(exclusive_.begin(), exclusive_.end(), [&](const auto &e) { return e.first == qn; });
     if (it != exclusive_.end() && --it->second == 0) exclusive_.erase(it);
@@ -234,8 +227,8 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
   }
   // Exclusive namespaces hold one name.
   for (FactId f : ic.provided) {
+    if (!index_.exclusive(f)) continue;
     const Capability &cap = index_.fact(f);
-    if (!is_exclusive_namespace(cap.ns)) continue;
     std::string qn = cap.qualified_name();
     for (const auto &[held, n] : exclusive_) {
       if (held == qn || held.compare(0, cap.ns.size() + 1, cap.ns + ".") != 0) continue;
@@ -261,7 +254,7 @@ std::optional<Diagnostic> Selection::incompatibility(ComponentIndex c) const {
 void Selection::add_one(Choice choice) {
   ComponentIndex c = choice.component;
   const IndexedComponent &ic = index_.at(c);
-  trail_.push_back({c, needs_.size()});
+  trail_.push_back({c, needs_.size(), need_lists_.size()});
   chosen_[c] = 1;
   order_.push_back(c);
   choices_.push_back(std::move(choice));
@@ -273,14 +266,21 @@ void Selection::add_one(Choice choice) {
     n.kind = Need::Kind::Requirement;
     n.owner = c;
     n.entry = e;
-    n.matches = requirement_matches(c, e);
-    for (FactId f : n.matches) {
+    n.matches_at = static_cast<uint32_t>(need_lists_.size());
+    append_requirement_matches(c, e, need_lists_);
+    n.matches_size = static_cast<uint32_t>(need_lists_.size()) - n.matches_at;
+    n.pool_at = static_cast<uint32_t>(need_lists_.size());
+    for (uint32_t k = n.matches_at; k < n.pool_at; ++k) {
+      FactId f = need_lists_[k];
       if (is_local(f)) continue;
+      if (std::binary_search(ic.provided.begin(), ic.provided.end(), f)) n.self_provided = true;
       for (ComponentIndex p : index_.providers(f))
-        if (p != c) n.pool.push_back(p);
+        if (p != c) need_lists_.push_back(p);
     }
-    std::sort(n.pool.begin(), n.pool.end());
-    n.pool.erase(std::unique(n.pool.begin(), n.pool.end()), n.pool.end());
+    auto first = need_lists_.begin() + n.pool_at;
+    std::sort(first, need_lists_.end());
+    need_lists_.erase(std::unique(first, need_lists_.end()), need_lists_.end());
+    n.pool_size = static_cast<uint32_t>(need_lists_.size()) - n.pool_at;
     needs_.push_back(std::move(n));
   }
 }
@@ -321,19 +321,27 @@ uint32_t Selection::add_obligation_need(uint32_t obligation, std::string what, C
   n.entry = obligation;
   n.what = std::move(what);
   n.needed_kind = kind;
-  n.pool = std::move(pool);
+  n.pool_at = static_cast<uint32_t>(need_lists_.size());
+  n.pool_size = static_cast<uint32_t>(pool.size());
+  need_lists_.insert(need_lists_.end(), pool.begin(), pool.end());
   needs_.push_back(std::move(n));
   return static_cast<uint32_t>(needs_.size() - 1);
 }
 
 bool Selection::satisfied(uint32_t need) const {
   const Need &n = needs_[need];
-  if (n.kind == Need::Kind::ObligationComponent)
-    return std::any_of(n.pool.begin(), n.pool.end(), [&](ComponentIndex c) { return chosen_[c] != 0; });
-  std::span<const FactId> own = index_.at(n.owner).provided;
-  for (FactId f : n.matches) {
+  if (n.kind == Need::Kind::ObligationComponent) {
+    std::span<const ComponentIndex> candidates = need_pool(n);
+    return std::any_of(candidates.begin(), candidates.end(), [&](ComponentIndex c) { return chosen_[c] != 0; });
+  }
+  // A fact holds for the need when someone other than its owner makes it hold: the owner's own
+  // provision is discounted, and only looked up when the owner provides a matching fact at all.
+  for (FactId f : need_facts(n)) {
     uint32_t k = count_[f];
-    if (k > 0 && !is_local(f) && std::binary_search(own.begin(), own.end(), f)) --k;
+    if (k > 0 && n.self_provided && !is_local(f)) {
+      std::span<const FactId> own = index_.at(n.owner).provided;
+      if (std::binary_search(own.begin(), own.end(), f)) --k;
+    }
     if (k > 0) return true;
   }
   return false;
@@ -356,7 +364,7 @@ std::optional<std::string> Selection::not_selectable(ComponentIndex c) const {
 
 std::vector<ComponentIndex> Selection::viable(uint32_t need, std::vector<Alternative> *rejected) const {
   std::vector<ComponentIndex> out;
-  for (ComponentIndex c : needs_[need].pool) {
+  for (ComponentIndex c : need_pool(needs_[need])) {
     if (chosen_[c]) continue;
     if (auto why = not_selectable(c)) {
       if (rejected) rejected->push_back({c, *why});
@@ -385,6 +393,7 @@ void Selection::undo(size_t to) {
     order_.pop_back();
     choices_.pop_back();
     needs_.resize(e.needs_before);
+    need_lists_.resize(e.need_lists_before);
   }
   // What applied at the mark and is not chosen (e.g. applying only to local facts) is pending again.
   pending_.clear();

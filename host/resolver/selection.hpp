@@ -46,15 +46,18 @@ struct Choice {
 
 /// Something the selection must contain: a provider of a requirement of a chosen component, or a
 /// component an obligation needs (a dialect by name, an intrinsic set by set/op, a layout by kind/facet).
+/// Its fact and component lists live in the selection (Selection::matches, Selection::pool): a need holds
+/// no memory of its own, so that tens of thousands of them cost no allocation each.
 struct Need {
   enum class Kind { Requirement, ObligationComponent };
   Kind kind = Kind::Requirement;
   ComponentIndex owner = 0; ///< Requirement: the component that requires.
   uint32_t entry = 0;       ///< Requirement: index into owner's requires_; Obligation: obligation index.
-  std::string what;         ///< Obligation: what is needed, e.g. "dialect 'wsp'".
   ComponentKind needed_kind = ComponentKind::Dialect; ///< Obligation: the kind needed.
-  std::vector<FactId> matches;                        ///< Requirement: facts that satisfy it.
-  std::vector<ComponentIndex> pool;                   ///< Components that could satisfy it.
+  bool self_provided = false; ///< Requirement: the owner itself provides one of the matching facts.
+  uint32_t matches_at = 0, matches_size = 0; ///< Requirement: facts that satisfy it.
+  uint32_t pool_at = 0, pool_size = 0;       ///< Components that could satisfy it.
+  std::string what;                          ///< Obligation: what is needed, e.g. "dialect 'wsp'".
 };
 
 /// A failed addition: the diagnostic, and the component whose compatibility check failed.
@@ -88,9 +91,8 @@ public:
   bool is_local(FactId f) const { return f >= index_.fact_count(); }
   /// Facts (index and local) that `pattern` matches, ascending.
   std::vector<FactId> matching(const Capability &pattern) const;
-  /// Facts that requirement `entry` of component c matches (precomputed index part plus local facts).
-  std::vector<FactId> requirement_matches(ComponentIndex c, uint32_t entry) const;
-  /// The same facts appended to `out`.
+  /// Appends the facts that requirement `entry` of component c matches (precomputed index part plus
+  /// local facts) to `out`.
   void append_requirement_matches(ComponentIndex c, uint32_t entry, std::vector<FactId> &out) const;
   /// Facts that applies-to pattern `entry` of component c matches.
   std::vector<FactId> applies_to_matches(ComponentIndex c, uint32_t entry) const;
@@ -130,6 +132,10 @@ public:
   // ---- Needs.
   /// Every need created so far (ids are indices).
   const std::vector<Need> &needs() const { return needs_; }
+  /// The facts that satisfy a requirement need (none for an obligation need).
+  std::span<const FactId> need_facts(const Need &n) const { return {need_lists_.data() + n.matches_at, n.matches_size}; }
+  /// The components that could satisfy a need, ascending.
+  std::span<const ComponentIndex> need_pool(const Need &n) const { return {need_lists_.data() + n.pool_at, n.pool_size}; }
   /// Adds an obligation need; returns its id.
   uint32_t add_obligation_need(uint32_t obligation, std::string what, ComponentKind kind,
                                std::vector<ComponentIndex> pool);
@@ -150,6 +156,8 @@ public:
 private:
   void add_one(Choice choice);
   void increment(FactId f);
+  /// True when fact f is in an exclusive namespace.
+  bool exclusive(FactId f) const { return is_local(f) ? local_exclusive_[f - index_.fact_count()] != 0 : index_.exclusive(f); }
   void decrement(FactId f);
   std::span<const uint32_t> appliers(FactId f) const;
   std::span<const uint32_t> conflicters(FactId f) const;
@@ -158,11 +166,13 @@ private:
   struct TrailEntry {
     ComponentIndex component;
     size_t needs_before;
+    size_t need_lists_before;
   };
 
   const CapabilityIndex &index_;
   std::vector<LocalFact> local_;
   std::vector<std::string> local_text_;
+  std::vector<char> local_exclusive_; ///< Per local fact: is_exclusive_namespace(ns).
   /// Locals by Namespace.Name: a handful of names (Uses.Dialect, Target.Selected, ...), compared as text,
   /// which is cheaper than hashing every requirement's name.
   struct LocalName {
@@ -183,12 +193,10 @@ private:
   std::vector<ComponentIndex> order_;
   std::vector<Choice> choices_;
   std::vector<Need> needs_;
+  std::vector<uint32_t> need_lists_; ///< Every need's matches and pool, in creation order.
   std::vector<TrailEntry> trail_;
   std::vector<std::pair<std::string, uint32_t>> exclusive_; ///< Qualified names in exclusive namespaces.
 };
-
-/// Namespaces of which a plan holds at most one name (one backend, one binding).
-bool is_exclusive_namespace(const std::string &ns);
 
 /// "pass 'wsp.lower' (plugin 'dialect-wsp' 1.0.0)".
 std::string describe_component(const Component &c);
