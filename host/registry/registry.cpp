@@ -68,9 +68,29 @@ Expected<const Component *> Registry::add(Component c) {
   auto owned = std::make_unique<Component>(std::move(c));
   const Component *ptr = owned.get();
   components_.push_back(std::move(owned));
+  PackedComponent &p = packed_.emplace_back();
+  p.component = ptr;
+  p.kind = ptr->kind;
+  p.first = static_cast<uint32_t>(packed_texts_.size());
+  packed_texts_.push_back(arena_.copy(ptr->id));
+  packed_texts_.push_back(arena_.copy(ptr->name));
+  const std::vector<std::string> *lists[PackedComponent::kLists] = {
+      &ptr->provides, &ptr->requires_, &ptr->conflicts, &ptr->accepts, &ptr->applies_to, &ptr->invalidates};
+  for (size_t k = 0; k < PackedComponent::kLists; ++k) {
+    p.sizes[k] = static_cast<uint32_t>(lists[k]->size());
+    for (const std::string &text : *lists[k])
+      packed_texts_.push_back(arena_.copy(text));
+  }
   by_id_.emplace(ptr->id, ptr);
   if (!ptr->name.empty()) by_name_.emplace(std::pair(ptr->kind, ptr->name), ptr);
   return ptr;
+}
+
+std::span<const std::string_view> Registry::packed_list(const PackedComponent &p, size_t k) const {
+  size_t at = p.first + 2;
+  for (size_t j = 0; j < k; ++j)
+    at += p.sizes[j];
+  return std::span<const std::string_view>(packed_texts_).subspan(at, p.sizes[k]);
 }
 
 const Component *Registry::find(std::string_view id) const {

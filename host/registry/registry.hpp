@@ -8,10 +8,26 @@
 #include <string_view>
 #include <vector>
 
+#include <array>
+#include <span>
+
 #include "diag/diagnostic.hpp"
 #include "registry/component.hpp"
+#include "registry/text_arena.hpp"
 
 namespace htp {
+
+/// What the resolver's index reads of every component, in registration order: its kind, and its id, name
+/// and capability texts as views into one arena, one after another. The Component objects and their
+/// strings are separate heap blocks, scattered once there are tens of thousands; an index reading this
+/// instead touches a few adjacent cache lines per component. Layout only: the texts are as registered.
+struct PackedComponent {
+  static constexpr size_t kLists = 6; ///< provides, requires, conflicts, accepts, applies_to, invalidates
+  const Component *component = nullptr;
+  ComponentKind kind = ComponentKind::Dialect;
+  uint32_t first = 0; ///< Index of its id in Registry::packed_texts(); its name, then the lists follow.
+  std::array<uint32_t, kLists> sizes{}; ///< Entries per list.
+};
 
 class Registry {
 public:
@@ -45,8 +61,20 @@ public:
 
   size_t size() const { return components_.size(); }
 
+  /// Every component packed for reading in bulk, in registration order (parallel to components()).
+  const std::vector<PackedComponent> &packed() const { return packed_; }
+  /// The texts PackedComponent::first indexes.
+  std::span<const std::string_view> packed_texts() const { return packed_texts_; }
+  /// The texts of one packed component: its id, its name, then list k's entries (k < kLists).
+  std::string_view packed_id(const PackedComponent &p) const { return packed_texts_[p.first]; }
+  std::string_view packed_name(const PackedComponent &p) const { return packed_texts_[p.first + 1]; }
+  std::span<const std::string_view> packed_list(const PackedComponent &p, size_t k) const;
+
 private:
   std::vector<std::unique_ptr<Component>> components_;
+  std::vector<PackedComponent> packed_;
+  std::vector<std::string_view> packed_texts_;
+  TextArena arena_;
   std::map<std::string, const Component *, std::less<>> by_id_;
   std::map<std::pair<ComponentKind, std::string>, const Component *> by_name_;  ///< first of each (kind, name)
 };

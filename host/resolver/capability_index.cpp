@@ -18,37 +18,39 @@ uint64_t mix(uint64_t h, std::string_view part) {
 
 namespace {
 
-/// The registry's components in ascending id order. Sorting compares 16-byte id prefixes held in the
-/// sort array itself and reaches the components' ids only on a tie, so it does not chase a pointer per
-/// comparison.
-std::vector<const Component *> sorted_by_id(const Registry &registry) {
+/// The registry's packed components in ascending id order, as indices into Registry::packed(). Sorting
+/// compares 16-byte id prefixes held in the sort array itself and reaches the ids only on a tie, so it
+/// does not chase a pointer per comparison; the prefixes are read from the packed texts in one pass.
+std::vector<uint32_t> sorted_by_id(const Registry &registry) {
   struct Entry {
     uint64_t hi, lo; // the first 16 bytes of the id, big-endian, zero-padded
-    const Component *c;
+    uint32_t at;
   };
+  const std::vector<PackedComponent> &packed = registry.packed();
   std::vector<Entry> entries;
-  entries.reserve(registry.size());
-  for (const auto &c : registry.components()) {
+  entries.reserve(packed.size());
+  for (uint32_t i = 0; i < packed.size(); ++i) {
+    std::string_view id = registry.packed_id(packed[i]);
     unsigned char bytes[16] = {};
-    std::memcpy(bytes, c->id.data(), std::min<size_t>(16, c->id.size()));
+    std::memcpy(bytes, id.data(), std::min<size_t>(16, id.size()));
     uint64_t hi = 0, lo = 0;
-    for (int i = 0; i < 8; ++i) {
-      hi = (hi << 8) | bytes[i];
-      lo = (lo << 8) | bytes[8 + i];
+    for (int k = 0; k < 8; ++k) {
+      hi = (hi << 8) | bytes[k];
+      lo = (lo << 8) | bytes[8 + k];
     }
-    entries.push_back({hi, lo, c.get()});
+    entries.push_back({hi, lo, i});
   }
   // Zero padding sorts a shorter id first, as std::string does, unless an id holds a NUL byte: ties on
   // the prefix fall back to the full comparison, which settles that case too.
-  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+  std::sort(entries.begin(), entries.end(), [&](const Entry &a, const Entry &b) {
     if (a.hi != b.hi) return a.hi < b.hi;
     if (a.lo != b.lo) return a.lo < b.lo;
-    return a.c->id < b.c->id;
+    return registry.packed_id(packed[a.at]) < registry.packed_id(packed[b.at]);
   });
-  std::vector<const Component *> out;
+  std::vector<uint32_t> out;
   out.reserve(entries.size());
   for (const Entry &e : entries)
-    out.push_back(e.c);
+    out.push_back(e.at);
   return out;
 }
 
@@ -83,72 +85,94 @@ CapabilityIndex::Rows CapabilityIndex::Rows::from_pairs(size_t rows,
 }
 
 CapabilityIndex::CapabilityIndex(const Registry &registry) {
-  const std::vector<const Component *> sorted = sorted_by_id(registry);
+  const std::vector<uint32_t> sorted = sorted_by_id(registry);
+  const std::vector<PackedComponent> &packed = registry.packed();
+  const std::string_view *texts = registry.packed_texts().data();
 
   const size_t n = sorted.size();
   components_.resize(n);
   component_ids_.reserve(n);
   by_kind_.resize(7);
   applies_needed_.assign(n, 0);
-  // Each component is read once, here (a second pass over 100,000 components misses the cache again):
-  // its lists go into list_pool_ as pool indices (the pool still grows), spans are taken afterwards.
+  // Each component is read once, here, from the registry's packed copy of what the index needs (its kind,
+  // id, name and list texts, adjacent): its lists go into list_pool_ as pool indices (the pool still
+  // grows), spans are taken afterwards.
   text_ids_.reserve(2 * n); // about a third of ~5 texts per component are distinct; grows if not
   texts_.reserve(2 * n);
   pool_.reserve(2 * n);
+  pool_facts_.reserve(2 * n);
+  pool_keys_at_.reserve(2 * n + 1);
+  pool_keys_.reserve(4 * n);
   list_pool_.reserve(6 * n);
-  constexpr size_t kLists = 6;
+  constexpr size_t kLists = PackedComponent::kLists;
+  static const char *const kFields[kLists] = {"provides", "requires",   "conflicts",
+                                              "accepts",  "applies_to", "invalidates"};
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
   size_t provided = 0;
-  auto lists_of = [](const Component &c) {
-    return std::array<const std::vector<std::string> *, kLists>{&c.provides,   &c.requires_,  &c.conflicts,
-                                                                &c.accepts,    &c.applies_to, &c.invalidates};
+  auto total = [](const PackedComponent &p) {
+    size_t t = 2;
+    for (uint32_t s : p.sizes)
+      t += s;
+    return t;
   };
-  // Components in id order are scattered over the heap, and each text is three dependent loads away
-  // (component, list, characters) before its table slot: past the cache, each would wait on memory in
-  // turn. A staircase of prefetches a few components ahead starts those loads early, one level per step.
+  // Components in id order are not in registration order, so each one's packed texts start a read of
+  // their own, and each text's table slot, entry and first occurrence are reads at random: past the
+  // cache each would wait on memory in turn. A staircase of prefetches ahead of the component being read
+  // starts them one level per step: the record, its views, its characters; then its texts are hashed
+  // (once: the hashes wait in a ring until the component's turn) and their slots loaded; then the entries
+  // those slots name.
+  constexpr ComponentIndex kRing = 8, kHashAhead = 4;
+  std::array<std::vector<uint64_t>, kRing> hashes; // id, name, then each list text
+  auto ahead = [&](ComponentIndex i, ComponentIndex d) -> const PackedComponent * {
+    return i + d < n ? &packed[sorted[i + d]] : nullptr;
+  };
+  auto hash_component = [&](ComponentIndex i) {
+    const PackedComponent &p = packed[sorted[i]];
+    std::vector<uint64_t> &h = hashes[i % kRing];
+    h.clear();
+    for (size_t k = 0, t = total(p); k < t; ++k)
+      h.push_back(IdHashTable::hash_text(texts[p.first + k]));
+    component_ids_.prefetch(h[0]);
+    for (size_t k = 2; k < h.size(); ++k)
+      text_ids_.prefetch(h[k]);
+  };
+  for (ComponentIndex i = 0; i < std::min<size_t>(n, kHashAhead); ++i)
+    hash_component(i);
   for (ComponentIndex i = 0; i < n; ++i) {
-    if (i + 12 < n) {
-      const Component *ahead = sorted[i + 12];
-      __builtin_prefetch(&ahead->provides);
-      __builtin_prefetch(&ahead->name);
-      __builtin_prefetch(&ahead->applies_to);
-    }
-    if (i + 8 < n)
-      for (const auto *l : lists_of(*sorted[i + 8]))
-        if (!l->empty()) __builtin_prefetch(l->data());
-    if (i + 4 < n)
-      for (const auto *l : lists_of(*sorted[i + 4]))
-        for (const std::string &t : *l)
-          __builtin_prefetch(t.data());
+    if (const PackedComponent *a = ahead(i, 16)) __builtin_prefetch(a);
+    if (const PackedComponent *a = ahead(i, 12))
+      for (size_t k = 0, t = total(*a); k < t; k += 4)
+        __builtin_prefetch(texts + a->first + k);
+    if (const PackedComponent *a = ahead(i, 8))
+      for (size_t k = 0, t = total(*a); k < t; ++k)
+        __builtin_prefetch(texts[a->first + k].data());
+    if (i + kHashAhead < n) hash_component(i + kHashAhead);
     if (i + 2 < n)
-      for (const auto *l : lists_of(*sorted[i + 2]))
-        for (const std::string &t : *l)
-          text_ids_.prefetch(IdHashTable::hash_text(t));
-    const Component &c = *sorted[i];
+      for (size_t k = 2, t = hashes[(i + 2) % kRing].size(); k < t; ++k)
+        if (uint32_t seen = text_ids_.peek(hashes[(i + 2) % kRing][k]); seen != IdHashTable::kNone)
+          __builtin_prefetch(&texts_[seen]);
+    const PackedComponent &p = packed[sorted[i]];
+    const Component &c = *p.component;
+    const std::vector<uint64_t> &h = hashes[i % kRing];
+    std::string_view id = texts[p.first], name = texts[p.first + 1];
     IndexedComponent &ic = components_[i];
-    ic.component = &c;
-    ic.kind = c.kind;
-    component_ids_.insert(IdHashTable::hash_text(c.id), i,
-                          [&](uint32_t k) { return components_[k].component->id == c.id; });
+    ic.component = p.component;
+    ic.kind = p.kind;
+    component_ids_.insert(h[0], i, [&](uint32_t k) { return components_[k].component->id == id; });
     auto &off = list_offsets[i];
     bool ok = true;
-    off[0] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.provides, "provides", true, false);
-    off[1] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.requires_, "requires", false, true);
-    off[2] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.conflicts, "conflicts", false, false);
-    off[3] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.accepts, "accepts", false, false);
-    off[4] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.applies_to, "applies_to", false, true);
-    off[5] = static_cast<uint32_t>(list_pool_.size());
-    ok &= parse_list(c, c.invalidates, "invalidates", false, false);
-    off[6] = static_cast<uint32_t>(list_pool_.size());
+    size_t at = 2;
+    for (size_t k = 0; k < kLists; ++k) {
+      off[k] = static_cast<uint32_t>(list_pool_.size());
+      ok &= parse_list(c, std::span<const std::string_view>(texts + p.first + at, p.sizes[k]), h.data() + at,
+                       kFields[k], k == 0, k == 1 || k == 4);
+      at += p.sizes[k];
+    }
+    off[kLists] = static_cast<uint32_t>(list_pool_.size());
     ic.malformed = !ok;
     provided += off[1] - off[0];
-    by_kind_[static_cast<size_t>(c.kind)].push_back(i);
-    if (!c.name.empty()) by_name_.add(name_key(component_kind_name(c.kind), c.name), i);
+    by_kind_[static_cast<size_t>(p.kind)].push_back(i);
+    if (!name.empty()) by_name_.add(name_key(component_kind_name(p.kind), name), i);
   }
   list_arena_.reserve(list_pool_.size());
   for (uint32_t p : list_pool_)
@@ -167,6 +191,10 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   std::vector<std::pair<uint32_t, uint32_t>> provider_pairs;
   provider_pairs.reserve(provided);
   for (ComponentIndex i = 0; i < n; ++i) {
+    // The fact table's and the postings' slots are read at random: load them a few components ahead.
+    if (i + 4 < n && !components_[i + 4].malformed)
+      for (uint32_t k = list_offsets[i + 4][0]; k < list_offsets[i + 4][1]; ++k)
+        prefetch_intern(list_pool_[k]);
     IndexedComponent &ic = components_[i];
     const auto &off = list_offsets[i];
     auto first = static_cast<uint32_t>(provided_arena_.size());
@@ -192,6 +220,8 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     ic.provided = std::span<const FactId>(provided_arena_.data() + first, provided_arena_.size() - first);
   }
   std::vector<uint32_t>().swap(list_pool_);
+  facts_by_name_.freeze();
+  facts_by_param_.freeze();
   providers_ = Rows::from_pairs(facts_.size(), provider_pairs);
 
   // Patterns are matched against the final fact table once (each distinct pattern once), so each
@@ -199,6 +229,13 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   std::vector<std::pair<uint32_t, uint32_t>> applier_pairs, conflicter_pairs;
   match_base_.resize(n);
   for (ComponentIndex i = 0; i < n; ++i) {
+    // The postings' slots and the patterns are read at random: load them a few components ahead.
+    if (i + 4 < n) {
+      const IndexedComponent &a = components_[i + 4];
+      for (const CapabilityList *l : {&a.requires_, &a.conflicts, &a.invalidates, &a.applies_to})
+        for (const Capability &r : *l)
+          prefetch_match(pool_index(r));
+    }
     IndexedComponent &ic = components_[i];
     auto &base = match_base_[i];
     base[0] = static_cast<uint32_t>(entry_rows_.size());
@@ -239,6 +276,10 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   }
   appliers_of_ = Rows::from_pairs(facts_.size(), applier_pairs);
   conflicters_of_ = Rows::from_pairs(facts_.size(), conflicter_pairs);
+  by_name_.freeze();
+  applies_anchors_.by_key.freeze();
+  conflict_anchors_.by_key.freeze();
+  accepts_anchors_.by_key.freeze();
 }
 
 std::span<const FactId> CapabilityIndex::requires_matches(ComponentIndex c, uint32_t entry) const {
@@ -259,21 +300,43 @@ std::span<const FactId> CapabilityIndex::applies_to_matches(ComponentIndex c, ui
 
 uint32_t CapabilityIndex::match_row(uint32_t p) {
   if (pool_row_[p] != IdHashTable::kNone) return pool_row_[p];
-  append_matching_facts(pool_[p], matches_.data);
+  // As append_matching_facts, with the keys describe_pool_entry kept.
+  const uint32_t keys = pool_keys_at_[p], end = pool_keys_at_[p + 1];
+  if (const Postings::Head *best = facts_by_name_.find(pool_keys_[keys])) {
+    const Postings *list = &facts_by_name_;
+    for (uint32_t k = keys + 1; k < end && best; ++k) {
+      const Postings::Head *h = facts_by_param_.find(pool_keys_[k]);
+      if (h && h->count() < best->count()) best = h, list = &facts_by_param_;
+      if (!h) best = nullptr;
+    }
+    if (best)
+      list->each(*best, [&](FactId f) {
+        if (matches(pool_[p], *facts_[f])) matches_.data.push_back(f);
+      });
+  }
   matches_.offsets.push_back(static_cast<uint32_t>(matches_.data.size()));
   return pool_row_[p] = static_cast<uint32_t>(matches_.size() - 1);
 }
 
-bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::string> &texts, const char *field,
-                                 bool fact, bool allow_optional) {
+void CapabilityIndex::prefetch_match(uint32_t p) const {
+  if (pool_row_[p] != IdHashTable::kNone) return;
+  __builtin_prefetch(&pool_[p]);
+  for (uint32_t k = pool_keys_at_[p]; k < pool_keys_at_[p + 1]; ++k)
+    (k == pool_keys_at_[p] ? facts_by_name_ : facts_by_param_).prefetch(pool_keys_[k]);
+}
+
+bool CapabilityIndex::parse_list(const Component &c, std::span<const std::string_view> texts,
+                                 const uint64_t *hashes, const char *field, bool fact, bool allow_optional) {
   bool ok = true;
-  for (const std::string &text : texts) {
-    // The text keys the pool; its first occurrence is copied into the arena, which later ones compare with.
+  for (size_t t = 0; t < texts.size(); ++t) {
+    std::string_view text = texts[t];
+    // The text keys the pool: a registry text (packed, and outliving the index), which later ones compare
+    // with.
     auto next = static_cast<uint32_t>(texts_.size());
-    auto [id, inserted] = text_ids_.insert(IdHashTable::hash_text(text), next,
-                                           [&](uint32_t t) { return texts_[t].text == text; });
+    auto [id, inserted] =
+        text_ids_.insert(hashes[t], next, [&](uint32_t t) { return texts_[t].text == text; });
     if (inserted) {
-      TextEntry entry{arena_.copy(text)};
+      TextEntry entry{text};
       auto parsed = parse_capability(text, CapabilityMode::Requirement);
       if (parsed) {
         entry.pool = static_cast<uint32_t>(pool_.size());
@@ -283,6 +346,7 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
         });
         pool_.push_back(std::move(parsed.value()));
         pool_text_.push_back(entry.text);
+        describe_pool_entry(pool_.back());
       }
       texts_.push_back(entry);
     }
@@ -307,37 +371,50 @@ bool CapabilityIndex::parse_list(const Component &c, const std::vector<std::stri
   return ok;
 }
 
-FactId CapabilityIndex::intern(uint32_t p) {
-  if (pool_fact_[p] != IdHashTable::kNone) return pool_fact_[p];
-  const Capability &fact = pool_[p];
-  canonical_.clear();
-  append_canonical(canonical_, fact);
-  std::string_view text = canonical_;
-  auto next = static_cast<FactId>(facts_.size());
-  auto [id, inserted] =
-      fact_ids_.insert(IdHashTable::hash_text(text), next, [&](FactId f) { return fact_texts_[f] == text; });
-  pool_fact_[p] = id;
-  if (!inserted) return id;
-  fact_texts_.push_back(text == pool_text_[p] ? pool_text_[p] : arena_.copy(text));
-  for (const CapabilityParam &param : fact.params)
+void CapabilityIndex::describe_pool_entry(const Capability &cap) {
+  PoolFacts &d = pool_facts_.emplace_back();
+  const bool ranged = std::any_of(cap.params.begin(), cap.params.end(), [](const CapabilityParam &p) {
+    return std::holds_alternative<VersionRange>(p.value);
+  });
+  if (!cap.optional && !ranged) {
+    canonical_.clear();
+    append_canonical(canonical_, cap);
+    d.canonical = canonical_ == pool_text_.back() ? pool_text_.back() : arena_.copy(canonical_);
+    d.hash = IdHashTable::hash_text(d.canonical);
+  }
+  d.exclusive = is_exclusive_namespace(cap.ns);
+  if (pool_keys_at_.empty()) pool_keys_at_.push_back(0);
+  pool_keys_.push_back(name_key(cap.ns, cap.name));
+  for (const CapabilityParam &param : cap.params)
     if (const auto *s = std::get_if<std::string>(&param.value))
-      facts_by_param_.add(param_key(fact.ns, fact.name, param.key, *s), id);
-  facts_by_name_.add(name_key(fact.ns, fact.name), id);
-  facts_.push_back(&fact);
-  fact_exclusive_.push_back(is_exclusive_namespace(fact.ns) ? 1 : 0);
-  return id;
+      pool_keys_.push_back(param_key(cap.ns, cap.name, param.key, *s));
+  pool_keys_at_.push_back(static_cast<uint32_t>(pool_keys_.size()));
 }
 
-std::string_view CapabilityIndex::TextArena::copy(std::string_view text) {
-  if (chunks_.empty() || used_ + text.size() > capacity_) {
-    capacity_ = std::max<size_t>(size_t{1} << 16, text.size());
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(capacity_));
-    used_ = 0;
-  }
-  char *at = chunks_.back().get() + used_;
-  std::memcpy(at, text.data(), text.size());
-  used_ += text.size();
-  return {at, text.size()};
+void CapabilityIndex::prefetch_intern(uint32_t p) const {
+  if (pool_fact_[p] != IdHashTable::kNone) return;
+  fact_ids_.prefetch(pool_facts_[p].hash);
+  for (uint32_t k = pool_keys_at_[p]; k < pool_keys_at_[p + 1]; ++k)
+    (k == pool_keys_at_[p] ? facts_by_name_ : facts_by_param_).prefetch(pool_keys_[k]);
+}
+
+FactId CapabilityIndex::intern(uint32_t p) {
+  if (pool_fact_[p] != IdHashTable::kNone) return pool_fact_[p];
+  // Everything but the Capability's address comes from what describe_pool_entry kept.
+  const PoolFacts &d = pool_facts_[p];
+  std::string_view text = d.canonical;
+  auto next = static_cast<FactId>(facts_.size());
+  auto [id, inserted] = fact_ids_.insert(d.hash, next, [&](FactId f) { return fact_texts_[f] == text; });
+  pool_fact_[p] = id;
+  if (!inserted) return id;
+  fact_texts_.push_back(text);
+  const uint32_t keys = pool_keys_at_[p];
+  for (uint32_t k = keys + 1; k < pool_keys_at_[p + 1]; ++k)
+    facts_by_param_.add(pool_keys_[k], id);
+  facts_by_name_.add(pool_keys_[keys], id);
+  facts_.push_back(&pool_[p]);
+  fact_exclusive_.push_back(d.exclusive ? 1 : 0);
+  return id;
 }
 
 std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {
@@ -347,34 +424,64 @@ std::optional<ComponentIndex> CapabilityIndex::find(std::string_view id) const {
   return c;
 }
 
-void CapabilityIndex::Postings::reserve(size_t key_count, size_t ids) {
-  table.reserve(key_count);
-  keys.reserve(key_count);
+void CapabilityIndex::Postings::reserve(size_t key_count, size_t id_count) {
+  size_t want = 16;
+  while (want < 2 * key_count)
+    want *= 2;
+  while (slots.size() < want)
+    grow();
   heads.reserve(key_count);
-  entries.reserve(ids);
+  added.reserve(id_count);
+}
+
+void CapabilityIndex::Postings::grow() {
+  std::vector<Slot> old = std::move(slots);
+  slots.assign(old.empty() ? 16 : 2 * old.size(), Slot{});
+  const size_t mask = slots.size() - 1;
+  for (const Slot &s : old)
+    if (s.row != UINT32_MAX) {
+      size_t i = s.key & mask;
+      while (slots[i].row != UINT32_MAX)
+        i = (i + 1) & mask;
+      slots[i] = s;
+    }
 }
 
 void CapabilityIndex::Postings::add(CapabilityKey key, uint32_t id) {
-  auto entry = static_cast<uint32_t>(entries.size());
-  entries.emplace_back(id, UINT32_MAX);
-  auto next = static_cast<uint32_t>(keys.size());
-  auto [k, inserted] = table.insert(key, next, [&](uint32_t i) { return keys[i] == key; });
-  if (inserted) {
-    keys.push_back(key);
+  if (2 * (heads.size() + 1) > slots.size()) grow();
+  const size_t mask = slots.size() - 1;
+  size_t i = key & mask;
+  while (slots[i].row != UINT32_MAX && slots[i].key != key)
+    i = (i + 1) & mask;
+  if (slots[i].row == UINT32_MAX) {
+    slots[i] = Slot{key, static_cast<uint32_t>(heads.size())};
     heads.emplace_back();
   }
-  Head &h = heads[k];
-  if (h.count == 0)
-    h.first = entry;
-  else
-    entries[h.last].second = entry;
-  h.last = entry;
-  ++h.count;
+  ++heads[slots[i].row].begin; // a count until freeze()
+  added.emplace_back(slots[i].row, id);
+}
+
+void CapabilityIndex::Postings::freeze() {
+  uint32_t at = 0;
+  for (Head &h : heads) {
+    uint32_t count = h.begin;
+    h.begin = h.end = at;
+    at += count;
+  }
+  ids.resize(at);
+  for (const auto &[row, id] : added)
+    ids[heads[row].end++] = id;
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(added);
 }
 
 const CapabilityIndex::Postings::Head *CapabilityIndex::Postings::find(CapabilityKey key) const {
-  uint32_t k = table.find(key, [&](uint32_t i) { return keys[i] == key; });
-  return k == IdHashTable::kNone ? nullptr : &heads[k];
+  if (slots.empty()) return nullptr;
+  const size_t mask = slots.size() - 1;
+  for (size_t i = key & mask;; i = (i + 1) & mask) {
+    const Slot &s = slots[i];
+    if (s.row == UINT32_MAX) return nullptr;
+    if (s.key == key) return &heads[s.row];
+  }
 }
 
 std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) const {
@@ -393,7 +500,7 @@ void CapabilityIndex::append_matching_facts(const Capability &pattern, std::vect
     if (!s) continue;
     const Postings::Head *h = facts_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *s));
     if (!h) return;
-    if (h->count < best->count) best = h, list = &facts_by_param_;
+    if (h->count() < best->count()) best = h, list = &facts_by_param_;
   }
   list->each(*best, [&](FactId f) {
     if (matches(pattern, *facts_[f])) out.push_back(f);

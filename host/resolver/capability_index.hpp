@@ -20,6 +20,7 @@
 #include "diag/diagnostic.hpp"
 #include "registry/component.hpp"
 #include "registry/registry.hpp"
+#include "registry/text_arena.hpp"
 #include "resolver/id_hash_table.hpp"
 
 namespace htp {
@@ -184,32 +185,47 @@ private:
     static Rows from_pairs(size_t rows, std::vector<std::pair<uint32_t, uint32_t>> &pairs);
   };
 
-  /// Posting lists by CapabilityKey, chained through one entry array, so a key costs no allocation.
+  /// Posting lists by CapabilityKey, built in two steps: add() every (key, id), then freeze() lays each
+  /// key's ids out contiguously, in the order added; lookups come after freeze(). A key costs a slot of
+  /// one table (the key itself in the slot, so a probe reads nothing else), no allocation; adding writes
+  /// nothing at random but that slot; reading a list reads adjacent ids.
   struct Postings {
     struct Head {
-      uint32_t first = UINT32_MAX;
-      uint32_t last = UINT32_MAX;
-      uint32_t count = 0;
+      uint32_t begin = 0, end = 0;
+      uint32_t count() const { return end - begin; }
     };
-    IdHashTable table;                                  ///< key -> index into keys / heads
-    std::vector<CapabilityKey> keys;
-    std::vector<Head> heads;
-    std::vector<std::pair<uint32_t, uint32_t>> entries; ///< (id, next entry or UINT32_MAX)
+    struct Slot {
+      CapabilityKey key = 0;
+      uint32_t row = UINT32_MAX; ///< Index into heads; UINT32_MAX when the slot is empty.
+    };
+    std::vector<Slot> slots; ///< Open addressing, linear probing; a power of two, at most half full.
+    std::vector<Head> heads; ///< Per key: while building, begin counts its ids; then its range of ids.
+    std::vector<std::pair<uint32_t, uint32_t>> added; ///< (row, id) as added; emptied by freeze().
+    std::vector<uint32_t> ids;                        ///< Every list, contiguous, after freeze().
     /// Room for `keys` keys and `ids` ids.
-    void reserve(size_t key_count, size_t ids);
+    void reserve(size_t key_count, size_t id_count);
     /// Appends id to the list of key.
     void add(CapabilityKey key, uint32_t id);
+    /// Loads the slot a lookup or addition of key reads first.
+    void prefetch(CapabilityKey key) const {
+      if (!slots.empty()) __builtin_prefetch(&slots[key & (slots.size() - 1)]);
+    }
+    /// Lays the lists out; call once, after the last add().
+    void freeze();
     /// The list of key, or nullptr.
     const Head *find(CapabilityKey key) const;
     /// Calls f(id) for each id of a list, in insertion order.
     template <class F> void each(const Head &h, F f) const {
-      for (uint32_t e = h.first; e != UINT32_MAX; e = entries[e].second)
-        f(entries[e].first);
+      for (uint32_t e = h.begin; e < h.end; ++e)
+        f(ids[e]);
     }
     /// Appends the ids filed under key to out.
     void append(CapabilityKey key, std::vector<uint32_t> &out) const {
-      if (const Head *h = find(key)) each(*h, [&](uint32_t id) { out.push_back(id); });
+      if (const Head *h = find(key)) out.insert(out.end(), ids.begin() + h->begin, ids.begin() + h->end);
     }
+
+  private:
+    void grow();
   };
 
   /// Patterns by an anchor: Namespace.Name plus their first text parameter, or Namespace.Name alone.
@@ -221,31 +237,25 @@ private:
 
   /// The fact id of pool entry p, interning it on first use.
   FactId intern(uint32_t p);
+  /// Loads the table slots intern(p) will probe.
+  void prefetch_intern(uint32_t p) const;
+  /// Loads the pattern and the table slots match_row(p) will read.
+  void prefetch_match(uint32_t p) const;
+  /// Records what interning and matching need of the pool entry just parsed (pool_facts_, pool_keys_).
+  void describe_pool_entry(const Capability &cap);
   /// The row of facts matching pool entry p (computed once per distinct pattern).
   uint32_t match_row(uint32_t p);
   /// Appends to out the facts that `pattern` matches, ascending.
   void append_matching_facts(const Capability &pattern, std::vector<FactId> &out) const;
   /// Parses one list of a component through the pool into list_pool_; false when an entry is malformed.
-  bool parse_list(const Component &c, const std::vector<std::string> &texts, const char *field, bool fact,
-                  bool allow_optional);
+  /// `hashes` are the texts' IdHashTable::hash_text, computed ahead.
+  bool parse_list(const Component &c, std::span<const std::string_view> texts, const uint64_t *hashes,
+                  const char *field, bool fact, bool allow_optional);
   /// The pool index of a capability in the pool.
   uint32_t pool_index(const Capability &cap) const { return static_cast<uint32_t>(&cap - pool_.data()); }
 
-  /// The index's own copies of the distinct texts it keeps, packed one after another in large chunks. A
-  /// repeated text is compared with its first copy here, in a few megabytes written in order, instead of
-  /// with the registry string it came from, which at 100,000 components lies anywhere in a heap of hundreds
-  /// of megabytes (a cache miss per comparison).
-  class TextArena {
-  public:
-    std::string_view copy(std::string_view text);
-
-  private:
-    std::vector<std::unique_ptr<char[]>> chunks_;
-    size_t used_ = 0, capacity_ = 0;
-  };
-
-  /// A distinct registered text: its copy in the arena, its pool entry (IdHashTable::kNone when
-  /// malformed) and what the list checks need of its parse.
+  /// A distinct registered text: the registry's packed copy (which outlives the index), its pool entry
+  /// (IdHashTable::kNone when malformed) and what the list checks need of its parse.
   struct TextEntry {
     std::string_view text;
     uint32_t pool = IdHashTable::kNone;
@@ -265,12 +275,25 @@ private:
   std::vector<IndexedComponent> components_;
   IdHashTable component_ids_;
   std::vector<const Capability *> facts_;
-  /// Canonical texts: the registered text's copy when it is canonical (as plugins usually write it),
-  /// else the printed canonical text, both in arena_.
+  /// Canonical texts: the registered (packed) text when it is canonical (as plugins usually write it),
+  /// else the printed canonical text in arena_.
   std::vector<std::string_view> fact_texts_;
   std::vector<char> fact_exclusive_; ///< Per fact: is_exclusive_namespace(ns).
-  TextArena arena_; ///< Distinct registered texts, and canonical texts printed because they differ.
-  std::vector<std::string_view> pool_text_; ///< Pool entry -> the registered text it was parsed from (arena_).
+  TextArena arena_; ///< Canonical texts printed because they differ from the registered ones.
+  std::vector<std::string_view>
+      pool_text_; ///< Pool entry -> the registered (packed) text it was parsed from.
+  /// What interning and matching need of a pool entry, computed when it is parsed (while it is in the
+  /// cache) so that those later passes, which visit the pool at random, do not read the Capability again:
+  /// the canonical text and its hash (when it can be a fact: no '?', no range), whether its namespace is
+  /// exclusive, and its keys (name_key, then param_key of each text parameter) at pool_keys_at_[p].
+  struct PoolFacts {
+    std::string_view canonical; ///< Null data when the entry cannot be a fact.
+    uint64_t hash = 0;
+    bool exclusive = false;
+  };
+  std::vector<PoolFacts> pool_facts_;
+  std::vector<uint32_t> pool_keys_at_; ///< Pool entry -> its first key in pool_keys_; one past the end last.
+  std::vector<CapabilityKey> pool_keys_;
   std::string canonical_;                   ///< Printing buffer, reused.
   IdHashTable fact_ids_; ///< Canonical text -> fact.
   Rows providers_;

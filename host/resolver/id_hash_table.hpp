@@ -60,6 +60,17 @@ public:
     if (!slots_.empty()) __builtin_prefetch(&slots_[fold(hash) & mask_]);
   }
 
+  /// The id a lookup of this hash would compare first (the first slot of equal folded hash), or kNone:
+  /// what a caller prefetching ahead of its lookups loads next, without comparing keys.
+  uint32_t peek(uint64_t hash) const {
+    if (slots_.empty()) return kNone;
+    const uint32_t h = fold(hash);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot &s = slots_[i];
+      if (s.id == kNone || s.hash == h) return s.id;
+    }
+  }
+
   /// Hash of text, for callers keyed by strings.
   static uint64_t hash_text(std::string_view text) { return std::hash<std::string_view>{}(text); }
   /// Hash of an integer key (a multiplicative mix, so consecutive keys spread).

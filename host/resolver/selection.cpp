@@ -332,7 +332,8 @@ bool Selection::satisfied(uint32_t need) const {
   const Need &n = needs_[need];
   if (n.kind == Need::Kind::ObligationComponent) {
     std::span<const ComponentIndex> candidates = need_pool(n);
-    return std::any_of(candidates.begin(), candidates.end(), [&](ComponentIndex c) { return chosen_[c] != 0; });
+    return std::any_of(candidates.begin(), candidates.end(),
+                       [&](ComponentIndex c) { return chosen_[c] != 0; });
   }
   // A fact holds for the need when someone other than its owner makes it hold: the owner's own
   // provision is discounted, and only looked up when the owner provides a matching fact at all.

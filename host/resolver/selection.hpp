@@ -133,9 +133,13 @@ public:
   /// Every need created so far (ids are indices).
   const std::vector<Need> &needs() const { return needs_; }
   /// The facts that satisfy a requirement need (none for an obligation need).
-  std::span<const FactId> need_facts(const Need &n) const { return {need_lists_.data() + n.matches_at, n.matches_size}; }
+  std::span<const FactId> need_facts(const Need &n) const {
+    return {need_lists_.data() + n.matches_at, n.matches_size};
+  }
   /// The components that could satisfy a need, ascending.
-  std::span<const ComponentIndex> need_pool(const Need &n) const { return {need_lists_.data() + n.pool_at, n.pool_size}; }
+  std::span<const ComponentIndex> need_pool(const Need &n) const {
+    return {need_lists_.data() + n.pool_at, n.pool_size};
+  }
   /// Adds an obligation need; returns its id.
   uint32_t add_obligation_need(uint32_t obligation, std::string what, ComponentKind kind,
                                std::vector<ComponentIndex> pool);
@@ -157,7 +161,9 @@ private:
   void add_one(Choice choice);
   void increment(FactId f);
   /// True when fact f is in an exclusive namespace.
-  bool exclusive(FactId f) const { return is_local(f) ? local_exclusive_[f - index_.fact_count()] != 0 : index_.exclusive(f); }
+  bool exclusive(FactId f) const {
+    return is_local(f) ? local_exclusive_[f - index_.fact_count()] != 0 : index_.exclusive(f);
+  }
   void decrement(FactId f);
   std::span<const uint32_t> appliers(FactId f) const;
   std::span<const uint32_t> conflicters(FactId f) const;
