@@ -177,11 +177,10 @@ std::vector<std::pair<htp::TileKernel, int64_t>> stream_oversized_kernel_entries
     }
     // A loop whose iterations move a view outside the tensor only under a branch the iteration number decides
     // (`if i == 0: ... else: X.tile(i - 1)`) is cut where the branch changes: loops one after another, below.
+    // Loops that run as parts (several loops, or one carrying an accumulator) move each iteration's tiles
+    // alike too, and nothing checks their views before they run: each of them is cut the same way.
     std::optional<htp::TileKernel> split;
-    if (s && design.views_leave && (split = htp::split_loop_at_conditions(k))) s.reset();
-    // (a loop that runs as parts — it carries an accumulator — moves each iteration's tiles alike: cut it
-    // where a branch that moves tiles changes too)
-    if (!s && !split) split = htp::split_loop_at_conditions(k, 3, /*moving_only=*/true);
+    if ((!s || design.views_leave) && (split = htp::split_loop_at_conditions(k))) s.reset();
     if (!s) {
       // Loops one after another, or a loop carrying a register (an accumulator, a running max), over tensors
       // that do not fit: its parts run one after another, each within a core, the carries in tensors between

@@ -779,19 +779,48 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
   return out;
 }
 
-/// A kernel entry whose body holds a loop of static range (the first such loop that cuts; statements around it
-/// stay), the loop's iterations cut where a condition of an `if` directly in its body changes value: `for i in range(32): ... if i == 0: A else: B ...` becomes `for i in
-/// range(0, 1): ... A ...` then `for i in range(1, 32): ... B ...`, each loop with the branch its iterations
-/// take in place of the `if`. Conditions of the loop variable and constants only (what the iteration number
-/// decides); at most `max_loops` loops (`i % 3 == 0` changes every iteration: nullopt). A backend that moves
-/// each iteration's tiles (AIE's streams) then moves only what each loop's iterations read: the first
-/// iteration of `X.tile(i - 1)` under `else` would otherwise move the tile before the tensor. `moving_only`:
-/// only `if`s whose branches load or store count. nullopt when nothing is cut.
-inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kernel, size_t max_loops = 3,
-                                                          bool moving_only = false) {
+/// A kernel entry whose loops of static range (each at the top of its body; statements around them stay) have
+/// their iterations cut where a condition of an `if` directly in a loop's body changes value: `for i in
+/// range(32): ... if i == 0: A else: B ...` becomes `for i in range(0, 1): ... A ...` then `for i in range(1,
+/// 32): ... B ...`, each loop with the branch its iterations take in place of the `if`. The `if`s that count:
+/// their conditions read the loop variable and constants only (what the iteration number decides), and one of
+/// their branches moves a view that leaves its tensor at some iteration of the loop (or one the iteration
+/// number does not place); at most `max_loops` loops from one (`i % 3 == 0` changes every iteration: that
+/// loop stays whole). A backend that moves each iteration's tiles whatever branch it takes (AIE's streams)
+/// then moves only what each loop's iterations read: the first iteration of `X.tile(i - 1)` under `else`
+/// would otherwise move the tile before the tensor. An `if` whose branches move views inside their tensors
+/// (`if i % 3 != 1:`, storing one result or another to Y.tile(i)) stays in the loop. nullopt: nothing cut.
+inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kernel, size_t max_loops = 3) {
   const ExprEnv constants = loop_detail::constexpr_constants(kernel);
   TileKernel k = kernel;
   forward_static_loops(k.body, constants);  // (range(7, -1, -1) as well)
+  // Whether a load or store in `ops` moves, at some iteration of `range`, a view outside its tensor, or one
+  // whose offsets the iteration number alone does not give.
+  auto leaves = [&](const std::vector<TileOp> &ops, const loop_detail::NestLoop &range) {
+    bool out = false;
+    for_each_op(ops, [&](const TileOp &o) {
+      if (out || !(o.is("load") || o.is("store"))) return;
+      const TileParam *p = k.param(o.moved_tensor());
+      const TileLocal *l = k.local(o.moved_register().value_or(""));
+      if (!p || !p->type.is_tensor() || !l || !o.offset || o.offset->size() != p->type.shape.size() ||
+          l->shape.size() > o.offset->size()) {
+        out = true;
+        return;
+      }
+      // (the tile's shape; a view of a higher-rank tensor has leading extents 1)
+      std::vector<int64_t> shape = l->shape;
+      shape.insert(shape.begin(), o.offset->size() - l->shape.size(), 1);
+      ExprEnv env = constants;
+      for (int64_t t = 0; t < range.trips && !out; ++t) {
+        env.vars[range.var] = range.start + t * range.step;
+        for (size_t d = 0; d < shape.size() && !out; ++d) {
+          const std::optional<int64_t> at = eval_int((*o.offset)[d], env);
+          out = !at || *at < 0 || *at + shape[d] > p->type.shape[d];
+        }
+      }
+    });
+    return out;
+  };
   // The loop's pieces, or nullopt: each a copy of `loop` over a run of iterations, the decided ifs inlined.
   auto cut = [&](const TileOp &loop) -> std::optional<std::vector<TileOp>> {
     if (!loop.is("for") || !loop.var) return std::nullopt;
@@ -802,13 +831,7 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     std::vector<std::vector<bool>> values;
     for (size_t s = 0; s < loop.body.size(); ++s) {
       const TileOp &o = loop.body[s];
-      if (!o.is("if") || !o.cond) continue;
-      if (moving_only) {
-        bool moves = false;
-        for (const auto *branch : {&o.then_body, &o.else_body})
-          for_each_op(*branch, [&](const TileOp &x) { moves = moves || x.is("load") || x.is("store"); });
-        if (!moves) continue;
-      }
+      if (!o.is("if") || !o.cond || !(leaves(o.then_body, *range) || leaves(o.else_body, *range))) continue;
       std::vector<bool> at;
       ExprEnv env = constants;
       for (int64_t t = 0; t < range->trips; ++t) {
@@ -854,15 +877,20 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     }
     return pieces;
   };
-  // The first loop of the body that cuts (statements before and after it stay).
-  for (size_t i = 0; i < k.body.size(); ++i)
-    if (auto pieces = cut(k.body[i])) {
-      TileKernel out = k;
-      out.body.erase(out.body.begin() + static_cast<std::ptrdiff_t>(i));
-      out.body.insert(out.body.begin() + static_cast<std::ptrdiff_t>(i), pieces->begin(), pieces->end());
-      return out;
-    }
-  return std::nullopt;
+  // Every loop of the body that cuts, in place (statements before, between and after them stay).
+  TileKernel out = k;
+  out.body.clear();
+  bool any = false;
+  for (const TileOp &o : k.body) {
+    std::optional<std::vector<TileOp>> pieces = cut(o);
+    any = any || pieces.has_value();
+    if (pieces)
+      out.body.insert(out.body.end(), pieces->begin(), pieces->end());
+    else
+      out.body.push_back(o);
+  }
+  if (!any) return std::nullopt;
+  return out;
 }
 
 /// A kernel entry whose body is a sequence of loops and statements — loops one after another, a loop whose

@@ -563,36 +563,83 @@ TEST(KernelEntry, AnOffsetThroughARegisterOfAVariableTwoLoopsBindStaysARead) {
   EXPECT_TRUE(htp::loop_detail::mentions(json(*k.body.at(0).body.at(1).body.at(0).offset), "r"));
 }
 
-// htp::split_loop_at_conditions: a loop cut where a branch its iteration number decides changes (backend-aie
-// streams each part's own tiles).
+// htp::split_loop_at_conditions: a loop cut where a branch its iteration number decides changes, when a
+// branch moves a view that leaves the tensor at some iteration (backend-aie streams each part's own tiles).
+namespace split {
+// `for i in range(4)` over the 8-row tiles of Y (32 rows), with statement `branch` and then `rest` in its
+// body.
+std::string loop(const std::string &branch, const std::string &rest = "") {
+  return R"({"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
+      {"op": "load", "dst": "a", "src": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0]}, )" +
+         branch +
+         R"(, {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "b"})" +
+         (rest.empty() ? "" : ", " + rest) + "]}";
+}
+// `if <cond>: b = a else: b = load(Y.tile(i - 1))`: the previous tile, before Y at i = 0.
+std::string previous_under(const std::string &cond) {
+  return R"({"op": "if", "cond": )" + cond + R"(, "then": [{"op": "copy", "dst": "b", "args": ["a"]}],
+      "else": [{"op": "load", "dst": "b", "src": "Y", "offset": [{"op": "mul", "args": [{"op": "sub", "args": [{"var": "i"}, 1]}, 8]}, 0]}]})";
+}
+const std::string at_zero = R"({"op": "eq", "args": [{"var": "i"}, 0]})";
+const std::string even = R"({"op": "eq", "args": [{"op": "mod", "args": [{"var": "i"}, 2]}, 0]})";
+// Per loop of `k`: "start..stop: <the ops of its body>".
+std::vector<std::string> shape(const htp::TileKernel &k) {
+  std::vector<std::string> out;
+  for (const htp::TileOp &l : k.body) {
+    std::string ops;
+    for (const htp::TileOp &o : l.body)
+      ops += o.op + " ";
+    out.push_back(l.start->dump() + ".." + l.stop->dump() + ": " + ops);
+  }
+  return out;
+}
+} // namespace split
+
 TEST(TileKernels, ALoopIsCutWhereABranchOfItsIterationNumberChanges) {
-  auto loop = [](const char *cond) {
-    return iteration_kernel((std::string(R"([{"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
-        {"op": "load", "dst": "a", "src": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0]},
-        {"op": "if", "cond": )") + cond + R"(, "then": [{"op": "copy", "dst": "b", "args": ["a"]}],
-                                         "else": [{"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}]},
-        {"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "b"}]}])")
-                                .c_str());
-  };
-  auto shape = [](const htp::TileKernel &k) {
-    std::vector<std::string> out;
-    for (const htp::TileOp &l : k.body) {
-      std::string ops;
-      for (const htp::TileOp &o : l.body) ops += o.op + " ";
-      out.push_back(l.start->dump() + ".." + l.stop->dump() + ": " + ops);
-    }
-    return out;
-  };
   using V = std::vector<std::string>;
-  auto first = htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"var": "i"}, 0]})"));
+  auto cut = [](const std::string &cond) {
+    return htp::split_loop_at_conditions(
+        iteration_kernel(("[" + split::loop(split::previous_under(cond)) + "]").c_str()));
+  };
+  auto first = cut(split::at_zero);
   ASSERT_TRUE(first);
-  EXPECT_EQ(shape(*first), (V{"0..1: load copy store ", "1..4: load load store "}));
-  auto middle = htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"var": "i"}, 2]})"));
+  EXPECT_EQ(split::shape(*first), (V{"0..1: load copy store ", "1..4: load load store "}));
+  auto middle = cut(R"({"op": "eq", "args": [{"var": "i"}, 2]})");
   ASSERT_TRUE(middle);
-  EXPECT_EQ(shape(*middle), (V{"0..2: load load store ", "2..3: load copy store ", "3..4: load load store "}));
+  EXPECT_EQ(split::shape(*middle),
+            (V{"0..2: load load store ", "2..3: load copy store ", "3..4: load load store "}));
   // Changing at every iteration (more than three loops), the same branch everywhere, or a condition the
   // iteration number does not decide: nothing to cut.
-  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"op": "mod", "args": [{"var": "i"}, 2]}, 0]})")));
-  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "lt", "args": [{"var": "i"}, 9]})")));
-  EXPECT_FALSE(htp::split_loop_at_conditions(loop(R"({"op": "eq", "args": [{"param": "n"}, 0]})")));
+  EXPECT_FALSE(cut(split::even));
+  EXPECT_FALSE(cut(R"({"op": "lt", "args": [{"var": "i"}, 9]})"));
+  EXPECT_FALSE(cut(R"({"op": "eq", "args": [{"param": "n"}, 0]})"));
+}
+
+TEST(TileKernels, ALoopIsNotCutWhereABranchMovingViewsInsideItsTensorChanges) {
+  using V = std::vector<std::string>;
+  // `else: b = load(Y.tile(0))`: inside Y at every iteration, moved by each iteration whatever branch it
+  // takes.
+  const std::string first_tile = R"({"op": "if", "cond": )" + split::at_zero + R"(,
+      "then": [{"op": "copy", "dst": "b", "args": ["a"]}],
+      "else": [{"op": "load", "dst": "b", "src": "Y", "offset": [0, 0]}]})";
+  EXPECT_FALSE(
+      htp::split_loop_at_conditions(iteration_kernel(("[" + split::loop(first_tile) + "]").c_str())));
+  // Beside the previous tile under `if i == 0`, an `if i % 2 == 0` storing one register or another to
+  // Y.tile(i) (changing at every iteration) stays in the loop: the loop is cut where `i == 0` changes only.
+  const std::string stores = R"({"op": "if", "cond": )" + split::even + R"(,
+      "then": [{"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "a"}],
+      "else": [{"op": "store", "dst": "Y", "offset": [{"op": "mul", "args": [{"var": "i"}, 8]}, 0], "value": "b"}]})";
+  auto cut = htp::split_loop_at_conditions(
+      iteration_kernel(("[" + split::loop(split::previous_under(split::at_zero), stores) + "]").c_str()));
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(split::shape(*cut), (V{"0..1: load copy store if ", "1..4: load load store if "}));
+}
+
+TEST(TileKernels, EveryLoopOfAKernelIsCutWhereItsBranchesChange) {
+  using V = std::vector<std::string>;
+  const std::string loop = split::loop(split::previous_under(split::at_zero));
+  auto cut = htp::split_loop_at_conditions(iteration_kernel(("[" + loop + ", " + loop + "]").c_str()));
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(split::shape(*cut), (V{"0..1: load copy store ", "1..4: load load store ",
+                                   "0..1: load copy store ", "1..4: load load store "}));
 }
