@@ -603,6 +603,102 @@ def test_a_large_loop_reading_the_neighbouring_tile_under_an_if_runs(tmp_path, t
     np.testing.assert_array_equal(r["E"], X[:16])
 
 
+# The neighbouring tile under a branch beside a branch that changes at every iteration (`if i % 3 != 1:`, each
+# branch storing its own result): the loop was not cut where `if i == 0` changes (cutting at both would make more
+# than three loops), so aie-npu1 still moved X.tile(i - 1) at i = 0: aie.view ("at [-8,0]") for the loop alone,
+# and beside a second loop a run-time error ("the view of 'X' passed to kernel 'kl14__0__iter' covers [-8, 8)",
+# probe round 19's p14). Only a branch moving a view that leaves its tensor decides where the loop is cut.
+@kernel
+def neighbour_beside_a_branch(Y: Out[Tensor[144, 128, i32]], X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        if i == 0:
+            p = t
+        else:
+            p = load(X.tile(i - 1, 0, shape=(8, 128)))
+        e = muls(mul(5, p), -5)
+        if i % 3 != 1:
+            store(Y.tile(i, 0, shape=(8, 128)), e)
+        else:
+            store(Y.tile(i, 0, shape=(8, 128)), t)
+
+
+@kernel
+def neighbour_if_positive_beside_a_branch(Y: Out[Tensor[144, 128, i32]], X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        p = t
+        if i > 0:
+            p = load(X.tile(i - 1, 0, shape=(8, 128)))
+        if i % 3 != 1:
+            store(Y.tile(i, 0, shape=(8, 128)), muls(mul(5, p), -5))
+        else:
+            store(Y.tile(i, 0, shape=(8, 128)), t)
+
+
+@kernel
+def neighbour_beside_a_branch_then_a_loop(V: Out[Tensor[144, 128, i32]], Y: Out[Tensor[144, 128, i32]],
+                                          X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        if i == 0:
+            p = t
+        else:
+            p = load(X.tile(i - 1, 0, shape=(8, 128)))
+        e = muls(mul(5, p), -5)
+        if i % 3 != 1:
+            store(Y.tile(i, 0, shape=(8, 128)), e)
+        else:
+            store(Y.tile(i, 0, shape=(8, 128)), t)
+    for i in range(18):
+        store(V.tile(i, 0, shape=(8, 128)), adds(load(X.tile(i, 0, shape=(8, 128))), 3))
+
+
+# Both loops read a neighbour: the previous tile in the first, the next one in the second.
+@kernel
+def neighbours_in_two_loops(V: Out[Tensor[144, 128, i32]], Y: Out[Tensor[144, 128, i32]],
+                            X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        p = t
+        if i > 0:
+            p = load(X.tile(i - 1, 0, shape=(8, 128)))
+        if i % 3 != 1:
+            store(Y.tile(i, 0, shape=(8, 128)), muls(mul(5, p), -5))
+        else:
+            store(Y.tile(i, 0, shape=(8, 128)), t)
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        if i < 17:
+            n = load(X.tile(i + 1, 0, shape=(8, 128)))
+        else:
+            n = t
+        if i % 2 == 0:
+            store(V.tile(i, 0, shape=(8, 128)), sub(n, t))
+        else:
+            store(V.tile(i, 0, shape=(8, 128)), add(n, t))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_neighbour_read_beside_a_branch_changing_every_iteration_runs(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(19).integers(-60, 60, size=(144, 128)).astype(np.int32)
+    tiles = X.reshape(18, 8, 128)
+    prev = np.concatenate([tiles[:1], tiles[:-1]])
+    nxt = np.concatenate([tiles[1:], tiles[-1:]])
+    odd = (np.arange(18) % 3 == 1)[:, None, None]
+    want_y = np.where(odd, tiles, prev * np.int32(-25)).reshape(144, 128)
+    for fn in (neighbour_beside_a_branch, neighbour_if_positive_beside_a_branch):
+        r = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx).run(X=X)
+        np.testing.assert_array_equal(r["Y"], want_y, err_msg=fn.__name__)
+    r = htp.bind(ctx.compile(neighbour_beside_a_branch_then_a_loop, target, tmp_path / "then_a_loop"), ctx).run(X=X)
+    np.testing.assert_array_equal(r["Y"], want_y)
+    np.testing.assert_array_equal(r["V"], X + 3)
+    r = htp.bind(ctx.compile(neighbours_in_two_loops, target, tmp_path / "two"), ctx).run(X=X)
+    np.testing.assert_array_equal(r["Y"], want_y)
+    even = (np.arange(18) % 2 == 0)[:, None, None]
+    np.testing.assert_array_equal(r["V"], np.where(even, nxt - tiles, nxt + tiles).reshape(144, 128))
+
 
 # Loops written backwards (`range(15, -1, -1)`, tile.md §2): a kernel entry larger than a core was not streamed
 # on aie-npu1 (aie.validate.memory: X and Y whole on one core), and a loop mixing a matmul and vector work was
