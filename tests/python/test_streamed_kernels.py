@@ -679,6 +679,19 @@ def neighbours_in_two_loops(V: Out[Tensor[144, 128, i32]], Y: Out[Tensor[144, 12
             store(V.tile(i, 0, shape=(8, 128)), add(n, t))
 
 
+# The next tile under an `if` inside another (`if i > 0: if i < 17:`): the loop was cut where the outer one changes
+# only, so the iterations from 1 still moved X.tile(18) at i = 17 (run time, "covers [136, 152)").
+@kernel
+def next_under_nested_branches(Y: Out[Tensor[144, 128, i32]], X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        p = t
+        if i > 0:
+            if i < 17:
+                p = load(X.tile(i + 1, 0, shape=(8, 128)))
+        store(Y.tile(i, 0, shape=(8, 128)), add(p, t))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_neighbour_read_beside_a_branch_changing_every_iteration_runs(tmp_path, target):
     ctx = htp.Context()
@@ -698,6 +711,9 @@ def test_a_neighbour_read_beside_a_branch_changing_every_iteration_runs(tmp_path
     np.testing.assert_array_equal(r["Y"], want_y)
     even = (np.arange(18) % 2 == 0)[:, None, None]
     np.testing.assert_array_equal(r["V"], np.where(even, nxt - tiles, nxt + tiles).reshape(144, 128))
+    r = htp.bind(ctx.compile(next_under_nested_branches, target, tmp_path / "nested"), ctx).run(X=X)
+    inner = ((np.arange(18) > 0) & (np.arange(18) < 17))[:, None, None]
+    np.testing.assert_array_equal(r["Y"], np.where(inner, nxt + tiles, tiles + tiles).reshape(144, 128))
 
 
 # Loops written backwards (`range(15, -1, -1)`, tile.md §2): a kernel entry larger than a core was not streamed

@@ -789,7 +789,8 @@ inline std::optional<LoopWorkload> loop_workload(const TileKernel &kernel, std::
 /// loop stays whole). A backend that moves each iteration's tiles whatever branch it takes (AIE's streams)
 /// then moves only what each loop's iterations read: the first iteration of `X.tile(i - 1)` under `else`
 /// would otherwise move the tile before the tensor. An `if` whose branches move views inside their tensors
-/// (`if i % 3 != 1:`, storing one result or another to Y.tile(i)) stays in the loop. nullopt: nothing cut.
+/// (`if i % 3 != 1:`, storing one result or another to Y.tile(i)) stays in the loop. An `if` in a branch a
+/// piece takes is cut at in turn (`if i > 0: if i < 31: ...`). nullopt: nothing cut.
 inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kernel, size_t max_loops = 3) {
   const ExprEnv constants = loop_detail::constexpr_constants(kernel);
   TileKernel k = kernel;
@@ -877,12 +878,28 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     }
     return pieces;
   };
+  // A piece with another such `if` in a branch now inlined (`if i > 0: if i < 31: ...X.tile(i + 1)`) is cut
+  // again, while the loop's pieces stay within max_loops.
+  auto cut_nested = [&](const TileOp &loop) {
+    std::optional<std::vector<TileOp>> pieces = cut(loop);
+    for (bool again = pieces.has_value(); again;) {
+      again = false;
+      for (size_t i = 0; i < pieces->size() && !again; ++i) {
+        std::optional<std::vector<TileOp>> more = cut((*pieces)[i]);
+        if (!more || pieces->size() - 1 + more->size() > max_loops) continue;
+        const auto at = pieces->begin() + static_cast<std::ptrdiff_t>(i);
+        pieces->insert(pieces->erase(at), more->begin(), more->end());
+        again = true;
+      }
+    }
+    return pieces;
+  };
   // Every loop of the body that cuts, in place (statements before, between and after them stay).
   TileKernel out = k;
   out.body.clear();
   bool any = false;
   for (const TileOp &o : k.body) {
-    std::optional<std::vector<TileOp>> pieces = cut(o);
+    std::optional<std::vector<TileOp>> pieces = cut_nested(o);
     any = any || pieces.has_value();
     if (pieces)
       out.body.insert(out.body.end(), pieces->begin(), pieces->end());

@@ -635,6 +635,20 @@ TEST(TileKernels, ALoopIsNotCutWhereABranchMovingViewsInsideItsTensorChanges) {
   EXPECT_EQ(split::shape(*cut), (V{"0..1: load copy store if ", "1..4: load load store if "}));
 }
 
+TEST(TileKernels, AnIfInABranchAPieceTakesIsCutAtInTurn) {
+  using V = std::vector<std::string>;
+  // `if i > 0: if i < 3: b = load(Y.tile(i + 1))`: past Y at i = 3, under the inner `if` only.
+  const std::string next = R"({"op": "if", "cond": {"op": "gt", "args": [{"var": "i"}, 0]}, "else": [],
+      "then": [{"op": "if", "cond": {"op": "lt", "args": [{"var": "i"}, 3]}, "else": [],
+                "then": [{"op": "load", "dst": "b", "src": "Y",
+                          "offset": [{"op": "mul", "args": [{"op": "add", "args": [{"var": "i"}, 1]}, 8]}, 0]}]}]})";
+  auto cut = htp::split_loop_at_conditions(iteration_kernel(
+      ("[" + split::loop(R"({"op": "copy", "dst": "b", "args": ["a"]}, )" + next) + "]").c_str()));
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(split::shape(*cut),
+            (V{"0..1: load copy store ", "1..3: load copy load store ", "3..4: load copy store "}));
+}
+
 TEST(TileKernels, EveryLoopOfAKernelIsCutWhereItsBranchesChange) {
   using V = std::vector<std::string>;
   const std::string loop = split::loop(split::previous_under(split::at_zero));
