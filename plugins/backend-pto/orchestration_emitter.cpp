@@ -92,6 +92,12 @@ public:
     int index = 0;
     for (const EntryParam &e : out) {
       if (e.kind != "tensor") continue;
+      for (const json &d : e.shape)  // (pto-runtime's tensors hold uint32_t extents, as for intermediates)
+        if (d.is_number_integer() && d.get<int64_t>() > int64_t{UINT32_MAX})
+          throw IrError("parameter '" + e.name + "' of '" + entry_ + "' has the dimension " + d.dump() +
+                            ", past the 4294967295 elements pto-runtime's tensors take per dimension: spread it over "
+                            "one more dimension",
+                        {}, "pto.unsupported");
       tensor_dtype_[e.name] = e.dtype;
       raw(rt::entry_tensor(index++, "w_" + e.name));
       for (size_t d = 0; d < e.shape.size(); ++d)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import htp
-from htp.dialects.tile import In, InOut, Out, Scalar, Tensor, add, adds, f32, i32, kernel, load, muls, store
+from htp.dialects.tile import In, InOut, Out, Scalar, Tensor, add, adds, f32, i8, i32, kernel, load, muls, store
 from htp.dialects.wsp import P, workload
 
 # The cells of docs/parity.md these tests establish (scripts/parity_table.py).
@@ -801,3 +801,36 @@ def test_an_intermediate_the_host_cannot_allocate_is_a_run_error_naming_it(tmp_p
     with pytest.raises(htp.CompileError, match=r"intermediate 'T' of 'through_a_long_intermediate' has the dimension "
                                                r"8589934592, past the 4294967295 elements pto-runtime's tensors take"):
         ctx.compile(through_a_long_intermediate, target=target, out=tmp_path / "long")
+
+
+# A tensor parameter's dimension past 2**32 - 1 was truncated to pto-runtime's uint32 extents: a static one
+# silently (the kernel then read the wrong tensor shape), one a run binds through a symbol at the binding. The
+# static one is a compile error on pto now, as it is for intermediates, and the bound one a run error naming
+# the argument. (aie-npu1 takes 64-bit extents; these shapes are pto's limit.)
+@kernel
+def copy_1x32_i8(x: In[Tensor[1, 32, i8]], y: Out[Tensor[1, 32, i8]]):
+    store(y.tile(0, 0, shape=(1, 32)), load(x.tile(0, 0, shape=(1, 32))))
+
+
+@workload
+def from_a_long_parameter(X: In[Tensor[1, 2**33, i8]], Y: Out[Tensor[1, 32, i8]]):
+    copy_1x32_i8[0](X.tile(0, 0), Y)
+
+
+@workload
+def from_a_parameter_of_any_length(X: In[Tensor[1, "N", i8]], Y: Out[Tensor[1, 32, i8]]):
+    copy_1x32_i8[0](X.tile(0, 0), Y)
+
+
+def test_a_parameter_dimension_past_pto_runtimes_extents_is_refused_on_pto(tmp_path):
+    ctx = htp.Context()
+    with pytest.raises(htp.CompileError, match=r"parameter 'X' of 'from_a_long_parameter' has the dimension "
+                                               r"8589934592, past the 4294967295 elements pto-runtime's tensors take"):
+        ctx.compile(from_a_long_parameter, target="pto-a2a3sim", out=tmp_path / "long")
+    run = htp.bind(ctx.compile(from_a_parameter_of_any_length, target="pto-a2a3sim", out=tmp_path / "any"), ctx)
+    x = np.arange(64, dtype=np.int8).reshape(1, 64)
+    assert np.array_equal(run.run(X=x)["Y"], x[:, :32])
+    # np.zeros takes the memory from the system lazily: nothing here touches the 4 GiB
+    with pytest.raises(htp.RunError, match=r"argument 'X' has 4294967297 elements in dimension 1, past the "
+                                           r"4294967295 pto-runtime's tensors take per dimension"):
+        run.run(X=np.zeros((1, 2**32 + 1), np.int8))

@@ -107,8 +107,15 @@ ChipTensor chip_tensor(const RunArgument &a) {
     throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(t.ndim) +
                                          " dimensions; pto-runtime tensors have at most 5");
   uint32_t shapes[MAX_TENSOR_DIMS] = {1};
-  for (int i = 0; i < t.ndim; ++i)
+  for (int i = 0; i < t.ndim; ++i) {
+    // (a symbolic dimension, bound by the array; a static one past this is refused at compile time)
+    if (t.shape[i] > int64_t{UINT32_MAX})
+      throw RunFailure("pto.sim.args", "argument '" + a.name + "' has " + std::to_string(t.shape[i]) +
+                                           " elements in dimension " + std::to_string(i) +
+                                           ", past the 4294967295 pto-runtime's tensors take per dimension: "
+                                           "spread it over one more dimension");
     shapes[i] = static_cast<uint32_t>(t.shape[i]);
+  }
   void *data = static_cast<char *>(t.data) + t.byte_offset;
   return make_tensor_external(data, shapes, t.ndim > 0 ? static_cast<uint32_t>(t.ndim) : 1u, *dtype);
 }
