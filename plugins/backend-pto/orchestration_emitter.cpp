@@ -84,8 +84,9 @@ public:
   const std::string &indent() const { return indent_; }
   std::string fresh(const std::string &stem) { return stem + std::to_string(counter_++); }
 
-  /// Binds the entry parameters (tensors first, then scalars) and the dimension symbols.
-  std::vector<EntryParam> bind(std::vector<EntryParam> out) {
+  /// Binds the entry parameters (tensors first, then scalars) and the dimension symbols; `at` is the entry's
+  /// definition (its parameters carry no span of their own).
+  std::vector<EntryParam> bind(std::vector<EntryParam> out, const Span &at) {
     for (const EntryParam &e : out)
       if (e.kind != "tensor" && e.kind != "scalar")
         throw IrError("entry '" + entry_ + "' parameter '" + e.name + "' is a " + e.kind + "; entries take tensors and scalars");
@@ -97,7 +98,7 @@ public:
           throw IrError("parameter '" + e.name + "' of '" + entry_ + "' has the dimension " + d.dump() +
                             ", past the 4294967295 elements pto-runtime's tensors take per dimension: spread it over "
                             "one more dimension",
-                        {}, "pto.unsupported");
+                        at, "pto.unsupported");
       tensor_dtype_[e.name] = e.dtype;
       raw(rt::entry_tensor(index++, "w_" + e.name));
       for (size_t d = 0; d < e.shape.size(); ++d)
@@ -833,7 +834,7 @@ EntryUnit emit_workload_entry(const htp::WspWorkload &w, const KernelIndex &kern
   e.kind = "workload";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
-  e.params = out.bind(entry_params(w.params));
+  e.params = out.bind(entry_params(w.params), Span::from(w.span));
   const htp::WspSchedule &schedule = w.schedule;
   std::map<std::string, Rotation> rotated = rotations(w, schedule.pipeline_depth.value_or(1));
   if (schedule.pipeline_depth) {
@@ -1034,7 +1035,7 @@ EntryUnit emit_csp_entry(const CspProgram &program, const KernelIndex &kernels, 
   e.kind = "csp-program";
   e.path = rt::orchestration_path(e.name);
   OrchestrationWriter out(e.name, origin);
-  e.params = out.bind(entry_params(p.params));
+  e.params = out.bind(entry_params(p.params), p.span);
   for (const CspChannel &c : p.channels) {  // one ring of `depth` slots per channel
     std::vector<htp::IrDim> ring;
     for (int64_t d : c.shape) ring.push_back({d, ""});
@@ -1241,7 +1242,7 @@ EntryUnit emit_kernel_entry(const KernelUnit &k, const Origin &origin, const htp
     if (p.kind == "constexpr") continue;
     params.push_back({p.name, p.kind, p.dir, p.is_tensor() ? json(spmd ? p.global_shape : p.shape) : json(), p.dtype});
   }
-  e.params = out.bind(params);
+  e.params = out.bind(params, k.kernel.span);
   std::vector<std::string> scalars;
   for (const Param *p : k.kernel.scalar_params()) scalars.push_back("p_" + p->name);
   if (!spmd) {
