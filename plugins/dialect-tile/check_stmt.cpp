@@ -382,6 +382,13 @@ bool narrow(const nlohmann::ordered_json &cond, bool taken, VarRanges &ranges) {
     std::swap(var, constant);
     op = mirrored.at(op);
   }
+  // `i % m == c` / `!=` with a constant m > 0: the residue the loop variable takes (or does not).
+  int64_t modulus = 0;
+  if (var->is_object() && var->value("op", "") == "mod" && var->contains("args") && (*var)["args"].size() == 2 &&
+      (*var)["args"][1].is_number_integer() && (*var)["args"][1].get<int64_t>() > 0 && (op == "eq" || op == "ne")) {
+    modulus = (*var)["args"][1].get<int64_t>();
+    var = &(*var)["args"][0];
+  }
   if (!var->is_object() || !var->contains("var") || !(*var)["var"].is_string() || !constant->is_number_integer())
     return true;
   auto it = ranges.find((*var)["var"].get<std::string>());
@@ -393,6 +400,26 @@ bool narrow(const nlohmann::ordered_json &cond, bool taken, VarRanges &ranges) {
   }
   const int64_t c = constant->get<int64_t>();
   htp::Interval r = it->second;
+  if (modulus > 0) {
+    // Python's %: the residue of x is in [0, m). Only the ends move (the range holds no stride): to the first
+    // and last values of the residue (==), or off an end that has it (!=).
+    auto residue = [&](__int128 x) { return static_cast<int64_t>((x % modulus + modulus) % modulus); };
+    if (op == "eq") {
+      if (c < 0 || c >= modulus) return false;
+      const __int128 lo = __int128{r.lo} + residue(__int128{c} - r.lo), hi = __int128{r.hi} - residue(__int128{r.hi} - c);
+      if (lo > hi) return false;
+      r = {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+    } else {
+      if (residue(r.lo) == c) {
+        if (r.lo == r.hi) return false;
+        ++r.lo;
+      }
+      if (residue(r.hi) == c) --r.hi;  // (r.lo < r.hi here, or r.lo's residue is not c)
+      if (r.lo > r.hi) return false;
+    }
+    it->second = r;
+    return true;
+  }
   if (op == "eq") r = {std::max(r.lo, c), std::min(r.hi, c)};
   else if (op == "ne" && r.lo == c) r.lo = c == INT64_MAX ? c : c + 1;
   else if (op == "ne" && r.hi == c) r.hi = c == INT64_MIN ? c : c - 1;

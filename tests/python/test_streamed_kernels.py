@@ -768,3 +768,57 @@ def test_statements_before_a_large_loop_move_only_what_they_read(tmp_path, targe
     np.testing.assert_array_equal(r["E"], X[:8] * 2)
     np.testing.assert_array_equal(r["Y"], X)
     np.testing.assert_allclose(r["A"], X.reshape(18, 8, 128).sum(0), rtol=1e-5, atol=1e-5)
+
+
+# A neighbour read under a branch on the parity of the iteration (`if i % 2 == 1: p = load(X.tile(i - 1, ...))`)
+# was refused on both targets by the tile checker (tile.view-out-of-bounds, "covers [-8, 136)"): its range of
+# the loop variable under a branch followed comparisons (`i > 0`), not `%`. Under `i % 2 == 1` it now takes
+# i in [1, 17]. aie-npu1, which moves an iteration's views whatever branch it takes, peels iteration 0 off the
+# large loop (the only one where X.tile(i - 1) would leave X) and keeps the `if` over the others.
+@kernel
+def odd_tiles_add_the_previous(Y: Out[Tensor[144, 128, i32]], X: In[Tensor[144, 128, i32]]):
+    for i in range(18):
+        t = load(X.tile(i, 0, shape=(8, 128)))
+        p = t
+        if i % 2 == 1:
+            p = load(X.tile(i - 1, 0, shape=(8, 128)))
+        store(Y.tile(i, 0, shape=(8, 128)), add(p, t))
+
+
+@kernel
+def small_odd_tiles_add_the_previous(Y: Out[Tensor[32, 16, i32]], X: In[Tensor[32, 16, i32]]):
+    for i in range(4):
+        t = load(X.tile(i, 0, shape=(8, 16)))
+        if i % 2 != 1:
+            store(Y.tile(i, 0, shape=(8, 16)), t)
+        else:
+            store(Y.tile(i, 0, shape=(8, 16)), add(load(X.tile(i - 1, 0, shape=(8, 16))), t))
+
+
+@kernel
+def even_tiles_add_the_previous(Y: Out[Tensor[32, 16, i32]], X: In[Tensor[32, 16, i32]]):
+    for i in range(4):
+        t = load(X.tile(i, 0, shape=(8, 16)))
+        p = t
+        if i % 2 == 0:
+            p = load(X.tile(i - 1, 0, shape=(8, 16)))
+        store(Y.tile(i, 0, shape=(8, 16)), add(p, t))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_neighbour_read_under_a_parity_branch_runs(tmp_path, target):
+    ctx = htp.Context()
+    X = np.random.default_rng(20).integers(-60, 60, size=(144, 128)).astype(np.int32)
+    tiles = X.reshape(18, 8, 128)
+    prev = np.concatenate([tiles[:1], tiles[:-1]])
+    odd = (np.arange(18) % 2 == 1)[:, None, None]
+    r = htp.bind(ctx.compile(odd_tiles_add_the_previous, target, tmp_path / "odd"), ctx).run(X=X)
+    np.testing.assert_array_equal(r["Y"], np.where(odd, prev + tiles, 2 * tiles).reshape(144, 128))
+    S = X[:32, :16].copy()
+    small = S.reshape(4, 8, 16)
+    r = htp.bind(ctx.compile(small_odd_tiles_add_the_previous, target, tmp_path / "small"), ctx).run(X=S)
+    want = np.where((np.arange(4) % 2 == 1)[:, None, None], np.concatenate([small[:1], small[:-1]]) + small, small)
+    np.testing.assert_array_equal(r["Y"], want.reshape(32, 16))
+    # At i = 0 the even branch reads tile -1: still refused, at the view.
+    with pytest.raises(htp.CompileError, match=r"tile.view-out-of-bounds"):
+        ctx.compile(even_tiles_add_the_previous, target, tmp_path / "even")

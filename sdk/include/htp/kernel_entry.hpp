@@ -795,10 +795,12 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
   const ExprEnv constants = loop_detail::constexpr_constants(kernel);
   TileKernel k = kernel;
   forward_static_loops(k.body, constants);  // (range(7, -1, -1) as well)
-  // Whether a load or store in `ops` moves, at some iteration of `range`, a view outside its tensor, or one
-  // whose offsets the iteration number alone does not give.
-  auto leaves = [&](const std::vector<TileOp> &ops, const loop_detail::NestLoop &range) {
+  // Whether a load or store in `ops` moves, at iteration t of `range`, a view outside its tensor, or one whose
+  // offsets the iteration number alone does not give.
+  auto leaves_at = [&](const std::vector<TileOp> &ops, const loop_detail::NestLoop &range, int64_t t) {
     bool out = false;
+    ExprEnv env = constants;
+    env.vars[range.var] = range.start + t * range.step;
     for_each_op(ops, [&](const TileOp &o) {
       if (out || !(o.is("load") || o.is("store"))) return;
       const TileParam *p = k.param(o.moved_tensor());
@@ -811,16 +813,18 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
       // (the tile's shape; a view of a higher-rank tensor has leading extents 1)
       std::vector<int64_t> shape = l->shape;
       shape.insert(shape.begin(), o.offset->size() - l->shape.size(), 1);
-      ExprEnv env = constants;
-      for (int64_t t = 0; t < range.trips && !out; ++t) {
-        env.vars[range.var] = range.start + t * range.step;
-        for (size_t d = 0; d < shape.size() && !out; ++d) {
-          const std::optional<int64_t> at = eval_int((*o.offset)[d], env);
-          out = !at || *at < 0 || *at + shape[d] > p->type.shape[d];
-        }
+      for (size_t d = 0; d < shape.size() && !out; ++d) {
+        const std::optional<int64_t> at = eval_int((*o.offset)[d], env);
+        out = !at || *at < 0 || *at + shape[d] > p->type.shape[d];
       }
     });
     return out;
+  };
+  // ... at some iteration of `range`.
+  auto leaves = [&](const std::vector<TileOp> &ops, const loop_detail::NestLoop &range) {
+    for (int64_t t = 0; t < range.trips; ++t)
+      if (leaves_at(ops, range, t)) return true;
+    return false;
   };
   // The loop's pieces, or nullopt: each a copy of `loop` over a run of iterations, the decided ifs inlined.
   auto cut = [&](const TileOp &loop) -> std::optional<std::vector<TileOp>> {
@@ -856,9 +860,33 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     for (int64_t t = 0; t < range->trips; ++t)
       if (runs.empty() || !same(runs.back().first, t)) runs.emplace_back(t, t + 1);
       else runs.back().second = t + 1;
+    // A condition changing more often (`if i % 2 == 1: X.tile(i - 1)`): only the iterations where a view of
+    // a decided `if` leaves its tensor need their branches decided; they are peeled off in runs of one
+    // branch choice, and the loop keeps its `if`s over the iterations between them, where every view of
+    // both branches lies inside its tensor.
+    std::vector<bool> kept_whole;  // per run: the `if`s stay (no view leaves in it)
+    if (runs.size() > max_loops) {
+      std::vector<bool> bad(static_cast<size_t>(range->trips), false);
+      for (int64_t t = 0; t < range->trips; ++t)
+        for (size_t s : decided)
+          if (leaves_at(loop.body[s].then_body, *range, t) || leaves_at(loop.body[s].else_body, *range, t))
+            bad[static_cast<size_t>(t)] = true;
+      runs.clear();
+      for (int64_t t = 0; t < range->trips; ++t) {
+        const bool b = bad[static_cast<size_t>(t)];
+        if (!runs.empty() && kept_whole.back() == !b && (!b || same(runs.back().first, t)))
+          runs.back().second = t + 1;
+        else {
+          runs.emplace_back(t, t + 1);
+          kept_whole.push_back(!b);
+        }
+      }
+    }
+    kept_whole.resize(runs.size(), false);
     if (runs.size() < 2 || runs.size() > max_loops) return std::nullopt;
     std::vector<TileOp> pieces;
-    for (const auto &[first, end] : runs) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const auto &[first, end] = runs[r];
       TileOp part = loop;
       part.start = range->start + first * range->step;
       part.stop = range->start + end * range->step;
@@ -866,7 +894,7 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
       part.body.clear();
       for (size_t s = 0; s < loop.body.size(); ++s) {
         auto d = std::find(decided.begin(), decided.end(), s);
-        if (d == decided.end()) {
+        if (d == decided.end() || kept_whole[r]) {
           part.body.push_back(loop.body[s]);
           continue;
         }
