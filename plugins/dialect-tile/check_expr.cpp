@@ -183,6 +183,11 @@ Value KernelChecker::attribute(htp::NodeRef e) {
 
 // ---- scalars
 
+std::optional<Expr> KernelChecker::scalar_operand(htp::NodeRef at, Value &&v, const std::string &what) {
+  if (v.is(Value::Kind::Scalar)) return std::move(v.expr);
+  return scalar_operand(at, static_cast<const Value &>(v), what);
+}
+
 std::optional<Expr> KernelChecker::scalar_operand(htp::NodeRef at, const Value &v, const std::string &what) {
   switch (v.kind) {
   case Value::Kind::None: return std::nullopt;
@@ -275,8 +280,11 @@ Value KernelChecker::binop(htp::NodeRef e) {
               "; Python operators work on scalars only");
     return {};
   }
-  auto a = scalar_operand(e.child("left"), l, "the left operand of '" + text + "'");
-  auto b = scalar_operand(e.child("right"), r, "the right operand of '" + text + "'");
+  // The operands' expressions move into the result: copying them would copy every subexpression once per
+  // operator above it (a sum of n terms, n**2 / 2 nodes).
+  const std::string dtype = scalar_dtype(l, r);
+  auto a = scalar_operand(e.child("left"), std::move(l), "the left operand of '" + text + "'");
+  auto b = scalar_operand(e.child("right"), std::move(r), "the right operand of '" + text + "'");
   if (!a || !b) return {};
   if (!info || info->op.empty()) {
     error(e, "tile.unsupported", "operator '" + text + "' is not supported on scalars in tile bodies");
@@ -306,15 +314,19 @@ Value KernelChecker::binop(htp::NodeRef e) {
     error(e, "tile.unsupported", "'**' is only supported on compile-time integers");
     return {};
   }
-  Expr folded = make_op(op, {*a, *b});
   // Integer constants whose result leaves 64 bits stay unfolded and would wrap at run time (2**40 * 2**40 is 0).
-  if (int_literal(*a) && int_literal(*b) && !is_literal(folded) && (op == "add" || op == "sub" || op == "mul")) {
+  const bool constants = int_literal(*a) && int_literal(*b);
+  const std::string texts = constants ? a->dump() + " and " + b->dump() : std::string();
+  std::vector<Expr> operands;
+  operands.push_back(std::move(*a));
+  operands.push_back(std::move(*b));
+  Expr folded = make_op(op, std::move(operands));
+  if (constants && !is_literal(folded) && (op == "add" || op == "sub" || op == "mul")) {
     error(e, "tile.overflow",
-          "'" + text + "' of the constants " + a->dump() + " and " + b->dump() +
-              " overflows 64 bits, the width HTP computes scalars in");
+          "'" + text + "' of the constants " + texts + " overflows 64 bits, the width HTP computes scalars in");
     return {};
   }
-  return scalar_value(std::move(folded), scalar_dtype(l, r));
+  return scalar_value(std::move(folded), dtype);
 }
 
 Value KernelChecker::unaryop(htp::NodeRef e) {

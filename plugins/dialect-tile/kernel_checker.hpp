@@ -155,6 +155,8 @@ private:
   Value unsupported_expression(htp::NodeRef e);
   /// A scalar operand (Scalar or Const holding a number) as an Expr, or an error naming `what`.
   std::optional<Expr> scalar_operand(htp::NodeRef at, const Value &v, const std::string &what);
+  /// The same, moving a scalar's expression out of `v`.
+  std::optional<Expr> scalar_operand(htp::NodeRef at, Value &&v, const std::string &what);
   /// A scalar operand that must be an integer (indices, offsets, loop bounds).
   std::optional<Expr> index_operand(htp::NodeRef at, const Value &v, const std::string &what);
   std::optional<int64_t> static_int(htp::NodeRef at, const Value &v, const std::string &what);
