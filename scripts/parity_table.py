@@ -92,6 +92,7 @@ CONSTRUCTS = {
     "view of a rank-3 tensor in a kernel (`x[b, 0:32, :]`)": "tile",
     "kernel mixing cube and vector work": "tile",
     "kernel chaining matmuls (`matmul(matmul(a, b), w)`)": "tile",
+    "kernel mixing cube and vector work in one branch of an `if`": "tile",
     "kernel entry mixing cube and vector work": "tile",
     "kernel entry looping over tiles of tensors larger than a core": "tile",
     "kernel entry looping over tiles, mixing cube and vector work": "tile",

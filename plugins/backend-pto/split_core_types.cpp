@@ -41,6 +41,16 @@ void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, b
     for (const htp::TileOp &c : *body) sides(c, acc, cube, vector);
 }
 
+/// Whether expression `e` reads only parameters and constants: the same value wherever the kernel evaluates
+/// it.
+bool invariant(const json &e) {
+  if (e.is_number() || e.is_boolean()) return true;
+  if (!e.is_object()) return false;
+  if (e.contains("param")) return e.size() == 1;
+  if (!e.contains("op") || !e.contains("args") || !e["args"].is_array() || e.size() != 2) return false;
+  return std::all_of(e["args"].begin(), e["args"].end(), [](const json &a) { return invariant(a); });
+}
+
 /// The matmul accumulators of `k`.
 std::set<std::string> accumulators(const htp::TileKernel &k) {
   std::set<std::string> out;
@@ -65,6 +75,111 @@ struct Segment {
   Side side = Side::None;
   std::vector<htp::TileOp> body;
 };
+
+/// `k` with each top-level `if` whose branches mix cube and vector work, under a condition of parameters and
+/// constants, distributed into `if`s of one core type each, one after another under the same condition: `if
+/// c: t = adds(b, 1.0); acc = matmul(a, t) else: acc = matmul(b, a)` becomes `if c: t = adds(b, 1.0)`
+/// (vector) then `if c: acc = matmul(a, t) else: acc = matmul(b, a)` (cube), which the split below cuts
+/// between. Each branch's statements keep their order, and one branch runs; data movement goes with the work
+/// after it. An `if` is left as it is (and is pto.core-type below) when a register its branches define would
+/// be defined by two of the new statements, or is also defined outside it: a part would then hand on a value
+/// its branch did not compute.
+void distribute_mixed_ifs(htp::TileKernel &k) {
+  const std::set<std::string> acc = accumulators(k);
+  using Run = std::pair<Side, std::vector<htp::TileOp>>;
+  // A branch's statements in runs of one side (nullopt: a statement mixing the two itself).
+  auto runs_of = [&](const std::vector<htp::TileOp> &ops) -> std::optional<std::vector<Run>> {
+    std::vector<Run> out;
+    std::vector<htp::TileOp> pending; // data movement, waiting for the work it goes with
+    for (const htp::TileOp &o : ops) {
+      bool c = false, v = false;
+      sides(o, acc, c, v);
+      if (c && v) return std::nullopt;
+      if (!c && !v) {
+        pending.push_back(o);
+        continue;
+      }
+      const Side s = c ? Side::Cube : Side::Vector;
+      if (out.empty() || out.back().first != s) out.emplace_back(s, std::vector<htp::TileOp>{});
+      out.back().second.insert(out.back().second.end(), pending.begin(), pending.end());
+      pending.clear();
+      out.back().second.push_back(o);
+    }
+    if (!pending.empty()) {
+      if (out.empty()) out.emplace_back(Side::None, std::vector<htp::TileOp>{});
+      out.back().second.insert(out.back().second.end(), pending.begin(), pending.end());
+    }
+    return out;
+  };
+  std::vector<htp::TileOp> body;
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    const htp::TileOp &o = k.body[i];
+    bool c = false, v = false;
+    sides(o, acc, c, v);
+    std::optional<std::vector<Run>> then_runs, else_runs;
+    if (strip(o.op) == "if" && c && v && o.cond && invariant(json(*o.cond))) {
+      then_runs = runs_of(o.then_body);
+      else_runs = runs_of(o.else_body);
+    }
+    if (!then_runs || !else_runs) {
+      body.push_back(o);
+      continue;
+    }
+    // One branch's runs, then the other's (the last of the first and the first of the second share a
+    // statement when they are on one side); `then_first` says which branch goes first.
+    auto emit = [&](bool then_first) {
+      const std::vector<Run> &a = then_first ? *then_runs : *else_runs,
+                             &b = then_first ? *else_runs : *then_runs;
+      auto make = [&](std::vector<htp::TileOp> from_a, std::vector<htp::TileOp> from_b) {
+        htp::TileOp x = o;
+        x.then_body = then_first ? std::move(from_a) : std::move(from_b);
+        x.else_body = then_first ? std::move(from_b) : std::move(from_a);
+        return std::pair<Side, htp::TileOp>(Side::None, std::move(x));
+      };
+      std::vector<std::pair<Side, htp::TileOp>> out;
+      size_t next = 0; // of b
+      for (size_t r = 0; r < a.size(); ++r) {
+        const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
+        out.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
+        out.back().first = a[r].first;
+        if (shared) next = 1;
+      }
+      for (; next < b.size(); ++next) {
+        out.push_back(make({}, b[next].second));
+        out.back().first = b[next].first;
+      }
+      return out;
+    };
+    // A register the new statements define must not be defined outside the `if` too, and two of them define
+    // one only when every definer after the first is vector work: a later part reads what an earlier one
+    // handed on before its branch may redefine it, and an a2a3 cube part cannot read an accumulator in.
+    std::set<std::string> outside;
+    for (size_t j = 0; j < k.body.size(); ++j)
+      if (j != i) {
+        std::set<std::string> uses;
+        htp::registers_of(k.body[j], k, uses, outside);
+      }
+    auto safe = [&](const std::vector<std::pair<Side, htp::TileOp>> &out) {
+      std::set<std::string> defined;
+      for (const auto &[side, x] : out) {
+        std::set<std::string> uses, defs;
+        htp::registers_of(x, k, uses, defs);
+        for (const std::string &d : defs)
+          if (outside.count(d) || (!defined.insert(d).second && side == Side::Cube)) return false;
+      }
+      return true;
+    };
+    std::vector<std::pair<Side, htp::TileOp>> out = emit(true);
+    if (!safe(out)) out = emit(false);
+    if (!safe(out)) {
+      body.push_back(o);
+      continue;
+    }
+    for (auto &[side, x] : out)
+      body.push_back(std::move(x));
+  }
+  k.body = std::move(body);
+}
 
 /// The segments of a mixed kernel (nullopt: not mixed; an IrError for a mix that cannot be split).
 std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
@@ -567,6 +682,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     if (k.kind == "kernel") {
       forward_accumulator_fills(k);
       add_loaded_accumulators(k);
+      distribute_mixed_ifs(k);
     }
   std::vector<htp::TileKernel> iterations;
   std::set<std::string> replaced;
@@ -742,9 +858,32 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       if (mapped) layouts->functions.emplace_back(p.name, part_layouts);
       for (const Handoff &h : hand[s])
         if (!h.out) p.body.push_back(handoff_op(h, k.span));
+      const size_t first = p.body.size();
       for (const htp::TileOp &o : (*segs)[s].body) p.body.push_back(o);
       for (const Handoff &h : hand[s])
-        if (h.out) p.body.push_back(handoff_op(h, k.span));
+        if (h.out) {
+          htp::TileOp store = handoff_op(h, k.span);
+          // A register the part defines last in one branch of an `if` (distribute_mixed_ifs) is handed on
+          // there: on the other path the part did not compute it (an accumulator no matmul wrote cannot be
+          // stored), and the hand-off tensor keeps what an earlier part stored.
+          std::vector<htp::TileOp> *branch = nullptr;
+          for (size_t j = p.body.size(); j-- > first;) {
+            std::set<std::string> uses, defs;
+            htp::registers_of(p.body[j], k, uses, defs);
+            if (!defs.count(h.reg.name) && !uses.count(h.reg.name)) continue;
+            if (strip(p.body[j].op) == "if" && defs.count(h.reg.name)) {
+              std::set<std::string> tu, td, eu, ed;
+              for (const htp::TileOp &x : p.body[j].then_body)
+                htp::registers_of(x, k, tu, td);
+              for (const htp::TileOp &x : p.body[j].else_body)
+                htp::registers_of(x, k, eu, ed);
+              if (td.count(h.reg.name) != ed.count(h.reg.name))
+                branch = td.count(h.reg.name) ? &p.body[j].then_body : &p.body[j].else_body;
+            }
+            break;
+          }
+          (branch ? *branch : p.body).push_back(std::move(store));
+        }
       std::set<std::string> locals = uses[s];
       locals.insert(defs[s].begin(), defs[s].end());
       for (const htp::TileLocal &l : k.locals)

@@ -26,6 +26,8 @@ from htp.dialects.wsp import DenseDyn, P, buffer, schedule, workload
 PARITY = {
     "test_matmuls_taking_another_matmuls_result": [
         ("kernel chaining matmuls (`matmul(matmul(a, b), w)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_cube_and_vector_work_in_one_branch_run": [
+        ("kernel mixing cube and vector work in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -1378,3 +1380,62 @@ def test_workload_integer_expressions_are_exact_or_a_run_error(tmp_path, target)
     span = e.value.errors[0].span
     line = [i for i, t in enumerate(open(__file__).read().splitlines(), 1) if "with P.when(n * n > 0):" in t][0]
     assert (span["file"].rsplit("/", 1)[-1], span["line"]) == ("test_portable_ops.py", line)
+
+
+# Cube and vector work inside one `if` on a scalar parameter: a prologue before the matmul in one branch, an
+# activation after it, or one branch doing a matmul and the other vector work. pto-a2a3sim refused each as
+# pto.core-type (a kernel is split between statements, and this mix was inside one); aie-npu1 ran them. The
+# `if` is now distributed into `if`s of one core type each under the same condition, which the split cuts
+# between.
+@kernel
+def prologue_in_a_branch(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+                         n: int):
+    ta = load(a)
+    tb = load(b)
+    if n == 0:
+        acc = matmul(ta, adds(tb, 1.0))
+    else:
+        acc = matmul(ta, tb)
+    store(y, acc)
+
+
+@kernel
+def activation_in_a_branch(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+                           n: int):
+    ta = load(a)
+    tb = load(b)
+    if n > 0:
+        r = relu(matmul(ta, tb))
+    else:
+        r = matmul(ta, tb)
+    store(y, r)
+
+
+@kernel
+def matmul_or_vector(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+                     n: int):
+    ta = load(a)
+    tb = load(b)
+    if n == 1 or n == 3:
+        r = adds(ta, 2.0)
+    else:
+        r = matmul(ta, tb)
+    store(y, muls(r, 0.5))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_cube_and_vector_work_in_one_branch_run(tmp_path, target):
+    rng = np.random.default_rng(21)
+    A = rng.standard_normal((16, 16)).astype(np.float32)
+    B = rng.standard_normal((16, 16)).astype(np.float32)
+    ctx = htp.Context()
+    cases = [
+        (prologue_in_a_branch, lambda n: A @ (B + 1) if n == 0 else A @ B),
+        (activation_in_a_branch, lambda n: np.maximum(A @ B, 0) if n > 0 else A @ B),
+        (matmul_or_vector, lambda n: ((A + 2) if n in (1, 3) else A @ B) * 0.5),
+    ]
+    for fn, want in cases:
+        run = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx)
+        for n in (0, 1, 3):
+            np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want(n), rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{fn.__name__} n={n}")
