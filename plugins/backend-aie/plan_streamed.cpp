@@ -24,7 +24,9 @@ namespace {
 /// (the tiles its moving loads bring and what is computed from them row by row) becomes R / parts rows, and
 /// the loop runs parts times as often, each iteration a block of rows further — or nullopt when the body is
 /// not row by row: a moving tensor whose row offset does not advance by R an iteration (or whose other
-/// offsets move), an op that mixes rows (transpose, column reductions), a nested statement.
+/// offsets move), an op that mixes rows (transpose, column reductions), a nested loop. An `if` is taken with
+/// its branches held to the same rules; a condition reading the loop variable reads the iteration a row
+/// block belongs to.
 std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t parts) {
   const auto sl = static_loop(k);
   if (parts <= 1 || !sl) return std::nullopt;
@@ -36,16 +38,20 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   // The rows R of an iteration: those of the first tile a moving load or store moves.
   int64_t rows = 0;
   std::set<std::string> split;  // registers of R rows computed row by row from the moving tiles
-  for (const htp::TileOp &o : loop.body) {
-    if (!o.body.empty() || !o.then_body.empty() || !o.else_body.empty()) return std::nullopt;
+  bool row_wise = true;
+  htp::for_each_op(loop.body, [&](const htp::TileOp &o) {
+    if (!o.body.empty() || o.is("for")) row_wise = false;
     if ((o.is("load") || o.is("store")) && o.offset && mentions(Json(*o.offset), var)) {
       const htp::TileLocal *l = tile_of(o);
-      if (!l || l->shape.size() != 2) return std::nullopt;
-      if (rows == 0) rows = l->shape[0];
-      if (l->shape[0] != rows) return std::nullopt;
+      if (!l || l->shape.size() != 2)
+        row_wise = false;
+      else if (rows == 0)
+        rows = l->shape[0];
+      else if (l->shape[0] != rows)
+        row_wise = false;
     }
-  }
-  if (rows < 2 || rows % parts != 0) return std::nullopt;
+  });
+  if (!row_wise || rows < 2 || rows % parts != 0) return std::nullopt;
   const int64_t block = rows / parts;
   auto is_split = [&](const Json &a) { return a.is_string() && split.count(a.get<std::string>()); };
   auto reg_rows = [&](const std::string &n) {
@@ -58,47 +64,70 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
   static const std::set<std::string> by_row = {"rowsum", "rowmax", "rowmin", "rowexpand"};
   htp::TileKernel out = k;
   htp::TileOp &body_loop = out.body[0];
-  for (htp::TileOp &o : body_loop.body) {
-    if (o.scalar && mentions(*o.scalar, var)) return std::nullopt;
-    if (o.is("load") || o.is("store")) {
-      const htp::TileLocal *l = tile_of(o);
-      if (!o.offset || !l) return std::nullopt;
-      const bool moving = mentions(Json(*o.offset), var);
-      const std::string reg = o.moved_register().value_or("");
-      if (!moving) {  // a tensor read or written whole each iteration (gamma): not of the iteration's rows
-        if (reg_rows(reg) == rows || split.count(reg)) return std::nullopt;
+  // (the iteration a row block belongs to, as the loop variable read it: start + (block // parts) * step)
+  const Json block_of = Json{{"op", "floordiv"}, {"args", Json::array({Json{{"var", var}}, parts})}};
+  const Json iteration =
+      Json{{"op", "add"},
+           {"args", Json::array({start, Json{{"op", "mul"}, {"args", Json::array({block_of, step})}}})}};
+  std::function<bool(std::vector<htp::TileOp> &)> rewrite = [&](std::vector<htp::TileOp> &ops) {
+    for (htp::TileOp &o : ops) {
+      if (o.is("if")) {
+        if (!o.cond) return false;
+        if (mentions(*o.cond, var)) *o.cond = substitute(*o.cond, var, iteration);
+        if (!rewrite(o.then_body) || !rewrite(o.else_body)) return false;
         continue;
       }
-      auto a = affine(o, var, l->shape, constants);
-      if (!a || a->base.size() < 2) return std::nullopt;
-      const size_t row_dim = a->base.size() - 2;
-      for (size_t d = 0; d < a->base.size(); ++d)
-        if (d != row_dim && a->step[d] != 0) return std::nullopt;
-      if (a->step[row_dim] * step != rows) return std::nullopt;  // row tiles that follow each other
-      if (o.is("store") && !split.count(reg)) return std::nullopt;
-      for (size_t d = 0; d < a->base.size(); ++d) (*o.offset)[d] = a->base[d] + a->step[d] * start;
-      (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * start, block, var);
-      if (o.is("load")) split.insert(reg);
-      continue;
+      if (o.scalar && mentions(*o.scalar, var)) return false;
+      if (o.is("load") || o.is("store")) {
+        const htp::TileLocal *l = tile_of(o);
+        if (!o.offset || !l) return false;
+        const bool moving = mentions(Json(*o.offset), var);
+        const std::string reg = o.moved_register().value_or("");
+        if (!moving) { // a tensor read or written whole each iteration (gamma): not of the iteration's rows
+          if (reg_rows(reg) == rows || split.count(reg)) return false;
+          continue;
+        }
+        auto a = affine(o, var, l->shape, constants);
+        if (!a || a->base.size() < 2) return false;
+        const size_t row_dim = a->base.size() - 2;
+        for (size_t d = 0; d < a->base.size(); ++d)
+          if (d != row_dim && a->step[d] != 0) return false;
+        if (a->step[row_dim] * step != rows) return false; // row tiles that follow each other
+        if (o.is("store") && !split.count(reg)) return false;
+        for (size_t d = 0; d < a->base.size(); ++d)
+          (*o.offset)[d] = a->base[d] + a->step[d] * start;
+        (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * start, block, var);
+        if (o.is("load")) split.insert(reg);
+        continue;
+      }
+      if (!o.dst) return false;
+      std::vector<Json> args = o.args.value_or(std::vector<Json>{});
+      const bool any = std::any_of(args.begin(), args.end(), is_split);
+      bool ok = false;
+      if (o.is("full"))
+        ok = reg_rows(*o.dst) == rows && !(o.value && mentions(*o.value, var));
+      else if (!any)
+        ok = reg_rows(*o.dst) != rows; // computed from what every iteration reads whole
+      else if (elementwise.count(o.op))
+        ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
+      else if (unary.count(o.op) || by_row.count(o.op))
+        ok = args.size() == 1;
+      else if (o.op.rfind("rowexpand_", 0) == 0)
+        ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
+      else if (o.op.rfind("colexpand_", 0) == 0)
+        ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && args[1].is_string() &&
+             reg_rows(args[1]) == 1;
+      else if (o.is("matmul"))
+        ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && !o.accumulate.value_or(false);
+      if (!ok) return false;
+      if (any || o.is("full")) {
+        if (reg_rows(*o.dst) != rows) return false;
+        split.insert(*o.dst);
+      }
     }
-    if (!o.dst) return std::nullopt;
-    std::vector<Json> args = o.args.value_or(std::vector<Json>{});
-    const bool any = std::any_of(args.begin(), args.end(), is_split);
-    bool ok = false;
-    if (o.is("full")) ok = reg_rows(*o.dst) == rows && !(o.value && mentions(*o.value, var));
-    else if (!any) ok = reg_rows(*o.dst) != rows;  // computed from what every iteration reads whole
-    else if (elementwise.count(o.op)) ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
-    else if (unary.count(o.op) || by_row.count(o.op)) ok = args.size() == 1;
-    else if (o.op.rfind("rowexpand_", 0) == 0) ok = args.size() == 2 && is_split(args[0]) && is_split(args[1]);
-    else if (o.op.rfind("colexpand_", 0) == 0)
-      ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && args[1].is_string() && reg_rows(args[1]) == 1;
-    else if (o.is("matmul")) ok = args.size() == 2 && is_split(args[0]) && !is_split(args[1]) && !o.accumulate.value_or(false);
-    if (!ok) return std::nullopt;
-    if (any || o.is("full")) {
-      if (reg_rows(*o.dst) != rows) return std::nullopt;
-      split.insert(*o.dst);
-    }
-  }
+    return true;
+  };
+  if (!rewrite(body_loop.body)) return std::nullopt;
   for (htp::TileLocal &l : out.locals)
     if (split.count(l.name)) l.shape[0] = block;
   body_loop.start = 0;

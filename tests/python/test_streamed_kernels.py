@@ -822,3 +822,47 @@ def test_a_neighbour_read_under_a_parity_branch_runs(tmp_path, target):
     # At i = 0 the even branch reads tile -1: still refused, at the view.
     with pytest.raises(htp.CompileError, match=r"tile.view-out-of-bounds"):
         ctx.compile(even_tiles_add_the_previous, target, tmp_path / "even")
+
+
+# tile.md's softmax with an `if` in its loop body: a load under `if r > 0: ... else: ...` (both branches the
+# same row tile, probe round 24's mutant 31036) and a shift of every other row tile. aie-npu1 streams a loop
+# whose 32-row tiles do not fit a core in blocks of fewer rows, and took no body with an `if` in it:
+# aie.validate.memory ("compute tile needs 164992 bytes ... but has 65536"); pto-a2a3sim ran both. The
+# branches are held to the same row-by-row rules, and a condition on the loop variable reads the iteration
+# its row block belongs to.
+@kernel
+def softmax_loading_under_an_if(x: In[Tensor[128, 256, f32]], y: Out[Tensor[128, 256, f32]]):
+    for r in range(128 // 32):
+        if r > 0:
+            t = load(x.tile(r, 0, shape=(32, 256)))
+        else:
+            t = load(x.tile(r, 0, shape=(32, 256)))
+        m = rowmax(t)
+        e = exp(rowexpand_sub(t, m))
+        store(y.tile(r, 0, shape=(32, 256)), rowexpand_div(e, rowsum(e)))
+
+
+@kernel
+def softmax_shifting_every_other_tile(x: In[Tensor[128, 256, f32]], y: Out[Tensor[128, 256, f32]]):
+    for r in range(128 // 32):
+        t = load(x.tile(r, 0, shape=(32, 256)))
+        if r % 2 == 1:
+            t = adds(t, 1.0)
+        e = exp(rowexpand_sub(t, rowmax(t)))
+        store(y.tile(r, 0, shape=(32, 256)), rowexpand_div(e, rowsum(e)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_softmax_with_an_if_in_its_loop_runs(tmp_path, target):
+    ctx = htp.Context()
+    x = np.random.default_rng(24).standard_normal((128, 256)).astype(np.float32)
+
+    def softmax_of(v):
+        e = np.exp(v - v.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    r = htp.bind(ctx.compile(softmax_loading_under_an_if, target, tmp_path / "under"), ctx).run(x=x)
+    np.testing.assert_allclose(r["y"], softmax_of(x), rtol=2e-4, atol=2e-6)
+    shifted = x + np.repeat(np.arange(4) % 2 == 1, 32)[:, None].astype(np.float32)
+    r = htp.bind(ctx.compile(softmax_shifting_every_other_tile, target, tmp_path / "shift"), ctx).run(x=x)
+    np.testing.assert_allclose(r["y"], softmax_of(shifted), rtol=2e-4, atol=2e-6)
