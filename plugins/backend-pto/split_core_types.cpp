@@ -76,14 +76,33 @@ struct Segment {
   std::vector<htp::TileOp> body;
 };
 
+/// The branch of the last statement of `ops` (from `first`) touching register `reg`, when that statement is
+/// an `if` defining `reg` in that branch only; nullptr otherwise.
+std::vector<htp::TileOp> *only_branch_defining(std::vector<htp::TileOp> &ops, size_t first,
+                                               const std::string &reg, const htp::TileKernel &k) {
+  for (size_t j = ops.size(); j-- > first;) {
+    std::set<std::string> uses, defs;
+    htp::registers_of(ops[j], k, uses, defs);
+    if (!defs.count(reg) && !uses.count(reg)) continue;
+    if (strip(ops[j].op) != "if" || !defs.count(reg)) return nullptr;
+    std::set<std::string> tu, td, eu, ed;
+    for (const htp::TileOp &x : ops[j].then_body)
+      htp::registers_of(x, k, tu, td);
+    for (const htp::TileOp &x : ops[j].else_body)
+      htp::registers_of(x, k, eu, ed);
+    if (td.count(reg) == ed.count(reg)) return nullptr;
+    return td.count(reg) ? &ops[j].then_body : &ops[j].else_body;
+  }
+  return nullptr;
+}
+
 /// `k` with each top-level `if` whose branches mix cube and vector work, under a condition of parameters and
 /// constants, distributed into `if`s of one core type each, one after another under the same condition: `if
 /// c: t = adds(b, 1.0); acc = matmul(a, t) else: acc = matmul(b, a)` becomes `if c: t = adds(b, 1.0)`
 /// (vector) then `if c: acc = matmul(a, t) else: acc = matmul(b, a)` (cube), which the split below cuts
 /// between. Each branch's statements keep their order, and one branch runs; data movement goes with the work
-/// after it. An `if` is left as it is (and is pto.core-type below) when a register its branches define would
-/// be defined by two of the new statements, or is also defined outside it: a part would then hand on a value
-/// its branch did not compute.
+/// after it. An `if` is left as it is (and is pto.core-type below) when a new statement doing cube work
+/// would redefine a register defined before it.
 void distribute_mixed_ifs(htp::TileKernel &k) {
   const std::set<std::string> acc = accumulators(k);
   using Run = std::pair<Side, std::vector<htp::TileOp>>;
@@ -150,22 +169,21 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
       }
       return out;
     };
-    // A register the new statements define must not be defined outside the `if` too, and two of them define
-    // one only when every definer after the first is vector work: a later part reads what an earlier one
-    // handed on before its branch may redefine it, and an a2a3 cube part cannot read an accumulator in.
-    std::set<std::string> outside;
-    for (size_t j = 0; j < k.body.size(); ++j)
-      if (j != i) {
-        std::set<std::string> uses;
-        htp::registers_of(k.body[j], k, uses, outside);
-      }
+    // A register defined before (by a statement before the `if`, or by an earlier new statement) is redefined
+    // only by vector work or data movement: a later part reads what an earlier one handed on before its
+    // branch may redefine it, which a cube part cannot do for an accumulator (a2a3 loads nothing into L0C).
+    std::set<std::string> before; // registers the statements before the `if` define
+    for (size_t j = 0; j < i; ++j) {
+      std::set<std::string> uses;
+      htp::registers_of(k.body[j], k, uses, before);
+    }
     auto safe = [&](const std::vector<std::pair<Side, htp::TileOp>> &out) {
-      std::set<std::string> defined;
+      std::set<std::string> defined = before;
       for (const auto &[side, x] : out) {
         std::set<std::string> uses, defs;
         htp::registers_of(x, k, uses, defs);
         for (const std::string &d : defs)
-          if (outside.count(d) || (!defined.insert(d).second && side == Side::Cube)) return false;
+          if (!defined.insert(d).second && side == Side::Cube) return false;
       }
       return true;
     };
@@ -230,8 +248,19 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
       for (const std::string &d : defs[i])
         if (uses[j].count(d) && side[j] != Side::None) side[i] = side[j];
   }
-  for (size_t i = 0; i < k.body.size(); ++i)
-    if (side[i] == Side::None) side[i] = i ? side[i - 1] : Side::Vector;
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    if (side[i] != Side::None) continue;
+    side[i] = i ? side[i - 1] : Side::Vector;
+    // A statement reading an accumulator that the cube `if` before it defines in one branch only (`p =
+    // adds(a, 1.0)` then `if n == 0: p = matmul(a, b)`, then `store(y, p)`) reads it on the vector core: on
+    // the other path p is the earlier value, which a cube part cannot read back into L0C.
+    if (side[i] == Side::Cube && i > 0 && strip(k.body[i - 1].op) == "if")
+      for (const std::string &r : uses[i])
+        if (acc.count(r) && defs[i - 1].count(r)) {
+          std::vector<htp::TileOp> before(k.body.begin(), k.body.begin() + static_cast<std::ptrdiff_t>(i));
+          if (only_branch_defining(before, i - 1, r, k)) side[i] = Side::Vector;
+        }
+  }
   // A load of a tensor parameter or a full reads no tile register, so it moves down to just before the first
   // statement reading what it defines, when nothing between redefines that register, changes a scalar its
   // offset reads or stores to the tensor: `matmul(load(a), transpose(load(b)))` is then two parts, and
@@ -793,13 +822,21 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       continue;
     }
     // Registers a later part reads from an earlier one travel through hand-off tensors.
-    std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size());
+    std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size()), passed(segs->size());
+    const std::set<std::string> acc_regs = accumulators(k);
     for (size_t s = 0; s < segs->size(); ++s) {
       for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
       // (a register only some branches of an `if` define keeps its earlier value on the others: a read)
       std::set<std::string> inputs, defined, maybe;
       htp::register_inputs((*segs)[s].body, k, inputs, defined, &maybe);
       uses[s].insert(maybe.begin(), maybe.end());
+      // An accumulator a cube part defines in one branch only cannot be read in first (a2a3 loads nothing
+      // into L0C): the part hands it on from that branch, and on the other path the hand-off tensor keeps
+      // what the earlier part stored.
+      if ((*segs)[s].side == Side::Cube)
+        for (const std::string &r : maybe)
+          if (!inputs.count(r) && acc_regs.count(r) && only_branch_defining((*segs)[s].body, 0, r, k))
+            passed[s].insert(r);
     }
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
@@ -815,6 +852,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
           break;
         }
         for (const Handoff &h : {Handoff{*l, true}, Handoff{*l, false}}) {
+          if (!h.out && passed[s].count(r)) continue;
           auto &v = hand[h.out ? from : s];
           if (std::find(v.begin(), v.end(), h) == v.end()) v.push_back(h);
         }
@@ -866,22 +904,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
           // A register the part defines last in one branch of an `if` (distribute_mixed_ifs) is handed on
           // there: on the other path the part did not compute it (an accumulator no matmul wrote cannot be
           // stored), and the hand-off tensor keeps what an earlier part stored.
-          std::vector<htp::TileOp> *branch = nullptr;
-          for (size_t j = p.body.size(); j-- > first;) {
-            std::set<std::string> uses, defs;
-            htp::registers_of(p.body[j], k, uses, defs);
-            if (!defs.count(h.reg.name) && !uses.count(h.reg.name)) continue;
-            if (strip(p.body[j].op) == "if" && defs.count(h.reg.name)) {
-              std::set<std::string> tu, td, eu, ed;
-              for (const htp::TileOp &x : p.body[j].then_body)
-                htp::registers_of(x, k, tu, td);
-              for (const htp::TileOp &x : p.body[j].else_body)
-                htp::registers_of(x, k, eu, ed);
-              if (td.count(h.reg.name) != ed.count(h.reg.name))
-                branch = td.count(h.reg.name) ? &p.body[j].then_body : &p.body[j].else_body;
-            }
-            break;
-          }
+          std::vector<htp::TileOp> *branch = only_branch_defining(p.body, first, h.reg.name, k);
           (branch ? *branch : p.body).push_back(std::move(store));
         }
       std::set<std::string> locals = uses[s];

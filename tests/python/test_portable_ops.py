@@ -1423,6 +1423,47 @@ def matmul_or_vector(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]], y: 
     store(y, muls(r, 0.5))
 
 
+# A matmul under an `if` replacing a register computed before it (an optional projection): pto-a2a3sim refused
+# `p = adds(a, 1.0)` then `if n == 0: p = matmul(a, b)` with "result 'p' is planned in L0C but the contract
+# places it in GM" at the kernel's def line, and `h = load(x)` then `if n > 0: h = matmul(h, load(w))` as
+# pto.core-type; aie-npu1 ran both. The matmul's part now hands the register on from its branch, and what
+# reads it after the `if` runs on the vector core.
+@kernel
+def matmul_over_a_vector_result(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]],
+                                y: Out[Tensor[16, 16, f32]], n: int):
+    ta = load(a)
+    p = adds(ta, 1.0)
+    if n == 0:
+        p = matmul(ta, load(b))
+    store(y, p)
+
+
+@kernel
+def optional_projection(a: In[Tensor[16, 16, f32]], b: In[Tensor[16, 16, f32]], y: Out[Tensor[16, 16, f32]],
+                        n: int):
+    h = load(a)
+    if n > 0:
+        h = matmul(h, load(b))
+    store(y, muls(h, 2.0))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_matmul_under_an_if_replacing_a_register_runs(tmp_path, target):
+    rng = np.random.default_rng(22)
+    A = rng.standard_normal((16, 16)).astype(np.float32)
+    B = rng.standard_normal((16, 16)).astype(np.float32)
+    ctx = htp.Context()
+    cases = [
+        (matmul_over_a_vector_result, lambda n: A @ B if n == 0 else A + 1),
+        (optional_projection, lambda n: (A @ B if n > 0 else A) * 2),
+    ]
+    for fn, want in cases:
+        run = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx)
+        for n in (0, 1):
+            np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want(n), rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{fn.__name__} n={n}")
+
+
 @pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
 def test_cube_and_vector_work_in_one_branch_run(tmp_path, target):
     rng = np.random.default_rng(21)
