@@ -47,30 +47,27 @@ struct Pattern {
 
 /// One component. Capability lists hold capability text as registered (validated at registration).
 struct Component {
-  // What the resolver's index reads of every component comes first, in a few adjacent cache lines: at
-  // 100,000 components the index is bound by memory reads, one line per field group it touches.
   ComponentKind kind = ComponentKind::Dialect;
   std::string id;
-  /// Dialect: its name; intrinsic set: the set; layout: the layout kind.
-  std::string name;
-  std::vector<std::string> provides;
-  std::vector<std::string> requires_;  ///< `requires` is a C++20 keyword.
-  std::vector<std::string> conflicts;
-  std::vector<std::string> accepts;
-  std::vector<std::string> applies_to;  ///< Pass.
-  std::vector<std::string> invalidates; ///< Pass.
-
   std::string version;
   std::string summary;
   PluginRef plugin;
 
-  // Dialect: surface names; intrinsic set: ops; layout: facets.
+  std::vector<std::string> provides;
+  std::vector<std::string> requires_;  ///< `requires` is a C++20 keyword.
+  std::vector<std::string> conflicts;
+  std::vector<std::string> accepts;
+
+  // Dialect: name + surface; intrinsic set: set + ops; layout: kind + facets.
+  std::string name;
   std::vector<std::string> names;
   /// Dialect scanner (obligations), or null.
   HtpStatus (*scan)(void *, const HtpHostApi *, HtpPassContext *) = nullptr;
 
   // Pass.
   PassStage stage = PassStage::Canonicalize;
+  std::vector<std::string> applies_to;
+  std::vector<std::string> invalidates;
   std::vector<std::string> before;
   std::vector<std::string> after;
   /// Whole-module body, or null when the pass is only its patterns.

@@ -86,13 +86,6 @@ Expected<const Component *> Registry::add(Component c) {
   return ptr;
 }
 
-std::span<const std::string_view> Registry::packed_list(const PackedComponent &p, size_t k) const {
-  size_t at = p.first + 2;
-  for (size_t j = 0; j < k; ++j)
-    at += p.sizes[j];
-  return std::span<const std::string_view>(packed_texts_).subspan(at, p.sizes[k]);
-}
-
 const Component *Registry::find(std::string_view id) const {
   auto it = by_id_.find(id);
   return it == by_id_.end() ? nullptr : it->second;

@@ -27,6 +27,13 @@ struct PackedComponent {
   ComponentKind kind = ComponentKind::Dialect;
   uint32_t first = 0; ///< Index of its id in Registry::packed_texts(); its name, then the lists follow.
   std::array<uint32_t, kLists> sizes{}; ///< Entries per list.
+  /// Its texts in all: the id, the name and every list's entries.
+  size_t text_count() const {
+    size_t n = 2;
+    for (uint32_t s : sizes)
+      n += s;
+    return n;
+  }
 };
 
 class Registry {
@@ -65,10 +72,8 @@ public:
   const std::vector<PackedComponent> &packed() const { return packed_; }
   /// The texts PackedComponent::first indexes.
   std::span<const std::string_view> packed_texts() const { return packed_texts_; }
-  /// The texts of one packed component: its id, its name, then list k's entries (k < kLists).
+  /// The id of one packed component (its first text).
   std::string_view packed_id(const PackedComponent &p) const { return packed_texts_[p.first]; }
-  std::string_view packed_name(const PackedComponent &p) const { return packed_texts_[p.first + 1]; }
-  std::span<const std::string_view> packed_list(const PackedComponent &p, size_t k) const;
 
 private:
   std::vector<std::unique_ptr<Component>> components_;

@@ -109,12 +109,6 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
                                               "accepts",  "applies_to", "invalidates"};
   std::vector<std::array<uint32_t, kLists + 1>> list_offsets(n);
   size_t provided = 0;
-  auto total = [](const PackedComponent &p) {
-    size_t t = 2;
-    for (uint32_t s : p.sizes)
-      t += s;
-    return t;
-  };
   // Components in id order are not in registration order, so each one's packed texts start a read of
   // their own, and each text's table slot, entry and first occurrence are reads at random: past the
   // cache each would wait on memory in turn. A staircase of prefetches ahead of the component being read
@@ -130,8 +124,8 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
     const PackedComponent &p = packed[sorted[i]];
     std::vector<uint64_t> &h = hashes[i % kRing];
     h.clear();
-    for (size_t k = 0, t = total(p); k < t; ++k)
-      h.push_back(IdHashTable::hash_text(texts[p.first + k]));
+    for (size_t k = 0, t = p.text_count(); k < t; ++k) // (the name is keyed by name_key, not by its hash)
+      h.push_back(k == 1 ? 0 : IdHashTable::hash_text(texts[p.first + k]));
     component_ids_.prefetch(h[0]);
     for (size_t k = 2; k < h.size(); ++k)
       text_ids_.prefetch(h[k]);
@@ -141,10 +135,10 @@ CapabilityIndex::CapabilityIndex(const Registry &registry) {
   for (ComponentIndex i = 0; i < n; ++i) {
     if (const PackedComponent *a = ahead(i, 16)) __builtin_prefetch(a);
     if (const PackedComponent *a = ahead(i, 12))
-      for (size_t k = 0, t = total(*a); k < t; k += 4)
+      for (size_t k = 0, t = a->text_count(); k < t; k += 4)
         __builtin_prefetch(texts + a->first + k);
     if (const PackedComponent *a = ahead(i, 8))
-      for (size_t k = 0, t = total(*a); k < t; ++k)
+      for (size_t k = 0, t = a->text_count(); k < t; ++k)
         __builtin_prefetch(texts[a->first + k].data());
     if (i + kHashAhead < n) hash_component(i + kHashAhead);
     if (i + 2 < n)
@@ -300,20 +294,7 @@ std::span<const FactId> CapabilityIndex::applies_to_matches(ComponentIndex c, ui
 
 uint32_t CapabilityIndex::match_row(uint32_t p) {
   if (pool_row_[p] != IdHashTable::kNone) return pool_row_[p];
-  // As append_matching_facts, with the keys describe_pool_entry kept.
-  const uint32_t keys = pool_keys_at_[p], end = pool_keys_at_[p + 1];
-  if (const Postings::Head *best = facts_by_name_.find(pool_keys_[keys])) {
-    const Postings *list = &facts_by_name_;
-    for (uint32_t k = keys + 1; k < end && best; ++k) {
-      const Postings::Head *h = facts_by_param_.find(pool_keys_[k]);
-      if (h && h->count() < best->count()) best = h, list = &facts_by_param_;
-      if (!h) best = nullptr;
-    }
-    if (best)
-      list->each(*best, [&](FactId f) {
-        if (matches(pool_[p], *facts_[f])) matches_.data.push_back(f);
-      });
-  }
+  append_matching(pool_[p], pool_keys(p), matches_.data); // (the keys describe_pool_entry kept)
   matches_.offsets.push_back(static_cast<uint32_t>(matches_.data.size()));
   return pool_row_[p] = static_cast<uint32_t>(matches_.size() - 1);
 }
@@ -321,8 +302,7 @@ uint32_t CapabilityIndex::match_row(uint32_t p) {
 void CapabilityIndex::prefetch_match(uint32_t p) const {
   if (pool_row_[p] != IdHashTable::kNone) return;
   __builtin_prefetch(&pool_[p]);
-  for (uint32_t k = pool_keys_at_[p]; k < pool_keys_at_[p + 1]; ++k)
-    (k == pool_keys_at_[p] ? facts_by_name_ : facts_by_param_).prefetch(pool_keys_[k]);
+  prefetch_postings(p);
 }
 
 bool CapabilityIndex::parse_list(const Component &c, std::span<const std::string_view> texts,
@@ -346,7 +326,7 @@ bool CapabilityIndex::parse_list(const Component &c, std::span<const std::string
         });
         pool_.push_back(std::move(parsed.value()));
         pool_text_.push_back(entry.text);
-        describe_pool_entry(pool_.back());
+        describe_pool_entry(pool_.back(), entry.ranged);
       }
       texts_.push_back(entry);
     }
@@ -371,11 +351,8 @@ bool CapabilityIndex::parse_list(const Component &c, std::span<const std::string
   return ok;
 }
 
-void CapabilityIndex::describe_pool_entry(const Capability &cap) {
+void CapabilityIndex::describe_pool_entry(const Capability &cap, bool ranged) {
   PoolFacts &d = pool_facts_.emplace_back();
-  const bool ranged = std::any_of(cap.params.begin(), cap.params.end(), [](const CapabilityParam &p) {
-    return std::holds_alternative<VersionRange>(p.value);
-  });
   if (!cap.optional && !ranged) {
     canonical_.clear();
     append_canonical(canonical_, cap);
@@ -384,18 +361,33 @@ void CapabilityIndex::describe_pool_entry(const Capability &cap) {
   }
   d.exclusive = is_exclusive_namespace(cap.ns);
   if (pool_keys_at_.empty()) pool_keys_at_.push_back(0);
-  pool_keys_.push_back(name_key(cap.ns, cap.name));
+  append_keys(cap, pool_keys_);
+  pool_keys_at_.push_back(static_cast<uint32_t>(pool_keys_.size()));
+}
+
+void CapabilityIndex::append_keys(const Capability &cap, std::vector<CapabilityKey> &out) {
+  out.push_back(name_key(cap.ns, cap.name));
   for (const CapabilityParam &param : cap.params)
     if (const auto *s = std::get_if<std::string>(&param.value))
-      pool_keys_.push_back(param_key(cap.ns, cap.name, param.key, *s));
-  pool_keys_at_.push_back(static_cast<uint32_t>(pool_keys_.size()));
+      out.push_back(param_key(cap.ns, cap.name, param.key, *s));
+}
+
+std::span<const CapabilityKey> CapabilityIndex::pool_keys(uint32_t p) const {
+  return std::span<const CapabilityKey>(pool_keys_)
+      .subspan(pool_keys_at_[p], pool_keys_at_[p + 1] - pool_keys_at_[p]);
+}
+
+void CapabilityIndex::prefetch_postings(uint32_t p) const {
+  std::span<const CapabilityKey> keys = pool_keys(p);
+  facts_by_name_.prefetch(keys[0]);
+  for (CapabilityKey key : keys.subspan(1))
+    facts_by_param_.prefetch(key);
 }
 
 void CapabilityIndex::prefetch_intern(uint32_t p) const {
   if (pool_fact_[p] != IdHashTable::kNone) return;
   fact_ids_.prefetch(pool_facts_[p].hash);
-  for (uint32_t k = pool_keys_at_[p]; k < pool_keys_at_[p + 1]; ++k)
-    (k == pool_keys_at_[p] ? facts_by_name_ : facts_by_param_).prefetch(pool_keys_[k]);
+  prefetch_postings(p);
 }
 
 FactId CapabilityIndex::intern(uint32_t p) {
@@ -408,10 +400,10 @@ FactId CapabilityIndex::intern(uint32_t p) {
   pool_fact_[p] = id;
   if (!inserted) return id;
   fact_texts_.push_back(text);
-  const uint32_t keys = pool_keys_at_[p];
-  for (uint32_t k = keys + 1; k < pool_keys_at_[p + 1]; ++k)
-    facts_by_param_.add(pool_keys_[k], id);
-  facts_by_name_.add(pool_keys_[keys], id);
+  std::span<const CapabilityKey> keys = pool_keys(p);
+  for (CapabilityKey key : keys.subspan(1))
+    facts_by_param_.add(key, id);
+  facts_by_name_.add(keys[0], id);
   facts_.push_back(&pool_[p]);
   fact_exclusive_.push_back(d.exclusive ? 1 : 0);
   return id;
@@ -491,14 +483,19 @@ std::vector<FactId> CapabilityIndex::matching_facts(const Capability &pattern) c
 }
 
 void CapabilityIndex::append_matching_facts(const Capability &pattern, std::vector<FactId> &out) const {
-  const Postings::Head *best = facts_by_name_.find(name_key(pattern.ns, pattern.name));
+  std::vector<CapabilityKey> keys;
+  append_keys(pattern, keys);
+  append_matching(pattern, keys, out);
+}
+
+void CapabilityIndex::append_matching(const Capability &pattern, std::span<const CapabilityKey> keys,
+                                      std::vector<FactId> &out) const {
+  const Postings::Head *best = facts_by_name_.find(keys[0]);
   if (!best) return;
   const Postings *list = &facts_by_name_;
   // A text parameter must be equal, so the shortest posting list of one bounds the scan.
-  for (const CapabilityParam &p : pattern.params) {
-    const auto *s = std::get_if<std::string>(&p.value);
-    if (!s) continue;
-    const Postings::Head *h = facts_by_param_.find(param_key(pattern.ns, pattern.name, p.key, *s));
+  for (CapabilityKey key : keys.subspan(1)) {
+    const Postings::Head *h = facts_by_param_.find(key);
     if (!h) return;
     if (h->count() < best->count()) best = h, list = &facts_by_param_;
   }

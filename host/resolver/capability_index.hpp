@@ -241,12 +241,22 @@ private:
   void prefetch_intern(uint32_t p) const;
   /// Loads the pattern and the table slots match_row(p) will read.
   void prefetch_match(uint32_t p) const;
-  /// Records what interning and matching need of the pool entry just parsed (pool_facts_, pool_keys_).
-  void describe_pool_entry(const Capability &cap);
+  /// Loads the posting-list slots of pool entry p's keys.
+  void prefetch_postings(uint32_t p) const;
+  /// Pool entry p's keys (pool_keys_at_).
+  std::span<const CapabilityKey> pool_keys(uint32_t p) const;
+  /// Appends the keys of `cap` the postings file it under: name_key, then param_key of each text parameter.
+  static void append_keys(const Capability &cap, std::vector<CapabilityKey> &out);
+  /// Records what interning and matching need of the pool entry just parsed (pool_facts_, pool_keys_);
+  /// `ranged`: a parameter of it is a version range.
+  void describe_pool_entry(const Capability &cap, bool ranged);
   /// The row of facts matching pool entry p (computed once per distinct pattern).
   uint32_t match_row(uint32_t p);
   /// Appends to out the facts that `pattern` matches, ascending.
   void append_matching_facts(const Capability &pattern, std::vector<FactId> &out) const;
+  /// The same, with the pattern's keys (append_keys) given.
+  void append_matching(const Capability &pattern, std::span<const CapabilityKey> keys,
+                       std::vector<FactId> &out) const;
   /// Parses one list of a component through the pool into list_pool_; false when an entry is malformed.
   /// `hashes` are the texts' IdHashTable::hash_text, computed ahead.
   bool parse_list(const Component &c, std::span<const std::string_view> texts, const uint64_t *hashes,

@@ -46,7 +46,7 @@ struct Choice {
 
 /// Something the selection must contain: a provider of a requirement of a chosen component, or a
 /// component an obligation needs (a dialect by name, an intrinsic set by set/op, a layout by kind/facet).
-/// Its fact and component lists live in the selection (Selection::matches, Selection::pool): a need holds
+/// Its fact and component lists live in the selection (Selection::need_facts, need_pool): a need holds
 /// no memory of its own, so that tens of thousands of them cost no allocation each.
 struct Need {
   enum class Kind { Requirement, ObligationComponent };
