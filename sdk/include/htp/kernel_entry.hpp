@@ -820,23 +820,24 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     });
     return out;
   };
-  // ... at some iteration of `range`.
-  auto leaves = [&](const std::vector<TileOp> &ops, const loop_detail::NestLoop &range) {
-    for (int64_t t = 0; t < range.trips; ++t)
-      if (leaves_at(ops, range, t)) return true;
-    return false;
-  };
   // The loop's pieces, or nullopt: each a copy of `loop` over a run of iterations, the decided ifs inlined.
   auto cut = [&](const TileOp &loop) -> std::optional<std::vector<TileOp>> {
     if (!loop.is("for") || !loop.var) return std::nullopt;
     const std::optional<loop_detail::NestLoop> range = loop_detail::static_range(loop, constants);
     if (!range || range->trips > 4096) return std::nullopt;
-    // The decided `if`s: the value of each one's condition at every iteration.
+    // The decided `if`s: the value of each one's condition at every iteration; `bad`, the iterations where a
+    // view of one of their branches leaves its tensor.
     std::vector<size_t> decided;
     std::vector<std::vector<bool>> values;
+    std::vector<bool> bad(static_cast<size_t>(range->trips), false);
     for (size_t s = 0; s < loop.body.size(); ++s) {
       const TileOp &o = loop.body[s];
-      if (!o.is("if") || !o.cond || !(leaves(o.then_body, *range) || leaves(o.else_body, *range))) continue;
+      if (!o.is("if") || !o.cond) continue;
+      std::vector<bool> leaving(static_cast<size_t>(range->trips));
+      for (int64_t t = 0; t < range->trips; ++t)
+        leaving[static_cast<size_t>(t)] =
+            leaves_at(o.then_body, *range, t) || leaves_at(o.else_body, *range, t);
+      if (std::find(leaving.begin(), leaving.end(), true) == leaving.end()) continue;
       std::vector<bool> at;
       ExprEnv env = constants;
       for (int64_t t = 0; t < range->trips; ++t) {
@@ -848,6 +849,8 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
       if (static_cast<int64_t>(at.size()) != range->trips) continue;  // not decided by the iteration alone
       decided.push_back(s);
       values.push_back(std::move(at));
+      for (size_t t = 0; t < bad.size(); ++t)
+        bad[t] = bad[t] || leaving[t];
     }
     if (decided.empty()) return std::nullopt;
     // Runs of iterations that take the same branches.
@@ -866,11 +869,6 @@ inline std::optional<TileKernel> split_loop_at_conditions(const TileKernel &kern
     // both branches lies inside its tensor.
     std::vector<bool> kept_whole;  // per run: the `if`s stay (no view leaves in it)
     if (runs.size() > max_loops) {
-      std::vector<bool> bad(static_cast<size_t>(range->trips), false);
-      for (int64_t t = 0; t < range->trips; ++t)
-        for (size_t s : decided)
-          if (leaves_at(loop.body[s].then_body, *range, t) || leaves_at(loop.body[s].else_body, *range, t))
-            bad[static_cast<size_t>(t)] = true;
       runs.clear();
       for (int64_t t = 0; t < range->trips; ++t) {
         const bool b = bad[static_cast<size_t>(t)];
