@@ -76,24 +76,25 @@ struct Segment {
   std::vector<htp::TileOp> body;
 };
 
-/// The branch of the last statement of `ops` (from `first`) touching register `reg`, when that statement is
-/// an `if` defining `reg` in that branch only; nullptr otherwise.
-std::vector<htp::TileOp> *only_branch_defining(std::vector<htp::TileOp> &ops, size_t first,
-                                               const std::string &reg, const htp::TileKernel &k) {
-  for (size_t j = ops.size(); j-- > first;) {
+/// The last statement of `ops[first, end)` touching register `reg`, when that statement is an `if` defining
+/// `reg` in one branch only: its index, and true for the then branch; nullopt otherwise.
+std::optional<std::pair<size_t, bool>> only_branch_defining(const std::vector<htp::TileOp> &ops, size_t first,
+                                                            size_t end, const std::string &reg,
+                                                            const htp::TileKernel &k) {
+  for (size_t j = end; j-- > first;) {
     std::set<std::string> uses, defs;
     htp::registers_of(ops[j], k, uses, defs);
     if (!defs.count(reg) && !uses.count(reg)) continue;
-    if (strip(ops[j].op) != "if" || !defs.count(reg)) return nullptr;
+    if (strip(ops[j].op) != "if" || !defs.count(reg)) return std::nullopt;
     std::set<std::string> tu, td, eu, ed;
     for (const htp::TileOp &x : ops[j].then_body)
       htp::registers_of(x, k, tu, td);
     for (const htp::TileOp &x : ops[j].else_body)
       htp::registers_of(x, k, eu, ed);
-    if (td.count(reg) == ed.count(reg)) return nullptr;
-    return td.count(reg) ? &ops[j].then_body : &ops[j].else_body;
+    if (td.count(reg) == ed.count(reg)) return std::nullopt;
+    return std::pair<size_t, bool>(j, td.count(reg) > 0);
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// `k` with each top-level `if` whose branches mix cube and vector work, under a condition of parameters and
@@ -256,10 +257,8 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
     // the other path p is the earlier value, which a cube part cannot read back into L0C.
     if (side[i] == Side::Cube && i > 0 && strip(k.body[i - 1].op) == "if")
       for (const std::string &r : uses[i])
-        if (acc.count(r) && defs[i - 1].count(r)) {
-          std::vector<htp::TileOp> before(k.body.begin(), k.body.begin() + static_cast<std::ptrdiff_t>(i));
-          if (only_branch_defining(before, i - 1, r, k)) side[i] = Side::Vector;
-        }
+        if (acc.count(r) && defs[i - 1].count(r) && only_branch_defining(k.body, i - 1, i, r, k))
+          side[i] = Side::Vector;
   }
   // A load of a tensor parameter or a full reads no tile register, so it moves down to just before the first
   // statement reading what it defines, when nothing between redefines that register, changes a scalar its
@@ -835,7 +834,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       // what the earlier part stored.
       if ((*segs)[s].side == Side::Cube)
         for (const std::string &r : maybe)
-          if (!inputs.count(r) && acc_regs.count(r) && only_branch_defining((*segs)[s].body, 0, r, k))
+          if (!inputs.count(r) && acc_regs.count(r) &&
+              only_branch_defining((*segs)[s].body, 0, (*segs)[s].body.size(), r, k))
             passed[s].insert(r);
     }
     std::vector<std::vector<Handoff>> hand(segs->size());
@@ -904,8 +904,12 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
           // A register the part defines last in one branch of an `if` (distribute_mixed_ifs) is handed on
           // there: on the other path the part did not compute it (an accumulator no matmul wrote cannot be
           // stored), and the hand-off tensor keeps what an earlier part stored.
-          std::vector<htp::TileOp> *branch = only_branch_defining(p.body, first, h.reg.name, k);
-          (branch ? *branch : p.body).push_back(std::move(store));
+          if (auto at = only_branch_defining(p.body, first, p.body.size(), h.reg.name, k)) {
+            htp::TileOp &branching = p.body[at->first];
+            (at->second ? branching.then_body : branching.else_body).push_back(std::move(store));
+          } else {
+            p.body.push_back(std::move(store));
+          }
         }
       std::set<std::string> locals = uses[s];
       locals.insert(defs[s].begin(), defs[s].end());
