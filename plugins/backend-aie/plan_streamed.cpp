@@ -20,20 +20,60 @@ using namespace htp::loop_detail;
 
 namespace {
 
+/// The steps per unit of `var` of `o`'s offsets, one per dimension, or nullopt when one is not affine in
+/// `var` with the same step whatever the loops around it (`outer`) read.
+std::optional<std::vector<int64_t>> var_steps(const htp::TileOp &o, const std::string &var,
+                                              const std::vector<std::string> &outer, const ExprEnv &constants) {
+  if (!o.offset) return std::nullopt;
+  std::vector<int64_t> steps;
+  for (const Json &e : *o.offset) {
+    std::optional<int64_t> step;
+    for (size_t moved = 0; moved <= outer.size(); ++moved) { // the outer variables at 0, then each at 1
+      ExprEnv env = constants;
+      for (size_t j = 0; j < outer.size(); ++j) env.vars[outer[j]] = j + 1 == moved ? 1 : 0;
+      int64_t v[3];
+      for (int64_t i = 0; i < 3; ++i) {
+        env.vars[var] = i;
+        auto x = eval_int(e, env);
+        if (!x) return std::nullopt;
+        v[i] = *x;
+      }
+      if (v[2] - v[1] != v[1] - v[0] || (step && *step != v[1] - v[0])) return std::nullopt;
+      step = v[1] - v[0];
+    }
+    steps.push_back(*step);
+  }
+  return steps;
+}
+
 /// `k` with its loop's iterations cut into `parts` row blocks each: every tile of the iteration's R rows
 /// (the tiles its moving loads bring and what is computed from them row by row) becomes R / parts rows, and
 /// the loop runs parts times as often, each iteration a block of rows further — or nullopt when the body is
 /// not row by row: a moving tensor whose row offset does not advance by R an iteration (or whose other
 /// offsets move), an op that mixes rows (transpose, column reductions), a nested loop. An `if` is taken with
 /// its branches held to the same rules; a condition reading the loop variable reads the iteration a row
-/// block belongs to.
+/// block belongs to. In a nest of loops each the whole body of the one around it (`for _ in range(2): for r
+/// in range(4): ...`, as loop workloads nest them), the innermost loop is cut and the loops around it stay;
+/// offsets may read their variables.
 std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t parts) {
-  const auto sl = static_loop(k);
-  if (parts <= 1 || !sl) return std::nullopt;
-  const htp::TileOp &loop = k.body[0];
-  const std::string &var = sl->var;
-  const ExprEnv &constants = sl->constants;
-  const int64_t start = sl->start, step = sl->step, trips = sl->trips;
+  if (parts <= 1 || k.body.size() != 1 || !k.body[0].is("for")) return std::nullopt;
+  const ExprEnv constants = constexpr_constants(k);
+  std::vector<std::string> outer;  // the variables of the loops around the one cut
+  const htp::TileOp *cut = &k.body[0];
+  auto range = static_range(*cut, constants);
+  if (!range) return std::nullopt;
+  while (outer.size() < 2 && cut->body.size() == 1 && cut->body[0].is("for")) {
+    auto inner = static_range(cut->body[0], constants);
+    if (!inner || inner->var == range->var ||
+        std::find(outer.begin(), outer.end(), inner->var) != outer.end())
+      return std::nullopt;
+    outer.push_back(range->var);
+    cut = &cut->body[0];
+    range = inner;
+  }
+  const htp::TileOp &loop = *cut;
+  const std::string &var = range->var;
+  const int64_t start = range->start, step = range->step, trips = range->trips;
   auto tile_of = [&](const htp::TileOp &o) { return k.local(o.moved_register().value_or("")); };
   // The rows R of an iteration: those of the first tile a moving load or store moves.
   int64_t rows = 0;
@@ -63,7 +103,9 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
                                               "recip", "cast", "adds", "subs", "muls", "divs", "maxs", "mins"};
   static const std::set<std::string> by_row = {"rowsum", "rowmax", "rowmin", "rowexpand"};
   htp::TileKernel out = k;
-  htp::TileOp &body_loop = out.body[0];
+  htp::TileOp *cut_loop = &out.body[0];
+  for (size_t d = 0; d < outer.size(); ++d) cut_loop = &cut_loop->body[0];
+  htp::TileOp &body_loop = *cut_loop;
   // (the iteration a row block belongs to, as the loop variable read it: start + (block // parts) * step)
   const Json block_of = Json{{"op", "floordiv"}, {"args", Json::array({Json{{"var", var}}, parts})}};
   const Json iteration =
@@ -87,16 +129,22 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
           if (reg_rows(reg) == rows || split.count(reg)) return false;
           continue;
         }
-        auto a = affine(o, var, l->shape, constants);
-        if (!a || a->base.size() < 2) return false;
-        const size_t row_dim = a->base.size() - 2;
-        for (size_t d = 0; d < a->base.size(); ++d)
-          if (d != row_dim && a->step[d] != 0) return false;
-        if (a->step[row_dim] * step != rows) return false; // row tiles that follow each other
+        auto steps = var_steps(o, var, outer, constants);
+        if (!steps || steps->size() < 2 || o.offset->size() < l->shape.size()) return false;
+        const size_t row_dim = steps->size() - 2;
+        for (size_t d = 0; d < steps->size(); ++d)
+          if (d != row_dim && (*steps)[d] != 0) return false;
+        if ((*steps)[row_dim] * step != rows) return false; // row tiles that follow each other
         if (o.is("store") && !split.count(reg)) return false;
-        for (size_t d = 0; d < a->base.size(); ++d)
-          (*o.offset)[d] = a->base[d] + a->step[d] * start;
-        (*o.offset)[row_dim] = constant_or(a->base[row_dim] + a->step[row_dim] * start, block, var);
+        // Each offset at the loop's first iteration (reading the loops around it as it did), the row offset
+        // then advancing a block of rows an iteration.
+        for (size_t d = 0; d < steps->size(); ++d) {
+          Json first = substitute((*o.offset)[d], var, Json(start));
+          if (auto x = eval_int(first, constants)) first = *x;
+          (*o.offset)[d] = d != row_dim              ? first
+                           : first.is_number_integer() ? constant_or(first.get<int64_t>(), block, var)
+                                                       : Json{{"op", "add"}, {"args", Json::array({first, constant_or(0, block, var)})}};
+        }
         if (o.is("load")) split.insert(reg);
         continue;
       }

@@ -866,3 +866,51 @@ def test_a_softmax_with_an_if_in_its_loop_runs(tmp_path, target):
     shifted = x + np.repeat(np.arange(4) % 2 == 1, 32)[:, None].astype(np.float32)
     r = htp.bind(ctx.compile(softmax_shifting_every_other_tile, target, tmp_path / "shift"), ctx).run(x=x)
     np.testing.assert_allclose(r["y"], softmax_of(shifted), rtol=2e-4, atol=2e-6)
+
+
+# tile.md's softmax with a loop around its row loop: a batch loop over a 3-d tensor, rows offset by the
+# outer variable (`X.tile(4 * h + r, ...)`), and the same loop run twice (probe mutant 33102). aie-npu1 streams
+# a loop whose 32-row tiles do not fit a core in blocks of fewer rows, and took a single loop only:
+# aie.validate.memory ("compute tile needs 99456 bytes ... but has 65536"); pto-a2a3sim ran all three. The
+# innermost loop of the nest is cut into row blocks, the loops around it kept.
+@kernel
+def batched_softmax(x: In[Tensor[2, 128, 256, f32]], y: Out[Tensor[2, 128, 256, f32]]):
+    for b in range(2):
+        for r in range(128 // 32):
+            t = load(x.tile(b, r, 0, shape=(1, 32, 256)))
+            e = exp(rowexpand_sub(t, rowmax(t)))
+            store(y.tile(b, r, 0, shape=(1, 32, 256)), rowexpand_div(e, rowsum(e)))
+
+
+@kernel
+def softmax_in_two_halves(x: In[Tensor[256, 256, f32]], y: Out[Tensor[256, 256, f32]]):
+    for h in range(2):
+        for r in range(4):
+            t = load(x.tile(4 * h + r, 0, shape=(32, 256)))
+            e = exp(rowexpand_sub(t, rowmax(t)))
+            store(y.tile(4 * h + r, 0, shape=(32, 256)), rowexpand_div(e, rowsum(e)))
+
+
+@kernel
+def softmax_twice(x: In[Tensor[128, 256, f32]], y: Out[Tensor[128, 256, f32]]):
+    for _ in range(2):
+        for r in range(128 // 32):
+            t = load(x.tile(r, 0, shape=(32, 256)))
+            e = exp(rowexpand_sub(t, rowmax(t)))
+            store(y.tile(r, 0, shape=(32, 256)), rowexpand_div(e, rowsum(e)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_softmax_row_loop_inside_another_loop_runs(tmp_path, target):
+    ctx = htp.Context()
+    rng = np.random.default_rng(33102)
+
+    def softmax_of(v):
+        e = np.exp(v - v.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    for k, shape in [(batched_softmax, (2, 128, 256)), (softmax_in_two_halves, (256, 256)),
+                     (softmax_twice, (128, 256))]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        r = htp.bind(ctx.compile(k, target, tmp_path / k.__name__), ctx).run(x=x)
+        np.testing.assert_allclose(r["y"], softmax_of(x), rtol=2e-4, atol=2e-6, err_msg=k.__name__)
