@@ -60,6 +60,64 @@ std::set<std::string> accumulators(const htp::TileKernel &k) {
   return out;
 }
 
+/// The matmul results of `k`: its accumulators and the casts of them. A matmul reading one as an operand reads
+/// another's result, which an a2a3 accumulator hands over only through global memory.
+std::set<std::string> matmul_results(const htp::TileKernel &k, const std::set<std::string> &acc) {
+  std::set<std::string> results = acc;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (strip(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
+  });
+  return results;
+}
+
+/// Whether `o` is a matmul taking one of `regs` as an operand.
+bool takes(const htp::TileOp &o, const std::set<std::string> &regs) {
+  return strip(o.op) == "matmul" &&
+         ((o.arg_name(0) && regs.count(*o.arg_name(0))) || (o.arg_name(1) && regs.count(*o.arg_name(1))));
+}
+
+/// Calls f on `o` and on every statement nested in it.
+template <class F> void each_nested(const htp::TileOp &o, F &&f) {
+  f(o);
+  for (const auto *body : {&o.body, &o.then_body, &o.else_body}) htp::for_each_op(*body, f);
+}
+
+/// Whether `o` or a statement nested in it is a matmul taking one of `regs` as an operand.
+bool takes_nested(const htp::TileOp &o, const std::set<std::string> &regs) {
+  bool out = false;
+  each_nested(o, [&](const htp::TileOp &x) { out = out || takes(x, regs); });
+  return out;
+}
+
+/// Adds to `out` the registers of `results` that `o` or a statement nested in it defines.
+void results_defined(const htp::TileOp &o, const std::set<std::string> &results, std::set<std::string> &out) {
+  each_nested(o, [&](const htp::TileOp &x) {
+    if (x.dst && results.count(*x.dst)) out.insert(*x.dst);
+  });
+}
+
+/// Whether a matmul nested in statement `o` takes a matmul result (of `results`) in a way a cut between
+/// statements cannot hand over: in a loop, any result; in a branch of an `if`, one an earlier statement of
+/// that branch defines (`defined`: those defined before `o` in the branch around it).
+bool chain_within(const htp::TileOp &o, const std::set<std::string> &results, const std::set<std::string> &defined) {
+  const std::string op = strip(o.op);
+  if (op == "for") {
+    bool hit = false;
+    htp::for_each_op(o.body, [&](const htp::TileOp &x) { hit = hit || takes(x, results); });
+    return hit;
+  }
+  if (op != "if") return false;
+  for (const auto *branch : {&o.then_body, &o.else_body}) {
+    std::set<std::string> d = defined;
+    for (const htp::TileOp &x : *branch) {
+      if (takes(x, d) || chain_within(x, results, d)) return true;
+      results_defined(x, results, d);
+    }
+  }
+  return false;
+}
+
+
 Span span_of(const std::optional<htp::IrSpan> &s, const htp::IrSpan &fallback) {
   return Span::from(s ? *s : fallback);
 }
@@ -102,15 +160,19 @@ std::optional<std::pair<size_t, bool>> only_branch_defining(const std::vector<ht
 /// c: t = adds(b, 1.0); acc = matmul(a, t) else: acc = matmul(b, a)` becomes `if c: t = adds(b, 1.0)`
 /// (vector) then `if c: acc = matmul(a, t) else: acc = matmul(b, a)` (cube), which the split below cuts
 /// between. Each branch's statements keep their order, and one branch runs; data movement goes with the work
-/// after it. An `if` is left as it is (and is pto.core-type below) when a new statement doing cube work
-/// would redefine a register defined before it.
+/// after it. A matmul of a branch taking what an earlier matmul of the branch defines goes to an `if` of its
+/// own (an `if` of cube work alone is distributed for that too).
 void distribute_mixed_ifs(htp::TileKernel &k) {
   const std::set<std::string> acc = accumulators(k);
+  const std::set<std::string> results = matmul_results(k, acc);
   using Run = std::pair<Side, std::vector<htp::TileOp>>;
-  // A branch's statements in runs of one side (nullopt: a statement mixing the two itself).
+  // A branch's statements in runs of one side (nullopt: a statement mixing the two itself). A matmul taking
+  // what an earlier one of its run defines starts a run of its own: an a2a3 accumulator leaves the cube core
+  // only through global memory, so segments_of cuts between the two.
   auto runs_of = [&](const std::vector<htp::TileOp> &ops) -> std::optional<std::vector<Run>> {
     std::vector<Run> out;
     std::vector<htp::TileOp> pending; // data movement, waiting for the work it goes with
+    std::set<std::string> run_results; // the matmul results the current run defines
     for (const htp::TileOp &o : ops) {
       bool c = false, v = false;
       sides(o, acc, c, v);
@@ -120,7 +182,11 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
         continue;
       }
       const Side s = c ? Side::Cube : Side::Vector;
-      if (out.empty() || out.back().first != s) out.emplace_back(s, std::vector<htp::TileOp>{});
+      if (out.empty() || out.back().first != s || (c && takes_nested(o, run_results))) {
+        out.emplace_back(s, std::vector<htp::TileOp>{});
+        run_results.clear();
+      }
+      results_defined(o, results, run_results);
       out.back().second.insert(out.back().second.end(), pending.begin(), pending.end());
       pending.clear();
       out.back().second.push_back(o);
@@ -137,7 +203,8 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
     bool c = false, v = false;
     sides(o, acc, c, v);
     std::optional<std::vector<Run>> then_runs, else_runs;
-    if (strip(o.op) == "if" && c && v && o.cond && invariant(json(*o.cond))) {
+    // (an `if` of cube work alone is distributed too when a matmul in a branch takes an earlier one's result)
+    if (strip(o.op) == "if" && c && (v || chain_within(o, results, {})) && o.cond && invariant(json(*o.cond))) {
       then_runs = runs_of(o.then_body);
       else_runs = runs_of(o.else_body);
     }
@@ -145,59 +212,64 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
       body.push_back(o);
       continue;
     }
-    // One branch's runs, then the other's (the last of the first and the first of the second share a
-    // statement when they are on one side); `then_first` says which branch goes first.
-    auto emit = [&](bool then_first) {
-      const std::vector<Run> &a = then_first ? *then_runs : *else_runs,
-                             &b = then_first ? *else_runs : *then_runs;
-      auto make = [&](std::vector<htp::TileOp> from_a, std::vector<htp::TileOp> from_b) {
-        htp::TileOp x = o;
-        x.then_body = then_first ? std::move(from_a) : std::move(from_b);
-        x.else_body = then_first ? std::move(from_b) : std::move(from_a);
-        return std::pair<Side, htp::TileOp>(Side::None, std::move(x));
-      };
-      std::vector<std::pair<Side, htp::TileOp>> out;
-      size_t next = 0; // of b
-      for (size_t r = 0; r < a.size(); ++r) {
-        const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
-        out.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
-        out.back().first = a[r].first;
-        if (shared) next = 1;
-      }
-      for (; next < b.size(); ++next) {
-        out.push_back(make({}, b[next].second));
-        out.back().first = b[next].first;
-      }
-      return out;
+    // The then branch's runs, then the else branch's: the last of the first and the first of the second share
+    // an `if` when they are on one side. A register a new cube statement redefines in one branch keeps, on the
+    // other path, what an earlier part handed on: the cube part hands it on from that branch only
+    // (split_core_types, `passed`), and a vector part hands on what it holds whichever branch ran.
+    const std::vector<Run> &a = *then_runs, &b = *else_runs;
+    auto make = [&](std::vector<htp::TileOp> then_body, std::vector<htp::TileOp> else_body) {
+      htp::TileOp x = o;
+      x.then_body = std::move(then_body);
+      x.else_body = std::move(else_body);
+      return x;
     };
-    // A register defined before (by a statement before the `if`, or by an earlier new statement) is redefined
-    // only by vector work or data movement: a later part reads what an earlier one handed on before its
-    // branch may redefine it, which a cube part cannot do for an accumulator (a2a3 loads nothing into L0C).
-    std::set<std::string> before; // registers the statements before the `if` define
-    for (size_t j = 0; j < i; ++j) {
-      std::set<std::string> uses;
-      htp::registers_of(k.body[j], k, uses, before);
+    size_t next = 0; // of b
+    for (size_t r = 0; r < a.size(); ++r) {
+      const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
+      body.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
+      if (shared) next = 1;
     }
-    auto safe = [&](const std::vector<std::pair<Side, htp::TileOp>> &out) {
-      std::set<std::string> defined = before;
-      for (const auto &[side, x] : out) {
-        std::set<std::string> uses, defs;
-        htp::registers_of(x, k, uses, defs);
-        for (const std::string &d : defs)
-          if (!defined.insert(d).second && side == Side::Cube) return false;
-      }
-      return true;
-    };
-    std::vector<std::pair<Side, htp::TileOp>> out = emit(true);
-    if (!safe(out)) out = emit(false);
-    if (!safe(out)) {
-      body.push_back(o);
-      continue;
-    }
-    for (auto &[side, x] : out)
-      body.push_back(std::move(x));
+    for (; next < b.size(); ++next)
+      body.push_back(make({}, b[next].second));
   }
   k.body = std::move(body);
+}
+
+/// Whether statement `o` defines register `reg` on every path through it (a loop may run no iteration).
+bool defines_always(const htp::TileOp &o, const std::string &reg, const htp::TileKernel &k) {
+  const std::string op = strip(o.op);
+  auto any = [&](const std::vector<htp::TileOp> &ops) {
+    return std::any_of(ops.begin(), ops.end(), [&](const htp::TileOp &x) { return defines_always(x, reg, k); });
+  };
+  if (op == "if") return any(o.then_body) && any(o.else_body);
+  if (op == "for") return false;
+  std::set<std::string> uses, defs;
+  htp::registers_of(o, k, uses, defs);
+  return defs.count(reg) > 0;
+}
+
+/// Puts a copy of `store` after each statement of `ops[first, end)` from the last that always defines `reg`
+/// on (defines_always), descending into the branches of an `if` that defines it on some paths only: what the
+/// register holds last on each path is stored, and nothing where nothing defines it.
+void store_after_definitions(std::vector<htp::TileOp> &ops, size_t first, const std::string &reg,
+                             const htp::TileOp &store, const htp::TileKernel &k) {
+  size_t from = first;
+  for (size_t j = ops.size(); j-- > first;)
+    if (defines_always(ops[j], reg, k)) {
+      from = j;
+      break;
+    }
+  for (size_t j = ops.size(); j-- > from;) {
+    std::set<std::string> uses, defs;
+    htp::registers_of(ops[j], k, uses, defs);
+    if (!defs.count(reg)) continue;
+    if (strip(ops[j].op) == "if" && !defines_always(ops[j], reg, k)) {
+      store_after_definitions(ops[j].then_body, 0, reg, store, k);
+      store_after_definitions(ops[j].else_body, 0, reg, store, k);
+    } else {
+      ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(j) + 1, store);
+    }
+  }
 }
 
 /// The segments of a mixed kernel (nullopt: not mixed; an IrError for a mix that cannot be split).
@@ -208,15 +280,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   // A matmul reading another's result — the accumulator, or a cast of it — as an operand: an a2a3 accumulator
   // leaves the cube core only through global memory, so the two matmuls go to parts of their own, the result
   // handed over through a tensor (the store converting a cast accumulator).
-  std::set<std::string> results = acc;
-  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (strip(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
-  });
-  // (whether `o` is a matmul taking one of `regs` as an operand)
-  auto takes = [](const htp::TileOp &o, const std::set<std::string> &regs) {
-    return strip(o.op) == "matmul" &&
-           ((o.arg_name(0) && regs.count(*o.arg_name(0))) || (o.arg_name(1) && regs.count(*o.arg_name(1))));
-  };
+  const std::set<std::string> results = matmul_results(k, acc);
   bool chained = false;
   for (size_t i = 0; i < k.body.size(); ++i) {
     bool c = false, v = false;
@@ -225,15 +289,13 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
       throw IrError("kernel '" + k.name + "' mixes cube work (pto.matmul) and vector work in one " + k.body[i].op +
                         " statement; backend-pto splits a kernel between statements: move the vector work out of it",
                     span_of(k.body[i].span, k.span), "pto.core-type");
-    bool nested_chain = false;
-    for (const auto *body : {&k.body[i].body, &k.body[i].then_body, &k.body[i].else_body})
-      htp::for_each_op(*body, [&](const htp::TileOp &x) { nested_chain = nested_chain || takes(x, results); });
-    if (nested_chain)
+    // (distribute_mixed_ifs has cut the branches of an `if` it could where such a chain starts)
+    if (chain_within(k.body[i], results, {}))
       throw IrError("kernel '" + k.name + "' has a matmul taking another matmul's result in one " + k.body[i].op +
                         " statement; an a2a3 accumulator leaves the cube core only through global memory, and "
                         "backend-pto cuts a kernel between statements: move the second matmul out of it",
                     span_of(k.body[i].span, k.span), "pto.core-type");
-    chained = chained || takes(k.body[i], results);
+    chained = chained || takes_nested(k.body[i], results);
     side[i] = c ? Side::Cube : v ? Side::Vector : Side::None;
     any_cube = any_cube || c;
     any_vector = any_vector || v;
@@ -289,8 +351,9 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   std::vector<Segment> out;
   std::set<std::string> defined;  // matmul results (and casts of them) the current segment defines
   for (size_t i : order) {
+    // (an `if` of matmuls, distribute_mixed_ifs's, may take what an earlier one defines in a branch)
     const bool chain =
-        !out.empty() && out.back().side == Side::Cube && side[i] == Side::Cube && takes(k.body[i], defined);
+        !out.empty() && out.back().side == Side::Cube && side[i] == Side::Cube && takes_nested(k.body[i], defined);
     if (out.empty() || out.back().side != side[i] || chain) {
       Segment next{side[i], {}};
       if (chain)  // the loads just before the matmul are its own (moved down to it): they go with it
@@ -303,7 +366,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
       defined.clear();
     }
     out.back().body.push_back(k.body[i]);
-    if (k.body[i].dst && results.count(*k.body[i].dst)) defined.insert(*k.body[i].dst);
+    results_defined(k.body[i], results, defined);
   }
   return out;
 }
@@ -901,15 +964,16 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       for (const Handoff &h : hand[s])
         if (h.out) {
           htp::TileOp store = handoff_op(h, k.span);
-          // A register the part defines last in one branch of an `if` (distribute_mixed_ifs) is handed on
-          // there: on the other path the part did not compute it (an accumulator no matmul wrote cannot be
-          // stored), and the hand-off tensor keeps what an earlier part stored.
-          if (auto at = only_branch_defining(p.body, first, p.body.size(), h.reg.name, k)) {
-            htp::TileOp &branching = p.body[at->first];
-            (at->second ? branching.then_body : branching.else_body).push_back(std::move(store));
-          } else {
+          // A register a cube part defines last in one branch of an `if` (distribute_mixed_ifs) is handed on
+          // right after each statement that defines it, inside the branches: an operand the part read in, or an
+          // accumulator no matmul wrote on this path, cannot be stored from the cube core, and on a path where
+          // nothing defines it the hand-off tensor keeps what an earlier part stored. A vector part holds the
+          // register on every path (defined before, or read in) and stores it after the `if`: `p = load(a);
+          // if n > 0: p = adds(p, 1.0)` hands on p whichever branch ran.
+          if ((*segs)[s].side == Side::Cube && only_branch_defining(p.body, first, p.body.size(), h.reg.name, k))
+            store_after_definitions(p.body, first, h.reg.name, store, k);
+          else
             p.body.push_back(std::move(store));
-          }
         }
       std::set<std::string> locals = uses[s];
       locals.insert(defs[s].begin(), defs[s].end());

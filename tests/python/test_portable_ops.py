@@ -28,6 +28,11 @@ PARITY = {
         ("kernel chaining matmuls (`matmul(matmul(a, b), w)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_cube_and_vector_work_in_one_branch_run": [
         ("kernel mixing cube and vector work in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_register_replaced_through_a_matmul_in_one_branch_keeps_its_value_on_the_other": [
+        ("kernel replacing a register through a matmul in one branch of an `if`", t)
+        for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_matmuls_chained_in_one_branch_run": [
+        ("kernel chaining matmuls in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
 
 
@@ -1480,3 +1485,90 @@ def test_cube_and_vector_work_in_one_branch_run(tmp_path, target):
         for n in (0, 1, 3):
             np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want(n), rtol=1e-4, atol=1e-4,
                                        err_msg=f"{fn.__name__} n={n}")
+
+
+# A register computed before an `if` on a scalar parameter and replaced in one branch through a matmul: scaled
+# first (`h = muls(h, 0.5); h = matmul(h, w)`), the branch mixing vector and cube work both ways, and a matmul
+# replacing a register next to vector work reading it (a residual). pto-a2a3sim returned h's garbage for the
+# first two when the branch did not run (the vector part handed h on only from inside its branch, so the
+# register's earlier value never reached the parts after it) and refused the third (pto.core-type); aie-npu1
+# ran all three. A vector part now hands on what it holds whichever branch ran, and a cube part stores the
+# register right after each statement defining it.
+@kernel
+def scaled_then_projected(x: In[Tensor[32, 32, f32]], w: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]],
+                          n: Scalar[i32]):
+    h = load(x)
+    if n > 0:
+        h = muls(h, 0.5)
+        h = matmul(h, load(w))
+    store(y, h)
+
+
+@kernel
+def projected_either_way(x: In[Tensor[32, 32, f32]], w: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]],
+                         n: Scalar[i32]):
+    h = exp(muls(load(x), 0.1))
+    if n > 0:
+        h = adds(h, 1.0)
+        h = matmul(h, load(w))
+    else:
+        h = matmul(load(w), h)
+        h = muls(h, 2.0)
+    store(y, h)
+
+
+@kernel
+def residual_projection(x: In[Tensor[32, 32, f32]], w: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]],
+                        n: Scalar[i32]):
+    h = load(x)
+    r = adds(h, 0.5)
+    if n > 0:
+        r = matmul(h, load(w))
+        h = sub(h, r)
+    store(y, add(h, r))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_register_replaced_through_a_matmul_in_one_branch_keeps_its_value_on_the_other(tmp_path, target):
+    rng = np.random.default_rng(167)
+    X = (rng.standard_normal((32, 32)) * 0.2).astype(np.float32)
+    W = (rng.standard_normal((32, 32)) * 0.2).astype(np.float32)
+    E = np.exp(X * np.float32(0.1))
+    ctx = htp.Context()
+    cases = [
+        (scaled_then_projected, lambda n: (X * 0.5) @ W if n > 0 else X),
+        (projected_either_way, lambda n: (E + 1) @ W if n > 0 else (W @ E) * 2),
+        (residual_projection, lambda n: X if n > 0 else X + (X + 0.5)),
+    ]
+    for fn, want in cases:
+        run = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx)
+        for n in (0, 1):
+            np.testing.assert_allclose(run.run(x=X, w=W, n=n)["y"], want(n), rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{fn.__name__} at n={n}")
+
+
+# Two matmuls chained in one branch of an `if`, the second reading the first's result: an optional second layer.
+# pto-a2a3sim refused it (pto.core-type: an a2a3 accumulator leaves the cube core only through global memory, and
+# the chain was inside one statement); aie-npu1 ran it. The branch is cut between the two matmuls into `if`s of
+# their own, which the split puts in parts of their own.
+@kernel
+def optional_second_layer(x: In[Tensor[32, 32, f32]], w1: In[Tensor[32, 32, f32]], w2: In[Tensor[32, 32, f32]],
+                          y: Out[Tensor[32, 32, f32]], layers: Scalar[i32]):
+    t = load(x)
+    if layers > 1:
+        h1 = matmul(t, load(w1))
+        h = matmul(h1, load(w2))
+    else:
+        h = matmul(t, load(w1))
+    store(y, relu(h))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_matmuls_chained_in_one_branch_run(tmp_path, target):
+    rng = np.random.default_rng(16)
+    X, W1, W2 = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(3)]
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(optional_second_layer, target, tmp_path / "k"), ctx)
+    for layers in (1, 2):
+        want = np.maximum((X @ W1) @ W2 if layers > 1 else X @ W1, 0)
+        np.testing.assert_allclose(run.run(x=X, w1=W1, w2=W2, layers=layers)["y"], want, rtol=1e-4, atol=1e-5)
