@@ -808,8 +808,16 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     if (!mixed) {
       const bool mapped = layouts && layouts->function(k.name);
       std::string lw_why, cl_why;
-      auto lw = mapped ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), &lw_why);
+      // A loop whose iterations would move a view leaving its tensor under a branch the iteration number
+      // decides (`if i > 0: t = add(t, load(X.tile(i - 1, ...)))`) is first cut where that branch changes
+      // (htp::split_loop_at_conditions): each iteration task moves the views of its whole body, whichever
+      // branch it takes, and the tile before X at i = 0 is no view. The pieces run as parts, below.
+      const std::optional<htp::TileKernel> pieces = mapped ? std::nullopt : htp::split_loop_at_conditions(k);
+      auto lw = mapped || pieces ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), &lw_why);
       // (otherwise reported by the loop below only for launched kernels; the entry's own checks report it)
+      // (an `if` of the iteration mixing the two, on the loop variable, reads a parameter of the iteration
+      // kernel: distributed like any other)
+      if (lw) distribute_mixed_ifs(lw->body);
       if (lw && mixes(lw->body) == std::optional<bool>(true)) {
         if (!task_graph) task_graph.emplace();
         task_graph->workloads.push_back(std::move(lw->workload));
@@ -821,7 +829,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       // A loop whose iterations carry tiles (an online softmax's running max, sum and output; a K-loop's
       // accumulator fed by a transpose), or several loops, run as parts launched in order, the carries in
       // tensors between them (htp::entry_parts_workload); each part mixing the two is split below.
-      auto cl = mapped || lw ? std::nullopt : htp::entry_parts_workload(k, &cl_why);
+      auto cl = mapped || lw ? std::nullopt : htp::entry_parts_workload(pieces ? *pieces : k, &cl_why);
       if (!cl && !mapped && !lw) {
         // (why neither form takes it, where segments_of would only say that a loop mixes the two)
         const htp::TileOp *loop = nullptr;  // the loop mixing the two
@@ -841,6 +849,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
           continue;
         }
       }
+      if (cl)
+        for (htp::TileKernel &p : cl->kernels) distribute_mixed_ifs(p);
       if (!cl || !std::any_of(cl->kernels.begin(), cl->kernels.end(), [&](const htp::TileKernel &p) {
             return mixes(p) != std::optional<bool>(false);
           }))

@@ -914,3 +914,57 @@ def test_a_softmax_row_loop_inside_another_loop_runs(tmp_path, target):
         x = rng.standard_normal(shape).astype(np.float32)
         r = htp.bind(ctx.compile(k, target, tmp_path / k.__name__), ctx).run(x=x)
         np.testing.assert_allclose(r["y"], softmax_of(x), rtol=2e-4, atol=2e-6, err_msg=k.__name__)
+
+
+# A loop over row tiles mixing cube and vector work that reads the previous tile under `if i > 0` (a smoothing
+# before or after the projection), and one whose `if` on the loop variable mixes the two (every other tile
+# projected after an activation, the others scaled). pto-a2a3sim failed the first at run time ("ChipTensor::view:
+# dimension 0 out of range": each iteration task moved the views of its whole body, the tile before X at i = 0
+# too) and refused the second (pto.core-type: cube and vector work in one `if`); aie-npu1 ran both. On pto the
+# loop is now cut where the branch changes (htp::split_loop_at_conditions), and the iteration kernel's `if`s
+# are distributed like a kernel's.
+@kernel
+def smooth_then_project(x: In[Tensor[256, 64, f32]], w: In[Tensor[64, 64, f32]], y: Out[Tensor[256, 64, f32]]):
+    tw = load(w)
+    for i in range(8):
+        t = load(x.tile(i, 0, shape=(32, 64)))
+        if i > 0:
+            t = add(t, load(x.tile(i - 1, 0, shape=(32, 64))))
+        store(y.tile(i, 0, shape=(32, 64)), matmul(t, tw))
+
+
+@kernel
+def project_then_smooth(x: In[Tensor[256, 64, f32]], w: In[Tensor[64, 64, f32]], y: Out[Tensor[256, 64, f32]]):
+    tw = load(w)
+    for i in range(8):
+        t = matmul(load(x.tile(i, 0, shape=(32, 64))), tw)
+        if i > 0:
+            t = add(t, load(x.tile(i - 1, 0, shape=(32, 64))))
+        store(y.tile(i, 0, shape=(32, 64)), t)
+
+
+@kernel
+def every_other_tile_projected(x: In[Tensor[256, 64, f32]], w: In[Tensor[64, 64, f32]],
+                               y: Out[Tensor[256, 64, f32]]):
+    tw = load(w)
+    for i in range(8):
+        t = load(x.tile(i, 0, shape=(32, 64)))
+        if i % 2 == 0:
+            t = matmul(relu(t), tw)
+        else:
+            t = muls(t, 2.0)
+        store(y.tile(i, 0, shape=(32, 64)), t)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_mixing_cube_and_vector_work_with_a_branch_on_its_variable_runs(tmp_path, target):
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((256, 64)) * 0.2).astype(np.float32)
+    w = (rng.standard_normal((64, 64)) * 0.2).astype(np.float32)
+    prev = np.vstack([np.zeros((32, 64), np.float32), x[:-32]])
+    even = (np.arange(256) // 32 % 2 == 0)[:, None]
+    ctx = htp.Context()
+    for k, want in [(smooth_then_project, (x + prev) @ w), (project_then_smooth, x @ w + prev),
+                    (every_other_tile_projected, np.where(even, np.maximum(x, 0) @ w, x * 2))]:
+        r = htp.bind(ctx.compile(k, target, tmp_path / k.__name__), ctx).run(x=x, w=w)
+        np.testing.assert_allclose(r["y"], want, rtol=1e-4, atol=1e-5, err_msg=k.__name__)
