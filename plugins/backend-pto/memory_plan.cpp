@@ -48,17 +48,30 @@ const Op *non_cube_op(const Kernel &k, const CubeRoles &roles) {
   return found;
 }
 
-void check_cube_only(const Kernel &k, const CubeRoles &roles) {
+/// Whether register `l`, a left and a right operand, pads alike in both roles, so that one L1 tile feeds both its
+/// L0A and its L0B copy (rows to the left operand's and to the contraction's alignment, columns to the
+/// contraction's and the right operand's).
+bool pads_alike_both_sides(const Local &l, const HardwareProfile &hw) {
+  const int64_t k = std::max<int64_t>(1, hw.k_align_bytes / dtype(l.dtype).bytes);
+  return align_up(l.rows(), hw.m_align) == align_up(l.rows(), k) && align_up(l.cols(), k) == align_up(l.cols(), hw.n_align);
+}
+
+void check_cube_only(const Kernel &k, const CubeRoles &roles, const HardwareProfile &hw) {
   if (const Op *o = non_cube_op(k, roles))
     throw IrError(k.kind + " '" + k.name + "' uses pto.matmul (cube core, AIC) and pto." + o->op +
                       " (vector core, AIV); a kernel runs on one core type: split it into a cube kernel and a "
                       "vector kernel that exchange tensors",
                   o->span, "pto.core-type");
-  for (const std::string &reg : roles.left)
-    if (roles.right.count(reg) || roles.acc.count(reg))
+  for (const std::string &reg : roles.left) {
+    // (a left and a right operand, `matmul(x, x)` or x on either side of two matmuls: moved into L0A and L0B
+    // from one L1 tile when it pads alike in both roles)
+    const Local *l = k.local(reg);
+    const bool both_operands = roles.right.count(reg) && l && pads_alike_both_sides(*l, hw);
+    if ((roles.right.count(reg) && !both_operands) || roles.acc.count(reg))
       throw IrError("tile '" + reg + "' of " + k.kind + " '" + k.name +
                         "' is used in two cube roles (left operand and right operand or accumulator)",
                     roles.first_matmul->span, "pto.core-type");
+  }
   for (const std::string &reg : roles.right)
     if (roles.acc.count(reg))
       throw IrError("tile '" + reg + "' of " + k.kind + " '" + k.name + "' is both a right operand and an accumulator",
@@ -72,7 +85,7 @@ public:
   KernelPlan run() {
     CubeRoles roles = cube_roles(k_);
     plan_.core = roles.acc.empty() ? CoreType::Aiv : CoreType::Aic;
-    if (plan_.core == CoreType::Aic) check_cube_only(k_, roles);
+    if (plan_.core == CoreType::Aic) check_cube_only(k_, roles, hw_);
     for (const Local &l : k_.locals) {
       if (l.scalar || roles.fix_cast.count(l.name)) continue;
       if (plan_.core == CoreType::Aiv) {
@@ -82,6 +95,7 @@ public:
       } else if (roles.right.count(l.name)) {
         plan_.by_register[l.name] = add_cube(l, "Mat", "L1", k_align(l), hw_.n_align, "");
         plan_.right_of[l.name] = add_cube(l, "Right", "L0B", k_align(l), hw_.n_align, "_l0b");
+        if (roles.left.count(l.name)) plan_.left_of[l.name] = add_cube(l, "Left", "L0A", hw_.m_align, k_align(l), "_l0a");
       } else {  // left operands, and tiles a cube kernel only moves
         plan_.by_register[l.name] = add_cube(l, "Mat", "L1", hw_.m_align, k_align(l), "");
         if (roles.left.count(l.name)) plan_.left_of[l.name] = add_cube(l, "Left", "L0A", hw_.m_align, k_align(l), "_l0a");

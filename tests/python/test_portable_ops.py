@@ -31,6 +31,8 @@ PARITY = {
     "test_a_register_replaced_through_a_matmul_in_one_branch_keeps_its_value_on_the_other": [
         ("kernel replacing a register through a matmul in one branch of an `if`", t)
         for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_tile_on_both_sides_of_a_matmul_runs": [
+        ("matmul of a tile by itself (`matmul(t, t)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_matmuls_chained_in_one_branch_run": [
         ("kernel chaining matmuls in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -1572,3 +1574,49 @@ def test_matmuls_chained_in_one_branch_run(tmp_path, target):
     for layers in (1, 2):
         want = np.maximum((X @ W1) @ W2 if layers > 1 else X @ W1, 0)
         np.testing.assert_allclose(run.run(x=X, w1=W1, w2=W2, layers=layers)["y"], want, rtol=1e-4, atol=1e-5)
+
+
+# One tile as both operands of a matmul (`matmul(t, t)`, in f32 and f16), and a tile on the left of one matmul and
+# on the right of another in the two branches of an `if` (distributed into one cube `if`). pto-a2a3sim refused
+# them ("tile 't' is used in two cube roles"); aie-npu1 ran them. The tile's L1 copy is moved into both L0A and
+# L0B when it pads alike in the two roles.
+@kernel
+def square_of_a_tile(x: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]]):
+    t = load(x)
+    store(y, matmul(t, t))
+
+
+@kernel
+def square_of_a_half_tile(x: In[Tensor[16, 16, f16]], y: Out[Tensor[16, 16, f32]]):
+    t = load(x)
+    store(y, matmul(t, t))
+
+
+@kernel
+def product_either_way(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]],
+                       n: Scalar[i32]):
+    ta = load(a)
+    tb = load(b)
+    if n > 0:
+        r = matmul(ta, tb)
+    else:
+        r = matmul(tb, ta)
+    store(y, relu(r))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_tile_on_both_sides_of_a_matmul_runs(tmp_path, target):
+    rng = np.random.default_rng(31)
+    A = (rng.standard_normal((32, 32)) * 0.3).astype(np.float32)
+    B = (rng.standard_normal((32, 32)) * 0.3).astype(np.float32)
+    H = (rng.standard_normal((16, 16)) * 0.3).astype(np.float16)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(square_of_a_tile, target, tmp_path / "sq"), ctx).run(x=A)
+    np.testing.assert_allclose(r["y"], A @ A, rtol=1e-4, atol=1e-5)
+    r = htp.bind(ctx.compile(square_of_a_half_tile, target, tmp_path / "sq16"), ctx).run(x=H)
+    H32 = H.astype(np.float32)
+    np.testing.assert_allclose(r["y"], H32 @ H32, rtol=1e-3, atol=1e-3)
+    run = htp.bind(ctx.compile(product_either_way, target, tmp_path / "either"), ctx)
+    for n in (0, 1):
+        want = np.maximum(A @ B if n > 0 else B @ A, 0)
+        np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"n={n}")
