@@ -89,10 +89,13 @@ bool takes_nested(const htp::TileOp &o, const std::set<std::string> &regs) {
   return out;
 }
 
-/// Adds to `out` the registers of `results` that `o` or a statement nested in it defines.
+/// Adds to `out` the registers of `results` that a matmul (or a cast of a result) in `o` or nested in it
+/// defines: what a later matmul reading them would read of the cube core's L0C (a load into the register
+/// defines no result).
 void results_defined(const htp::TileOp &o, const std::set<std::string> &results, std::set<std::string> &out) {
   each_nested(o, [&](const htp::TileOp &x) {
-    if (x.dst && results.count(*x.dst)) out.insert(*x.dst);
+    const std::string op = strip(x.op);
+    if (x.dst && results.count(*x.dst) && (op == "matmul" || op == "cast")) out.insert(*x.dst);
   });
 }
 
@@ -894,7 +897,9 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       continue;
     }
     // Registers a later part reads from an earlier one travel through hand-off tensors.
-    std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size()), passed(segs->size());
+    // (reads: what a part reads before it defines it; the rest of uses only declares its locals)
+    std::vector<std::set<std::string>> uses(segs->size()), defs(segs->size()), passed(segs->size()),
+        reads(segs->size());
     const std::set<std::string> acc_regs = accumulators(k);
     for (size_t s = 0; s < segs->size(); ++s) {
       for (const htp::TileOp &o : (*segs)[s].body) htp::registers_of(o, k, uses[s], defs[s]);
@@ -902,6 +907,8 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       std::set<std::string> inputs, defined, maybe;
       htp::register_inputs((*segs)[s].body, k, inputs, defined, &maybe);
       uses[s].insert(maybe.begin(), maybe.end());
+      reads[s] = inputs;
+      reads[s].insert(maybe.begin(), maybe.end());
       // An accumulator a cube part defines in one branch only cannot be read in first (a2a3 loads nothing
       // into L0C): the part hands it on from that branch, and on the other path the hand-off tensor keeps
       // what the earlier part stored.
@@ -913,7 +920,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
     }
     std::vector<std::vector<Handoff>> hand(segs->size());
     bool ok = true;
-    const auto handed = htp::register_handoffs(uses, defs);
+    const auto handed = htp::register_handoffs(reads, defs);
     for (size_t s = 1; s < segs->size(); ++s)
       for (const auto &[r, from] : handed[s]) {
         const htp::TileLocal *l = k.local(r);

@@ -33,6 +33,8 @@ PARITY = {
         for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_tile_on_both_sides_of_a_matmul_runs": [
         ("matmul of a tile by itself (`matmul(t, t)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_a_register_name_reused_for_a_later_matmul_runs": [
+        ("kernel reusing a register name for a later matmul's result", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_matmuls_chained_in_one_branch_run": [
         ("kernel chaining matmuls in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -1620,3 +1622,38 @@ def test_a_tile_on_both_sides_of_a_matmul_runs(tmp_path, target):
     for n in (0, 1):
         want = np.maximum(A @ B if n > 0 else B @ A, 0)
         np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"n={n}")
+
+
+# A register name reused for a later matmul's result: the input tile of a first layer holds the second layer's
+# output (`t = load(x); h = matmul(t, w1); t = matmul(h, w2)`), directly or after vector work on h.
+# pto-a2a3sim refused both ("pto.load: result 't' is planned in L0C ... a matmul accumulator cannot be loaded"):
+# the second part was handed t's first value, which it never reads, into its accumulator. aie-npu1 ran both.
+# A part is now handed only what it reads before defining it.
+@kernel
+def second_layer_into_the_input_name(x: In[Tensor[32, 32, f32]], w1: In[Tensor[32, 32, f32]],
+                                     w2: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]]):
+    t = load(x)
+    h = matmul(t, load(w1))
+    t = matmul(h, load(w2))
+    store(y, t)
+
+
+@kernel
+def activated_second_layer_into_the_input_name(x: In[Tensor[32, 32, f32]], w1: In[Tensor[32, 32, f32]],
+                                               w2: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]]):
+    t = load(x)
+    h = matmul(t, load(w1))
+    t = relu(h)
+    t = matmul(t, load(w2))
+    store(y, t)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_register_name_reused_for_a_later_matmul_runs(tmp_path, target):
+    rng = np.random.default_rng(4)
+    X, W1, W2 = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(3)]
+    ctx = htp.Context()
+    for fn, want in [(second_layer_into_the_input_name, (X @ W1) @ W2),
+                     (activated_second_layer_into_the_input_name, np.maximum(X @ W1, 0) @ W2)]:
+        r = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx).run(x=X, w1=W1, w2=W2)
+        np.testing.assert_allclose(r["y"], want, rtol=1e-4, atol=1e-5, err_msg=fn.__name__)
