@@ -97,6 +97,7 @@ CONSTRUCTS = {
     "kernel chaining matmuls in one branch of an `if`": "tile",
     "matmul of a tile by itself (`matmul(t, t)`)": "tile",
     "kernel reusing a register name for a later matmul's result": "tile",
+    "kernel with nested `if`s mixing cube and vector work": "tile",
     "kernel entry mixing cube and vector work": "tile",
     "kernel entry looping over tiles of tensors larger than a core": "tile",
     "kernel entry looping over tiles, mixing cube and vector work": "tile",

@@ -1,5 +1,7 @@
 #include "split_core_types.hpp"
 
+#include "register_webs.hpp"
+
 #include <htp/fuse.hpp>
 #include <htp/kernel_entry.hpp>
 
@@ -200,42 +202,54 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
     }
     return out;
   };
-  std::vector<htp::TileOp> body;
-  for (size_t i = 0; i < k.body.size(); ++i) {
-    const htp::TileOp &o = k.body[i];
-    bool c = false, v = false;
-    sides(o, acc, c, v);
-    std::optional<std::vector<Run>> then_runs, else_runs;
-    // (an `if` of cube work alone is distributed too when a matmul in a branch takes an earlier one's result)
-    if (strip(o.op) == "if" && c && (v || chain_within(o, results, {})) && o.cond && invariant(json(*o.cond))) {
-      then_runs = runs_of(o.then_body);
-      else_runs = runs_of(o.else_body);
+  // The `if`s of a list, those nested in a branch first (an inner `if` mixing the two is distributed within
+  // its branch, so that the outer one's branches hold statements of one side each).
+  std::function<void(std::vector<htp::TileOp> &)> distribute = [&](std::vector<htp::TileOp> &ops) {
+    std::vector<htp::TileOp> body;
+    for (htp::TileOp &nested : ops)
+      if (strip(nested.op) == "if") {
+        distribute(nested.then_body);
+        distribute(nested.else_body);
+      }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const htp::TileOp &o = ops[i];
+      bool c = false, v = false;
+      sides(o, acc, c, v);
+      std::optional<std::vector<Run>> then_runs, else_runs;
+      // (an `if` of cube work alone is distributed too when a matmul in a branch takes an earlier one's
+      // result)
+      if (strip(o.op) == "if" && c && (v || chain_within(o, results, {})) && o.cond &&
+          invariant(json(*o.cond))) {
+        then_runs = runs_of(o.then_body);
+        else_runs = runs_of(o.else_body);
+      }
+      if (!then_runs || !else_runs) {
+        body.push_back(o);
+        continue;
+      }
+      // The then branch's runs, then the else branch's: the last of the first and the first of the second
+      // share an `if` when they are on one side. A register a new cube statement redefines in one branch
+      // keeps, on the other path, what an earlier part handed on: the cube part hands it on from that branch
+      // only (split_core_types, `passed`), and a vector part hands on what it holds whichever branch ran.
+      const std::vector<Run> &a = *then_runs, &b = *else_runs;
+      auto make = [&](std::vector<htp::TileOp> then_body, std::vector<htp::TileOp> else_body) {
+        htp::TileOp x = o;
+        x.then_body = std::move(then_body);
+        x.else_body = std::move(else_body);
+        return x;
+      };
+      size_t next = 0; // of b
+      for (size_t r = 0; r < a.size(); ++r) {
+        const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
+        body.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
+        if (shared) next = 1;
+      }
+      for (; next < b.size(); ++next)
+        body.push_back(make({}, b[next].second));
     }
-    if (!then_runs || !else_runs) {
-      body.push_back(o);
-      continue;
-    }
-    // The then branch's runs, then the else branch's: the last of the first and the first of the second share
-    // an `if` when they are on one side. A register a new cube statement redefines in one branch keeps, on the
-    // other path, what an earlier part handed on: the cube part hands it on from that branch only
-    // (split_core_types, `passed`), and a vector part hands on what it holds whichever branch ran.
-    const std::vector<Run> &a = *then_runs, &b = *else_runs;
-    auto make = [&](std::vector<htp::TileOp> then_body, std::vector<htp::TileOp> else_body) {
-      htp::TileOp x = o;
-      x.then_body = std::move(then_body);
-      x.else_body = std::move(else_body);
-      return x;
-    };
-    size_t next = 0; // of b
-    for (size_t r = 0; r < a.size(); ++r) {
-      const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
-      body.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
-      if (shared) next = 1;
-    }
-    for (; next < b.size(); ++next)
-      body.push_back(make({}, b[next].second));
-  }
-  k.body = std::move(body);
+    ops = std::move(body);
+  };
+  distribute(k.body);
 }
 
 /// Whether statement `o` defines register `reg` on every path through it (a loop may run no iteration).
@@ -433,16 +447,17 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
   return mv;
 }
 
-/// `k` with every matmul accumulating into a register it loaded from memory (a carry between parts, or
-/// `acc = load(C)`), copied from another (`c2 = matmul(a, b, acc=c1)` copies c1 first) or filled with another
-/// value than 0 (`acc = full(..., 1.5)`), made a fresh product
-/// added to it: a2a3 cannot load an accumulator into L0C nor copy one there, and the add is vector work the split
-/// below gives the vector core.
+/// `k` with every matmul accumulating into a register something other than a matmul defines — loaded from
+/// memory (a carry between parts, or `acc = load(C)`), copied from another (`c2 = matmul(a, b, acc=c1)` copies
+/// c1 first), filled with another value than 0 (`acc = full(..., 1.5)`) or computed by vector work (`acc =
+/// muls(x, 0.5)`) — made a fresh product added to it: a2a3 cannot load an accumulator into L0C nor copy one
+/// there, and the add is vector work the split below gives the vector core.
 void add_loaded_accumulators(htp::TileKernel &k) {
   std::set<std::string> loaded;  // (a fill of another value than 0 too: the cube core's reset is to 0)
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    const bool fill = strip(o.op) == "full" && !(o.value && o.value->is_number() && o.value->get<double>() == 0.0);
-    if ((strip(o.op) == "load" || strip(o.op) == "copy" || fill) && o.dst) loaded.insert(*o.dst);
+    const std::string op = strip(o.op);
+    const bool zero_fill = op == "full" && o.value && o.value->is_number() && o.value->get<double>() == 0.0;
+    if (o.dst && k.local(*o.dst) && op != "matmul" && !zero_fill && op != "for" && op != "if") loaded.insert(*o.dst);
   });
   std::function<void(std::vector<htp::TileOp> &)> walk = [&](std::vector<htp::TileOp> &ops) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -774,6 +789,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // once per iteration (htp::loop_workload), whose launches are split alike.
   for (htp::TileKernel &k : kernels.kernels)
     if (k.kind == "kernel") {
+      split_register_webs(k); // (roles are placed per register: one register per value)
       forward_accumulator_fills(k);
       add_loaded_accumulators(k);
       distribute_mixed_ifs(k);

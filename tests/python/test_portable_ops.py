@@ -35,6 +35,8 @@ PARITY = {
         ("matmul of a tile by itself (`matmul(t, t)`)", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_a_register_name_reused_for_a_later_matmul_runs": [
         ("kernel reusing a register name for a later matmul's result", t) for t in ("pto-a2a3sim", "aie-npu1")],
+    "test_names_reused_and_nested_branches_around_matmuls_run": [
+        ("kernel with nested `if`s mixing cube and vector work", t) for t in ("pto-a2a3sim", "aie-npu1")],
     "test_matmuls_chained_in_one_branch_run": [
         ("kernel chaining matmuls in one branch of an `if`", t) for t in ("pto-a2a3sim", "aie-npu1")],
 }
@@ -1657,3 +1659,59 @@ def test_a_register_name_reused_for_a_later_matmul_runs(tmp_path, target):
                      (activated_second_layer_into_the_input_name, np.maximum(X @ W1, 0) @ W2)]:
         r = htp.bind(ctx.compile(fn, target, tmp_path / fn.__name__), ctx).run(x=X, w1=W1, w2=W2)
         np.testing.assert_allclose(r["y"], want, rtol=1e-4, atol=1e-5, err_msg=fn.__name__)
+
+
+# Three ways a kernel written naturally met pto-a2a3sim's per-name placement of registers, each run by aie-npu1:
+# a name reused for a fill after it held a matmul's result (pto.contract: "accumulator 't' can only be reset to
+# 0"), a matmul accumulating onto a tile vector work computed (pto.memory-space: "a matmul accumulator cannot be
+# loaded"), and an `if` inside a branch mixing cube and vector work (pto.core-type). Registers are now one per
+# value (webs), a matmul accumulating onto anything but a matmul's result becomes a product added on the vector
+# core, and nested `if`s are distributed from the inside out.
+@kernel
+def name_reused_for_a_fill(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]], y: Out[Tensor[32, 32, f32]],
+                           z: Out[Tensor[32, 32, f32]]):
+    t = matmul(load(a), load(b))
+    store(y, t)
+    t = full((32, 32), 1.0, f32)
+    store(z, adds(t, 1.0))
+
+
+@kernel
+def accumulated_onto_a_scaled_tile(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]],
+                                   y: Out[Tensor[32, 32, f32]], z: Out[Tensor[32, 32, f32]]):
+    ta = load(a)
+    acc = muls(ta, 0.5)
+    acc = matmul(ta, load(b), acc)
+    store(y, acc)
+    store(z, ta)
+
+
+@kernel
+def projection_under_two_conditions(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]],
+                                    y: Out[Tensor[32, 32, f32]], z: Out[Tensor[32, 32, f32]], n: Scalar[i32],
+                                    m: Scalar[i32]):
+    h = load(a)
+    if n > 0:
+        if m > 0:
+            h = matmul(h, load(b))
+        else:
+            h = relu(h)
+        h = adds(h, 1.0)
+    store(y, h)
+    store(z, h)
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_names_reused_and_nested_branches_around_matmuls_run(tmp_path, target):
+    rng = np.random.default_rng(6)
+    A, B = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(2)]
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(name_reused_for_a_fill, target, tmp_path / "fill"), ctx).run(a=A, b=B)
+    np.testing.assert_allclose(r["y"], A @ B, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(r["z"], np.full((32, 32), 2.0, np.float32))
+    r = htp.bind(ctx.compile(accumulated_onto_a_scaled_tile, target, tmp_path / "acc"), ctx).run(a=A, b=B)
+    np.testing.assert_allclose(r["y"], A * 0.5 + A @ B, rtol=1e-4, atol=1e-5)
+    run = htp.bind(ctx.compile(projection_under_two_conditions, target, tmp_path / "nested"), ctx)
+    for n, m in ((0, 1), (1, 0), (1, 1)):
+        want = A if n == 0 else (A @ B if m > 0 else np.maximum(A, 0)) + 1
+        np.testing.assert_allclose(run.run(a=A, b=B, n=n, m=m)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"{n}, {m}")

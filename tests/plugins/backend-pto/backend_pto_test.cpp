@@ -8,6 +8,7 @@
 #include "hardware_profile.hpp"
 #include "intrinsics.hpp"
 #include "pto_test_support.hpp"
+#include "register_webs.hpp"
 
 using ptotest::emit_files;
 using ptotest::expect_golden;
@@ -426,4 +427,73 @@ TEST(PtoLegality, ConstexprWithoutValue) {
   EXPECT_EQ(p.message, "constexpr parameter 'T' of kernel 'add_tile' has no value to compile with; give it a default "
                        "(T: Constexpr = ...)");
   EXPECT_EQ(p.span.line, 10u);
+}
+
+namespace {
+
+/// The kernel of `body` (statements as JSON) with tensors A, B, Y and tile registers t, h, acc [16, 16] f32.
+htp::TileKernel webs_kernel(const char *body) {
+  return htp::read_tile_kernels(nlohmann::json::parse(std::string(R"({"schema": "htp.tile.kernels.v1", "kernels": [
+    {"name": "k", "kind": "kernel", "span": {"file": "k.py", "line": 1, "col": 0, "end_line": 9, "end_col": 0},
+     "mapping": null,
+     "params": [{"name": "A", "dir": "in", "type": {"kind": "tensor", "shape": [16, 16], "dtype": "f32"}},
+                {"name": "B", "dir": "in", "type": {"kind": "tensor", "shape": [16, 16], "dtype": "f32"}},
+                {"name": "Y", "dir": "out", "type": {"kind": "tensor", "shape": [16, 16], "dtype": "f32"}}],
+     "locals": [{"name": "t", "kind": "tile", "shape": [16, 16], "dtype": "f32"},
+                {"name": "h", "kind": "tile", "shape": [16, 16], "dtype": "f32"},
+                {"name": "acc", "kind": "tile", "shape": [16, 16], "dtype": "f32"}],
+     "body": )") + body + "}]}")).kernels.at(0);
+}
+
+/// Each statement as "dst = op(args)" after split_register_webs, nested statements after their parent.
+std::vector<std::string> renamed(const char *body) {
+  htp::TileKernel k = webs_kernel(body);
+  ptobe::split_register_webs(k);
+  std::vector<std::string> out;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    std::string s = o.dst.value_or("") + " = " + o.op + "(";
+    if (o.args)
+      for (const auto &a : *o.args) s += (a.is_string() ? a.get<std::string>() : a.dump()) + ",";
+    if (o.value && o.value->is_string()) s += o.value->get<std::string>();
+    out.push_back(s + ")");
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST(PtoRegisterWebs, ANameReusedForAnIndependentValueBecomesARegisterOfItsOwn) {
+  using V = std::vector<std::string>;
+  // t holds the input, then the second product: two values, two registers.
+  EXPECT_EQ(renamed(R"([{"op": "load", "dst": "t", "src": "A", "offset": [0, 0]},
+                        {"op": "matmul", "dst": "h", "args": ["t", "t"]},
+                        {"op": "matmul", "dst": "t", "args": ["h", "h"]},
+                        {"op": "store", "dst": "Y", "offset": [0, 0], "value": "t"}])"),
+            (V{"t = load()", "h = matmul(t,t,)", "t_1 = matmul(h,h,)", "Y = store(t_1)"}));
+  // h = matmul(h, ...) reads the old value and defines a new one.
+  EXPECT_EQ(renamed(R"([{"op": "load", "dst": "h", "src": "A", "offset": [0, 0]},
+                        {"op": "matmul", "dst": "h", "args": ["h", "h"]},
+                        {"op": "store", "dst": "Y", "offset": [0, 0], "value": "h"}])"),
+            (V{"h = load()", "h_1 = matmul(h,h,)", "Y = store(h_1)"}));
+}
+
+TEST(PtoRegisterWebs, ValuesMeetingAtAReadStayOneRegister) {
+  using V = std::vector<std::string>;
+  // Both branches' values reach the store: one register.
+  EXPECT_EQ(renamed(R"([{"op": "load", "dst": "t", "src": "A", "offset": [0, 0]},
+                        {"op": "if", "cond": {"param": "n"}, "then": [{"op": "matmul", "dst": "t", "args": ["h", "h"]}], "else": []},
+                        {"op": "store", "dst": "Y", "offset": [0, 0], "value": "t"}])"),
+            (V{"t = load()", " = if()", "t = matmul(h,h,)", "Y = store(t)"}));
+  // A loop's accumulator: the fill, each iteration's add and the read after the loop are one register.
+  EXPECT_EQ(renamed(R"([{"op": "full", "dst": "acc", "value": 0.0},
+                        {"op": "for", "var": "i", "start": 0, "stop": 4, "step": 1, "body": [
+                          {"op": "load", "dst": "t", "src": "A", "offset": [0, 0]},
+                          {"op": "add", "dst": "acc", "args": ["acc", "t"]}]},
+                        {"op": "store", "dst": "Y", "offset": [0, 0], "value": "acc"}])"),
+            (V{"acc = full()", " = for()", "t = load()", "acc = add(acc,t,)", "Y = store(acc)"}));
+  // A matmul accumulating into its destination keeps the destination's register.
+  EXPECT_EQ(renamed(R"([{"op": "load", "dst": "acc", "src": "B", "offset": [0, 0]},
+                        {"op": "matmul", "dst": "acc", "args": ["t", "h", "acc"]},
+                        {"op": "store", "dst": "Y", "offset": [0, 0], "value": "acc"}])"),
+            (V{"acc = load()", "acc = matmul(t,h,acc,)", "Y = store(acc)"}));
 }

@@ -1,0 +1,199 @@
+#include "register_webs.hpp"
+
+#include <htp/fuse.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ptobe {
+
+namespace {
+
+/// Disjoint sets of definitions; a set's representative is its first definition (the lowest number).
+struct Webs {
+  std::vector<size_t> parent;
+  size_t add() {
+    parent.push_back(parent.size());
+    return parent.size() - 1;
+  }
+  size_t find(size_t d) {
+    while (parent[d] != d)
+      d = parent[d] = parent[parent[d]];
+    return d;
+  }
+  void unite(size_t a, size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+/// `o`'s op without a dialect prefix ("tile.for" is "for").
+std::string op_of(const htp::TileOp &o) {
+  for (const char *p : {"tile.", "pto."})
+    if (o.op.rfind(p, 0) == 0) return o.op.substr(std::string(p).size());
+  return o.op;
+}
+
+/// Per register, the definitions that may reach a point of the body.
+using Reaching = std::map<std::string, std::set<size_t>>;
+
+Reaching merged(Reaching a, const Reaching &b) {
+  for (const auto &[reg, defs] : b)
+    a[reg].insert(defs.begin(), defs.end());
+  return a;
+}
+
+/// Reaching definitions of the tile registers of a kernel, statement by statement: which definitions each
+/// read joins into one web.
+class Analysis {
+public:
+  explicit Analysis(const htp::TileKernel &k) : k_(k) {}
+
+  void walk(const std::vector<htp::TileOp> &ops, Reaching &r) {
+    for (const htp::TileOp &o : ops) {
+      const std::string op = op_of(o);
+      if (op == "if") {
+        Reaching t = r, e = r;
+        walk(o.then_body, t);
+        walk(o.else_body, e);
+        r = merged(std::move(t), e);
+      } else if (op == "for") {
+        // What reaches the loop's head: what reaches the loop, and what an iteration leaves for the next
+        // (until nothing new does); after the loop, the same (it may run no iteration).
+        Reaching head = r;
+        for (;;) {
+          Reaching end = head;
+          walk(o.body, end);
+          Reaching next = merged(head, end);
+          if (next == head) break;
+          head = std::move(next);
+        }
+        r = std::move(head);
+      } else {
+        visit(o, r);
+      }
+    }
+  }
+
+  Webs webs;
+  std::vector<std::string> def_register;        ///< definition -> its register
+  std::map<const htp::TileOp *, size_t> def_of; ///< statement -> the definition it makes
+  std::map<std::pair<const htp::TileOp *, std::string>, size_t>
+      use_of; ///< (statement, register read) -> a web
+
+private:
+  bool tile(const std::string &reg) const {
+    const htp::TileLocal *l = k_.local(reg);
+    return l && !l->is_scalar();
+  }
+
+  void visit(const htp::TileOp &o, Reaching &r) {
+    std::set<std::string> uses, defs;
+    htp::registers_of(o, k_, uses, defs);
+    for (const std::string &u : uses) {
+      auto it = r.find(u);
+      if (!tile(u) || it == r.end() || it->second.empty()) continue;
+      const size_t first = *it->second.begin();
+      for (size_t d : it->second)
+        webs.unite(first, d);
+      auto [at, fresh] = use_of.try_emplace({&o, u}, first);
+      if (!fresh) webs.unite(at->second, first); // (a loop's body is walked more than once)
+    }
+    const bool matmul = op_of(o) == "matmul";
+    const bool in_place = o.accumulate.value_or(false) || (matmul && o.args && o.args->size() > 2);
+    for (const std::string &d : defs) {
+      if (!tile(d)) continue;
+      auto [at, fresh] = def_of.try_emplace(&o, 0);
+      if (fresh) {
+        at->second = webs.add();
+        def_register.push_back(d);
+      }
+      // A matmul accumulating into its destination adds to what the destination held: one register.
+      if (in_place)
+        if (auto u = use_of.find({&o, d}); u != use_of.end()) webs.unite(at->second, u->second);
+      r[d] = {at->second};
+    }
+  }
+
+  const htp::TileKernel &k_;
+};
+
+/// Renames the registers statement `o` (and its nested statements) reads and writes as `names` says.
+void rename(std::vector<htp::TileOp> &ops,
+            const std::map<const htp::TileOp *, std::map<std::string, std::string>> &reads,
+            const std::map<const htp::TileOp *, std::string> &writes) {
+  using htp::fuse_detail::rename_expr;
+  for (htp::TileOp &o : ops) {
+    if (auto it = reads.find(&o); it != reads.end()) {
+      const std::map<std::string, std::string> &names = it->second;
+      if (o.args)
+        for (auto &a : *o.args)
+          rename_expr(a, names);
+      if (o.offset)
+        for (auto &a : *o.offset)
+          rename_expr(a, names);
+      for (auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
+        if (*f) rename_expr(**f, names);
+    }
+    if (auto it = writes.find(&o); it != writes.end()) o.dst = it->second;
+    for (auto *body : {&o.body, &o.then_body, &o.else_body})
+      rename(*body, reads, writes);
+  }
+}
+
+} // namespace
+
+void split_register_webs(htp::TileKernel &k) {
+  Analysis a(k);
+  Reaching start;
+  a.walk(k.body, start);
+  // Each register's webs in the order of their first definitions; the first keeps the name.
+  std::map<std::string, std::vector<size_t>> webs_of;
+  for (size_t d = 0; d < a.def_register.size(); ++d) {
+    std::vector<size_t> &v = webs_of[a.def_register[d]];
+    const size_t w = a.webs.find(d);
+    if (std::find(v.begin(), v.end(), w) == v.end()) v.push_back(w);
+  }
+  std::map<size_t, std::string> name_of; // web -> its register
+  std::set<std::string> taken;
+  for (const htp::TileLocal &l : k.locals)
+    taken.insert(l.name);
+  for (const htp::TileParam &p : k.params)
+    taken.insert(p.name);
+  bool any = false;
+  for (const auto &[reg, webs] : webs_of) {
+    name_of[webs[0]] = reg;
+    const htp::TileLocal declared = *k.local(reg);
+    for (size_t i = 1, n = 1; i < webs.size(); ++i) {
+      std::string name;
+      do
+        name = reg + "_" + std::to_string(n++);
+      while (taken.count(name));
+      taken.insert(name);
+      htp::TileLocal l = declared;
+      l.name = name;
+      k.locals.push_back(std::move(l));
+      name_of[webs[i]] = name;
+      any = true;
+    }
+  }
+  if (!any) return;
+  std::map<const htp::TileOp *, std::map<std::string, std::string>> reads;
+  std::map<const htp::TileOp *, std::string> writes;
+  for (const auto &[use, def] : a.use_of) {
+    const std::string &to = name_of.at(a.webs.find(def));
+    if (to != use.second) reads[use.first][use.second] = to;
+  }
+  for (const auto &[op, def] : a.def_of) {
+    const std::string &to = name_of.at(a.webs.find(def));
+    if (to != *op->dst) writes[op] = to;
+  }
+  rename(k.body, reads, writes);
+}
+
+} // namespace ptobe
