@@ -159,6 +159,16 @@ void split_register_webs(htp::TileKernel &k) {
     const size_t w = a.webs.find(d);
     if (std::find(v.begin(), v.end(), w) == v.end()) v.push_back(w);
   }
+  // Only a register some matmul reads or writes: a register's role (accumulator, cube operand, vector tile)
+  // is what one per value changes, and a vector kernel's in-place updates (`d = exp(d)`) keep their UB tile.
+  std::set<std::string> cube;
+  htp::for_each_op(k.body, [&](const htp::TileOp &o) {
+    if (op_of(o) != "matmul") return;
+    if (o.dst) cube.insert(*o.dst);
+    if (o.args)
+      for (const auto &x : *o.args)
+        if (x.is_string()) cube.insert(x.get<std::string>());
+  });
   std::map<size_t, std::string> name_of; // web -> its register
   std::set<std::string> taken;
   for (const htp::TileLocal &l : k.locals)
@@ -167,6 +177,11 @@ void split_register_webs(htp::TileKernel &k) {
     taken.insert(p.name);
   bool any = false;
   for (const auto &[reg, webs] : webs_of) {
+    if (!cube.count(reg)) {
+      for (size_t w : webs)
+        name_of[w] = reg;
+      continue;
+    }
     name_of[webs[0]] = reg;
     const htp::TileLocal declared = *k.local(reg);
     for (size_t i = 1, n = 1; i < webs.size(); ++i) {

@@ -8,7 +8,8 @@
 
 namespace ptobe {
 
-/// Renames, in kernel `k`, each tile register defined for values that no statement reads together: a
+/// Renames, in kernel `k`, each tile register a matmul reads or writes that is defined for values no statement
+/// reads together (a register only vector work touches keeps its in-place updates, `d = exp(d)`): a
 /// definition and every definition reaching a read alongside it form a web (a read after an `if` joins the
 /// branches' definitions; a loop's read of what its previous iteration wrote joins the two), and each web but
 /// the first of a name gets a register of its own, `<name>_<n>`, declared like the name. A matmul
