@@ -20,28 +20,19 @@ using namespace htp::loop_detail;
 
 namespace {
 
-/// The steps per unit of `var` of `o`'s offsets, one per dimension, or nullopt when one is not affine in
-/// `var` with the same step whatever the loops around it (`outer`) read.
+/// The steps per unit of `var` of `o`'s offsets (a tile of `shape`), one per dimension, or nullopt when one is
+/// not affine in `var` with the same step whatever the loops around it (`outer`) read.
 std::optional<std::vector<int64_t>> var_steps(const htp::TileOp &o, const std::string &var,
+                                              const std::vector<int64_t> &shape,
                                               const std::vector<std::string> &outer, const ExprEnv &constants) {
-  if (!o.offset) return std::nullopt;
-  std::vector<int64_t> steps;
-  for (const Json &e : *o.offset) {
-    std::optional<int64_t> step;
-    for (size_t moved = 0; moved <= outer.size(); ++moved) { // the outer variables at 0, then each at 1
-      ExprEnv env = constants;
-      for (size_t j = 0; j < outer.size(); ++j) env.vars[outer[j]] = j + 1 == moved ? 1 : 0;
-      int64_t v[3];
-      for (int64_t i = 0; i < 3; ++i) {
-        env.vars[var] = i;
-        auto x = eval_int(e, env);
-        if (!x) return std::nullopt;
-        v[i] = *x;
-      }
-      if (v[2] - v[1] != v[1] - v[0] || (step && *step != v[1] - v[0])) return std::nullopt;
-      step = v[1] - v[0];
-    }
-    steps.push_back(*step);
+  std::optional<std::vector<int64_t>> steps;
+  for (size_t moved = 0; moved <= outer.size(); ++moved) { // the outer variables at 0, then each at 1
+    ExprEnv env = constants;
+    for (size_t j = 0; j < outer.size(); ++j)
+      env.vars[outer[j]] = j + 1 == moved ? 1 : 0;
+    auto a = affine(o, var, shape, env);
+    if (!a || (steps && *steps != a->step)) return std::nullopt;
+    steps = a->step;
   }
   return steps;
 }
@@ -129,8 +120,8 @@ std::optional<htp::TileKernel> split_loop_rows(const htp::TileKernel &k, int64_t
           if (reg_rows(reg) == rows || split.count(reg)) return false;
           continue;
         }
-        auto steps = var_steps(o, var, outer, constants);
-        if (!steps || steps->size() < 2 || o.offset->size() < l->shape.size()) return false;
+        auto steps = var_steps(o, var, l->shape, outer, constants);
+        if (!steps || steps->size() < 2) return false;
         const size_t row_dim = steps->size() - 2;
         for (size_t d = 0; d < steps->size(); ++d)
           if (d != row_dim && (*steps)[d] != 0) return false;
