@@ -122,7 +122,6 @@ bool chain_within(const htp::TileOp &o, const std::set<std::string> &results, co
   return false;
 }
 
-
 Span span_of(const std::optional<htp::IrSpan> &s, const htp::IrSpan &fallback) {
   return Span::from(s ? *s : fallback);
 }
@@ -833,6 +832,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       // branch it takes, and the tile before X at i = 0 is no view. The pieces run as parts, below.
       const std::optional<htp::TileKernel> pieces = mapped ? std::nullopt : htp::split_loop_at_conditions(k);
       auto lw = mapped || pieces ? std::nullopt : htp::loop_workload(htp::sink_loads_into_loop(k), &lw_why);
+      if (pieces) lw_why = "a view it moves under a branch on the loop variable leaves its tensor at some iteration";
       // (otherwise reported by the loop below only for launched kernels; the entry's own checks report it)
       // (an `if` of the iteration mixing the two, on the loop variable, reads a parameter of the iteration
       // kernel: distributed like any other)
