@@ -159,6 +159,29 @@ std::optional<std::pair<size_t, bool>> only_branch_defining(const std::vector<ht
   return std::nullopt;
 }
 
+/// The registers matmuls in `ops` (or nested in them) write (`acc`: an accumulator) and read as operands.
+void cube_registers(const std::vector<htp::TileOp> &ops, std::set<std::string> &acc, std::set<std::string> &operands) {
+  htp::for_each_op(ops, [&](const htp::TileOp &o) {
+    if (strip(o.op) != "matmul") return;
+    if (o.dst) acc.insert(*o.dst);
+    for (size_t i = 0; i < 2; ++i)
+      if (auto a = o.arg_name(i)) operands.insert(*a);
+  });
+}
+
+/// Whether one register is an accumulator in the statements of one branch and a matmul operand in the other's:
+/// in one cube `if` it would be both in one kernel (an operand lives in L1, an accumulator in L0C), so the two
+/// go to `if`s of their own.
+bool cube_roles_clash(const std::vector<htp::TileOp> &a, const std::vector<htp::TileOp> &b) {
+  std::set<std::string> acc_a, op_a, acc_b, op_b;
+  cube_registers(a, acc_a, op_a);
+  cube_registers(b, acc_b, op_b);
+  auto meet = [](const std::set<std::string> &x, const std::set<std::string> &y) {
+    return std::any_of(x.begin(), x.end(), [&](const std::string &r) { return y.count(r) > 0; });
+  };
+  return meet(acc_a, op_b) || meet(op_a, acc_b);
+}
+
 /// `k` with each top-level `if` whose branches mix cube and vector work, under a condition of parameters and
 /// constants, distributed into `if`s of one core type each, one after another under the same condition: `if
 /// c: t = adds(b, 1.0); acc = matmul(a, t) else: acc = matmul(b, a)` becomes `if c: t = adds(b, 1.0)`
@@ -239,7 +262,8 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
       };
       size_t next = 0; // of b
       for (size_t r = 0; r < a.size(); ++r) {
-        const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first;
+        const bool shared = r + 1 == a.size() && !b.empty() && b.front().first == a[r].first &&
+                          !cube_roles_clash(a[r].second, b.front().second);
         body.push_back(make(a[r].second, shared ? b.front().second : std::vector<htp::TileOp>{}));
         if (shared) next = 1;
       }

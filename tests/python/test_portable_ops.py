@@ -1715,3 +1715,33 @@ def test_names_reused_and_nested_branches_around_matmuls_run(tmp_path, target):
     for n, m in ((0, 1), (1, 0), (1, 1)):
         want = A if n == 0 else (A @ B if m > 0 else np.maximum(A, 0)) + 1
         np.testing.assert_allclose(run.run(a=A, b=B, n=n, m=m)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"{n}, {m}")
+
+
+# Two branches each ending or starting in cube work where one register changes role: the then branch's last
+# matmul writes p (an accumulator), the else branch's first reads p as an operand. Distributing the `if` put the
+# two in one cube `if`, one kernel holding p in L0C and in L1: pto-a2a3sim refused it ("tile 'p' is used in two
+# cube roles"); aie-npu1 ran it. Such runs now go to `if`s of their own.
+@kernel
+def two_products_or_one_accumulated(a: In[Tensor[32, 32, f32]], b: In[Tensor[32, 32, f32]],
+                                    y: Out[Tensor[32, 32, f32]], n: Scalar[i32]):
+    p = load(a)
+    q = load(b)
+    r = adds(p, 0.5)
+    if n == 0:
+        p = matmul(r, q)
+        r = adds(r, 0.5)
+        p = matmul(q, r)
+    else:
+        q = matmul(p, r, q)
+    store(y, add(p, q))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_a_register_changing_cube_role_between_branches_runs(tmp_path, target):
+    rng = np.random.default_rng(108)
+    A, B = [(rng.standard_normal((32, 32)) * 0.2).astype(np.float32) for _ in range(2)]
+    ctx = htp.Context()
+    run = htp.bind(ctx.compile(two_products_or_one_accumulated, target, tmp_path / "k"), ctx)
+    R = A + 0.5
+    for n, want in ((0, B @ (R + 0.5) + B), (1, A + (A @ R + B))):
+        np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"n={n}")
