@@ -63,17 +63,15 @@ public:
         walk(o.else_body, e);
         r = merged(std::move(t), e);
       } else if (op == "for") {
-        // What reaches the loop's head: what reaches the loop, and what an iteration leaves for the next
-        // (until nothing new does); after the loop, the same (it may run no iteration).
-        Reaching head = r;
-        for (;;) {
-          Reaching end = head;
-          walk(o.body, end);
-          Reaching next = merged(head, end);
-          if (next == head) break;
-          head = std::move(next);
-        }
-        r = std::move(head);
+        // What reaches the loop's head: what reaches the loop, and (taken whole, so that the body is walked
+        // once and a nest costs its size, not 2^depth walks) every definition in the body, which the previous
+        // iteration may leave; after the loop, that or what the body leaves (it may run no iteration). The
+        // definitions the body kills before the back edge join webs they could have stayed out of: fewer
+        // registers, never a wrong one.
+        Reaching head = merged(r, defined_in(o));
+        Reaching end = head;
+        walk(o.body, end);
+        r = merged(std::move(head), end);
       } else {
         visit(o, r);
       }
@@ -87,6 +85,30 @@ public:
       use_of; ///< (statement, register read) -> a web
 
 private:
+  /// The definition statement `o` makes (numbered on first sight).
+  size_t definition(const htp::TileOp &o, const std::string &reg) {
+    auto [at, fresh] = def_of.try_emplace(&o, 0);
+    if (fresh) {
+      at->second = webs.add();
+      def_register.push_back(reg);
+    }
+    return at->second;
+  }
+
+  /// The definitions of tile registers in loop `loop`'s body, nested ones too (computed once per loop).
+  const Reaching &defined_in(const htp::TileOp &loop) {
+    auto [at, fresh] = inside_.try_emplace(&loop);
+    if (!fresh) return at->second;
+    Reaching out;
+    htp::for_each_op(loop.body, [&](const htp::TileOp &x) {
+      if (!x.body.empty() || !x.then_body.empty() || !x.else_body.empty() || !x.dst || !tile(*x.dst)) return;
+      const std::string op = op_of(x);
+      if (op == "for" || op == "if" || op == "store") return;
+      out[*x.dst].insert(definition(x, *x.dst));
+    });
+    return inside_[&loop] = std::move(out);
+  }
+
   bool tile(const std::string &reg) const {
     const htp::TileLocal *l = k_.local(reg);
     return l && !l->is_scalar();
@@ -101,26 +123,22 @@ private:
       const size_t first = *it->second.begin();
       for (size_t d : it->second)
         webs.unite(first, d);
-      auto [at, fresh] = use_of.try_emplace({&o, u}, first);
-      if (!fresh) webs.unite(at->second, first); // (a loop's body is walked more than once)
+      use_of.try_emplace({&o, u}, first);
     }
     const bool matmul = op_of(o) == "matmul";
     const bool in_place = o.accumulate.value_or(false) || (matmul && o.args && o.args->size() > 2);
     for (const std::string &d : defs) {
       if (!tile(d)) continue;
-      auto [at, fresh] = def_of.try_emplace(&o, 0);
-      if (fresh) {
-        at->second = webs.add();
-        def_register.push_back(d);
-      }
+      const size_t def = definition(o, d);
       // A matmul accumulating into its destination adds to what the destination held: one register.
       if (in_place)
-        if (auto u = use_of.find({&o, d}); u != use_of.end()) webs.unite(at->second, u->second);
-      r[d] = {at->second};
+        if (auto u = use_of.find({&o, d}); u != use_of.end()) webs.unite(def, u->second);
+      r[d] = {def};
     }
   }
 
   const htp::TileKernel &k_;
+  std::map<const htp::TileOp *, Reaching> inside_;
 };
 
 /// Renames the registers statement `o` (and its nested statements) reads and writes as `names` says.
