@@ -312,6 +312,21 @@ void store_after_definitions(std::vector<htp::TileOp> &ops, size_t first, const 
   }
 }
 
+/// `ops` without the loops whose static bounds give no iteration (`range(0, 2, -1)`, `range(-(K // BK))`; the
+/// checker warns tile.empty-loop): what they would define keeps its value before them, so an accumulator
+/// they would have written still holds only its fill, which forward_accumulator_fills hands on as zeros (as
+/// aie-npu1 stores them) instead of a store the run refuses.
+void drop_empty_loops(std::vector<htp::TileOp> &ops, const htp::ExprEnv &constants) {
+  std::erase_if(ops, [&](const htp::TileOp &o) {
+    if (strip(o.op) != "for" || !o.start || !o.stop || !o.step) return false;
+    auto start = htp::eval_int(*o.start, constants), stop = htp::eval_int(*o.stop, constants),
+         step = htp::eval_int(*o.step, constants);
+    return start && stop && step && *step != 0 && (*step > 0 ? *stop <= *start : *stop >= *start);
+  });
+  for (htp::TileOp &o : ops)
+    for (auto *body : {&o.body, &o.then_body, &o.else_body}) drop_empty_loops(*body, constants);
+}
+
 /// The segments of a mixed kernel (nullopt: not mixed; an IrError for a mix that cannot be split).
 std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   std::vector<Side> side(k.body.size(), Side::None);
@@ -812,6 +827,7 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
   // once per iteration (htp::loop_workload), whose launches are split alike.
   for (htp::TileKernel &k : kernels.kernels)
     if (k.kind == "kernel") {
+      drop_empty_loops(k.body, htp::loop_detail::constexpr_constants(k));
       split_register_webs(k); // (roles are placed per register: one register per value)
       forward_accumulator_fills(k);
       add_loaded_accumulators(k);

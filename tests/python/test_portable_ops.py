@@ -1745,3 +1745,32 @@ def test_a_register_changing_cube_role_between_branches_runs(tmp_path, target):
     R = A + 0.5
     for n, want in ((0, B @ (R + 0.5) + B), (1, A + (A @ R + B))):
         np.testing.assert_allclose(run.run(a=A, b=B, n=n)["y"], want, rtol=1e-4, atol=1e-5, err_msg=f"n={n}")
+
+
+# A K-loop whose static bounds give no iteration (a configuration with no input blocks; the checker warns
+# tile.empty-loop), its accumulator stored after it and read by vector work. aie-npu1 stores zeros;
+# pto-a2a3sim failed the run ("accumulator 'acc' is stored with no matmul since its full()"), the probe's mutants
+# 34059 and 34223. backend-pto drops loops that run no iteration, so the accumulator holds its fill.
+NO_K_BLOCKS = 0
+
+
+@kernel
+def projection_with_no_k_blocks(x: In[Tensor[32, 64, f32]], w: In[Tensor[64, 32, f32]], b: In[Tensor[1, 32, f32]],
+                                c: Out[Tensor[32, 32, f32]], h: Out[Tensor[32, 32, f32]]):
+    acc = full((32, 32), 0.0, f32)
+    for k in range(NO_K_BLOCKS):
+        acc = matmul(load(x[:, k * 32:(k + 1) * 32]), load(w[k * 32:(k + 1) * 32, :]), acc)
+    store(c, acc)
+    store(h, relu(colexpand_add(acc, load(b))))
+
+
+@pytest.mark.parametrize("target", ["pto-a2a3sim", "aie-npu1"])
+def test_an_accumulator_after_a_loop_of_no_iteration_holds_zeros(tmp_path, target):
+    rng = np.random.default_rng(34223)
+    X = rng.standard_normal((32, 64)).astype(np.float32)
+    W = rng.standard_normal((64, 32)).astype(np.float32)
+    B = rng.standard_normal((1, 32)).astype(np.float32)
+    ctx = htp.Context()
+    r = htp.bind(ctx.compile(projection_with_no_k_blocks, target, tmp_path / "k"), ctx).run(x=X, w=W, b=B)
+    np.testing.assert_array_equal(r["c"], np.zeros((32, 32), np.float32))
+    np.testing.assert_array_equal(r["h"], np.maximum(np.broadcast_to(B, (32, 32)), 0))
