@@ -48,11 +48,16 @@ const Op *non_cube_op(const Kernel &k, const CubeRoles &roles) {
   return found;
 }
 
+/// Elements of the contraction-dimension padding for `l`'s dtype.
+int64_t k_align_of(const Local &l, const HardwareProfile &hw) {
+  return std::max<int64_t>(1, hw.k_align_bytes / dtype(l.dtype).bytes);
+}
+
 /// Whether register `l`, a left and a right operand, pads alike in both roles, so that one L1 tile feeds both its
 /// L0A and its L0B copy (rows to the left operand's and to the contraction's alignment, columns to the
 /// contraction's and the right operand's).
 bool pads_alike_both_sides(const Local &l, const HardwareProfile &hw) {
-  const int64_t k = std::max<int64_t>(1, hw.k_align_bytes / dtype(l.dtype).bytes);
+  const int64_t k = k_align_of(l, hw);
   return align_up(l.rows(), hw.m_align) == align_up(l.rows(), k) && align_up(l.cols(), k) == align_up(l.cols(), hw.n_align);
 }
 
@@ -128,7 +133,7 @@ public:
 
 private:
   /// Elements of the contraction-dimension padding for `l`'s dtype.
-  int64_t k_align(const Local &l) const { return std::max<int64_t>(1, hw_.k_align_bytes / dtype(l.dtype).bytes); }
+  int64_t k_align(const Local &l) const { return k_align_of(l, hw_); }
 
   size_t place(TileBuffer b) {
     plan_.tiles.push_back(std::move(b));

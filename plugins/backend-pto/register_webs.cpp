@@ -1,5 +1,7 @@
 #include "register_webs.hpp"
 
+#include "split_core_types.hpp"
+
 #include <htp/fuse.hpp>
 
 #include <algorithm>
@@ -32,13 +34,6 @@ struct Webs {
   }
 };
 
-/// `o`'s op without a dialect prefix ("tile.for" is "for").
-std::string op_of(const htp::TileOp &o) {
-  for (const char *p : {"tile.", "pto."})
-    if (o.op.rfind(p, 0) == 0) return o.op.substr(std::string(p).size());
-  return o.op;
-}
-
 /// Per register, the definitions that may reach a point of the body.
 using Reaching = std::map<std::string, std::set<size_t>>;
 
@@ -56,7 +51,7 @@ public:
 
   void walk(const std::vector<htp::TileOp> &ops, Reaching &r) {
     for (const htp::TileOp &o : ops) {
-      const std::string op = op_of(o);
+      const std::string op = bare_op(o.op);
       if (op == "if") {
         Reaching t = r, e = r;
         walk(o.then_body, t);
@@ -102,7 +97,7 @@ private:
     Reaching out;
     htp::for_each_op(loop.body, [&](const htp::TileOp &x) {
       if (!x.body.empty() || !x.then_body.empty() || !x.else_body.empty() || !x.dst || !tile(*x.dst)) return;
-      const std::string op = op_of(x);
+      const std::string op = bare_op(x.op);
       if (op == "for" || op == "if" || op == "store") return;
       out[*x.dst].insert(definition(x, *x.dst));
     });
@@ -125,7 +120,7 @@ private:
         webs.unite(first, d);
       use_of.try_emplace({&o, u}, first);
     }
-    const bool matmul = op_of(o) == "matmul";
+    const bool matmul = bare_op(o.op) == "matmul";
     const bool in_place = o.accumulate.value_or(false) || (matmul && o.args && o.args->size() > 2);
     for (const std::string &d : defs) {
       if (!tile(d)) continue;
@@ -141,24 +136,19 @@ private:
   std::map<const htp::TileOp *, Reaching> inside_;
 };
 
-/// Renames the registers statement `o` (and its nested statements) reads and writes as `names` says.
+/// Renames what each statement of `ops` (and of their nested statements) reads as `reads` says for it, and
+/// what it writes as `writes` says: the maps hold tile registers only, which no tensor, loop variable or
+/// scalar shares a name with, so renaming every name of the statement (fuse_detail::rename_op) reaches just
+/// its reads; its destination is set after.
 void rename(std::vector<htp::TileOp> &ops,
             const std::map<const htp::TileOp *, std::map<std::string, std::string>> &reads,
             const std::map<const htp::TileOp *, std::string> &writes) {
-  using htp::fuse_detail::rename_expr;
   for (htp::TileOp &o : ops) {
-    if (auto it = reads.find(&o); it != reads.end()) {
-      const std::map<std::string, std::string> &names = it->second;
-      if (o.args)
-        for (auto &a : *o.args)
-          rename_expr(a, names);
-      if (o.offset)
-        for (auto &a : *o.offset)
-          rename_expr(a, names);
-      for (auto *f : {&o.value, &o.scalar, &o.start, &o.stop, &o.step, &o.cond})
-        if (*f) rename_expr(**f, names);
-    }
-    if (auto it = writes.find(&o); it != writes.end()) o.dst = it->second;
+    const htp::TileOp *at = &o;
+    const std::optional<std::string> dst = o.dst;
+    if (auto it = reads.find(at); it != reads.end()) htp::fuse_detail::rename_op(o, it->second);
+    o.dst = dst;
+    if (auto it = writes.find(at); it != writes.end()) o.dst = it->second;
     for (auto *body : {&o.body, &o.then_body, &o.else_body})
       rename(*body, reads, writes);
   }
@@ -181,7 +171,7 @@ void split_register_webs(htp::TileKernel &k) {
   // is what one per value changes, and a vector kernel's in-place updates (`d = exp(d)`) keep their UB tile.
   std::set<std::string> cube;
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (op_of(o) != "matmul") return;
+    if (bare_op(o.op) != "matmul") return;
     if (o.dst) cube.insert(*o.dst);
     if (o.args)
       for (const auto &x : *o.args)

@@ -23,16 +23,10 @@ bool movement(const std::string &op) {
   return k.count(op) > 0;
 }
 
-std::string strip(const std::string &op) {
-  for (const char *p : {"tile.", "pto."})
-    if (op.rfind(p, 0) == 0) return op.substr(std::string(p).size());
-  return op;
-}
-
 /// Whether `o` (with its nested statements) does cube work (a matmul), vector work (anything but data
 /// movement and matmul), both, or neither.
 void sides(const htp::TileOp &o, const std::set<std::string> &acc, bool &cube, bool &vector) {
-  const std::string op = strip(o.op);
+  const std::string op = bare_op(o.op);
   const bool acc_cast = op == "cast" && o.arg_name(0) && acc.count(*o.arg_name(0));  // converted by TSTORE
   // A fill of an accumulator resets it on the cube core (another value than 0 becomes a fill of a register of
   // the vector core and an add, add_loaded_accumulators); a fill of any other register is vector work.
@@ -57,7 +51,7 @@ bool invariant(const json &e) {
 std::set<std::string> accumulators(const htp::TileKernel &k) {
   std::set<std::string> out;
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (strip(o.op) == "matmul" && o.dst) out.insert(*o.dst);
+    if (bare_op(o.op) == "matmul" && o.dst) out.insert(*o.dst);
   });
   return out;
 }
@@ -67,14 +61,14 @@ std::set<std::string> accumulators(const htp::TileKernel &k) {
 std::set<std::string> matmul_results(const htp::TileKernel &k, const std::set<std::string> &acc) {
   std::set<std::string> results = acc;
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    if (strip(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
+    if (bare_op(o.op) == "cast" && o.dst && o.arg_name(0) && results.count(*o.arg_name(0))) results.insert(*o.dst);
   });
   return results;
 }
 
 /// Whether `o` is a matmul taking one of `regs` as an operand.
 bool takes(const htp::TileOp &o, const std::set<std::string> &regs) {
-  return strip(o.op) == "matmul" &&
+  return bare_op(o.op) == "matmul" &&
          ((o.arg_name(0) && regs.count(*o.arg_name(0))) || (o.arg_name(1) && regs.count(*o.arg_name(1))));
 }
 
@@ -96,7 +90,7 @@ bool takes_nested(const htp::TileOp &o, const std::set<std::string> &regs) {
 /// defines no result).
 void results_defined(const htp::TileOp &o, const std::set<std::string> &results, std::set<std::string> &out) {
   each_nested(o, [&](const htp::TileOp &x) {
-    const std::string op = strip(x.op);
+    const std::string op = bare_op(x.op);
     if (x.dst && results.count(*x.dst) && (op == "matmul" || op == "cast")) out.insert(*x.dst);
   });
 }
@@ -105,12 +99,8 @@ void results_defined(const htp::TileOp &o, const std::set<std::string> &results,
 /// statements cannot hand over: in a loop, any result; in a branch of an `if`, one an earlier statement of
 /// that branch defines (`defined`: those defined before `o` in the branch around it).
 bool chain_within(const htp::TileOp &o, const std::set<std::string> &results, const std::set<std::string> &defined) {
-  const std::string op = strip(o.op);
-  if (op == "for") {
-    bool hit = false;
-    htp::for_each_op(o.body, [&](const htp::TileOp &x) { hit = hit || takes(x, results); });
-    return hit;
-  }
+  const std::string op = bare_op(o.op);
+  if (op == "for") return takes_nested(o, results);
   if (op != "if") return false;
   for (const auto *branch : {&o.then_body, &o.else_body}) {
     std::set<std::string> d = defined;
@@ -129,7 +119,7 @@ Span span_of(const std::optional<htp::IrSpan> &s, const htp::IrSpan &fallback) {
 /// Whether `o` or a statement nested in it stores to tensor `t`.
 bool stores_to(const htp::TileOp &o, const std::string &t) {
   bool hit = false;
-  htp::for_each_op(std::vector<htp::TileOp>{o}, [&](const htp::TileOp &x) { hit = hit || (strip(x.op) == "store" && x.dst == t); });
+  htp::for_each_op(std::vector<htp::TileOp>{o}, [&](const htp::TileOp &x) { hit = hit || (bare_op(x.op) == "store" && x.dst == t); });
   return hit;
 }
 
@@ -147,7 +137,7 @@ std::optional<std::pair<size_t, bool>> only_branch_defining(const std::vector<ht
     std::set<std::string> uses, defs;
     htp::registers_of(ops[j], k, uses, defs);
     if (!defs.count(reg) && !uses.count(reg)) continue;
-    if (strip(ops[j].op) != "if" || !defs.count(reg)) return std::nullopt;
+    if (bare_op(ops[j].op) != "if" || !defs.count(reg)) return std::nullopt;
     std::set<std::string> tu, td, eu, ed;
     for (const htp::TileOp &x : ops[j].then_body)
       htp::registers_of(x, k, tu, td);
@@ -162,7 +152,7 @@ std::optional<std::pair<size_t, bool>> only_branch_defining(const std::vector<ht
 /// The registers matmuls in `ops` (or nested in them) write (`acc`: an accumulator) and read as operands.
 void cube_registers(const std::vector<htp::TileOp> &ops, std::set<std::string> &acc, std::set<std::string> &operands) {
   htp::for_each_op(ops, [&](const htp::TileOp &o) {
-    if (strip(o.op) != "matmul") return;
+    if (bare_op(o.op) != "matmul") return;
     if (o.dst) acc.insert(*o.dst);
     for (size_t i = 0; i < 2; ++i)
       if (auto a = o.arg_name(i)) operands.insert(*a);
@@ -229,7 +219,7 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
   std::function<void(std::vector<htp::TileOp> &)> distribute = [&](std::vector<htp::TileOp> &ops) {
     std::vector<htp::TileOp> body;
     for (htp::TileOp &nested : ops)
-      if (strip(nested.op) == "if") {
+      if (bare_op(nested.op) == "if") {
         distribute(nested.then_body);
         distribute(nested.else_body);
       }
@@ -240,7 +230,7 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
       std::optional<std::vector<Run>> then_runs, else_runs;
       // (an `if` of cube work alone is distributed too when a matmul in a branch takes an earlier one's
       // result)
-      if (strip(o.op) == "if" && c && (v || chain_within(o, results, {})) && o.cond &&
+      if (bare_op(o.op) == "if" && c && (v || chain_within(o, results, {})) && o.cond &&
           invariant(json(*o.cond))) {
         then_runs = runs_of(o.then_body);
         else_runs = runs_of(o.else_body);
@@ -277,7 +267,7 @@ void distribute_mixed_ifs(htp::TileKernel &k) {
 
 /// Whether statement `o` defines register `reg` on every path through it (a loop may run no iteration).
 bool defines_always(const htp::TileOp &o, const std::string &reg, const htp::TileKernel &k) {
-  const std::string op = strip(o.op);
+  const std::string op = bare_op(o.op);
   auto any = [&](const std::vector<htp::TileOp> &ops) {
     return std::any_of(ops.begin(), ops.end(), [&](const htp::TileOp &x) { return defines_always(x, reg, k); });
   };
@@ -303,7 +293,7 @@ void store_after_definitions(std::vector<htp::TileOp> &ops, size_t first, const 
     std::set<std::string> uses, defs;
     htp::registers_of(ops[j], k, uses, defs);
     if (!defs.count(reg)) continue;
-    if (strip(ops[j].op) == "if" && !defines_always(ops[j], reg, k)) {
+    if (bare_op(ops[j].op) == "if" && !defines_always(ops[j], reg, k)) {
       store_after_definitions(ops[j].then_body, 0, reg, store, k);
       store_after_definitions(ops[j].else_body, 0, reg, store, k);
     } else {
@@ -318,7 +308,7 @@ void store_after_definitions(std::vector<htp::TileOp> &ops, size_t first, const 
 /// aie-npu1 stores them) instead of a store the run refuses.
 void drop_empty_loops(std::vector<htp::TileOp> &ops, const htp::ExprEnv &constants) {
   std::erase_if(ops, [&](const htp::TileOp &o) {
-    if (strip(o.op) != "for" || !o.start || !o.stop || !o.step) return false;
+    if (bare_op(o.op) != "for" || !o.start || !o.stop || !o.step) return false;
     auto start = htp::eval_int(*o.start, constants), stop = htp::eval_int(*o.stop, constants),
          step = htp::eval_int(*o.step, constants);
     return start && stop && step && *step != 0 && (*step > 0 ? *stop <= *start : *stop >= *start);
@@ -372,7 +362,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
     // A statement reading an accumulator that the cube `if` before it defines in one branch only (`p =
     // adds(a, 1.0)` then `if n == 0: p = matmul(a, b)`, then `store(y, p)`) reads it on the vector core: on
     // the other path p is the earlier value, which a cube part cannot read back into L0C.
-    if (side[i] == Side::Cube && i > 0 && strip(k.body[i - 1].op) == "if")
+    if (side[i] == Side::Cube && i > 0 && bare_op(k.body[i - 1].op) == "if")
       for (const std::string &r : uses[i])
         if (acc.count(r) && defs[i - 1].count(r) && only_branch_defining(k.body, i - 1, i, r, k))
           side[i] = Side::Vector;
@@ -385,7 +375,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
   std::vector<std::pair<size_t, size_t>> moved;  // (statement, the statement it goes before)
   for (size_t i = 0; i < k.body.size(); ++i) {
     const htp::TileOp &o = k.body[i];
-    const std::string op = strip(o.op);
+    const std::string op = bare_op(o.op);
     const htp::TileParam *src = o.src ? k.param(*o.src) : nullptr;
     const bool free = (op == "load" && src && src->type.is_tensor()) || (op == "full" && uses[i].empty());
     size_t user = k.body.size();
@@ -412,7 +402,7 @@ std::optional<std::vector<Segment>> segments_of(const htp::TileKernel &k) {
     if (out.empty() || out.back().side != side[i] || chain) {
       Segment next{side[i], {}};
       if (chain)  // the loads just before the matmul are its own (moved down to it): they go with it
-        while (!out.back().body.empty() && strip(out.back().body.back().op) == "load" &&
+        while (!out.back().body.empty() && bare_op(out.back().body.back().op) == "load" &&
                out.back().body.back().src && k.param(*out.back().body.back().src)) {
           next.body.insert(next.body.begin(), out.back().body.back());
           out.back().body.pop_back();
@@ -493,7 +483,7 @@ htp::TileOp handoff_op(const Handoff &h, const htp::IrSpan &span) {
 void add_loaded_accumulators(htp::TileKernel &k) {
   std::set<std::string> loaded;  // (a fill of another value than 0 too: the cube core's reset is to 0)
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
-    const std::string op = strip(o.op);
+    const std::string op = bare_op(o.op);
     const bool zero_fill = op == "full" && o.value && o.value->is_number() && o.value->get<double>() == 0.0;
     if (o.dst && k.local(*o.dst) && op != "matmul" && !zero_fill && op != "for" && op != "if") loaded.insert(*o.dst);
   });
@@ -503,7 +493,7 @@ void add_loaded_accumulators(htp::TileKernel &k) {
       walk(o.body);
       walk(o.then_body);
       walk(o.else_body);
-      if (strip(o.op) != "matmul" || !o.dst || !o.args) continue;
+      if (bare_op(o.op) != "matmul" || !o.dst || !o.args) continue;
       const bool three = o.args->size() > 2 && (*o.args)[2].is_string();
       const std::string acc = three ? (*o.args)[2].get<std::string>() : *o.dst;
       if (!(three || o.accumulate.value_or(false)) || !loaded.count(acc)) continue;
@@ -576,11 +566,11 @@ void forward_accumulator_fills(htp::TileKernel &k) {
           if (at > dead) --at;
       }
       const htp::TileOp &s = ops[i];
-      if (strip(s.op) == "full" && s.dst && fills.count(*s.dst) && fills.at(*s.dst) == s.shallow()) unread[*s.dst] = i;
+      if (bare_op(s.op) == "full" && s.dst && fills.count(*s.dst) && fills.at(*s.dst) == s.shallow()) unread[*s.dst] = i;
     };
     for (size_t i = 0; i < ops.size(); ++i) {
       htp::TileOp &o = ops[i];
-      const std::string op = strip(o.op);
+      const std::string op = bare_op(o.op);
       std::set<std::string> uses, defs;
       if (op == "if" || !o.body.empty()) htp::registers_of(o.shallow(), k, uses, defs);  // its condition or bounds
       if (op == "if") {  // what both branches leave filled alike
@@ -625,8 +615,8 @@ void forward_accumulator_fills(htp::TileKernel &k) {
         }
       }
       htp::TileOp &s = ops[i];
-      if (s.dst && strip(s.op) != "store") {
-        if (strip(s.op) == "full" && acc.count(*s.dst) && s.value && s.value->is_number())
+      if (s.dst && bare_op(s.op) != "store") {
+        if (bare_op(s.op) == "full" && acc.count(*s.dst) && s.value && s.value->is_number())
           fills[*s.dst] = s.shallow();
         else
           fills.erase(*s.dst);
@@ -962,7 +952,6 @@ void split_core_types(htp::TileKernels &kernels, std::optional<htp::WspTaskGraph
       // (a register only some branches of an `if` define keeps its earlier value on the others: a read)
       std::set<std::string> inputs, defined, maybe;
       htp::register_inputs((*segs)[s].body, k, inputs, defined, &maybe);
-      uses[s].insert(maybe.begin(), maybe.end());
       reads[s] = inputs;
       reads[s].insert(maybe.begin(), maybe.end());
       // An accumulator a cube part defines in one branch only cannot be read in first (a2a3 loads nothing
@@ -1120,7 +1109,7 @@ namespace {
 
 /// The register a top-level `copy` statement reads, if it reads one register.
 const std::string *copied_register(const htp::TileOp &o) {
-  if (strip(o.op) != "copy" || !o.dst || !o.args || o.args->size() != 1 || !(*o.args)[0].is_string()) return nullptr;
+  if (bare_op(o.op) != "copy" || !o.dst || !o.args || o.args->size() != 1 || !(*o.args)[0].is_string()) return nullptr;
   return (*o.args)[0].get_ptr<const std::string *>();
 }
 
@@ -1155,7 +1144,7 @@ bool takes_accumulator(const htp::TileKernel &k, const std::set<std::string> &ac
   bool found = false;
   htp::for_each_op(k.body, [&](const htp::TileOp &o) {
     if (const std::string *src = copied_register(o); src && held.count(*src)) held.insert(*o.dst);
-    if (strip(o.op) != "matmul" || !o.args) return;
+    if (bare_op(o.op) != "matmul" || !o.args) return;
     for (size_t a = 0; a < std::min<size_t>(2, o.args->size()); ++a)
       found = found || ((*o.args)[a].is_string() && held.count((*o.args)[a].get<std::string>()));
   });

@@ -18,6 +18,13 @@
 
 namespace ptobe {
 
+/// `op` without its dialect prefix: "tile.for" and "pto.for" are "for".
+inline std::string bare_op(const std::string &op) {
+  for (const char *p : {"tile.", "pto."})
+    if (op.rfind(p, 0) == 0) return op.substr(std::string(p).size());
+  return op;
+}
+
 /// Splits the mixed kernels `task_graph` launches, in place: their parts replace them in `kernels` and
 /// their launches in the task graph. A kernel entry that mixes them becomes a workload of that name
 /// launching it once (the task graph is created when the module had none). The parts of a kernel mapped
